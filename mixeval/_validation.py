@@ -1,0 +1,121 @@
+"""Small pure validators shared by every public entry point.
+
+Each raises :class:`mixeval.errors.InputError` (a ``ValueError``) or
+``TypeError`` with a message that names the argument or column and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import ColumnError, InputError
+
+__all__ = [
+    "require_dataframe",
+    "require_columns",
+    "require_numeric_column",
+    "require_no_missing",
+    "require_probability",
+    "require_positive_int",
+    "as_1d_float",
+]
+
+
+def require_dataframe(data: object, argument: str = "data") -> pd.DataFrame:
+    """Return ``data`` if it is a DataFrame, else raise ``TypeError``."""
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(
+            f"`{argument}` must be a pandas DataFrame in long format (one row per observation); "
+            f"got {type(data).__name__}. Build one with pandas.read_csv(...) or pandas.DataFrame(...)."
+        )
+    if len(data) == 0:
+        raise InputError(f"`{argument}` has no rows.")
+    return data
+
+
+def require_columns(data: pd.DataFrame, columns: Iterable[str], argument: str = "data") -> None:
+    """Raise :class:`ColumnError` listing the available columns if any is missing."""
+    missing = [c for c in columns if c not in data.columns]
+    if missing:
+        available = ", ".join(map(str, data.columns))
+        raise ColumnError(
+            f"column(s) {', '.join(repr(m) for m in missing)} not found in `{argument}`; "
+            f"available columns: {available}."
+        )
+
+
+def require_numeric_column(data: pd.DataFrame, column: str, role: str = "score") -> np.ndarray:
+    """Return the column as float array; raise if it is not numeric or not finite."""
+    series = data[column]
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        example = series.dropna().astype(str).head(3).tolist()
+        raise InputError(
+            f"the {role} column {column!r} must be numeric; it has dtype {series.dtype} "
+            f"(e.g. {example}). Convert it with pandas.to_numeric(data[{column!r}])."
+        )
+    values = series.to_numpy(dtype=float, na_value=np.nan)
+    require_finite(values, f"column {column!r}")
+    return values
+
+
+def require_no_missing(data: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Raise if any of ``columns`` holds a missing value; say how many and how to drop them."""
+    for column in columns:
+        n_missing = int(data[column].isna().sum())
+        if n_missing:
+            raise InputError(
+                f"column {column!r} has {n_missing} missing value(s) out of {len(data)} rows. "
+                f"mixeval drops nothing silently: remove them first, e.g. "
+                f"data.dropna(subset=[{column!r}])."
+            )
+
+
+def require_finite(values: np.ndarray, what: str) -> None:
+    """Raise if ``values`` holds NaN or infinite entries."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        n_nan = int(np.isnan(values).sum())
+        n_inf = int(bad.sum()) - n_nan
+        raise InputError(
+            f"{what} has {n_nan} NaN and {n_inf} infinite value(s) out of {values.size}. "
+            "mixeval drops nothing silently: remove or impute them first."
+        )
+
+
+def require_probability(value: float, argument: str, *, open_interval: bool = False) -> float:
+    """Return ``value`` as float if it lies in [0, 1] (or (0, 1)); else raise."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{argument}` must be a number in [0, 1]; got {value!r}.") from None
+    ok = (0.0 < x < 1.0) if open_interval else (0.0 <= x <= 1.0)
+    if not ok or not np.isfinite(x):
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise InputError(f"`{argument}` must lie in {interval}; got {value!r}.")
+    return x
+
+
+def require_positive_int(value: object, argument: str, minimum: int = 1) -> int:
+    """Return ``value`` as int if it is an integer >= ``minimum``; else raise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{argument}` must be an integer >= {minimum}; got {value!r}.")
+    if value < minimum:
+        raise InputError(f"`{argument}` must be >= {minimum}; got {value}.")
+    return int(value)
+
+
+def as_1d_float(values: object, argument: str) -> np.ndarray:
+    """Convert ``values`` to a finite 1-d float array or raise naming ``argument``."""
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{argument}` must be a sequence of numbers.") from None
+    if arr.ndim != 1:
+        raise InputError(f"`{argument}` must be one-dimensional; got shape {arr.shape}.")
+    if arr.size == 0:
+        raise InputError(f"`{argument}` is empty.")
+    require_finite(arr, f"`{argument}`")
+    return arr

@@ -1,0 +1,70 @@
+"""Command line: ``mixeval COMMAND ...`` (also ``python -m mixeval``).
+
+Each sub-command lives in its own module ``mixeval/cli/cmd_<name>.py`` that
+defines ``register(subparsers) -> None``; the parser is assembled from every
+such module, so commands can be added without touching this file. A command's
+handler returns the process exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["main", "build_parser", "print_json"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser, with every ``cmd_*`` module's sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="mixeval",
+        description="Model-based statistics for ML/NLP evaluations (validity, reliability, significance).",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("cmd_"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mixeval`` command."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
+    print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_to_none(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj

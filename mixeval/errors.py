@@ -1,0 +1,61 @@
+"""The project's exceptions and warnings, in one place.
+
+Every error raised for bad input is a subclass of :class:`ValueError` or
+:class:`TypeError`, so that ``except ValueError`` in user code keeps working;
+the message names the argument or column at fault and what to do instead.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MixevalError",
+    "InputError",
+    "ColumnError",
+    "FormulaError",
+    "ModelComparisonError",
+    "MixevalWarning",
+    "SingularFitWarning",
+    "ConvergenceWarning",
+    "BoundaryWarning",
+    "BasisLimitWarning",
+]
+
+
+class MixevalError(Exception):
+    """Base class of every exception mixeval raises on purpose."""
+
+
+class InputError(MixevalError, ValueError):
+    """A value, array or table handed to mixeval cannot be used as given."""
+
+
+class ColumnError(InputError):
+    """A column named by the user is missing or unusable (message lists the available columns)."""
+
+
+class FormulaError(InputError):
+    """A model formula mixeval cannot parse or does not support (message says what to write)."""
+
+
+class ModelComparisonError(InputError):
+    """Two fitted models cannot be compared (not nested, or fitted to different rows)."""
+
+
+class MixevalWarning(UserWarning):
+    """Base class of every warning mixeval emits."""
+
+
+class SingularFitWarning(MixevalWarning):
+    """A variance component was estimated at zero (a boundary fit): reported, not a failure."""
+
+
+class ConvergenceWarning(MixevalWarning):
+    """An optimiser stopped without meeting its convergence criteria."""
+
+
+class BoundaryWarning(MixevalWarning):
+    """An estimate lies on the boundary of its parameter space; tests based on it need care."""
+
+
+class BasisLimitWarning(MixevalWarning):
+    """A smooth term uses (nearly) all the freedom its basis allows; enlarge the basis."""
