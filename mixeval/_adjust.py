@@ -1,0 +1,131 @@
+"""Multiplicity adjustment of p-values (R's ``p.adjust``), shared by every module that
+runs several tests at once.
+
+Only the step procedures that need nothing but the p-values are here; Tukey's
+studentized-range adjustment needs the joint distribution of the comparisons and
+lives with the model-based comparisons.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["adjust_pvalues", "ADJUST_METHODS"]
+
+#: Canonical method names and the aliases accepted for them (case-insensitive).
+ADJUST_METHODS: dict[str, tuple[str, ...]] = {
+    "none": ("none",),
+    "bonferroni": ("bonferroni",),
+    "holm": ("holm",),
+    "hochberg": ("hochberg",),
+    "bh": ("bh", "fdr", "fdr_bh", "benjamini-hochberg"),
+    "by": ("by", "fdr_by", "benjamini-yekutieli"),
+}
+
+_ALIASES = {alias: name for name, aliases in ADJUST_METHODS.items() for alias in aliases}
+
+
+def _canonical_method(method: str) -> str:
+    if not isinstance(method, str):
+        raise TypeError(f"`method` must be a string such as 'holm'; got {method!r}.")
+    try:
+        return _ALIASES[method.strip().lower()]
+    except KeyError:
+        choices = ", ".join(repr(m) for m in ADJUST_METHODS)
+        raise InputError(
+            f"unknown p-value adjustment method {method!r}; choose one of {choices} "
+            "(aliases: 'fdr'/'fdr_bh' for 'bh', 'fdr_by' for 'by')."
+        ) from None
+
+
+def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
+    """Adjust p-values for multiple comparisons, like R's ``p.adjust``.
+
+    Parameters
+    ----------
+    pvalues : array_like
+        Unadjusted p-values in [0, 1] (any shape; the family is all entries).
+    method : {"holm", "bonferroni", "hochberg", "bh", "by", "none"}
+        ``"holm"`` (default; step-down, controls the family-wise error rate under any
+        dependence), ``"bonferroni"``, ``"hochberg"`` (step-up, FWER under
+        independence or positive dependence), ``"bh"`` (Benjamini-Hochberg false
+        discovery rate; alias ``"fdr"``, ``"fdr_bh"``), ``"by"`` (Benjamini-Yekutieli,
+        FDR under any dependence), ``"none"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Adjusted p-values, same shape as the input, capped at 1. The input is not
+        modified.
+
+    Raises
+    ------
+    InputError
+        If a p-value is missing, outside [0, 1], or the method is unknown.
+
+    Notes
+    -----
+    With ``m`` p-values sorted increasingly, :math:`p_{(1)} \\le \\dots \\le p_{(m)}`:
+
+    * Bonferroni: :math:`\\min(1, m p_i)`.
+    * Holm: :math:`\\tilde p_{(i)} = \\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})`.
+    * Hochberg: :math:`\\tilde p_{(i)} = \\min_{j \\ge i} \\min(1, (m - j + 1) p_{(j)})`.
+    * BH: :math:`\\tilde p_{(i)} = \\min_{j \\ge i} \\min(1, m p_{(j)} / j)`.
+    * BY: BH multiplied by :math:`\\sum_{k=1}^m 1/k`.
+
+    These are the formulas of R's ``stats::p.adjust``; the tests compare against
+    values produced by R and by ``statsmodels.stats.multitest.multipletests``.
+    Missing values are rejected rather than skipped, so that the family size
+    ``m`` is always the number of p-values you passed.
+
+    Examples
+    --------
+    >>> from mixeval._adjust import adjust_pvalues
+    >>> adjust_pvalues([0.01, 0.02, 0.03, 0.5], "holm").round(4).tolist()
+    [0.04, 0.06, 0.06, 0.5]
+    >>> adjust_pvalues([0.01, 0.02, 0.03, 0.5], "bh").round(4).tolist()
+    [0.04, 0.04, 0.04, 0.5]
+    """
+    name = _canonical_method(method)
+    try:
+        p = np.array(pvalues, dtype=float)  # a copy: never modify the input
+    except (TypeError, ValueError):
+        raise TypeError("`pvalues` must be numbers in [0, 1].") from None
+    shape = p.shape
+    p = p.ravel()
+    if p.size == 0:
+        return p.reshape(shape)
+    if np.isnan(p).any():
+        raise InputError(
+            f"`pvalues` holds {int(np.isnan(p).sum())} missing value(s); remove them first "
+            "(the family size must be explicit)."
+        )
+    if (p < 0).any() or (p > 1).any():
+        bad = p[(p < 0) | (p > 1)][:3].tolist()
+        raise InputError(f"`pvalues` must lie in [0, 1]; found {bad}.")
+    m = p.size
+    if name == "none":
+        out = p
+    elif name == "bonferroni":
+        out = np.minimum(1.0, m * p)
+    elif name == "holm":
+        order = np.argsort(p, kind="mergesort")
+        factor = m - np.arange(m)
+        adj = np.maximum.accumulate(np.minimum(1.0, factor * p[order]))
+        out = np.empty(m)
+        out[order] = adj
+    else:
+        order = np.argsort(p, kind="mergesort")[::-1]  # decreasing
+        i = np.arange(m, 0, -1)  # rank of each sorted value, decreasing
+        if name == "hochberg":
+            raw = (m - i + 1) * p[order]
+        elif name == "bh":
+            raw = m / i * p[order]
+        else:  # by
+            raw = np.sum(1.0 / np.arange(1, m + 1)) * m / i * p[order]
+        adj = np.minimum(1.0, np.minimum.accumulate(raw))
+        out = np.empty(m)
+        out[order] = adj
+    return out.reshape(shape)
