@@ -18,6 +18,7 @@ __all__ = [
     "ConvergenceWarning",
     "BoundaryWarning",
     "BasisLimitWarning",
+    "IdentifiabilityWarning",
 ]
 
 
@@ -59,3 +60,7 @@ class BoundaryWarning(MixevalWarning):
 
 class BasisLimitWarning(MixevalWarning):
     """A smooth term uses (nearly) all the freedom its basis allows; enlarge the basis."""
+
+
+class IdentifiabilityWarning(MixevalWarning):
+    """Parameters that the data cannot tell apart (e.g. two grouping factors with the same partition)."""

@@ -1,0 +1,32 @@
+"""The linear mixed-effects model engine (lme4 semantics, pure numpy/scipy).
+
+Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
+:func:`compute_stats` (one pass over the rows), :func:`profiled_deviance`
+(``mkLmerDevfun``), :func:`optimize_theta` (``optimizeLmer`` + ``checkConv``),
+:func:`make_result` (``mkMerMod``); :func:`lmer` chains them and
+:func:`compare` performs the likelihood-ratio test of nested fits.
+"""
+
+from ._design import Design, GroupingFactor, build_design
+from ._deviance import deviance_parts, profiled_deviance
+from ._fit import fit_from_stats, lmer
+from ._lrt import compare
+from ._optimize import optimize_theta
+from ._result import LmerResult, make_result
+from ._stats import SufficientStats, compute_stats
+
+__all__ = [
+    "lmer",
+    "compare",
+    "LmerResult",
+    "Design",
+    "GroupingFactor",
+    "SufficientStats",
+    "build_design",
+    "compute_stats",
+    "deviance_parts",
+    "profiled_deviance",
+    "optimize_theta",
+    "fit_from_stats",
+    "make_result",
+]

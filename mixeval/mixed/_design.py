@@ -1,0 +1,217 @@
+"""Stage 1 (lme4's ``lFormula``): formula + data -> validated design.
+
+The design holds the response, the fixed-effects model matrix (from formulaic)
+and, for each random intercept term, integer group codes with their labels.
+Terms are ordered by decreasing number of levels, as lme4 orders them.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
+from ..errors import FormulaError, IdentifiabilityWarning, InputError
+from ..formula import ParsedFormula, RandomTerm, parse_formula
+
+__all__ = ["GroupingFactor", "Design", "build_design", "r_style_name", "confounded_pairs"]
+
+
+@dataclass(frozen=True)
+class GroupingFactor:
+    """Integer codes (0..n_levels-1) of one random term's groups, with their labels."""
+
+    name: str
+    codes: np.ndarray = field(repr=False)
+    labels: tuple[str, ...] = field(repr=False)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class Design:
+    """Validated inputs of a fit: response, fixed-effects matrix and grouping factors."""
+
+    parsed: ParsedFormula
+    y: np.ndarray = field(repr=False)
+    X: np.ndarray = field(repr=False)
+    fixed_names: tuple[str, ...]
+    groups: tuple[GroupingFactor, ...]
+    row_key: int = field(repr=False)
+    fixed_spec: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def nobs(self) -> int:
+        return int(self.y.shape[0])
+
+
+def r_style_name(name: str) -> str:
+    """Translate a formulaic column name to R's (``system[T.B]`` -> ``systemB``, ``Intercept`` -> ``(Intercept)``)."""
+    if name == "Intercept":
+        return "(Intercept)"
+    return re.sub(r"C\(([^)]*?)\)\[T\.(.*?)\]|(\b[\w.]+)\[T\.(.*?)\]", _sub_level, name)
+
+
+def _sub_level(m: re.Match) -> str:
+    if m.group(1) is not None:
+        return f"C({m.group(1)}){m.group(2)}"
+    return f"{m.group(3)}{m.group(4)}"
+
+
+def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...], object]:
+    """Fixed-effects model matrix through formulaic, with R-style column names."""
+    from formulaic import model_matrix
+
+    try:
+        mm = model_matrix(parsed.fixed, data, na_action="raise")
+    except Exception as exc:  # formulaic raises several types; re-raise as a formula error with context
+        raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
+    X = np.asarray(mm, dtype=float)
+    names = tuple(r_style_name(str(c)) for c in mm.columns)
+    if X.shape[1] > 0:
+        rank = np.linalg.matrix_rank(X)
+        if rank < X.shape[1]:
+            aliased = _aliased_columns(X, names)
+            raise InputError(
+                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient (rank {rank} < "
+                f"{X.shape[1]} columns); aliased column(s): {', '.join(aliased)}. Remove the redundant terms "
+                "(e.g. a factor that is constant within another, or an empty factor combination)."
+            )
+    return X, names, mm.model_spec
+
+
+def _aliased_columns(X: np.ndarray, names: tuple[str, ...]) -> list[str]:
+    """Columns that are linear combinations of earlier columns (greedy, left to right)."""
+    kept: list[int] = []
+    aliased: list[str] = []
+    for j in range(X.shape[1]):
+        trial = kept + [j]
+        if np.linalg.matrix_rank(X[:, trial]) == len(trial):
+            kept = trial
+        else:
+            aliased.append(names[j])
+    return aliased
+
+
+def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> GroupingFactor:
+    """Codes of the groups of one random term (an interaction of one or more columns)."""
+    codes = np.zeros(nobs, dtype=np.int64)
+    labels: np.ndarray | None = None
+    for col in term.factors:
+        c, uniques = pd.factorize(data[col], sort=True)
+        lab = np.asarray(uniques.astype(str), dtype=object)
+        if labels is None:
+            codes, labels = c.astype(np.int64), lab
+        else:
+            combined = codes * len(lab) + c
+            codes, first = pd.factorize(combined, sort=True)
+            codes = codes.astype(np.int64)
+            # labels of the combinations, as lme4 prints them ("a:b")
+            labels = np.array([f"{labels[v // len(lab)]}:{lab[v % len(lab)]}" for v in first], dtype=object)
+    n_levels = len(labels)
+    if n_levels < 2:
+        raise InputError(
+            f"grouping factor {term.name!r} has only {n_levels} level; a random effect needs at least 2 "
+            f"levels. Drop (1|{term.name}) from the formula."
+        )
+    if n_levels >= nobs:
+        raise InputError(
+            f"grouping factor {term.name!r} has {n_levels} levels for {nobs} observations; its variance "
+            f"cannot be separated from the residual. Drop (1|{term.name}) or check that the data are in long "
+            "format with replicated measurements per group."
+        )
+    return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels))
+
+
+def confounded_pairs(groups: list[GroupingFactor] | tuple[GroupingFactor, ...]) -> list[tuple[str, str]]:
+    """Pairs of grouping factors that partition the rows identically (only their summed variance is identified)."""
+    pairs = []
+    for i, a in enumerate(groups):
+        for b in groups[i + 1 :]:
+            if a.n_levels != b.n_levels:
+                continue
+            # same partition <=> every level of a meets exactly one level of b
+            n_pairs = np.unique(a.codes * b.n_levels + b.codes).size
+            if n_pairs == a.n_levels:
+                pairs.append((a.name, b.name))
+    return pairs
+
+
+def warn_confounded(groups: list[GroupingFactor]) -> None:
+    """Warn (IdentifiabilityWarning) about grouping factors with identical partitions."""
+    for a, b in confounded_pairs(groups):
+        warnings.warn(
+            f"grouping factors {a!r} and {b!r} partition the data identically (each level of one occurs with "
+            "exactly one level of the other): only the sum of their variances is identified, and how it is "
+            f"split between them is arbitrary. Keep one of (1|{a}) and (1|{b}), or report their sum.",
+            IdentifiabilityWarning,
+            stacklevel=4,
+        )
+
+
+def build_design(formula: str | ParsedFormula, data: pd.DataFrame) -> Design:
+    """Validate ``data`` against ``formula`` and build the design of a linear mixed model.
+
+    Parameters
+    ----------
+    formula : str or ParsedFormula
+        lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed)"``.
+    data : pandas.DataFrame
+        Long-format data, one row per observation. Not modified.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    ColumnError, InputError, FormulaError
+        Missing columns (the message lists the available ones), a non-numeric or non-finite response,
+        missing values, a grouping factor with one level or as many levels as rows, an aliased
+        fixed-effects matrix.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> d = build_design("y ~ 1 + (1|g)", df)
+    >>> d.nobs, d.fixed_names, [g.n_levels for g in d.groups]
+    (6, ('(Intercept)',), [3])
+    """
+    parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
+    data = require_dataframe(data)
+    fixed_cols = _fixed_columns(parsed, data)
+    needed = [parsed.response, *parsed.columns, *fixed_cols]
+    require_columns(data, dict.fromkeys(needed))
+    require_no_missing(data, list(dict.fromkeys(needed)))
+    y = require_numeric_column(data, parsed.response, role="response")
+    X, names, spec = _fixed_matrix(parsed, data)
+    if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
+        raise InputError("the fixed-effects matrix lost rows; check the data for missing values.")
+    groups = [_grouping_factor(t, data, len(y)) for t in parsed.random]
+    groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
+    warn_confounded(groups)
+    row_key = hash((len(y), y.tobytes()))
+    return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec)
+
+
+def _fixed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:
+    """Data columns the fixed part needs (formulaic's required variables, minus names it resolves itself)."""
+    from formulaic import Formula
+
+    try:
+        required = Formula(parsed.fixed).required_variables
+    except Exception as exc:
+        raise FormulaError(f"cannot parse the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
+    names = sorted(str(v) for v in required)
+    # Names such as `np` or `C` are resolved by formulaic from its own context, not from the data.
+    return [n for n in names if n in data.columns or "." not in n and n not in _FORMULAIC_CONTEXT]
+
+
+_FORMULAIC_CONTEXT = {"np", "numpy", "C", "I", "center", "scale", "poly", "bs", "log", "exp", "sqrt", "lag", "hashed"}

@@ -1,0 +1,65 @@
+"""Text and HTML rendering of a fit (kept apart from the numbers)."""
+
+from __future__ import annotations
+
+import html
+
+
+from ._result import LmerResult
+
+__all__ = ["format_summary", "format_varcorr", "format_html"]
+
+
+def format_varcorr(fit: LmerResult) -> str:
+    """Variance components as lme4's ``print(VarCorr(fit), comp = c("Variance", "Std.Dev."))`` (+ percent)."""
+    vc = fit.varcorr
+    width = max(6, *(len(g) for g in vc.group))
+    lines = [f" {'Groups':<{width}} Name        {'Variance':>12} {'Std.Dev.':>11} {'Percent':>8}"]
+    for row in vc.itertuples(index=False):
+        name = "" if row.group == "Residual" else "(Intercept)"
+        lines.append(f" {row.group:<{width}} {name:<11} {row.variance:>12.6g} {row.std:>11.6g} {row.percent:>7.2f}%")
+    return "\n".join(lines)
+
+
+def format_summary(fit: LmerResult) -> str:
+    """lme4-style ``summary()`` text."""
+    kind = "REML" if fit.reml else "maximum likelihood"
+    out = [f"Linear mixed model fit by {kind}" if fit.group_names else f"Linear model fit by {kind}"]
+    out.append(f"Formula: {fit.formula}")
+    crit = "REML criterion at convergence" if fit.reml else "deviance"
+    out.append(f"{crit}: {fit.criterion:.4f}   logLik: {fit.loglik:.4f}   AIC: {fit.aic:.4f}   BIC: {fit.bic:.4f}")
+    out.append("")
+    out.append("Random effects:")
+    out.append(format_varcorr(fit))
+    groups = ";  ".join(f"{g}, {n}" for g, n in zip(fit.group_names, fit.n_levels))
+    out.append(f"Number of obs: {fit.nobs}" + (f", groups:  {groups}" if groups else ""))
+    out.append("")
+    out.append("Fixed effects:")
+    coefs = fit.coefficients
+    if len(coefs):
+        out.append(coefs.rename(columns={"estimate": "Estimate", "se": "Std. Error", "t": "t value"}).to_string(float_format=lambda v: f"{v:.6g}"))
+    else:
+        out.append(" (none)")
+    if fit.singular:
+        out.append("")
+        out.append("boundary (singular) fit: a variance component is estimated as zero")
+    if not fit.converged:
+        out.append("warning: the optimiser did not converge")
+    return "\n".join(out)
+
+
+def format_html(fit: LmerResult) -> str:
+    """Notebook display: header, variance components and fixed effects as HTML tables."""
+    kind = "REML" if fit.reml else "ML"
+    head = (
+        f"<p><b>Linear mixed model ({kind})</b>: <code>{html.escape(fit.formula)}</code><br>"
+        f"{fit.nobs} observations; logLik {fit.loglik:.4f}"
+        + ("; <b>singular fit</b>" if fit.singular else "")
+        + ("; <b>not converged</b>" if not fit.converged else "")
+        + "</p>"
+    )
+    vc = fit.varcorr.to_html(index=False, float_format=lambda v: f"{v:.6g}")
+    fx = fit.coefficients.to_html(float_format=lambda v: f"{v:.6g}") if len(fit.fixed_names) else ""
+    return head + "<p>Random effects</p>" + vc + "<p>Fixed effects</p>" + fx
+
+

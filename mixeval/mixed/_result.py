@@ -1,0 +1,234 @@
+"""Stage 5 (lme4's ``mkMerMod``): the frozen result of a linear mixed model fit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.linalg import cho_solve, cholesky
+
+from ._design import Design
+from ._deviance import DevianceParts, solve_random_effects
+from ._optimize import SINGULAR_TOL, OptimResult
+from ._stats import SufficientStats
+
+__all__ = ["LmerResult", "make_result"]
+
+
+@dataclass(frozen=True)
+class LmerResult:
+    """A fitted linear mixed-effects model (lme4's ``merMod``), all numbers unrounded.
+
+    Attributes
+    ----------
+    formula : str
+        The formula as given.
+    reml : bool
+        True for a REML fit, False for maximum likelihood.
+    nobs : int
+        Number of observations.
+    fixed_names : tuple of str
+        Fixed-effect coefficient names, as R names them (``(Intercept)``, ``systemMarking``).
+    coef : ndarray
+        Fixed-effect estimates (see :attr:`fixef` for a Series).
+    cov_coef : ndarray
+        Covariance matrix of the fixed-effect estimates, ``sigma^2 (X' V^{-1} X)^{-1}``.
+    group_names : tuple of str
+        Random-effect groups as lme4 names them (``item``, ``rater:item``), largest first.
+    n_levels : tuple of int
+        Levels per group.
+    theta : ndarray
+        Relative standard deviations ``sigma_k / sigma``.
+    sigma2 : float
+        Residual variance.
+    loglik : float
+        Log-likelihood (the REML log-likelihood for a REML fit, as lme4's ``logLik``).
+    criterion : float
+        ``-2 loglik``: the REML criterion (REML) or the deviance (ML).
+    singular : bool
+        Some variance component is (numerically) zero: a boundary fit.
+    converged : bool
+        The optimiser met its convergence criterion.
+    """
+
+    formula: str
+    reml: bool
+    nobs: int
+    fixed_names: tuple[str, ...]
+    coef: np.ndarray = field(repr=False)
+    cov_coef: np.ndarray = field(repr=False)
+    group_names: tuple[str, ...]
+    n_levels: tuple[int, ...]
+    theta: np.ndarray = field(repr=False)
+    sigma2: float
+    loglik: float
+    criterion: float
+    singular: bool
+    converged: bool
+    n_evaluations: int = field(repr=False)
+    random_effects: tuple[np.ndarray, ...] = field(repr=False)
+    fitted: np.ndarray = field(repr=False)
+    residuals: np.ndarray = field(repr=False)
+    design: Design = field(repr=False, compare=False)
+    stats: SufficientStats = field(repr=False, compare=False)
+    data: Any = field(default=None, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- tables
+    @property
+    def fixef(self) -> pd.Series:
+        """Fixed-effect estimates indexed by coefficient name."""
+        return pd.Series(self.coef, index=list(self.fixed_names), name="estimate")
+
+    @property
+    def vcov(self) -> pd.DataFrame:
+        """Covariance matrix of the fixed effects."""
+        names = list(self.fixed_names)
+        return pd.DataFrame(self.cov_coef, index=names, columns=names)
+
+    @property
+    def coefficients(self) -> pd.DataFrame:
+        """Fixed effects: estimate, standard error, t value (lme4's summary table)."""
+        se = np.sqrt(np.diag(self.cov_coef))
+        return pd.DataFrame(
+            {"estimate": self.coef, "se": se, "t": self.coef / se},
+            index=pd.Index(self.fixed_names, name="term"),
+        )
+
+    @property
+    def variances(self) -> dict[str, float]:
+        """Variance of every random-effect group and ``"Residual"``."""
+        out = {g: float(self.sigma2 * t * t) for g, t in zip(self.group_names, self.theta)}
+        out["Residual"] = float(self.sigma2)
+        return out
+
+    @property
+    def varcorr(self) -> pd.DataFrame:
+        """Variance components (lme4's ``VarCorr``): group, variance, std, percent of the total."""
+        v = self.variances
+        total = sum(v.values())
+        return pd.DataFrame(
+            {
+                "group": list(v),
+                "variance": list(v.values()),
+                "std": [float(np.sqrt(x)) for x in v.values()],
+                "percent": [100.0 * x / total for x in v.values()],
+            }
+        )
+
+    @property
+    def ranef(self) -> dict[str, pd.Series]:
+        """Conditional modes (BLUPs) of the random effects per group, indexed by level."""
+        return {
+            g.name: pd.Series(b, index=pd.Index(g.labels, name=g.name), name="(Intercept)")
+            for g, b in zip(self.design.groups, self.random_effects)
+        }
+
+    @property
+    def ngrps(self) -> dict[str, int]:
+        """Number of levels of each random-effect group."""
+        return dict(zip(self.group_names, self.n_levels))
+
+    @property
+    def n_params(self) -> int:
+        """Number of estimated parameters: fixed effects, variance components, residual variance."""
+        return len(self.fixed_names) + len(self.group_names) + 1
+
+    @property
+    def aic(self) -> float:
+        return -2.0 * self.loglik + 2.0 * self.n_params
+
+    @property
+    def bic(self) -> float:
+        return -2.0 * self.loglik + np.log(self.nobs) * self.n_params
+
+    @property
+    def sigma(self) -> float:
+        """Residual standard deviation."""
+        return float(np.sqrt(self.sigma2))
+
+    # ----------------------------------------------------------------- refits
+    def refit(self, *, REML: bool) -> "LmerResult":
+        """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
+        if REML == self.reml:
+            return self
+        from ._fit import fit_from_stats
+
+        return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False)
+
+    # ----------------------------------------------------------------- printing
+    def summary(self) -> str:
+        """lme4-style text summary."""
+        from ._printing import format_summary
+
+        return format_summary(self)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        from ._printing import format_html
+
+        return format_html(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``mixeval fit --json``."""
+        return {
+            "nobs": self.nobs,
+            "reml": self.reml,
+            "loglik": self.loglik,
+            "criterion": self.criterion,
+            "varcorr": self.variances,
+            "fixef": {k: float(v) for k, v in zip(self.fixed_names, self.coef)},
+            "singular": self.singular,
+            "converged": self.converged,
+        }
+
+
+def make_result(design: Design, stats: SufficientStats, opt: OptimResult, parts: DevianceParts, data: Any) -> LmerResult:
+    """Assemble the frozen result from the optimum (lme4's ``mkMerMod``)."""
+    n, p = stats.nobs, stats.p
+    reml = parts.reml
+    sigma2 = parts.r2 / (n - p if reml else n)
+    if p:
+        chol = cholesky(parts.mxx, lower=True, check_finite=False)
+        cov = sigma2 * cho_solve((chol, True), np.eye(p), check_finite=False)
+    else:
+        cov = np.zeros((0, 0))
+    theta = opt.theta
+    fitted = design.X @ parts.beta if p else np.zeros(n)
+    blups: list[np.ndarray] = []
+    if stats.n_terms:
+        u0, ur = solve_random_effects(stats, parts)
+        b = [theta[0] * u0]
+        offset = 0
+        for k, nl in enumerate(stats.n_levels[1:], start=1):
+            b.append(theta[k] * ur[offset : offset + nl])
+            offset += nl
+        for g, bk in zip(design.groups, b):
+            fitted = fitted + bk[g.codes]
+        blups = b
+    return LmerResult(
+        formula=design.parsed.formula,
+        reml=reml,
+        nobs=n,
+        fixed_names=design.fixed_names,
+        coef=parts.beta.copy(),
+        cov_coef=cov,
+        group_names=tuple(g.name for g in design.groups),
+        n_levels=tuple(g.n_levels for g in design.groups),
+        theta=theta.copy(),
+        sigma2=float(sigma2),
+        loglik=-0.5 * parts.deviance,
+        criterion=parts.deviance,
+        singular=bool(np.any(theta < SINGULAR_TOL)),
+        converged=opt.converged,
+        n_evaluations=opt.n_evaluations,
+        random_effects=tuple(blups),
+        fitted=fitted,
+        residuals=design.y - fitted,
+        design=design,
+        stats=stats,
+        data=data,
+    )
