@@ -1,0 +1,35 @@
+"""Sampling-based and parametric significance tests for paired system comparisons.
+
+Book (Riezler & Hagmann) Algorithms 4.1 (paired bootstrap, shift method), 4.2
+(approximate randomization), Section 4.1 (Z-test, paired t-test) and Algorithm 3.1
+(confidence interval under a computational budget), vectorised and reproducible:
+every resampling function takes keyword-only ``n_resamples=`` and
+``random_state=`` and gives identical output for identical seeds.
+"""
+
+from ._engine import as_generator
+from ._metrics import (
+    accuracy_from_counts,
+    bleu_from_counts,
+    f1_from_counts,
+    precision_from_counts,
+    recall_from_counts,
+)
+from ._paired import bca_interval, bootstrap_ci, paired_bootstrap_test, percentile_interval, permutation_test
+from ._parametric import paired_t_test, z_test
+
+__all__ = [
+    "permutation_test",
+    "paired_bootstrap_test",
+    "bootstrap_ci",
+    "percentile_interval",
+    "bca_interval",
+    "z_test",
+    "paired_t_test",
+    "f1_from_counts",
+    "precision_from_counts",
+    "recall_from_counts",
+    "accuracy_from_counts",
+    "bleu_from_counts",
+    "as_generator",
+]
