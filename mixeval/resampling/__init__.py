@@ -7,6 +7,7 @@ every resampling function takes keyword-only ``n_resamples=`` and
 ``random_state=`` and gives identical output for identical seeds.
 """
 
+from ._budget import BudgetResult, budget_ci, expected_max, plot_budget
 from ._engine import as_generator
 from ._metrics import (
     accuracy_from_counts,
@@ -32,4 +33,8 @@ __all__ = [
     "accuracy_from_counts",
     "bleu_from_counts",
     "as_generator",
+    "expected_max",
+    "budget_ci",
+    "BudgetResult",
+    "plot_budget",
 ]
