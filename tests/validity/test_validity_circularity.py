@@ -1,0 +1,173 @@
+"""The circularity test (book Def. 2.5): synthetic rules with known answers and the liver SOFA data."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mixeval.errors import BasisLimitWarning, ColumnError, InputError
+from mixeval.validity import circularity_test, distillation_test, nullification_ratios, rank_features
+
+LABELS = ["target", "sofa_circ", "sofa_nocirc"]
+
+
+@pytest.fixture(scope="module")
+def liver(bookdata):
+    return pd.read_csv(bookdata / "liver_sofa_test.csv.gz")
+
+
+def _quiet(f, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BasisLimitWarning)
+        return f(*a, **kw)
+
+
+def _rule_data(n=4000, seed=0):
+    rng = np.random.default_rng(seed)
+    d = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "c", "e"])
+    d["b"] += 0.8 * d["a"]  # correlated with the rule's feature but not part of the rule
+    d["c"] += 0.5 * d["a"]
+    d["label"] = np.digitize(d["a"], [-1.0, 0.0, 1.0]).astype(float)
+    return d
+
+
+# --- synthetic: known answers -----------------------------------------------------------------
+def test_step_rule_on_one_feature_is_circular_and_others_nullified():
+    d = _rule_data()
+    res = _quiet(circularity_test, d, "label", k=30)
+    assert res.circular == ("a",) and res.is_circular
+    assert res.candidates[0] == "a"
+    assert len(res.models) == 15  # powerset of 4 candidates
+    assert set(res.nullification) == {"b", "c", "e"}
+    assert res.nullification["b"] < 0.05 and res.nullification["c"] < 0.05  # 0.005 measured
+    # e is pure noise: its ratio is ill-defined (tiny / tiny) but its share is negligible
+    assert all(res.nullified.values()) and res.share["e"] < 0.01
+    # without the rule feature, b and c do carry signal
+    assert res.sd_without["b"] > 0.1 and res.sd_without["c"] > 0.1
+    assert res.d2 > 0.98
+
+
+def test_additive_noisy_truth_is_not_circular():
+    rng = np.random.default_rng(1)
+    d = pd.DataFrame(rng.normal(size=(3000, 3)), columns=["a", "b", "c"])
+    d["y"] = np.sin(d["a"]) + 0.5 * d["b"] ** 2 + rng.normal(0, 0.7, len(d))
+    res = _quiet(circularity_test, d, "y")
+    assert not res.is_circular and res.circular == ()
+    assert res.d2 < 0.9
+    assert "no subset" in res.reason
+
+
+def test_two_feature_rule_like_kidney_sofa():
+    # label = max of two step scores (as kidney SOFA from creatinine and urine)
+    rng = np.random.default_rng(2)
+    d = pd.DataFrame(rng.normal(size=(5000, 4)), columns=["crea", "urine", "bun", "temp"])
+    d["bun"] += d["crea"]
+    d["temp"] += 0.5 * d["urine"]
+    d["label"] = np.maximum(np.digitize(d["crea"], [0.0, 1.0]), np.digitize(-d["urine"], [0.5])).astype(float)
+    res = _quiet(circularity_test, d, "label", k=30)
+    assert set(res.best) == {"crea", "urine"}
+    # additivity cannot represent max() exactly, so D^2 is high but not 1 (the book: 93-95%)
+    assert res.d2 > 0.85
+    assert max(res.nullification.values()) < 0.2
+
+
+def test_greedy_search_beyond_max_exhaustive():
+    d = _rule_data()
+    rng = np.random.default_rng(3)
+    for j in range(8):
+        d[f"n{j}"] = rng.normal(size=len(d)) + 0.1 * d["a"]
+    res = _quiet(circularity_test, d, "label", top=None, max_exhaustive=5, k=30)
+    assert res.search == "greedy" and res.circular == ("a",)
+    assert len(res.models) < 2 ** 12 - 1
+
+
+def test_tolerance_and_thresholds_are_respected():
+    d = _rule_data()
+    strict = _quiet(circularity_test, d, "label", k=30, nullification_threshold=1e-6, negligible=0.0)
+    assert not strict.is_circular and "partial" in strict.reason
+    high = _quiet(circularity_test, d, "label", k=30, d2_threshold=0.99999)
+    assert not high.is_circular
+
+
+def test_binomial_family_on_thresholded_labels():
+    # a noisy threshold (no perfect separation, which makes every logit GAM diverge)
+    d = _rule_data()
+    rng = np.random.default_rng(4)
+    d["pos"] = (d["a"] + rng.normal(0, 0.1, len(d)) > 0.3).astype(int)
+    res = _quiet(circularity_test, d, "pos", features=["a", "b", "c", "e"], family="binomial", d2_threshold=0.7)
+    assert res.best == ("a",) and res.d2 > 0.7
+    assert res.is_circular
+
+
+def test_distillation_with_callable_estimator_and_array():
+    d = _rule_data()
+    X = d[["a", "b", "c", "e"]]
+
+    class Teacher:
+        def predict(self, frame):
+            return np.digitize(frame["a"], [-1.0, 0.0, 1.0]) + 0.0
+
+    for model in (Teacher(), Teacher().predict, Teacher().predict(X)):
+        res = _quiet(distillation_test, model, X, k=30)
+        assert res.circular == ("a",) and res.target == "prediction"
+    binary = _quiet(distillation_test, Teacher(), X, threshold=1.5, k=20)
+    assert binary.family == "binomial" and binary.best == ("a",)
+    with pytest.raises(InputError, match="predictions for"):
+        distillation_test(np.zeros(3), X)
+
+
+def test_nullification_ratios_and_ranking():
+    d = _rule_data()
+    tab = _quiet(nullification_ratios, d, "label", ["a"], ["b", "c"], k=30)
+    assert (tab["ratio"] < 0.1).all() and tab.attrs["d2_with"] > tab.attrs["d2_without"]
+    r = rank_features(d, "label")
+    assert r["feature"].iloc[0] == "a"
+    np.testing.assert_allclose(r.set_index("feature").loc["b", "r"], np.corrcoef(d["b"], d["label"])[0, 1])
+
+
+def test_json_shape():
+    res = _quiet(circularity_test, _rule_data(), "label", k=30)
+    out = json.loads(json.dumps(res.to_dict()))
+    assert out["circular"] == ["a"]
+    assert {"features", "d2", "edf"} <= set(out["models"][0])
+    assert set(out["nullification"]) == {"b", "c", "e"}
+    assert "CIRCULAR" in res.summary()
+
+
+def test_bad_input():
+    d = _rule_data()
+    with pytest.raises(ColumnError):
+        circularity_test(d, "nope")
+    with pytest.raises(InputError, match="missing"):
+        circularity_test(d.assign(b=d["b"].where(d.index > 5)), "label", ["a", "b"])
+    with pytest.raises(InputError, match="constant"):
+        circularity_test(d.assign(z=2.0), "label", ["a", "z"])
+    with pytest.raises(InputError, match="must be numeric"):
+        circularity_test(d.assign(label=d["label"].astype(str)), "label", ["a", "b"])
+    with pytest.raises(InputError, match="non-negative"):
+        circularity_test(d, "label", d2_tolerance=-1)
+
+
+# --- the book's liver SOFA analyses (Section 2.4.3) ----------------------------------------
+@pytest.mark.parametrize("label", ["target", "sofa_circ"])
+def test_liver_circular_labels_name_bili(liver, label):
+    with pytest.warns(BasisLimitWarning):  # k = 10 cannot resolve the bilirubin steps
+        res = circularity_test(liver, label, exclude=[l for l in LABELS if l != label])
+    assert res.circular == ("bili",)
+    assert res.candidates[:4] == ("bili", "thrombo", "hzv", "svri")
+    assert len(res.models) == 31
+    assert res.d2 > 0.97
+    assert max(res.nullification.values()) < 0.1  # 0.03-0.08 measured
+    assert min(res.sd_without.values()) > 0.1  # the others matter without bilirubin (0.14-0.31)
+
+
+def test_liver_noncircular_teacher(liver):
+    res = _quiet(circularity_test, liver, "sofa_nocirc", exclude=["target", "sofa_circ"])
+    assert not res.is_circular and res.circular == ()
+    assert res.d2 < 0.5
+    tab = _quiet(nullification_ratios, liver, "sofa_nocirc", ["bili"], ["asat", "hzv", "alat", "lactate"])
+    assert (tab["ratio"] > 0.5).all()  # about 0.7-0.9: bilirubin does not nullify the others
