@@ -1,0 +1,534 @@
+"""Chance-corrected agreement coefficients: Krippendorff's alpha, Cohen's kappa, Scott's pi."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._results import ConfidenceInterval
+from .._validation import require_columns, require_positive_int, require_probability
+from ..errors import InputError, MixevalWarning
+from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
+from ..resampling._paired import percentile_interval
+
+__all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_UNDEFINED = ("nan", "zero", "raise")
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    """An agreement coefficient with its ingredients (all numbers unrounded).
+
+    Attributes
+    ----------
+    coefficient : str
+        ``"alpha"``, ``"kappa"`` or ``"pi"``.
+    value : float
+        ``1 - observed disagreement / expected disagreement`` (NaN if undefined).
+    level : str
+        Measurement level of the difference function.
+    observed_disagreement, expected_disagreement : float
+        :math:`D_o` and :math:`D_e`.
+    n_units : int
+        Units with at least two (alpha) or exactly two (kappa, pi) ratings.
+    n_values : int
+        Pairable values (alpha) or rated units (kappa, pi).
+    n_raters : int
+    percent_agreement : float
+        Share of agreeing pairs of values, uncorrected for chance.
+    confidence_interval : ConfidenceInterval or None
+        Percentile bootstrap interval over units.
+    """
+
+    coefficient: str
+    value: float
+    level: str
+    observed_disagreement: float
+    expected_disagreement: float
+    n_units: int
+    n_values: int
+    n_raters: int
+    percent_agreement: float
+    confidence_interval: ConfidenceInterval | None = None
+    details: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def summary(self) -> str:
+        """One line of text (rounding happens only here)."""
+        s = f"{self.coefficient} ({self.level}) = {self.value:.4g}"
+        if self.confidence_interval is not None:
+            ci = self.confidence_interval
+            s += f", {100 * ci.level:g}% CI [{ci.low:.4g}, {ci.high:.4g}]"
+        return s + f"; D_o = {self.observed_disagreement:.4g}, D_e = {self.expected_disagreement:.4g}, " \
+                   f"{self.n_units} units, {self.n_raters} raters, percent agreement {self.percent_agreement:.3g}"
+
+    def _repr_html_(self) -> str:
+        return "<p>" + self.summary() + "</p>"
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None = None,
+                   value: str | None = None) -> pd.DataFrame:
+    """Ratings as a wide table: one row per unit (item), one column per rater, NaN = missing.
+
+    ``data`` is either wide already (a DataFrame or 2-d array with rows = units and
+    columns = raters) or long (a DataFrame with ``unit``, ``rater`` and ``value``
+    columns, one row per rating).
+    """
+    if unit is not None or rater is not None or value is not None:
+        if not (unit and rater and value):
+            raise InputError("for long-format ratings give all three of `unit`, `rater` and `value` column names.")
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError("long-format ratings must be a pandas DataFrame with unit, rater and value columns.")
+        require_columns(data, [unit, rater, value])
+        dup = data.duplicated([unit, rater])
+        if dup.any():
+            first = data.loc[dup, [unit, rater]].iloc[0].tolist()
+            raise InputError(
+                f"{int(dup.sum())} duplicate (unit, rater) rating(s), e.g. {first}; each rater may rate a unit "
+                "once. Aggregate or relabel them first."
+            )
+        return data.pivot(index=unit, columns=rater, values=value)
+    if isinstance(data, pd.DataFrame):
+        return data
+    arr = np.asarray(data, dtype=object if not np.issubdtype(np.asarray(data).dtype, np.number) else float)
+    if arr.ndim != 2:
+        raise InputError(f"wide ratings must be 2-d (units x raters); got shape {arr.shape}.")
+    return pd.DataFrame(arr)
+
+
+def _encode(wide: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (units x raters, -1 = missing) and the sorted distinct values."""
+    if level not in LEVELS:
+        raise InputError(f"`level` must be one of {', '.join(map(repr, LEVELS))}; got {level!r}.")
+    if wide.shape[0] == 0 or wide.shape[1] == 0:
+        raise InputError("the ratings table is empty.")
+    stacked = wide.stack(future_stack=True) if hasattr(wide, "stack") else wide.stack()
+    present = stacked.dropna()
+    if present.empty:
+        raise InputError("the ratings table holds no ratings (all values are missing).")
+    numeric = pd.to_numeric(present, errors="coerce")
+    is_numeric = not numeric.isna().any()
+    if level != "nominal" and not is_numeric:
+        bad = present[numeric.isna()].astype(str).head(3).tolist()
+        raise InputError(
+            f"level={level!r} needs numeric ratings (ordered for 'ordinal'); found non-numeric values such as {bad}. "
+            "Recode them as numbers or use level='nominal'."
+        )
+    if is_numeric:
+        vals = wide.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        if np.isinf(vals).any():
+            raise InputError("ratings contain infinite values; remove or recode them.")
+        if level == "ratio" and (vals[~np.isnan(vals)] < 0).any():
+            raise InputError("level='ratio' needs non-negative ratings (a ratio scale has a true zero).")
+        domain = np.unique(vals[~np.isnan(vals)])
+        codes = np.full(vals.shape, -1, dtype=np.intp)
+        ok = ~np.isnan(vals)
+        codes[ok] = np.searchsorted(domain, vals[ok])
+        return codes, domain
+    obj = wide.to_numpy(dtype=object)
+    missing = pd.isna(wide).to_numpy()
+    labels = sorted({str(v) for v in obj[~missing]})
+    lookup = {lab: i for i, lab in enumerate(labels)}
+    codes = np.full(obj.shape, -1, dtype=np.intp)
+    for (i, j), v in np.ndenumerate(obj):
+        if not missing[i, j]:
+            codes[i, j] = lookup[str(v)]
+    return codes, np.array(labels, dtype=object)
+
+
+def _delta(level: str, domain: np.ndarray, n_c: np.ndarray | None = None) -> np.ndarray:
+    """Squared difference function delta(c, k) between the distinct values (Krippendorff 2004)."""
+    V = domain.size
+    if level == "nominal":
+        return 1.0 - np.eye(V)
+    v = domain.astype(float)
+    if level == "interval":
+        return (v[:, None] - v[None, :]) ** 2
+    if level == "ratio":
+        s = v[:, None] + v[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = np.where(s > 0, (v[:, None] - v[None, :]) / np.where(s > 0, s, 1.0), 0.0)
+        return d**2
+    # ordinal: depends on the marginal frequencies n_c of the ranks
+    return _ordinal_delta(np.atleast_2d(n_c))[0] if n_c is not None and np.ndim(n_c) == 1 else _ordinal_delta(n_c)
+
+
+def _ordinal_delta(n_c: np.ndarray) -> np.ndarray:
+    """Ordinal delta for each row of marginals ``n_c`` (R x V) -> (R x V x V)."""
+    n_c = np.atleast_2d(n_c)
+    cum = np.cumsum(n_c, axis=1)
+    # sum_{g=c}^{k} n_g - (n_c + n_k) / 2 for c <= k, symmetric
+    lo = np.minimum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
+    hi = np.maximum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
+    between = cum[:, hi] - cum[:, lo] + n_c[:, lo]
+    d = between - (n_c[:, :, None] + n_c[:, None, :]) / 2.0
+    return d**2
+
+
+def _finish(name: str, num: np.ndarray, den: np.ndarray, if_undefined: str, warn: bool = True) -> np.ndarray:
+    """``1 - num / den`` with the 0/0 (no variation) case resolved by ``if_undefined``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        val = 1.0 - num / den
+    undefined = den <= 0
+    if undefined.any():
+        if if_undefined == "raise":
+            raise InputError(
+                f"{name} is undefined (0/0): the ratings show no variation at all, so expected disagreement is 0. "
+                "Pass if_undefined='zero' for Krippendorff's convention (0) or 'nan'."
+            )
+        val = np.where(undefined, 0.0 if if_undefined == "zero" else np.nan, val)
+        if warn and if_undefined == "nan":
+            warnings.warn(
+                f"{name} is undefined (0/0): all pairable ratings are identical, so observed and expected "
+                "disagreement are both 0; returning NaN (Krippendorff 2004 sets it to 0: if_undefined='zero').",
+                MixevalWarning, stacklevel=3,
+            )
+    return val
+
+
+# ----------------------------------------------------------------------------- alpha
+
+
+def _alpha_parts(codes: np.ndarray, domain: np.ndarray, level: str):
+    V = domain.size
+    U = codes.shape[0]
+    N = np.zeros((U, V))
+    rows, cols = np.nonzero(codes >= 0)
+    np.add.at(N, (rows, codes[rows, cols]), 1.0)
+    m = N.sum(axis=1)
+    keep = m >= 2
+    N, m = N[keep], m[keep]
+    return N, m
+
+
+def _alpha_batch(N: np.ndarray, m: np.ndarray, W: np.ndarray, level: str, domain: np.ndarray):
+    """Numerator ``(n-1) sum o delta`` pieces for unit weights W (R x U): returns (num, den, n, agree)."""
+    n_c = W @ N  # (R, V)
+    n = n_c.sum(axis=1)
+    inv = 1.0 / (m - 1.0)
+    if level == "interval":
+        v = domain.astype(float)
+        unit = 2.0 * (m * (N @ v**2) - (N @ v) ** 2) * inv
+        obs = W @ unit
+        exp = 2.0 * (n * (n_c @ v**2) - (n_c @ v) ** 2)
+    elif level == "nominal":
+        unit = (m**2 - np.sum(N**2, axis=1)) * inv
+        obs = W @ unit
+        exp = n**2 - np.sum(n_c**2, axis=1)
+    elif level == "ratio":
+        delta = _delta("ratio", domain)
+        unit = np.einsum("uv,vw,uw->u", N, delta, N) * inv
+        obs = W @ unit
+        exp = np.einsum("rv,vw,rw->r", n_c, delta, n_c)
+    else:  # ordinal: delta depends on the (resampled) marginals
+        delta = _ordinal_delta(n_c)  # (R, V, V)
+        # o_ck(w) = sum_u w_u (N_uc N_uk - [c=k] N_uc) / (m_u - 1); its diagonal meets delta_cc = 0
+        V = N.shape[1]
+        O = (N[:, :, None] * N[:, None, :] * inv[:, None, None]).reshape(len(N), V * V)
+        obs = np.einsum("rx,rx->r", W @ O, delta.reshape(len(W), V * V))
+        exp = np.einsum("rv,rvw,rw->r", n_c, delta, n_c)
+    # agreement share among pairs: sum_c o_cc / n
+    same = W @ ((np.sum(N**2, axis=1) - m) * inv)
+    return (n - 1.0) * obs, exp, n, same
+
+
+def krippendorff_alpha(
+    data: object,
+    level: str = "nominal",
+    *,
+    unit: str | None = None,
+    rater: str | None = None,
+    value: str | None = None,
+    if_undefined: str = "nan",
+    confidence: float | None = 0.95,
+    n_resamples: int = 2000,
+    random_state: object = None,
+) -> AgreementResult:
+    """Krippendorff's alpha for any number of raters, missing values and four levels.
+
+    Parameters
+    ----------
+    data : DataFrame or array_like
+        Wide ratings (rows = units/items, columns = raters, NaN = missing) or, with
+        ``unit``, ``rater`` and ``value``, a long DataFrame with one row per rating.
+        Note: the PyPI ``krippendorff`` package expects the transpose (raters x units).
+    level : {"nominal", "ordinal", "interval", "ratio"}
+        Measurement level, i.e. the difference function.
+    unit, rater, value : str, optional
+        Column names for long-format input.
+    if_undefined : {"nan", "zero", "raise"}
+        What to return when the ratings show no variation at all (all pairable
+        values identical): alpha is then 0/0. ``"nan"`` (default) returns NaN with a
+        warning; ``"zero"`` follows Krippendorff (2004), who defines it as 0 (the
+        book, Section 3.3.1, criticises this); ``"raise"`` raises InputError.
+    confidence : float or None
+        Level of the percentile bootstrap interval over units; None skips it.
+    n_resamples : int, keyword-only
+        Bootstrap resamples for the interval.
+    random_state : None, int or numpy.random.Generator, keyword-only
+
+    Returns
+    -------
+    AgreementResult
+
+    Notes
+    -----
+    Units with fewer than two ratings are not pairable and are ignored. With
+    value counts :math:`n_{uc}` in unit ``u`` (:math:`m_u = \\sum_c n_{uc}`), the
+    coincidences are :math:`o_{ck} = \\sum_u (n_{uc} n_{uk} - [c = k] n_{uc}) / (m_u - 1)`,
+    :math:`n_c = \\sum_k o_{ck}`, :math:`n = \\sum_c n_c`, and
+
+    .. math:: \\alpha = 1 - \\frac{D_o}{D_e} = 1 - (n - 1)\\frac{\\sum_{c,k} o_{ck}\\, \\delta^2_{ck}}{\\sum_{c,k} n_c n_k\\, \\delta^2_{ck}}
+
+    with :math:`\\delta^2_{ck}` = :math:`[c \\ne k]` (nominal),
+    :math:`(\\sum_{g=c}^{k} n_g - (n_c + n_k)/2)^2` (ordinal, over ranks),
+    :math:`(c - k)^2` (interval), :math:`((c - k)/(c + k))^2` (ratio). The expected
+    coincidences :math:`n_c (n_k - [c=k]) / (n - 1)` are those of drawing two values
+    without replacement from all pairable values (the book's urn model).
+
+    The bootstrap resamples pairable units with replacement (not Hayes &
+    Krippendorff's 2007 scheme) and recomputes alpha, vectorised over resamples.
+
+    Examples
+    --------
+    The book's 10-item, two-rater example (Section 3.3.1):
+
+    >>> from mixeval.agreement import krippendorff_alpha
+    >>> ratings = [[1, 0], [1, 1], [0, 1], [0, 0], [0, 0], [0, 1], [0, 0], [0, 1], [0, 0], [0, 0]]
+    >>> res = krippendorff_alpha(ratings, confidence=None)
+    >>> round(res.value, 3), round(res.percent_agreement, 2)
+    (0.095, 0.6)
+    """
+    if if_undefined not in _UNDEFINED:
+        raise InputError(f"`if_undefined` must be one of {', '.join(map(repr, _UNDEFINED))}; got {if_undefined!r}.")
+    wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
+    codes, domain = _encode(wide, level)
+    N, m = _alpha_parts(codes, domain, level)
+    if len(N) == 0:
+        raise InputError("no unit has two or more ratings, so no pairs of values can be compared; alpha needs "
+                         "at least one unit rated by two raters.")
+    ones = np.ones((1, len(N)))
+    num, den, n, same = _alpha_batch(N, m, ones, level, domain)
+    value_ = float(_finish("Krippendorff's alpha", num, den, if_undefined)[0])
+    n_tot = float(n[0])
+    ci = None
+    if confidence is not None:
+        confidence = require_probability(confidence, "confidence", open_interval=True)
+        n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
+        rng = as_generator(random_state)
+        vals = []
+        width = len(N) * (N.shape[1] ** 2 if level == "ordinal" else 1)
+        for size in chunk_sizes(n_resamples, max(width, len(N)), elements=1 << 21):
+            W = bootstrap_counts(len(N), size, rng)
+            b_num, b_den, _, _ = _alpha_batch(N, m, W, level, domain)
+            vals.append(_finish("Krippendorff's alpha", b_num, b_den, if_undefined, warn=False))
+        dist = np.concatenate(vals)
+        ci = _ci_from(dist, confidence)
+    return AgreementResult(
+        coefficient="alpha", value=value_, level=level,
+        observed_disagreement=float(num[0] / (n_tot - 1.0) / n_tot),
+        expected_disagreement=float(den[0] / (n_tot * (n_tot - 1.0))),
+        n_units=int(len(N)), n_values=int(n_tot), n_raters=int(wide.shape[1]),
+        percent_agreement=float(same[0] / n_tot), confidence_interval=ci,
+        details={"values": domain.tolist(), "n_resamples": n_resamples if confidence is not None else 0},
+    )
+
+
+def _ci_from(dist: np.ndarray, confidence: float) -> ConfidenceInterval:
+    finite = dist[np.isfinite(dist)]
+    if finite.size < dist.size:
+        warnings.warn(
+            f"{dist.size - finite.size} of {dist.size} bootstrap resamples had no variation (coefficient "
+            "undefined) and were left out of the interval.", MixevalWarning, stacklevel=3)
+    if finite.size < 2:
+        return ConfidenceInterval(float("nan"), float("nan"), confidence, "percentile bootstrap over units")
+    ci = percentile_interval(finite, confidence)
+    return ConfidenceInterval(ci.low, ci.high, confidence, "percentile bootstrap over units")
+
+
+# ----------------------------------------------------------------------------- kappa and pi
+
+
+def _two_rater_codes(data, level, unit, rater, value):
+    wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
+    if wide.shape[1] != 2:
+        raise InputError(
+            f"Cohen's kappa and Scott's pi are defined for exactly two raters; got {wide.shape[1]} "
+            "(use krippendorff_alpha for more raters)."
+        )
+    codes, domain = _encode(wide, level)
+    both = (codes >= 0).all(axis=1)
+    if not both.any():
+        raise InputError("no unit was rated by both raters.")
+    return codes[both], domain, int((~both).sum())
+
+
+def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: str, domain: np.ndarray, which: str):
+    A = np.zeros((len(a), V))
+    A[np.arange(len(a)), a] = 1.0
+    B = np.zeros((len(b), V))
+    B[np.arange(len(b)), b] = 1.0
+    nA, nB = W @ A, W @ B
+    n = W.sum(axis=1)
+    if level == "ordinal":
+        delta = _ordinal_delta(nA + nB)  # (R, V, V) from the pooled marginals
+        pair = W @ (A[:, :, None] * B[:, None, :]).reshape(len(a), V * V)
+        obs = np.einsum("rx,rx->r", pair, delta.reshape(len(W), V * V)) / n
+        if which == "kappa":
+            exp = np.einsum("rv,rvw,rw->r", nA, delta, nB) / n**2
+        else:
+            p = (nA + nB) / (2 * n[:, None])
+            exp = np.einsum("rv,rvw,rw->r", p, delta, p)
+    else:
+        delta = _delta(level, domain)
+        obs = (W @ delta[a, b]) / n
+        if which == "kappa":
+            exp = np.einsum("rv,vw,rw->r", nA, delta, nB) / n**2
+        else:
+            p = (nA + nB) / (2 * n[:, None])
+            exp = np.einsum("rv,vw,rw->r", p, delta, p)
+    agree = (W @ (a == b).astype(float)) / n
+    return obs, exp, agree
+
+
+def _kappa_or_pi(which, data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state):
+    if if_undefined not in _UNDEFINED:
+        raise InputError(f"`if_undefined` must be one of {', '.join(map(repr, _UNDEFINED))}; got {if_undefined!r}.")
+    codes, domain, dropped = _two_rater_codes(data, level, unit, rater, value)
+    a, b = codes[:, 0], codes[:, 1]
+    name = "Cohen's kappa" if which == "kappa" else "Scott's pi"
+    ones = np.ones((1, len(a)))
+    obs, exp, agree = _kappa_pi_batch(a, b, domain.size, ones, level, domain, which)
+    value_ = float(_finish(name, obs, exp, if_undefined)[0])
+    ci = None
+    if confidence is not None:
+        confidence = require_probability(confidence, "confidence", open_interval=True)
+        n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
+        rng = as_generator(random_state)
+        width = len(a) * domain.size ** (2 if level == "ordinal" else 1)
+        vals = []
+        for size in chunk_sizes(n_resamples, width, elements=1 << 21):
+            W = bootstrap_counts(len(a), size, rng)
+            o, e, _ = _kappa_pi_batch(a, b, domain.size, W, level, domain, which)
+            vals.append(_finish(name, o, e, if_undefined, warn=False))
+        ci = _ci_from(np.concatenate(vals), confidence)
+    return AgreementResult(
+        coefficient=which, value=value_, level=level, observed_disagreement=float(obs[0]),
+        expected_disagreement=float(exp[0]), n_units=len(a), n_values=2 * len(a), n_raters=2,
+        percent_agreement=float(agree[0]), confidence_interval=ci,
+        details={"values": domain.tolist(), "units_without_both_ratings": dropped},
+    )
+
+
+_KAPPA_PI_NOTES = """
+    Only units rated by both raters are used (the count of the others is in
+    ``details["units_without_both_ratings"]``). With the proportion :math:`p_{ck}` of
+    units rated ``c`` by rater 1 and ``k`` by rater 2, marginals :math:`p_{c\\cdot}`,
+    :math:`p_{\\cdot k}` and a difference function :math:`\\delta^2_{ck}` of the chosen
+    level (as for alpha; nominal: :math:`[c \\ne k]`),
+    :math:`D_o = \\sum p_{ck} \\delta^2_{ck}` and the coefficient is :math:`1 - D_o / D_e`.
+"""
+
+
+def cohens_kappa(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+                 value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
+                 n_resamples: int = 2000, random_state: object = None) -> AgreementResult:
+    return _kappa_or_pi("kappa", data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state)
+
+
+cohens_kappa.__doc__ = ("""Cohen's kappa for two raters (chance model: each rater's own marginal distribution).
+
+    Parameters are as for :func:`krippendorff_alpha`; ``data`` must have two raters.
+
+    Returns
+    -------
+    AgreementResult
+
+    Notes
+    -----
+    Chance disagreement samples each rater's value independently from that rater's
+    marginal (with replacement): :math:`D_e = \\sum_{c,k} p_{c\\cdot}\\, p_{\\cdot k}\\, \\delta^2_{ck}`.
+    Nominal gives Cohen's (1960) kappa; ``"interval"`` on equally spaced codes gives
+    the quadratically weighted kappa.
+    """ + _KAPPA_PI_NOTES + """
+    Examples
+    --------
+    >>> from mixeval.agreement import cohens_kappa
+    >>> round(cohens_kappa([[1, 1], [0, 0], [1, 0], [0, 0]], confidence=None).value, 4)
+    0.5
+    """)
+
+
+def scotts_pi(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+              value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
+              n_resamples: int = 2000, random_state: object = None) -> AgreementResult:
+    return _kappa_or_pi("pi", data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state)
+
+
+scotts_pi.__doc__ = ("""Scott's pi for two raters (chance model: the pooled marginal, drawn with replacement).
+
+    Parameters are as for :func:`krippendorff_alpha`; ``data`` must have two raters.
+
+    Returns
+    -------
+    AgreementResult
+
+    Notes
+    -----
+    With the pooled marginal :math:`\\bar p_c = (p_{c\\cdot} + p_{\\cdot c}) / 2`,
+    :math:`D_e = \\sum_{c,k} \\bar p_c \\bar p_k \\delta^2_{ck}`. Alpha differs only by
+    drawing without replacement: for two raters without missing values,
+    :math:`1 - \\alpha = \\frac{2N - 1}{2N} (1 - \\pi)`.
+    """ + _KAPPA_PI_NOTES + """
+    Examples
+    --------
+    >>> from mixeval.agreement import scotts_pi
+    >>> round(scotts_pi([[1, 1], [0, 0], [1, 0], [0, 0]], confidence=None).value, 4)
+    0.4667
+    """)
+
+
+def agreement(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+              value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
+              n_resamples: int = 2000, random_state: object = None) -> pd.DataFrame:
+    """Alpha, kappa and pi side by side (kappa and pi only for exactly two raters).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per coefficient: ``coefficient, value, ci_low, ci_high,
+        observed_disagreement, expected_disagreement, percent_agreement, n_units``.
+
+    Examples
+    --------
+    >>> from mixeval.agreement import agreement
+    >>> agreement([[0, 0], [0, 0], [1, 1], [0, 1]], confidence=None)["coefficient"].tolist()
+    ['alpha', 'kappa', 'pi']
+    """
+    wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
+    rng = as_generator(random_state)
+    kw = dict(level=level, if_undefined=if_undefined, confidence=confidence, n_resamples=n_resamples)
+    results = [krippendorff_alpha(wide, random_state=rng, **kw)]
+    if wide.shape[1] == 2:
+        results.append(cohens_kappa(wide, random_state=rng, **kw))
+        results.append(scotts_pi(wide, random_state=rng, **kw))
+    rows = []
+    for r in results:
+        ci = r.confidence_interval
+        rows.append({"coefficient": r.coefficient, "value": r.value,
+                     "ci_low": ci.low if ci else np.nan, "ci_high": ci.high if ci else np.nan,
+                     "observed_disagreement": r.observed_disagreement,
+                     "expected_disagreement": r.expected_disagreement,
+                     "percent_agreement": r.percent_agreement, "n_units": r.n_units})
+    return pd.DataFrame(rows)
