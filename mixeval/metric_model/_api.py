@@ -413,8 +413,10 @@ def compare_systems(
     >>> labels = {"A": rng.binomial(1, 0.10, 5000), "B": rng.binomial(1, 0.12, 5000)}
     >>> m = MetricModel.from_confusion(tp=170, fp=30, fn=20, tn=780)
     >>> t = compare_systems(labels, metric=m, random_state=1)
-    >>> t[["contrast", "method", "estimand"]].to_string(index=False).splitlines()[1]
-    ' B - A      goyal difference in observed rates'
+    >>> list(t["method"])
+    ['goyal', 'calibrated', 'delta', 'bootstrap']
+    >>> t.loc[t["method"] == "calibrated", ["estimate", "se"]].round(4).values.tolist()
+    [[0.0155, 0.0051]]
     """
     long = _as_long(data, system, score, item)
     z = _z(level)

@@ -34,8 +34,8 @@ def _rates(q: Sequence[float], name: str) -> np.ndarray:
 
 def coverage_study(
     *,
-    p_control: float | Sequence[float],
-    p_treatment: float | Sequence[float],
+    p_control: float | Sequence[float] | None = None,
+    p_treatment: float | Sequence[float] | None = None,
     n: int,
     rates: Sequence[float],
     rates_control: Sequence[float] | None = None,
@@ -118,6 +118,8 @@ def coverage_study(
             raise InputError(f"`joint` must be a {k} x {k} table of probabilities summing to 1.")
         pc, pt = joint.sum(axis=1), joint.sum(axis=0)
     else:
+        if p_control is None or p_treatment is None:
+            raise InputError("give `p_control` and `p_treatment`, or the paired `joint` table.")
         pc, pt = _probs(p_control, k, "p_control"), _probs(p_treatment, k, "p_treatment")
     theta_true = float(q_t @ pt - q_c @ pc)
     theta_obs = float(pos @ pt - pos @ pc)
