@@ -148,6 +148,13 @@ class LmerResult:
         """Residual standard deviation."""
         return float(np.sqrt(self.sigma2))
 
+    @property
+    def confounded(self) -> list[tuple[str, str]]:
+        """Pairs of groups with identical partitions of the rows (only their summed variance is identified)."""
+        from ._design import confounded_pairs
+
+        return confounded_pairs(self.design.groups)
+
     # ----------------------------------------------------------------- refits
     def refit(self, *, REML: bool) -> "LmerResult":
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
