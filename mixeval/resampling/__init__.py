@@ -9,6 +9,7 @@ every resampling function takes keyword-only ``n_resamples=`` and
 
 from ._budget import BudgetResult, budget_ci, expected_max, plot_budget
 from ._engine import as_generator
+from ._multi import compare_systems, multi_bootstrap_test, wide_scores
 from ._metrics import (
     accuracy_from_counts,
     bleu_from_counts,
@@ -33,6 +34,9 @@ __all__ = [
     "accuracy_from_counts",
     "bleu_from_counts",
     "as_generator",
+    "compare_systems",
+    "multi_bootstrap_test",
+    "wide_scores",
     "expected_max",
     "budget_ci",
     "BudgetResult",
