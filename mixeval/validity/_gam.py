@@ -217,7 +217,8 @@ def _solve(G: np.ndarray, b: np.ndarray, yy: float, S_list: list[tuple[slice, np
 
 
 def _select_smoothing(
-    G: np.ndarray, b: np.ndarray, yy: float, n: float, S_list: list[tuple[slice, np.ndarray]], criterion: str
+    G: np.ndarray, b: np.ndarray, yy: float, n: float, S_list: list[tuple[slice, np.ndarray]], criterion: str,
+    start: np.ndarray | None = None,
 ) -> _PenalizedFit:
     """Minimise GCV (``n RSS / (n - tau)^2``) or UBRE (``RSS/n - 1 + 2 tau / n``) over log smoothing parameters."""
     m = len(S_list)
@@ -250,9 +251,10 @@ def _select_smoothing(
         return float(value), grad
 
     best = None
-    for start in (0.0, 6.0):
+    starts = [np.full(m, 0.0), np.full(m, 6.0)] if start is None else [np.asarray(start, dtype=float)]
+    for x0 in starts:
         res = minimize(
-            objective, np.full(m, start), jac=True, method="L-BFGS-B",
+            objective, x0, jac=True, method="L-BFGS-B",
             bounds=[(-_RHO_BOUND, _RHO_BOUND)] * m, options={"maxiter": 200, "ftol": 1e-12, "gtol": 1e-8},
         )
         if best is None or res.fun < best.fun:
@@ -379,13 +381,15 @@ class _Design:
             eta = np.log(mu / (1 - mu))
             dev_old = np.inf
             iterations = 0
+            rho = None
             for iterations in range(1, max_iter + 1):
                 w = np.clip(mu * (1 - mu), 1e-10, None)
                 z = eta + (y - mu) / w
                 G = self.gram(w, idx)
                 bz = self.cross(w * z, idx)
                 zz = float(np.sum(w * z * z))
-                pf = _select_smoothing(G, bz, zz, float(self.n), S_list, "UBRE")
+                pf = _select_smoothing(G, bz, zz, float(self.n), S_list, "UBRE", start=rho)
+                rho = np.log(np.maximum(pf.lam, 1e-300)) if len(S_list) else None
                 eta = self.linear_predictor(idx, pf.beta)
                 mu = _expit(eta)
                 dev = _binomial_deviance(y, mu)

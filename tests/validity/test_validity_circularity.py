@@ -95,7 +95,7 @@ def test_tolerance_and_thresholds_are_respected():
 
 def test_binomial_family_on_thresholded_labels():
     # a noisy threshold (no perfect separation, which makes every logit GAM diverge)
-    d = _rule_data()
+    d = _rule_data(n=2000)
     rng = np.random.default_rng(4)
     d["pos"] = (d["a"] + rng.normal(0, 0.1, len(d)) > 0.3).astype(int)
     res = _quiet(circularity_test, d, "pos", features=["a", "b", "c", "e"], family="binomial", d2_threshold=0.7)
@@ -114,8 +114,10 @@ def test_distillation_with_callable_estimator_and_array():
     for model in (Teacher(), Teacher().predict, Teacher().predict(X)):
         res = _quiet(distillation_test, model, X, k=30)
         assert res.circular == ("a",) and res.target == "prediction"
-    binary = _quiet(distillation_test, Teacher(), X, threshold=1.5, k=20)
-    assert binary.family == "binomial" and binary.best == ("a",)
+    rng = np.random.default_rng(5)
+    noisy = X["a"].to_numpy() + rng.normal(0, 0.1, len(X))  # a noisy classifier score
+    binary = _quiet(distillation_test, noisy, X, threshold=0.3, features=["a", "b"], d2_threshold=0.7)
+    assert binary.family == "binomial" and binary.best == ("a",) and binary.is_circular
     with pytest.raises(InputError, match="predictions for"):
         distillation_test(np.zeros(3), X)
 
