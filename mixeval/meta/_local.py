@@ -595,12 +595,18 @@ def rank_stability_test(
     ``t_Q = delta_Q / se_Q``, with ``se_Q`` the standard error of the mean over the contexts
     of ``Q`` of the per-context differences. A reversal needs evidence in both directions, so
     ``R = max_{m<l} min(max_Q t_Q, max_Q (-t_Q))`` (an intersection-union statistic).
-    Under ``H0`` every pair has a direction in which all ``delta_Q`` are ``<= 0``, hence
-    ``R <= max_{m<l, Q} |t_Q - delta_Q / se_Q|``; the null distribution is therefore that of
-    ``max |t*_Q - t_Q|`` over bootstrap resamples of the contexts (all subsets resampled
-    jointly, keeping their dependence), and ``p = (1 + #{R* >= R}) / (B + 1)``. The test is
-    valid (asymptotically, at any configuration of ``H0``) and conservative when the
-    metrics are clearly ordered. ``R <= 0`` (no observed reversal) gives ``p = 1``.
+    Under ``H0`` every pair has an order ``s`` (``+1`` if ``m`` is at least as accurate as
+    ``l`` on every subset, else ``-1``) with ``s delta_Q >= 0`` for all ``Q``, hence
+    ``R <= max_{m<l} max_Q -s (t_Q - delta_Q / se_Q)``: a one-sided maximum of centred
+    statistics in the direction of a reversal. ``s`` is estimated by the direction with the
+    stronger evidence (``max_Q t_Q`` versus ``max_Q -t_Q``); for a pair whose accuracies are
+    equal on every subset either direction bounds ``R``, and for any other pair the estimate
+    is consistent. The null distribution is that of ``max_{m<l} max_Q -s (t*_Q - t_Q)``
+    over bootstrap resamples of the contexts (all subsets resampled jointly, keeping their
+    dependence; ``t*`` uses the original standard errors), and
+    ``p = (1 + #{R* >= R}) / (B + 1)``. The test is asymptotically valid at every
+    configuration of ``H0`` and conservative away from its boundary (metrics clearly
+    ordered everywhere). ``R <= 0`` (no observed reversal) gives ``p = 1``.
 
     Examples
     --------
@@ -647,6 +653,7 @@ def rank_stability_test(
     up = t_obs.max(axis=1)
     down = (-t_obs).max(axis=1)
     R = float(np.max(np.minimum(up, down)))
+    side = np.where(up >= down, 1.0, -1.0)  # +1: the first metric of the pair looks better
 
     values = np.nan_to_num(diffs).reshape(G, -1)
     null = np.empty(B)
@@ -659,7 +666,8 @@ def rank_stability_test(
             d_star = num / den[:, None, :]
             centred = (d_star - delta) / se
         centred = np.where((se > 0) & np.isfinite(centred), centred, 0.0)
-        null[start : start + counts.shape[0]] = np.abs(centred).reshape(counts.shape[0], -1).max(axis=1)
+        # one-sided, towards the reversal (the direction opposite to the pair's observed order)
+        null[start : start + counts.shape[0]] = (-side[:, None] * centred).reshape(counts.shape[0], -1).max(axis=1)
         start += counts.shape[0]
     pvalue = 1.0 if R <= 0 else float((1 + np.sum(null >= R)) / (B + 1))
 
