@@ -59,3 +59,34 @@ def test_selective_errors_are_clean(tmp_path, capsys, frame, extra, message):
     code, out, err = _run(["meta", "selective", str(path), "--confidence", "c", "--correct", "y", *extra], capsys)
     assert code == 2 and out == ""
     assert "error:" in err and message in err
+
+
+def test_local_json(tmp_path, capsys):
+    from mixeval.meta import chrf, example_translations, score_pairs, word_error_rate
+
+    pairs = score_pairs(
+        example_translations(),
+        {"wer": word_error_rate, "chrf": chrf},
+        context="reference",
+        output="hypothesis",
+        subset="system",
+        context_id="context",
+        random_state=1,
+    )
+    path = tmp_path / "pairs.csv"
+    pairs.rename(columns={"subset": "system", "perturbed": "score_perturbed"}).to_csv(path, index=False)
+    argv = ["meta", "local", str(path), "--context", "context", "--subset", "system", "--metric", "metric",
+            "--score", "score", "--perturbed", "score_perturbed", "--lower-is-better", "wer",
+            "--n-resamples", "199", "--json"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    res = json.loads(out)
+    rows = {(r["metric"], r["subset"]): r for r in res["rows"]}
+    assert rows[("wer", "verbose")]["accuracy"] == pytest.approx(0.475, abs=1e-12)
+    assert rows[("chrf", "faithful")]["accuracy"] == pytest.approx(0.975, abs=1e-12)
+    assert res["hypothesis_a"]["wer"]["statistic"] == pytest.approx(35.2, abs=1e-9)
+    assert 0 < res["hypothesis_b"]["pvalue"] <= 1
+    code, out, _ = _run(argv[:-1], capsys)
+    assert code == 0 and "hypothesis A, wer" in out
+    code, _, err = _run([*argv[:-1], "--lower-is-better", "ter"], capsys)
+    assert code == 2 and "lower_is_better" in err
