@@ -98,7 +98,9 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
                 f"{int(dup.sum())} duplicate (unit, rater) rating(s), e.g. {first}; each rater may rate a unit "
                 "once. Aggregate or relabel them first."
             )
-        return data.pivot(index=unit, columns=rater, values=value)
+        wide = data.pivot(index=unit, columns=rater, values=value)
+        # units and raters in order of first appearance, so resampling matches the wide input
+        return wide.reindex(index=pd.unique(data[unit]), columns=pd.unique(data[rater]))
     if isinstance(data, pd.DataFrame):
         return data
     arr = np.asarray(data, dtype=object if not np.issubdtype(np.asarray(data).dtype, np.number) else float)

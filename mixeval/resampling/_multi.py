@@ -55,7 +55,9 @@ def wide_scores(
                 f"{int(dup.sum())} duplicate (item, system) rows; average repeated runs first or use "
                 "multi_bootstrap_test, which resamples seeds/runs as well."
             )
+        # keep items and systems in order of first appearance (pivot would sort them)
         wide = data.pivot(index=item, columns=system, values=score)
+        wide = wide.reindex(index=pd.unique(data[item]), columns=pd.unique(data[system]))
         missing = wide.isna().sum()
         if missing.any():
             bad = missing[missing > 0]

@@ -355,9 +355,10 @@ def paired_bootstrap_test(
     -------
     TestResult
         ``statistic``/``estimate``: observed difference; ``null_distribution``: the
-        shifted bootstrap differences; ``confidence_interval``: percentile or BCa
+        shifted bootstrap differences (add ``details["bootstrap_mean"]`` to get the
+        bootstrap distribution itself); ``confidence_interval``: percentile or BCa
         interval of the (unshifted) bootstrap differences; ``details``: count,
-        bootstrap mean and standard error, the unshifted distribution.
+        bootstrap mean and standard error.
 
     Notes
     -----
@@ -407,8 +408,7 @@ def paired_bootstrap_test(
         confidence_interval=interval,
         details={"count": c, "n_resamples": n_resamples, "n_items": pair.n, "metric": pair.name,
                  "metric_a": metric_a, "metric_b": metric_b, "bootstrap_mean": center,
-                 "bootstrap_se": float(dist.std(ddof=1)) if dist.size > 1 else float("nan"),
-                 "bootstrap_distribution": dist},
+                 "bootstrap_se": float(dist.std(ddof=1)) if dist.size > 1 else float("nan")},
     )
 
 

@@ -1,0 +1,72 @@
+"""``mixeval agreement``: Krippendorff's alpha, Cohen's kappa and Scott's pi of a ratings table."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "agreement", help="Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)",
+        description="Agreement coefficients of a ratings table: wide (one row per unit, one column per rater; "
+                    "empty cells = missing) or long (--unit/--rater/--value). kappa and pi need exactly two "
+                    "raters (else null). The 0/0 case (no variation at all) gives null with a warning.",
+    )
+    p.add_argument("path", help="CSV (or .parquet) of ratings")
+    p.add_argument("--level", choices=["nominal", "ordinal", "interval", "ratio"], default="nominal")
+    p.add_argument("--raters", nargs="+", metavar="COL", help="wide format: rater columns (default: all columns "
+                                                                "except --id)")
+    p.add_argument("--id", metavar="COL", help="wide format: unit id column to leave out")
+    p.add_argument("--unit", help="long format: unit column")
+    p.add_argument("--rater", help="long format: rater column")
+    p.add_argument("--value", help="long format: rating column")
+    p.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (0 = no interval)")
+    p.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed")
+    p.add_argument("--if-undefined", choices=["nan", "zero", "raise"], default="nan",
+                   help="value when there is no variation at all (0/0); 'zero' is Krippendorff's convention")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..agreement import agreement
+    from ..cli import print_json
+    from ..cli._io import read_table
+    from ..errors import ColumnError
+
+    data = read_table(args.path)
+    long = args.unit is not None or args.rater is not None or args.value is not None
+    if not long:
+        if args.id is not None:
+            if args.id not in data.columns:
+                raise ColumnError(f"--id column {args.id!r} not found; available: {', '.join(data.columns)}.")
+            data = data.set_index(args.id)
+        if args.raters:
+            missing = [c for c in args.raters if c not in data.columns]
+            if missing:
+                raise ColumnError(f"rater column(s) {missing} not found; available: {', '.join(data.columns)}.")
+            data = data[args.raters]
+    confidence = args.confidence if args.confidence and args.confidence > 0 else None
+    table = agreement(data, args.level, unit=args.unit, rater=args.rater, value=args.value,
+                      if_undefined=args.if_undefined, confidence=confidence, n_resamples=args.n_resamples,
+                      random_state=args.seed)
+    by = {row.coefficient: row for row in table.itertuples()}
+    if args.json:
+        out = {"level": args.level}
+        for name in ("alpha", "kappa", "pi"):
+            row = by.get(name)
+            out[name] = None if row is None else float(row.value)
+            out[f"{name}_ci"] = None if row is None or confidence is None else [float(row.ci_low), float(row.ci_high)]
+        alpha = by["alpha"]
+        out.update({"observed_disagreement": float(alpha.observed_disagreement),
+                    "expected_disagreement": float(alpha.expected_disagreement),
+                    "percent_agreement": float(alpha.percent_agreement), "n_units": int(alpha.n_units),
+                    "confidence": confidence, "n_resamples": args.n_resamples if confidence else 0})
+        print_json(out)
+    else:
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0

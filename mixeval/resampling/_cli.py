@@ -1,0 +1,65 @@
+"""Shared plumbing of the ``mixeval bootstrap`` and ``mixeval permutation`` commands."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from ._multi import compare_systems, wide_scores
+from ._paired import paired_bootstrap_test, permutation_test
+
+__all__ = ["add_common_arguments", "run_paired_command"]
+
+
+def add_common_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="CSV (or .parquet): one row per test item, one score column per system "
+                                "(or long format with --item/--system/--score)")
+    p.add_argument("--systems", nargs="+", metavar="COL", help="score columns to compare (default: all numeric)")
+    p.add_argument("--baseline", metavar="COL", help="compare every system against this one instead of all pairs")
+    p.add_argument("--item", help="long format: item column")
+    p.add_argument("--system", help="long format: system column")
+    p.add_argument("--score", help="long format: score column")
+    p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided",
+                   help="'greater': first system scores higher (default two-sided)")
+    p.add_argument("--n-resamples", type=int, default=10_000, help="number of resamples (default 10000)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same result)")
+    p.add_argument("--adjust", default="holm", help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, "
+                                                   "bh, by, none (default holm)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run_paired_command(args: argparse.Namespace, test: str) -> int:
+    from ..cli import print_json
+    from ..cli._io import read_table
+
+    data = read_table(args.path)
+    wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
+    names = [str(c) for c in wide.columns]
+    level = getattr(args, "level", 0.95)
+    if len(names) == 2 and args.baseline is None:
+        a, b = (wide[c].to_numpy(dtype=float) for c in wide.columns)
+        if test == "bootstrap":
+            res = paired_bootstrap_test(a, b, alternative=args.alternative, ci=args.ci, level=level,
+                                        n_resamples=args.n_resamples, random_state=args.seed)
+        else:
+            res = permutation_test(a, b, alternative=args.alternative, n_resamples=args.n_resamples,
+                                   random_state=args.seed)
+        out = res.to_dict()
+        out["system_a"], out["system_b"] = names
+        if args.json:
+            print_json(out)
+        else:
+            print(f"{names[0]} vs {names[1]} ({len(wide)} items)")
+            print(res.summary())
+        return 0
+    table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
+                            alternative=args.alternative, level=level, n_resamples=args.n_resamples,
+                            random_state=args.seed)
+    if args.json:
+        print_json({"comparisons": table.to_dict(orient="records"), "adjust": args.adjust, "test": test,
+                    "n_items": len(wide), "n_resamples": args.n_resamples})
+    else:
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
