@@ -334,13 +334,13 @@ def test_bad_metric_ci_inputs():
 
 
 def test_bad_compare_inputs_and_no_mutation():
-    df = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 1, 1], "item": [1, 2, 1, 3]})
+    df = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 0, 1], "item": [1, 2, 1, 3]})
     before = df.copy()
     with pytest.raises(ColumnError, match="available columns"):
         compare_systems(df, metric=TOXIGEN, score="label")
     with pytest.raises(InputError, match="only for"):
         compare_systems(df, metric=TOXIGEN, item="item")
-    dup = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 1, 1], "item": [1, 1, 1, 2]})
+    dup = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 0, 1], "item": [1, 1, 1, 2]})
     with pytest.raises(InputError, match="more than once"):
         compare_systems(dup, metric=TOXIGEN, item="item")
     with pytest.raises(InputError, match="observed classes 0..1"):
@@ -362,3 +362,14 @@ def test_bad_compare_inputs_and_no_mutation():
     with pytest.raises(InputError, match="no metric model"):
         compare_systems(df, metric={"a": TOXIGEN})
     pd.testing.assert_frame_equal(df, before)
+
+
+def test_boundary_warnings_and_non_numeric_scores():
+    from mixeval.errors import BoundaryWarning
+
+    with pytest.warns(BoundaryWarning, match="exactly 0 or 1"):
+        MetricModel.from_confusion(tp=50, fp=0, fn=5, tn=95)
+    with pytest.warns(BoundaryWarning, match="degenerate"):
+        compare_systems({"a": [0, 0, 0], "b": [0, 1, 1]}, metric=TOXIGEN)
+    with pytest.raises(InputError, match="must be numeric"):
+        compare_systems(pd.DataFrame({"system": ["a", "b"], "score": ["toxic", "ok"]}), metric=TOXIGEN)

@@ -10,15 +10,18 @@ import pandas as pd
 from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
+import warnings
+
 from .._validation import (
     as_1d_float,
     require_columns,
     require_dataframe,
     require_no_missing,
+    require_numeric_column,
     require_positive_int,
     require_probability,
 )
-from ..errors import ColumnError, InputError
+from ..errors import BoundaryWarning, InputError
 from . import _core
 from ._model import MetricModel
 
@@ -449,17 +452,21 @@ def compare_systems(
     n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=10)
     rng = _rng(random_state)
 
+    values = require_numeric_column(long, score, role="observed label")
+    sys_col = long[system].to_numpy()
     labels = {
-        s: _classes(
-            long.loc[long[system] == s, score].to_numpy(dtype=float),
-            metrics[s],
-            f"column {score!r} of system {s!r}",
-        )
-        for s in systems
+        s: _classes(values[sys_col == s], metrics[s], f"column {score!r} of system {s!r}") for s in systems
     }
     for s, v in labels.items():
         if v.size < 2:
             raise InputError(f"system {s!r} has {v.size} scored output(s); need at least 2.")
+        if np.unique(v).size == 1:
+            warnings.warn(
+                f"every output of system {s!r} has observed class {v[0]}: its sample variance is 0 and the "
+                "normal-theory intervals (uncorrected, calibrated, delta) are degenerate; score more outputs.",
+                BoundaryWarning,
+                stacklevel=2,
+            )
     items = {s: long.loc[long[system] == s, item].to_numpy() for s in systems} if item else None
     gold_counts = _gold_counts(gold, system, score, truth, systems, metrics) if "ppi" in methods else None
 
@@ -483,12 +490,15 @@ def _gold_counts(gold, system, score, truth, systems, metrics) -> dict[str, np.n
     require_columns(g, [system, score, truth], "gold")
     require_no_missing(g, [system, score, truth])
     out = {}
+    g_scores = require_numeric_column(g, score, role="observed label")
+    g_truth = require_numeric_column(g, truth, role="gold label")
+    g_sys = g[system].to_numpy()
     for s in systems:
-        sub = g[g[system] == s]
-        if len(sub) < 2:
-            raise InputError(f"`gold` has {len(sub)} row(s) for system {s!r}; PPI needs at least 2 per system.")
-        o = _classes(sub[score].to_numpy(dtype=float), metrics[s], f"gold column {score!r} of system {s!r}")
-        r = sub[truth].to_numpy(dtype=float)
+        sel = g_sys == s
+        if sel.sum() < 2:
+            raise InputError(f"`gold` has {int(sel.sum())} row(s) for system {s!r}; PPI needs at least 2 per system.")
+        o = _classes(g_scores[sel], metrics[s], f"gold column {score!r} of system {s!r}")
+        r = g_truth[sel]
         if not np.all((r == 0) | (r == 1)):
             raise InputError(f"gold column {truth!r} must hold true labels 0/1 (system {s!r}).")
         tab = np.zeros((metrics[s].n_classes, 2))

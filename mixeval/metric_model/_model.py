@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 
 from .._validation import require_positive_int, require_probability
-from ..errors import InputError
+from ..errors import BoundaryWarning, InputError
 
 __all__ = ["MetricModel"]
 
@@ -256,3 +258,13 @@ def _validate(rates: tuple[float, ...], counts: tuple[int, ...] | None, positive
         raise InputError(
             "all rates P(R=1 | O=o) are equal: the metric's label carries no information about the true label."
         )
+    if counts is not None:
+        edge = [i for i, r in enumerate(rates) if r in (0.0, 1.0)]
+        if edge:
+            warnings.warn(
+                f"rate(s) of observed class(es) {edge} were estimated as exactly 0 or 1, so their binomial "
+                "variance estimate is 0 and the delta/bootstrap intervals ignore their uncertainty; "
+                "annotate more items of those classes.",
+                BoundaryWarning,
+                stacklevel=3,
+            )
