@@ -587,7 +587,8 @@ def rank_stability_test(
         ``statistic``: the reversal statistic ``R``; ``pvalue``; ``estimate``: Kendall's W
         (concordance of the subsets' rankings of the metrics: 1 = the same ordering
         everywhere); ``null_distribution``; ``details["pairs"]``: per metric pair its
-        largest ``t`` in each direction.
+        largest ``t`` in each direction; ``details["ranking"]``: per subset the rank of each
+        metric (1 = most accurate, ties averaged).
 
     Notes
     -----
@@ -673,9 +674,9 @@ def rank_stability_test(
 
     pair_rows = {
         f"{res.metrics[i]} vs {res.metrics[j]}": {
-            "max_t_first_better": float(up[p]),
-            "max_t_second_better": float(down[p]),
-            "reversal": float(min(up[p], down[p])),
+            "max_t_first_better": float(up[p]) + 0.0,
+            "max_t_second_better": float(down[p]) + 0.0,
+            "reversal": float(min(up[p], down[p])) + 0.0,
         }
         for p, (i, j) in enumerate(pairs)
     }
@@ -689,7 +690,10 @@ def rank_stability_test(
         details={
             "kendall_w": _kendall_w(acc),
             "pairs": pair_rows,
-            "ranking": {str(q): [str(res.metrics[i]) for i in np.argsort(-acc[:, k], kind="stable")] for k, q in enumerate(res.subsets)},
+            "ranking": {
+                str(q): {str(m): float(r) for m, r in zip(res.metrics, stats.rankdata(-acc[:, k]))}
+                for k, q in enumerate(res.subsets)
+            },
             "n_resamples": B,
         },
     )

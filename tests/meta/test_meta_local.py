@@ -266,7 +266,7 @@ def test_rank_stability_power_and_reproducibility():
     t2 = rank_stability_test(res, n_resamples=99, random_state=np.random.default_rng(5))
     assert t1.pvalue == t2.pvalue
     np.testing.assert_array_equal(t1.null_distribution, t2.null_distribution)
-    assert t1.details["ranking"] == {"q0": ["m0", "m1"], "q1": ["m1", "m0"]}
+    assert t1.details["ranking"] == {"q0": {"m0": 1.0, "m1": 2.0}, "q1": {"m0": 2.0, "m1": 1.0}}
     assert t1.estimate == pytest.approx(0.0)  # Kendall's W of two opposite rankings
 
 
