@@ -1,0 +1,345 @@
+"""Reliability from variance components (book Section 3.3.3): phi, its relatives, the D-study.
+
+Components are keyed by lme4's group names (``"sentence"``, ``"rater:sentence"``,
+``"Residual"``); a component's *facets* are the factors in its name other than
+the objects of measurement (the item factor). All functions take either a
+fitted model (:class:`mixeval.mixed.LmerResult`) or a plain mapping of
+variances, so a D-study can be run on published components too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .mixed import LmerResult
+
+__all__ = [
+    "components_of",
+    "variance_table",
+    "phi",
+    "error_variance",
+    "intra_rater",
+    "inter_rater",
+    "dstudy",
+    "cheapest_design",
+    "DesignChoice",
+]
+
+RESIDUAL = "Residual"
+
+
+def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
+    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
+    if isinstance(source, LmerResult):
+        return source.variances
+    if not isinstance(source, Mapping):
+        raise TypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
+    comps = {str(k): float(v) for k, v in source.items()}
+    if RESIDUAL not in comps:
+        raise InputError(f"the variance components need a {RESIDUAL!r} entry; got {sorted(comps)}.")
+    bad = [k for k, v in comps.items() if not np.isfinite(v) or v < 0]
+    if bad:
+        raise InputError(f"variance components must be finite and >= 0; check {bad}.")
+    return comps
+
+
+def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:
+    """The book's variance-component table: component, variance, percent of the total (Tables 3.1-3.12).
+
+    Rows are sorted by decreasing variance with the residual last, as the book prints them.
+
+    Examples
+    --------
+    >>> variance_table({"item": 3.0, "rater": 1.0, "Residual": 1.0}).percent.tolist()
+    [60.0, 20.0, 20.0]
+    """
+    comps = components_of(source)
+    total = sum(comps.values())
+    if total <= 0:
+        raise InputError("all variance components are zero; the table of percentages is undefined.")
+    rows = sorted(((k, v) for k, v in comps.items() if k != RESIDUAL), key=lambda kv: -kv[1])
+    rows.append((RESIDUAL, comps[RESIDUAL]))
+    return pd.DataFrame(
+        {"component": [k for k, _ in rows], "variance": [v for _, v in rows], "percent": [100 * v / total for _, v in rows]}
+    )
+
+
+def _factors(component: str) -> frozenset[str]:
+    return frozenset(component.split(":"))
+
+
+def _check_item(comps: Mapping[str, float], item: str) -> None:
+    if item not in comps:
+        raise InputError(
+            f"the objects of measurement {item!r} are not a variance component; available: "
+            f"{', '.join(k for k in comps if k != RESIDUAL)}. Pass item= the factor of the test items."
+        )
+
+
+def _check_n(n: Mapping[str, float], facets: set[str]) -> dict[str, float]:
+    out = {}
+    for f, v in n.items():
+        if f not in facets:
+            raise InputError(f"n names {f!r}, which is not a facet of these components; facets: {', '.join(sorted(facets)) or 'none'}.")
+        if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 1):
+            raise InputError(f"sample size n[{f!r}] must be a number >= 1; got {v!r}.")
+        out[f] = float(v)
+    return out
+
+
+def error_variance(
+    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+) -> float:
+    """The error variance of Definition 3.2 (absolute) or of Brennan's relative coefficient (footnote 9).
+
+    Notes
+    -----
+    Absolute: ``sigma2_Delta = sum_c sigma2_c / prod_{f in facets(c)} n_f`` over every component ``c``
+    except the items, where ``facets(c)`` are the factors of ``c`` other than the item factor and the
+    residual counts every facet. Relative: only components that interact with the items (contain the
+    item factor and at least one facet) and the residual.
+    """
+    comps = components_of(source)
+    _check_item(comps, item)
+    if kind not in ("absolute", "relative"):
+        raise InputError(f"kind must be 'absolute' or 'relative'; got {kind!r}.")
+    facets = {f for c in comps if c != RESIDUAL for f in _factors(c)} - {item}
+    sizes = _check_n(n or {}, facets)
+    total = 0.0
+    for comp, var in comps.items():
+        if comp == item:
+            continue
+        if comp == RESIDUAL:
+            total += var / float(np.prod([sizes.get(f, 1.0) for f in facets]))
+            continue
+        own = _factors(comp) - {item}
+        if kind == "relative" and item not in _factors(comp):
+            continue
+        total += var / float(np.prod([sizes.get(f, 1.0) for f in own]))
+    return total
+
+
+def phi(
+    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+) -> float:
+    """Reliability coefficient phi (Definition 3.2), or the relative coefficient (footnote 9).
+
+    Parameters
+    ----------
+    source : LmerResult or mapping
+        A fitted model, or variance components ``{group: variance}`` including ``"Residual"``.
+    item : str
+        The objects of measurement (e.g. ``"sentence"``).
+    n : mapping, optional
+        Sample size per facet (``{"rater": 2, "occasion": 3}``); facets not named count once.
+    kind : {"absolute", "relative"}
+        Brennan's absolute coefficient (the book's phi) or the relative (generalizability) one.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``phi = sigma2_s / (sigma2_s + sigma2_Delta)`` with, for a rater x instantiation design (Eq. 3.11),
+    ``sigma2_Delta = s2_r/n_r + s2_i/n_i + s2_sr/n_r + s2_si/n_i + s2_ri/(n_r n_i) + s2_res/(n_r n_i)``;
+    the relative coefficient keeps only ``s2_sr/n_r + s2_si/n_i + s2_res/(n_r n_i)``. With every
+    ``n_f = 1`` phi is the items' percentage of the total variance. (The book's companion code for
+    Figure 3.3 leaves out ``s2_ri/(n_r n_i)``; Definition 3.2, implemented here, includes it.)
+
+    Examples
+    --------
+    >>> comps = {"s": 4.0, "r": 1.0, "r:s": 2.0, "Residual": 2.0}
+    >>> phi(comps, "s")
+    0.4444444444444444
+    >>> phi(comps, "s", {"r": 2})
+    0.6153846153846154
+    """
+    comps = components_of(source)
+    _check_item(comps, item)
+    s2 = comps[item]
+    denom = s2 + error_variance(comps, item, n, kind=kind)
+    if denom <= 0:
+        raise InputError("all variance components are zero; phi is 0/0 and undefined.")
+    return s2 / denom
+
+
+def _lookup(comps: Mapping[str, float], *factors: str) -> float:
+    """Variance of the component made of exactly these factors (any order), 0 if absent."""
+    want = frozenset(factors)
+    for comp, var in comps.items():
+        if comp != RESIDUAL and _factors(comp) == want:
+            return var
+    return 0.0
+
+
+def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str, n_rater: int = 1) -> float:
+    """Intra-rater reliability (book Eq. 3.18): one rater fixed, generalising over instantiations.
+
+    Notes
+    -----
+    ``(s2_s + s2_sr/n_r) / (s2_s + s2_sr/n_r + s2_si + s2_res/n_r)``. The book prints ``s2_ri`` in the
+    denominator of (3.18); its companion code (``stability()``) and Brennan's relative logic use the
+    item x instantiation component ``s2_si``, as here: with the rater fixed, the rater's own interaction
+    with items is part of the true score and what varies between instantiations of an item is ``s2_si``.
+    """
+    comps = components_of(source)
+    _check_item(comps, item)
+    num = comps[item] + _lookup(comps, item, rater) / n_rater
+    den = num + _lookup(comps, item, occasion) + comps[RESIDUAL] / n_rater
+    return num / den
+
+
+def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str) -> float:
+    """Inter-rater reliability (book Eq. 3.19): one instantiation fixed, generalising over raters.
+
+    Notes
+    -----
+    ``(s2_s + s2_si) / (s2_s + s2_si + s2_sr + s2_res)``.
+    """
+    comps = components_of(source)
+    _check_item(comps, item)
+    num = comps[item] + _lookup(comps, item, occasion)
+    return num / (num + _lookup(comps, item, rater) + comps[RESIDUAL])
+
+
+def dstudy(
+    source: LmerResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
+) -> pd.DataFrame:
+    """phi (absolute and relative) over a grid of facet sample sizes (book Figure 3.3).
+
+    Parameters
+    ----------
+    source, item
+        As for :func:`phi`.
+    grid : mapping
+        ``{"rater": range(1, 13), "occasion": range(1, 6)}``.
+
+    Returns
+    -------
+    DataFrame
+        One row per design: a column per facet, ``phi`` (absolute) and ``phi_relative``.
+
+    Examples
+    --------
+    >>> t = dstudy({"s": 4.0, "r": 1.0, "r:s": 2.0, "Residual": 2.0}, "s", {"r": [1, 2, 3]})
+    >>> t.round(3).values.tolist()
+    [[1.0, 0.444, 0.5], [2.0, 0.615, 0.667], [3.0, 0.706, 0.75]]
+    """
+    comps = components_of(source)
+    if not grid:
+        raise InputError("grid must name at least one facet, e.g. {'rater': range(1, 13)}.")
+    names = list(grid)
+    rows = []
+    for combo in itertools.product(*(list(grid[f]) for f in names)):
+        n = dict(zip(names, combo))
+        rows.append({**n, "phi": phi(comps, item, n), "phi_relative": phi(comps, item, n, kind="relative")})
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class DesignChoice:
+    """The cheapest design reaching a target phi, with every feasible Pareto-optimal alternative.
+
+    Attributes
+    ----------
+    n : dict
+        Sample size per facet of the chosen design (None if no design in the search space reaches the target).
+    phi : float
+        Its coefficient.
+    cost : float
+        Its cost.
+    frontier : DataFrame
+        The designs that reach the target and are not dominated (no other feasible design is at most as
+        large in every facet), sorted by cost.
+    """
+
+    target: float
+    kind: str
+    n: dict[str, int] | None
+    phi: float
+    cost: float
+    frontier: pd.DataFrame = field(repr=False)
+
+    @property
+    def reached(self) -> bool:
+        return self.n is not None
+
+    def summary(self) -> str:
+        if self.n is None:
+            return f"no design in the search space reaches {self.kind} phi >= {self.target}"
+        sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
+        return f"cheapest design with {self.kind} phi >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
+
+
+def cheapest_design(
+    source: LmerResult | Mapping[str, float],
+    item: str,
+    target: float = 0.8,
+    *,
+    max_n: Mapping[str, int],
+    cost_per_unit: Mapping[str, float] | None = None,
+    cost_per_observation: float = 0.0,
+    kind: str = "absolute",
+) -> DesignChoice:
+    """The cheapest design (facet sample sizes) whose phi reaches ``target``.
+
+    Parameters
+    ----------
+    source, item
+        As for :func:`phi`.
+    target : float
+        Required coefficient, e.g. 0.8 (Jiang 2018's threshold).
+    max_n : mapping
+        Largest sample size to consider per facet, e.g. ``{"rater": 12, "occasion": 5}``.
+    cost_per_unit : mapping, optional
+        Cost of one more level of a facet per item (a rater, a run, an instantiation).
+    cost_per_observation : float
+        Cost of one observation per item (``prod n_f`` observations per item), e.g. one rating.
+    kind : {"absolute", "relative"}
+
+    Notes
+    -----
+    ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. All designs in the grid are evaluated (the grid
+    is small); ties in cost are broken by higher phi. Without any cost, cost = number of observations.
+
+    Examples
+    --------
+    >>> comps = {"s": 4.0, "r": 1.0, "r:s": 2.0, "Residual": 2.0}
+    >>> cheapest_design(comps, "s", 0.7, max_n={"r": 10}).n
+    {'r': 3}
+    """
+    if not 0 < target < 1:
+        raise InputError(f"target must lie in (0, 1); got {target!r}.")
+    costs = dict(cost_per_unit or {})
+    unknown = set(costs) - set(max_n)
+    if unknown:
+        raise InputError(f"cost_per_unit names {sorted(unknown)}, which are not in max_n {sorted(max_n)}.")
+    per_obs = cost_per_observation if (costs or cost_per_observation) else 1.0
+    grid = {f: range(1, int(m) + 1) for f, m in max_n.items()}
+    table = dstudy(source, item, grid)
+    col = "phi" if kind == "absolute" else "phi_relative"
+    facets = list(max_n)
+    sizes = table[facets].to_numpy(dtype=float)
+    table["cost"] = sizes @ np.array([costs.get(f, 0.0) for f in facets]) + per_obs * sizes.prod(axis=1)
+    feasible = table[table[col] >= target]
+    if feasible.empty:
+        return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True))
+    fs = feasible[facets].to_numpy()
+    dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
+    frontier = feasible[~np.array(dominated)].sort_values(["cost", col], ascending=[True, False]).reset_index(drop=True)
+    best = frontier.iloc[0]
+    return DesignChoice(
+        target=target,
+        kind=kind,
+        n={f: int(best[f]) for f in facets},
+        phi=float(best[col]),
+        cost=float(best["cost"]),
+        frontier=frontier,
+    )
