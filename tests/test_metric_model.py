@@ -373,3 +373,23 @@ def test_boundary_warnings_and_non_numeric_scores():
         compare_systems({"a": [0, 0, 0], "b": [0, 1, 1]}, metric=TOXIGEN)
     with pytest.raises(InputError, match="must be numeric"):
         compare_systems(pd.DataFrame({"system": ["a", "b"], "score": ["toxic", "ok"]}), metric=TOXIGEN)
+
+
+def test_paired_bootstrap_close_to_paired_delta():
+    df, c, t = _paired_sample(seed=21, n=3000)
+    m = MetricModel.from_confusion(tp=160, fp=40, fn=15, tn=285)
+    out = compare_systems(df, metric=m, item="item", control="C", methods=["delta", "bootstrap"],
+                          n_resamples=4000, random_state=3).set_index("method")
+    assert out.loc["bootstrap", "se"] == pytest.approx(out.loc["delta", "se"], rel=0.08)
+    unpaired = compare_systems(df, metric=m, control="C", methods=["bootstrap"], n_resamples=4000, random_state=3)
+    assert unpaired["se"].iloc[0] > out.loc["bootstrap", "se"]  # positive dependence ignored -> wider
+
+
+def test_result_to_dict_is_json_ready():
+    import json
+
+    r = metric_ci(0.1, 0.2, 100, metric=MetricModel.from_confusion(8, 2, 3, 87))
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["ci_delta"] == [r.ci_delta.low, r.ci_delta.high]
+    assert d["estimate"] == r.ate
+    assert "Goyal" in r.summary() and "delta" in r.summary()
