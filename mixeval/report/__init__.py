@@ -20,8 +20,10 @@ True
 from __future__ import annotations
 
 from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
+from ._checks import check_evaluation_log, long_format_hint
 from ._format import format_number
 from ._report import Report
+from ._sections import comparison_section, conditional_section, data_section, result_table, variance_section
 from ._text import text_table
 
 __all__ = [
@@ -31,6 +33,13 @@ __all__ = [
     "Figure",
     "Paragraph",
     "Note",
+    "data_section",
+    "variance_section",
+    "comparison_section",
+    "conditional_section",
+    "result_table",
+    "check_evaluation_log",
+    "long_format_hint",
     "figure_to_png",
     "format_number",
     "text_table",

@@ -43,14 +43,12 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = 12
     body = [[format_cell(v, digits) for v in row] for row in shown.itertuples(index=False, name=None)]
     widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(header)]
 
-    def line(cells: Sequence[str], head: bool = False) -> str:
-        out = []
-        for j, cell in enumerate(cells):
-            out.append(cell.rjust(widths[j]) if numeric[j] and not head else cell.ljust(widths[j]))
+    def line(cells: Sequence[str]) -> str:
+        out = [cell.rjust(widths[j]) if numeric[j] else cell.ljust(widths[j]) for j, cell in enumerate(cells)]
         return "  ".join(out).rstrip()
 
     lines = [caption] if caption else []
-    lines.append(line(header, head=True))
+    lines.append(line(header))
     lines.extend(line(r) for r in body)
     if len(shown) < n_rows:
         lines.append(f"... {n_rows - len(shown)} more row(s) not shown ({n_rows} in total)")
