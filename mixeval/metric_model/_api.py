@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -10,8 +11,6 @@ import pandas as pd
 from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
-import warnings
-
 from .._validation import (
     as_1d_float,
     require_columns,
