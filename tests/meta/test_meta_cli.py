@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from mixeval.cli import main
 
@@ -88,5 +89,8 @@ def test_local_json(tmp_path, capsys):
     assert 0 < res["hypothesis_b"]["pvalue"] <= 1
     code, out, _ = _run(argv[:-1], capsys)
     assert code == 0 and "hypothesis A, wer" in out
+    code, out, _ = _run([*argv, "--ci", "t"], capsys)
+    row = {(r["metric"], r["subset"]): r for r in json.loads(out)["rows"]}[("wer", "verbose")]
+    assert row["ci_low"] == pytest.approx(0.475 - stats.t.ppf(0.975, 39) * row["se"], rel=1e-12)
     code, _, err = _run([*argv[:-1], "--lower-is-better", "ter"], capsys)
     assert code == 2 and "lower_is_better" in err

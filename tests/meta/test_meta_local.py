@@ -54,7 +54,7 @@ def from_wins(wins: np.ndarray, contexts, subsets, metrics) -> pd.DataFrame:
 
 
 def test_local_accuracy_hand_computed():
-    res = local_accuracy(tiny_pairs(), lower_is_better=["err"], level=0.5)
+    res = local_accuracy(tiny_pairs(), lower_is_better=["err"], level=0.5, ci="t")
     t = res.table.set_index(["metric", "subset"])
     for m in ("m", "err"):
         # mean over contexts of per-context means, not the pooled 2/5
@@ -72,8 +72,22 @@ def test_local_accuracy_hand_computed():
     assert res.ranking().loc["m", "s1"] == 1.5  # m and err are tied
 
 
-def test_t_interval_is_clipped_to_unit_interval_and_nan_for_one_context():
+def test_wilson_interval_with_effective_sample_size_hand_computed():
     res = local_accuracy(tiny_pairs(), lower_is_better=["err"])
+    row = res.table.set_index(["metric", "subset"]).loc[("m", "s1")]
+    p, se, z = 4 / 9, np.sqrt(21) / 9 / np.sqrt(3), stats.norm.ppf(0.975)
+    n = p * (1 - p) / se**2  # 2.857 < 5 pairs
+    centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
+    assert (row.ci_low, row.ci_high) == (pytest.approx(centre - half, rel=1e-12), pytest.approx(centre + half, rel=1e-12))
+    # every pair won: n_eff is the number of contexts, the interval is [G / (G + z^2), 1]
+    perfect = local_accuracy(from_wins(np.ones(3), [0, 1, 2], "all", "m")).table.iloc[0]
+    assert perfect.ci_low == pytest.approx(3 / (3 + z**2), rel=1e-12) and perfect.ci_high == 1.0
+    assert perfect.se == 0.0
+
+
+def test_t_interval_is_clipped_to_unit_interval_and_nan_for_one_context():
+    res = local_accuracy(tiny_pairs(), lower_is_better=["err"], ci="t")
     t = res.table.set_index(["metric", "subset"])
     assert t.loc[("m", "s1"), "ci_low"] == 0.0 and t.loc[("m", "s1"), "ci_high"] == 1.0
     one = tiny_pairs().query("context == 'A'")
@@ -90,7 +104,7 @@ def test_bootstrap_interval_is_seeded_and_close_to_t_interval():
     b1 = local_accuracy(pairs, ci="bootstrap", n_resamples=2000, random_state=3).table
     b2 = local_accuracy(pairs, ci="bootstrap", n_resamples=2000, random_state=3).table
     pd.testing.assert_frame_equal(b1, b2)
-    t = local_accuracy(pairs).table
+    t = local_accuracy(pairs, ci="t").table
     assert b1["ci_low"].iloc[0] == pytest.approx(t["ci_low"].iloc[0], abs=0.01)
     assert b1["ci_high"].iloc[0] == pytest.approx(t["ci_high"].iloc[0], abs=0.01)
 
@@ -206,17 +220,34 @@ def test_equality_test_power():
     assert rate >= 0.8, rate
 
 
-def test_t_interval_coverage():
+@pytest.mark.parametrize(
+    "ci, a, b",
+    [("wilson", 3, 2), ("wilson", 19, 1), ("wilson", 40, 1), ("t", 3, 2)],
+)
+def test_interval_coverage(ci, a, b):
+    # E[w_x] = E[p_x] = a / (a + b) is the population local accuracy (0.6, 0.95, 0.976)
     rng = np.random.default_rng(31)
-    covered, reps, G = 0, 400, 40
+    covered, reps, G, mu = 0, 300, 40, a / (a + b)
     for _ in range(reps):
-        p = rng.beta(3, 2, G)  # E[w_x] = E[p_x] = 0.6 is the population local accuracy
+        p = rng.beta(a, b, G)
         n_pairs = rng.integers(1, 4, G)
         ctx = np.repeat(np.arange(G), n_pairs)
         wins = rng.random(ctx.size) < p[ctx]
-        row = local_accuracy(from_wins(wins, ctx, "all", "m")).table.iloc[0]
-        covered += row.ci_low <= 0.6 <= row.ci_high
-    assert 0.92 <= covered / reps <= 0.975, covered / reps
+        row = local_accuracy(from_wins(wins, ctx, "all", "m"), ci=ci).table.iloc[0]
+        covered += row.ci_low <= mu <= row.ci_high
+    assert 0.92 <= covered / reps <= 0.985, covered / reps
+
+
+def test_t_interval_undercovers_near_one():
+    # why "wilson" is the default: the symmetric t interval is too short near the ceiling
+    rng = np.random.default_rng(32)
+    covered, reps, G, mu = 0, 300, 30, 40 / 41
+    for _ in range(reps):
+        p = rng.beta(40, 1, G)
+        ctx = np.repeat(np.arange(G), rng.integers(1, 4, G))
+        row = local_accuracy(from_wins(rng.random(ctx.size) < p[ctx], ctx, "all", "m"), ci="t").table.iloc[0]
+        covered += row.ci_low <= mu <= row.ci_high
+    assert covered / reps < 0.9
 
 
 # ----------------------------------------------------------------------------- hypothesis B
