@@ -13,6 +13,7 @@ from ._bias import DatasetBiasResult, correlation_difference_test, dataset_bias_
 from ._circularity import CircularityResult, circularity_test, distillation_test, nullification_ratios, rank_features
 from ._gam import GAMResult, fit_gam
 from ._invariance import InvarianceResult, permissible_transform, transformation_invariance_test
+from ._plots import plot_shape, plot_shapes, step_function
 
 __all__ = [
     "GAMResult",
@@ -28,4 +29,7 @@ __all__ = [
     "InvarianceResult",
     "permissible_transform",
     "transformation_invariance_test",
+    "plot_shape",
+    "plot_shapes",
+    "step_function",
 ]
