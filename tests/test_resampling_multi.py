@@ -143,3 +143,20 @@ def test_multi_bootstrap_bad_input():
     with pytest.raises(InputError, match="duplicate"):
         multi_bootstrap_test(pd.concat([df, df.iloc[:1]]), score="score", item="item", seed="seed",
                              system="system", a="A", b="B", n_resamples=10)
+
+
+def test_corpus_metric_comparisons_match_single_tests():
+    rng = np.random.default_rng(5)
+    stats_ = {name: rng.integers(0, 5, size=(120, 3)).astype(float) for name in ("x", "y", "z")}
+    out = compare_systems(stats_, metric="f1", test="permutation", adjust="bonferroni", n_resamples=500,
+                          random_state=2)
+    seeds = np.random.default_rng(2).integers(0, 2**63 - 1, size=3)
+    from mixeval.resampling import permutation_test
+
+    for row, seed in zip(out.itertuples(), seeds):
+        ref = permutation_test(stats_[row.system_a], stats_[row.system_b], metric="f1", n_resamples=500,
+                               random_state=int(seed))
+        assert row.pvalue == ref.pvalue and row.estimate == pytest.approx(ref.estimate)
+    np.testing.assert_allclose(out["pvalue_adjusted"], np.minimum(1, 3 * out["pvalue"]))
+    with pytest.raises(InputError, match="corpus `metric`"):
+        compare_systems(stats_, metric="f1", test="t")

@@ -96,6 +96,7 @@ def compare_systems(
     item: str | None = None,
     system: str | None = None,
     score: str | None = None,
+    metric: object = None,
     n_resamples: int = 10_000,
     random_state: object = None,
 ) -> pd.DataFrame:
@@ -105,7 +106,8 @@ def compare_systems(
     ----------
     scores : DataFrame or mapping
         Wide scores (one row per item, one column per system) or long with
-        ``item``, ``system`` and ``score`` column names.
+        ``item``, ``system`` and ``score`` column names. With ``metric``: a mapping
+        ``system -> (n_items, k)`` array of per-item sufficient statistics.
     systems : sequence of str, optional
         Which systems (columns) to compare; default all numeric columns.
     baseline : str, optional
@@ -119,6 +121,9 @@ def compare_systems(
     alternative : {"two-sided", "greater", "less"}
     level : float
         Level of the per-comparison intervals (bootstrap percentile, t or normal).
+    metric : str or callable, optional
+        Corpus-level metric from column sums (``"bleu"``, ``"f1"``, ...; see
+        :func:`permutation_test`); only with ``test="permutation"`` or ``"bootstrap"``.
     n_resamples : int, keyword-only
     random_state : None, int or numpy.random.Generator, keyword-only
         Each comparison gets its own stream derived from this seed.
@@ -155,9 +160,22 @@ def compare_systems(
     alternative = _check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
-    wide = wide_scores(scores, item=item, system=system, score=score, systems=systems)
-    names = [str(c) for c in wide.columns]
-    cols = {str(c): wide[c].to_numpy(dtype=float) for c in wide.columns}
+    if metric is None:
+        wide = wide_scores(scores, item=item, system=system, score=score, systems=systems)
+        names = [str(c) for c in wide.columns]
+        cols = {str(c): wide[c].to_numpy(dtype=float) for c in wide.columns}
+    else:
+        if test not in ("permutation", "bootstrap"):
+            raise InputError(f"a corpus `metric` needs test='permutation' or 'bootstrap'; got {test!r}.")
+        if not isinstance(scores, Mapping):
+            raise TypeError("with `metric`, `scores` must be a mapping system -> (n_items, k) statistics array.")
+        names = [str(k) for k in (systems if systems is not None else scores.keys())]
+        missing = [k for k in names if k not in {str(x) for x in scores}]
+        if missing:
+            raise InputError(f"systems {missing} not found; available: {[str(k) for k in scores]}.")
+        cols = {str(k): np.asarray(v, dtype=float) for k, v in scores.items() if str(k) in names}
+        if len(names) < 2:
+            raise InputError(f"need at least two systems; got {names}.")
     if baseline is not None:
         if str(baseline) not in cols:
             raise InputError(f"baseline {baseline!r} is not among the systems {names}.")
@@ -170,10 +188,11 @@ def compare_systems(
     for (sa, sb), seed in zip(progress(pairs, total=len(pairs), desc="comparisons"), seeds):
         a, b = cols[sa], cols[sb]
         if test == "permutation":
-            res = permutation_test(a, b, alternative=alternative, n_resamples=n_resamples, random_state=int(seed))
+            res = permutation_test(a, b, metric=metric, alternative=alternative, n_resamples=n_resamples,
+                                   random_state=int(seed))
         elif test == "bootstrap":
-            res = paired_bootstrap_test(a, b, alternative=alternative, level=level, n_resamples=n_resamples,
-                                        random_state=int(seed))
+            res = paired_bootstrap_test(a, b, metric=metric, alternative=alternative, level=level,
+                                        n_resamples=n_resamples, random_state=int(seed))
         elif test == "t":
             res = paired_t_test(a, b, alternative=alternative, level=level)
         else:
