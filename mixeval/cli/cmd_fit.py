@@ -1,0 +1,57 @@
+"""``mixeval fit DATA.csv "FORMULA" [--ml] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+from ..mixed import compare, lmer
+from . import print_json
+from ._io import read_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fit", help="fit a linear mixed model (lme4 formula syntax)",
+                       description='Fit e.g. "score ~ system + (1|item) + (1|rater)" by REML (default) or ML.')
+    p.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format")
+    p.add_argument("formula", help='lme4-style formula, e.g. "score ~ system + (1|item)"')
+    p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_fit)
+
+    c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
+    c.add_argument("data")
+    c.add_argument("full", help="the larger model's formula")
+    c.add_argument("null", help="the nested (smaller) model's formula")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(handler=_compare)
+
+
+def _fit(args: argparse.Namespace) -> int:
+    data = read_table(args.data)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = lmer(args.formula, data, REML=not args.ml)
+    if args.json:
+        out = fit.to_dict()
+        out["warnings"] = [str(w.message) for w in caught]
+        print_json(out)
+    else:
+        for w in caught:
+            print(f"warning: {w.message}")
+        print(fit.summary())
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    data = read_table(args.data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compare(lmer(args.full, data, REML=False), lmer(args.null, data, REML=False))
+    if args.json:
+        print_json({"statistic": res.statistic, "df": res.df, "pvalue": res.pvalue,
+                    "loglik_full": res.details["loglik_full"], "loglik_null": res.details["loglik_null"]})
+    else:
+        print(f"Likelihood-ratio test (ML fits)\n  full: {args.full}\n  null: {args.null}\n"
+              f"  Chisq = {res.statistic:.6g}, Df = {res.df:g}, Pr(>Chisq) = {res.pvalue:.6g}")
+    return 0

@@ -1,0 +1,109 @@
+"""``mixeval reliability`` and ``mixeval significance``: a Study on a user's CSV, for scripted studies."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+from ..errors import InputError
+from ..study import Study
+from . import print_json
+from ._io import read_table
+
+
+def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise InputError(f"{what} must look like FACET=VALUE (e.g. rater=2); got {item!r}.")
+        out[key] = value
+    return out
+
+
+def _range(text: str) -> range:
+    lo, sep, hi = text.partition(":")
+    return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    r = sub.add_parser("reliability", help="variance components, phi and a D-study for your CSV",
+                       description="Variance components (REML), reliability phi (Definition 3.2) and its relative "
+                                   "version, a D-study over facet sizes and the cheapest design reaching --target.")
+    r.add_argument("data")
+    r.add_argument("formula", help='e.g. "score ~ (1|item) + (1|rater) + (1|rater:item)"')
+    r.add_argument("--item", help="the objects of measurement (default: the random factor with most levels)")
+    r.add_argument("--n", nargs="*", metavar="FACET=K", help="facet sample sizes for phi, e.g. rater=2 occasion=3")
+    r.add_argument("--grid", nargs="*", metavar="FACET=LO:HI", help="D-study grid, e.g. rater=1:12 occasion=1:5")
+    r.add_argument("--target", type=float, default=0.8, help="target phi for the cheapest design (default 0.8)")
+    r.add_argument("--kind", choices=["absolute", "relative"], default="absolute")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(handler=_reliability)
+
+    s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
+                       description="GLRT of the system effect (ML fits) and all pairwise contrasts of estimated "
+                                   "marginal means, optionally conditional on a (binned) data property.")
+    s.add_argument("data")
+    s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
+    s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
+    s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
+    s.add_argument("--by", help="a data property to condition on (Table 4.3)")
+    s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
+    s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(handler=_significance)
+
+
+def _reliability(args: argparse.Namespace) -> int:
+    study = Study(read_table(args.data), args.formula, item=args.item)
+    n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = study.variance_components()
+    out: dict = {
+        "item": study.item,
+        "rows": table.to_dict(orient="records"),
+        "phi": study.phi(n),
+        "phi_relative": study.phi(n, kind="relative"),
+        "n": n,
+        "warnings": [str(w.message) for w in caught],
+    }
+    if args.grid:
+        grid = {k: _range(v) for k, v in _pairs(args.grid, "--grid").items()}
+        out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
+        choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind)
+        out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
+    if args.json:
+        print_json(out)
+        return 0
+    for w in out["warnings"]:
+        print(f"warning: {w}")
+    print(study.summary())
+    print(f"\nphi = {out['phi']:.4f} (absolute), {out['phi_relative']:.4f} (relative) at n = {n or 'one of each facet'}")
+    if args.grid:
+        print("\nD-study:")
+        print(study.dstudy(grid).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print("\n" + choice.summary())
+    return 0
+
+
+def _significance(args: argparse.Namespace) -> int:
+    data = read_table(args.data)
+    study = Study(data, args.formula, system=args.system)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if args.by:
+            cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
+            labels = args.labels.split(",") if args.labels else None
+            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust)
+        else:
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust)
+    table = pairs.table
+    if args.json:
+        print_json({"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
+                    "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust})
+        return 0
+    print(f"GLRT of {study.system!r}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
+    print(f"\nPairwise contrasts ({args.adjust} adjustment):")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    return 0

@@ -1,0 +1,303 @@
+"""``Study``: evaluation scores, a formula and roles -> reliability and significance answers.
+
+A Study holds a long-format DataFrame of evaluation scores and an lme4-style
+formula naming the score, the systems (fixed effects) and the facets (random
+effects), e.g. ``ter ~ system + (1|sentence_id) + (1|seed)``. It validates the
+data once, fits lazily (REML for variance components, ML for likelihood-ratio
+tests) and answers the book's questions through small methods that return
+DataFrames or frozen results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import reliability as _rel
+from ._results import TestResult
+from ._validation import require_columns, require_dataframe
+from .errors import InputError
+from .formula import ParsedFormula, parse_formula
+from .mixed import LmerResult, build_design, compare, fit_from_stats, compute_stats, lmer
+
+__all__ = ["Study", "bin_property"]
+
+
+def _fixed_terms(fixed: str) -> list[list[str]]:
+    """Terms of a fixed-effects formula as lists of factor expressions (intercept as ``["1"]``)."""
+    from formulaic import Formula
+
+    return [[str(f) for f in term.factors] for term in Formula(fixed)]
+
+
+def drop_fixed_effect(fixed: str, effect: str) -> str:
+    """The fixed part without every term involving ``effect`` (keeps an intercept).
+
+    Examples
+    --------
+    >>> drop_fixed_effect("system * cls", "system")
+    '1 + cls'
+    >>> drop_fixed_effect("system", "system")
+    '1'
+    """
+    kept = [t for t in _fixed_terms(fixed) if effect not in t]
+    names = [":".join(t) for t in kept if t != ["1"]]
+    return " + ".join(["1", *names])
+
+
+def bin_property(data: pd.DataFrame, column: str, cuts: Sequence[float], labels: Sequence[str] | None = None,
+                 *, name: str | None = None) -> pd.DataFrame:
+    """A copy of ``data`` with a new categorical column binning ``column`` at ``cuts`` (right-closed).
+
+    ``cuts=(15, 55)`` gives ``<= 15``, ``(15, 55]`` and ``> 55`` (the book's Table 4.3 classes, as its
+    companion code forms them: ``(length > 15) + (length > 55)``).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"len": [3, 15, 16, 55, 56]})
+    >>> bin_property(df, "len", (15, 55), ("short", "typical", "very long"))["len_class"].tolist()
+    ['short', 'short', 'typical', 'typical', 'very long']
+    """
+    require_columns(data, [column])
+    values = pd.to_numeric(data[column], errors="coerce")
+    if values.isna().any():
+        raise InputError(f"column {column!r} must be numeric without missing values to be binned.")
+    cuts = sorted(float(c) for c in cuts)
+    labels = list(labels) if labels is not None else (
+        [f"<= {cuts[0]:g}"] + [f"({a:g}, {b:g}]" for a, b in zip(cuts, cuts[1:])] + [f"> {cuts[-1]:g}"])
+    if len(labels) != len(cuts) + 1:
+        raise InputError(f"{len(cuts)} cut(s) make {len(cuts) + 1} classes; got {len(labels)} labels.")
+    codes = np.searchsorted(np.asarray(cuts), values.to_numpy(), side="left")
+    out = data.copy()
+    out[name or f"{column}_class"] = pd.Categorical(np.asarray(labels, dtype=object)[codes], categories=labels)
+    return out
+
+
+class Study:
+    """Evaluation scores with a model formula and roles.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long format: one row per (item, system, facet levels...) with a numeric score. Never modified.
+    formula : str
+        lme4-style formula, e.g. ``"ter ~ system + (1|sentence_id) + (1|seed)"``.
+    item : str, optional
+        The objects of measurement (test items). Default: the random-effect factor with the most levels.
+    system : str, optional
+        The factor compared in significance tests. Default: the first categorical fixed effect, if any.
+    metric_model : optional
+        A metric-model description (:mod:`mixeval.metric_model`) when the score is a binary judgement by
+        an imperfect classifier or LLM judge; enables :meth:`metric_comparisons`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> item = np.repeat(np.arange(40), 6)
+    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B", "C"], 80), "seed": np.tile([1, 1, 1, 2, 2, 2], 40)})
+    >>> df["score"] = rng.normal(size=40)[item] + rng.normal(0, 0.5, 240)
+    >>> study = Study(df, "score ~ system + (1|item) + (1|seed)")
+    >>> study.item, study.system
+    ('item', 'system')
+    """
+
+    def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
+                 metric_model: Any = None) -> None:
+        self.data = require_dataframe(data)
+        self.formula = formula
+        self.parsed: ParsedFormula = parse_formula(formula)
+        self._design = build_design(self.parsed, self.data)  # validates the data once
+        groups = [g.name for g in self._design.groups]
+        single = [g for g in self._design.groups if ":" not in g.name]
+        if item is None:
+            if not single:
+                raise InputError(f"cannot infer the test items: {formula!r} has no random intercept (1|item); pass item=.")
+            item = max(single, key=lambda g: g.n_levels).name
+        elif item not in groups:
+            raise InputError(f"item={item!r} is not a random effect of {formula!r}; random effects: {', '.join(groups)}.")
+        self.item = item
+        if system is None:
+            system = self._infer_system()
+        elif system not in self.data.columns:
+            require_columns(self.data, [system])
+        self.system = system
+        self.metric_model = metric_model
+
+    # ---------------------------------------------------------------- construction helpers
+    def _infer_system(self) -> str | None:
+        for term in _fixed_terms(self.parsed.fixed):
+            for factor in term:
+                if factor in self.data.columns and not pd.api.types.is_numeric_dtype(self.data[factor]):
+                    return factor
+        return None
+
+    def where(self, query: str | None = None, **equals: Any) -> "Study":
+        """A Study on a subset of the rows, re-validated, with the same formula and roles.
+
+        Parameters
+        ----------
+        query : str, optional
+            A :meth:`pandas.DataFrame.query` expression, e.g. ``"src_length > 15"``.
+        **equals
+            Column = value filters, e.g. ``mode="Marking"``.
+        """
+        mask = pd.Series(True, index=self.data.index)
+        if equals:
+            require_columns(self.data, list(equals))
+            for col, value in equals.items():
+                mask &= self.data[col] == value
+        subset = self.data[mask]
+        if query is not None:
+            subset = subset.query(query)
+        if subset.empty:
+            raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
+        return Study(subset.reset_index(drop=True), self.formula, item=self.item, system=self.system,
+                     metric_model=self.metric_model)
+
+    # ---------------------------------------------------------------- fits
+    @cached_property
+    def fit(self) -> LmerResult:
+        """The REML fit of the study's formula (variance components)."""
+        return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self.data)
+
+    @cached_property
+    def fit_ml(self) -> LmerResult:
+        """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects)."""
+        return self.fit.refit(REML=False)
+
+    def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
+        names = [t.name for t in self.parsed.random] if random is None else list(random)
+        return f"{self.parsed.response} ~ {fixed}" + "".join(f" + (1|{g})" for g in names)
+
+    # ---------------------------------------------------------------- reliability
+    def variance_components(self) -> pd.DataFrame:
+        """Variance-component table (component, variance, percent), as the book's Tables 3.1-3.12."""
+        return _rel.variance_table(self.fit)
+
+    def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute") -> float:
+        """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each)."""
+        return _rel.phi(self.fit, self.item, n, kind=kind)
+
+    def reliability(self, n: Mapping[str, float] | None = None, *, rater: str | None = None,
+                    occasion: str | None = None) -> pd.DataFrame:
+        """Reliability coefficients: phi, the relative coefficient and, given rater/occasion, intra/inter-rater."""
+        rows = [
+            {"coefficient": "phi (absolute)", "value": self.phi(n)},
+            {"coefficient": "relative (generalizability)", "value": self.phi(n, kind="relative")},
+        ]
+        if rater and occasion:
+            rows.append({"coefficient": "intra-rater (3.18)", "value": _rel.intra_rater(self.fit, self.item, rater, occasion)})
+            rows.append({"coefficient": "inter-rater (3.19)", "value": _rel.inter_rater(self.fit, self.item, rater, occasion)})
+        return pd.DataFrame(rows)
+
+    def dstudy(self, grid: Mapping[str, Sequence[int]]) -> pd.DataFrame:
+        """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3)."""
+        return _rel.dstudy(self.fit, self.item, grid)
+
+    def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8):
+        """Figure 3.3: phi against the first facet's size, one curve per size of the second."""
+        from .plots import plot_dstudy
+
+        table = self.dstudy(grid)
+        facets = list(grid)
+        column = "phi" if kind == "absolute" else "phi_relative"
+        return plot_dstudy(table, x=facets[0], trace=facets[1] if len(facets) > 1 else None, y=column, threshold=target)
+
+    def cheapest_design(self, target: float = 0.8, *, max_n: Mapping[str, int],
+                        cost_per_unit: Mapping[str, float] | None = None, cost_per_observation: float = 0.0,
+                        kind: str = "absolute") -> _rel.DesignChoice:
+        """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`)."""
+        return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
+                                    cost_per_observation=cost_per_observation, kind=kind)
+
+    def substantial_variance_check(self) -> pd.DataFrame:
+        """Model (3.15): ``score ~ 1 + (1|item)``; phi = item variance / (item + residual variance)."""
+        fit = lmer(f"{self.parsed.response} ~ 1 + (1|{self.item})", self.data)
+        return _rel.variance_table(fit)
+
+    # ---------------------------------------------------------------- significance
+    def _require_system(self, effect: str | None) -> str:
+        effect = effect or self.system
+        if effect is None:
+            raise InputError("this study has no system factor; pass system= to Study or effect= here.")
+        return effect
+
+    def null_formula(self, effect: str | None = None) -> str:
+        """The study's formula without every fixed term involving ``effect`` (the GLRT's null model)."""
+        return self._formula_with(drop_fixed_effect(self.parsed.fixed, self._require_system(effect)))
+
+    def glrt(self, effect: str | None = None) -> TestResult:
+        """GLRT of ``effect`` (default: the system): ML fits of the formula and of :meth:`null_formula`."""
+        null = lmer(self.null_formula(effect), self.data, REML=False)
+        return compare(self.fit_ml, null)
+
+    def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
+        """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear models."""
+        effect = self._require_system(effect)
+        require_columns(self.data, [over, effect])
+        y = self.parsed.response
+        avg = self.data.groupby([self.item, effect], as_index=False, observed=True)[y].mean()
+        full = lmer(f"{y} ~ {effect}", avg, REML=False)
+        null = lmer(f"{y} ~ 1", avg, REML=False)
+        return compare(full, null)
+
+    def variance_lrt(self, component: str) -> TestResult:
+        """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
+
+        ``details["pvalue_boundary"]`` holds the Self-Liang chi-square mixture p-value beside the naive one.
+        """
+        names = [t.name for t in self.parsed.random]
+        if component not in names:
+            raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.data)
+        return compare(self.fit, reduced, refit=False)
+
+    def emmeans(self, specs: str | None = None, *, by: str | None = None) -> pd.DataFrame:
+        """Estimated marginal means of ``specs`` (default: the system), as emmeans with asymptotic df."""
+        from .significance import emmeans
+
+        return emmeans(self.fit, specs or self._require_system(None), by=by)
+
+    def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
+                 level: float = 0.95):
+        """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity."""
+        from .significance import pairwise
+
+        return pairwise(self.fit, specs or self._require_system(None), by=by, adjust=adjust, level=level)
+
+    def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
+                    *, adjust: str = "tukey") -> tuple[TestResult, Any, "Study"]:
+        """Comparisons conditional on a data property (Table 4.3).
+
+        The property (binned at ``cuts`` if numeric) enters the fixed part as ``system * class``; returns the
+        GLRT of the system terms against ``class`` alone, the pairwise contrasts of systems within each class,
+        and the conditional Study (for plots and further questions).
+        """
+        system = self._require_system(None)
+        require_columns(self.data, [prop])
+        data, cls = self.data, prop
+        if cuts is not None:
+            cls = f"{prop}_class"
+            data = bin_property(self.data, prop, cuts, labels, name=cls)
+        cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
+                     metric_model=self.metric_model)
+        return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust), cond
+
+    # ---------------------------------------------------------------- display
+    def summary(self) -> str:
+        """Roles, size and the variance components."""
+        lines = [f"Study: {self.formula}", f"  {len(self.data)} rows; items: {self.item!r}; system: {self.system!r}"]
+        lines.append(self.variance_components().to_string(index=False))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"Study({self.formula!r}, rows={len(self.data)}, item={self.item!r}, system={self.system!r})"
+
+    def _repr_html_(self) -> str:
+        return (f"<p><b>Study</b> <code>{self.formula}</code>: {len(self.data)} rows, items <code>{self.item}</code>, "
+                f"system <code>{self.system}</code></p>" + self.variance_components().to_html(index=False))
