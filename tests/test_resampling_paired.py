@@ -251,3 +251,16 @@ def test_input_is_not_modified():
     permutation_test(a, b, n_resamples=50, random_state=0)
     np.testing.assert_array_equal(a, a0)
     np.testing.assert_array_equal(b, b0)
+
+
+def test_bleu_from_counts_matches_sacrebleu_reference_values():
+    from mixeval.resampling import bleu_from_counts
+
+    # reference: sacrebleu 2.6.0, BLEU()._compute_score_from_stats(stats).score (default 'exp' smoothing)
+    stats_ = np.array([[9, 10, 7, 4, 2, 1, 9, 8, 7, 6],  # brevity penalty
+                       [6, 6, 5, 2, 0, 0, 6, 5, 4, 3],  # two orders without matches: exp smoothing
+                       [12, 10, 8, 5, 3, 0, 12, 11, 10, 9],  # longer hypothesis, one zero order
+                       [0, 5, 0, 0, 0, 0, 0, 0, 0, 0],  # empty hypothesis
+                       [3, 3, 3, 2, 1, 0, 3, 2, 1, 0]], dtype=float)  # no 4-grams at all
+    expected = [33.010083098515025, 24.274588585366175, 26.65837681702886, 0.0, 0.0]
+    np.testing.assert_allclose(bleu_from_counts(stats_), expected, rtol=1e-12, atol=1e-12)
