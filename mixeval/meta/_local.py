@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .._progress import progress
-from .._results import ConfidenceInterval, TestResult
+from .._results import TestResult
 from .._validation import (
     require_columns,
     require_dataframe,
