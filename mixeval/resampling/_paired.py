@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import special, stats
+from scipy import special
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_finite, require_positive_int, require_probability
