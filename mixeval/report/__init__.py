@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+from ._build import build_report, default_dstudy_grid
 from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
 from ._checks import check_evaluation_log, long_format_hint
 from ._format import format_number
@@ -27,6 +28,8 @@ from ._sections import comparison_section, conditional_section, data_section, re
 from ._text import text_table
 
 __all__ = [
+    "build_report",
+    "default_dstudy_grid",
     "Report",
     "Section",
     "Table",
