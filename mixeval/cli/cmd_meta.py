@@ -98,7 +98,7 @@ def _run_selective(args: argparse.Namespace) -> int:
 
 
 def _run_local(args: argparse.Namespace) -> int:
-    from ..meta import accuracy_equality_test, local_accuracy, rank_stability_test
+    from ..meta import accuracy_equality_table, accuracy_equality_test, local_accuracy, rank_stability_test
 
     data = read_table(args.data)
     lower = [m.strip() for m in args.lower_is_better.split(",") if m.strip()]
@@ -116,15 +116,22 @@ def _run_local(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples,
         random_state=args.seed,
     )
+    if len(result.subsets) < 2:
+        raise ValueError(
+            f"column {args.subset!r} has a single subset ({result.subsets[0]!r}); hypotheses A and B "
+            "compare at least two subsets."
+        )
     tests_a = {m: accuracy_equality_test(result, metric=m) for m in result.metrics}
+    table_a = accuracy_equality_table(result, adjust="holm")
+    adjusted = dict(zip(table_a["metric"], table_a["pvalue_adjusted"]))
     test_b = None
-    if len(result.metrics) >= 2 and len(result.subsets) >= 2:
+    if len(result.metrics) >= 2:
         test_b = rank_stability_test(result, n_resamples=args.n_resamples, random_state=args.seed)
     if args.json:
         print_json(
             {
                 "rows": result.table.to_dict(orient="records"),
-                "hypothesis_a": {m: t.to_dict() for m, t in tests_a.items()},
+                "hypothesis_a": {m: {**t.to_dict(), "pvalue_holm": adjusted[m]} for m, t in tests_a.items()},
                 "hypothesis_b": None if test_b is None else test_b.to_dict(),
             }
         )
@@ -132,7 +139,7 @@ def _run_local(args: argparse.Namespace) -> int:
         print(result.table.to_string(index=False))
         print()
         for m, t in tests_a.items():
-            print(f"hypothesis A, {m}: {t.summary()}")
+            print(f"hypothesis A, {m}: {t.summary()}, Holm-adjusted over metrics p = {adjusted[m]:.4g}")
         if test_b is not None:
             print(f"hypothesis B: {test_b.summary()}")
     return 0

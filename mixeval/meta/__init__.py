@@ -13,6 +13,7 @@ from __future__ import annotations
 from ._example_data import example_translations
 from ._local import (
     LocalAccuracyResult,
+    accuracy_equality_table,
     accuracy_equality_test,
     local_accuracy,
     plot_local_accuracy,
@@ -39,6 +40,7 @@ __all__ = [
     "local_accuracy",
     "LocalAccuracyResult",
     "accuracy_equality_test",
+    "accuracy_equality_table",
     "rank_stability_test",
     "plot_local_accuracy",
     # perturbations

@@ -35,6 +35,7 @@ __all__ = [
     "local_accuracy",
     "LocalAccuracyResult",
     "accuracy_equality_test",
+    "accuracy_equality_table",
     "rank_stability_test",
     "plot_local_accuracy",
 ]
@@ -561,6 +562,57 @@ def accuracy_equality_test(result: LocalAccuracyResult, metric: Hashable | None 
             "accuracies": accuracies,
             "n_contexts": {str(q): int(n) for q, n in zip(res.subsets, nq)},
         },
+    )
+
+
+def accuracy_equality_table(result: LocalAccuracyResult, *, adjust: str = "holm") -> pd.DataFrame:
+    """Hypothesis A for every metric, with p-values adjusted for the number of metrics.
+
+    Parameters
+    ----------
+    result : LocalAccuracyResult
+    adjust : str, default "holm"
+        Any method of :func:`mixeval._adjust.adjust_pvalues` (``"holm"``, ``"bonferroni"``,
+        ``"hochberg"``, ``"bh"``, ``"by"``, ``"none"``).
+
+    Returns
+    -------
+    DataFrame
+        One row per metric: ``metric``, ``F``, ``df1``, ``df2``, ``pvalue``,
+        ``pvalue_adjusted``, ``range`` (max - min local accuracy over subsets).
+
+    Notes
+    -----
+    Each row is :func:`accuracy_equality_test`; the adjustment controls the family-wise
+    error rate (or the false discovery rate for ``"bh"``/``"by"``) over the metrics.
+
+    Examples
+    --------
+    >>> from mixeval.meta import example_translations, score_pairs, word_error_rate, unigram_f1
+    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate, "f1": unigram_f1},
+    ...                     context="reference", output="hypothesis", subset="system",
+    ...                     context_id="context", random_state=1)
+    >>> table = accuracy_equality_table(local_accuracy(pairs, lower_is_better=["wer"]))
+    >>> print(table[["metric", "df1", "df2"]].to_string(index=False))
+    metric  df1  df2
+        f1  2.0 38.0
+       wer  2.0 38.0
+    """
+    from .._adjust import adjust_pvalues
+
+    res = _require_result(result)
+    tests = [accuracy_equality_test(res, metric=m) for m in res.metrics]
+    p = np.array([t.pvalue for t in tests])
+    return pd.DataFrame(
+        {
+            "metric": list(res.metrics),
+            "F": [t.statistic for t in tests],
+            "df1": [t.df for t in tests],
+            "df2": [t.details["df_denominator"] for t in tests],
+            "pvalue": p,
+            "pvalue_adjusted": adjust_pvalues(p, adjust),
+            "range": [t.estimate for t in tests],
+        }
     )
 
 

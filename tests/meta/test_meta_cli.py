@@ -87,6 +87,9 @@ def test_local_json(tmp_path, capsys):
     assert rows[("chrf", "faithful")]["accuracy"] == pytest.approx(0.975, abs=1e-12)
     assert res["hypothesis_a"]["wer"]["statistic"] == pytest.approx(35.2, abs=1e-9)
     assert 0 < res["hypothesis_b"]["pvalue"] <= 1
+    p_wer, p_chrf = res["hypothesis_a"]["wer"]["pvalue"], res["hypothesis_a"]["chrf"]["pvalue"]
+    assert res["hypothesis_a"]["wer"]["pvalue_holm"] == pytest.approx(2 * p_wer, rel=1e-12)  # the smaller p
+    assert res["hypothesis_a"]["chrf"]["pvalue_holm"] == pytest.approx(max(2 * p_wer, p_chrf), rel=1e-12)
     code, out, _ = _run(argv[:-1], capsys)
     assert code == 0 and "hypothesis A, wer" in out
     code, out, _ = _run([*argv, "--ci", "t"], capsys)
@@ -94,3 +97,11 @@ def test_local_json(tmp_path, capsys):
     assert row["ci_low"] == pytest.approx(0.475 - stats.t.ppf(0.975, 39) * row["se"], rel=1e-12)
     code, _, err = _run([*argv[:-1], "--lower-is-better", "ter"], capsys)
     assert code == 2 and "lower_is_better" in err
+
+
+def test_local_single_subset_is_a_clean_error(tmp_path, capsys):
+    path = tmp_path / "pairs.csv"
+    pd.DataFrame({"x": [1, 2], "q": ["a", "a"], "m": ["f", "f"], "s": [1.0, 0.0], "p": [0.5, 0.5]}).to_csv(path, index=False)
+    argv = ["meta", "local", str(path), "--context", "x", "--subset", "q", "--metric", "m", "--score", "s", "--perturbed", "p"]
+    code, _, err = _run(argv, capsys)
+    assert code == 2 and "single subset" in err

@@ -12,6 +12,7 @@ from scipy import stats
 
 from mixeval.errors import ColumnError, InputError
 from mixeval.meta import (
+    accuracy_equality_table,
     accuracy_equality_test,
     local_accuracy,
     plot_local_accuracy,
@@ -412,3 +413,30 @@ def test_example_end_to_end_and_plot():
     fig = plot_local_accuracy(res)
     assert len(fig.axes[0].get_xticklabels()) == 3
     assert "Local metric accuracy" in res.summary() and "<table" in res._repr_html_()
+
+
+def test_accuracy_equality_table_holm_adjustment():
+    from mixeval.meta import chrf, example_translations
+
+    pairs = score_pairs(
+        example_translations(),
+        {"wer": word_error_rate, "f1": unigram_f1, "chrf": chrf},
+        context="reference",
+        output="hypothesis",
+        subset="system",
+        context_id="context",
+        random_state=1,
+    )
+    res = local_accuracy(pairs, lower_is_better=["wer"])
+    table = accuracy_equality_table(res).set_index("metric")
+    p = {m: accuracy_equality_test(res, metric=m).pvalue for m in res.metrics}
+    order = sorted(p, key=p.get)  # Holm by hand: 3 p, 2 p, 1 p, made monotone
+    expected, running = {}, 0.0
+    for i, m in enumerate(order):
+        running = max(running, min(1.0, (3 - i) * p[m]))
+        expected[m] = running
+    for m in res.metrics:
+        assert table.loc[m, "pvalue"] == p[m]
+        assert table.loc[m, "pvalue_adjusted"] == pytest.approx(expected[m], rel=1e-12)
+    none = accuracy_equality_table(res, adjust="none")
+    assert (none["pvalue_adjusted"] == none["pvalue"]).all()
