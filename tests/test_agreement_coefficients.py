@@ -200,3 +200,50 @@ def test_agreement_table_and_bad_input():
     before = BOOK_1.copy()
     krippendorff_alpha(BOOK_1, n_resamples=50, random_state=0)
     np.testing.assert_array_equal(before, BOOK_1)
+
+
+@pytest.mark.parametrize("level", ["interval", "ordinal"])
+def test_many_distinct_values_stay_cheap(level):
+    """Continuous ratings (thousands of distinct values) need no values x values matrix."""
+    rng = np.random.default_rng(3)
+    truth = rng.normal(size=1500)
+    r = truth[:, None] + rng.normal(scale=0.8, size=(1500, 3))
+    res = krippendorff_alpha(r, level, n_resamples=200, random_state=0)
+    v = r.ravel()
+    n = v.size
+    if level == "interval":
+        # independent check: D_e over all ordered pairs of values, D_o within units
+        d_e = np.sum((v[:, None] - v[None, :]) ** 2) / (n * (n - 1))
+        d_o = np.sum((r[:, :, None] - r[:, None, :]) ** 2) / (2 * n)  # m_u - 1 = 2
+        assert res.value == pytest.approx(1 - d_o / d_e, rel=1e-10)
+    else:
+        # ordinal alpha on distinct continuous values = interval alpha on their ranks (mid-ranks)
+        ranks = stats_rankdata(v).reshape(r.shape)
+        assert res.value == pytest.approx(krippendorff_alpha(ranks, "interval", confidence=None).value, rel=1e-10)
+    assert res.confidence_interval.low < res.value < res.confidence_interval.high
+
+
+def stats_rankdata(x):
+    from scipy.stats import rankdata
+
+    return rankdata(x)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_pi_alpha_identity_holds_at_every_level(level):
+    # two raters, no missing values: alpha and pi share the pooled marginals and differ only by
+    # drawing with / without replacement, so 1 - alpha = (2N - 1) / (2N) * (1 - pi)
+    r = _random_ratings(9, 70, 2, 6, 0.0)
+    N = r.shape[0]
+    alpha = krippendorff_alpha(r, level, confidence=None).value
+    pi = scotts_pi(r, level, confidence=None).value
+    assert 1 - alpha == pytest.approx((2 * N - 1) / (2 * N) * (1 - pi), rel=1e-10)
+    # and the vectorised bootstrap path of pi agrees with a direct recomputation on a resample
+    w = np.random.default_rng(1).multinomial(N, np.full(N, 1 / N))
+    from mixeval.agreement._coefficients import _encode, _kappa_pi_batch
+
+    codes, domain = _encode(ratings_matrix(r), level)
+    for which, fn in (("pi", scotts_pi), ("kappa", cohens_kappa)):
+        o, e, _ = _kappa_pi_batch(codes[:, 0], codes[:, 1], domain.size, w[None].astype(float), level, domain, which)
+        direct = fn(np.repeat(r, w, axis=0), level, confidence=None).value
+        assert 1 - o[0] / e[0] == pytest.approx(direct, rel=1e-10)

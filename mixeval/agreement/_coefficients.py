@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from .._results import ConfidenceInterval
 from .._validation import require_columns, require_positive_int, require_probability
@@ -149,32 +150,21 @@ def _encode(wide: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.array(labels, dtype=object)
 
 
-def _delta(level: str, domain: np.ndarray, n_c: np.ndarray | None = None) -> np.ndarray:
-    """Squared difference function delta(c, k) between the distinct values (Krippendorff 2004)."""
+def _delta(level: str, domain: np.ndarray) -> np.ndarray:
+    """Squared difference function delta(c, k) between the distinct values (Krippendorff 2004).
+
+    Nominal and ratio only; interval and ordinal are computed from per-unit sums
+    (ordinal = interval metric on the mid-ranks ``M_c = sum_{g<=c} n_g - n_c / 2``,
+    since ``sum_{g=c}^{k} n_g - (n_c + n_k)/2 = M_k - M_c``), so they never need a
+    values x values matrix.
+    """
     V = domain.size
     if level == "nominal":
         return 1.0 - np.eye(V)
     v = domain.astype(float)
-    if level == "interval":
-        return (v[:, None] - v[None, :]) ** 2
-    if level == "ratio":
-        s = v[:, None] + v[None, :]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d = np.where(s > 0, (v[:, None] - v[None, :]) / np.where(s > 0, s, 1.0), 0.0)
-        return d**2
-    # ordinal: depends on the marginal frequencies n_c of the ranks
-    return _ordinal_delta(np.atleast_2d(n_c))[0] if n_c is not None and np.ndim(n_c) == 1 else _ordinal_delta(n_c)
-
-
-def _ordinal_delta(n_c: np.ndarray) -> np.ndarray:
-    """Ordinal delta for each row of marginals ``n_c`` (R x V) -> (R x V x V)."""
-    n_c = np.atleast_2d(n_c)
-    cum = np.cumsum(n_c, axis=1)
-    # sum_{g=c}^{k} n_g - (n_c + n_k) / 2 for c <= k, symmetric
-    lo = np.minimum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
-    hi = np.maximum.outer(np.arange(n_c.shape[1]), np.arange(n_c.shape[1]))
-    between = cum[:, hi] - cum[:, lo] + n_c[:, lo]
-    d = between - (n_c[:, :, None] + n_c[:, None, :]) / 2.0
+    s = v[:, None] + v[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        d = np.where(s > 0, (v[:, None] - v[None, :]) / np.where(s > 0, s, 1.0), 0.0)
     return d**2
 
 
@@ -202,46 +192,77 @@ def _finish(name: str, num: np.ndarray, den: np.ndarray, if_undefined: str, warn
 # ----------------------------------------------------------------------------- alpha
 
 
-def _alpha_parts(codes: np.ndarray, domain: np.ndarray, level: str):
+#: Largest number of distinct values for the levels that need a values x values matrix.
+MAX_VALUES_DENSE = 3000
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Per-unit sufficient statistics of the pairable units (memory O(ratings), not O(units x values))."""
+
+    N: sparse.csr_matrix  # (U, V) value counts per unit
+    m: np.ndarray  # ratings per unit
+    s1: np.ndarray  # sum of values per unit (numeric levels)
+    s2: np.ndarray  # sum of squared values per unit
+    sumsq: np.ndarray  # sum_c n_uc^2 per unit (pairs of equal values)
+
+    def __len__(self) -> int:
+        return self.m.size
+
+
+def _alpha_parts(codes: np.ndarray, domain: np.ndarray, level: str) -> tuple[_Units, np.ndarray]:
     V = domain.size
-    U = codes.shape[0]
-    N = np.zeros((U, V))
+    present = codes >= 0
+    m_all = present.sum(axis=1)
+    keep = m_all >= 2
+    codes = codes[keep]
     rows, cols = np.nonzero(codes >= 0)
-    np.add.at(N, (rows, codes[rows, cols]), 1.0)
-    m = N.sum(axis=1)
-    keep = m >= 2
-    N, m = N[keep], m[keep]
-    return N, m
-
-
-def _alpha_batch(N: np.ndarray, m: np.ndarray, W: np.ndarray, level: str, domain: np.ndarray):
-    """Numerator ``(n-1) sum o delta`` pieces for unit weights W (R x U): returns (num, den, n, agree)."""
-    n_c = W @ N  # (R, V)
-    n = n_c.sum(axis=1)
-    inv = 1.0 / (m - 1.0)
-    if level == "interval":
+    c = codes[rows, cols]
+    N = sparse.csr_matrix((np.ones(c.size), (rows, c)), shape=(codes.shape[0], V))
+    N.sum_duplicates()
+    m = np.asarray(N.sum(axis=1)).ravel()
+    sumsq = np.asarray(N.multiply(N).sum(axis=1)).ravel()
+    if level in ("interval", "ratio"):
         v = domain.astype(float)
-        unit = 2.0 * (m * (N @ v**2) - (N @ v) ** 2) * inv
+        s1, s2 = N @ v, N @ v**2
+    else:
+        s1 = s2 = np.zeros(m.size)
+    if level == "ratio" and V > MAX_VALUES_DENSE:
+        raise InputError(
+            f"level='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
+            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use level='interval'."
+        )
+    return _Units(N, m, s1, s2, sumsq), m
+
+
+def _alpha_batch(units: _Units, m: np.ndarray, W: np.ndarray, level: str, domain: np.ndarray):
+    """Pieces of alpha for unit weights W (R x U): returns (num, den, n, same) with
+    ``alpha = 1 - num / den``, ``n`` pairable values and ``same`` = sum_c o_cc."""
+    n = W @ m
+    inv = 1.0 / (m - 1.0)
+    same = W @ ((units.sumsq - m) * inv)
+    if level == "interval":
+        unit = 2.0 * (m * units.s2 - units.s1**2) * inv
         obs = W @ unit
-        exp = 2.0 * (n * (n_c @ v**2) - (n_c @ v) ** 2)
-    elif level == "nominal":
-        unit = (m**2 - np.sum(N**2, axis=1)) * inv
-        obs = W @ unit
+        S1, S2 = W @ units.s1, W @ units.s2
+        exp = 2.0 * (n * S2 - S1**2)
+        return (n - 1.0) * obs, exp, n, same
+    n_c = np.asarray((units.N.T @ W.T).T)  # (R, V) resampled marginals
+    if level == "nominal":
+        obs = W @ ((m**2 - units.sumsq) * inv)
         exp = n**2 - np.sum(n_c**2, axis=1)
     elif level == "ratio":
         delta = _delta("ratio", domain)
-        unit = np.einsum("uv,vw,uw->u", N, delta, N) * inv
+        unit = np.asarray(units.N.multiply(units.N @ delta).sum(axis=1)).ravel() * inv
         obs = W @ unit
-        exp = np.einsum("rv,vw,rw->r", n_c, delta, n_c)
-    else:  # ordinal: delta depends on the (resampled) marginals
-        delta = _ordinal_delta(n_c)  # (R, V, V)
-        # o_ck(w) = sum_u w_u (N_uc N_uk - [c=k] N_uc) / (m_u - 1); its diagonal meets delta_cc = 0
-        V = N.shape[1]
-        O = (N[:, :, None] * N[:, None, :] * inv[:, None, None]).reshape(len(N), V * V)
-        obs = np.einsum("rx,rx->r", W @ O, delta.reshape(len(W), V * V))
-        exp = np.einsum("rv,rvw,rw->r", n_c, delta, n_c)
-    # agreement share among pairs: sum_c o_cc / n
-    same = W @ ((np.sum(N**2, axis=1) - m) * inv)
+        exp = np.einsum("rv,rv->r", n_c @ delta, n_c)
+    else:  # ordinal: delta_ck = (M_c - M_k)^2 on the (resampled) mid-ranks M_c = cum_c - n_c / 2
+        M = np.cumsum(n_c, axis=1) - n_c / 2.0  # (R, V)
+        P = np.asarray(units.N @ M.T)  # (U, R): sum of mid-ranks per unit
+        Q = np.asarray(units.N @ (M**2).T)
+        unit = 2.0 * (m[:, None] * Q - P**2) * inv[:, None]  # (U, R)
+        obs = np.einsum("ru,ur->r", W, unit)
+        exp = 2.0 * (n * np.sum(n_c * M**2, axis=1) - np.sum(n_c * M, axis=1) ** 2)
     return (n - 1.0) * obs, exp, n, same
 
 
@@ -330,8 +351,8 @@ def krippendorff_alpha(
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
         rng = as_generator(random_state)
         vals = []
-        width = len(N) * (N.shape[1] ** 2 if level == "ordinal" else 1)
-        for size in chunk_sizes(n_resamples, max(width, len(N)), elements=1 << 21):
+        width = 3 * len(N) + 2 * domain.size  # floats per resample held at once
+        for size in chunk_sizes(n_resamples, width, elements=1 << 22):
             W = bootstrap_counts(len(N), size, rng)
             b_num, b_den, _, _ = _alpha_batch(N, m, W, level, domain)
             vals.append(_finish("Krippendorff's alpha", b_num, b_den, if_undefined, warn=False))
@@ -343,7 +364,8 @@ def krippendorff_alpha(
         expected_disagreement=float(den[0] / (n_tot * (n_tot - 1.0))),
         n_units=int(len(N)), n_values=int(n_tot), n_raters=int(wide.shape[1]),
         percent_agreement=float(same[0] / n_tot), confidence_interval=ci,
-        details={"values": domain.tolist(), "n_resamples": n_resamples if confidence is not None else 0},
+        details={"values": domain.tolist(), "n_resamples": n_resamples if confidence is not None else 0,
+                 "units_not_pairable": int(codes.shape[0] - len(N))},
     )
 
 
@@ -377,30 +399,55 @@ def _two_rater_codes(data, level, unit, rater, value):
 
 
 def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: str, domain: np.ndarray, which: str):
-    A = np.zeros((len(a), V))
-    A[np.arange(len(a)), a] = 1.0
-    B = np.zeros((len(b), V))
-    B[np.arange(len(b)), b] = 1.0
-    nA, nB = W @ A, W @ B
+    """Observed and expected disagreement and percent agreement for unit weights W (R x n)."""
     n = W.sum(axis=1)
-    if level == "ordinal":
-        delta = _ordinal_delta(nA + nB)  # (R, V, V) from the pooled marginals
-        pair = W @ (A[:, :, None] * B[:, None, :]).reshape(len(a), V * V)
-        obs = np.einsum("rx,rx->r", pair, delta.reshape(len(W), V * V)) / n
+    agree = (W @ (a == b).astype(float)) / n
+    if level == "interval":
+        va, vb = domain.astype(float)[a], domain.astype(float)[b]
+        obs = (W @ (va - vb) ** 2) / n
+        ma, mb = (W @ va) / n, (W @ vb) / n
+        qa, qb = (W @ va**2) / n, (W @ vb**2) / n
+        if which == "kappa":  # E (x - y)^2 with x ~ rater 1, y ~ rater 2 independent
+            exp = qa + qb - 2.0 * ma * mb
+        else:  # x, y iid from the pooled marginal
+            exp = 2.0 * ((qa + qb) / 2.0 - ((ma + mb) / 2.0) ** 2)
+        return obs, exp, agree
+    if level == "ratio" and V > MAX_VALUES_DENSE:
+        raise InputError(
+            f"level='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
+            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use level='interval'."
+        )
+    rows = np.arange(len(a))
+    A = sparse.csr_matrix((np.ones(len(a)), (rows, a)), shape=(len(a), V))
+    B = sparse.csr_matrix((np.ones(len(b)), (rows, b)), shape=(len(b), V))
+    nA, nB = np.asarray((A.T @ W.T).T), np.asarray((B.T @ W.T).T)
+    if level == "nominal":
+        obs = 1.0 - agree
         if which == "kappa":
-            exp = np.einsum("rv,rvw,rw->r", nA, delta, nB) / n**2
+            exp = 1.0 - np.sum(nA * nB, axis=1) / n**2
         else:
             p = (nA + nB) / (2 * n[:, None])
-            exp = np.einsum("rv,rvw,rw->r", p, delta, p)
-    else:
+            exp = 1.0 - np.sum(p**2, axis=1)
+    elif level == "ordinal":  # interval metric on the mid-ranks of the pooled marginal
+        pooled = nA + nB
+        M = np.cumsum(pooled, axis=1) - pooled / 2.0  # (R, V)
+        Ma, Mb = np.take_along_axis(M, np.broadcast_to(a, W.shape), 1), np.take_along_axis(
+            M, np.broadcast_to(b, W.shape), 1)
+        obs = np.einsum("rn,rn->r", W, (Ma - Mb) ** 2) / n
+        ea, eb = np.sum(nA * M, axis=1) / n, np.sum(nB * M, axis=1) / n
+        qa, qb = np.sum(nA * M**2, axis=1) / n, np.sum(nB * M**2, axis=1) / n
+        if which == "kappa":
+            exp = qa + qb - 2.0 * ea * eb
+        else:
+            exp = 2.0 * ((qa + qb) / 2.0 - ((ea + eb) / 2.0) ** 2)
+    else:  # ratio
         delta = _delta(level, domain)
         obs = (W @ delta[a, b]) / n
         if which == "kappa":
-            exp = np.einsum("rv,vw,rw->r", nA, delta, nB) / n**2
+            exp = np.einsum("rv,rv->r", nA @ delta, nB) / n**2
         else:
             p = (nA + nB) / (2 * n[:, None])
-            exp = np.einsum("rv,vw,rw->r", p, delta, p)
-    agree = (W @ (a == b).astype(float)) / n
+            exp = np.einsum("rv,rv->r", p @ delta, p)
     return obs, exp, agree
 
 
