@@ -264,3 +264,22 @@ def test_bleu_from_counts_matches_sacrebleu_reference_values():
                        [3, 3, 3, 2, 1, 0, 3, 2, 1, 0]], dtype=float)  # no 4-grams at all
     expected = [33.010083098515025, 24.274588585366175, 26.65837681702886, 0.0, 0.0]
     np.testing.assert_allclose(bleu_from_counts(stats_), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_exact_permutation_equals_brute_force(alternative):
+    a = np.linspace(0.2, 0.8, D10.size)
+    b = a - D10
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=D10.size)))
+    exact = _exact_permutation_p(signs @ D10 / D10.size, D10.mean(), alternative)
+    res = permutation_test(a, b, alternative=alternative, exact=True)
+    assert res.pvalue == pytest.approx(exact, rel=1e-12)
+    assert res.details["n_resamples"] == 2**D10.size and res.details["exact"]
+    A, B = _f1_items(3, 12)
+    keep = np.array(list(itertools.product([1.0, 0.0], repeat=12)))
+    null = f1_from_counts(keep @ A + (1 - keep) @ B) - f1_from_counts(keep @ B + (1 - keep) @ A)
+    obs = f1_from_counts(A.sum(0)[None])[0] - f1_from_counts(B.sum(0)[None])[0]
+    res_f1 = permutation_test(A, B, metric="f1", alternative=alternative, exact=True)
+    assert res_f1.pvalue == pytest.approx(_exact_permutation_p(null, obs, alternative), rel=1e-12)
+    with pytest.raises(InputError, match="at most 24"):
+        permutation_test(np.zeros(25), np.ones(25), exact=True)

@@ -95,6 +95,27 @@ def sign_flip_sums(D: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     return out
 
 
+def sign_flip_sums_all(D: np.ndarray, *, desc: str = "exact permutation") -> np.ndarray:
+    """Like :func:`sign_flip_sums` but over all ``2**n`` keep/swap patterns (pattern ``r``
+    keeps item ``i`` iff bit ``i`` of ``r`` is set); for exact permutation tests."""
+    n, k = D.shape
+    if n > 24:
+        raise ValueError(f"exact enumeration needs 2**n patterns; n = {n} items is too many (at most 24).")
+    tables, groups = sign_flip_tables(D)
+    flat = tables.reshape(k, groups * 256)
+    offsets = (np.arange(groups, dtype=np.intp) * 256)[None, :]
+    total = 1 << n
+    out = np.empty((total, k))
+    start = 0
+    for size in _progress_chunks(chunk_sizes(total, groups * 8), desc):
+        r = np.arange(start, start + size, dtype=np.int64)[:, None]
+        idx = ((r >> (8 * np.arange(groups, dtype=np.int64))[None, :]) & 255).astype(np.intp) + offsets
+        for j in range(k):
+            out[start:start + size, j] = np.take(flat[j], idx).sum(axis=1)
+        start += size
+    return out
+
+
 def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *, desc: str = "bootstrap") -> np.ndarray:
     """Column sums of ``S`` over bootstrap resamples of its rows.
 

@@ -13,7 +13,7 @@ from scipy import special
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_finite, require_positive_int, require_probability
 from ..errors import InputError, MixevalWarning
-from ._engine import as_generator, bootstrap_sums, sign_flip_sums
+from ._engine import as_generator, bootstrap_sums, sign_flip_sums, sign_flip_sums_all
 from ._metrics import resolve_metric
 
 __all__ = ["permutation_test", "paired_bootstrap_test", "bootstrap_ci", "percentile_interval", "bca_interval"]
@@ -136,6 +136,7 @@ def permutation_test(
     *,
     metric: object = None,
     alternative: str = "two-sided",
+    exact: bool = False,
     n_resamples: int = 10_000,
     random_state: object = None,
 ) -> TestResult:
@@ -158,6 +159,10 @@ def permutation_test(
         function mapping column sums of shape ``(R, k)`` to ``R`` metric values.
     alternative : {"two-sided", "greater", "less"}
         ``"greater"``: H1 says A scores higher than B.
+    exact : bool
+        Enumerate all :math:`2^n` swap patterns instead of sampling (at most 24
+        items); the p-value is then the exact :math:`c / 2^n` (the identity pattern is
+        among them, so it is never 0) and ``n_resamples``/``random_state`` are unused.
     n_resamples : int, keyword-only
         Number of random swap patterns ``R``.
     random_state : None, int or numpy.random.Generator, keyword-only
@@ -202,29 +207,39 @@ def permutation_test(
     """
     alternative = _check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
-    rng = as_generator(random_state)
     pair = _prepare(a, b, metric)
+    if exact:
+        if pair.n > 24:
+            raise InputError(f"exact=True enumerates 2**n swap patterns; n = {pair.n} items is too many (at most "
+                             "24). Use the approximate test (exact=False).")
+        flips = sign_flip_sums_all
+    else:
+        rng = as_generator(random_state)
+
+        def flips(D):
+            return sign_flip_sums(D, n_resamples, rng)
     observed = pair.observed()
     if pair.is_mean:
         d = pair.Sa  # (n, 1) differences; a swap flips the sign of d_i
-        kept = sign_flip_sums(d, n_resamples, rng)[:, 0]
+        kept = flips(d)[:, 0]
         null = (2.0 * kept - d[:, 0].sum()) / pair.n
     else:
         D = pair.Sa - pair.Sb
-        kept = sign_flip_sums(D, n_resamples, rng)
+        kept = flips(D)
         sums_a = pair.Sb.sum(axis=0)[None, :] + kept
         sums_b = (pair.Sa.sum(axis=0) + pair.Sb.sum(axis=0))[None, :] - sums_a
         null = pair.from_sums(sums_a, sums_b)
     c = _count_extreme(null, observed, alternative)
     metric_a, metric_b = pair.metric_values()
+    R = null.size
     return TestResult(
         statistic=observed,
-        pvalue=(c + 1) / (n_resamples + 1),
+        pvalue=c / R if exact else (c + 1) / (R + 1),
         null_distribution=null,
         alternative=alternative,
-        method=f"paired approximate randomization test ({pair.name} difference)",
+        method=f"paired {'exact' if exact else 'approximate'} randomization test ({pair.name} difference)",
         estimate=observed,
-        details={"count": c, "n_resamples": n_resamples, "n_items": pair.n, "metric": pair.name,
+        details={"count": c, "n_resamples": R, "n_items": pair.n, "metric": pair.name, "exact": bool(exact),
                  "metric_a": metric_a, "metric_b": metric_b},
     )
 
