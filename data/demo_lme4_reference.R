@@ -20,7 +20,7 @@ ci <- confint(pr, level = 0.95)
 ci99 <- confint(pr, level = 0.99)
 
 entry <- function(value, expr) list(value = unname(value), expr = expr)
-grp_name <- function(g) ifelse(g == "Residual", "residual", g)
+grp_name <- function(g) g  # lme4's group names, "Residual" included
 
 components <- list()
 for (i in seq_len(nrow(vc))) {

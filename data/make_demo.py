@@ -38,7 +38,7 @@ INTERACTION = {  # extra effect of system x length class (reference: baseline, t
     ("system_b", "short"): 0.0,
     ("system_b", "very long"): -9.0,
 }
-SD = {"item": 8.0, "system:seed": 1.5, "rater": 3.0, "item:rater": 4.0, "residual": 6.0}
+SD = {"item": 8.0, "system:seed": 1.5, "rater": 3.0, "item:rater": 4.0, "Residual": 6.0}  # lme4 group names
 DECIMALS = 2  # scores are written with 2 decimals (rounding variance 0.01^2/12, negligible)
 
 
@@ -68,7 +68,7 @@ def simulate(seed: int = SEED) -> pd.DataFrame:
     i, s, k, r = (a.ravel() for a in (i, s, k, r))
     classes = length_class(src_length)
     fixed = np.array([cell_mean(SYSTEMS[si], classes[ii]) for si, ii in zip(s, i)])
-    noise = rng.normal(0.0, SD["residual"], i.size)
+    noise = rng.normal(0.0, SD["Residual"], i.size)
     score = fixed + u_item[i] + u_seed[s, k] + u_rater[r] + u_item_rater[i, r] + noise
     return pd.DataFrame(
         {

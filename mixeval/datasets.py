@@ -422,7 +422,7 @@ def load_demo_truth() -> dict:
     --------
     >>> from mixeval import datasets
     >>> sorted(datasets.load_demo_truth()["variance_components"])
-    ['item', 'item:rater', 'rater', 'residual', 'system:seed']
+    ['Residual', 'item', 'item:rater', 'rater', 'system:seed']
     """
     with (resources.files("mixeval") / "data" / "demo_mt_truth.json").open("r", encoding="utf-8") as handle:
         return json.load(handle)

@@ -264,7 +264,7 @@ def test_demo_shape_design_and_truth():
     counts = demo.drop_duplicates("item")["length_class"].value_counts().to_dict()
     assert counts == truth["design"]["items_per_length_class"]
     assert min(counts.values()) >= 15  # every class has enough items for conditional comparisons
-    assert set(truth["variance_components"]) == {"item", "system:seed", "rater", "item:rater", "residual"}
+    assert set(truth["variance_components"]) == {"item", "system:seed", "rater", "item:rater", "Residual"}
     assert truth["formula"] == "score ~ system * length_class + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
 
 
@@ -308,7 +308,7 @@ def test_demo_within_class_system_differences_match_truth():
     means = demo.groupby(["length_class", "system"])["score"].mean()
     z_scores = []
     for cls, n_c in truth["design"]["items_per_length_class"].items():
-        se = np.sqrt(2 * vc["system:seed"] / 3 + 2 * vc["residual"] / (12 * n_c))
+        se = np.sqrt(2 * vc["system:seed"] / 3 + 2 * vc["Residual"] / (12 * n_c))
         for label, true_diff in truth["pairwise_differences_by_length_class"][cls].items():
             a, b = label.split(" - ")
             z_scores.append((means[(cls, a)] - means[(cls, b)] - true_diff) / se)

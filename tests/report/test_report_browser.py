@@ -96,16 +96,35 @@ def page(tmp_path_factory) -> tuple[Path, Report]:
     return path, report
 
 
-def test_images_decode_and_tables_render_in_chromium(page, tmp_path):
-    browser = _chromium()
-    path, report = page
-    result = _run(browser, tmp_path / "profile", "--dump-dom", path.as_uri())
+def _check(browser: str, profile: Path, path: Path) -> tuple[dict, list[str]]:
+    """The check script's JSON and the page's console messages (errors, exceptions)."""
+    result = _run(browser, profile, "--enable-logging=stderr", "--v=0", "--dump-dom", path.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     match = re.search(r'<div id="check">(.*?)</div>', result.stdout, flags=re.S)
     assert match, result.stdout[-2000:]
     raw = match.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")
     assert raw != "pending", "the load handler never ran"
-    check = json.loads(raw)
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    return json.loads(raw), console
+
+
+def test_check_harness_detects_a_broken_image(tmp_path):
+    """Negative control: a corrupt PNG gives naturalWidth 0 and a script error shows on the console."""
+    browser = _chromium()
+    path = tmp_path / "broken.html"
+    path.write_text('<!DOCTYPE html><html><head><title>b</title></head><body>'
+                    '<img src="data:image/png;base64,iVBORw0KGgoAAAAA"><table><tr><td>1</td></tr></table>'
+                    '<script>undefined_function();</script>' + CHECK_SCRIPT + "</body></html>", encoding="utf-8")
+    check, console = _check(browser, tmp_path / "profile", path)
+    assert check["images"] == [[0, 0, True]] and check["tables"] == 1
+    assert any("undefined_function" in line for line in console), console
+
+
+def test_images_decode_and_tables_render_in_chromium(page, tmp_path):
+    browser = _chromium()
+    path, report = page
+    check, console = _check(browser, tmp_path / "profile", path)
+    assert console == []  # no errors, warnings or messages from the page
     expected_sizes = []
     for section in report.sections:
         for figure in section.figures:
