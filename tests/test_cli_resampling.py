@@ -100,3 +100,13 @@ def test_agreement_long_many_raters_and_zero_variation(tmp_path, capsys):
     assert _json(capsys)["alpha"] is None
     assert main(["agreement", str(flat), "--if-undefined", "zero", "--json", "--confidence", "0"]) == 0
     assert _json(capsys)["alpha"] == 0.0
+
+
+def test_exact_permutation_flag(tmp_path, capsys):
+    d = np.array([0.31, -0.17, 0.52, 0.08, 0.23, -0.05, 0.44, 0.12])
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"x": d + 1.0, "y": np.ones(8)}).to_csv(path, index=False)
+    assert main(["permutation", str(path), "--exact", "--json"]) == 0
+    out = _json(capsys)
+    assert out["pvalue"] == pytest.approx(permutation_test(d + 1.0, np.ones(8), exact=True).pvalue)
+    assert out["details"]["n_resamples"] == 256

@@ -15,6 +15,7 @@ def register(subparsers) -> None:
                     "with adjusted p-values. p-values are (c + 1) / (R + 1), never 0.",
     )
     add_common_arguments(p)
+    p.add_argument("--exact", action="store_true", help="enumerate all 2^n swap patterns (two systems, <= 24 items)")
     p.set_defaults(handler=_run)
 
 

@@ -43,8 +43,8 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
             res = paired_bootstrap_test(a, b, alternative=args.alternative, ci=args.ci, level=level,
                                         n_resamples=args.n_resamples, random_state=args.seed)
         else:
-            res = permutation_test(a, b, alternative=args.alternative, n_resamples=args.n_resamples,
-                                   random_state=args.seed)
+            res = permutation_test(a, b, alternative=args.alternative, exact=getattr(args, "exact", False),
+                                   n_resamples=args.n_resamples, random_state=args.seed)
         out = res.to_dict()
         out["system_a"], out["system_b"] = names
         if args.json:
@@ -53,6 +53,8 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
             print(f"{names[0]} vs {names[1]} ({len(wide)} items)")
             print(res.summary())
         return 0
+    if getattr(args, "exact", False):
+        raise ValueError("--exact works for one comparison of two systems; for more, drop --exact.")
     table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
                             alternative=args.alternative, level=level, n_resamples=args.n_resamples,
                             random_state=args.seed)
