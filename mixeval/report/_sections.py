@@ -146,6 +146,8 @@ def variance_section(
     threshold: float | None = 0.8,
     singular: bool = False,
     formula: str | None = None,
+    reference: Mapping[str, float] | None = None,
+    reference_label: str = "true variance",
     title: str = "Variance components and reliability",
 ) -> Section:
     """Variance-component table and chart, reliability coefficient(s) and D-study curves.
@@ -163,6 +165,9 @@ def variance_section(
         Add a warning that a variance was estimated at zero (a boundary fit).
     formula : str, optional
         The model, shown as a paragraph.
+    reference : mapping, optional
+        Known variances by component name (e.g. the simulation truth of the demo data), shown as
+        column ``reference_label`` beside the estimates; every name must be a component.
 
     Returns
     -------
@@ -190,6 +195,13 @@ def variance_section(
     percent = 100.0 * values / values.sum()
     if "percent" not in table.columns:
         table["percent"] = percent
+    if reference is not None:
+        unknown = [k for k in reference if k not in set(table[component].astype(str))]
+        if unknown:
+            raise InputError(f"`reference` names {unknown!r}, which are not components; components: "
+                             f"{', '.join(map(str, table[component]))}.")
+        table[reference_label] = [float(reference[c]) if c in reference else np.nan
+                                  for c in table[component].astype(str)]
     top = int(np.argmax(values))
     summary = [f"largest component: {table[component].iloc[top]}, {percent[top]:.2f}% of the total variance"]
     blocks: list[Block] = []

@@ -121,6 +121,17 @@ def test_variance_section_table_3_8_percent():
     assert not [b for b in section.blocks if isinstance(b, Note)]
 
 
+def test_variance_section_shows_reference_values_beside_estimates():
+    truth = datasets.load_demo_truth()["variance_components"]
+    vc = pd.DataFrame({"component": ["item", "item:rater", "rater", "system:seed", "Residual", "extra"],
+                       "variance": [58.46, 14.37, 16.84, 1.281, 34.65, 0.0]})
+    table = variance_section(vc, reference=truth).tables[0].data
+    assert table["true variance"].tolist()[:5] == [64.0, 16.0, 9.0, 2.25, 36.0]
+    assert np.isnan(table["true variance"].iloc[5])
+    with pytest.raises(InputError, match="not components"):
+        variance_section(vc, reference={"residual": 36.0})
+
+
 def _post_edit_dstudy() -> pd.DataFrame:
     """phi over raters x occasions from the book's Table 3.2 (Post Edit) variance components."""
     s2_s, s2_rs, s2_r, s2_or, s2_e = 0.04787343, 0.01874915, 0.001377437, 0.0006219792, 0.01059404
