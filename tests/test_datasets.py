@@ -158,14 +158,22 @@ def test_memory_cache_returns_independent_copies_and_notices_changes(tmp_path):
 
 # --------------------------------------------------------------------------- download (offline)
 
-_FACTORS = {"mt_annotation": ["mode", "occasion", "sentence", "rater"], "mt_ter": ["sentence_id", "system", "replication"]}
+def _factor_columns(csv_path: Path) -> list[str]:
+    """Columns that R's write.csv quoted in the local copy: the original's factors (and strings)."""
+    import csv
+
+    with gzip.open(csv_path, "rt", newline="") as handle:
+        header = next(csv.reader(handle))
+        first = handle.readline()
+    fields = next(csv.reader([first], quoting=csv.QUOTE_NONE))
+    return [name for name, raw in zip(header, fields) if raw.startswith('"')]
 
 
-def _as_original_rds(csv_path: Path, factors: list[str], out: Path) -> bytes:
+def _as_original_rds(csv_path: Path, factors: list[str] | None, out: Path) -> bytes:
     """Write the local CSV copy as an R .rds the way the original stores it (factors as factors)."""
     pyreadr = pytest.importorskip("pyreadr", reason="pyreadr (extra 'download') is needed to write .rds files")
     frame = pd.read_csv(csv_path)
-    for column in factors:
+    for column in factors if factors is not None else _factor_columns(csv_path):
         frame[column] = pd.Categorical(frame[column].astype(str))
     # the original has an extra column order and could hold extra columns: shuffle and add one
     frame = frame[list(reversed(frame.columns))].assign(extra=1.0)
@@ -173,9 +181,14 @@ def _as_original_rds(csv_path: Path, factors: list[str], out: Path) -> bytes:
     return out.read_bytes()
 
 
-@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter"])
+def test_factor_columns_are_the_quoted_ones(bookdata):
+    assert _factor_columns(bookdata / "mt_ter.csv.gz") == ["sentence_id", "system", "replication"]
+    assert _factor_columns(bookdata / "mt_annotation.csv.gz") == ["mode", "occasion", "sentence", "rater"]
+
+
+@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "mt_grid_partial", "liver_gridsearch", "liver_sofa_test"])
 def test_download_converts_and_caches(bookdata, tmp_path, monkeypatch, name):
-    payload = _as_original_rds(bookdata / f"{name}.csv.gz", _FACTORS[name], tmp_path / "orig.rds")
+    payload = _as_original_rds(bookdata / f"{name}.csv.gz", None, tmp_path / "orig.rds")
     urls: list[str] = []
 
     def fake_fetch(url, timeout=60.0):
@@ -200,7 +213,7 @@ def test_download_converts_and_caches(bookdata, tmp_path, monkeypatch, name):
 
 
 def test_download_base_url_can_be_overridden(bookdata, tmp_path, monkeypatch):
-    payload = _as_original_rds(bookdata / "mt_annotation.csv.gz", _FACTORS["mt_annotation"], tmp_path / "o.rds")
+    payload = _as_original_rds(bookdata / "mt_annotation.csv.gz", None, tmp_path / "o.rds")
     urls: list[str] = []
     monkeypatch.setattr(datasets, "_fetch", lambda url, timeout=60.0: urls.append(url) or payload)
     monkeypatch.setenv("MIXEVAL_DATA_URL", "https://mirror.example/em")
