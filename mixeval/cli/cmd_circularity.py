@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--exclude", default="", help="comma-separated columns never used as candidates")
     p.add_argument("--family", choices=["gaussian", "binomial"], default="gaussian")
     p.add_argument("--k", type=int, default=10, help="basis dimension per smooth (default 10, as mgcv)")
+    p.add_argument("--method", choices=["GCV", "REML"], default="GCV",
+                   help="smoothing parameter selection (default GCV, mgcv's default)")
     p.add_argument("--d2-tolerance", type=float, default=0.01)
     p.add_argument("--d2-threshold", type=float, default=0.9)
     p.add_argument("--nullification-threshold", type=float, default=0.2)
@@ -47,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = circularity_test(
-            data, args.target, _split(args.features), top=args.top, family=args.family, k=args.k,
+            data, args.target, _split(args.features), top=args.top, family=args.family, k=args.k, method=args.method,
             exclude=_split(args.exclude), d2_tolerance=args.d2_tolerance, d2_threshold=args.d2_threshold,
             nullification_threshold=args.nullification_threshold, show_progress=not args.json,
         )

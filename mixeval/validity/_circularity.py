@@ -232,6 +232,7 @@ def circularity_test(
     family: str = "gaussian",
     k: int = 10,
     categorical: list[str] | None = None,
+    method: str = "GCV",
     d2_tolerance: float = 0.01,
     d2_threshold: float = 0.9,
     nullification_threshold: float = 0.2,
@@ -271,6 +272,8 @@ def circularity_test(
         :class:`~mixeval.errors.BasisLimitWarning` says when a smooth hits its basis limit.
     categorical : list of str, optional
         Numeric columns to treat as nominal.
+    method : {"GCV", "REML"}
+        Smoothing parameter selection (see :func:`fit_gam`; ``"GCV"`` is mgcv's default).
     d2_tolerance : float
         Models whose D^2 is within this of the maximum count as maximal.
     d2_threshold : float
@@ -343,7 +346,8 @@ def circularity_test(
         candidates = ranking["feature"].head(top).tolist()
     else:
         candidates = ranking["feature"].tolist()
-    design = make_design(data, target, candidates, family, k, [c for c in (categorical or []) if c in candidates])
+    design = make_design(data, target, candidates, family, k, [c for c in (categorical or []) if c in candidates],
+                         method)
     m = len(candidates)
     fits: dict[tuple[str, ...], GAMResult] = {}
 
@@ -463,6 +467,7 @@ def nullification_ratios(
     family: str = "gaussian",
     k: int = 10,
     categorical: list[str] | None = None,
+    method: str = "GCV",
 ) -> pd.DataFrame:
     """Nullification of ``others`` by a given feature set ``circular``, as numbers.
 
@@ -472,7 +477,7 @@ def nullification_ratios(
 
     Parameters
     ----------
-    data, target, family, k, categorical
+    data, target, family, k, categorical, method
         As in :func:`circularity_test`.
     circular : list of str
         The suspected circular set.
@@ -507,7 +512,7 @@ def nullification_ratios(
     overlap = set(circular) & set(others)
     if overlap:
         raise InputError(f"features {sorted(overlap)} are in both `circular` and `others`.")
-    design = make_design(data, target, circular + others, family, k, categorical)
+    design = make_design(data, target, circular + others, family, k, categorical, method)
     n_c = len(circular)
     full = design.fit(range(n_c + len(others)))
     reduced = design.fit(range(n_c, n_c + len(others)))

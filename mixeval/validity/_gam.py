@@ -203,32 +203,58 @@ class _PenalizedFit:
 
 
 def _solve(G: np.ndarray, b: np.ndarray, yy: float, S_list: list[tuple[slice, np.ndarray]], lam: np.ndarray) -> tuple:
+    """Penalized solve: ``(A, A^{-1}, beta, RSS, log|A|, RSS + beta' S beta)`` with ``A = G + sum lam_k S_k``."""
     A = G.copy()
     for (sl, S), l in zip(S_list, lam):
         A[sl, sl] += l * S
     try:
         c = sla.cho_factor(A, lower=False, check_finite=False)
         Ainv = sla.cho_solve(c, np.eye(A.shape[0]), check_finite=False)
+        logdet = 2.0 * float(np.sum(np.log(np.abs(np.diag(c[0])))))
     except np.linalg.LinAlgError:
         Ainv = np.linalg.pinv(A, hermitian=True)
+        logdet = float(np.linalg.slogdet(A)[1])
     beta = Ainv @ b
     rss = float(yy - 2.0 * beta @ b + beta @ G @ beta)
-    return A, Ainv, beta, max(rss, 0.0)
+    return A, Ainv, beta, max(rss, 0.0), logdet, float(yy - beta @ b)
 
 
 def _select_smoothing(
     G: np.ndarray, b: np.ndarray, yy: float, n: float, S_list: list[tuple[slice, np.ndarray]], criterion: str,
     start: np.ndarray | None = None,
 ) -> _PenalizedFit:
-    """Minimise GCV (``n RSS / (n - tau)^2``) or UBRE (``RSS/n - 1 + 2 tau / n``) over log smoothing parameters."""
+    """Choose log smoothing parameters by one of four criteria.
+
+    ``GCV``: ``n RSS / (n - tau)^2``; ``UBRE``: ``RSS/n - 1 + 2 tau / n`` (scale 1);
+    ``REML``: restricted likelihood with the scale profiled out,
+    ``(n - M_p)/2 log(D_p) + 1/2 log|A| - 1/2 sum_k r_k rho_k``; ``REML1``: the same with scale 1,
+    ``D_p/2 + 1/2 log|A| - 1/2 sum_k r_k rho_k``. ``D_p = RSS + beta' S beta``, ``r_k = rank(S_k)``,
+    ``M_p`` the dimension of the penalty null space (constants dropped).
+    """
     m = len(S_list)
     if m == 0:
-        _, Ainv, beta, rss = _solve(G, b, yy, S_list, np.zeros(0))
+        _, Ainv, beta, rss, _, _ = _solve(G, b, yy, S_list, np.zeros(0))
         return _PenalizedFit(beta, Ainv, np.diag(Ainv @ G).copy(), rss, np.zeros(0))
+    ranks = np.array([np.linalg.matrix_rank(S) for _, S in S_list], dtype=float)
+    n_null = G.shape[0] - ranks.sum()
+
+    def reml(rho: np.ndarray) -> tuple[float, np.ndarray]:
+        lam = np.exp(rho)
+        _, Ainv, beta, _, logdet, dp = _solve(G, b, yy, S_list, lam)
+        dp = max(dp, 1e-300)
+        bSb = np.array([beta[sl] @ S @ beta[sl] for sl, S in S_list])
+        trAS = np.array([np.sum(Ainv[sl, sl] * S) for sl, S in S_list])
+        if criterion == "REML":
+            value = 0.5 * (n - n_null) * np.log(dp) + 0.5 * logdet - 0.5 * ranks @ rho
+            grad = 0.5 * (n - n_null) * lam * bSb / dp + 0.5 * lam * trAS - 0.5 * ranks
+        else:
+            value = 0.5 * dp + 0.5 * logdet - 0.5 * ranks @ rho
+            grad = 0.5 * lam * bSb + 0.5 * lam * trAS - 0.5 * ranks
+        return float(value), grad
 
     def objective(rho: np.ndarray) -> tuple[float, np.ndarray]:
         lam = np.exp(rho)
-        _, Ainv, beta, rss = _solve(G, b, yy, S_list, lam)
+        _, Ainv, beta, rss, _, _ = _solve(G, b, yy, S_list, lam)
         M = Ainv @ G
         tau = float(np.trace(M))
         Sb = np.zeros_like(beta)
@@ -254,13 +280,13 @@ def _select_smoothing(
     starts = [np.full(m, 0.0), np.full(m, 6.0)] if start is None else [np.asarray(start, dtype=float)]
     for x0 in starts:
         res = minimize(
-            objective, x0, jac=True, method="L-BFGS-B",
+            reml if criterion.startswith("REML") else objective, x0, jac=True, method="L-BFGS-B",
             bounds=[(-_RHO_BOUND, _RHO_BOUND)] * m, options={"maxiter": 200, "ftol": 1e-12, "gtol": 1e-8},
         )
         if best is None or res.fun < best.fun:
             best = res
     lam = np.exp(best.x)
-    _, Ainv, beta, rss = _solve(G, b, yy, S_list, lam)
+    _, Ainv, beta, rss, _, _ = _solve(G, b, yy, S_list, lam)
     return _PenalizedFit(beta, Ainv, np.diag(Ainv @ G).copy(), rss, lam)
 
 
@@ -271,8 +297,9 @@ class _Design:
     """All candidate terms of one response, with the cross products needed to fit any subset."""
 
     def __init__(self, data: pd.DataFrame, y: np.ndarray, features: list[str], family: str, k: int,
-                 categorical: set[str]) -> None:
+                 categorical: set[str], method: str = "GCV") -> None:
         self.n = y.size
+        self.method = method
         self.y = y
         self.family = family
         self.features = list(features)
@@ -367,7 +394,8 @@ class _Design:
         if self.family == "gaussian":
             cols = self.columns(idx)
             G = self.G[np.ix_(cols, cols)]
-            pf = _select_smoothing(G, self.b[cols], self.yy, float(self.n), S_list, "GCV")
+            pf = _select_smoothing(G, self.b[cols], self.yy, float(self.n), S_list,
+                                   "GCV" if self.method == "GCV" else "REML")
             beta = pf.beta.copy()
             beta[0] += self.ybar
             deviance = pf.rss
@@ -388,7 +416,8 @@ class _Design:
                 G = self.gram(w, idx)
                 bz = self.cross(w * z, idx)
                 zz = float(np.sum(w * z * z))
-                pf = _select_smoothing(G, bz, zz, float(self.n), S_list, "UBRE", start=rho)
+                pf = _select_smoothing(G, bz, zz, float(self.n), S_list,
+                                       "UBRE" if self.method == "GCV" else "REML1", start=rho)
                 rho = np.log(np.maximum(pf.lam, 1e-300)) if len(S_list) else None
                 eta = self.linear_predictor(idx, pf.beta)
                 mu = _expit(eta)
@@ -553,6 +582,50 @@ class GAMResult:
         se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xg, V, Xg), 0.0))
         return pd.DataFrame({"x": x, "f": f, "se": se})
 
+    def residuals(self) -> np.ndarray:
+        """Deviance residuals (``y - mu`` for the Gaussian family), as mgcv's ``residuals(m)``."""
+        y = self._design.y
+        mu = self._fitted
+        if self.family == "gaussian":
+            return y - mu
+        m = np.clip(mu, 1e-15, 1 - 1e-15)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = 2 * (np.where(y > 0, y * np.log(y / m), 0.0) + np.where(y < 1, (1 - y) * np.log((1 - y) / (1 - m)), 0.0))
+        return np.sign(y - mu) * np.sqrt(np.maximum(d, 0.0))
+
+    def basis_check(
+        self, *, subsample: int = 5000, n_resamples: int = 400, random_state: int | np.random.Generator | None = None
+    ) -> pd.DataFrame:
+        """Is the basis dimension large enough? mgcv's ``k.check``: k', edf, k-index and its p-value.
+
+        Residuals are ordered by each smooth's covariate; if the basis missed a pattern,
+        neighbouring residuals are similar and ``k_index = mean(diff(r)^2) / 2 / mean(r^2)`` falls
+        below 1. The p-value is the share of ``n_resamples`` random orderings with a smaller
+        value. Above ``subsample`` rows a random subsample is used (as mgcv). A low k-index
+        with ``edf`` close to ``k'`` means: increase ``k``.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``feature``, ``k_prime``, ``edf``, ``k_index``, ``p_value`` (smooth terms only).
+        """
+        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+        rsd = self.residuals()
+        n = rsd.size
+        idx = np.arange(n) if n <= subsample else np.sort(rng.choice(n, subsample, replace=False))
+        r = rsd[idx]
+        rows = []
+        for f in self.features:
+            t = self._design.terms[self._term_index(f)]
+            if t.kind != "smooth":
+                continue
+            x = np.asarray(self.feature_values(f), dtype=float)[idx]
+            v_obs = float(np.mean(np.diff(r[np.argsort(x, kind="stable")]) ** 2) / 2)
+            ve = np.array([np.mean(np.diff(r[rng.permutation(r.size)]) ** 2) / 2 for _ in range(n_resamples)])
+            rows.append({"feature": f, "k_prime": t.ncol, "edf": self.edf_terms[f],
+                         "k_index": v_obs / float(np.mean(r**2)), "p_value": float(np.mean(ve < v_obs))})
+        return pd.DataFrame(rows, columns=["feature", "k_prime", "edf", "k_index", "p_value"])
+
     def feature_values(self, feature: str) -> np.ndarray:
         """Observed values of ``feature`` (for rug plots)."""
         i = self._term_index(feature)
@@ -632,16 +705,18 @@ def validate_inputs(data: object, target: str, features: list[str]) -> pd.DataFr
 
 
 def make_design(data: pd.DataFrame, target: str, features: list[str], family: str, k: int,
-                categorical: list[str] | None) -> _Design:
+                categorical: list[str] | None, method: str = "GCV") -> _Design:
     data = validate_inputs(data, target, features)
     k = require_positive_int(k, "k", minimum=3)
     y = prepare_response(data, target, family)
+    if method not in ("GCV", "REML"):
+        raise InputError(f"`method` must be 'GCV' (mgcv's default GCV.Cp: GCV, or UBRE for binomial) or 'REML'; got {method!r}.")
     cat = set(categorical or [])
     unknown = cat - set(features)
     if unknown:
         raise InputError(f"`categorical` names {sorted(unknown)} which are not in `features`.")
     with single_blas_thread():
-        design = _Design(data, y, features, family, k, cat)
+        design = _Design(data, y, features, family, k, cat, method)
     design._values = [data[f].to_numpy() for f in features]
     return design
 
@@ -672,6 +747,7 @@ def fit_gam(
     family: str = "gaussian",
     k: int = 10,
     categorical: list[str] | None = None,
+    method: str = "GCV",
     basis_warning: float = 0.9,
 ) -> GAMResult:
     """Fit a generalized additive model with penalized cubic regression splines.
@@ -695,6 +771,10 @@ def fit_gam(
         Basis dimension of every smooth (mgcv's ``k``; at least 3).
     categorical : list of str, optional
         Numeric columns to treat as categorical (nominal codes).
+    method : {"GCV", "REML"}
+        Smoothing parameter selection: ``"GCV"`` is mgcv's default ``"GCV.Cp"`` (GCV for
+        Gaussian, UBRE for binomial); ``"REML"`` is restricted maximum likelihood (for the
+        binomial family on the working model of each PIRLS step).
     basis_warning : float
         Warn with :class:`~mixeval.errors.BasisLimitWarning` when a smooth's edf reaches this
         fraction of its maximum ``k - 1``.
@@ -709,7 +789,8 @@ def fit_gam(
     :math:`f_k = X_k \\beta_k` and :math:`\\sum_n f_k(x_k^n) = 0`; coefficients minimise
     :math:`\\|\\sqrt{W}(z - X\\beta)\\|^2 + \\sum_k \\lambda_k \\beta_k' S_k \\beta_k` where
     :math:`S_k` is the integrated squared second derivative. The smoothing parameters minimise
-    GCV :math:`n\\,D/(n-\\tau)^2` (Gaussian) or UBRE :math:`D/n - 1 + 2\\tau/n` (binomial), with
+    GCV :math:`n\\,D/(n-\\tau)^2` (Gaussian) or UBRE :math:`D/n - 1 + 2\\tau/n` (binomial), or
+    the restricted likelihood (``method="REML"``), with
     :math:`\\tau = \\mathrm{tr}((X'WX + S_\\lambda)^{-1} X'WX)` the effective degrees of freedom.
     The deviance explained is :math:`D^2 = 1 - D(\\hat\\mu)/D(\\hat\\mu_0)` (book Eq. 2.9).
 
@@ -724,7 +805,7 @@ def fit_gam(
     >>> round(m.d2, 2)
     0.93
     """
-    design = make_design(data, target, features, family, k, categorical)
+    design = make_design(data, target, features, family, k, categorical, method)
     result = design.fit(range(len(design.terms)))
     check_basis(result, basis_warning)
     return result
