@@ -5,11 +5,13 @@
 * :func:`plot_dstudy` -- reliability coefficient phi against a facet's size (Figure 3.3 style),
 * :func:`plot_variance_components` -- percent of total variance per component.
 
-No function calls ``plt.show()``; pass ``ax=`` to draw into an existing Axes.
+No function calls ``plt.show()``; pass ``ax=`` to draw into an existing Axes. Without ``ax``,
+the Figure is created outside pyplot (it displays in Jupyter, and ``fig.savefig`` writes it).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 import numpy as np
@@ -23,9 +25,22 @@ from .errors import InputError
 __all__ = ["plot_system_boxplots", "plot_interaction", "plot_dstudy", "plot_variance_components"]
 
 
+class _DisplayFigure(Figure):
+    """A matplotlib Figure outside pyplot's registry that shows itself in Jupyter (``_repr_png_``).
+
+    Figures made here are not tracked by pyplot, so they never pile up in scripts or loops and
+    are not shown twice in notebooks; save one with ``fig.savefig(...)``.
+    """
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100, bbox_inches="tight", facecolor="white")
+        return buffer.getvalue()
+
+
 def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
     if ax is None:
-        fig = Figure(figsize=figsize, layout="constrained")
+        fig = _DisplayFigure(figsize=figsize, layout="constrained")
         return fig, fig.add_subplot()
     if not isinstance(ax, Axes):
         raise TypeError(f"`ax` must be a matplotlib Axes or None; got {type(ax).__name__}.")

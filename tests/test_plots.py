@@ -224,3 +224,11 @@ def test_variance_components_column_detection_and_errors():
         plots.plot_variance_components(vc.assign(vcov=[-1.0, 1.0]))
     with pytest.raises(InputError, match="sum to 0"):
         plots.plot_variance_components(vc.assign(vcov=[0.0, 0.0]))
+
+
+def test_figures_stay_out_of_pyplot_and_render_png(scores):
+    before = plt.get_fignums()
+    fig = plots.plot_system_boxplots(scores, "ter", "system")
+    assert plt.get_fignums() == before  # nothing accumulates in pyplot's registry
+    png = fig._repr_png_()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
