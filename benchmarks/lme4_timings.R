@@ -5,7 +5,7 @@
 # MODEL is one of table-3.4, table-3.8, table-3.9, table-3.10, table-3.11.
 # Each model is fitted ONCE with lme4 defaults (REML, lmerControl() defaults, i.e. nloptwrap and the
 # derivative check); the time is system.time(lmer(...))["elapsed"], data loading excluded.
-# Prints one JSON object on stdout:
+# Prints one JSON object on stdout (and a markdown table on stderr):
 #     {"timings": {"table-3.9": seconds, ...}, "variance_components": {"table-3.9": {group: variance}},
 #      "reml_criterion": {...}, "nobs": {...}, "meta": {...}}
 # (table-3.11 takes ~80 s on a 2-core machine: do not run it more than once per session.)
@@ -54,6 +54,11 @@ for (mname in models) {
   nobs_[mname] <- nobs(m)
   message(sprintf("%s: %.2f s (n = %d)", mname, tm, nobs(m)))
 }
+
+# markdown table on stderr (stdout stays one JSON object)
+message("\n| model | n | lme4 fit (s) | REML criterion |\n| --- | ---: | ---: | ---: |")
+for (mname in names(timings))
+  message(sprintf("| %s | %d | %.2f | %.4f |", mname, as.integer(nobs_[mname]), timings[mname], crit[mname]))
 
 meta <- sprintf("{\"R\": \"%s\", \"lme4\": \"%s\", \"Matrix\": \"%s\", \"optimizer\": \"%s\", \"cores\": %d}",
                 R.version.string, packageVersion("lme4"), packageVersion("Matrix"),
