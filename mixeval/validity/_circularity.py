@@ -12,7 +12,7 @@ import pandas as pd
 
 from .._progress import progress
 from .._validation import require_columns, require_dataframe, require_positive_int
-from ..errors import BasisLimitWarning, InputError
+from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
 from ._gam import GAMResult, check_basis, make_design
 
 __all__ = [
@@ -351,10 +351,19 @@ def circularity_test(
     m = len(candidates)
     fits: dict[tuple[str, ...], GAMResult] = {}
 
+    separated: list[tuple[str, ...]] = []
+    failed: list[tuple[str, ...]] = []
+
     def fit(idx: tuple[int, ...]) -> GAMResult:
         key = tuple(candidates[i] for i in sorted(idx))
         if key not in fits:
-            fits[key] = design.fit(sorted(idx))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                fits[key] = design.fit(sorted(idx))
+            if fits[key].separated:
+                separated.append(key)
+            elif not fits[key].converged:
+                failed.append(key)
         return fits[key]
 
     if m <= max_exhaustive:
@@ -409,6 +418,17 @@ def circularity_test(
         for c in others:
             share[c] = sw[c] / eta_sd if eta_sd > 0 else 0.0
             nullified[c] = bool(nullification[c] <= nullification_threshold or share[c] <= negligible)
+    if separated:
+        warnings.warn(
+            f"{len(separated)} of {len(fits)} models separate the 0/1 target perfectly (D^2 = 1 reported, "
+            f"e.g. {{{', '.join(separated[0])}}}): the labels are a deterministic function of those features.",
+            ConvergenceWarning, stacklevel=2,
+        )
+    if failed:
+        warnings.warn(
+            f"penalized IRLS did not converge for {len(failed)} model(s) (e.g. {{{', '.join(failed[0])}}}); "
+            "their D^2 may be inaccurate (quasi-separation?).", ConvergenceWarning, stacklevel=2,
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_basis(best_fit)

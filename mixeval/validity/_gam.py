@@ -391,6 +391,7 @@ class _Design:
         S_list = [(sl, self.terms[i].S) for sl, i in zip(local_slices, idx) if self.terms[i].kind == "smooth"]
         smooth_idx = [i for i in idx if self.terms[i].kind == "smooth"]
         converged = True
+        separated = False
         if self.family == "gaussian":
             cols = self.columns(idx)
             G = self.G[np.ix_(cols, cols)]
@@ -410,6 +411,7 @@ class _Design:
             dev_old = np.inf
             iterations = 0
             rho = None
+            binary = bool(np.all((y == 0) | (y == 1)))
             for iterations in range(1, max_iter + 1):
                 w = np.clip(mu * (1 - mu), 1e-10, None)
                 z = eta + (y - mu) / w
@@ -422,17 +424,27 @@ class _Design:
                 eta = self.linear_predictor(idx, pf.beta)
                 mu = _expit(eta)
                 dev = _binomial_deviance(y, mu)
+                if binary and np.all((eta > 0) == (y > 0.5)):
+                    separated = True  # complete separation: the likelihood's supremum is the saturated fit
+                    break
                 if abs(dev - dev_old) <= tol * (abs(dev) + 0.1):
                     break
                 dev_old = dev
             else:
                 converged = False
             beta = pf.beta
-            deviance = _binomial_deviance(y, mu)
+            deviance = 0.0 if separated else _binomial_deviance(y, mu)
             ybar = float(np.clip(y.mean(), 1e-15, 1 - 1e-15))
             null_deviance = _binomial_deviance(y, np.full(self.n, ybar))
             scale = 1.0
             fitted = mu
+        if separated:
+            warnings.warn(
+                f"the features {[self.terms[i].name for i in idx]} separate the 0/1 target perfectly: the "
+                "logit GAM has no finite maximum, its deviance tends to 0, so D^2 = 1 is reported (as mgcv "
+                "does). A deterministic rule over these features reproduces the labels.",
+                ConvergenceWarning, stacklevel=3,
+            )
         if not converged:
             warnings.warn(
                 f"penalized IRLS did not converge in {max_iter} iterations for features "
@@ -465,6 +477,7 @@ class _Design:
             intercept=float(beta[0]),
             scale=float(vp_scale),
             converged=converged,
+            separated=separated,
             iterations=iterations,
             _design=self,
             _idx=tuple(idx),
@@ -514,6 +527,9 @@ class GAMResult:
         Residual variance (Gaussian) or 1 (binomial).
     converged : bool
         Whether the fit converged (always True for Gaussian).
+    separated : bool
+        Binomial only: the fitted linear predictor separates the 0/1 labels completely; the
+        deviance's infimum 0 and ``d2 = 1`` are reported (a :class:`ConvergenceWarning` says so).
     """
 
     features: tuple[str, ...]
@@ -528,6 +544,7 @@ class GAMResult:
     intercept: float
     scale: float
     converged: bool = True
+    separated: bool = False
     iterations: int = 1
     _design: Any = field(default=None, repr=False, compare=False)
     _idx: tuple[int, ...] = field(default=(), repr=False, compare=False)

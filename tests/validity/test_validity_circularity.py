@@ -103,6 +103,19 @@ def test_binomial_family_on_thresholded_labels():
     assert res.is_circular
 
 
+def test_deterministic_binary_teacher_separates_like_the_patent_example():
+    # book Table 2.5: every model containing the rule's features has D^2 = 100%; the smallest wins
+    d = _rule_data(n=2000)
+    X = d[["a", "b", "c", "e"]]
+    with pytest.warns(Warning) as caught:
+        res = distillation_test(lambda f: (f["a"] > 0.3) * 1.0, X, threshold=0.5, k=10)
+    assert any("separate the 0/1 target perfectly" in str(w.message) for w in caught)
+    assert res.family == "binomial" and res.circular == ("a",)
+    assert res.models["d2"].iloc[0] == 1.0
+    assert all(r.d2 == 1.0 for r in res.fits.values() if "a" in r.features)
+    assert all(r.d2 < 1.0 for r in res.fits.values() if "a" not in r.features)
+
+
 def test_distillation_with_callable_estimator_and_array():
     d = _rule_data()
     X = d[["a", "b", "c", "e"]]
