@@ -15,7 +15,8 @@ def format_number(value: float, digits: int = 4) -> str:
     """``value`` with ``digits`` significant digits, fixed notation where readable.
 
     Fixed notation for ``1e-4 <= |x| < 1e6`` (e.g. ``0.01234``, ``60.88``, ``47752``),
-    scientific otherwise (``3.96e-08``); ``NA`` for NaN, ``inf``/``-inf`` as is.
+    scientific otherwise (``3.96e-08``); whole numbers below 1e6 as integers (``2.0`` -> ``2``);
+    ``NA`` for NaN, ``inf``/``-inf`` as is.
 
     Examples
     --------
@@ -27,8 +28,8 @@ def format_number(value: float, digits: int = 4) -> str:
         return "NA"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    if x == 0.0:
-        return "0"
+    if x.is_integer() and abs(x) < 1e6:
+        return str(int(x))  # whole numbers (counts, df, sizes) without trailing zeros
     magnitude = math.floor(math.log10(abs(x)))
     if -4 <= magnitude < 6:
         decimals = max(0, digits - 1 - magnitude)

@@ -230,7 +230,7 @@ def test_full_report_from_sections_renders(demo):
     assert html.count("<img ") == 2 and html.count("<table ") == 2 + 2 + 2
     text = report.to_text()
     assert "- 7,200 rows: 200 items x 3 systems; facets: seed (3 levels), rater (4 levels)" in text
-    assert "- GLRT: chi2 = 20.00, df = 2, p = 4.50e-05" in text
+    assert "- GLRT: chi2 = 20, df = 2, p = 4.50e-05" in text
     assert "Baseline - Marking" in text  # pairwise table printed
     assert [len(s.figures) for s in report.sections] == [1, 1, 0]
     assert all(isinstance(b, Table) for b in report.sections[2].blocks)
