@@ -186,7 +186,7 @@ def test_factor_columns_are_the_quoted_ones(bookdata):
     assert _factor_columns(bookdata / "mt_annotation.csv.gz") == ["mode", "occasion", "sentence", "rater"]
 
 
-@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "mt_grid_partial", "liver_gridsearch", "liver_sofa_test"])
+@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "mt_grid_partial", "liver_gridsearch"])
 def test_download_converts_and_caches(bookdata, tmp_path, monkeypatch, name):
     payload = _as_original_rds(bookdata / f"{name}.csv.gz", None, tmp_path / "orig.rds")
     urls: list[str] = []
