@@ -55,7 +55,8 @@ class CircularityResult:
     nullified : dict
         Per other candidate: ratio at most ``nullification_threshold``, or ``share`` at most
         ``negligible`` (a feature that contributes nothing with or without ``best``, e.g. pure noise,
-        has an ill-defined ratio but is not evidence against circularity).
+        has an ill-defined ratio but is not evidence against circularity). For a binomial target
+        that ``best`` separates perfectly (D^2 = 1), every other candidate counts as nullified.
     d2_tolerance, d2_threshold, nullification_threshold : float
         The thresholds used.
     search : str
@@ -418,6 +419,10 @@ def circularity_test(
         for c in others:
             share[c] = sw[c] / eta_sd if eta_sd > 0 else 0.0
             nullified[c] = bool(nullification[c] <= nullification_threshold or share[c] <= negligible)
+            if best_fit.separated:
+                # the selected set alone separates the labels: the logit GAM with more features has no
+                # finite maximum, its term shapes are arbitrary, and nothing can add explained deviance
+                nullified[c] = True
     if separated:
         warnings.warn(
             f"{len(separated)} of {len(fits)} models separate the 0/1 target perfectly (D^2 = 1 reported, "
@@ -447,6 +452,10 @@ def circularity_test(
     elif not_nullified:
         reason = (f"{{{', '.join(best)}}} reaches D^2 = {best_fit.d2:.4f}, but {', '.join(not_nullified)} "
                   f"keep(s) a contribution (ratio > {nullification_threshold}): partial circularity at most.")
+    elif best_fit.separated:
+        reason = (f"{{{', '.join(best)}}} alone separates the 0/1 labels perfectly (D^2 = 1) with the fewest edf: "
+                  "the labels are a deterministic function of it and no other candidate can add anything "
+                  "(their shapes in separated logit fits are arbitrary, so their sd ratios are not used).")
     else:
         reason = (f"{{{', '.join(best)}}} reaches D^2 = {best_fit.d2:.4f} with the fewest edf and nullifies "
                   f"every other candidate (sd ratio <= {nullification_threshold} or share of the linear "
