@@ -186,3 +186,18 @@ def test_liver_noncircular_teacher(liver):
     assert res.d2 < 0.5
     tab = _quiet(nullification_ratios, liver, "sofa_nocirc", ["bili"], ["asat", "hzv", "alat", "lactate"])
     assert (tab["ratio"] > 0.5).all()  # about 0.7-0.9: bilirubin does not nullify the others
+
+
+def test_mixed_smooth_factor_and_binary_candidates():
+    rng = np.random.default_rng(6)
+    d = pd.DataFrame({"a": rng.normal(size=2000), "grp": rng.choice(["u", "v", "w"], 2000),
+                      "flag": rng.integers(0, 2, 2000)})
+    d["y"] = np.digitize(d["a"], [0.0, 1.0]) + (d["grp"] == "w") * 1.0
+    res = _quiet(circularity_test, d, "y", ["a", "grp", "flag"], k=20)
+    assert set(res.circular) == {"a", "grp"} and res.nullified == {"flag": True}
+    full = res.full_model
+    assert full.edf_terms["grp"] == pytest.approx(2.0) and full.edf_terms["flag"] == pytest.approx(1.0)
+    eta = rank_features(d, "y", ["grp"])["r"].iloc[0]  # correlation ratio for a nominal feature
+    groups = d.groupby("grp")["y"]
+    expected = np.sqrt((groups.count() * (groups.mean() - d["y"].mean()) ** 2).sum() / ((d["y"] - d["y"].mean()) ** 2).sum())
+    assert eta == pytest.approx(expected, abs=1e-12)
