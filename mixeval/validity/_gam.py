@@ -15,7 +15,7 @@ the number of rows. That is what makes a powerset search over candidate features
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -313,7 +313,7 @@ class _Design:
             term, W = _build_term(data[f], f, k, f in categorical)
             if term.kind == "smooth":
                 scale = _penalty_scale(W, term)
-                term = _Term(**{**term.__dict__, "S": term.S * scale})
+                term = replace(term, S=term.S * scale)
             self.terms.append(term)
             self.W.append(W)
         # column layout of the full model matrix: intercept, then each term
