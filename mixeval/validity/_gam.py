@@ -118,6 +118,7 @@ class _Term:
     levels: tuple = ()
     lo: float = np.nan
     hi: float = np.nan
+    saturated: bool = False  # one basis function per distinct value: the basis cannot be enlarged
 
     @property
     def ncol(self) -> int:
@@ -171,7 +172,8 @@ def _build_term(series: pd.Series, name: str, k: int, categorical: bool) -> tupl
     Z = sum_to_zero_null_space(colsums)
     TZ = T @ Z
     SZ = Z.T @ S @ Z
-    term = _Term(name=name, kind="smooth", k=k_eff, knots=knots, TZ=TZ, S=(SZ + SZ.T) / 2, lo=float(x.min()), hi=float(x.max()))
+    term = _Term(name=name, kind="smooth", k=k_eff, knots=knots, TZ=TZ, S=(SZ + SZ.T) / 2, lo=float(x.min()), hi=float(x.max()),
+                 saturated=k_eff == int(np.unique(x).size))
     return term, W
 
 
@@ -747,7 +749,7 @@ def check_basis(result: GAMResult, threshold: float = 0.9, stacklevel: int = 2) 
     hit = []
     for f in result.features:
         t = result._design.terms[result._term_index(f)]
-        if t.kind == "smooth" and result.edf_terms[f] >= threshold * (t.k - 1):
+        if t.kind == "smooth" and not t.saturated and result.edf_terms[f] >= threshold * (t.k - 1):
             hit.append(f)
     if hit:
         desc = ", ".join(f"{f} (edf {result.edf_terms[f]:.2f} of {result.basis_dimension(f) - 1})" for f in hit)

@@ -194,6 +194,22 @@ def test_basis_limit_warning_for_step_function():
         fit_gam(pd.DataFrame({"x": x, "z": z}), "z", ["x"], k=20)
 
 
+def test_few_distinct_values_get_a_saturated_basis_without_warning():
+    rng = np.random.default_rng(9)
+    d = pd.DataFrame({"x": rng.integers(0, 3, 300).astype(float), "b": rng.integers(0, 2, 300)})
+    d["y"] = d["x"] ** 2 + d["b"] + rng.normal(0, 0.1, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BasisLimitWarning)
+        m = fit_gam(d, "y", ["x", "b"])
+    assert m.basis_dimension("x") == 3 and m.basis_dimension("b") == 0
+    # three values -> the smooth can only be a free function of x (two parameters after centring),
+    # and with lambda -> 0 the fit equals OLS on x-dummies and b (edf 4 = intercept + 2 + 1)
+    X = np.column_stack([np.ones(len(d)), d["x"] == 1, d["x"] == 2, d["b"]]).astype(float)
+    rss = float(np.sum((d["y"] - X @ np.linalg.lstsq(X, d["y"].to_numpy(), rcond=None)[0]) ** 2))
+    assert m.edf == pytest.approx(4.0, abs=1e-3)
+    assert m.deviance == pytest.approx(rss, rel=1e-4)
+
+
 def test_input_not_modified():
     d = _synthetic()
     before = d.copy()
