@@ -37,7 +37,8 @@ def _pvalue_column(frame: pd.DataFrame, given: str | None) -> str | None:
 
 
 def _p_text(p: float) -> str:
-    return "< 1e-16" if p < 1e-16 else format_number(p, 3)
+    """``p = 0.0123`` style, ``p < 1e-16`` below double precision's resolution."""
+    return "p < 1e-16" if p < 1e-16 else f"p = {format_number(p, 3)}"
 
 
 def data_section(
@@ -302,7 +303,7 @@ def comparison_section(
     """
     table = result_table(glrt)
     summary = [f"{table['test'].iloc[0]}: chi2 = {format_number(glrt.statistic)}"
-               + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", p = {_p_text(glrt.pvalue)}"]
+               + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", {_p_text(glrt.pvalue)}"]
     blocks: list[Block] = []
     if hypothesis:
         blocks.append(Paragraph(hypothesis))
@@ -361,7 +362,7 @@ def conditional_section(
     blocks: list[Block] = []
     if glrt is not None:
         summary.append(f"{glrt.method or 'interaction test'}: chi2 = {format_number(glrt.statistic)}"
-                       + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", p = {_p_text(glrt.pvalue)}")
+                       + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", {_p_text(glrt.pvalue)}")
         blocks.append(Table(result_table(glrt, glrt.method or "interaction test"), "Test of the interaction"))
     blocks.append(Figure.from_matplotlib(fig, f"Means of {y} per {x} and {trace}" + (" (\u00b1 SE)" if se else "")))
     blocks.append(Table(means_table, f"Means per {x} and {trace}"))
