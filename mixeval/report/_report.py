@@ -64,6 +64,10 @@ class Report:
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "meta", MappingProxyType({str(k): str(v) for k, v in self.meta.items()}))
 
+    def extended(self, *sections: Section) -> "Report":
+        """A new Report with ``sections`` appended (the report itself is frozen)."""
+        return Report(self.title, self.sections + tuple(sections), dict(self.meta))
+
     def section(self, title: str) -> Section:
         """The section called ``title`` (the error lists the titles)."""
         for section in self.sections:

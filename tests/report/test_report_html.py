@@ -237,3 +237,11 @@ def test_report_is_frozen_and_sections_found_by_title(report):
     assert report.section("Pairwise comparisons").tables[0].caption == "Table 4.2: pairwise"
     with pytest.raises(KeyError, match="'Variance components', 'Pairwise comparisons'"):
         report.section("GLRT")
+
+
+def test_extended_returns_a_new_report(report):
+    longer = report.extended(Section("Notes", (Note("appended"),)))
+    assert [s.title for s in longer.sections][-1] == "Notes" and len(report.sections) == 2
+    assert longer.meta == report.meta and longer.title == report.title
+    with pytest.raises(TypeError, match="Section"):
+        report.extended("not a section")  # type: ignore[arg-type]
