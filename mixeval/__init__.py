@@ -4,18 +4,54 @@ Validity (is a model just reconstructing a label-defining rule?), reliability
 (how much of the score variance comes from items, raters, seeds,
 meta-parameters?) and significance (is system A better than B once all that is
 accounted for?), with lme4-style formulas over pandas DataFrames and no R.
+
+The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
+``reliability``, ``validity``, ``resampling``, ``agreement``,
+``metric_model``, ``meta``, ``datasets`` and ``report`` hold the rest.
 """
 
 from __future__ import annotations
 
-from . import errors
+from . import agreement, datasets, errors, meta, metric_model, reliability, resampling, validity
 from ._results import ConfidenceInterval, TestResult
+from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
+from .metric_model import MetricModel, metric_ci
+from .mixed import LmerResult, compare, lmer
+from .reliability import cheapest_design, dstudy, phi, variance_table
+from .resampling import paired_bootstrap_test, permutation_test
+from .study import Study, bin_property
+from .validity import circularity_test, fit_gam
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "errors",
+    "Study",
+    "lmer",
+    "compare",
+    "LmerResult",
+    "bin_property",
+    "phi",
+    "dstudy",
+    "cheapest_design",
+    "variance_table",
+    "circularity_test",
+    "fit_gam",
+    "paired_bootstrap_test",
+    "permutation_test",
+    "krippendorff_alpha",
+    "cohens_kappa",
+    "scotts_pi",
+    "MetricModel",
+    "metric_ci",
     "TestResult",
     "ConfidenceInterval",
+    "agreement",
+    "datasets",
+    "errors",
+    "meta",
+    "metric_model",
+    "reliability",
+    "resampling",
+    "validity",
     "__version__",
 ]

@@ -1,0 +1,183 @@
+"""Benchmark: mixeval.lmer against lme4 (Rscript), the PyPI package mixedlm and statsmodels, in one run.
+
+    python benchmarks/bench_lmer.py [--data ../shared/bookdata] [--models table-3.9 table-3.11 ...]
+                                    [--skip-r] [--repeat 5] [--memory]
+
+Times are wall-clock seconds for one complete fit from an in-memory DataFrame (formula -> result),
+best of ``--repeat`` runs for the Python packages and one run for lme4 (data loading excluded for all).
+``--memory`` also measures peak resident memory and time of a fit on synthetic logs of 250k, 500k, 1M
+rows (each in a fresh process). Prints markdown tables for benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+META = "ter ~ (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|decoder_dropout) + (1|decoder_dropout_hidden) + (1|encoder_dropout)"
+MODELS = {
+    "table-3.4": ("liver_gridsearch.csv.gz", False,
+                  "accuracy ~ (1|hidden_size_max) + (1|hidden_number) + (1|learning_rate) + (1|batch_size) + (1|random_seed) + (1|epochs) + (1|dropout)"),
+    "table-3.8": ("mt_grid_partial.csv.gz", True, "ter ~ (1|sentence_id)"),
+    "table-3.9": ("mt_grid_partial.csv.gz", True, META),
+    "table-3.10": ("mt_grid_full.csv.gz", True, "ter ~ (1|sentence_id)"),
+    "table-3.11": ("mt_grid_full.csv.gz", True, META),
+}
+
+
+def load(bookdata: Path, model: str) -> pd.DataFrame:
+    file, subset, _ = MODELS[model]
+    df = pd.read_csv(bookdata / file)
+    if subset:
+        df = df[df.delta_scheme == "(-0.5:0.5)"].reset_index(drop=True)
+    return df
+
+
+def best_time(fn, repeat: int) -> tuple[float, object]:
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def run_mixeval(df, formula, repeat):
+    from mixeval import lmer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t, fit = best_time(lambda: lmer(formula, df), repeat)
+    return t, fit.variances
+
+
+def run_mixedlm(df, formula, repeat):
+    import mixedlm
+
+    # mixedlm treats numeric grouping columns as numbers; give it factors as lme4 does
+    groups = [g.split("|")[1].strip(" )") for g in formula.split("+") if "|" in g]
+    df = df.astype({g: str for g in groups})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t, fit = best_time(lambda: mixedlm.lmer(formula, df), max(1, repeat // 2))
+    try:
+        vc = fit.VarCorr()
+        out = {str(k): float(np.asarray(v.cov if hasattr(v, "cov") else v).ravel()[0]) for k, v in vc.groups.items()}
+        out["Residual"] = float(fit.sigma ** 2)
+    except Exception:  # different result API: report time only
+        out = {}
+    return t, out
+
+
+def run_statsmodels(df, formula, repeat):
+    import statsmodels.formula.api as smf
+
+    response, rhs = formula.split("~")
+    groups = [g.split("|")[1].strip(" )") for g in rhs.split("+") if "|" in g]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if len(groups) == 1:
+            fn = lambda: smf.mixedlm(f"{response.strip()} ~ 1", df, groups=df[groups[0]]).fit(reml=True)  # noqa: E731
+        else:  # crossed factors: one all-encompassing group with variance components (statsmodels' idiom)
+            vc = {g: f"0 + C({g})" for g in groups}
+            fn = lambda: smf.mixedlm(f"{response.strip()} ~ 1", df.assign(_all=1), groups="_all", vc_formula=vc).fit(reml=True)  # noqa: E731
+        try:
+            t, fit = best_time(fn, 1)
+        except Exception as exc:  # statsmodels fails on crossed designs (singular Hessian)
+            return float("nan"), f"failed: {type(exc).__name__}: {str(exc)[:60]}"
+    return t, {}
+
+
+def run_lme4(bookdata: Path, models: list[str]) -> dict:
+    out = subprocess.run(["Rscript", str(HERE / "lme4_timings.R"), str(bookdata), *models],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def max_rel_diff(a: dict, b: dict) -> float:
+    keys = [k for k in a if k in b and max(a[k], b[k]) > 1e-6 * sum(a.values())]
+    return max((abs(a[k] - b[k]) / max(abs(b[k]), 1e-300) for k in keys), default=float("nan"))
+
+
+def synthetic_log(n_rows: int, seed: int = 0) -> pd.DataFrame:
+    """items x systems x seeds x raters with known components (for the memory scaling run)."""
+    rng = np.random.default_rng(seed)
+    n_items = n_rows // (4 * 5 * 10)
+    item = np.repeat(np.arange(n_items), 200)
+    system = np.tile(np.repeat(np.arange(4), 50), n_items)
+    seed_ = np.tile(np.repeat(np.arange(5), 10), n_items * 4)
+    rater = np.tile(np.arange(10), n_items * 20)
+    y = (rng.normal(0, 1, n_items)[item] + 0.1 * system + rng.normal(0, 0.3, 20)[system * 5 + seed_]
+         + rng.normal(0, 0.2, 10)[rater] + rng.normal(0, 0.5, item.size))
+    return pd.DataFrame({"item": item, "system": np.array(list("ABCD"))[system], "seed": seed_, "rater": rater, "score": y})
+
+
+def memory_child(n_rows: int) -> None:
+    from mixeval import lmer
+
+    df = synthetic_log(n_rows)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lmer("score ~ system + (1|item) + (1|seed:system) + (1|rater)", df)
+    elapsed = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"rows": n_rows, "seconds": elapsed, "peak_mb": peak / 1024, "data_mb": base / 1024}))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(HERE.parent.parent / "shared" / "bookdata"))
+    ap.add_argument("--models", nargs="*", default=["table-3.4", "table-3.9", "table-3.10", "table-3.11"])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--skip-r", action="store_true")
+    ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.memory_child:
+        memory_child(args.memory_child)
+        return
+    bookdata = Path(args.data)
+    r = {} if args.skip_r else run_lme4(bookdata, args.models)
+    rows = []
+    for model in args.models:
+        df = load(bookdata, model)
+        formula = MODELS[model][2]
+        t_me, vc_me = run_mixeval(df, formula, args.repeat)
+        t_ml, vc_ml = run_mixedlm(df, formula, args.repeat)
+        t_sm, sm_note = run_statsmodels(df, formula, args.repeat) if model in ("table-3.8", "table-3.9", "table-3.10") else (float("nan"), "not run")
+        t_r = r.get("timings", {}).get(model, float("nan"))
+        vc_r = r.get("variance_components", {}).get(model, {})
+        rows.append({
+            "model": model, "rows": len(df), "mixeval_s": t_me, "lme4_s": t_r, "mixedlm_s": t_ml, "statsmodels_s": t_sm,
+            "lme4/mixeval": t_r / t_me, "mixedlm/mixeval": t_ml / t_me,
+            "max rel diff vs lme4": max_rel_diff(vc_me, vc_r) if vc_r else float("nan"),
+            "statsmodels": sm_note if isinstance(sm_note, str) else "ok",
+        })
+        print(f"{model}: mixeval {t_me:.3f} s, lme4 {t_r:.2f} s, mixedlm {t_ml:.2f} s", file=sys.stderr)
+    table = pd.DataFrame(rows)
+    print(table.to_markdown(index=False, floatfmt=".3g"))
+    if args.memory:
+        mem = []
+        for n in (250_000, 500_000, 1_000_000):
+            out = subprocess.run([sys.executable, __file__, "--memory-child", str(n)], capture_output=True, text=True, check=True,
+                                 env={**os.environ})
+            mem.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print()
+        print(pd.DataFrame(mem).to_markdown(index=False, floatfmt=".3g"))
+
+
+if __name__ == "__main__":
+    main()
