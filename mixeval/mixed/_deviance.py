@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ._stats import SufficientStats
@@ -42,7 +43,6 @@ class DevianceParts:
     mxx: np.ndarray = field(repr=False)
     # pieces re-used to solve for the random effects
     d0: np.ndarray = field(repr=False)
-    e: np.ndarray = field(repr=False)
     chol_s: np.ndarray = field(repr=False)
     lam_r: np.ndarray = field(repr=False)
 
@@ -82,18 +82,19 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         quad = np.zeros_like(stats.ww)
         logdet_a = 0.0
     if qr:
-        a0r = (lam0 * stats.cross0r) * lam_r[None, :]
-        e = a0r / d0[:, None]
-        s = (lam_r[:, None] * stats.crr) * lam_r[None, :] - a0r.T @ e
+        # Schur complement of the diagonal block: S = Lr C Lr + I - lam0^2 Lr K' D^{-1} K Lr, K = Z_0'Z_r
+        k = stats.cross0r
+        w = 1.0 / d0
+        ktwk = (k.T @ sp.diags(w) @ k).toarray()
+        s = (lam_r[:, None] * (stats.crr - (lam0 * lam0) * ktwk)) * lam_r[None, :]
         s[np.diag_indices_from(s)] += 1.0
         chol_s = cholesky(s, lower=True, check_finite=False)
-        h = lam_r[:, None] * stats.zrw - e.T @ g0
+        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * (k.T @ (stats.z0w * w[:, None])))
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
         # matrices when the BLAS is multi-threaded)
         quad = quad + h.T @ cho_solve((chol_s, True), h, check_finite=False)
         logdet_a += 2.0 * float(np.sum(np.log(np.diag(chol_s))))
     else:
-        e = np.zeros((d0.shape[0], 0))
         chol_s = np.zeros((0, 0))
     m = stats.ww - quad
     mxx = m[:p, :p]
@@ -122,7 +123,6 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         beta=beta,
         mxx=mxx,
         d0=d0,
-        e=e,
         chol_s=chol_s,
         lam_r=lam_r,
     )
@@ -161,8 +161,7 @@ def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[
     coef = np.append(-parts.beta, 1.0)  # W coef -> y - X beta
     g0 = lam0 * (stats.z0w @ coef)
     if parts.lam_r.shape[0]:
-        gr = parts.lam_r * (stats.zrw @ coef)
-        rhs = gr - parts.e.T @ g0
+        rhs = parts.lam_r * (stats.zrw @ coef - lam0 * (stats.cross0r.T @ (g0 / parts.d0)))
         ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
         a0r_ur = (lam0 * stats.cross0r) @ (parts.lam_r * ur)
     else:
@@ -189,14 +188,15 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     k_terms = stats.n_terms
     p, n = stats.p, stats.nobs
     lam0, lam_r = theta[0], parts.lam_r
-    d0, e = parts.d0, parts.e
+    d0 = parts.d0
     qr = lam_r.shape[0]
     # U = A^{-1} G, G = Lambda Z'W (block elimination with the Schur complement S)
     g0 = lam0 * stats.z0w
     if qr:
-        gr = lam_r[:, None] * stats.zrw
-        ur = cho_solve((parts.chol_s, True), gr - e.T @ g0, check_finite=False)
-        u0 = (g0 - (lam0 * stats.cross0r) @ (lam_r[:, None] * ur)) / d0[:, None]
+        kmat = stats.cross0r
+        rhs = lam_r[:, None] * (stats.zrw - lam0 * (kmat.T @ (g0 / d0[:, None])))
+        ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
+        u0 = (g0 - lam0 * (kmat @ (lam_r[:, None] * ur))) / d0[:, None]
         # R = Z'W - Z'Z Lambda U
         lu0, lur = lam0 * u0, lam_r[:, None] * ur
         r0 = stats.z0w - stats.counts0[:, None] * lu0 - stats.cross0r @ lur
@@ -217,7 +217,11 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     for k in range(k_terms):
         if k == 0:
             rk, uk = r0, u0
-            tr_ainv = float(np.sum(1.0 / d0) + np.sum(s_inv * (e.T @ e))) if qr else float(np.sum(1.0 / d0))
+            if qr:  # tr(A^-1)_00 = sum 1/d + tr(S^-1 E'E), E = lam0 D^-1 K Lr
+                ete = (lam0 * lam0) * (lam_r[:, None] * (kmat.T @ sp.diags(1.0 / d0**2) @ kmat).toarray()) * lam_r[None, :]
+                tr_ainv = float(np.sum(1.0 / d0) + np.sum(s_inv * ete))
+            else:
+                tr_ainv = float(np.sum(1.0 / d0))
             qk = stats.n_levels[0]
         else:
             sl = slice(bounds[k - 1], bounds[k])

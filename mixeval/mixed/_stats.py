@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ._design import Design
 
@@ -34,8 +35,9 @@ class SufficientStats:
         Levels per grouping factor, largest first (``n_levels[0]`` is the diagonal block).
     counts0 : ndarray, shape (q0,)
         Diagonal of ``Z_0'Z_0``.
-    cross0r : ndarray, shape (q0, qr)
-        ``Z_0'Z_r`` (counts of level pairs of factor 0 with every other factor).
+    cross0r : scipy.sparse.csr_matrix, shape (q0, qr)
+        ``Z_0'Z_r`` (counts of level pairs of factor 0 with every other factor); sparse, since nested or
+        interaction factors meet few levels of the others (a dense array given here is converted).
     crr : ndarray, shape (qr, qr)
         ``Z_r'Z_r``.
     z0w, zrw : ndarray, shape (q0, p + 1), (qr, p + 1)
@@ -48,11 +50,15 @@ class SufficientStats:
     p: int
     n_levels: tuple[int, ...]
     counts0: np.ndarray = field(repr=False)
-    cross0r: np.ndarray = field(repr=False)
+    cross0r: sp.csr_matrix = field(repr=False)
     crr: np.ndarray = field(repr=False)
     z0w: np.ndarray = field(repr=False)
     zrw: np.ndarray = field(repr=False)
     ww: np.ndarray = field(repr=False)
+
+    def __post_init__(self) -> None:
+        if not sp.issparse(self.cross0r) or self.cross0r.format != "csr":
+            object.__setattr__(self, "cross0r", sp.csr_matrix(self.cross0r))
 
     @property
     def n_terms(self) -> int:
@@ -67,6 +73,13 @@ class SufficientStats:
 def _cross_counts(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> np.ndarray:
     """Contingency table of two code vectors as a dense ``na x nb`` float matrix."""
     return np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb).astype(float)
+
+
+def _sparse_cross(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> sp.csr_matrix:
+    """Contingency table of two code vectors as a sparse ``na x nb`` matrix (duplicates summed)."""
+    m = sp.csr_matrix((np.ones(a.size), (a, b)), shape=(na, nb))
+    m.sum_duplicates()
+    return m
 
 
 def _level_sums(codes: np.ndarray, n: int, W: np.ndarray) -> np.ndarray:
@@ -113,7 +126,7 @@ def compute_stats(design: Design) -> SufficientStats:
     z0w = _level_sums(g0.codes, g0.n_levels, W)
     rest = groups[1:]
     if rest:
-        cross0r = np.hstack([_cross_counts(g0.codes, g0.n_levels, g.codes, g.n_levels) for g in rest])
+        cross0r = sp.hstack([_sparse_cross(g0.codes, g0.n_levels, g.codes, g.n_levels) for g in rest], format="csr")
         zrw = np.vstack([_level_sums(g.codes, g.n_levels, W) for g in rest])
         blocks = [[_cross_counts(a.codes, a.n_levels, b.codes, b.n_levels) for b in rest] for a in rest]
         crr = np.block(blocks)
