@@ -1,0 +1,32 @@
+"""Significance of differences between systems (book Section 4.3).
+
+* :func:`emmeans` -- estimated marginal means on emmeans' reference grid (asymptotic inference);
+* :func:`pairwise` -- all pairwise contrasts with Tukey, Holm, Bonferroni, BH or no adjustment,
+  optionally conditional on the levels of other factors (``by=``, Table 4.3);
+* :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
+  (Table 4.1);
+* :func:`bin_property` -- classes of a numeric data property for conditional comparisons;
+* :func:`plot_emmeans` -- the interaction plot of marginal means (Figure 4.7).
+"""
+
+from ..study import bin_property
+from ._emmeans import emmeans
+from ._glrt import glrt, glrt_averaged
+from ._grid import ReferenceGrid, reference_grid
+from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
+from ._plots import plot_emmeans
+
+__all__ = [
+    "emmeans",
+    "pairwise",
+    "PairwiseResult",
+    "glrt",
+    "glrt_averaged",
+    "bin_property",
+    "plot_emmeans",
+    "reference_grid",
+    "ReferenceGrid",
+    "tukey_pvalue",
+    "tukey_critical_value",
+    "ADJUSTMENTS",
+]

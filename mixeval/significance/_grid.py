@@ -1,0 +1,220 @@
+"""emmeans' reference grid of a fitted model and the linear functions of its marginal means.
+
+The reference grid crosses every level of every factor of the fixed part with every numeric
+covariate held at its mean over the data (``emmeans::ref_grid``). Its model matrix is obtained by
+evaluating the fit's own formulaic ``ModelSpec`` on the grid, so any fixed-effects formula
+(interactions, ``C()``, other contrast codings, transforms such as ``np.log(x)``) is handled
+exactly as in the fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..errors import FormulaError, InputError
+
+__all__ = ["ReferenceGrid", "reference_grid", "marginal_linfct", "normalise_names", "level_label"]
+
+
+@dataclass(frozen=True)
+class ReferenceGrid:
+    """The reference grid of a fit.
+
+    Attributes
+    ----------
+    factors : dict
+        Factor variable -> its levels, in the model's order (formulaic's categories).
+    covariates : dict
+        Numeric variable -> the value it is held at (its mean over the fitted rows).
+    grid : DataFrame
+        One row per combination of factor levels (first factor varying fastest, as
+        ``expand.grid``), covariates at their means.
+    X : ndarray
+        The fixed-effects model matrix of ``grid`` (columns as ``fit.fixed_names``).
+    """
+
+    factors: dict[str, list]
+    covariates: dict[str, float]
+    grid: pd.DataFrame = field(repr=False)
+    X: np.ndarray = field(repr=False)
+
+
+def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:
+    """All combinations, the first variable varying fastest (R's ``expand.grid``)."""
+    names = list(levels)
+    if not names:
+        return pd.DataFrame(index=[0])
+    combos = list(itertools.product(*(levels[n] for n in reversed(names))))
+    frame = pd.DataFrame(combos, columns=list(reversed(names)))
+    return frame[names]
+
+
+def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
+    if data is not None:
+        if not isinstance(data, pd.DataFrame):
+            raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+        return data
+    stored = getattr(fit, "data", None)
+    if not isinstance(stored, pd.DataFrame):
+        raise InputError("the fit does not hold its data; pass the fitted rows as data=.")
+    return stored
+
+
+def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+    """emmeans' reference grid of ``fit`` (a :class:`mixeval.mixed.LmerResult`).
+
+    Parameters
+    ----------
+    fit : LmerResult
+        A fitted model (needs ``fit.design.fixed_spec`` and ``fit.coef``).
+    data : DataFrame, optional
+        The rows the model was fitted to (default: ``fit.data``); used for covariate means.
+
+    Returns
+    -------
+    ReferenceGrid
+
+    Raises
+    ------
+    InputError
+        If the fit has no formulaic model spec or a categorical term mixes several variables.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"g": np.repeat(np.arange(10), 4), "s": np.tile(["A", "B"], 20),
+    ...                    "x": rng.normal(size=40)})
+    >>> df["y"] = rng.normal(size=40)
+    >>> rg = reference_grid(lmer("y ~ s + x + (1|g)", df))
+    >>> rg.factors, round(rg.covariates["x"], 4) == round(df.x.mean(), 4)
+    ({'s': ['A', 'B']}, True)
+    """
+    design = getattr(fit, "design", None)
+    spec = getattr(design, "fixed_spec", None)
+    if spec is None or not hasattr(spec, "get_model_matrix"):
+        raise InputError("this fit carries no formulaic model spec of its fixed effects; refit it with mixeval.lmer().")
+    data = _data_of(fit, data)
+    data_vars = set(spec.variables_by_source.get("data", set()))
+    factors: dict[str, list] = {}
+    numeric: list[str] = []
+    for factor, (kind, state) in spec.encoder_state.items():
+        used = [v for v in _factor_variables(spec, factor) if v in data_vars]
+        if getattr(kind, "value", str(kind)) == "categorical":
+            if len(used) != 1:
+                raise InputError(
+                    f"the categorical term {factor!r} uses {len(used)} data variables ({', '.join(sorted(used))}); "
+                    "emmeans needs one variable per factor. Make a single factor column in the data first."
+                )
+            var = used[0]
+            if var not in factors:
+                factors[var] = list(state.get("categories", []))
+        else:
+            numeric.extend(v for v in used if v not in numeric)
+    covariates: dict[str, float] = {}
+    for var in numeric:
+        if var in factors:
+            continue
+        if var not in data.columns:
+            raise InputError(f"covariate {var!r} of the model is not a column of the data.")
+        values = pd.to_numeric(data[var], errors="coerce").to_numpy(dtype=float)
+        covariates[var] = float(np.mean(values))
+    grid = _expand_grid(factors)
+    for var, value in covariates.items():
+        grid[var] = value
+    try:
+        mm = spec.get_model_matrix(grid, na_action="ignore")
+    except Exception as exc:  # formulaic raises several types
+        raise FormulaError(f"cannot evaluate the fixed-effects formula on the reference grid: {exc}") from exc
+    X = np.asarray(mm, dtype=float)
+    if X.shape != (len(grid), len(fit.coef)):
+        raise InputError(
+            f"the reference grid's model matrix has {X.shape[1]} columns but the fit has {len(fit.coef)} "
+            "coefficients; the model spec does not match the fit."
+        )
+    return ReferenceGrid(factors=factors, covariates=covariates, grid=grid, X=X)
+
+
+def _factor_variables(spec: object, factor_name: str) -> list[str]:
+    mapping = getattr(spec, "factor_variables", {})
+    for factor, variables in mapping.items():
+        if str(factor) == factor_name:
+            return sorted(str(v) for v in variables)
+    return []
+
+
+def normalise_names(value: str | Sequence[str] | None, argument: str) -> list[str]:
+    """``"a"`` -> ``["a"]``, ``None`` -> ``[]``; rejects non-strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        names = [value]
+    else:
+        try:
+            names = list(value)
+        except TypeError:
+            raise TypeError(f"`{argument}` must be a factor name or a list of factor names; got {value!r}.") from None
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"`{argument}` must hold factor names (strings); got {name!r}.")
+    if len(set(names)) != len(names):
+        raise InputError(f"`{argument}` names a factor twice: {names}.")
+    return names
+
+
+def _check_factor_names(rg: ReferenceGrid, names: list[str], argument: str) -> None:
+    available = ", ".join(repr(f) for f in rg.factors) or "none"
+    for name in names:
+        if name in rg.covariates:
+            raise InputError(
+                f"`{argument}` names {name!r}, a numeric covariate of the model; marginal means are "
+                f"defined for factors (the model's factors: {available}). Bin it into classes first, "
+                "e.g. mixeval.significance.bin_property(data, column, cuts)."
+            )
+        if name not in rg.factors:
+            raise InputError(f"`{argument}` names {name!r}, which is not a factor of the model; the model's factors: {available}.")
+
+
+def level_label(values: Sequence[object]) -> str:
+    """emmeans' label of a combination of levels (joined by a space)."""
+    return " ".join(str(v) for v in values)
+
+
+def marginal_linfct(rg: ReferenceGrid, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """Rows of the marginal means of ``specs`` within ``by`` and their linear functions ``L``.
+
+    Each row of ``L`` is the equally weighted average of the reference-grid rows with that
+    combination of ``specs`` and ``by`` levels, so ``L @ coef`` are the marginal means.
+    Rows are ordered by the ``by`` groups (first ``by`` factor fastest), then the ``specs``
+    combinations (first factor fastest), as emmeans prints them.
+    """
+    _check_factor_names(rg, specs, "specs")
+    _check_factor_names(rg, by, "by")
+    overlap = set(specs) & set(by)
+    if overlap:
+        raise InputError(f"factor(s) {sorted(overlap)} appear in both `specs` and `by`; use each in one place only.")
+    if not specs:
+        raise InputError("`specs` must name at least one factor of the model.")
+    cells = _expand_grid({name: rg.factors[name] for name in [*specs, *by]})
+    keys = [*specs, *by]
+    grid = rg.grid
+    L = np.empty((len(cells), rg.X.shape[1]))
+    # integer codes of each grid row for the key factors, then average per cell
+    codes = np.zeros(len(grid), dtype=np.int64)
+    cell_codes = np.zeros(len(cells), dtype=np.int64)
+    mult = 1
+    for name in keys:
+        levels = rg.factors[name]
+        lookup = {lev: i for i, lev in enumerate(levels)}
+        codes += mult * grid[name].map(lookup).to_numpy(dtype=np.int64)
+        cell_codes += mult * cells[name].map(lookup).to_numpy(dtype=np.int64)
+        mult *= len(levels)
+    for i, code in enumerate(cell_codes):
+        L[i] = rg.X[codes == code].mean(axis=0)
+    return cells, L

@@ -1,0 +1,251 @@
+"""All pairwise contrasts of estimated marginal means, adjusted for multiplicity (emmeans' ``pairs``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .._adjust import adjust_pvalues
+from .._validation import require_probability
+from ..errors import InputError
+from ._emmeans import marginal_means, means_table
+from ._grid import level_label
+
+__all__ = ["PairwiseResult", "pairwise", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
+
+#: Accepted ``adjust`` values (case-insensitive) and the name reported for each (emmeans' spelling).
+ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "bonferroni", "bh": "BH",
+                               "fdr": "BH", "hochberg": "hochberg", "by": "BY", "none": "none"}
+
+# emmeans' option "parens": levels matching this get parenthesised in contrast labels
+_PARENS = re.compile(r"-|\+|/|\*")
+
+
+def _canonical_adjust(adjust: object) -> str:
+    if not isinstance(adjust, str):
+        raise TypeError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
+    try:
+        return ADJUSTMENTS[adjust.strip().lower()]
+    except KeyError:
+        raise InputError(
+            f"unknown adjustment adjust={adjust!r}; choose one of 'tukey', 'holm', 'bonferroni', 'BH', 'none' "
+            "(also 'hochberg', 'BY')."
+        ) from None
+
+
+def tukey_pvalue(z: np.ndarray, n_means: int) -> np.ndarray:
+    """Tukey-adjusted p-values of pairwise z statistics among ``n_means`` means (df = inf).
+
+    ``P(Q_{k, inf} >= sqrt(2) |z|)`` with ``Q`` the studentized range (R: ``ptukey(sqrt(2) *
+    abs(z), k, Inf, lower.tail = FALSE)``). For ``k = 2`` this is the two-sided normal p-value.
+
+    Examples
+    --------
+    >>> round(float(tukey_pvalue(np.array([1.8214765]), 3)[0]), 6)  # Table 4.2, Marking - PostEdit
+    0.162529
+    """
+    z = np.abs(np.asarray(z, dtype=float))
+    if n_means <= 2:
+        return 2 * sps.norm.sf(z)
+    p = np.array([sps.studentized_range.sf(np.sqrt(2) * v, n_means, np.inf) for v in z.ravel()]).reshape(z.shape)
+    return np.clip(p, 0.0, 1.0)
+
+
+def tukey_critical_value(level: float, n_means: int) -> float:
+    """Critical value of Tukey-adjusted z intervals: ``qtukey(level, k, Inf) / sqrt(2)``."""
+    if n_means <= 2:
+        return float(sps.norm.ppf(0.5 + level / 2))
+    return float(sps.studentized_range.ppf(level, n_means, np.inf) / np.sqrt(2))
+
+
+@dataclass(frozen=True)
+class PairwiseResult:
+    """Pairwise contrasts of estimated marginal means.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per contrast: ``contrast`` (``"Baseline - Marking"``), the ``by`` columns,
+        ``estimate``, ``se``, ``z``, ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
+        ``ci_method`` says), ``pvalue_unadjusted``. Numbers are unrounded.
+    emmeans : DataFrame
+        The marginal means compared (see :func:`emmeans`).
+    specs, by : tuple of str
+        The factors compared and the factors conditioned on.
+    adjust : str
+        The p-value adjustment (``"tukey"``, ``"holm"``, ``"bonferroni"``, ``"BH"``, ``"none"``, ...).
+    ci_method : str
+        How the intervals were adjusted: ``"tukey"``, ``"bonferroni"`` or ``"none"``.
+    level : float
+        Confidence level.
+    family_size : int
+        Number of means per family (contrasts are adjusted within each ``by`` group).
+    """
+
+    table: pd.DataFrame = field(repr=False)
+    emmeans: pd.DataFrame = field(repr=False)
+    specs: tuple[str, ...]
+    by: tuple[str, ...]
+    adjust: str
+    ci_method: str
+    level: float
+    family_size: int
+
+    @property
+    def n_contrasts(self) -> int:
+        return len(self.table)
+
+    def to_frame(self) -> pd.DataFrame:
+        """A copy of :attr:`table`."""
+        return self.table.copy()
+
+    def _notes(self) -> list[str]:
+        k = self.family_size
+        m = k * (k - 1) // 2
+        where = f" within each level of {' x '.join(self.by)}" if self.by else ""
+        notes = ["Degrees-of-freedom method: asymptotic (z)", f"Confidence level used: {self.level:g}"]
+        if self.ci_method == "tukey":
+            notes.append(f"Conf-level adjustment: tukey method for comparing a family of {k} estimates{where}")
+        elif self.ci_method == "bonferroni":
+            notes.append(f"Conf-level adjustment: bonferroni method for {m} estimates{where}")
+        if self.adjust == "tukey":
+            notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
+        elif self.adjust != "none":
+            notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
+        return notes
+
+    def summary(self, digits: int = 4) -> str:
+        """The contrast table rounded for display, with emmeans-style notes on the adjustment."""
+        shown = self.table.drop(columns="pvalue_unadjusted")
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}")
+        return text + "\n\n" + "\n".join(self._notes())
+
+    def __repr__(self) -> str:
+        return (f"PairwiseResult(specs={list(self.specs)}, by={list(self.by)}, adjust={self.adjust!r}, "
+                f"n_contrasts={self.n_contrasts})")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        shown = self.table.drop(columns="pvalue_unadjusted")
+        notes = "".join(f"<br>{n}" for n in self._notes())
+        return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}") + f"<p><small>{notes[4:]}</small></p>"
+
+
+def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+             adjust: str = "tukey", level: float = 0.95, data: pd.DataFrame | None = None) -> PairwiseResult:
+    """All pairwise differences of the marginal means of ``specs`` (within each ``by`` group).
+
+    Parameters
+    ----------
+    fit : LmerResult
+        A model fitted by :func:`mixeval.lmer`.
+    specs : str or list of str
+        Factor(s) whose means are compared (several: all their level combinations).
+    by : str or list of str, optional
+        Factor(s) within whose levels the comparisons are made (``pairwise ~ system | cls``);
+        each ``by`` group is its own family for the adjustment, as in emmeans.
+    adjust : {"tukey", "holm", "bonferroni", "BH", "none"}, default "tukey"
+        Multiplicity adjustment of the p-values (also ``"hochberg"``, ``"BY"``).
+    level : float, default 0.95
+        Confidence level of the intervals.
+    data : DataFrame, optional
+        The fitted rows, only needed when the fit does not hold them.
+
+    Returns
+    -------
+    PairwiseResult
+
+    Raises
+    ------
+    InputError
+        Unknown factors (the message lists the model's factors), numeric covariates named as
+        factors, fewer than two levels to compare, an unknown ``adjust``.
+
+    Notes
+    -----
+    For levels ``i < j`` (in level order) the contrast is ``c = l_i - l_j`` with ``l`` the
+    marginal means' linear functions: estimate ``c' b``, ``se = sqrt(c' V c)``, ``z = est / se``,
+    unadjusted ``p = 2 (1 - Phi(|z|))`` (asymptotic, as emmeans with ``lmer.df = "asymptotic"``).
+
+    * Tukey: ``p = P(Q_{k,inf} >= sqrt(2) |z|)`` with ``Q`` the studentized range of ``k`` means;
+      intervals ``est +- q_{k,inf}(level) / sqrt(2) * se``.
+    * Holm, Bonferroni, BH, Hochberg, BY: R's ``p.adjust`` within each family of
+      ``m = k (k - 1) / 2`` contrasts; intervals Bonferroni-adjusted, ``est +- z_{1 - alpha / (2m)} se``
+      (emmeans does the same: step-wise and FDR methods have no interval counterpart).
+    * None: unadjusted p-values and intervals.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.5, "C": 1.0}) + rng.normal(size=90)
+    >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
+    >>> res.table[["contrast", "estimate", "pvalue"]].round(4)
+      contrast  estimate  pvalue
+    0    A - B   -0.5304  0.0804
+    1    A - C   -0.8760  0.0012
+    2    B - C   -0.3456  0.3268
+    """
+    method = _canonical_adjust(adjust)
+    level = require_probability(level, "level", open_interval=True)
+    cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
+    coef = np.asarray(fit.coef, dtype=float)
+    V = np.asarray(fit.cov_coef, dtype=float)
+    n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
+    if n_spec < 2:
+        raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
+    n_groups = len(cells) // n_spec
+    labels = [level_label(row) for row in cells[specs_list].itertuples(index=False)]
+    labels = [f"({lab})" if _PARENS.search(lab) else lab for lab in labels]
+    pairs = [(i, j) for i in range(n_spec - 1) for j in range(i + 1, n_spec)]
+    m = len(pairs)
+    rows: list[dict] = []
+    C_all = []
+    for g in range(n_groups):
+        base = g * n_spec
+        for i, j in pairs:
+            row = {"contrast": f"{labels[base + i]} - {labels[base + j]}"}
+            for b in by_list:
+                row[b] = cells[b].iloc[base]
+            rows.append(row)
+            C_all.append(L[base + i] - L[base + j])
+    C = np.asarray(C_all)
+    est = C @ coef
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
+    p_raw = 2 * sps.norm.sf(np.abs(z))
+    if method == "tukey":
+        p_adj = tukey_pvalue(z, n_spec)
+        ci_method = "tukey"
+        crit = tukey_critical_value(level, n_spec)
+    else:
+        p_adj = np.empty_like(p_raw)
+        for g in range(n_groups):
+            block = slice(g * m, (g + 1) * m)
+            p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
+        ci_method = "none" if method == "none" else "bonferroni"
+        alpha = 1 - level
+        crit = float(sps.norm.ppf(1 - alpha / 2)) if method == "none" else float(sps.norm.ppf(1 - alpha / (2 * m)))
+    table = pd.DataFrame(rows)
+    table["estimate"] = est
+    table["se"] = se
+    table["z"] = z
+    table["pvalue"] = p_adj
+    table["ci_low"] = est - crit * se
+    table["ci_high"] = est + crit * se
+    table["pvalue_unadjusted"] = p_raw
+    means = means_table(cells, L, coef, V, level)
+    return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
+                          ci_method=ci_method, level=level, family_size=n_spec)
+

@@ -1,0 +1,78 @@
+"""Interaction plot of estimated marginal means (the book's Figure 4.7)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pandas as pd
+from scipy import stats as sps
+
+from ..errors import InputError
+from ._emmeans import emmeans
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["plot_emmeans"]
+
+
+def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", level: float = 0.95,
+                 ax: "Axes | None" = None) -> "Figure":
+    """Marginal means of ``specs`` (one line each) across the levels of ``by`` (horizontal axis).
+
+    Parameters
+    ----------
+    fit : LmerResult
+        A model with ``specs`` and ``by`` among its factors, typically ``score ~ system * cls + (1|item)``.
+    specs : str
+        The factor drawn as lines (e.g. the system).
+    by : str
+        The factor on the horizontal axis (e.g. the length class).
+    interval : {"ci", "se"}, default "ci"
+        Bars of ``+- z_{(1+level)/2} se`` (unadjusted asymptotic confidence intervals) or ``+- se``.
+    level : float, default 0.95
+        Confidence level for ``interval="ci"``.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Notes
+    -----
+    The means are :func:`emmeans` ``(fit, specs, by=by)``; drawing uses
+    :func:`mixeval.plots.plot_interaction`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(40), 2)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B"], 40), "cls": np.where(g < 20, "short", "long")})
+    >>> df["score"] = rng.normal(size=40)[g] + rng.normal(size=80)
+    >>> fig = plot_emmeans(lmer("score ~ system * cls + (1|item)", df), "system", by="cls")
+    >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    ['A', 'B']
+    """
+    from ..plots import plot_interaction
+
+    if not isinstance(specs, str) or not isinstance(by, str):
+        raise TypeError("`specs` and `by` must each name one factor of the model.")
+    if interval not in ("ci", "se"):
+        raise InputError(f"interval={interval!r}; use 'ci' (confidence intervals) or 'se' (standard errors).")
+    means = emmeans(fit, specs, by=by, level=level)
+    if interval == "ci":
+        bar = f"{100 * level:g}% CI"
+        means[bar] = sps.norm.ppf(0.5 + level / 2) * means["se"].to_numpy()
+    else:
+        bar = "se"
+    order_x = list(pd.unique(means[by]))
+    order_trace = list(pd.unique(means[specs]))
+    fig = plot_interaction(means, x=by, trace=specs, y="emmean", se=bar, x_order=order_x, trace_order=order_trace,
+                           ax=ax)
+    fig.axes[0].set_title(f"Estimated marginal means of {specs} by {by}")
+    return fig
+
+
