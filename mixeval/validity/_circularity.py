@@ -48,10 +48,12 @@ class CircularityResult:
     nullification : dict
         For every candidate not in ``best``: sd of its term contribution in the model with all
         candidates divided by its sd in the model without ``best`` (near 0: nullified).
+        Contributions are on the response scale (Gaussian: the term ``f_j(x_j)`` itself; binomial:
+        the change in predicted probability when the term is removed).
     sd_with, sd_without : dict
         The two standard deviations behind each nullification ratio.
     share : dict
-        ``sd_with`` relative to the sd of the full model's linear predictor.
+        ``sd_with`` relative to the sd of the full model's fitted values.
     nullified : dict
         Per other candidate: ratio at most ``nullification_threshold``, or ``share`` at most
         ``negligible`` (a feature that contributes nothing with or without ``best``, e.g. pure noise,
@@ -81,7 +83,7 @@ class CircularityResult:
     d2_tolerance: float = 0.01
     d2_threshold: float = 0.9
     nullification_threshold: float = 0.2
-    negligible: float = 0.01
+    negligible: float = 0.025
     search: str = "powerset"
     family: str = "gaussian"
     target: str = ""
@@ -237,7 +239,7 @@ def circularity_test(
     d2_tolerance: float = 0.01,
     d2_threshold: float = 0.9,
     nullification_threshold: float = 0.2,
-    negligible: float = 0.01,
+    negligible: float = 0.025,
     max_exhaustive: int = 10,
     exclude: list[str] | None = None,
     show_progress: bool | None = None,
@@ -283,8 +285,9 @@ def circularity_test(
         Largest nullification ratio that still counts as nullified. On the book's liver data the
         ratios are 0.02-0.08 for circular labels and 0.7-0.9 for a non-circular teacher.
     negligible : float
-        A candidate whose term sd in the full model is at most this fraction of the sd of the full
-        model's linear predictor also counts as nullified (pure noise features).
+        A candidate whose contribution in the full model has at most this fraction of the sd of the
+        full model's fitted values (i.e. at most 0.06% of their variance by default) also counts as
+        nullified: pure noise features have ill-defined ratios (tiny / tiny).
     max_exhaustive : int
         Largest number of candidates for the full powerset search.
     exclude : list of str, optional
@@ -409,13 +412,13 @@ def circularity_test(
     if others:
         full = fit(tuple(range(m)))
         reduced = fit(tuple(candidates.index(c) for c in others))
-        sw = full.term_sd()
-        so = reduced.term_sd()
+        sw = full.term_sd("response")
+        so = reduced.term_sd("response")
         for c in others:
             sd_with[c] = sw[c]
             sd_without[c] = so[c]
             nullification[c] = sw[c] / so[c] if so[c] > 0 else (0.0 if sw[c] == 0 else np.inf)
-        eta_sd = float(np.std(full.term_contributions().sum(axis=1).to_numpy()))
+        eta_sd = float(np.std(full.fitted))  # response scale (for Gaussian: the linear predictor)
         for c in others:
             share[c] = sw[c] / eta_sd if eta_sd > 0 else 0.0
             nullified[c] = bool(nullification[c] <= nullification_threshold or share[c] <= negligible)
@@ -545,7 +548,7 @@ def nullification_ratios(
     n_c = len(circular)
     full = design.fit(range(n_c + len(others)))
     reduced = design.fit(range(n_c, n_c + len(others)))
-    sw, so = full.term_sd(), reduced.term_sd()
+    sw, so = full.term_sd("response"), reduced.term_sd("response")
     out = pd.DataFrame(
         {"feature": others, "sd_with": [sw[f] for f in others], "sd_without": [so[f] for f in others]}
     )
