@@ -461,8 +461,8 @@ def circularity_test(
                   "(their shapes in separated logit fits are arbitrary, so their sd ratios are not used).")
     else:
         reason = (f"{{{', '.join(best)}}} reaches D^2 = {best_fit.d2:.4f} with the fewest edf and nullifies "
-                  f"every other candidate (sd ratio <= {nullification_threshold} or share of the linear "
-                  f"predictor <= {negligible}).")
+                  f"every other candidate (sd ratio <= {nullification_threshold} or share of the fitted "
+                  f"values <= {negligible}).")
     is_circular = bool(d2_ok and others and not not_nullified)
     return CircularityResult(
         circular=best if is_circular else (),

@@ -83,18 +83,27 @@ def cr_matrices(knots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def cr_local(x: np.ndarray, knots: np.ndarray) -> sp.csr_matrix:
     """Sparse local basis ``W`` (n x 2k): columns of knot values then of second derivatives.
 
-    Values outside the knot range are not extrapolated (callers keep ``x`` inside the range).
+    Outside the knot range the spline is continued linearly with the slope at the boundary knot
+    (as mgcv's ``Predict.matrix`` for ``bs = "cr"``).
     """
     k = knots.size
     n = x.size
-    j = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, k - 2)
+    xc = np.clip(x, knots[0], knots[-1])
+    j = np.clip(np.searchsorted(knots, xc, side="right") - 1, 0, k - 2)
     h = knots[j + 1] - knots[j]
-    right = knots[j + 1] - x
-    left = x - knots[j]
+    right = knots[j + 1] - xc
+    left = xc - knots[j]
     am = right / h
     ap = left / h
     cm = (right**3 / h - h * right) / 6.0
     cp = (left**3 / h - h * left) / 6.0
+    out = x - xc  # distance beyond the boundary (0 inside)
+    if np.any(out != 0):
+        # derivatives of the four local functions at the clipped point, times the distance
+        am = am + out * (-1.0 / h)
+        ap = ap + out * (1.0 / h)
+        cm = cm + out * ((-3.0 * right**2 / h + h) / 6.0)
+        cp = cp + out * ((3.0 * left**2 / h - h) / 6.0)
     rows = np.repeat(np.arange(n), 4)
     cols = np.column_stack([j, j + 1, k + j, k + j + 1]).ravel()
     vals = np.column_stack([am, ap, cm, cp]).ravel()
@@ -624,6 +633,37 @@ class GAMResult:
         f = Xg @ self._coefs[feature]
         se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", Xg, V, Xg), 0.0))
         return pd.DataFrame({"x": x, "f": f, "se": se})
+
+    def predict(self, data: pd.DataFrame, *, scale: str = "response") -> np.ndarray:
+        """Predictions for new rows (smooths continue linearly beyond the data range, as mgcv).
+
+        Parameters
+        ----------
+        data : pandas.DataFrame
+            Must hold every feature of the model; factor levels must have been seen in the fit.
+        scale : {"response", "link"}
+            Fitted means, or the linear predictor.
+        """
+        data = require_dataframe(data)
+        require_columns(data, list(self.features))
+        require_no_missing(data, list(self.features))
+        if scale not in ("link", "response"):
+            raise InputError(f"`scale` must be 'link' or 'response'; got {scale!r}.")
+        eta = np.full(len(data), self.intercept)
+        for f in self.features:
+            t = self._design.terms[self._term_index(f)]
+            if t.kind == "factor":
+                unseen = set(pd.unique(data[f])) - set(t.levels)
+                if unseen:
+                    raise InputError(f"feature {f!r} has level(s) {sorted(map(str, unseen))} not seen in the fit.")
+            else:
+                vals = data[f].to_numpy(dtype=float)
+                if not np.all(np.isfinite(vals)):
+                    raise InputError(f"feature {f!r} has infinite values.")
+            eta += np.asarray(t.local(data[f]) @ (t.TZ @ self._coefs[f])).ravel()
+        if scale == "link" or self.family == "gaussian":
+            return eta
+        return _expit(eta)
 
     def residuals(self) -> np.ndarray:
         """Deviance residuals (``y - mu`` for the Gaussian family), as mgcv's ``residuals(m)``."""

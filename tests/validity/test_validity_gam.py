@@ -118,6 +118,16 @@ def test_complete_separation_is_reported_as_d2_one():
     assert m.separated and m.d2 == 1.0 and m.deviance == 0.0
 
 
+def test_predict_matches_mgcv_including_extrapolation():
+    s = FIX["synthetic_predict"]
+    m = fit_gam(_synthetic(), "y", ["x1", "x2", "g"])
+    new = pd.DataFrame(s["newdata"])
+    np.testing.assert_allclose(m.predict(new), s["fit"], atol=1e-6)
+    np.testing.assert_allclose(m.predict(_synthetic()), m.fitted, atol=1e-10)
+    with pytest.raises(InputError, match="not seen"):
+        m.predict(new.assign(g="zzz"))
+
+
 def test_binomial_gam_matches_mgcv():
     s = FIX["synthetic_binomial"]
     m = fit_gam(_synthetic(), "yb", ["x1", "x2"], family="binomial")
