@@ -288,6 +288,17 @@ class Study:
                      metric_model=self.metric_model)
         return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust), cond
 
+    # ---------------------------------------------------------------- report
+    def report(self, *, conditional_on: str | None = None, cuts: Sequence[float] | None = None,
+               labels: Sequence[str] | None = None, **kwargs: Any):
+        """The whole picture as a :class:`mixeval.report.Report` (text, notebook display, one HTML file).
+
+        See :func:`mixeval.report.build_report` for the options.
+        """
+        from .report import build_report
+
+        return build_report(self, conditional_on=conditional_on, cuts=cuts, labels=labels, **kwargs)
+
     # ---------------------------------------------------------------- display
     def summary(self) -> str:
         """Roles, size and the variance components."""

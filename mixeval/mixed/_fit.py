@@ -6,6 +6,7 @@ import warnings
 from typing import Any
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from ..errors import ConvergenceWarning, SingularFitWarning
 from ._deviance import deviance_parts
@@ -17,11 +18,19 @@ from ._stats import SufficientStats, compute_stats
 __all__ = ["lmer", "fit_from_stats"]
 
 
+def single_threaded_blas():
+    """Context manager: BLAS on one thread. The engine's dense systems are small (tens to a few hundred
+    rows), where multi-threaded BLAS only adds overhead, and under load thread oversubscription makes a
+    200 x 200 Cholesky factorisation 100 times slower."""
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
     """Optimise, check and assemble a fit from precomputed sufficient statistics."""
-    opt = optimize_theta(stats, reml)
-    parts = deviance_parts(stats, opt.theta, reml)
-    result = make_result(design, stats, opt, parts, data)
+    with single_threaded_blas():
+        opt = optimize_theta(stats, reml)
+        parts = deviance_parts(stats, opt.theta, reml)
+        result = make_result(design, stats, opt, parts, data)
     if warn:
         check_fit(result)
     return result

@@ -62,6 +62,20 @@ def _pick(frame: pd.DataFrame, candidates: Sequence[str]) -> str | None:
     return next((c for c in candidates if c in frame.columns), None)
 
 
+def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
+    """How far each estimated variance lies from a known true value, in asymptotic standard errors."""
+    parts, worst = [], 0.0
+    for row in components.itertuples(index=False):
+        if row.component not in truth:
+            continue
+        z = (row.variance - truth[row.component]) / row.se if row.se and row.se > 0 else float("nan")
+        worst = max(worst, abs(z)) if z == z else worst
+        parts.append(f"{row.component}: estimate {row.variance:.4g} vs true {truth[row.component]:.4g} ({z:+.2f} SE)")
+    verdict = ("every true variance lies within 2 standard errors of its estimate" if worst <= 2
+               else f"the largest deviation is {worst:.1f} standard errors")
+    return "Recovery of the simulated variance components: " + "; ".join(parts) + f". In short, {verdict}."
+
+
 def build_report(
     study: Any,
     *,
@@ -72,6 +86,7 @@ def build_report(
     title: str | None = None,
     meta: Mapping[str, str] | None = None,
     progress: bool = True,
+    truth: Mapping[str, float] | None = None,
 ) -> Report:
     """The whole picture of an evaluation study as a :class:`Report`.
 
@@ -91,6 +106,9 @@ def build_report(
         Report title and the facts shown under it.
     progress : bool, default True
         Show a progress bar over the steps (it appears only when they take over 2 s).
+    truth : mapping, optional
+        Known variance components (simulated data): shown beside the estimates, with a statement of how
+        many standard errors each estimate lies from the truth.
 
     Returns
     -------
@@ -132,11 +150,18 @@ def build_report(
         phi = dict(zip(coefficients["coefficient"], coefficients["value"]))
         names = list(grid)
         table = study.dstudy(grid) if grid else None
-        return variance_section(
-            study.variance_components(), phi=phi, dstudy=table,
+        components = study.variance_components()
+        se = study.fit.varcorr_se.set_index("group")["se"]
+        components["se"] = components["component"].map(se)
+        section = variance_section(
+            components, phi=phi, dstudy=table,
             dstudy_x=names[0] if names else None, dstudy_trace=names[1] if len(names) > 1 else None,
-            singular=bool(study.fit.singular), formula=study.formula,
+            singular=bool(study.fit.singular), formula=study.formula, reference=truth,
         )
+        if truth is None:
+            return section
+        return Section(section.title, section.blocks + (Note(recovery_statement(components, truth), "note"),),
+                       section.summary, section.text_tables)
 
     def comparison_part() -> Section:
         glrt = study.glrt()

@@ -109,3 +109,17 @@ def test_varcorr_table_columns_and_percent():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "Random effects" in fit.summary()
+
+
+def test_variance_component_standard_errors_closed_form():
+    # balanced one-way design: REML = ANOVA estimators, whose variances are
+    # Var(MSE) = 2 s2^2 / (a (n-1)) and Var(s2_a) = 2/n^2 [(s2 + n s2_a)^2 / (a-1) + s2^2 / (a (n-1))]
+    a, n = 30, 6
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(a), n)
+    df = pd.DataFrame({"y": rng.normal(0, 1, a)[g] + rng.normal(0, 0.7, a * n), "g": g})
+    fit = lmer("y ~ 1 + (1|g)", df)
+    s2a, s2 = fit.variances["g"], fit.variances["Residual"]
+    table = fit.varcorr_se.set_index("group").se
+    assert table["Residual"] == pytest.approx(np.sqrt(2 * s2**2 / (a * (n - 1))), rel=1e-4)
+    assert table["g"] == pytest.approx(np.sqrt(2 / n**2 * ((s2 + n * s2a) ** 2 / (a - 1) + s2**2 / (a * (n - 1)))), rel=1e-4)
