@@ -25,6 +25,17 @@ def _spans(X_big: np.ndarray, X_small: np.ndarray) -> bool:
     return bool(np.linalg.norm(resid) <= 1e-8 * max(1.0, np.linalg.norm(X_small)))
 
 
+def _fixed_nested(big: LmerResult, small: LmerResult) -> bool:
+    """The fixed effects of ``small`` lie in the span of those of ``big``.
+
+    Fits from aggregates (``mixeval.scale``) have no model matrix; for them nesting is judged
+    by the coefficient names (every column of ``small`` is a column of ``big``).
+    """
+    if big.design.X is None or small.design.X is None:
+        return set(small.fixed_names) <= set(big.fixed_names)
+    return _spans(big.design.X, small.design.X)
+
+
 def _check_same_rows(a: LmerResult, b: LmerResult) -> None:
     if a.nobs != b.nobs or a.design.row_key != b.design.row_key:
         raise ModelComparisonError(
@@ -40,7 +51,7 @@ def _check_nested(full: LmerResult, null: LmerResult) -> None:
             f"models are not nested: the smaller model {null.formula!r} has random term(s) "
             f"{', '.join(missing)} that {full.formula!r} lacks."
         )
-    if not _spans(full.design.X, null.design.X):
+    if not _fixed_nested(full, null):
         raise ModelComparisonError(
             f"models are not nested: the fixed effects of {null.formula!r} are not contained in those of "
             f"{full.formula!r}."
@@ -117,7 +128,7 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
             "a likelihood-ratio test needs one nested in the other with fewer parameters."
         )
     _check_nested(full, null)
-    same_fixed = _spans(null.design.X, full.design.X)
+    same_fixed = _fixed_nested(null, full)
     refitted = False
     if null.reml or full.reml:
         if refit:

@@ -1,0 +1,447 @@
+"""Sufficient statistics of a random-intercept fit from GROUP BY queries, and the fit itself.
+
+The rows never come to Python: the query engine returns counts and sums per
+level (and per pair of levels) of the grouping terms, and per *cell* (combination
+of the categorical fixed-effect columns) the moments of ``v = [1, x_1..x_m, y]``
+(``x_j`` the numeric fixed-effect columns). Within a cell every row of the
+fixed-effects matrix is an affine function of the numeric columns,
+``X_row = T_c [1, x_1..x_m]``, with ``T_c`` obtained by evaluating the formulaic
+model spec on a handful of prototype rows. Hence, with ``B_c = diag(T_c, 1)``:
+
+``W'W = sum_c B_c (sum_rows v v') B_c'`` and ``Z_k'W[l] = sum_c B_c (sum_{rows in l, c} v)``,
+
+which are exactly the inputs of :func:`mixeval.mixed.fit_from_stats`.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
+from ..formula import ParsedFormula, RandomTerm, parse_formula
+from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
+from ..mixed._design import r_style_name
+from ._sources import Engine, as_engine
+from ._sql import key_alias, level_sums_sql, moments_sql, overview_sql, pair_counts_sql
+
+__all__ = ["AggregateDesign", "lmer_aggregate", "aggregate_stats", "SUPPORTED_MODELS"]
+
+SUPPORTED_MODELS = (
+    "random intercepts (1|g) for any number of crossed or nested grouping factors, including interactions "
+    "(1|g:h) and nesting (1|g/h); fixed effects: intercept, categorical columns (strings, booleans, C(x)), "
+    "numeric columns, and interactions (:, *) of these that are linear in each numeric column"
+)
+
+_IN_MEMORY = (
+    "Use the in-memory path instead: load the rows into pandas and call mixeval.lmer(formula, df) "
+    "(e.g. duckdb.sql('SELECT ... FROM ...').df() for a manageable subset)."
+)
+
+_NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
+_TERM = re.compile(rf"^(?:0|1|{_NAME}|C\(\s*{_NAME}\s*\))$")
+
+
+@dataclass(frozen=True)
+class AggregateDesign:
+    """The design of an aggregate fit: like :class:`mixeval.mixed.Design` but without rows.
+
+    ``X`` and ``y`` are None and the grouping factors carry labels but no per-row codes, so a
+    result built from it has ``fitted`` and ``residuals`` set to None; per-level random effects
+    (``ranef``) are available.
+    """
+
+    parsed: ParsedFormula
+    fixed_names: tuple[str, ...]
+    groups: tuple[GroupingFactor, ...]
+    nobs: int
+    row_key: int = field(repr=False)
+    fixed_spec: object = field(default=None, repr=False, compare=False)
+    confounded_pairs: tuple[tuple[str, str], ...] = ()
+    source: str = ""
+    X: None = field(default=None, repr=False)
+    y: None = field(default=None, repr=False)
+
+
+# --------------------------------------------------------------------------- validation
+def _check_fixed_syntax(parsed: ParsedFormula) -> None:
+    fixed = parsed.fixed.strip()
+    pieces = [t.strip() for t in re.split(r"[+*:]|(?<![(\w])-", fixed) if t.strip()]
+    bad = [t for t in pieces if not _TERM.match(t)]
+    if bad:
+        raise FormulaError(
+            f"the aggregate (query-engine) path supports fixed effects built from plain column names, C(column), "
+            f"'+', ':', '*', '0', '1' and '- 1'; {', '.join(repr(b) for b in bad)} in {parsed.fixed!r} is not "
+            f"supported. Supported models: {SUPPORTED_MODELS}. {_IN_MEMORY}"
+        )
+
+
+def _fixed_variables(parsed: ParsedFormula) -> tuple[list[str], set[str]]:
+    """Data columns of the fixed part, and those wrapped in ``C(...)`` (categorical whatever their type)."""
+    names = re.findall(_NAME, re.sub(r"C\(", "(", parsed.fixed))
+    cols = list(dict.fromkeys(n for n in names if n not in ("0", "1")))
+    wrapped = set(re.findall(rf"C\(\s*({_NAME})\s*\)", parsed.fixed))
+    return cols, wrapped
+
+
+def _check_columns(engine: Engine, needed: list[str]) -> None:
+    available = engine.columns()
+    missing = [c for c in needed if c not in available]
+    if missing:
+        raise ColumnError(
+            f"column(s) {', '.join(repr(m) for m in missing)} not found in the {engine.description}; "
+            f"available columns: {', '.join(available)}."
+        )
+
+
+def _check_nulls(engine: Engine, needed: list[str], overview: pd.Series) -> None:
+    counts = {c: int(overview[f"null{i}"] or 0) for i, c in enumerate(needed)}
+    bad = {c: n for c, n in counts.items() if n}
+    if bad:
+        where = " AND ".join(f"{engine.quote(c)} IS NOT NULL" for c in bad)
+        listing = ", ".join(f"{c!r}: {n}" for c, n in bad.items())
+        raise InputError(
+            f"the {engine.description} has NULL (missing) values in the model's columns (NULL counts: {listing}; "
+            f"{int(overview['n'])} rows in all); rows are never dropped silently. Filter them in the query engine "
+            f"first, e.g. WHERE {where} (DuckDB: relation.filter('{where}'); Spark: "
+            f"df.dropna(subset={list(bad)!r}))."
+        )
+
+
+# --------------------------------------------------------------------------- level codes
+@dataclass
+class _Term:
+    term: RandomTerm
+    keys: list[str]  # columns of the level-sums query (term columns then remaining cell columns)
+    combos: np.ndarray = field(default=None, repr=False)  # sorted combined keys of the observed levels
+    dims: tuple[int, ...] = ()
+    labels: tuple[str, ...] = ()
+    counts: np.ndarray = field(default=None, repr=False)
+    zw: np.ndarray = field(default=None, repr=False)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.labels)
+
+
+def _column_codes(values: pd.Series, levels: pd.Index, column: str) -> np.ndarray:
+    codes = levels.get_indexer(values)
+    if np.any(codes < 0):  # cannot happen for consistent query results; guard against a changing source
+        raise InputError(f"column {column!r} changed between queries (unknown level); is the source being written to?")
+    return codes.astype(np.int64)
+
+
+def _combined(df: pd.DataFrame, cols: tuple[str, ...], levels: dict[str, pd.Index], dims: tuple[int, ...]) -> np.ndarray:
+    codes = [_column_codes(df[c], levels[c], c) for c in cols]
+    return np.ravel_multi_index(codes, dims).astype(np.int64) if len(cols) > 1 else codes[0]
+
+
+# --------------------------------------------------------------------------- fixed effects
+def _cell_transforms(parsed: ParsedFormula, cells: pd.DataFrame, numeric: list[str]):
+    """Per cell ``T_c`` (p x (m+1)) with ``X_row = T_c [1, x]``, the R-style names and the model spec."""
+    from formulaic import model_matrix
+
+    m = len(numeric)
+    n_cells = len(cells)
+    n_proto = m + 2  # zero, unit vectors, one check row
+    proto = cells.loc[cells.index.repeat(n_proto)].reset_index(drop=True)
+    basis = np.zeros((n_proto, m))
+    basis[1 : m + 1] = np.eye(m)
+    check = 0.37 + 1.13 * np.arange(m)
+    basis[m + 1] = check
+    for j, col in enumerate(numeric):
+        proto[col] = np.tile(basis[:, j], n_cells)
+    try:
+        mm = model_matrix(parsed.fixed, proto, na_action="raise")
+    except Exception as exc:
+        raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
+    X = np.asarray(mm, dtype=float).reshape(n_cells, n_proto, -1)
+    names = tuple(r_style_name(str(c)) for c in mm.columns)
+    a0 = X[:, 0, :]  # (cells, p)
+    slopes = X[:, 1 : m + 1, :] - a0[:, None, :]  # (cells, m, p)
+    predicted = a0 + np.einsum("j,cjp->cp", check, slopes)
+    if not np.allclose(predicted, X[:, m + 1, :], rtol=1e-9, atol=1e-9):
+        raise FormulaError(
+            f"the fixed part {parsed.fixed!r} is not linear in its numeric columns ({', '.join(numeric)}), e.g. a "
+            f"product of two numeric columns; the aggregate path needs each model-matrix column linear in the "
+            f"numeric columns within each combination of the categorical ones. {_IN_MEMORY}"
+        )
+    T = np.concatenate([a0[:, :, None], np.transpose(slopes, (0, 2, 1))], axis=2)  # (cells, p, m+1)
+    return T, names, mm.model_spec
+
+
+def _aliased(gram: np.ndarray, names: tuple[str, ...]) -> list[str]:
+    """Columns that are linear combinations of earlier ones, from ``X'X`` (greedy, left to right)."""
+    d = np.sqrt(np.clip(np.diag(gram), 0.0, None))
+    kept: list[int] = []
+    aliased: list[str] = []
+    for j in range(gram.shape[0]):
+        if d[j] == 0.0:
+            aliased.append(names[j])
+            continue
+        trial = kept + [j]
+        g = gram[np.ix_(trial, trial)] / np.outer(d[trial], d[trial])
+        if np.linalg.eigvalsh(g)[0] > 1e-11:
+            kept = trial
+        else:
+            aliased.append(names[j])
+    return aliased
+
+
+# --------------------------------------------------------------------------- the statistics
+def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[AggregateDesign, SufficientStats]:
+    """Design and sufficient statistics of a random-intercept model, computed by the query engine.
+
+    Parameters
+    ----------
+    formula : str or ParsedFormula
+        lme4-style formula with random intercepts only (see :data:`SUPPORTED_MODELS`).
+    source : Parquet path/glob, pyarrow.Table, duckdb relation, Spark DataFrame or pandas DataFrame
+        Where the rows are; only aggregates come back.
+
+    Returns
+    -------
+    (AggregateDesign, SufficientStats)
+        The statistics equal :func:`mixeval.mixed.compute_stats` of the in-memory design up to
+        floating-point summation order.
+    """
+    parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
+    engine = as_engine(source)
+    q = engine.quote
+    _check_fixed_syntax(parsed)
+    fixed_cols, wrapped = _fixed_variables(parsed)
+    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols]))
+    _check_columns(engine, needed)
+    if engine.column_kind(parsed.response) != "numeric":
+        raise InputError(
+            f"the response column {parsed.response!r} is not numeric in the {engine.description}; "
+            f"cast it in the query engine (e.g. CAST({q(parsed.response)} AS DOUBLE)) or pick the score column."
+        )
+    cell_cols, numeric = [], []
+    for c in fixed_cols:
+        kind = engine.column_kind(c)
+        if kind == "other":
+            raise InputError(
+                f"fixed-effect column {c!r} has a type the aggregate path cannot use (not numeric, string or "
+                f"boolean); cast it in the query engine. {_IN_MEMORY}"
+            )
+        (cell_cols if (c in wrapped or kind != "numeric") else numeric).append(c)
+    values = [*numeric, parsed.response]
+
+    overview = engine.query(overview_sql(needed, parsed.response, q)).iloc[0]
+    nobs = int(overview["n"])
+    if nobs == 0:
+        raise InputError(f"the {engine.description} has no rows.")
+    _check_nulls(engine, needed, overview)
+    sy, syy = float(overview["sy"]), float(overview["syy"])
+    if not (np.isfinite(sy) and np.isfinite(syy)):
+        raise InputError(
+            f"the response column {parsed.response!r} contains NaN or infinite values; filter them in the query "
+            f"engine first (DuckDB: WHERE isfinite({q(parsed.response)}))."
+        )
+
+    # ---- moments per cell
+    mom = engine.query(moments_sql(cell_cols, values, q))
+    mom = mom.rename(columns={key_alias(i): c for i, c in enumerate(cell_cols)})
+    if cell_cols:
+        mom = mom.sort_values(cell_cols, kind="stable").reset_index(drop=True)
+        cells = mom[cell_cols].copy()
+    else:
+        cells = pd.DataFrame(index=range(1))
+    nv = len(values)
+    V = np.zeros((len(mom), nv + 1, nv + 1))
+    V[:, 0, 0] = mom["n"].to_numpy(float)
+    for j in range(nv):
+        V[:, 0, j + 1] = V[:, j + 1, 0] = mom[f"s{j}"].to_numpy(float)
+        for k in range(j, nv):
+            V[:, j + 1, k + 1] = V[:, k + 1, j + 1] = mom[f"m{j}_{k}"].to_numpy(float)
+    T, names, spec = _cell_transforms(parsed, cells, numeric)
+    n_cells, p = T.shape[0], T.shape[1]
+    B = np.zeros((n_cells, p + 1, nv + 1))
+    B[:, :p, : nv] = T
+    B[:, p, nv] = 1.0
+    ww = np.einsum("cia,cab,cjb->ij", B, V, B)
+    if p:
+        aliased = _aliased(ww[:p, :p], names)
+        if aliased:
+            raise InputError(
+                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient; aliased column(s): "
+                f"{', '.join(aliased)}. Remove the redundant terms (e.g. a factor that is constant within another, "
+                "or an empty factor combination)."
+            )
+    cell_levels = {c: pd.Index(pd.unique(cells[c])).sort_values() for c in cell_cols}
+    cell_dims = tuple(len(cell_levels[c]) for c in cell_cols)
+    cell_lookup = None
+    if cell_cols:
+        keys = _combined(cells, tuple(cell_cols), cell_levels, cell_dims)
+        cell_lookup = pd.Index(keys)
+
+    # ---- level sums per grouping term (and cell)
+    col_levels: dict[str, pd.Index] = {}
+    terms: list[_Term] = []
+    for term in parsed.random:
+        keys = list(dict.fromkeys([*term.factors, *cell_cols]))
+        t = _Term(term=term, keys=keys)
+        res = engine.query(level_sums_sql(keys, values, q))
+        res = res.rename(columns={key_alias(i): c for i, c in enumerate(keys)})
+        for c in term.factors:
+            if c not in col_levels:
+                _, uniques = pd.factorize(res[c], sort=True)
+                col_levels[c] = pd.Index(uniques)
+        t.dims = tuple(len(col_levels[c]) for c in term.factors)
+        combined = _combined(res, term.factors, col_levels, t.dims)
+        t.combos = np.unique(combined)
+        codes = np.searchsorted(t.combos, combined)
+        labs = [np.asarray(col_levels[c].astype(str), dtype=object) for c in term.factors]
+        if len(term.factors) == 1:
+            t.labels = tuple(labs[0][t.combos])
+        else:
+            parts = np.unravel_index(t.combos, t.dims)
+            t.labels = tuple(":".join(str(labs[i][parts[i][r]]) for i in range(len(labs))) for r in range(len(t.combos)))
+        _check_levels(term, t.n_levels, nobs)
+        vbar = np.column_stack([res["n"].to_numpy(float)] + [res[f"s{j}"].to_numpy(float) for j in range(nv)])
+        if cell_cols:
+            cell_idx = cell_lookup.get_indexer(_combined(res, tuple(cell_cols), cell_levels, cell_dims))
+            wsum = np.einsum("ra,ria->ri", vbar, B[cell_idx])
+        else:
+            wsum = vbar @ B[0].T
+        t.counts = np.bincount(codes, weights=vbar[:, 0], minlength=t.n_levels)
+        t.zw = np.column_stack([np.bincount(codes, weights=wsum[:, j], minlength=t.n_levels) for j in range(p + 1)])
+        terms.append(t)
+    terms.sort(key=lambda t: -t.n_levels)  # stable: ties keep formula order, as lme4
+
+    # ---- counts per pair of levels
+    def pair_counts(a: _Term, b: _Term, sparse: bool = False):
+        keys = list(dict.fromkeys([*a.term.factors, *b.term.factors]))
+        res = engine.query(pair_counts_sql(keys, q)).rename(columns={key_alias(i): c for i, c in enumerate(keys)})
+        ca = np.searchsorted(a.combos, _combined(res, a.term.factors, col_levels, a.dims))
+        cb = np.searchsorted(b.combos, _combined(res, b.term.factors, col_levels, b.dims))
+        n = res["n"].to_numpy(float)
+        if sparse:  # Z_0'Z_r: the first factor may have millions of levels
+            return sp.csr_matrix((n, (ca, cb)), shape=(a.n_levels, b.n_levels))
+        return np.bincount(ca * b.n_levels + cb, weights=n, minlength=a.n_levels * b.n_levels).reshape(a.n_levels, b.n_levels)
+
+    confounded: list[tuple[str, str]] = []
+    if terms:
+        t0, rest = terms[0], terms[1:]
+        pairs0 = [pair_counts(t0, t, sparse=True) for t in rest]
+        blocks = [[None] * len(rest) for _ in rest]
+        for i, a in enumerate(rest):
+            blocks[i][i] = np.diag(a.counts)
+            for j in range(i + 1, len(rest)):
+                blocks[i][j] = pair_counts(a, rest[j])
+                blocks[j][i] = blocks[i][j].T
+        for (a, b, tab) in [(t0, t, c) for t, c in zip(rest, pairs0)] + [
+            (rest[i], rest[j], blocks[i][j]) for i in range(len(rest)) for j in range(i + 1, len(rest))
+        ]:
+            if a.n_levels == b.n_levels and (tab.nnz if sp.issparse(tab) else np.count_nonzero(tab)) == a.n_levels:
+                confounded.append((a.term.name, b.term.name))
+        stats = SufficientStats(
+            nobs=nobs,
+            p=p,
+            n_levels=tuple(t.n_levels for t in terms),
+            counts0=t0.counts,
+            cross0r=sp.hstack(pairs0, format="csr") if rest else sp.csr_matrix((t0.n_levels, 0)),
+            crr=np.block(blocks) if rest else np.zeros((0, 0)),
+            z0w=t0.zw,
+            zrw=np.vstack([t.zw for t in rest]) if rest else np.zeros((0, p + 1)),
+            ww=ww,
+        )
+    else:
+        empty = np.zeros((0, p + 1))
+        stats = SufficientStats(nobs, p, (), np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0)), empty, empty, ww)
+    for a, b in confounded:
+        warnings.warn(
+            f"grouping factors {a!r} and {b!r} partition the data identically (each level of one occurs with "
+            "exactly one level of the other): only the sum of their variances is identified, and how it is "
+            f"split between them is arbitrary. Keep one of (1|{a}) and (1|{b}), or report their sum.",
+            IdentifiabilityWarning,
+            stacklevel=3,
+        )
+    groups = tuple(GroupingFactor(name=t.term.name, codes=None, labels=t.labels) for t in terms)
+    row_key = hash(("aggregate", nobs, parsed.response, float(f"{sy:.10g}"), float(f"{syy:.10g}")))
+    design = AggregateDesign(
+        parsed=parsed,
+        fixed_names=names,
+        groups=groups,
+        nobs=nobs,
+        row_key=row_key,
+        fixed_spec=spec,
+        confounded_pairs=tuple(confounded),
+        source=engine.description,
+    )
+    return design, stats
+
+
+def _check_levels(term: RandomTerm, n_levels: int, nobs: int) -> None:
+    if n_levels < 2:
+        raise InputError(
+            f"grouping factor {term.name!r} has only {n_levels} level; a random effect needs at least 2 "
+            f"levels. Drop (1|{term.name}) from the formula."
+        )
+    if n_levels >= nobs:
+        raise InputError(
+            f"grouping factor {term.name!r} has {n_levels} levels for {nobs} observations; its variance "
+            f"cannot be separated from the residual. Drop (1|{term.name}) or check that the data are in long "
+            "format with replicated measurements per group."
+        )
+
+
+def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResult:
+    """Fit a random-intercept linear mixed model from aggregates computed where the data live.
+
+    Parameters
+    ----------
+    formula : str
+        lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed) + (1|judge)"``. Supported:
+        random intercepts for crossed and nested factors (``(1|g)``, ``(1|g:h)``, ``(1|g/h)``); fixed
+        effects built from the intercept, categorical columns (string, boolean, ``C(x)``) and numeric
+        columns with ``+``, ``:``, ``*``, provided each model-matrix column is linear in the numeric
+        columns. Anything else raises :class:`~mixeval.errors.FormulaError` naming the in-memory path.
+    source : str, Path, pyarrow.Table, duckdb.DuckDBPyRelation, pyspark.sql.DataFrame or pandas.DataFrame
+        A Parquet file, directory or glob, an Arrow table, a DuckDB relation (queried by DuckDB), or a
+        Spark DataFrame (queried by Spark SQL). The rows never leave the engine; only
+        ``O(levels + level pairs)`` aggregates come back.
+    REML : bool, default True
+        Restricted maximum likelihood (lme4's default) or maximum likelihood.
+
+    Returns
+    -------
+    LmerResult
+        The same estimates as :func:`mixeval.lmer` on the same rows (up to summation order, ~1e-12
+        relative). ``fitted`` and ``residuals`` are None (they would be per row); ``ranef`` (per level),
+        ``varcorr``, ``fixef``, ``coefficients``, ``loglik`` and :func:`mixeval.compare` work as usual.
+
+    Raises
+    ------
+    ColumnError, InputError, FormulaError
+        Missing columns (the available ones are listed), NULLs (counted, with the filter to apply), a
+        non-numeric response, an unsupported model, a rank-deficient fixed part.
+
+    Notes
+    -----
+    The queries (one scan each): an overview (row and NULL counts), the moments
+    ``sum v v'`` of ``v = [1, x, y]`` per cell of the categorical fixed columns, per grouping term
+    the counts and sums ``sum v`` per (level, cell), and the counts per pair of levels of every two
+    terms. From these ``Z'Z``, ``Z'W`` and ``W'W`` with ``W = [X y]`` follow exactly (see the module
+    docstring), and the profiled deviance (Bates et al. 2015) only needs them.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, pyarrow as pa
+    >>> rng = np.random.default_rng(1)
+    >>> item = np.repeat(np.arange(30), 4)
+    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 60)})
+    >>> df["score"] = rng.normal(size=30)[item] + (df.system == "B") * 0.5 + rng.normal(0, 0.5, 120)
+    >>> fit = lmer_aggregate("score ~ system + (1|item)", pa.Table.from_pandas(df))
+    >>> list(fit.fixef.index), fit.fitted is None
+    (['(Intercept)', 'systemB'], True)
+    """
+    design, stats = aggregate_stats(formula, source)
+    return fit_from_stats(design, stats, reml=bool(REML), data=source)
