@@ -117,6 +117,70 @@ class LmerResult:
             }
         )
 
+    def varcomp_cov(self) -> pd.DataFrame:
+        """Asymptotic covariance of the variance estimates (inverse observed information).
+
+        Notes
+        -----
+        The unprofiled criterion ``-2 l(v)`` in the variance parametrisation
+        ``v = (sigma2 theta_1^2, ..., sigma2 theta_k^2, sigma2)`` is
+        ``log|A| [+ log|M_XX|] + r2(theta) / sigma2 + m log(2 pi sigma2)`` (``m = n - p`` for REML,
+        ``n`` for ML); its Hessian ``H`` at the estimate is found by central differences and the
+        covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
+        approximation does not hold: they are left out (their row and column are NaN).
+        """
+        from ._deviance import deviance_parts
+        from ._fit import single_threaded_blas
+
+        names = [*self.group_names, "Residual"]
+        v_hat = np.array([self.variances[g] for g in names])
+        free = v_hat > 0
+        m = self.nobs - (len(self.fixed_names) if self.reml else 0)
+
+        def crit(v: np.ndarray) -> float:
+            s2 = v[-1]
+            theta = np.sqrt(np.maximum(v[:-1], 0.0) / s2)
+            parts = deviance_parts(self.stats, theta, self.reml)
+            base = parts.logdet_a + (parts.logdet_mxx if self.reml else 0.0)
+            return base + parts.r2 / s2 + m * np.log(2 * np.pi * s2)
+
+        idx = np.flatnonzero(free)
+        with single_threaded_blas():
+            h = self._information(crit, v_hat, idx)
+        cov = np.full((len(names), len(names)), np.nan)
+        try:
+            cov[np.ix_(idx, idx)] = 2.0 * np.linalg.inv(h)
+        except np.linalg.LinAlgError:
+            pass
+        return pd.DataFrame(cov, index=names, columns=names)
+
+    @staticmethod
+    def _information(crit, v_hat: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Central-difference Hessian of ``crit`` over the coordinates ``idx``."""
+        h = np.empty((idx.size, idx.size))
+        steps = 1e-4 * v_hat[idx]
+        for a, i in enumerate(idx):
+            for b, j in enumerate(idx[: a + 1]):
+                def f(di: float, dj: float) -> float:
+                    v = v_hat.copy()
+                    v[i] += di
+                    v[j] += dj
+                    return crit(v)
+
+                hi, hj = steps[a], steps[b]
+                value = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+                h[a, b] = h[b, a] = value
+        return h
+
+    @property
+    def varcorr_se(self) -> pd.DataFrame:
+        """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
+        cov = self.varcomp_cov()
+        table = self.varcorr
+        table["se"] = [float(np.sqrt(cov.loc[g, g])) if np.isfinite(cov.loc[g, g]) and cov.loc[g, g] >= 0 else np.nan
+                       for g in table.group]
+        return table
+
     @property
     def ranef(self) -> dict[str, pd.Series]:
         """Conditional modes (BLUPs) of the random effects per group, indexed by level."""
