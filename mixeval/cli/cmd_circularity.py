@@ -30,6 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d2-tolerance", type=float, default=0.01)
     p.add_argument("--d2-threshold", type=float, default=0.9)
     p.add_argument("--nullification-threshold", type=float, default=0.2)
+    p.add_argument("--negligible", type=float, default=0.025,
+                   help="contributions below this share of the fitted values' sd count as nullified")
     p.add_argument("--json", action="store_true", help='print {"circular", "d2", "models", "nullification", ...}')
     p.set_defaults(handler=_run)
 
@@ -51,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         res = circularity_test(
             data, args.target, _split(args.features), top=args.top, family=args.family, k=args.k, method=args.method,
             exclude=_split(args.exclude), d2_tolerance=args.d2_tolerance, d2_threshold=args.d2_threshold,
-            nullification_threshold=args.nullification_threshold, show_progress=not args.json,
+            nullification_threshold=args.nullification_threshold, negligible=args.negligible, show_progress=not args.json,
         )
     notes = sorted({str(w.message) for w in caught})
     if args.json:

@@ -6,14 +6,15 @@
 * :func:`fit_gam`: the penalized regression spline GAM engine behind it (mgcv's ``bs = "cr"``, GCV/UBRE).
 * :func:`dataset_bias_test` (Def. 2.2): feature-label correlation in-domain vs out-of-domain.
 * :func:`transformation_invariance_test` (Def. 2.3): refit after permissible scale transformations.
-* :func:`plot_shapes`, :func:`plot_shape`: feature shapes with and without the circular set.
+* :func:`plot_shapes`, :func:`plot_shape`: feature shapes with and without the circular set;
+  :func:`plot_correlations`: the dataset bias picture.
 """
 
 from ._bias import DatasetBiasResult, correlation_difference_test, dataset_bias_test
 from ._circularity import CircularityResult, circularity_test, distillation_test, nullification_ratios, rank_features
 from ._gam import GAMResult, fit_gam
 from ._invariance import InvarianceResult, permissible_transform, transformation_invariance_test
-from ._plots import plot_shape, plot_shapes, step_function
+from ._plots import plot_correlations, plot_shape, plot_shapes, step_function
 
 __all__ = [
     "GAMResult",
@@ -29,6 +30,7 @@ __all__ = [
     "InvarianceResult",
     "permissible_transform",
     "transformation_invariance_test",
+    "plot_correlations",
     "plot_shape",
     "plot_shapes",
     "step_function",

@@ -11,7 +11,7 @@ from ..errors import InputError
 from ._circularity import CircularityResult
 from ._gam import GAMResult
 
-__all__ = ["plot_shape", "plot_shapes", "step_function"]
+__all__ = ["plot_correlations", "plot_shape", "plot_shapes", "step_function"]
 
 
 def step_function(thresholds: Sequence[float], values: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:
@@ -193,5 +193,56 @@ def plot_shapes(
             right.set_ylim(lo, hi)
     verdict = "circular: {" + ", ".join(result.circular) + "}" if result.is_circular else "no circular set"
     fig.suptitle(f"{result.target}: {verdict}", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_correlations(result: Any, *, ax: Any = None, labels: tuple[str, str] = ("in-domain", "out-of-domain")) -> Any:
+    """Feature-label correlations in both domains with Fisher-z intervals (book Figures 2.2-2.5).
+
+    Parameters
+    ----------
+    result : DatasetBiasResult
+    ax : matplotlib Axes, optional
+    labels : (str, str)
+        Legend names of the two domains.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from mixeval.validity import dataset_bias_test
+    >>> rng = np.random.default_rng(0)
+    >>> a = pd.DataFrame({"f": rng.normal(size=300)}); a["y"] = (a["f"] > 0) * 1
+    >>> b = pd.DataFrame({"f": rng.normal(size=300)}); b["y"] = (b["f"] < 0) * 1
+    >>> fig = plot_correlations(dataset_bias_test(a, b, "y"))
+    """
+    import matplotlib.pyplot as plt
+
+    table = result.table
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(1.2 * len(table) + 2, 3.2))
+    else:
+        fig = ax.figure
+    pos = np.arange(len(table))
+    width = 0.38
+    for off, col, key, name in ((-width / 2, "C0", "in", labels[0]), (width / 2, "C3", "out", labels[1])):
+        r = table[f"r_{key}"].to_numpy()
+        ci = np.array([result.tests[f].details[f"ci_{key}"] for f in table["feature"]])
+        ax.bar(pos + off, r, width, color=col, alpha=0.8, label=name)
+        ax.errorbar(pos + off, r, yerr=np.vstack([r - ci[:, 0], ci[:, 1] - r]), fmt="none", ecolor="k", lw=1)
+    for p_, biased in zip(pos, table["biased"]):
+        if biased:
+            ax.annotate("bias", (p_, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom",
+                        fontsize=8, color="C3")
+    ax.axhline(0, color="0.5", lw=0.5)
+    ax.set_xticks(pos)
+    ax.set_xticklabels(table["feature"], rotation=30, ha="right")
+    ax.set_ylabel("correlation with label")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from mixeval.errors import BasisLimitWarning, InputError
-from mixeval.validity import circularity_test, fit_gam, plot_shape, plot_shapes, step_function
+from mixeval.validity import circularity_test, dataset_bias_test, fit_gam, plot_correlations, plot_shape, plot_shapes, step_function
 
 
 def _data():
@@ -68,3 +68,18 @@ def test_plot_shape_factor_and_existing_axes():
     assert out is fig and ax.get_title() == "factor"
     assert len(ax.get_xticklabels()) == 2
     plt.close("all")
+
+
+def test_plot_correlations_bars_match_table():
+    rng = np.random.default_rng(1)
+    a = pd.DataFrame({"f": rng.normal(size=300), "g": rng.normal(size=300)})
+    a["y"] = ((a["f"] + rng.normal(size=300)) > 0) * 1
+    b = pd.DataFrame({"f": rng.normal(size=300), "g": rng.normal(size=300)})
+    b["y"] = ((-b["f"] + rng.normal(size=300)) > 0) * 1
+    res = dataset_bias_test(a, b, "y")
+    fig = plot_correlations(res)
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    np.testing.assert_allclose(heights, list(res.table["r_in"]) + list(res.table["r_out"]))
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["f", "g"]
+    assert any(t.get_text() == "bias" for t in ax.texts)
