@@ -15,6 +15,7 @@ DuckDB, the embedded default) and Spark DataFrames (run by Spark SQL; optional
 """
 
 from ._aggregate import SUPPORTED_MODELS, AggregateDesign, aggregate_stats, lmer_aggregate
+from ._bootstrap import poisson_bootstrap_paired, poisson_weights
 from ._sources import as_engine, is_aggregate_source
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "aggregate_stats",
     "AggregateDesign",
     "SUPPORTED_MODELS",
+    "poisson_bootstrap_paired",
+    "poisson_weights",
     "as_engine",
     "is_aggregate_source",
 ]
