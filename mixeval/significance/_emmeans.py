@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._validation import require_probability
-from ._grid import marginal_linfct, normalise_names, reference_grid
+from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 
 __all__ = ["emmeans", "marginal_means", "means_table"]
 
@@ -28,7 +28,7 @@ def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[s
     _check_fit(fit)
     specs_list = normalise_names(specs, "specs")
     by_list = normalise_names(by, "by")
-    rg = reference_grid(fit, data)
+    rg = cached_reference_grid(fit, data)
     cells, L = marginal_linfct(rg, specs_list, by_list)
     return cells, L, specs_list, by_list
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..errors import FormulaError, InputError
 
-__all__ = ["ReferenceGrid", "reference_grid", "marginal_linfct", "normalise_names", "level_label"]
+__all__ = ["ReferenceGrid", "reference_grid", "cached_reference_grid", "marginal_linfct", "normalise_names", "level_label"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
         return data
     stored = getattr(fit, "data", None)
     if not isinstance(stored, pd.DataFrame):
-        raise InputError("the fit does not hold its data; pass the fitted rows as data=.")
+        raise InputError("the fit does not hold its data, which are needed for the covariate means; "
+                         "pass the fitted rows as data=.")
     return stored
 
 
@@ -96,11 +97,17 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
     >>> rg.factors, round(rg.covariates["x"], 4) == round(df.x.mean(), 4)
     ({'s': ['A', 'B']}, True)
     """
+    rg = cached_reference_grid(fit, data)
+    return ReferenceGrid(factors={k: list(v) for k, v in rg.factors.items()}, covariates=dict(rg.covariates),
+                         grid=rg.grid.copy(), X=rg.X.copy())
+
+
+def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+    """:func:`reference_grid`, shared between calls on the same model spec (do not modify the result)."""
     design = getattr(fit, "design", None)
     spec = getattr(design, "fixed_spec", None)
     if spec is None or not hasattr(spec, "get_model_matrix"):
         raise InputError("this fit carries no formulaic model spec of its fixed effects; refit it with mixeval.lmer().")
-    data = _data_of(fit, data)
     data_vars = set(spec.variables_by_source.get("data", set()))
     factors: dict[str, list] = {}
     numeric: list[str] = []
@@ -118,13 +125,18 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
         else:
             numeric.extend(v for v in used if v not in numeric)
     covariates: dict[str, float] = {}
+    numeric = [v for v in numeric if v not in factors]
+    if numeric:
+        data = _data_of(fit, data)
     for var in numeric:
-        if var in factors:
-            continue
         if var not in data.columns:
             raise InputError(f"covariate {var!r} of the model is not a column of the data.")
         values = pd.to_numeric(data[var], errors="coerce").to_numpy(dtype=float)
         covariates[var] = float(np.mean(values))
+    key = (id(spec), tuple(covariates.items()), len(fit.coef))
+    cached = _GRID_CACHE.get(key)
+    if cached is not None and cached[0] is spec:  # same spec object (ids can be reused after deletion)
+        return cached[1]
     grid = _expand_grid(factors)
     for var, value in covariates.items():
         grid[var] = value
@@ -132,13 +144,24 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
         mm = spec.get_model_matrix(grid, na_action="ignore")
     except Exception as exc:  # formulaic raises several types
         raise FormulaError(f"cannot evaluate the fixed-effects formula on the reference grid: {exc}") from exc
-    X = np.asarray(mm, dtype=float)
+    X = np.array(mm, dtype=float)
+    X.setflags(write=False)
     if X.shape != (len(grid), len(fit.coef)):
         raise InputError(
             f"the reference grid's model matrix has {X.shape[1]} columns but the fit has {len(fit.coef)} "
             "coefficients; the model spec does not match the fit."
         )
-    return ReferenceGrid(factors=factors, covariates=covariates, grid=grid, X=X)
+    rg = ReferenceGrid(factors=factors, covariates=covariates, grid=grid, X=X)
+    if len(_GRID_CACHE) >= _GRID_CACHE_SIZE:
+        _GRID_CACHE.pop(next(iter(_GRID_CACHE)))
+    _GRID_CACHE[key] = (spec, rg)
+    return rg
+
+
+# Reference grids of recently used model specs: refits of one design (simulations, bootstraps) share
+# the spec object, and evaluating formulaic on the grid dominates the cost of a small emmeans call.
+_GRID_CACHE: dict[tuple, tuple[object, ReferenceGrid]] = {}
+_GRID_CACHE_SIZE = 16
 
 
 def _factor_variables(spec: object, factor_name: str) -> list[str]:

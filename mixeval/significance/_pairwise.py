@@ -80,7 +80,8 @@ class PairwiseResult:
     adjust : str
         The p-value adjustment (``"tukey"``, ``"holm"``, ``"bonferroni"``, ``"BH"``, ``"none"``, ...).
     ci_method : str
-        How the intervals were adjusted: ``"tukey"``, ``"bonferroni"`` or ``"none"``.
+        How the intervals were adjusted: ``"tukey"``, ``"bonferroni"`` or ``"none"`` (also
+        ``"none"`` when each family holds a single contrast, where every adjustment is the identity).
     level : float
         Confidence level.
     family_size : int
@@ -113,7 +114,9 @@ class PairwiseResult:
             notes.append(f"Conf-level adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.ci_method == "bonferroni":
             notes.append(f"Conf-level adjustment: bonferroni method for {m} estimates{where}")
-        if self.adjust == "tukey":
+        if m == 1:
+            pass
+        elif self.adjust == "tukey":
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
@@ -237,6 +240,8 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
         ci_method = "none" if method == "none" else "bonferroni"
         alpha = 1 - level
         crit = float(sps.norm.ppf(1 - alpha / 2)) if method == "none" else float(sps.norm.ppf(1 - alpha / (2 * m)))
+    if m == 1:  # a family of one contrast: every adjustment is the identity (emmeans reports none)
+        ci_method = "none"
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
