@@ -288,6 +288,35 @@ class Study:
                      metric_model=self.metric_model)
         return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust), cond
 
+    # ---------------------------------------------------------------- metric models and validity
+    def metric_comparisons(self, *, control: str | None = None, methods: Sequence[str] | None = None,
+                           level: float = 0.95, gold: pd.DataFrame | None = None, truth: str = "truth",
+                           n_resamples: int = 2000, random_state: Any = None) -> pd.DataFrame:
+        """System comparisons corrected for the errors of the metric model (Goyal et al.; beyond).
+
+        The score must be a binary judgement (0/1) by the study's ``metric_model``; observations are paired
+        by the study's item factor. See :func:`mixeval.metric_model.compare_systems` for the methods and
+        the assumption under which each interval is calibrated.
+        """
+        from .metric_model import compare_systems
+
+        if self.metric_model is None:
+            raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
+                             "or .from_confusion(...) to Study.")
+        return compare_systems(self.data, metric=self.metric_model, system=self._require_system(None),
+                               score=self.parsed.response, item=self.item, control=control, methods=methods,
+                               level=level, gold=gold, truth=truth, n_resamples=n_resamples,
+                               random_state=random_state)
+
+    def circularity(self, target: str | None = None, features: list[str] | None = None, **kwargs: Any):
+        """The circularity test of Definition 2.5 on this study's data (default target: the score).
+
+        See :func:`mixeval.validity.circularity_test` for the options (``top``, ``family``, thresholds).
+        """
+        from .validity import circularity_test
+
+        return circularity_test(self.data, target or self.parsed.response, features, **kwargs)
+
     # ---------------------------------------------------------------- report
     def report(self, *, conditional_on: str | None = None, cuts: Sequence[float] | None = None,
                labels: Sequence[str] | None = None, **kwargs: Any):

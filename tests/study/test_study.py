@@ -93,3 +93,22 @@ def test_simulation_recovers_variance_components_and_phi():
         assert mean[k] == pytest.approx(v, rel=0.05 if k in ("item", "Residual") else 0.25), k
     true_phi = 1.0 / (1.0 + 0.3 / 2 + 0.2 + 0.5 / 2)
     assert np.mean(phis) == pytest.approx(true_phi, rel=0.05)
+
+
+def test_metric_comparisons_need_a_metric_model_and_match_compare_systems():
+    from mixeval.metric_model import MetricModel, compare_systems
+
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"prompt": np.tile(np.arange(n), 2), "system": np.repeat(["A", "B"], n)})
+    df["toxic"] = (rng.random(2 * n) < np.where(df.system == "A", 0.10, 0.15)).astype(int)
+    plain = Study(df, "toxic ~ system + (1|prompt)")
+    with pytest.raises(InputError, match="no metric model"):
+        plain.metric_comparisons()
+    metric = MetricModel.from_rates(0.9, 0.05)
+    study = Study(df, "toxic ~ system + (1|prompt)", metric_model=metric)
+    table = study.metric_comparisons(methods=["uncorrected", "goyal", "calibrated"])
+    expected = compare_systems(df, metric=metric, system="system", score="toxic", item="prompt",
+                               methods=["uncorrected", "goyal", "calibrated"])
+    pd.testing.assert_frame_equal(table, expected)
+    assert study.where("prompt < 200").metric_model is metric
