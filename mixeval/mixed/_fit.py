@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
 import pandas as pd
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import ConvergenceWarning, SingularFitWarning
 from ._deviance import deviance_parts
@@ -18,11 +19,16 @@ from ._stats import SufficientStats, compute_stats
 __all__ = ["lmer", "fit_from_stats"]
 
 
+@functools.lru_cache(maxsize=1)
+def _controller() -> ThreadpoolController:
+    return ThreadpoolController()  # inspects the loaded BLAS libraries once
+
+
 def single_threaded_blas():
     """Context manager: BLAS on one thread. The engine's dense systems are small (tens to a few hundred
     rows), where multi-threaded BLAS only adds overhead, and under load thread oversubscription makes a
     200 x 200 Cholesky factorisation 100 times slower."""
-    return threadpool_limits(limits=1, user_api="blas")
+    return _controller().limit(limits=1, user_api="blas")
 
 
 def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
