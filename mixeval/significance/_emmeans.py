@@ -78,13 +78,13 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     >>> rng = np.random.default_rng(0)
     >>> g = np.repeat(np.arange(30), 3)
     >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.5, "C": 1.0}) + rng.normal(size=90)
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
     >>> fit = lmer("score ~ system + (1|item)", df)
     >>> emmeans(fit, "system")[["system", "emmean"]].round(3)
       system  emmean
-    0      A   0.148
-    1      B   0.679
-    2      C   1.024
+    0      A  -0.304
+    1      B   0.161
+    2      C   0.824
     """
     level = require_probability(level, "level", open_interval=True)
     cells, L, _, _ = marginal_means(fit, specs, by, data)

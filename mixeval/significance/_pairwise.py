@@ -191,13 +191,13 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     >>> rng = np.random.default_rng(0)
     >>> g = np.repeat(np.arange(30), 3)
     >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.5, "C": 1.0}) + rng.normal(size=90)
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
     >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
     >>> res.table[["contrast", "estimate", "pvalue"]].round(4)
       contrast  estimate  pvalue
-    0    A - B   -0.5304  0.0804
-    1    A - C   -0.8760  0.0012
-    2    B - C   -0.3456  0.3268
+    0    A - B   -0.4647  0.1345
+    1    A - C   -1.1277  0.0000
+    2    B - C   -0.6630  0.0173
     """
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
