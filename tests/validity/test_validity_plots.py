@@ -62,7 +62,7 @@ def test_plot_shape_factor_and_existing_axes():
 
     d = _data()
     d["y"] = np.sin(d["bili"] / 3) + (d["g"] == "y") * 0.5
-    m = fit_gam(d, "y", ["bili", "g"])
+    m = fit_gam(d, "y", ["bili", "g"], k=20)
     fig, ax = plt.subplots()
     out = plot_shape(m, "g", ax=ax, title="factor")
     assert out is fig and ax.get_title() == "factor"
