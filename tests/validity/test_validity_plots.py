@@ -61,8 +61,8 @@ def test_plot_shape_factor_and_existing_axes():
     import matplotlib.pyplot as plt
 
     d = _data()
-    d["y"] = np.sin(d["bili"] / 3) + (d["g"] == "y") * 0.5
-    m = fit_gam(d, "y", ["bili", "g"], k=20)
+    d["y"] = np.sin(d["bili"] / 3) + (d["g"] == "y") * 0.5 + np.random.default_rng(1).normal(0, 0.2, len(d))
+    m = fit_gam(d, "y", ["bili", "g"])
     fig, ax = plt.subplots()
     out = plot_shape(m, "g", ax=ax, title="factor")
     assert out is fig and ax.get_title() == "factor"
