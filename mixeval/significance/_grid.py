@@ -132,6 +132,8 @@ def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> Refe
         if var not in data.columns:
             raise InputError(f"covariate {var!r} of the model is not a column of the data.")
         values = pd.to_numeric(data[var], errors="coerce").to_numpy(dtype=float)
+        if values.size == 0 or not np.isfinite(values).all():
+            raise InputError(f"covariate {var!r} has missing or non-numeric values; its mean defines the reference grid.")
         covariates[var] = float(np.mean(values))
     key = (id(spec), tuple(covariates.items()), len(fit.coef))
     cached = _GRID_CACHE.get(key)
