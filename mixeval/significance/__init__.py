@@ -6,7 +6,8 @@
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
   (Table 4.1);
 * :func:`bin_property` -- classes of a numeric data property for conditional comparisons;
-* :func:`plot_emmeans` -- the interaction plot of marginal means (Figure 4.7).
+* :func:`plot_emmeans` -- the interaction plot of marginal means (Figure 4.7); :func:`plot_contrasts`
+  -- a forest plot of the contrasts with their adjusted intervals.
 """
 
 from ..study import bin_property
@@ -14,7 +15,7 @@ from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
 from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
-from ._plots import plot_emmeans
+from ._plots import plot_contrasts, plot_emmeans
 
 __all__ = [
     "emmeans",
@@ -24,6 +25,7 @@ __all__ = [
     "glrt_averaged",
     "bin_property",
     "plot_emmeans",
+    "plot_contrasts",
     "reference_grid",
     "ReferenceGrid",
     "tukey_pvalue",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["plot_emmeans"]
+__all__ = ["plot_emmeans", "plot_contrasts"]
 
 
 def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", level: float = 0.95,
@@ -76,3 +77,55 @@ def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", leve
     return fig
 
 
+
+
+def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
+    """Forest plot of pairwise contrasts: estimates with their (adjusted) confidence intervals.
+
+    Parameters
+    ----------
+    result : PairwiseResult
+        Output of :func:`pairwise`; with ``by`` groups the labels read ``"A - B | short"``.
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Notes
+    -----
+    One horizontal bar ``[ci_low, ci_high]`` per contrast (first contrast on top) and a dashed
+    line at 0; the intervals are adjusted as ``result.ci_method`` says.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> from mixeval.significance import pairwise
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
+    >>> df["score"] = rng.normal(size=30)[g] + rng.normal(size=90)
+    >>> fig = plot_contrasts(pairwise(lmer("score ~ system + (1|item)", df), "system"))
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['A - B', 'A - C', 'B - C']
+    """
+    from ..plots import _axes
+
+    table = getattr(result, "table", None)
+    if not isinstance(table, pd.DataFrame) or not {"contrast", "estimate", "ci_low", "ci_high"} <= set(table.columns):
+        raise TypeError("`result` must be a PairwiseResult from mixeval.significance.pairwise().")
+    by = list(getattr(result, "by", ()))
+    labels = [str(row["contrast"]) + ("" if not by else " | " + " ".join(str(row[b]) for b in by))
+              for _, row in table.iterrows()]
+    fig, ax = _axes(ax, (6.0, 0.45 * len(table) + 1.2))
+    y = np.arange(len(table))[::-1]
+    est = table["estimate"].to_numpy(dtype=float)
+    ax.errorbar(est, y, xerr=[est - table["ci_low"].to_numpy(dtype=float), table["ci_high"].to_numpy(dtype=float) - est],
+                fmt="o", capsize=3)
+    ax.axvline(0.0, linestyle="--", color="grey", linewidth=1)
+    ax.set_yticks(y, labels)
+    level = getattr(result, "level", 0.95)
+    method = getattr(result, "ci_method", "")
+    ax.set_xlabel(f"estimate with {100 * level:g}% CI" + (f" ({method}-adjusted)" if method not in ("", "none") else ""))
+    return fig

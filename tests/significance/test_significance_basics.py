@@ -24,6 +24,7 @@ from mixeval.significance import (  # noqa: E402
     bin_property,
     emmeans,
     pairwise,
+    plot_contrasts,
     plot_emmeans,
     reference_grid,
     tukey_critical_value,
@@ -253,6 +254,24 @@ def test_plot_emmeans_draws_ci_bars():
     assert "95% CI" in ax.get_ylabel()
     with pytest.raises(InputError, match="interval"):
         plot_emmeans(fit, "system", by="cls", interval="sd")
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def test_plot_contrasts_bars_are_the_intervals():
+    df = _balanced(60).assign(cls=lambda d: np.where(d.item < 30, "short", "long"))
+    res = pairwise(lmer("score ~ system * cls + (1|item)", df), "system", by="cls", adjust="bonferroni")
+    fig = plot_contrasts(res)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "A - B | long" and labels[-1] == "B - C | short" and len(labels) == 6
+    segments = ax.collections[0].get_segments()  # the horizontal error bars, in table order
+    np.testing.assert_allclose([s[0][0] for s in segments], res.table.ci_low)
+    np.testing.assert_allclose([s[1][0] for s in segments], res.table.ci_high)
+    assert "bonferroni" in ax.get_xlabel()
+    with pytest.raises(TypeError, match="PairwiseResult"):
+        plot_contrasts(res.table)
     import matplotlib.pyplot as plt
 
     plt.close("all")
