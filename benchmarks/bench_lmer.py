@@ -136,17 +136,26 @@ def synthetic_log(n_rows: int, seed: int = 0) -> pd.DataFrame:
 
 
 def memory_child(n_rows: int) -> None:
+    """Fit one synthetic log; report time, the fit's own peak allocation (tracemalloc) and the process peak."""
+    import gc
+    import tracemalloc
+
     from mixeval import lmer
 
     df = synthetic_log(n_rows)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    gc.collect()
+    data_mb = df.memory_usage(deep=True).sum() / 2**20
+    tracemalloc.start()
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lmer("score ~ system + (1|item) + (1|seed:system) + (1|rater)", df)
     elapsed = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"rows": n_rows, "seconds": elapsed, "peak_mb": peak / 1024, "data_mb": base / 1024}))
+    fit_peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"rows": n_rows, "seconds": elapsed, "data_mb": data_mb, "fit_peak_alloc_mb": fit_peak,
+                      "process_peak_rss_mb": peak}))
 
 
 def main() -> None:
@@ -156,6 +165,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--skip-r", action="store_true")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--memory-only", action="store_true", help="only the memory scaling run")
     ap.add_argument("--statsmodels-timeout", type=float, default=120.0)
     ap.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--statsmodels-child", help=argparse.SUPPRESS)
@@ -167,7 +177,9 @@ def main() -> None:
         statsmodels_child(Path(args.data), args.statsmodels_child)
         return
     bookdata = Path(args.data)
-    r = {} if args.skip_r else run_lme4(bookdata, args.models)
+    if args.memory_only:
+        args.models, args.memory = [], True
+    r = {} if (args.skip_r or not args.models) else run_lme4(bookdata, args.models)
     rows = []
     for model in args.models:
         df = load(bookdata, model)
@@ -184,11 +196,11 @@ def main() -> None:
             "statsmodels": sm_note,
         })
         print(f"{model}: mixeval {t_me:.3f} s, lme4 {t_r:.2f} s, mixedlm {t_ml:.2f} s", file=sys.stderr)
-    table = pd.DataFrame(rows)
-    print(table.to_markdown(index=False, floatfmt=".3g"))
+    if rows:
+        print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3g"))
     if args.memory:
         mem = []
-        for n in (250_000, 500_000, 1_000_000):
+        for n in (250_000, 500_000, 1_000_000, 2_000_000):
             out = subprocess.run([sys.executable, __file__, "--memory-child", str(n)], capture_output=True, text=True, check=True,
                                  env={**os.environ})
             mem.append(json.loads(out.stdout.strip().splitlines()[-1]))

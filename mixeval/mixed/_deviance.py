@@ -47,6 +47,13 @@ class DevianceParts:
     lam_r: np.ndarray = field(repr=False)
 
 
+def weighted_gram(k, w: np.ndarray) -> np.ndarray:
+    """``K' diag(w) K`` as a dense array, for a dense or a sparse ``K``."""
+    if sp.issparse(k):
+        return (k.T @ sp.diags(w) @ k).toarray()
+    return (k * w[:, None]).T @ k
+
+
 def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.ndarray]:
     lam0 = float(theta[0]) if stats.n_terms else 0.0
     lam_r = theta[stats.term_of_column] if stats.n_terms > 1 else np.zeros(0)
@@ -85,7 +92,7 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         # Schur complement of the diagonal block: S = Lr C Lr + I - lam0^2 Lr K' D^{-1} K Lr, K = Z_0'Z_r
         k = stats.cross0r
         w = 1.0 / d0
-        ktwk = (k.T @ sp.diags(w) @ k).toarray()
+        ktwk = weighted_gram(k, w)
         s = (lam_r[:, None] * (stats.crr - (lam0 * lam0) * ktwk)) * lam_r[None, :]
         s[np.diag_indices_from(s)] += 1.0
         chol_s = cholesky(s, lower=True, check_finite=False)
@@ -218,7 +225,7 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
         if k == 0:
             rk, uk = r0, u0
             if qr:  # tr(A^-1)_00 = sum 1/d + tr(S^-1 E'E), E = lam0 D^-1 K Lr
-                ete = (lam0 * lam0) * (lam_r[:, None] * (kmat.T @ sp.diags(1.0 / d0**2) @ kmat).toarray()) * lam_r[None, :]
+                ete = (lam0 * lam0) * (lam_r[:, None] * weighted_gram(kmat, 1.0 / d0**2)) * lam_r[None, :]
                 tr_ainv = float(np.sum(1.0 / d0) + np.sum(s_inv * ete))
             else:
                 tr_ainv = float(np.sum(1.0 / d0))

@@ -35,9 +35,10 @@ class SufficientStats:
         Levels per grouping factor, largest first (``n_levels[0]`` is the diagonal block).
     counts0 : ndarray, shape (q0,)
         Diagonal of ``Z_0'Z_0``.
-    cross0r : scipy.sparse.csr_matrix, shape (q0, qr)
-        ``Z_0'Z_r`` (counts of level pairs of factor 0 with every other factor); sparse, since nested or
-        interaction factors meet few levels of the others (a dense array given here is converted).
+    cross0r : ndarray or scipy.sparse.csr_matrix, shape (q0, qr)
+        ``Z_0'Z_r`` (counts of level pairs of factor 0 with every other factor). Stored sparse when few
+        pairs occur (nested or interaction factors), dense otherwise (fully crossed designs); either form
+        given here is converted to the better one.
     crr : ndarray, shape (qr, qr)
         ``Z_r'Z_r``.
     z0w, zrw : ndarray, shape (q0, p + 1), (qr, p + 1)
@@ -50,15 +51,14 @@ class SufficientStats:
     p: int
     n_levels: tuple[int, ...]
     counts0: np.ndarray = field(repr=False)
-    cross0r: sp.csr_matrix = field(repr=False)
+    cross0r: np.ndarray | sp.csr_matrix = field(repr=False)
     crr: np.ndarray = field(repr=False)
     z0w: np.ndarray = field(repr=False)
     zrw: np.ndarray = field(repr=False)
     ww: np.ndarray = field(repr=False)
 
     def __post_init__(self) -> None:
-        if not sp.issparse(self.cross0r) or self.cross0r.format != "csr":
-            object.__setattr__(self, "cross0r", sp.csr_matrix(self.cross0r))
+        object.__setattr__(self, "cross0r", _cross_representation(self.cross0r))
 
     @property
     def n_terms(self) -> int:
@@ -73,6 +73,19 @@ class SufficientStats:
 def _cross_counts(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> np.ndarray:
     """Contingency table of two code vectors as a dense ``na x nb`` float matrix."""
     return np.bincount(a * nb + b, minlength=na * nb).reshape(na, nb).astype(float)
+
+
+#: below this share of non-zero level pairs the cross block is kept sparse
+SPARSE_DENSITY = 0.1
+
+
+def _cross_representation(cross) -> np.ndarray | sp.csr_matrix:
+    """Dense array for a dense cross block, CSR for a sparse one (dense BLAS beats sparse kernels there)."""
+    size = cross.shape[0] * cross.shape[1]
+    nnz = cross.nnz if sp.issparse(cross) else int(np.count_nonzero(cross))
+    if size and nnz / size < SPARSE_DENSITY:
+        return cross.tocsr() if sp.issparse(cross) else sp.csr_matrix(cross)
+    return cross.toarray() if sp.issparse(cross) else np.asarray(cross, dtype=float)
 
 
 def _sparse_cross(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> sp.csr_matrix:
