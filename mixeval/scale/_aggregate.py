@@ -29,7 +29,8 @@ from ..formula import ParsedFormula, RandomTerm, parse_formula
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
 from ..mixed._design import r_style_name
 from ._sources import Engine, as_engine
-from ._sql import key_alias, level_sums_sql, moments_sql, overview_sql, pair_counts_sql
+from ._cache import fetch, moment_name, sum_name
+from ._sql import overview_sql
 
 __all__ = ["AggregateDesign", "lmer_aggregate", "aggregate_stats", "SUPPORTED_MODELS"]
 
@@ -247,8 +248,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         )
 
     # ---- moments per cell
-    mom = engine.query(moments_sql(cell_cols, values, q))
-    mom = mom.rename(columns={key_alias(i): c for i, c in enumerate(cell_cols)})
+    mom = fetch(engine, cell_cols, values, moments=True)
     if cell_cols:
         mom = mom.sort_values(cell_cols, kind="stable").reset_index(drop=True)
         cells = mom[cell_cols].copy()
@@ -258,9 +258,9 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     V = np.zeros((len(mom), nv + 1, nv + 1))
     V[:, 0, 0] = mom["n"].to_numpy(float)
     for j in range(nv):
-        V[:, 0, j + 1] = V[:, j + 1, 0] = mom[f"s{j}"].to_numpy(float)
+        V[:, 0, j + 1] = V[:, j + 1, 0] = mom[sum_name(values[j])].to_numpy(float)
         for k in range(j, nv):
-            V[:, j + 1, k + 1] = V[:, k + 1, j + 1] = mom[f"m{j}_{k}"].to_numpy(float)
+            V[:, j + 1, k + 1] = V[:, k + 1, j + 1] = mom[moment_name(values[j], values[k])].to_numpy(float)
     T, names, spec = _cell_transforms(parsed, cells, numeric)
     n_cells, p = T.shape[0], T.shape[1]
     B = np.zeros((n_cells, p + 1, nv + 1))
@@ -288,8 +288,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     for term in parsed.random:
         keys = list(dict.fromkeys([*term.factors, *cell_cols]))
         t = _Term(term=term, keys=keys)
-        res = engine.query(level_sums_sql(keys, values, q))
-        res = res.rename(columns={key_alias(i): c for i, c in enumerate(keys)})
+        res = fetch(engine, keys, values)
         for c in term.factors:
             if c not in col_levels:
                 _, uniques = pd.factorize(res[c], sort=True)
@@ -305,7 +304,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             parts = np.unravel_index(t.combos, t.dims)
             t.labels = tuple(":".join(str(labs[i][parts[i][r]]) for i in range(len(labs))) for r in range(len(t.combos)))
         _check_levels(term, t.n_levels, nobs)
-        vbar = np.column_stack([res["n"].to_numpy(float)] + [res[f"s{j}"].to_numpy(float) for j in range(nv)])
+        vbar = np.column_stack([res["n"].to_numpy(float)] + [res[sum_name(v)].to_numpy(float) for v in values])
         if cell_cols:
             cell_idx = cell_lookup.get_indexer(_combined(res, tuple(cell_cols), cell_levels, cell_dims))
             wsum = np.einsum("ra,ria->ri", vbar, B[cell_idx])
@@ -319,7 +318,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     # ---- counts per pair of levels
     def pair_counts(a: _Term, b: _Term, sparse: bool = False):
         keys = list(dict.fromkeys([*a.term.factors, *b.term.factors]))
-        res = engine.query(pair_counts_sql(keys, q)).rename(columns={key_alias(i): c for i, c in enumerate(keys)})
+        res = fetch(engine, keys, [])
         ca = np.searchsorted(a.combos, _combined(res, a.term.factors, col_levels, a.dims))
         cb = np.searchsorted(b.combos, _combined(res, b.term.factors, col_levels, b.dims))
         n = res["n"].to_numpy(float)

@@ -9,6 +9,17 @@ __all__ = ["DuckDBEngine"]
 _VIEW = "mixeval_src"
 
 
+def _duckdb():
+    try:
+        import duckdb
+    except ImportError as exc:  # optional dependency
+        raise ImportError(
+            "reading Parquet files, Arrow tables and pandas data through the query engine needs DuckDB: "
+            "pip install 'mixeval[duckdb]'."
+        ) from exc
+    return duckdb
+
+
 def _kind(type_name: str) -> str:
     t = type_name.upper()
     if t.startswith(("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
@@ -38,23 +49,17 @@ class DuckDBEngine:
 
     @classmethod
     def from_parquet(cls, pattern: str) -> "DuckDBEngine":
-        import duckdb
-
-        con = duckdb.connect()
+        con = _duckdb().connect()
         return cls(con.read_parquet(pattern), f"Parquet {pattern!r} (DuckDB)", keepalive=con)
 
     @classmethod
     def from_arrow(cls, table) -> "DuckDBEngine":
-        import duckdb
-
-        con = duckdb.connect()
+        con = _duckdb().connect()
         return cls(con.from_arrow(table), "Arrow table (DuckDB)", keepalive=(con, table))
 
     @classmethod
     def from_pandas(cls, df: pd.DataFrame) -> "DuckDBEngine":
-        import duckdb
-
-        con = duckdb.connect()
+        con = _duckdb().connect()
         return cls(con.from_df(df), "pandas DataFrame (DuckDB)", keepalive=(con, df))
 
     # ---------------------------------------------------------------- protocol

@@ -96,6 +96,8 @@ def as_engine(source: object) -> Engine:
     """
     from ._duckdb import DuckDBEngine
 
+    if hasattr(source, "query") and hasattr(source, "dialect") and hasattr(source, "range_table"):
+        return source  # already an engine (re-used across fits: its aggregate tables are kept)
     if isinstance(source, pd.DataFrame):
         return DuckDBEngine.from_pandas(source)
     if isinstance(source, (str, Path)):

@@ -244,3 +244,23 @@ def test_scale_bad_levels_and_rank() -> None:
         lmer_aggregate("y ~ 1 + (1|item)", [1, 2, 3])
     with pytest.raises(InputError, match="no Parquet file"):
         lmer_aggregate("y ~ 1 + (1|item)", "/nonexistent/*.parquet")
+
+
+def test_scale_engine_reuse_rolls_up_tables() -> None:
+    """A null model on the same engine is computed from the full model's tables (no new scans)."""
+    from mixeval.scale import as_engine
+
+    df = _synthetic(5, 1500)
+    engine = as_engine(duckdb.from_df(df))
+    calls: list[str] = []
+    original = engine.query
+    engine.query = lambda sql: calls.append(sql) or original(sql)  # count the scans
+    full = lmer_aggregate("y ~ cond + (1|item) + (1|rater)", engine, REML=False)
+    n_full = len(calls)
+    null = lmer_aggregate("y ~ 1 + (1|item) + (1|rater)", engine, REML=False)
+    assert n_full == 5  # overview, moments, two level-sum tables, one pair table
+    assert len(calls) == n_full + 1  # only the overview of the null model's columns
+    ref = lmer("y ~ 1 + (1|item) + (1|rater)", df, REML=False)
+    assert abs(null.criterion - ref.criterion) / abs(ref.criterion) < 1e-12
+    assert _rel(null.coef, ref.coef) < 1e-7
+    assert compare(full, null).df == 2.0
