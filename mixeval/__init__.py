@@ -12,15 +12,17 @@ The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
 
 from __future__ import annotations
 
-from . import agreement, datasets, errors, meta, metric_model, reliability, resampling, validity
+from . import agreement, datasets, errors, meta, metric_model, plots, reliability, report, resampling, significance, validity
 from ._results import ConfidenceInterval, TestResult
 from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
 from .metric_model import MetricModel, metric_ci
 from .mixed import LmerResult, compare, lmer
 from .reliability import cheapest_design, dstudy, phi, variance_table
+from .report import Report, build_report
 from .resampling import paired_bootstrap_test, permutation_test
+from .significance import PairwiseResult, emmeans, glrt, pairwise
 from .study import Study, bin_property
-from .validity import circularity_test, fit_gam
+from .validity import circularity_test, dataset_bias_test, distillation_test, fit_gam, transformation_invariance_test
 
 __version__ = "0.1.0"
 
@@ -34,8 +36,17 @@ __all__ = [
     "dstudy",
     "cheapest_design",
     "variance_table",
+    "emmeans",
+    "pairwise",
+    "PairwiseResult",
+    "glrt",
     "circularity_test",
+    "distillation_test",
+    "dataset_bias_test",
+    "transformation_invariance_test",
     "fit_gam",
+    "build_report",
+    "Report",
     "paired_bootstrap_test",
     "permutation_test",
     "krippendorff_alpha",
@@ -50,7 +61,10 @@ __all__ = [
     "errors",
     "meta",
     "metric_model",
+    "plots",
     "reliability",
+    "report",
+    "significance",
     "resampling",
     "validity",
     "__version__",

@@ -75,27 +75,43 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
     X = np.asarray(mm, dtype=float)
     names = tuple(r_style_name(str(c)) for c in mm.columns)
     if X.shape[1] > 0:
-        rank = np.linalg.matrix_rank(X)
-        if rank < X.shape[1]:
-            aliased = _aliased_columns(X, names)
+        aliased = _aliased_columns(X, names)
+        if aliased:
             raise InputError(
-                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient (rank {rank} < "
-                f"{X.shape[1]} columns); aliased column(s): {', '.join(aliased)}. Remove the redundant terms "
-                "(e.g. a factor that is constant within another, or an empty factor combination)."
+                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient ({len(aliased)} of "
+                f"{X.shape[1]} columns are linear combinations of the others); aliased column(s): "
+                f"{', '.join(aliased)}. Remove the redundant terms (e.g. a factor that is constant within "
+                "another, or an empty factor combination)."
             )
     return X, names, mm.model_spec
 
 
-def _aliased_columns(X: np.ndarray, names: tuple[str, ...]) -> list[str]:
-    """Columns that are linear combinations of earlier columns (greedy, left to right)."""
+def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) -> list[str]:
+    """Columns that are (numerically) linear combinations of earlier ones.
+
+    Works on the Gram matrix of the unit-norm columns (one pass over the rows, then ``p x p``): a
+    pivot-free Cholesky-like sweep marks column ``j`` aliased when its squared residual norm after
+    projecting on the kept earlier columns is below ``tol``.
+    """
+    norms = np.sqrt(np.einsum("ij,ij->j", X, X))
+    zero = norms == 0
+    scaled_gram = (X.T @ X) / np.outer(np.where(zero, 1, norms), np.where(zero, 1, norms))
     kept: list[int] = []
     aliased: list[str] = []
     for j in range(X.shape[1]):
-        trial = kept + [j]
-        if np.linalg.matrix_rank(X[:, trial]) == len(trial):
-            kept = trial
-        else:
+        if zero[j]:
             aliased.append(names[j])
+            continue
+        if kept:
+            g = scaled_gram[np.ix_(kept, kept)]
+            b = scaled_gram[kept, j]
+            resid = 1.0 - b @ np.linalg.solve(g, b)
+        else:
+            resid = 1.0
+        if resid < tol:
+            aliased.append(names[j])
+        else:
+            kept.append(j)
     return aliased
 
 

@@ -89,3 +89,37 @@ def test_cli_json_rows(bookdata, capsys):
     assert {"statistic", "df", "pvalue"} <= set(rows[0])
     assert main(["reproduce", "no-such-table"]) == 2
     assert "available: figure-3.3" in capsys.readouterr().err
+
+
+def test_table_4_2_tukey(bookdata):
+    t = reproductions.get("table-4.2")(bookdata).set_index("contrast")
+    assert t.loc["Baseline - Marking", "estimate"] == pytest.approx(0.01234, abs=5e-6)
+    assert t.loc["Baseline - Marking", "se"] == pytest.approx(0.00211, abs=5e-6)
+    assert t.loc["Baseline - Marking", "pvalue"] < 1e-4
+    assert t.loc["Baseline - PostEdit", "estimate"] == pytest.approx(0.00962, abs=5e-6)
+    assert t.loc["Baseline - PostEdit", "pvalue"] < 1e-4
+    assert t.loc["Marking - PostEdit", "estimate"] == pytest.approx(-0.00272, abs=5e-6)
+    assert t.loc["Marking - PostEdit", "se"] == pytest.approx(0.00149, abs=5e-6)
+    assert t.loc["Marking - PostEdit", "pvalue"] == pytest.approx(0.1625, abs=1e-4)
+
+
+def test_table_4_3_tukey_by_class(bookdata):
+    t = reproductions.get("table-4.3")(bookdata)
+    expected = {  # DESIGN.md: Tukey p per class, contrasts in emmeans order
+        "short": [0.0000, 0.0002, 0.2683],
+        "typical": [0.0175, 0.2098, 0.3052],
+        "very long": [0.0003, 0.0000, 0.0252],
+    }
+    for cls, ps in expected.items():
+        got = t[t["by"] == cls].pvalue.tolist()
+        assert got == pytest.approx(ps, abs=1e-4), cls
+
+
+def test_figure_3_5_meta_parameter_by_class(bookdata, lme4_fixtures):
+    t = reproductions.get("figure-3.5")(bookdata)
+    ref = lme4_fixtures.section("emmeans", "figure3.5_delta_by_class")["contrasts"]["tukey"]
+    for row, r in zip(t.itertuples(), ref):
+        assert row.by == r["src_length_class"]
+        assert row.estimate == pytest.approx(r["estimate"], abs=1e-6)
+        assert row.se == pytest.approx(r["SE"], rel=1e-4)
+        assert row.pvalue == pytest.approx(r["p_value"], abs=1e-4)
