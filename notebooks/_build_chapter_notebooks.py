@@ -19,7 +19,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 HERE = Path(__file__).resolve().parent
 
 SETUP = '''\
-import os, warnings
+import io, os, warnings
 from pathlib import Path
 
 import matplotlib
@@ -31,6 +31,17 @@ import pandas as pd
 pd.set_option("display.width", 140)
 pd.set_option("display.max_columns", 20)
 DATA = Path(os.environ.get("MIXEVAL_DATA", "../../shared/bookdata"))
+
+
+from IPython.display import Image, display
+
+
+def show_figure(fig):
+    """Display a matplotlib Figure as a PNG (the Agg backend registers no notebook display) and close it."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
+    plt.close(fig)
+    display(Image(buf.getvalue()))
 
 
 def show(label, value, digits=6):
@@ -187,8 +198,12 @@ With all facet sizes equal to one, the sentence percentage *is* phi (Definition 
 * **phi** (absolute, Brennan's index of dependability, Eq. 3.12): all non-sentence components are error.
 * **relative** (Brennan's generalizability coefficient, footnote 9): only the components that interact
   with the sentences (`rater:sentence`, `occasion:sentence`, residual) are error.
-* **intra-rater** (Eq. 3.18): the rater facet fixed to one rater, generalising over instantiations:
-  (s + sr) / (s + sr + ri + residual).
+* **intra-rater** (Eq. 3.18): the rater facet fixed to one rater, generalising over instantiations.
+  The book prints (s + sr) / (s + sr + ri + residual); `mixeval` uses the item-by-instantiation component
+  instead of ri, (s + sr) / (s + sr + si + residual), following the book's companion code and Brennan's
+  logic (with the rater fixed, what varies between instantiations of a sentence is si, not ri; see
+  `mixeval.reliability.intra_rater`). Both are printed; they differ only when ri and si differ (Post Edit:
+  ri = 0.8 % of the variance, si = 0).
 * **inter-rater** (Eq. 3.19): instantiations fixed to one, generalising over raters:
   (s + si) / (s + si + sr + residual).
 '''),
@@ -198,6 +213,9 @@ for name, study in (("Marking", marking), ("Post Edit", post)):
     print(name); print(rel.to_string(index=False))
     for row in rel.itertuples():
         show(f"{name} {row.coefficient.split(' ')[0]}", row.value, 4)
+    v = study.variance_components().set_index("component")["variance"]
+    printed = (v["sentence"] + v["rater:sentence"]) / (v["sentence"] + v["rater:sentence"] + v["occasion:rater"] + v["Residual"])
+    show(f"{name} intra-rater as printed in Eq. 3.18", printed, 4)
 '''),
     md(r'''
 Post Edit ratings are reliable for a single rating (phi 0.60) and a rater is very consistent with
@@ -227,7 +245,7 @@ for i, name in enumerate(("Post Edit", "Marking")):
         plot_dstudy(dstudy[name], x="rater", trace="occasion", y=column, threshold=0.8, ax=axes[i, j])
         axes[i, j].set_title(f"{name}: {'absolute phi' if column == 'phi' else 'relative coefficient'}")
 fig.tight_layout()
-fig
+show_figure(fig)
 '''),
     md(r'''
 ### The designer's answers
@@ -411,7 +429,7 @@ for row in pairs35.table.itertuples():
 show("Figure 3.5 GLRT delta_scheme chi2", glrt35.statistic, 6)
 show("Figure 3.5 GLRT delta_scheme df", glrt35.df, 3)
 fig = plot_emmeans(fig35.fit, "delta_scheme", "src_length_class")
-fig
+show_figure(fig)
 '''),
     md(r'''
 As in the book's Figure 3.5, the two weighting schemes give the same TER for short and typical sentences
@@ -555,10 +573,10 @@ study = Study(ter, "ter ~ system + (1|sentence_id)")
 with Caught():
     lm_test = study.glrt_averaged("replication")
     lmm_test = study.glrt()
-show("Table 4.1 lm chi2", lm_test.statistic, 6)
+show("Table 4.1 lm chi2", lm_test.statistic, 8)
 show("Table 4.1 lm df", lm_test.df, 3)
 show("Table 4.1 lm p", lm_test.pvalue, 6)
-show("Table 4.1 LMEM chi2", lmm_test.statistic, 6)
+show("Table 4.1 LMEM chi2", lmm_test.statistic, 8)
 show("Table 4.1 LMEM df", lmm_test.df, 3)
 show("Table 4.1 LMEM p", lmm_test.pvalue, 6)
 averaged = ter.groupby(["sentence_id", "system"], as_index=False)["ter"].mean()
@@ -613,7 +631,7 @@ Book, Table 4.3 (Tukey p): short 0.0000 / 0.0002 / 0.2683; typical 0.0175 / 0.20
     code('''
 with Caught():
     cond_glrt, by_length, cond = study.conditional("src_length", cuts=(15, 55), labels=("short", "typical", "very long"))
-show("Table 4.3 GLRT chi2", cond_glrt.statistic, 6)
+show("Table 4.3 GLRT chi2", cond_glrt.statistic, 8)
 show("Table 4.3 GLRT df", cond_glrt.df, 3)
 show("Table 4.3 GLRT p", cond_glrt.pvalue, 6)
 t43 = by_length.table
@@ -626,7 +644,7 @@ from mixeval.significance import plot_emmeans
 
 fig = plot_emmeans(cond.fit, "system", "src_length_class")
 fig.axes[0].set_title("Figure 4.7: estimated TER by system and source length class")
-fig
+show_figure(fig)
 '''),
     md(r'''
 The p-values reproduce Table 4.3 to its four digits. Most of the gain from human feedback is on very long
@@ -683,7 +701,7 @@ axes[1].plot(np.sort(pvalues), np.arange(1, N_SIM + 1) / N_SIM, drawstyle="steps
 axes[1].plot([0, 1], [0, 1], "k:")
 axes[1].set(title="empirical CDF of the p-values", xlabel="p", ylabel="P(p-value <= p)")
 fig.tight_layout()
-fig
+show_figure(fig)
 '''),
     md(r'''
 Under the null the GLRT rejects at about the nominal 5 % rate (200 simulations: the Monte Carlo standard error
