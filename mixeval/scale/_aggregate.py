@@ -405,8 +405,10 @@ def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResul
         columns. Anything else raises :class:`~mixeval.errors.FormulaError` naming the in-memory path.
     source : str, Path, pyarrow.Table, duckdb.DuckDBPyRelation, pyspark.sql.DataFrame or pandas.DataFrame
         A Parquet file, directory or glob, an Arrow table, a DuckDB relation (queried by DuckDB), or a
-        Spark DataFrame (queried by Spark SQL). The rows never leave the engine; only
-        ``O(levels + level pairs)`` aggregates come back.
+        Spark DataFrame (queried by Spark SQL), or an engine from :func:`mixeval.scale.as_engine`: an
+        engine keeps the tables it fetched, so further fits on it (e.g. the null model of a
+        likelihood-ratio test) re-use them instead of scanning again; use it only while the source does
+        not change. The rows never leave the engine; only ``O(levels + level pairs)`` aggregates come back.
     REML : bool, default True
         Restricted maximum likelihood (lme4's default) or maximum likelihood.
 

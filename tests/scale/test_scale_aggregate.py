@@ -55,6 +55,8 @@ SYN_FORMULAS = [
     "y ~ 1 + (1|item) + (1|rater:cond)",
     "y ~ 0 + cond:x + C(item) + (1|rater)",
     "y ~ x + cond - 1 + (1|item)",
+    "y ~ cond + (1|rater:cond) + (1|item)",  # a fixed-effect column inside an interaction group
+    "y ~ cond*flag + x + (1|cond:item)",
 ]
 
 
