@@ -283,3 +283,90 @@ def test_exact_permutation_equals_brute_force(alternative):
     assert res_f1.pvalue == pytest.approx(_exact_permutation_p(null, obs, alternative), rel=1e-12)
     with pytest.raises(InputError, match="at most 24"):
         permutation_test(np.zeros(25), np.ones(25), exact=True)
+
+
+# --- the bootstrap kernel: fast path against a plain reference of the documented stream ---------------------
+
+
+def _reference_bootstrap_sums(S: np.ndarray, n_resamples: int, seed: int, per: int) -> np.ndarray:
+    """Straightforward re-implementation of the documented random stream: chunk c of ``per``
+    resamples uses child c of SeedSequence(seed).spawn(n_chunks); each int64 draw v on [0, n^2)
+    gives indices v // n and v % n (quotients first, then remainders); sums by a Python loop."""
+    n = S.shape[0]
+    sizes = [per] * (n_resamples // per) + ([n_resamples % per] if n_resamples % per else [])
+    children = np.random.SeedSequence(seed).spawn(len(sizes))
+    rows = []
+    for size, child in zip(sizes, children):
+        gen = np.random.Generator(np.random.PCG64(child))
+        v = gen.integers(0, n * n, size=-(-size * n // 2), dtype=np.int64)
+        idx = np.concatenate([v // n, v % n])[: size * n].reshape(size, n)
+        for r in range(size):
+            rows.append(sum((S[i] for i in idx[r]), np.zeros(S.shape[1])))
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_bootstrap_kernel_equals_reference_stream(monkeypatch, k):
+    from mixeval.resampling import _engine
+
+    rng = np.random.default_rng(4)
+    S = rng.normal(size=(37, k))
+    # small chunks so that several child streams (and the odd-length last draw) are exercised
+    monkeypatch.setattr(_engine, "BOOTSTRAP_CHUNK_ELEMENTS", 37 * 7)
+    ref = _reference_bootstrap_sums(S, 100, seed=123, per=7)
+    for workers in (1, 2, 3):
+        fast = _engine.bootstrap_sums(S, 100, _engine.as_generator(123), workers=workers)
+        np.testing.assert_allclose(fast, ref, rtol=1e-12, atol=1e-12)
+    # the parallel path proper (above PARALLEL_MIN_ELEMENTS) gives bit-identical output for any thread count
+    monkeypatch.setattr(_engine, "PARALLEL_MIN_ELEMENTS", 1)
+    one = _engine.bootstrap_sums(S, 100, np.random.default_rng(123), workers=1)
+    two = _engine.bootstrap_sums(S, 100, np.random.default_rng(123), workers=2)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_paired_bootstrap_null_equals_reference_path():
+    # end to end: the shifted null distribution is the reference stream's mean differences, centred
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(size=50), rng.normal(size=50)
+    res = paired_bootstrap_test(a, b, n_resamples=200, random_state=77)
+    from mixeval.resampling import _engine
+
+    per = max(1, _engine.BOOTSTRAP_CHUNK_ELEMENTS // 50)
+    dist = _reference_bootstrap_sums((a - b)[:, None], 200, seed=77, per=per)[:, 0] / 50
+    np.testing.assert_allclose(res.null_distribution, dist - dist.mean(), rtol=1e-9, atol=1e-12)
+    assert res.details["bootstrap_mean"] == pytest.approx(dist.mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_bootstrap_counts_are_multinomial(n):
+    # S = identity turns the column sums into the resample counts: Multinomial(n, 1/n each)
+    from mixeval.resampling import _engine
+
+    R = 40_000
+    counts = _engine.bootstrap_sums(np.eye(n), R, np.random.default_rng(2))
+    assert np.all(counts.sum(axis=1) == n) and np.all(counts >= 0) and np.all(counts == np.round(counts))
+    if n == 1:
+        return
+    p = 1.0 / n
+    se_mean = np.sqrt(n * p * (1 - p) / R)
+    np.testing.assert_allclose(counts.mean(axis=0), 1.0, atol=5 * se_mean)
+    cov = np.cov(counts, rowvar=False)
+    expected = n * (np.diag(np.full(n, p)) - p * p)
+    np.testing.assert_allclose(cov, expected, atol=0.05)
+    # exact law of one count, chi-square against Binomial(n, 1/n)
+    obs = np.bincount(counts[:, 0].astype(int), minlength=n + 1)
+    exp = R * stats.binom.pmf(np.arange(n + 1), n, p)
+    keep = exp > 5
+    assert stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-4
+
+
+def test_bootstrap_large_n_uses_the_pair_split_without_overflow():
+    from mixeval.resampling import _engine
+
+    n = 3_000_000  # n * n > 2**32: the int64 draw path; indices must stay in range
+    idx = _engine.bootstrap_indices(n, 1, np.random.default_rng(0))
+    assert idx.shape == (1, n) and idx.min() >= 0 and idx.max() < n
+    # both halves (quotients and remainders) are uniform: means near (n - 1) / 2
+    half = n // 2
+    for part in (idx[0, :half], idx[0, half:]):
+        assert part.mean() == pytest.approx((n - 1) / 2, rel=3 * 0.29 / np.sqrt(half) * 2)

@@ -17,17 +17,27 @@ memory stays bounded and identical seeds give identical output.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._progress import progress
 from .._validation import require_positive_int
 
-__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "chunk_sizes"]
+__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "chunk_sizes"]
 
 #: Elements (resamples x items) handled per chunk; bounds the memory of a kernel.
 CHUNK_ELEMENTS = 1 << 22
+#: Elements per chunk of the bootstrap kernel (one child generator per chunk); small enough that
+#: a chunk's indices and gathered values stay in the CPU caches.
+BOOTSTRAP_CHUNK_ELEMENTS = 1 << 19
+#: At most this many threads run the bootstrap kernel; below PARALLEL_MIN_ELEMENTS it runs serially.
+MAX_WORKERS = 8
+PARALLEL_MIN_ELEMENTS = 1 << 22
+# largest n with n * n < 2**63 (two indices per int64 draw)
+_MAX_PAIRED_N = 3_037_000_499
 
 # _BITS[v, j] = j-th bit of the byte value v (little-endian bit order).
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
@@ -116,27 +126,95 @@ def sign_flip_sums_all(D: np.ndarray, *, desc: str = "exact permutation") -> np.
     return out
 
 
-def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *, desc: str = "bootstrap") -> np.ndarray:
+def _workers() -> int:
+    """Threads used by the bootstrap kernel (does not affect the results)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - platforms without sched_getaffinity
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cpus))
+
+
+def bootstrap_indices(n: int, size: int, gen: np.random.Generator) -> np.ndarray:
+    """A ``(size, n)`` matrix of item indices drawn uniformly with replacement from ``0..n-1``.
+
+    Exact and cheaper than ``gen.integers(0, n, size=(size, n))``: each of
+    ``h = ceil(size * n / 2)`` draws ``v = gen.integers(0, n * n, size=h, dtype=int64)``
+    is uniform on ``[0, n^2)`` and therefore yields two independent uniform indices,
+    ``v // n`` and ``v % n``. The quotients followed by the remainders, truncated to
+    ``size * n`` values, fill the matrix row by row (one row per resample).
+    """
+    total = size * n
+    half = -(-total // 2)
+    if n > _MAX_PAIRED_N:  # n * n would overflow int64: one draw per index
+        return gen.integers(0, n, size=(size, n), dtype=np.int64)
+    v = gen.integers(0, n * n, size=half, dtype=np.int64)
+    idx = np.empty(2 * half, dtype=np.int64)
+    quot, rem = idx[:half], idx[half:]
+    np.floor_divide(v, n, out=quot)
+    np.multiply(quot, n, out=rem)
+    np.subtract(v, rem, out=rem)
+    return idx[:total].reshape(size, n)
+
+
+def _bootstrap_chunk(S: np.ndarray, cols: list[np.ndarray], size: int, gen: np.random.Generator) -> np.ndarray:
+    """Column sums of ``S`` over ``size`` bootstrap resamples with indices from ``gen``."""
+    n, k = S.shape
+    idx = bootstrap_indices(n, size, gen)
+    if k <= 2:
+        out = np.empty((size, k))
+        buf = np.empty((size, n))
+        for j in range(k):
+            # indices are in range by construction; mode="clip" skips the bounds check
+            np.take(cols[j], idx, out=buf, mode="clip")
+            out[:, j] = buf.sum(axis=1)
+        return out
+    idx += (np.arange(size, dtype=np.int64) * n)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
+    return counts.astype(np.float64) @ S
+
+
+def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *, desc: str = "bootstrap",
+                   workers: int | None = None) -> np.ndarray:
     """Column sums of ``S`` over bootstrap resamples of its rows.
 
     Returns shape ``(n_resamples, S.shape[1])``; row ``r`` is ``sum_m S[I_rm, :]`` for
     ``n`` indices ``I_rm`` drawn uniformly with replacement from ``0..n-1``.
+
+    Notes
+    -----
+    The resamples are split into consecutive chunks of
+    ``max(1, BOOTSTRAP_CHUNK_ELEMENTS // n)`` resamples (the last one shorter), a
+    partition that depends only on ``n_resamples`` and ``n``. Chunk ``c`` draws its
+    indices from its own child generator ``rng.spawn(n_chunks)[c]`` (for an int seed
+    ``s`` passed through :func:`as_generator` these are the generators of
+    ``np.random.SeedSequence(s).spawn(n_chunks)``) with :func:`bootstrap_indices`,
+    row ``r`` of the chunk being the ``n`` indices of one resample. The chunks are computed by up to
+    ``workers`` threads (numpy releases the GIL), which changes only the speed:
+    the output is identical for any number of threads. Memory is bounded by
+    ``workers`` chunks of ``BOOTSTRAP_CHUNK_ELEMENTS`` indices and gathered values.
     """
     n_resamples = require_positive_int(n_resamples, "n_resamples")
+    S = np.asarray(S, dtype=np.float64)
     n, k = S.shape
-    out = np.empty((n_resamples, k))
     cols = [np.ascontiguousarray(S[:, j]) for j in range(k)]
-    start = 0
-    for size in _progress_chunks(chunk_sizes(n_resamples, n), desc):
-        idx = rng.integers(0, n, size=(size, n))
-        if k <= 2:
-            for j in range(k):
-                out[start:start + size, j] = np.take(cols[j], idx).sum(axis=1)
-        else:
-            idx += (np.arange(size, dtype=idx.dtype) * n)[:, None]
-            counts = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n)
-            out[start:start + size] = counts.astype(np.float64) @ S
-        start += size
+    sizes = chunk_sizes(n_resamples, n, BOOTSTRAP_CHUNK_ELEMENTS)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
+    children = rng.spawn(len(sizes))
+    out = np.empty((n_resamples, k))
+
+    def run(c: int) -> int:
+        out[starts[c]:starts[c] + sizes[c]] = _bootstrap_chunk(S, cols, sizes[c], children[c])
+        return c
+
+    n_workers = _workers() if workers is None else require_positive_int(workers, "workers")
+    if n_workers == 1 or len(sizes) == 1 or n_resamples * n < PARALLEL_MIN_ELEMENTS:
+        for c in _progress_chunks(list(range(len(sizes))), desc):
+            run(c)
+        return out
+    with ThreadPoolExecutor(max_workers=min(n_workers, len(sizes))) as pool:
+        for _ in progress(pool.map(run, range(len(sizes))), total=len(sizes), desc=desc):
+            pass
     return out
 
 
