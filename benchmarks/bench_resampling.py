@@ -5,6 +5,7 @@ Run:  python3 benchmarks/bench_resampling.py            (prints a markdown table
 
 Competitors are optional (pip install sacrebleu deepsig); missing ones are reported as such.
 Each row times both tools on the same data in this process; "ratio" = competitor / mixeval.
+Times are the best of 3 runs (time.perf_counter) except for the slow competitors (1 run).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import tracemalloc
 
 import numpy as np
 
-from mixeval.resampling import paired_bootstrap_test, permutation_test
+from mixeval.resampling import _engine, paired_bootstrap_test, permutation_test
 
 
 def _time(fn, repeat: int = 1):
@@ -59,14 +60,23 @@ def main() -> None:
     n_big, r_big = (20_000, 2_000) if args.quick else (100_000, 10_000)
     a = rng.normal(0.4, 0.2, size=n_big)
     b = a - 0.001 + rng.normal(0, 0.1, size=n_big)
-    t_perm, res_perm = _time(lambda: permutation_test(a, b, n_resamples=r_big, random_state=1))
-    t_boot, res_boot = _time(lambda: paired_bootstrap_test(a, b, n_resamples=r_big, random_state=1))
+    t_perm, res_perm = _time(lambda: permutation_test(a, b, n_resamples=r_big, random_state=1), repeat=3)
+    t_boot, res_boot = _time(lambda: paired_bootstrap_test(a, b, n_resamples=r_big, random_state=1), repeat=3)
+    # the same bootstrap on one thread (the output is identical; only the speed changes)
+    workers, _engine.MAX_WORKERS = _engine.MAX_WORKERS, 1
+    try:
+        t_boot1, res_boot1 = _time(lambda: paired_bootstrap_test(a, b, n_resamples=r_big, random_state=1), repeat=3)
+    finally:
+        _engine.MAX_WORKERS = workers
+    assert np.array_equal(res_boot1.null_distribution, res_boot.null_distribution)
     mem_perm = _peak_mb(lambda: permutation_test(a, b, n_resamples=r_big, random_state=1))
     mem_boot = _peak_mb(lambda: paired_bootstrap_test(a, b, n_resamples=r_big, random_state=1))
     rows.append((f"permutation, mean diff, n={n_big:,}, R={r_big:,}", t_perm, "-", None,
                  f"p={res_perm.pvalue:.4g}; peak {mem_perm:.0f} MB"))
     rows.append((f"bootstrap (shift), mean diff, n={n_big:,}, R={r_big:,}", t_boot, "-", None,
-                 f"p={res_boot.pvalue:.4g}; peak {mem_boot:.0f} MB"))
+                 f"p={res_boot.pvalue:.4g}; peak {mem_boot:.0f} MB; {_engine._workers()} threads"))
+    rows.append((f"bootstrap (shift), mean diff, n={n_big:,}, R={r_big:,}, 1 thread", t_boot1, "-", None,
+                 "identical output"))
 
     # 2. deepsig (per-item Python loop) on a smaller problem
     n_small, r_small = (300, 200) if args.quick else (1_000, 1_000)

@@ -26,7 +26,7 @@ import numpy as np
 from .._progress import progress
 from .._validation import require_positive_int
 
-__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "chunk_sizes"]
+__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "spawn_generators", "chunk_sizes"]
 
 #: Elements (resamples x items) handled per chunk; bounds the memory of a kernel.
 CHUNK_ELEMENTS = 1 << 22
@@ -135,6 +135,21 @@ def _workers() -> int:
     return max(1, min(MAX_WORKERS, cpus))
 
 
+def spawn_generators(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
+    """``k`` independent child generators: ``rng.spawn(k)``.
+
+    For an int seed ``s`` turned into ``rng = np.random.default_rng(s)`` these are the
+    generators of ``np.random.SeedSequence(s).spawn(k)``. A Generator whose bit
+    generator cannot spawn (legacy seeding) instead seeds a fresh SeedSequence with
+    four 63-bit integers drawn from ``rng`` and spawns from it.
+    """
+    try:
+        return rng.spawn(k)
+    except TypeError:
+        entropy = [int(x) for x in rng.integers(0, 2**63 - 1, size=4, dtype=np.int64)]
+        return [np.random.default_rng(child) for child in np.random.SeedSequence(entropy).spawn(k)]
+
+
 def bootstrap_indices(n: int, size: int, gen: np.random.Generator) -> np.ndarray:
     """A ``(size, n)`` matrix of item indices drawn uniformly with replacement from ``0..n-1``.
 
@@ -200,7 +215,7 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     cols = [np.ascontiguousarray(S[:, j]) for j in range(k)]
     sizes = chunk_sizes(n_resamples, n, BOOTSTRAP_CHUNK_ELEMENTS)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
-    children = rng.spawn(len(sizes))
+    children = spawn_generators(rng, len(sizes))
     out = np.empty((n_resamples, k))
 
     def run(c: int) -> int:

@@ -364,7 +364,8 @@ def paired_bootstrap_test(
     n_resamples : int, keyword-only
         Number of bootstrap resamples ``K``.
     random_state : None, int or numpy.random.Generator, keyword-only
-        Seed; identical seeds give identical results.
+        Seed; identical seeds give identical results, whatever the number of threads
+        (see Notes for how the random stream is derived).
 
     Returns
     -------
@@ -387,6 +388,21 @@ def paired_bootstrap_test(
     :math:`c/K`; :math:`(c+1)/(K+1)` counts the observed sample as one of the
     resamples and is never 0. Resampling is exact (``n`` indices drawn uniformly
     with replacement per resample), in chunks of bounded memory.
+
+    Random stream: ``random_state`` is turned into a Generator ``g``
+    (:func:`mixeval.resampling.as_generator`; an int ``s`` gives
+    ``np.random.default_rng(s)``). The ``K`` resamples are split into consecutive
+    chunks of ``max(1, 2**19 // n)`` resamples (a partition fixed by ``K`` and ``n``);
+    chunk ``c`` uses the child generator ``g.spawn(n_chunks)[c]`` (for an int seed:
+    ``np.random.SeedSequence(s).spawn(n_chunks)[c]``, so a seed and
+    ``np.random.default_rng(seed)`` give the same result; a Generator passed in is
+    not advanced, its seed sequence spawns fresh children on every call). Each
+    chunk draws ``ceil(chunk * n / 2)`` integers ``v`` uniform on ``[0, n^2)``;
+    ``v // n`` and ``v % n`` are two independent uniform item indices (quotients
+    first, then remainders, filling the chunk's resamples row by row). The chunks
+    are computed by threads (at most the available CPUs, at most 8), which never
+    changes the output. See
+    :func:`mixeval.resampling._engine.bootstrap_sums`.
 
     Examples
     --------
@@ -462,6 +478,8 @@ def bootstrap_ci(
     See :func:`percentile_interval` and :func:`bca_interval` for the formulas; the
     BCa acceleration uses the leave-one-item-out jackknife, computed from column
     sums for corpus metrics.
+    The resamples are drawn exactly as in :func:`paired_bootstrap_test` (same
+    random stream for the same ``random_state``).
 
     Examples
     --------
