@@ -290,16 +290,19 @@ def test_exact_permutation_equals_brute_force(alternative):
 
 def _reference_bootstrap_sums(S: np.ndarray, n_resamples: int, seed: int, per: int) -> np.ndarray:
     """Straightforward re-implementation of the documented random stream: chunk c of ``per``
-    resamples uses child c of SeedSequence(seed).spawn(n_chunks); each int64 draw v on [0, n^2)
-    gives indices v // n and v % n (quotients first, then remainders); sums by a Python loop."""
+    resamples uses child c of SeedSequence(seed).spawn(n_chunks); each int64 draw v on [0, n^m)
+    (m = 3 if n^3 < 2^63, else 2) gives m indices, its base-n digits (blocks of most significant
+    digits first); sums by a Python loop over Python ints."""
     n = S.shape[0]
+    m = 3 if n**3 < 2**63 else 2
     sizes = [per] * (n_resamples // per) + ([n_resamples % per] if n_resamples % per else [])
     children = np.random.SeedSequence(seed).spawn(len(sizes))
     rows = []
     for size, child in zip(sizes, children):
         gen = np.random.Generator(np.random.PCG64(child))
-        v = gen.integers(0, n * n, size=-(-size * n // 2), dtype=np.int64)
-        idx = np.concatenate([v // n, v % n])[: size * n].reshape(size, n)
+        v = [int(x) for x in gen.integers(0, n**m, size=-(-size * n // m), dtype=np.int64)]
+        digits = [[(x // n ** (m - 1 - j)) % n for x in v] for j in range(m)]
+        idx = np.array(sum(digits, []))[: size * n].reshape(size, n)
         for r in range(size):
             rows.append(sum((S[i] for i in idx[r]), np.zeros(S.shape[1])))
     return np.array(rows)
@@ -360,16 +363,25 @@ def test_bootstrap_counts_are_multinomial(n):
     assert stats.chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-4
 
 
-def test_bootstrap_large_n_uses_the_pair_split_without_overflow():
+def test_bootstrap_indices_digit_split_without_overflow():
     from mixeval.resampling import _engine
 
-    n = 3_000_000  # n * n > 2**32: the int64 draw path; indices must stay in range
+    assert [_engine.index_digits(n) for n in (1, 2_097_151, 2_097_152, 3_037_000_499, 3_037_000_500)] == \
+        [3, 3, 2, 2, 1]
+    n = 3_000_000  # n**3 > 2**63: two digits per draw; n * n > 2**32; indices must stay in range
     idx = _engine.bootstrap_indices(n, 1, np.random.default_rng(0))
     assert idx.shape == (1, n) and idx.min() >= 0 and idx.max() < n
-    # both halves (quotients and remainders) are uniform: means near (n - 1) / 2
+    # both digit blocks are uniform: means near (n - 1) / 2 (4 standard errors)
     half = n // 2
     for part in (idx[0, :half], idx[0, half:]):
-        assert part.mean() == pytest.approx((n - 1) / 2, rel=3 * 0.29 / np.sqrt(half) * 2)
+        assert abs(part.mean() - (n - 1) / 2) < 4 * n / np.sqrt(12 * half)
+    # three digits per draw for n = 2,097,151 (n**3 just below 2**63): digits in range, and uniform
+    n3 = 2_097_151
+    idx3 = _engine.bootstrap_indices(n3, 1, np.random.default_rng(1))[0]
+    assert idx3.min() >= 0 and idx3.max() < n3
+    third = -(-n3 // 3)
+    for part in (idx3[:third], idx3[third:2 * third], idx3[2 * third:]):
+        assert abs(part.mean() - (n3 - 1) / 2) < 4 * n3 / np.sqrt(12 * part.size)
 
 
 def test_bootstrap_seeding_int_generator_and_legacy_generator():

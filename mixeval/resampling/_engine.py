@@ -26,18 +26,16 @@ import numpy as np
 from .._progress import progress
 from .._validation import require_positive_int
 
-__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "spawn_generators", "chunk_sizes"]
+__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "index_digits", "spawn_generators", "chunk_sizes"]
 
 #: Elements (resamples x items) handled per chunk; bounds the memory of a kernel.
 CHUNK_ELEMENTS = 1 << 22
 #: Elements per chunk of the bootstrap kernel (one child generator per chunk); small enough that
 #: a chunk's indices and gathered values stay in the CPU caches.
-BOOTSTRAP_CHUNK_ELEMENTS = 1 << 19
+BOOTSTRAP_CHUNK_ELEMENTS = 1 << 18
 #: At most this many threads run the bootstrap kernel; below PARALLEL_MIN_ELEMENTS it runs serially.
 MAX_WORKERS = 8
 PARALLEL_MIN_ELEMENTS = 1 << 22
-# largest n with n * n < 2**63 (two indices per int64 draw)
-_MAX_PAIRED_N = 3_037_000_499
 
 # _BITS[v, j] = j-th bit of the byte value v (little-endian bit order).
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
@@ -150,25 +148,39 @@ def spawn_generators(rng: np.random.Generator, k: int) -> list[np.random.Generat
         return [np.random.default_rng(child) for child in np.random.SeedSequence(entropy).spawn(k)]
 
 
+def index_digits(n: int) -> int:
+    """Indices per random draw: the largest ``m <= 3`` with ``n**m < 2**63`` (at least 1)."""
+    for m in (3, 2):
+        if n**m < 2**63:
+            return m
+    return 1
+
+
 def bootstrap_indices(n: int, size: int, gen: np.random.Generator) -> np.ndarray:
     """A ``(size, n)`` matrix of item indices drawn uniformly with replacement from ``0..n-1``.
 
-    Exact and cheaper than ``gen.integers(0, n, size=(size, n))``: each of
-    ``h = ceil(size * n / 2)`` draws ``v = gen.integers(0, n * n, size=h, dtype=int64)``
-    is uniform on ``[0, n^2)`` and therefore yields two independent uniform indices,
-    ``v // n`` and ``v % n``. The quotients followed by the remainders, truncated to
-    ``size * n`` values, fill the matrix row by row (one row per resample).
+    Exact and cheaper than ``gen.integers(0, n, size=(size, n))``: with
+    ``m = index_digits(n)`` (3 for ``n <= 2,097,151``, 2 up to ``n = 3,037,000,499``),
+    each of ``h = ceil(size * n / m)`` draws ``v = gen.integers(0, n**m, size=h,
+    dtype=int64)`` is uniform on ``[0, n^m)``, so its ``m`` base-``n`` digits are ``m``
+    independent uniform indices. Digit ``j`` (most significant first) of all draws
+    forms block ``j`` of a sequence of ``m * h`` indices; its first ``size * n``
+    values fill the matrix row by row (one row per resample).
     """
+    m = index_digits(n)
     total = size * n
-    half = -(-total // 2)
-    if n > _MAX_PAIRED_N:  # n * n would overflow int64: one draw per index
-        return gen.integers(0, n, size=(size, n), dtype=np.int64)
-    v = gen.integers(0, n * n, size=half, dtype=np.int64)
-    idx = np.empty(2 * half, dtype=np.int64)
-    quot, rem = idx[:half], idx[half:]
-    np.floor_divide(v, n, out=quot)
-    np.multiply(quot, n, out=rem)
-    np.subtract(v, rem, out=rem)
+    h = -(-total // m)
+    v = gen.integers(0, n**m, size=h, dtype=np.int64)
+    if m == 1:
+        return v.reshape(size, n)
+    idx = np.empty(m * h, dtype=np.int64)
+    last = idx[(m - 1) * h:]
+    for j in range(m - 1):
+        p = n ** (m - 1 - j)
+        digit = idx[j * h:(j + 1) * h]
+        np.floor_divide(v, p, out=digit)
+        np.multiply(digit, p, out=last)
+        np.subtract(v, last, out=last if j == m - 2 else v)
     return idx[:total].reshape(size, n)
 
 

@@ -392,16 +392,16 @@ def paired_bootstrap_test(
     Random stream: ``random_state`` is turned into a Generator ``g``
     (:func:`mixeval.resampling.as_generator`; an int ``s`` gives
     ``np.random.default_rng(s)``). The ``K`` resamples are split into consecutive
-    chunks of ``max(1, 2**19 // n)`` resamples (a partition fixed by ``K`` and ``n``);
+    chunks of ``max(1, 2**18 // n)`` resamples (a partition fixed by ``K`` and ``n``);
     chunk ``c`` uses the child generator ``g.spawn(n_chunks)[c]`` (for an int seed:
     ``np.random.SeedSequence(s).spawn(n_chunks)[c]``, so a seed and
     ``np.random.default_rng(seed)`` give the same result; a Generator passed in is
     not advanced, its seed sequence spawns fresh children on every call). Each
-    chunk draws ``ceil(chunk * n / 2)`` integers ``v`` uniform on ``[0, n^2)``;
-    ``v // n`` and ``v % n`` are two independent uniform item indices (quotients
-    first, then remainders, filling the chunk's resamples row by row). The chunks
-    are computed by threads (at most the available CPUs, at most 8), which never
-    changes the output. See
+    chunk draws ``h = ceil(chunk * n / m)`` integers ``v`` uniform on ``[0, n^m)``
+    (``m = 3`` for ``n <= 2,097,151``, else 2); the ``m`` base-``n`` digits of ``v`` are
+    independent uniform item indices (digit blocks most significant first, filling
+    the chunk's resamples row by row). The chunks are computed by threads (at
+    most the available CPUs, at most 8), which never changes the output. See
     :func:`mixeval.resampling._engine.bootstrap_sums`.
 
     Examples
