@@ -12,7 +12,7 @@ The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
 
 from __future__ import annotations
 
-from . import agreement, datasets, errors, meta, metric_model, plots, reliability, report, resampling, significance, validity
+from . import agreement, datasets, errors, meta, metric_model, plots, reliability, report, resampling, scale, significance, validity
 from ._results import ConfidenceInterval, TestResult
 from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
 from .metric_model import MetricModel, metric_ci

@@ -27,6 +27,12 @@ from .mixed import LmerResult, build_design, compare, fit_from_stats, compute_st
 __all__ = ["Study", "bin_property"]
 
 
+def _is_aggregate_source(data: Any) -> bool:
+    from .scale import is_aggregate_source
+
+    return is_aggregate_source(data)
+
+
 def _fixed_terms(fixed: str) -> list[list[str]]:
     """Terms of a fixed-effects formula as lists of factor expressions (intercept as ``["1"]``)."""
     from formulaic import Formula
@@ -82,8 +88,12 @@ class Study:
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    data : pandas.DataFrame, or a Parquet path/glob, Arrow table, DuckDB relation, Spark DataFrame
         Long format: one row per (item, system, facet levels...) with a numeric score. Never modified.
+        For sources beyond memory the fits use aggregates computed by DuckDB or Spark
+        (:mod:`mixeval.scale`); variance components, phi, the D-study, GLRTs and pairwise comparisons work
+        as for a DataFrame, while methods that need the rows (``where``, ``conditional``, ``report``, ...)
+        say so.
     formula : str
         lme4-style formula, e.g. ``"ter ~ system + (1|sentence_id) + (1|seed)"``.
     item : str, optional
@@ -108,31 +118,53 @@ class Study:
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
                  metric_model: Any = None) -> None:
-        self.data = require_dataframe(data)
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
-        self._design = build_design(self.parsed, self.data)  # validates the data once
-        groups = [g.name for g in self._design.groups]
-        single = [g for g in self._design.groups if ":" not in g.name]
+        self.metric_model = metric_model
+        if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
+            # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
+            from .scale import as_engine
+
+            self.data = None
+            self.source: Any = as_engine(data)
+            self._design = None
+            groups = list(zip(self.fit.group_names, self.fit.n_levels))
+        else:
+            self.data = require_dataframe(data)
+            self.source = self.data
+            self._design = build_design(self.parsed, self.data)  # validates the data once
+            groups = [(g.name, g.n_levels) for g in self._design.groups]
+        names = [g for g, _ in groups]
+        single = [(g, n) for g, n in groups if ":" not in g]
         if item is None:
             if not single:
                 raise InputError(f"cannot infer the test items: {formula!r} has no random intercept (1|item); pass item=.")
-            item = max(single, key=lambda g: g.n_levels).name
-        elif item not in groups:
-            raise InputError(f"item={item!r} is not a random effect of {formula!r}; random effects: {', '.join(groups)}.")
+            item = max(single, key=lambda gn: gn[1])[0]
+        elif item not in names:
+            raise InputError(f"item={item!r} is not a random effect of {formula!r}; random effects: {', '.join(names)}.")
         self.item = item
         if system is None:
             system = self._infer_system()
-        elif system not in self.data.columns:
+        elif self.data is not None and system not in self.data.columns:
             require_columns(self.data, [system])
         self.system = system
-        self.metric_model = metric_model
+
+    def _require_rows(self, what: str) -> pd.DataFrame:
+        if self.data is None:
+            raise InputError(
+                f"{what} needs the rows in memory; this Study fits from aggregates ({self.source!r}). Filter or "
+                "aggregate in the query engine, or load the rows into a pandas DataFrame and use Study(df, ...)."
+            )
+        return self.data
 
     # ---------------------------------------------------------------- construction helpers
     def _infer_system(self) -> str | None:
         for term in _fixed_terms(self.parsed.fixed):
             for factor in term:
-                if factor in self.data.columns and not pd.api.types.is_numeric_dtype(self.data[factor]):
+                if self.data is None:
+                    if factor != "1" and any(n.startswith(factor) and n != factor for n in self.fit.fixed_names):
+                        return factor  # a factor: its coefficients are named factor + level
+                elif factor in self.data.columns and not pd.api.types.is_numeric_dtype(self.data[factor]):
                     return factor
         return None
 
@@ -146,6 +178,7 @@ class Study:
         **equals
             Column = value filters, e.g. ``mode="Marking"``.
         """
+        self._require_rows("Study.where")
         mask = pd.Series(True, index=self.data.index)
         if equals:
             require_columns(self.data, list(equals))
@@ -163,6 +196,8 @@ class Study:
     @cached_property
     def fit(self) -> LmerResult:
         """The REML fit of the study's formula (variance components)."""
+        if self._design is None:
+            return lmer(self.formula, self.source, REML=True)
         return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self.data)
 
     @cached_property
@@ -217,7 +252,7 @@ class Study:
 
     def substantial_variance_check(self) -> pd.DataFrame:
         """Model (3.15): ``score ~ 1 + (1|item)``; phi = item variance / (item + residual variance)."""
-        fit = lmer(f"{self.parsed.response} ~ 1 + (1|{self.item})", self.data)
+        fit = lmer(f"{self.parsed.response} ~ 1 + (1|{self.item})", self.source)
         return _rel.variance_table(fit)
 
     # ---------------------------------------------------------------- significance
@@ -233,12 +268,13 @@ class Study:
 
     def glrt(self, effect: str | None = None) -> TestResult:
         """GLRT of ``effect`` (default: the system): ML fits of the formula and of :meth:`null_formula`."""
-        null = lmer(self.null_formula(effect), self.data, REML=False)
+        null = lmer(self.null_formula(effect), self.source, REML=False)
         return compare(self.fit_ml, null)
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
         """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear models."""
         effect = self._require_system(effect)
+        self._require_rows("Study.glrt_averaged")
         require_columns(self.data, [over, effect])
         y = self.parsed.response
         avg = self.data.groupby([self.item, effect], as_index=False, observed=True)[y].mean()
@@ -254,7 +290,7 @@ class Study:
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
-        reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.data)
+        reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
         return compare(self.fit, reduced, refit=False)
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None) -> pd.DataFrame:
@@ -279,6 +315,7 @@ class Study:
         and the conditional Study (for plots and further questions).
         """
         system = self._require_system(None)
+        self._require_rows("Study.conditional")
         require_columns(self.data, [prop])
         data, cls = self.data, prop
         if cuts is not None:
@@ -300,6 +337,7 @@ class Study:
         """
         from .metric_model import compare_systems
 
+        self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
                              "or .from_confusion(...) to Study.")
@@ -315,7 +353,7 @@ class Study:
         """
         from .validity import circularity_test
 
-        return circularity_test(self.data, target or self.parsed.response, features, **kwargs)
+        return circularity_test(self._require_rows("Study.circularity"), target or self.parsed.response, features, **kwargs)
 
     # ---------------------------------------------------------------- report
     def report(self, *, conditional_on: str | None = None, cuts: Sequence[float] | None = None,
@@ -326,18 +364,22 @@ class Study:
         """
         from .report import build_report
 
+        self._require_rows("Study.report")
         return build_report(self, conditional_on=conditional_on, cuts=cuts, labels=labels, **kwargs)
 
     # ---------------------------------------------------------------- display
     def summary(self) -> str:
         """Roles, size and the variance components."""
-        lines = [f"Study: {self.formula}", f"  {len(self.data)} rows; items: {self.item!r}; system: {self.system!r}"]
+        lines = [f"Study: {self.formula}", f"  {self._size()}; items: {self.item!r}; system: {self.system!r}"]
         lines.append(self.variance_components().to_string(index=False))
         return "\n".join(lines)
 
+    def _size(self) -> str:
+        return f"{len(self.data)} rows" if self.data is not None else f"{self.fit.nobs} rows (from aggregates)"
+
     def __repr__(self) -> str:
-        return f"Study({self.formula!r}, rows={len(self.data)}, item={self.item!r}, system={self.system!r})"
+        return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r})"
 
     def _repr_html_(self) -> str:
-        return (f"<p><b>Study</b> <code>{self.formula}</code>: {len(self.data)} rows, items <code>{self.item}</code>, "
+        return (f"<p><b>Study</b> <code>{self.formula}</code>: {self._size()}, items <code>{self.item}</code>, "
                 f"system <code>{self.system}</code></p>" + self.variance_components().to_html(index=False))

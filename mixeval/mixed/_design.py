@@ -18,7 +18,7 @@ from .._validation import require_columns, require_dataframe, require_no_missing
 from ..errors import FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
-__all__ = ["GroupingFactor", "Design", "build_design", "r_style_name", "confounded_pairs"]
+__all__ = ["GroupingFactor", "Design", "build_design", "r_style_name", "confounded_pairs", "check_group_levels"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,21 @@ def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) 
     return aliased
 
 
+def check_group_levels(name: str, n_levels: int, nobs: int) -> None:
+    """A random effect needs at least 2 levels and fewer levels than observations."""
+    if n_levels < 2:
+        raise InputError(
+            f"grouping factor {name!r} has only {n_levels} level; a random effect needs at least 2 "
+            f"levels. Drop (1|{name}) from the formula."
+        )
+    if n_levels >= nobs:
+        raise InputError(
+            f"grouping factor {name!r} has {n_levels} levels for {nobs} observations; its variance "
+            f"cannot be separated from the residual. Drop (1|{name}) or check that the data are in long "
+            "format with replicated measurements per group."
+        )
+
+
 def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> GroupingFactor:
     """Codes of the groups of one random term (an interaction of one or more columns)."""
     codes = np.zeros(nobs, dtype=np.int64)
@@ -130,18 +145,7 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> Groupin
             codes = codes.astype(np.int64)
             # labels of the combinations, as lme4 prints them ("a:b")
             labels = np.array([f"{labels[v // len(lab)]}:{lab[v % len(lab)]}" for v in first], dtype=object)
-    n_levels = len(labels)
-    if n_levels < 2:
-        raise InputError(
-            f"grouping factor {term.name!r} has only {n_levels} level; a random effect needs at least 2 "
-            f"levels. Drop (1|{term.name}) from the formula."
-        )
-    if n_levels >= nobs:
-        raise InputError(
-            f"grouping factor {term.name!r} has {n_levels} levels for {nobs} observations; its variance "
-            f"cannot be separated from the residual. Drop (1|{term.name}) or check that the data are in long "
-            "format with replicated measurements per group."
-        )
+    check_group_levels(term.name, len(labels), nobs)
     return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels))
 
 

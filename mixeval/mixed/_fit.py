@@ -71,8 +71,10 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True) -> LmerResult:
         ``"score ~ system + (1|item) + (1|rater:item) + (1|site/rater)"``: fixed effects in
         formulaic/Wilkinson syntax, random intercepts for any number of crossed or nested grouping
         factors. A formula without random terms fits the linear model (R's ``lm``).
-    data : pandas.DataFrame
-        Long-format data (one row per observation); never modified.
+    data : pandas.DataFrame, or a Parquet path/glob, Arrow table, DuckDB relation or Spark DataFrame
+        Long-format data (one row per observation); never modified. Sources other than a DataFrame are
+        fitted from aggregates computed by DuckDB or Spark (:func:`mixeval.scale.lmer_aggregate`: random
+        intercepts and categorical/numeric fixed effects; ``fitted`` and ``residuals`` are then None).
     REML : bool, default True
         Restricted maximum likelihood (lme4's default) or maximum likelihood (``REML=False``).
 
@@ -114,6 +116,11 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True) -> LmerResult:
     >>> list(fit.varcorr.group)
     ['item', 'Residual']
     """
+    if not isinstance(data, pd.DataFrame):
+        from ..scale import is_aggregate_source, lmer_aggregate
+
+        if is_aggregate_source(data):
+            return lmer_aggregate(formula, data, REML=bool(REML))
     design = build_design(formula, data)
     stats = compute_stats(design)
     return fit_from_stats(design, stats, reml=bool(REML), data=data)

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
-from ..mixed._design import r_style_name
+from ..mixed._design import check_group_levels, r_style_name
 from ._sources import Engine, as_engine
 from ._cache import fetch, moment_name, sum_name
 from ._sql import overview_sql
@@ -379,17 +379,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
 
 
 def _check_levels(term: RandomTerm, n_levels: int, nobs: int) -> None:
-    if n_levels < 2:
-        raise InputError(
-            f"grouping factor {term.name!r} has only {n_levels} level; a random effect needs at least 2 "
-            f"levels. Drop (1|{term.name}) from the formula."
-        )
-    if n_levels >= nobs:
-        raise InputError(
-            f"grouping factor {term.name!r} has {n_levels} levels for {nobs} observations; its variance "
-            f"cannot be separated from the residual. Drop (1|{term.name}) or check that the data are in long "
-            "format with replicated measurements per group."
-        )
+    check_group_levels(term.name, n_levels, nobs)
 
 
 def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResult:

@@ -55,7 +55,7 @@ def is_aggregate_source(data: object) -> bool:
     if isinstance(data, (str, Path)):
         return True
     mod = type(data).__module__ or ""
-    return mod.startswith(("duckdb", "pyarrow", "pyspark"))
+    return mod.startswith(("duckdb", "pyarrow", "pyspark", "mixeval.scale"))
 
 
 def describe_source(data: object) -> str:
