@@ -26,7 +26,15 @@ import numpy as np
 from .._progress import progress
 from .._validation import require_positive_int
 
-__all__ = ["as_generator", "sign_flip_sums", "bootstrap_sums", "bootstrap_indices", "index_digits", "spawn_generators", "chunk_sizes"]
+__all__ = [
+    "as_generator",
+    "sign_flip_sums",
+    "bootstrap_sums",
+    "bootstrap_indices",
+    "index_digits",
+    "spawn_generators",
+    "chunk_sizes",
+]
 
 #: Elements (resamples x items) handled per chunk; bounds the memory of a kernel.
 CHUNK_ELEMENTS = 1 << 22
@@ -213,12 +221,15 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     The resamples are split into consecutive chunks of
     ``max(1, BOOTSTRAP_CHUNK_ELEMENTS // n)`` resamples (the last one shorter), a
     partition that depends only on ``n_resamples`` and ``n``. Chunk ``c`` draws its
-    indices from its own child generator ``rng.spawn(n_chunks)[c]`` (for an int seed
-    ``s`` passed through :func:`as_generator` these are the generators of
+    indices from its own child generator ``spawn_generators(rng, n_chunks)[c]``
+    (``rng.spawn(n_chunks)[c]``; for an int seed ``s`` passed through
+    :func:`as_generator` these are the generators of
     ``np.random.SeedSequence(s).spawn(n_chunks)``) with :func:`bootstrap_indices`,
-    row ``r`` of the chunk being the ``n`` indices of one resample. The chunks are computed by up to
-    ``workers`` threads (numpy releases the GIL), which changes only the speed:
-    the output is identical for any number of threads. Memory is bounded by
+    row ``r`` of the chunk being the ``n`` indices of one resample. The chunks are
+    computed by up to ``workers`` threads (default: the available CPUs, at most
+    ``MAX_WORKERS``; serial below ``PARALLEL_MIN_ELEMENTS`` resampled elements);
+    numpy releases the GIL, and the thread count changes only the speed: the
+    output is identical for any number of threads. Memory is bounded by
     ``workers`` chunks of ``BOOTSTRAP_CHUNK_ELEMENTS`` indices and gathered values.
     """
     n_resamples = require_positive_int(n_resamples, "n_resamples")
