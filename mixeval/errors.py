@@ -19,6 +19,7 @@ __all__ = [
     "BoundaryWarning",
     "BasisLimitWarning",
     "IdentifiabilityWarning",
+    "DroppedRowsWarning",
 ]
 
 
@@ -64,3 +65,7 @@ class BasisLimitWarning(MixevalWarning):
 
 class IdentifiabilityWarning(MixevalWarning):
     """Parameters that the data cannot tell apart (e.g. two grouping factors with the same partition)."""
+
+
+class DroppedRowsWarning(MixevalWarning):
+    """Rows were removed because the user asked for it (e.g. ``drop_missing=True``); says how many."""

@@ -22,7 +22,8 @@ from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from .errors import InputError
 from .formula import ParsedFormula, parse_formula
-from .mixed import LmerResult, build_design, compare, fit_from_stats, compute_stats, lmer
+from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats, lmer
+from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property"]
 
@@ -103,6 +104,9 @@ class Study:
     metric_model : optional
         A metric-model description (:mod:`mixeval.metric_model`) when the score is a binary judgement by
         an imperfect classifier or LLM judge; enables :meth:`metric_comparisons`.
+    drop_missing : bool, default False
+        Drop rows with missing values in the formula's columns, warning with their number; by default
+        they are an error (nothing is dropped silently).
 
     Examples
     --------
@@ -117,7 +121,7 @@ class Study:
     """
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
-                 metric_model: Any = None) -> None:
+                 metric_model: Any = None, drop_missing: bool = False) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
@@ -131,6 +135,8 @@ class Study:
             groups = list(zip(self.fit.group_names, self.fit.n_levels))
         else:
             self.data = require_dataframe(data)
+            if drop_missing:
+                self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
             self._design = build_design(self.parsed, self.data)  # validates the data once
             groups = [(g.name, g.n_levels) for g in self._design.groups]

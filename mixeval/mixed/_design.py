@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
-from ..errors import FormulaError, IdentifiabilityWarning, InputError
+from ..errors import DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
-__all__ = ["GroupingFactor", "Design", "build_design", "r_style_name", "confounded_pairs", "check_group_levels"]
+__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels"]
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,35 @@ def warn_confounded(groups: list[GroupingFactor]) -> None:
         )
 
 
-def build_design(formula: str | ParsedFormula, data: pd.DataFrame) -> Design:
+def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str) -> pd.DataFrame:
+    """Rows of ``data`` without missing values in ``columns`` and with a finite response; warns how many went."""
+    keep = data[columns].notna().all(axis=1)
+    if pd.api.types.is_numeric_dtype(data[response]):
+        keep &= np.isfinite(data[response].to_numpy(dtype=float, na_value=np.nan))
+    dropped = int((~keep).sum())
+    if dropped == len(data):
+        raise InputError(f"every one of the {len(data)} rows has a missing or non-finite value in {columns}.")
+    if dropped:
+        per_column = {c: int(data[c].isna().sum()) for c in columns if data[c].isna().any()}
+        warnings.warn(
+            f"drop_missing=True: dropped {dropped} of {len(data)} rows with missing or non-finite values "
+            f"(missing per column: {per_column or 'none; non-finite response values'}).",
+            DroppedRowsWarning,
+            stacklevel=4,
+        )
+    return data[keep]
+
+
+def complete_rows(formula: str | ParsedFormula, data: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``data`` a fit of ``formula`` can use (see :func:`drop_incomplete_rows`)."""
+    parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
+    data = require_dataframe(data)
+    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *_fixed_columns(parsed, data)]))
+    require_columns(data, needed)
+    return drop_incomplete_rows(data, needed, parsed.response)
+
+
+def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False) -> Design:
     """Validate ``data`` against ``formula`` and build the design of a linear mixed model.
 
     Parameters
@@ -184,6 +212,9 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame) -> Design:
         lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed)"``.
     data : pandas.DataFrame
         Long-format data, one row per observation. Not modified.
+    drop_missing : bool, default False
+        Drop rows with missing values in the columns the formula uses (or a non-finite response) and warn
+        with their number (:class:`~mixeval.errors.DroppedRowsWarning`); by default such rows are an error.
 
     Returns
     -------
@@ -207,9 +238,11 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame) -> Design:
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
     fixed_cols = _fixed_columns(parsed, data)
-    needed = [parsed.response, *parsed.columns, *fixed_cols]
-    require_columns(data, dict.fromkeys(needed))
-    require_no_missing(data, list(dict.fromkeys(needed)))
+    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols]))
+    require_columns(data, needed)
+    if drop_missing:
+        data = drop_incomplete_rows(data, needed, parsed.response)
+    require_no_missing(data, needed)
     y = require_numeric_column(data, parsed.response, role="response")
     X, names, spec = _fixed_matrix(parsed, data)
     if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway

@@ -11,7 +11,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..errors import ConvergenceWarning, SingularFitWarning
 from ._deviance import deviance_parts
-from ._design import Design, build_design
+from ._design import Design, build_design, complete_rows
 from ._optimize import SINGULAR_TOL, optimize_theta
 from ._result import LmerResult, make_result
 from ._stats import SufficientStats, compute_stats
@@ -62,7 +62,7 @@ def check_fit(result: LmerResult) -> None:
         )
 
 
-def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True) -> LmerResult:
+def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: bool = False) -> LmerResult:
     """Fit a linear mixed-effects model with lme4 formula syntax.
 
     Parameters
@@ -77,6 +77,9 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True) -> LmerResult:
         intercepts and categorical/numeric fixed effects; ``fitted`` and ``residuals`` are then None).
     REML : bool, default True
         Restricted maximum likelihood (lme4's default) or maximum likelihood (``REML=False``).
+    drop_missing : bool, default False
+        Drop rows with missing values in the used columns (warning with their number) instead of
+        raising an error. Nothing is ever dropped silently.
 
     Returns
     -------
@@ -121,6 +124,8 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True) -> LmerResult:
 
         if is_aggregate_source(data):
             return lmer_aggregate(formula, data, REML=bool(REML))
+    if drop_missing:
+        data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
     stats = compute_stats(design)
     return fit_from_stats(design, stats, reml=bool(REML), data=data)

@@ -96,3 +96,22 @@ def test_compare_refuses_non_nested_and_different_rows(df):
 def test_confounded_factors_warn(df):
     with pytest.warns(IdentifiabilityWarning, match="'g' and 'g2' partition the data identically"):
         lmer("y ~ 1 + (1|g) + (1|g2)", df.assign(g2=df.g.map(lambda v: f"x{v}")))
+
+
+def test_drop_missing_only_when_asked_and_says_how_many(df):
+    from mixeval import Study
+    from mixeval.errors import DroppedRowsWarning
+
+    bad = df.copy()
+    bad.loc[[3, 7], "y"] = np.nan
+    bad.loc[11, "y"] = np.inf
+    with pytest.raises(InputError, match="missing"):
+        lmer("y ~ s + (1|g)", bad)
+    with pytest.warns(DroppedRowsWarning, match="dropped 3 of 60 rows"):
+        fit = lmer("y ~ s + (1|g)", bad, drop_missing=True)
+    ref = lmer("y ~ s + (1|g)", bad.drop(index=[3, 7, 11]))
+    assert fit.nobs == 57 and fit.criterion == pytest.approx(ref.criterion, rel=1e-12)
+    assert len(fit.data) == 57  # the fit carries the rows it used
+    with pytest.warns(DroppedRowsWarning, match="dropped 3 of 60"):
+        study = Study(bad, "y ~ s + (1|g)", drop_missing=True)
+    assert len(study.data) == 57 and len(bad) == 60  # input untouched
