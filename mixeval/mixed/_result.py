@@ -172,6 +172,55 @@ class LmerResult:
                 h[a, b] = h[b, a] = value
         return h
 
+    def _cov_coef_at(self, v: np.ndarray) -> np.ndarray:
+        """Covariance of the fixed effects at variance parameters ``v = (v_1..v_k, sigma2)``."""
+        from ._deviance import deviance_parts
+
+        theta = np.sqrt(np.maximum(v[:-1], 0.0) / v[-1])
+        parts = deviance_parts(self.stats, theta, self.reml)
+        return v[-1] * np.linalg.inv(parts.mxx)
+
+    def satterthwaite_df(self, contrast: np.ndarray) -> float:
+        """Satterthwaite degrees of freedom of ``L' beta`` (lmerTest's ``ddf = "Satterthwaite"``).
+
+        Notes
+        -----
+        ``df = 2 (L' C L)^2 / (g' A g)`` with ``C(psi)`` the covariance of the fixed effects as a function
+        of the variance parameters ``psi``, ``g`` its gradient (central differences) in the direction ``L``,
+        and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
+        held fixed.
+        """
+        from ._fit import single_threaded_blas
+
+        L = np.asarray(contrast, dtype=float)
+        if L.shape != (len(self.fixed_names),):
+            raise ValueError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
+        names = [*self.group_names, "Residual"]
+        v_hat = np.array([self.variances[g] for g in names])
+        cov_psi = self.varcomp_cov().to_numpy()
+        free = np.flatnonzero(v_hat > 0)
+        f0 = float(L @ self.cov_coef @ L)
+        grad = np.empty(free.size)
+        with single_threaded_blas():
+            for a, i in enumerate(free):
+                h = 1e-4 * v_hat[i]
+                up, down = v_hat.copy(), v_hat.copy()
+                up[i] += h
+                down[i] -= h
+                grad[a] = (L @ self._cov_coef_at(up) @ L - L @ self._cov_coef_at(down) @ L) / (2 * h)
+        denom = float(grad @ cov_psi[np.ix_(free, free)] @ grad)
+        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+
+    def coef_tests(self) -> pd.DataFrame:
+        """Fixed effects with Satterthwaite t-tests (lmerTest's ``summary``): estimate, se, df, t, pvalue."""
+        from scipy import stats as sps
+
+        table = self.coefficients.copy()
+        eye = np.eye(len(self.fixed_names))
+        table["df"] = [self.satterthwaite_df(eye[j]) for j in range(len(self.fixed_names))]
+        table["pvalue"] = 2 * sps.t.sf(np.abs(table["t"]), table["df"])
+        return table[["estimate", "se", "df", "t", "pvalue"]]
+
     @property
     def varcorr_se(self) -> pd.DataFrame:
         """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
