@@ -170,8 +170,10 @@ class Study:
                 if self.data is None:
                     if factor != "1" and any(n.startswith(factor) and n != factor for n in self.fit.fixed_names):
                         return factor  # a factor: its coefficients are named factor + level
-                elif factor in self.data.columns and not pd.api.types.is_numeric_dtype(self.data[factor]):
-                    return factor
+                else:
+                    coded = self._design.data  # as the model codes it (logicals are factors, as in R)
+                    if factor in coded.columns and not pd.api.types.is_numeric_dtype(coded[factor]):
+                        return factor
         return None
 
     def where(self, query: str | None = None, **equals: Any) -> "Study":
@@ -204,7 +206,7 @@ class Study:
         """The REML fit of the study's formula (variance components)."""
         if self._design is None:
             return lmer(self.formula, self.source, REML=True)
-        return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self.data)
+        return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self._design.data)
 
     @cached_property
     def fit_ml(self) -> LmerResult:

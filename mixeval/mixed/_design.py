@@ -45,6 +45,7 @@ class Design:
     groups: tuple[GroupingFactor, ...]
     row_key: int = field(repr=False)
     fixed_spec: object = field(default=None, repr=False, compare=False)
+    data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
     def nobs(self) -> int:
@@ -203,6 +204,28 @@ def complete_rows(formula: str | ParsedFormula, data: pd.DataFrame) -> pd.DataFr
     return drop_incomplete_rows(data, needed, parsed.response)
 
 
+def prepare_fixed_columns(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Fixed-effect columns coded as R codes them, on a copy when anything changes.
+
+    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), pandas'
+    ``string`` extension dtype becomes plain strings (formulaic cannot code it), and unused categories of
+    categorical columns are dropped (R's ``droplevels``; common after filtering, and an all-zero column
+    would make the design rank deficient).
+    """
+    changes: dict[str, pd.Series] = {}
+    for col in columns:
+        series = data[col]
+        if pd.api.types.is_bool_dtype(series):
+            changes[col] = pd.Categorical(series, categories=[False, True])
+        elif isinstance(series.dtype, pd.StringDtype):
+            changes[col] = series.astype(object)
+        elif isinstance(series.dtype, pd.CategoricalDtype):
+            used = series.cat.remove_unused_categories()
+            if len(used.cat.categories) != len(series.cat.categories):
+                changes[col] = used
+    return data.assign(**changes) if changes else data
+
+
 def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False) -> Design:
     """Validate ``data`` against ``formula`` and build the design of a linear mixed model.
 
@@ -243,6 +266,7 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     if drop_missing:
         data = drop_incomplete_rows(data, needed, parsed.response)
     require_no_missing(data, needed)
+    data = prepare_fixed_columns(data, [c for c in fixed_cols if c in data.columns])
     y = require_numeric_column(data, parsed.response, role="response")
     X, names, spec = _fixed_matrix(parsed, data)
     if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
@@ -251,7 +275,8 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
     warn_confounded(groups)
     row_key = hash((len(y), y.tobytes()))
-    return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec)
+    return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec,
+                  data=data)
 
 
 def _fixed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:

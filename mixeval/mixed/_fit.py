@@ -128,4 +128,4 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
     stats = compute_stats(design)
-    return fit_from_stats(design, stats, reml=bool(REML), data=data)
+    return fit_from_stats(design, stats, reml=bool(REML), data=design.data)

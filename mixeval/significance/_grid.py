@@ -50,8 +50,10 @@ def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:
     if not names:
         return pd.DataFrame(index=[0])
     combos = list(itertools.product(*(levels[n] for n in reversed(names))))
-    frame = pd.DataFrame(combos, columns=list(reversed(names)))
-    return frame[names]
+    frame = pd.DataFrame(combos, columns=list(reversed(names)))[names]
+    # factors stay factors: categorical columns with the model's levels (logical levels would otherwise
+    # be read as numbers by formulaic)
+    return frame.assign(**{n: pd.Categorical(frame[n], categories=list(levels[n])) for n in names})
 
 
 def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:

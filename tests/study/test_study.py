@@ -112,3 +112,26 @@ def test_metric_comparisons_need_a_metric_model_and_match_compare_systems():
                                methods=["uncorrected", "goyal", "calibrated"])
     pd.testing.assert_frame_equal(table, expected)
     assert study.where("prompt < 200").metric_model is metric
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_factor_codings_as_in_r():
+    # logical -> factor, pandas 'string' dtype -> strings, unused categories dropped (R's droplevels)
+    rng = np.random.default_rng(0)
+    n = 30
+    df = pd.DataFrame({"item": np.repeat(np.arange(n), 4), "system": np.tile(["A", "B", "A", "B"], n)})
+    df["score"] = rng.normal(size=n)[df.item] + 0.2 * (df.system == "B") + rng.normal(0, 0.5, len(df))
+    ref = Study(df, "score ~ system + (1|item)")
+    variants = {
+        "logical": df.assign(system=df.system == "B"),
+        "string": df.astype({"system": "string"}),
+        "unused category": df.assign(system=pd.Categorical(df.system, categories=["A", "B", "C"])),
+    }
+    for label, data in variants.items():
+        study = Study(data, "score ~ system + (1|item)")
+        assert study.system == "system", label
+        assert len(study.fit.fixed_names) == 2, label
+        assert study.fit.criterion == pytest.approx(ref.fit.criterion, rel=1e-12), label
+        assert abs(study.pairwise().table.estimate.iloc[0]) == pytest.approx(
+            abs(ref.pairwise().table.estimate.iloc[0]), rel=1e-10), label
+    assert variants["unused category"].system.cat.categories.tolist() == ["A", "B", "C"]  # input untouched
