@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
-from ..mixed._design import check_group_levels, r_style_name
+from ..mixed._design import check_group_levels, prepare_fixed_columns, r_style_name
 from ._sources import Engine, as_engine
 from ._cache import fetch, moment_name, sum_name
 from ._sql import overview_sql
@@ -158,6 +158,8 @@ def _cell_transforms(parsed: ParsedFormula, cells: pd.DataFrame, numeric: list[s
     basis[m + 1] = check
     for j, col in enumerate(numeric):
         proto[col] = np.tile(basis[:, j], n_cells)
+    # code factors exactly as the in-memory path does (logicals as factors, as in R)
+    proto = prepare_fixed_columns(proto, [c for c in proto.columns if c not in numeric])
     try:
         mm = model_matrix(parsed.fixed, proto, na_action="raise")
     except Exception as exc:
