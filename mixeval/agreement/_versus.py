@@ -28,23 +28,23 @@ def phi_from_components(variances: dict[str, float], *, unit: str, rater: str, o
         + \\frac{\\sigma^2_{si}}{n_i} + \\frac{\\sigma^2_{ri}}{n_r n_i} + \\frac{\\sigma^2_{res}}{n_r n_i},
         \\qquad \\varphi = \\frac{\\sigma^2_s}{\\sigma^2_s + \\sigma^2_\\Delta}.
 
-    Without an occasion facet the ``i`` terms vanish and ``n_i = 1``.
+    Without an occasion facet the ``i`` terms vanish and ``n_i = 1``. Computed by
+    :func:`mixeval.reliability.error_variance` (the general Definition 3.2).
 
     Examples
     --------
     >>> phi_from_components({"s": 1.0, "r": 0.5, "Residual": 0.5}, unit="s", rater="r", occasion=None)
     (0.5, 1.0)
     """
-    def get(name: str) -> float:
-        return float(variances.get(name, 0.0))
+    from ..reliability import RESIDUAL, error_variance
 
-    s2_s = get(unit)
-    delta = (get(rater) + get(f"{rater}:{unit}")) / n_raters + get("Residual") / (n_raters * n_occasions)
-    if occasion is not None:
-        delta += (get(occasion) + get(f"{occasion}:{unit}")) / n_occasions + get(f"{occasion}:{rater}") / (
-            n_raters * n_occasions)
-    total = s2_s + delta
-    return (s2_s / total if total > 0 else float("nan")), delta
+    comps = {str(k): float(v) for k, v in variances.items()}
+    sizes = {rater: n_raters, **({occasion: n_occasions} if occasion is not None else {})}
+    for name in (unit, RESIDUAL, *sizes):  # absent components are zero; named facets stay facets
+        comps.setdefault(name, 0.0)
+    delta = error_variance(comps, unit, sizes)
+    total = comps[unit] + delta
+    return (comps[unit] / total if total > 0 else float("nan")), delta
 
 
 def alpha_vs_phi(
