@@ -18,7 +18,7 @@ from scipy.linalg import LinAlgError
 
 from ._deviance import deviance_and_gradient, make_deviance_function
 
-__all__ = ["OptimResult", "optimize_theta", "projected_gradient", "SINGULAR_TOL"]
+__all__ = ["OptimResult", "optimize_theta", "SINGULAR_TOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
@@ -34,14 +34,6 @@ class OptimResult:
     n_evaluations: int
     message: str
     gradient: np.ndarray
-
-
-def projected_gradient(theta: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """Gradient with components that push against the bound theta = 0 set to zero (KKT)."""
-    pg = gradient.copy()
-    at_bound = theta <= 0.0
-    pg[at_bound & (gradient > 0)] = 0.0
-    return pg
 
 
 def _snap_to_boundary(f, theta: np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,14 @@ class LmerResult:
         )
 
     def varcomp_cov(self) -> pd.DataFrame:
+        """Asymptotic covariance of the variance estimates (inverse observed information).
+
+        Computed once per fit (see :attr:`_varcomp_cov_frame`); a copy is returned.
+        """
+        return self._varcomp_cov_frame.copy()
+
+    @functools.cached_property
+    def _varcomp_cov_frame(self) -> pd.DataFrame:
         """Asymptotic covariance of the variance estimates (inverse observed information).
 
         Notes
