@@ -8,7 +8,7 @@ every resampling function takes keyword-only ``n_resamples=`` and
 """
 
 from ._budget import BudgetResult, budget_ci, expected_max, plot_budget
-from ._engine import as_generator
+from ._engine import as_generator, backend
 from ._multi import compare_systems, multi_bootstrap_test, wide_scores
 from ._metrics import (
     accuracy_from_counts,
@@ -34,6 +34,7 @@ __all__ = [
     "accuracy_from_counts",
     "bleu_from_counts",
     "as_generator",
+    "backend",
     "compare_systems",
     "multi_bootstrap_test",
     "wide_scores",
