@@ -110,3 +110,31 @@ def test_exact_permutation_flag(tmp_path, capsys):
     out = _json(capsys)
     assert out["pvalue"] == pytest.approx(permutation_test(d + 1.0, np.ones(8), exact=True).pvalue)
     assert out["details"]["n_resamples"] == 256
+
+
+@pytest.mark.parametrize("command", ["bootstrap", "permutation"])
+def test_unseeded_run_reports_its_seed_and_repeats(command, scores_csv, capsys):
+    # without --seed a fresh seed is drawn and reported; --seed with it repeats the run exactly
+    path, _ = scores_csv
+    args = [command, str(path), "--systems", "A", "base", "--n-resamples", "500", "--json"]
+    assert main(args) == 0
+    first = _json(capsys)
+    assert isinstance(first["seed"], int) and first["seed"] >= 0
+    assert main(args + ["--seed", str(first["seed"])]) == 0
+    again = _json(capsys)
+    assert again == first
+    assert main(args[:-1]) == 0  # text output names the seed too
+    assert "seed: " in capsys.readouterr().out
+    assert main(args + ["--seed", "-1"]) == 2
+    assert "--seed must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_agreement_unseeded_reports_its_seed(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    path = tmp_path / "wide.csv"
+    pd.DataFrame(rng.integers(1, 4, size=(25, 2)), columns=["r1", "r2"]).to_csv(path, index=False)
+    args = ["agreement", str(path), "--level", "ordinal", "--n-resamples", "200", "--json"]
+    assert main(args) == 0
+    first = _json(capsys)
+    assert main(args + ["--seed", str(first["seed"])]) == 0
+    assert _json(capsys) == first

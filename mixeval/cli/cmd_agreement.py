@@ -6,6 +6,8 @@ import argparse
 
 
 def register(subparsers) -> None:
+    from ..resampling._cli import SEED_HELP
+
     p = subparsers.add_parser(
         "agreement", help="Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)",
         description="Agreement coefficients of a ratings table: wide (one row per unit, one column per rater; "
@@ -22,7 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--value", help="long format: rating column")
     p.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (0 = no interval)")
     p.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=None, help="random seed")
+    p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--if-undefined", choices=["nan", "zero", "raise"], default="nan",
                    help="value when there is no variation at all (0/0); 'zero' is Krippendorff's convention")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -36,7 +38,9 @@ def _run(args: argparse.Namespace) -> int:
     from ..cli import print_json
     from ..cli._io import read_table
     from ..errors import ColumnError
+    from ..resampling._cli import resolve_seed
 
+    seed = resolve_seed(args.seed)
     data = read_table(args.path)
     long = args.unit is not None or args.rater is not None or args.value is not None
     if not long:
@@ -52,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     confidence = args.confidence if args.confidence and args.confidence > 0 else None
     table = agreement(data, args.level, unit=args.unit, rater=args.rater, value=args.value,
                       if_undefined=args.if_undefined, confidence=confidence, n_resamples=args.n_resamples,
-                      random_state=args.seed)
+                      random_state=seed)
     by = {row.coefficient: row for row in table.itertuples()}
     if args.json:
         out = {"level": args.level}
@@ -64,9 +68,12 @@ def _run(args: argparse.Namespace) -> int:
         out.update({"observed_disagreement": float(alpha.observed_disagreement),
                     "expected_disagreement": float(alpha.expected_disagreement),
                     "percent_agreement": float(alpha.percent_agreement), "n_units": int(alpha.n_units),
-                    "confidence": confidence, "n_resamples": args.n_resamples if confidence else 0})
+                    "confidence": confidence, "n_resamples": args.n_resamples if confidence else 0,
+                    "seed": seed if confidence else None})
         print_json(out)
     else:
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        if confidence:
+            print(f"seed: {seed}")
     return 0

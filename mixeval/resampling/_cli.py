@@ -9,7 +9,22 @@ import pandas as pd
 from ._multi import compare_systems, wide_scores
 from ._paired import paired_bootstrap_test, permutation_test
 
-__all__ = ["add_common_arguments", "run_paired_command"]
+__all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
+
+SEED_HELP = ("random seed (same seed, same result); without it a fresh seed is drawn from the operating "
+             "system and printed, so that the run can be repeated with --seed")
+
+
+def resolve_seed(seed: int | None) -> int:
+    """The seed a command uses: ``seed`` itself, or fresh entropy from the operating system
+    (``numpy.random.SeedSequence().entropy``, a 128-bit integer) when none was given."""
+    if seed is None:
+        import numpy as np
+
+        return int(np.random.SeedSequence().entropy)
+    if seed < 0:
+        raise ValueError(f"--seed must be a non-negative integer; got {seed}.")
+    return seed
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
@@ -23,7 +38,7 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided",
                    help="'greater': first system scores higher (default two-sided)")
     p.add_argument("--n-resamples", type=int, default=10_000, help="number of resamples (default 10000)")
-    p.add_argument("--seed", type=int, default=None, help="random seed (same seed, same result)")
+    p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--adjust", default="holm", help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, "
                                                    "bh, by, none (default holm)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -34,6 +49,7 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
     from ..cli._io import read_table
 
     data = read_table(args.path)
+    seed = resolve_seed(args.seed)
     wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
     names = [str(c) for c in wide.columns]
     level = getattr(args, "level", 0.95)
@@ -41,27 +57,30 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
         a, b = (wide[c].to_numpy(dtype=float) for c in wide.columns)
         if test == "bootstrap":
             res = paired_bootstrap_test(a, b, alternative=args.alternative, ci=args.ci, level=level,
-                                        n_resamples=args.n_resamples, random_state=args.seed)
+                                        n_resamples=args.n_resamples, random_state=seed)
         else:
             res = permutation_test(a, b, alternative=args.alternative, exact=getattr(args, "exact", False),
-                                   n_resamples=args.n_resamples, random_state=args.seed)
+                                   n_resamples=args.n_resamples, random_state=seed)
         out = res.to_dict()
         out["system_a"], out["system_b"] = names
+        out["seed"] = seed
         if args.json:
             print_json(out)
         else:
             print(f"{names[0]} vs {names[1]} ({len(wide)} items)")
             print(res.summary())
+            print(f"seed: {seed}")
         return 0
     if getattr(args, "exact", False):
         raise ValueError("--exact works for one comparison of two systems; for more, drop --exact.")
     table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
                             alternative=args.alternative, level=level, n_resamples=args.n_resamples,
-                            random_state=args.seed)
+                            random_state=seed)
     if args.json:
         print_json({"comparisons": table.to_dict(orient="records"), "adjust": args.adjust, "test": test,
-                    "n_items": len(wide), "n_resamples": args.n_resamples})
+                    "n_items": len(wide), "n_resamples": args.n_resamples, "seed": seed})
     else:
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(f"seed: {seed}")
     return 0
