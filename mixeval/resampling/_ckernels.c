@@ -32,6 +32,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -301,9 +302,22 @@ static void boot_k1_gens(source_t *src, Py_ssize_t h, const double *s, Py_ssize_
 
 #endif
 
-/* Any k, numpy's words: sums accumulate in place in out (a few rows, in cache). */
+/* Partial sums per digit stream for k > 1: consecutive indices of a stream add into LANES
+ * rotating partial rows (independent chains of additions), summed into out when the stream's
+ * resample (or the stream) ends. */
+#define LANES 4
+
+static void flush_lanes(double *lanes, Py_ssize_t k, double *dst)
+{
+    for (Py_ssize_t c = 0; c < k; c++) {
+        dst[c] += (lanes[c] + lanes[k + c]) + (lanes[2 * k + c] + lanes[3 * k + c]);
+    }
+    memset(lanes, 0, (size_t)(LANES * k) * sizeof(double));
+}
+
+/* Any k, numpy's words (lanes: scratch of 3 * LANES * k doubles, zeroed). */
 static void boot_k(const int64_t *v, Py_ssize_t h, const double *s, Py_ssize_t n, Py_ssize_t k, int m,
-                   Py_ssize_t total, double *out)
+                   Py_ssize_t total, double *out, double *lanes)
 {
     stream_t st[3];
     const divider_t dn = make_divider((uint64_t)n), dn2 = make_divider((uint64_t)n * (uint64_t)n);
@@ -311,19 +325,26 @@ static void boot_k(const int64_t *v, Py_ssize_t h, const double *s, Py_ssize_t n
     init_streams(st, m, h, total, n);
     for (Py_ssize_t t = 0; t < h; t++) {
         digits_of((uint64_t)v[t], m, dn, dn2, dig);
+        const int lane = (int)(t & (LANES - 1));
         for (int j = 0; j < m; j++) {
             if (st[j].pos >= st[j].stop) {
                 continue;
             }
             const double *src = s + dig[j] * (uint64_t)k;
-            double *dst = out + st[j].row * k;
+            double *acc = lanes + (j * LANES + lane) * k;
             for (Py_ssize_t c = 0; c < k; c++) {
-                dst[c] += src[c];
+                acc[c] += src[c];
             }
             if (++st[j].pos == st[j].next) {
+                flush_lanes(lanes + j * LANES * k, k, out + st[j].row * k);
                 st[j].row += 1;
                 st[j].next += n;
             }
+        }
+    }
+    for (int j = 0; j < m; j++) {
+        if (st[j].row < total / n && st[j].pos != st[j].row * n) { /* a row this stream left part-way */
+            flush_lanes(lanes + j * LANES * k, k, out + st[j].row * k);
         }
     }
 }
@@ -383,6 +404,7 @@ static PyObject *py_bootstrap_sums(PyObject *self, PyObject *args)
         goto done;
     }
     int bad;
+    double *lanes = NULL;
     Py_BEGIN_ALLOW_THREADS
     bad = draws_out_of_range((const int64_t *)vb.buf, h, pow_n(n, m));
     if (!bad) {
@@ -399,11 +421,16 @@ static PyObject *py_bootstrap_sums(PyObject *self, PyObject *args)
             src.G = 1;
             src.words = (const int64_t *)vb.buf;
             boot_k1_words(&src, h, S, n, (int)m, total, size, o);
-        } else {
-            boot_k((const int64_t *)vb.buf, h, S, n, k, (int)m, total, o);
+        } else if ((lanes = calloc((size_t)(3 * LANES * k), sizeof(double))) != NULL) {
+            boot_k((const int64_t *)vb.buf, h, S, n, k, (int)m, total, o, lanes);
+            free(lanes);
         }
     }
     Py_END_ALLOW_THREADS
+    if (!bad && k > 1 && n > 1 && lanes == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "bootstrap_sums: a draw lies outside [0, n**m)");
         goto done;

@@ -60,6 +60,9 @@ CHUNK_ELEMENTS = 1 << 22
 #: Elements per chunk of the bootstrap kernel (one child generator per chunk); small enough that
 #: a chunk's indices and gathered values stay in the CPU caches.
 BOOTSTRAP_CHUNK_ELEMENTS = 1 << 18
+#: Up to this many statistics per item the compiled kernel gathers and sums rows; for more, resample
+#: counts times S (BLAS) is faster, and the numpy path runs (the same resamples either way).
+COMPILED_MAX_COLUMNS = 6
 #: The fused compiled kernel draws this many chunks side by side (their generators' work overlaps).
 FUSED_GROUP = 4
 #: At most this many threads run the bootstrap kernel; below PARALLEL_MIN_ELEMENTS it runs serially.
@@ -278,7 +281,7 @@ def bootstrap_indices(n: int, size: int, gen: np.random.Generator) -> np.ndarray
 def _bootstrap_chunk(S: np.ndarray, cols: list[np.ndarray], size: int, gen: np.random.Generator) -> np.ndarray:
     """Column sums of ``S`` over ``size`` bootstrap resamples with indices from ``gen``."""
     n, k = S.shape
-    if backend() == "compiled":
+    if backend() == "compiled" and k <= COMPILED_MAX_COLUMNS:
         # the draws of bootstrap_indices, split into digits, gathered and summed in one pass
         m = index_digits(n)
         draws = gen.integers(0, n**m, size=-(-size * n // m), dtype=np.int64)
