@@ -344,6 +344,8 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
         if count == 1 and not _fused(n, k):
             out[start:start + size] = _bootstrap_chunk(S, cols, size, children[first])
             return
+        # the children are private to this call and each is used by one task, so the kernel can
+        # draw from them without taking their bit generators' locks
         capsules = tuple(children[c].bit_generator.capsule for c in range(first, first + count))
         _ckernels.bootstrap_sums_fused(capsules, S, n, index_digits(n), size, out[start:start + count * size])
 
