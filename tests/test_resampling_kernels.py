@@ -178,3 +178,13 @@ def test_kernel_argument_errors(ck):
         ck.bootstrap_sums_fused((object(),), np.zeros((3000, 1)), 3000, 3, 1, np.empty(1))
     with pytest.raises(ValueError, match="sign_flip_sums"):
         ck.sign_flip_sums(np.zeros((2, 3), dtype=np.uint8), np.zeros((1, 16)), 2, np.empty(2))
+
+
+def test_bootstrap_sums_two_digits_per_draw_identical(monkeypatch, ck):
+    # n > 2,097,151: n**3 overflows, so each draw carries two indices (m = 2); fused draws there too
+    n = 2_097_152
+    assert _engine.index_digits(n) == 2
+    S = np.random.default_rng(3).integers(-3, 4, size=(n, 1)).astype(float)
+    monkeypatch.setattr(_engine, "BOOTSTRAP_CHUNK_ELEMENTS", n)  # one resample per chunk
+    fast, slow = _both(monkeypatch, lambda: _engine.bootstrap_sums(S, 5, np.random.default_rng(8), workers=2))
+    np.testing.assert_array_equal(fast, slow)
