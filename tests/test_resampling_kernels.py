@@ -48,36 +48,37 @@ def test_backend_switch(monkeypatch, ck):
     assert backend() == "numpy"
 
 
+def _sfc64_state(bg: np.random.SFC64) -> np.ndarray:
+    return bg.state["state"]["state"][None, :].copy()
+
+
 @pytest.mark.parametrize("bound", [2**32 + 1, 10**15, 2_097_151**3, 3_037_000_499**2, 2**62 + 12345, 2**63 - 1])
-@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.SFC64, np.random.Philox, np.random.MT19937])
-def test_fused_draws_equal_numpy_integers(ck, bound, bit_generator):
-    # the 64-bit bounded draw (Lemire's method as numpy implements it), including rejections:
-    # the same values and the generator left in the same state
-    ours, theirs = bit_generator(11), bit_generator(11)
+@pytest.mark.parametrize("seed", [0, 11, 2**100 + 7])
+def test_fused_draws_equal_numpy_sfc64_integers(ck, bound, seed):
+    # numpy's SFC64 inline and the 64-bit bounded draw (Lemire's method as numpy implements it)
+    bg = np.random.SFC64(np.random.SeedSequence(seed))
     out = np.empty(50_000, dtype=np.int64)
-    ck.lemire_draws(ours.capsule, bound, out)
-    ref = np.random.Generator(theirs).integers(0, bound, size=out.size, dtype=np.int64)
+    ck.sfc64_draws(_sfc64_state(bg), bound, out)
+    ref = np.random.Generator(bg).integers(0, bound, size=out.size, dtype=np.int64)
     np.testing.assert_array_equal(out, ref)
-    np.testing.assert_array_equal(ours.random_raw(8), theirs.random_raw(8))
 
 
 def test_rejections_happen_and_match(ck):
     # a bound just above 2**62 rejects about a quarter of the raw words: the rejection loop is exercised
     bound = 2**62 + 1
-    ours, theirs = np.random.PCG64(3), np.random.PCG64(3)
+    bg = np.random.SFC64(3)
+    state = _sfc64_state(bg)
     out = np.empty(10_000, dtype=np.int64)
-    ck.lemire_draws(ours.capsule, bound, out)
-    np.testing.assert_array_equal(out, np.random.Generator(theirs).integers(0, bound, size=10_000, dtype=np.int64))
-    raw_used = np.random.PCG64(3)
-    raw_used.random_raw(10_000)
-    assert ours.state["state"] != raw_used.state["state"]  # more than one raw word per draw was consumed
+    ck.sfc64_draws(state, bound, out)
+    np.testing.assert_array_equal(out, np.random.Generator(bg).integers(0, bound, size=10_000, dtype=np.int64))
+    assert bg.state["state"]["state"][3] - state[0, 3] > 12_000  # the counter: raw words consumed
 
 
 @pytest.mark.parametrize("n", [1, 2, 5, 37, 1625, 1626, 2500])
 @pytest.mark.parametrize("k", [1, 3])
 def test_bootstrap_sums_integer_statistics_identical(monkeypatch, ck, n, k):
     # n <= 1625: numpy draws the words (32-bit range), the kernel splits and sums them;
-    # n >= 1626 with k == 1: the kernel draws them itself, four chunks side by side
+    # n >= 1626 with k == 1: the kernel draws them itself (SFC64 inline), four chunks per call
     S = np.random.default_rng(n).integers(-1000, 1000, size=(n, k)).astype(float)
     monkeypatch.setattr(_engine, "BOOTSTRAP_CHUNK_ELEMENTS", max(n, 3 * n + 1))  # 3 resamples per chunk
     R = 61 if n > 100 else 301  # several groups of four chunks and a shorter last chunk
@@ -170,12 +171,15 @@ def test_kernel_argument_errors(ck):
         ck.bootstrap_sums(np.zeros(7, dtype=np.int64), np.zeros((2_097_152, 1)), 2_097_152, 3, 1, out)
     with pytest.raises(ValueError, match="n >= 1"):
         ck.bootstrap_sums(np.zeros(7, dtype=np.int64), S, 10, 4, 2, out)
+    state = _sfc64_state(np.random.SFC64(1))
     with pytest.raises(ValueError, match="k == 1"):
-        ck.bootstrap_sums_fused((np.random.PCG64(1).capsule,), np.zeros((3000, 2)), 3000, 3, 1, np.empty(2))
-    with pytest.raises(ValueError, match="bit generators"):
-        ck.bootstrap_sums_fused((), np.zeros((3000, 1)), 3000, 3, 1, np.empty(1))
-    with pytest.raises(ValueError):  # not a bit generator capsule
-        ck.bootstrap_sums_fused((object(),), np.zeros((3000, 1)), 3000, 3, 1, np.empty(1))
+        ck.bootstrap_sums_sfc64(state, np.zeros((3000, 2)), 3000, 3, 1, np.empty(2))
+    with pytest.raises(ValueError, match="2\\*\\*32"):
+        ck.bootstrap_sums_sfc64(state, np.zeros((100, 1)), 100, 3, 1, np.empty(1))
+    with pytest.raises(ValueError, match="SFC64 states"):
+        ck.bootstrap_sums_sfc64(np.zeros(3, dtype=np.uint64), np.zeros((3000, 1)), 3000, 3, 1, np.empty(1))
+    with pytest.raises(ValueError, match="out: expected"):
+        ck.bootstrap_sums_sfc64(np.vstack([state, state]), np.zeros((3000, 1)), 3000, 3, 1, np.empty(1))
     with pytest.raises(ValueError, match="sign_flip_sums"):
         ck.sign_flip_sums(np.zeros((2, 3), dtype=np.uint8), np.zeros((1, 16)), 2, np.empty(2))
 

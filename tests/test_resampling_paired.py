@@ -290,7 +290,7 @@ def test_exact_permutation_equals_brute_force(alternative):
 
 def _reference_bootstrap_sums(S: np.ndarray, n_resamples: int, seed: int, per: int) -> np.ndarray:
     """Straightforward re-implementation of the documented random stream: chunk c of ``per``
-    resamples uses child c of SeedSequence(seed).spawn(n_chunks); each int64 draw v on [0, n^m)
+    resamples uses SFC64 seeded by child c of SeedSequence(seed).spawn(n_chunks); each int64 draw v on [0, n^m)
     (m = 3 if n^3 < 2^63, else 2) gives m indices, its base-n digits (blocks of most significant
     digits first); sums by a Python loop over Python ints."""
     n = S.shape[0]
@@ -299,7 +299,7 @@ def _reference_bootstrap_sums(S: np.ndarray, n_resamples: int, seed: int, per: i
     children = np.random.SeedSequence(seed).spawn(len(sizes))
     rows = []
     for size, child in zip(sizes, children):
-        gen = np.random.Generator(np.random.PCG64(child))
+        gen = np.random.Generator(np.random.SFC64(child))
         v = [int(x) for x in gen.integers(0, n**m, size=-(-size * n // m), dtype=np.int64)]
         digits = [[(x // n ** (m - 1 - j)) % n for x in v] for j in range(m)]
         idx = np.array(sum(digits, []))[: size * n].reshape(size, n)

@@ -4,9 +4,10 @@
  * module is absent or MIXEVAL_KERNELS=numpy).
  *
  * Every resample is the one the numpy path draws from the same seed: the words either come
- * from numpy (drawn by the caller) or are drawn here exactly as numpy's
- * Generator.integers(0, n**m, dtype=int64) draws them (Lemire's multiply-and-reject on the bit
- * generator's next_uint64, numpy's 64-bit path); tests compare the draws with numpy's.
+ * from numpy (drawn by the caller) or are drawn here exactly as numpy draws them with
+ * Generator(SFC64(seed)).integers(0, n**m, dtype=int64): numpy's SFC64 generator (whose stream
+ * numpy keeps fixed) inline, and Lemire's multiply-and-reject as numpy's 64-bit path does it;
+ * tests compare the draws with numpy's.
  *
  *   bootstrap_sums(draws, S, n, m, size, out)
  *       draws: int64[h], h = ceil(size * n / m), each uniform on [0, n**m);
@@ -14,16 +15,16 @@
  *       The m base-n digits of draw t (most significant first) are the indices at positions
  *       t, h + t, ..., (m - 1) h + t of a sequence whose first size * n entries, row by row,
  *       are the item indices of the `size` resamples. out[r, :] = sum of S[index, :] over row r.
- *   bootstrap_sums_fused(capsules, S, n, m, size, out)
- *       The same for G <= 4 chunks of `size` resamples each (k == 1, n**m > 2**32), chunk g's
- *       draws made here from the bit generator in capsules[g] (BitGenerator.capsule); chunk g's
- *       sums go to out[g * size:(g + 1) * size].
+ *   bootstrap_sums_sfc64(states, S, n, m, size, out)
+ *       The same for G chunks of `size` resamples each (k == 1, n**m > 2**32), chunk g's draws
+ *       made here by numpy's SFC64 from states[g] = (a, b, c, counter), the state of
+ *       SFC64(seed).state["state"]["state"]; chunk g's sums go to out[g * size:(g + 1) * size].
  *   sign_flip_sums(bits, DT, size, out)
  *       bits: uint8[size, g]; DT: float64[k, 8 g] (items padded with zeros to a multiple of 8);
  *       out: float64[size, k] (overwritten). Bit b (least significant first) of byte j of row r
  *       keeps item 8 j + b: out[r, c] = sum over kept items i of DT[c, i].
- *   lemire_draws(capsule, bound, out)
- *       The raw draws of the fused path, for tests against Generator.integers(0, bound).
+ *   sfc64_draws(state, bound, out)
+ *       The draws of the fused path, for tests against Generator(SFC64).integers(0, bound).
  *
  * All release the GIL, so Python threads run them on different chunks at once. Sums run in a
  * fixed order (the output is reproducible); it differs from numpy's pairwise order, so the
@@ -133,33 +134,35 @@ static int draws_out_of_range(const int64_t *v, Py_ssize_t h, int64_t bound)
     return bad;
 }
 
-/* numpy's bit generator interface (numpy/random/bitgen.h, the documented C API of
- * numpy.random): BitGenerator.capsule holds a pointer to this struct under the name
- * "BitGenerator". */
-typedef struct {
-    void *state;
-    uint64_t (*next_uint64)(void *st);
-    uint32_t (*next_uint32)(void *st);
-    double (*next_double)(void *st);
-    uint64_t (*next_raw)(void *st);
-} bitgen_t;
-
-#define MAX_GROUP 4
-
-/* Where a group's words come from. */
-enum { WORDS = 0, GENS = 1 };
+/* Where a chunk's words come from: numpy (drawn by the caller) or the inline SFC64. */
+enum { WORDS = 0, SFC = 1 };
 
 #ifdef HAVE_MULHI
-/* One draw of Generator.integers(0, rng_excl, dtype=int64) for rng_excl - 1 > 0xFFFFFFFF:
- * numpy's 64-bit path (Lemire's multiply-and-reject, random_bounded_uint64_fill in numpy's
- * distributions.c). threshold = 2**64 mod rng_excl. */
-ALWAYS_INLINE uint64_t lemire_bitgen(bitgen_t *bg, uint64_t rng_excl, uint64_t threshold)
+/* numpy's SFC64 (Chris Doty-Humphrey's Small Fast Chaotic generator, 256-bit state with a
+ * 64-bit counter): state (a, b, c, w). */
+typedef struct {
+    uint64_t a, b, c, w;
+} sfc_t;
+
+ALWAYS_INLINE uint64_t sfc_next(sfc_t *g)
 {
-    u128 p = (u128)bg->next_uint64(bg->state) * rng_excl;
+    const uint64_t tmp = g->a + g->b + g->w++;
+    g->a = g->b ^ (g->b >> 11);
+    g->b = g->c + (g->c << 3);
+    g->c = ((g->c << 24) | (g->c >> 40)) + tmp;
+    return tmp;
+}
+
+/* One draw of Generator.integers(0, rng_excl, dtype=int64) for rng_excl - 1 > 0xFFFFFFFF:
+ * numpy's 64-bit path (Lemire's multiply-and-reject on next_uint64, random_bounded_uint64_fill
+ * in numpy's distributions.c). threshold = 2**64 mod rng_excl. */
+ALWAYS_INLINE uint64_t lemire_sfc(sfc_t *g, uint64_t rng_excl, uint64_t threshold)
+{
+    u128 p = (u128)sfc_next(g) * rng_excl;
     uint64_t leftover = (uint64_t)p;
     if (UNLIKELY(leftover < rng_excl)) {
         while (leftover < threshold) {
-            p = (u128)bg->next_uint64(bg->state) * rng_excl;
+            p = (u128)sfc_next(g) * rng_excl;
             leftover = (uint64_t)p;
         }
     }
@@ -168,9 +171,10 @@ ALWAYS_INLINE uint64_t lemire_bitgen(bitgen_t *bg, uint64_t rng_excl, uint64_t t
 #endif
 
 typedef struct {
-    int G;
-    const int64_t *words; /* WORDS (G == 1) */
-    bitgen_t *gens[MAX_GROUP]; /* GENS */
+    const int64_t *words; /* WORDS */
+#ifdef HAVE_MULHI
+    sfc_t sfc; /* SFC: the chunk's generator, advanced as it draws */
+#endif
     uint64_t rng_excl, threshold;
 } source_t;
 
@@ -195,45 +199,54 @@ ALWAYS_INLINE void accumulate_words(const uint64_t *w, Py_ssize_t len, const int
     a[2] = a2;
 }
 
-/* Words per batch of draws from numpy's bit generators (drawn first, interleaved over the
- * generators, then summed without function calls in the loop). */
-#define BATCH 512
-
-/* One run of `len` words (no active stream ends a resample inside it) for every chunk. */
-ALWAYS_INLINE void run_words(source_t *src, const int kind, const int G, Py_ssize_t t, Py_ssize_t len, const int m,
-                             const int A, divider_t dn, divider_t dn2, const double *s, double acc[][3])
+#ifdef HAVE_MULHI
+/* The chunk's inline SFC64 draws, digits, gathers and adds in one loop. */
+ALWAYS_INLINE void accumulate_sfc(source_t *src, Py_ssize_t len, const int m, const int A, divider_t dn,
+                                  divider_t dn2, const double *s, double *a)
 {
-    if (kind == WORDS) {
-        accumulate_words((const uint64_t *)src->words + t, len, m, A, dn, dn2, s, acc[0]);
+    uint64_t dig[3];
+    sfc_t g = src->sfc;
+    const uint64_t E = src->rng_excl, T = src->threshold;
+    double a0 = a[0], a1 = a[1], a2 = a[2];
+    for (Py_ssize_t i = 0; i < len; i++) {
+        digits_of(lemire_sfc(&g, E, T), m, dn, dn2, dig);
+        a0 += s[dig[0]];
+        if (A >= 2) {
+            a1 += s[dig[1]];
+        }
+        if (A == 3) {
+            a2 += s[dig[2]];
+        }
+    }
+    src->sfc = g;
+    a[0] = a0;
+    a[1] = a1;
+    a[2] = a2;
+}
+#endif
+
+/* One run of `len` words (no active stream ends a resample inside it). */
+ALWAYS_INLINE void run_words(source_t *src, const int kind, Py_ssize_t t, Py_ssize_t len, const int m, const int A,
+                             divider_t dn, divider_t dn2, const double *s, double *acc)
+{
+#ifdef HAVE_MULHI
+    if (kind == SFC) {
+        accumulate_sfc(src, len, m, A, dn, dn2, s, acc);
         return;
     }
-#ifdef HAVE_MULHI
-    uint64_t wb[MAX_GROUP][BATCH];
-    for (Py_ssize_t b = 0; b < len; b += BATCH) {
-        const Py_ssize_t l = len - b < BATCH ? len - b : BATCH;
-        for (Py_ssize_t i = 0; i < l; i++) {
-            for (int q = 0; q < G; q++) {
-                wb[q][i] = lemire_bitgen(src->gens[q], src->rng_excl, src->threshold);
-            }
-        }
-        for (int q = 0; q < G; q++) {
-            accumulate_words(wb[q], l, m, A, dn, dn2, s, acc[q]);
-        }
-    }
 #endif
+    accumulate_words((const uint64_t *)src->words + t, len, m, A, dn, dn2, s, acc);
 }
 
-/* k == 1 for G chunks of `rows` resamples each, compile-time kind, G and m. The words are
- * taken in runs within which no active digit stream reaches the end of a resample (the same
- * positions for every chunk of the group), so the inner loops are draws, digits, gathers and
- * adds only; a stream's running sum goes to its resample when that resample (or the stream)
- * ends. Chunk g's sums go to out[g * rows + r]. */
-ALWAYS_INLINE void boot_k1_m(source_t *src, const int kind, const int G, Py_ssize_t h, const double *s,
-                             Py_ssize_t n, const int m, Py_ssize_t total, Py_ssize_t rows, double *out)
+/* k == 1 for one chunk of `rows` resamples, compile-time word source and m. The words are
+ * taken in runs within which no active digit stream reaches the end of a resample, so the inner
+ * loops are draws, digits, gathers and adds only; a stream's running sum goes to its resample
+ * when that resample (or the stream) ends. */
+ALWAYS_INLINE void boot_k1_m(source_t *src, const int kind, Py_ssize_t h, const double *s, Py_ssize_t n,
+                             const int m, Py_ssize_t total, Py_ssize_t rows, double *out)
 {
     stream_t st[3];
-    double acc[MAX_GROUP][3];
-    memset(acc, 0, sizeof(acc));
+    double acc[3] = {0.0, 0.0, 0.0};
     const divider_t dn = make_divider((uint64_t)n), dn2 = make_divider((uint64_t)n * (uint64_t)n);
     init_streams(st, m, h, total, n);
     /* every stream is active for t < full; after it, the last one has run out */
@@ -248,18 +261,16 @@ ALWAYS_INLINE void boot_k1_m(source_t *src, const int kind, const int G, Py_ssiz
             }
         }
         if (active == m) {
-            run_words(src, kind, G, t, run, m, m, dn, dn2, s, acc);
+            run_words(src, kind, t, run, m, m, dn, dn2, s, acc);
         } else if (m >= 2) {
-            run_words(src, kind, G, t, run, m, m >= 2 ? m - 1 : 1, dn, dn2, s, acc);
+            run_words(src, kind, t, run, m, m >= 2 ? m - 1 : 1, dn, dn2, s, acc);
         }
         t += run;
         for (int j = 0; j < active; j++) {
             st[j].pos += run;
             if (st[j].pos == st[j].next) {
-                for (int q = 0; q < G; q++) {
-                    out[q * rows + st[j].row] += acc[q][j];
-                    acc[q][j] = 0.0;
-                }
+                out[st[j].row] += acc[j];
+                acc[j] = 0.0;
                 st[j].row += 1;
                 st[j].next += n;
             }
@@ -267,39 +278,36 @@ ALWAYS_INLINE void boot_k1_m(source_t *src, const int kind, const int G, Py_ssiz
     }
     for (int j = 0; j < m; j++) {
         if (st[j].row < rows && st[j].pos != st[j].row * n) { /* a row this stream left part-way */
-            for (int q = 0; q < G; q++) {
-                out[q * rows + st[j].row] += acc[q][j];
-            }
+            out[st[j].row] += acc[j];
         }
     }
 }
 
-#define BOOT_M(KIND, G)                                                        \
+#define BOOT_M(KIND)                                                           \
     switch (m) {                                                               \
     case 3:                                                                    \
-        boot_k1_m(src, KIND, G, h, s, n, 3, total, rows, out);                 \
+        boot_k1_m(src, KIND, h, s, n, 3, total, rows, out);                    \
         return;                                                                \
     case 2:                                                                    \
-        boot_k1_m(src, KIND, G, h, s, n, 2, total, rows, out);                 \
+        boot_k1_m(src, KIND, h, s, n, 2, total, rows, out);                    \
         return;                                                                \
     default:                                                                   \
-        boot_k1_m(src, KIND, G, h, s, n, 1, total, rows, out);                 \
+        boot_k1_m(src, KIND, h, s, n, 1, total, rows, out);                    \
         return;                                                                \
     }
 
 static void boot_k1_words(source_t *src, Py_ssize_t h, const double *s, Py_ssize_t n, int m, Py_ssize_t total,
                           Py_ssize_t rows, double *out)
 {
-    BOOT_M(WORDS, 1)
+    BOOT_M(WORDS)
 }
 
 #ifdef HAVE_MULHI
-static void boot_k1_gens(source_t *src, Py_ssize_t h, const double *s, Py_ssize_t n, int m, Py_ssize_t total,
-                         Py_ssize_t rows, double *out)
+static void boot_k1_sfc(source_t *src, Py_ssize_t h, const double *s, Py_ssize_t n, int m, Py_ssize_t total,
+                        Py_ssize_t rows, double *out)
 {
-    BOOT_M(GENS, src->G)
+    BOOT_M(SFC)
 }
-
 #endif
 
 /* Partial sums per digit stream for k > 1: consecutive indices of a stream add into LANES
@@ -418,7 +426,6 @@ static PyObject *py_bootstrap_sums(PyObject *self, PyObject *args)
         } else if (k == 1) {
             source_t src;
             memset(&src, 0, sizeof(src));
-            src.G = 1;
             src.words = (const int64_t *)vb.buf;
             boot_k1_words(&src, h, S, n, (int)m, total, size, o);
         } else if ((lanes = calloc((size_t)(3 * LANES * k), sizeof(double))) != NULL) {
@@ -457,38 +464,47 @@ static int fused_bound(Py_ssize_t n, Py_ssize_t m, Py_ssize_t k, source_t *src)
     return 0;
 }
 
-static PyObject *py_bootstrap_sums_fused(PyObject *self, PyObject *args)
+/* SFC64 states from uint64[G, 4] rows (a, b, c, counter); returns G, or -1 with an exception. */
+static Py_ssize_t sfc_states(Py_buffer *b)
 {
-    PyObject *capsules;
-    Py_buffer sb, ob;
-    Py_ssize_t n, m, size, total, h, k;
+    const Py_ssize_t row = 4 * (Py_ssize_t)sizeof(uint64_t);
+    if (b->len == 0 || b->len % row != 0) {
+        PyErr_SetString(PyExc_ValueError, "SFC64 states: expected uint64[G, 4] rows (a, b, c, counter)");
+        return -1;
+    }
+    return b->len / row;
+}
+
+static PyObject *py_bootstrap_sums_sfc64(PyObject *self, PyObject *args)
+{
+    Py_buffer gb, sb, ob;
+    Py_ssize_t n, m, size, total, h, k, G;
     PyObject *result = NULL;
     source_t src;
     (void)self;
-    if (!PyArg_ParseTuple(args, "O!y*nnnw*", &PyTuple_Type, &capsules, &sb, &n, &m, &size, &ob)) {
+    if (!PyArg_ParseTuple(args, "y*y*nnnw*", &gb, &sb, &n, &m, &size, &ob)) {
         return NULL;
     }
     memset(&src, 0, sizeof(src));
-    src.G = (int)PyTuple_GET_SIZE(capsules);
-    if (src.G < 1 || src.G > MAX_GROUP) {
-        PyErr_Format(PyExc_ValueError, "bootstrap_sums_fused: 1 to %d bit generators, got %d", MAX_GROUP, src.G);
+    if ((G = sfc_states(&gb)) < 0 || check_boot_args(n, m, size, &sb, &ob, G, &total, &h, &k) ||
+        fused_bound(n, m, k, &src)) {
         goto done;
     }
-    if (check_boot_args(n, m, size, &sb, &ob, src.G, &total, &h, &k) || fused_bound(n, m, k, &src)) {
-        goto done;
-    }
-    for (int g = 0; g < src.G; g++) {
-        src.gens[g] = (bitgen_t *)PyCapsule_GetPointer(PyTuple_GET_ITEM(capsules, g), "BitGenerator");
-        if (src.gens[g] == NULL) {
-            goto done;
-        }
-    }
+    const uint64_t *w = (const uint64_t *)gb.buf;
+    double *o = (double *)ob.buf;
     Py_BEGIN_ALLOW_THREADS
-    memset(ob.buf, 0, (size_t)ob.len);
-    boot_k1_gens(&src, h, (const double *)sb.buf, n, (int)m, total, size, (double *)ob.buf);
+    memset(o, 0, (size_t)ob.len);
+    for (Py_ssize_t g = 0; g < G; g++) {
+        src.sfc.a = w[4 * g];
+        src.sfc.b = w[4 * g + 1];
+        src.sfc.c = w[4 * g + 2];
+        src.sfc.w = w[4 * g + 3];
+        boot_k1_sfc(&src, h, (const double *)sb.buf, n, (int)m, total, size, o + g * size);
+    }
     Py_END_ALLOW_THREADS
     result = Py_NewRef(Py_None);
 done:
+    PyBuffer_Release(&gb);
     PyBuffer_Release(&sb);
     PyBuffer_Release(&ob);
     return result;
@@ -504,30 +520,33 @@ static int draw_args(unsigned long long bound, Py_buffer *ob, uint64_t *threshol
     return 0;
 }
 
-static PyObject *py_lemire_draws(PyObject *self, PyObject *args)
+static PyObject *py_sfc64_draws(PyObject *self, PyObject *args)
 {
-    PyObject *capsule;
+    Py_buffer gb, ob;
     unsigned long long bound;
     uint64_t threshold;
-    Py_buffer ob;
     PyObject *result = NULL;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OKw*", &capsule, &bound, &ob)) {
+    if (!PyArg_ParseTuple(args, "y*Kw*", &gb, &bound, &ob)) {
         return NULL;
     }
-    bitgen_t *bg = (bitgen_t *)PyCapsule_GetPointer(capsule, "BitGenerator");
-    if (bg == NULL || draw_args(bound, &ob, &threshold)) {
+    if (sfc_states(&gb) != 1 || draw_args(bound, &ob, &threshold)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "sfc64_draws: one state (uint64[1, 4])");
+        }
         goto done;
     }
+    const uint64_t *w = (const uint64_t *)gb.buf;
+    sfc_t g = {w[0], w[1], w[2], w[3]};
     for (Py_ssize_t i = 0; i < ob.len / 8; i++) {
-        ((int64_t *)ob.buf)[i] = (int64_t)lemire_bitgen(bg, bound, threshold);
+        ((int64_t *)ob.buf)[i] = (int64_t)lemire_sfc(&g, bound, threshold);
     }
     result = Py_NewRef(Py_None);
 done:
+    PyBuffer_Release(&gb);
     PyBuffer_Release(&ob);
     return result;
 }
-
 #endif
 
 /* BIT[v][b] = bit b of the byte value v, as 0.0 or 1.0 (multiplying by it is exact). */
@@ -590,11 +609,11 @@ static PyMethodDef methods[] = {
     {"bootstrap_sums", py_bootstrap_sums, METH_VARARGS,
      "bootstrap_sums(draws, S, n, m, size, out): row sums of S over the resamples coded by the draws."},
 #ifdef HAVE_MULHI
-    {"bootstrap_sums_fused", py_bootstrap_sums_fused, METH_VARARGS,
-     "bootstrap_sums_fused(capsules, S, n, m, size, out): as bootstrap_sums for one chunk per bit generator,\n"
-     "drawing each chunk's words itself (numpy's Generator.integers(0, n**m) stream); k == 1 only."},
-    {"lemire_draws", py_lemire_draws, METH_VARARGS,
-     "lemire_draws(capsule, bound, out): Generator.integers(0, bound, dtype=int64) draws (for tests)."},
+    {"bootstrap_sums_sfc64", py_bootstrap_sums_sfc64, METH_VARARGS,
+     "bootstrap_sums_sfc64(states, S, n, m, size, out): as bootstrap_sums for one chunk per SFC64 state,\n"
+     "drawing each chunk's words itself (Generator(SFC64).integers(0, n**m) stream); k == 1 only."},
+    {"sfc64_draws", py_sfc64_draws, METH_VARARGS,
+     "sfc64_draws(state, bound, out): Generator(SFC64).integers(0, bound, dtype=int64) draws (for tests)."},
 #endif
     {"sign_flip_sums", py_sign_flip_sums, METH_VARARGS,
      "sign_flip_sums(bits, DT, size, out): sums of DT's columns over the items each bit row keeps."},

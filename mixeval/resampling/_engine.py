@@ -19,12 +19,12 @@ functions; the optional compiled extension ``_ckernels`` (built at install time 
 C compiler is available) runs the same streams faster: for the permutation test it sums
 numpy's random bytes in one pass; for the bootstrap it splits numpy's words into indices,
 gathers and sums in one pass, and for a single statistic with ``n**m > 2**32`` it also
-draws the words itself from numpy's bit generator (through the documented ``bitgen_t``
-interface, with numpy's own bounded-integer algorithm), four chunks side by side. The
-compiled loops release the GIL, so chunks run on all cores. :func:`backend` says which
-implementation runs; ``MIXEVAL_KERNELS=numpy`` forces numpy. The two backends draw the
-same resamples (tested for equality); their sums differ only in the order of
-floating-point additions (about 1e-15 relative), which the p-values' tie tolerance absorbs.
+draws the words itself, running numpy's SFC64 generator inline and numpy's own
+bounded-integer algorithm on it. The compiled loops release the GIL, so chunks run on all
+cores. :func:`backend` says which implementation runs; ``MIXEVAL_KERNELS=numpy`` forces
+numpy. The two backends draw the same resamples (tested for equality); their sums differ
+only in the order of floating-point additions (about 1e-15 relative), which the p-values'
+tie tolerance absorbs.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ __all__ = [
     "bootstrap_sums",
     "bootstrap_indices",
     "index_digits",
-    "spawn_generators",
+    "spawn_sfc64",
     "chunk_sizes",
 ]
 
@@ -63,7 +63,7 @@ BOOTSTRAP_CHUNK_ELEMENTS = 1 << 18
 #: Up to this many statistics per item the compiled kernel gathers and sums rows; for more, resample
 #: counts times S (BLAS) is faster, and the numpy path runs (the same resamples either way).
 COMPILED_MAX_COLUMNS = 6
-#: The fused compiled kernel draws this many chunks side by side (their generators' work overlaps).
+#: Chunks per call of the fused compiled kernel (fewer calls from Python; the output does not change).
 FUSED_GROUP = 4
 #: At most this many threads run the bootstrap kernel; below PARALLEL_MIN_ELEMENTS it runs serially.
 MAX_WORKERS = 8
@@ -227,19 +227,21 @@ def _workers() -> int:
     return max(1, min(MAX_WORKERS, cpus))
 
 
-def spawn_generators(rng: np.random.Generator, k: int) -> list[np.random.Generator]:
-    """``k`` independent child generators: ``rng.spawn(k)``.
+def spawn_sfc64(rng: np.random.Generator, k: int) -> list[np.random.SFC64]:
+    """``k`` independent SFC64 bit generators seeded by ``k`` children of ``rng``'s SeedSequence.
 
-    For an int seed ``s`` turned into ``rng = np.random.default_rng(s)`` these are the
-    generators of ``np.random.SeedSequence(s).spawn(k)``. A Generator whose bit
-    generator cannot spawn (legacy seeding) instead seeds a fresh SeedSequence with
-    four 63-bit integers drawn from ``rng`` and spawns from it.
+    The children are ``rng.bit_generator.seed_seq.spawn(k)`` (what ``rng.spawn(k)`` would seed
+    its children with; for an int seed ``s`` turned into ``np.random.default_rng(s)`` they are
+    ``np.random.SeedSequence(s).spawn(k)``), each seeding ``np.random.SFC64``: numpy's fast
+    256-bit generator (Doty-Humphrey's Small Fast Chaotic PRNG, with a 64-bit counter), which
+    the compiled kernel can run inline. A bit generator without a SeedSequence (legacy
+    seeding) instead seeds a fresh SeedSequence with four 63-bit integers drawn from ``rng``.
     """
-    try:
-        return rng.spawn(k)
-    except TypeError:
+    seq = getattr(rng.bit_generator, "seed_seq", None)
+    if not isinstance(seq, np.random.SeedSequence):
         entropy = [int(x) for x in rng.integers(0, 2**63 - 1, size=4, dtype=np.int64)]
-        return [np.random.default_rng(child) for child in np.random.SeedSequence(entropy).spawn(k)]
+        seq = np.random.SeedSequence(entropy)
+    return [np.random.SFC64(child) for child in seq.spawn(k)]
 
 
 def index_digits(n: int) -> int:
@@ -314,19 +316,19 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     The resamples are split into consecutive chunks of
     ``max(1, BOOTSTRAP_CHUNK_ELEMENTS // n)`` resamples (the last one shorter), a
     partition that depends only on ``n_resamples`` and ``n``. Chunk ``c`` draws its
-    indices from its own child generator ``spawn_generators(rng, n_chunks)[c]``
-    (``rng.spawn(n_chunks)[c]``; for an int seed ``s`` passed through
-    :func:`as_generator` these are the generators of
-    ``np.random.SeedSequence(s).spawn(n_chunks)``) with :func:`bootstrap_indices`,
-    row ``r`` of the chunk being the ``n`` indices of one resample. The chunks are
+    indices with :func:`bootstrap_indices` from its own child generator
+    ``np.random.Generator(spawn_sfc64(rng, n_chunks)[c])`` (SFC64 seeded by child ``c`` of
+    ``rng``'s SeedSequence; for an int seed ``s`` passed through :func:`as_generator`,
+    child ``c`` of ``np.random.SeedSequence(s).spawn(n_chunks)``), row ``r`` of the chunk
+    being the ``n`` indices of one resample. The chunks are
     computed by up to ``workers`` threads (default: the available CPUs, at most
     ``MAX_WORKERS``; serial below ``PARALLEL_MIN_ELEMENTS`` resampled elements);
     numpy (and the compiled kernel, see :func:`backend`) releases the GIL, and the
     thread count changes only the speed: the output is identical for any number of
     threads. Memory is bounded by ``workers`` chunks of ``BOOTSTRAP_CHUNK_ELEMENTS``
-    indices and gathered values. The compiled kernel for one statistic draws chunk
-    ``c``'s words itself from ``children[c]``'s bit generator, exactly as
-    ``integers(0, n**m, dtype=int64)`` does, for ``FUSED_GROUP`` chunks per call.
+    indices and gathered values. For one statistic the compiled kernel draws chunk
+    ``c``'s words itself, from the state of its SFC64, exactly as
+    ``integers(0, n**m, dtype=int64)`` does, ``FUSED_GROUP`` chunks per call.
     """
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     S = np.ascontiguousarray(S, dtype=np.float64)
@@ -334,7 +336,7 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     cols = [np.ascontiguousarray(S[:, j]) for j in range(k)]
     sizes = chunk_sizes(n_resamples, n, BOOTSTRAP_CHUNK_ELEMENTS)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
-    children = spawn_generators(rng, len(sizes))
+    children = spawn_sfc64(rng, len(sizes))
     out = np.empty((n_resamples, k))
     tasks = _bootstrap_tasks(sizes, n, k)
 
@@ -342,12 +344,10 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
         first, count = task
         size, start = sizes[first], starts[first]
         if count == 1 and not _fused(n, k):
-            out[start:start + size] = _bootstrap_chunk(S, cols, size, children[first])
+            out[start:start + size] = _bootstrap_chunk(S, cols, size, np.random.Generator(children[first]))
             return
-        # the children are private to this call and each is used by one task, so the kernel can
-        # draw from them without taking their bit generators' locks
-        capsules = tuple(children[c].bit_generator.capsule for c in range(first, first + count))
-        _ckernels.bootstrap_sums_fused(capsules, S, n, index_digits(n), size, out[start:start + count * size])
+        states = np.array([children[c].state["state"]["state"] for c in range(first, first + count)], dtype=np.uint64)
+        _ckernels.bootstrap_sums_sfc64(states, S, n, index_digits(n), size, out[start:start + count * size])
 
     n_workers = _workers() if workers is None else require_positive_int(workers, "workers")
     if n_workers == 1 or len(tasks) == 1 or n_resamples * n < PARALLEL_MIN_ELEMENTS:
@@ -362,13 +362,13 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
 
 def _fused(n: int, k: int) -> bool:
     """Whether the compiled kernel draws the indices itself (see :func:`bootstrap_sums`)."""
-    return (backend() == "compiled" and k == 1 and hasattr(_ckernels, "bootstrap_sums_fused")
+    return (backend() == "compiled" and k == 1 and hasattr(_ckernels, "bootstrap_sums_sfc64")
             and n ** index_digits(n) - 1 > 0xFFFFFFFF)
 
 
 def _bootstrap_tasks(sizes: list[int], n: int, k: int) -> list[tuple[int, int]]:
     """Units of work as ``(first chunk, number of chunks)``: single chunks, or for the fused
-    kernel up to ``FUSED_GROUP`` consecutive chunks of equal size drawn side by side."""
+    kernel up to ``FUSED_GROUP`` consecutive chunks of equal size in one call."""
     group = FUSED_GROUP if _fused(n, k) else 1
     tasks, c = [], 0
     while c < len(sizes):
