@@ -393,7 +393,8 @@ def paired_bootstrap_test(
     (:func:`mixeval.resampling.as_generator`; an int ``s`` gives
     ``np.random.default_rng(s)``). The ``K`` resamples are split into consecutive
     chunks of ``max(1, 2**18 // n)`` resamples (a partition fixed by ``K`` and ``n``);
-    chunk ``c`` uses the child generator ``g.spawn(n_chunks)[c]`` (for an int seed:
+    chunk ``c`` uses numpy's SFC64 generator seeded by child ``c`` of ``g``'s seed
+    sequence, ``g.bit_generator.seed_seq.spawn(n_chunks)[c]`` (for an int seed:
     ``np.random.SeedSequence(s).spawn(n_chunks)[c]``, so a seed and
     ``np.random.default_rng(seed)`` give the same result; a Generator passed in is
     not advanced, its seed sequence spawns fresh children on every call). Each
