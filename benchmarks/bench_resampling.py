@@ -25,11 +25,8 @@ from mixeval.resampling import _engine, paired_bootstrap_test, permutation_test
 
 
 def _time(fn, repeat: int = 1):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t)
+    """Best wall time of ``repeat`` runs, and the last result."""
+    best, _, out = _time_stats(fn, repeat)
     return best, out
 
 

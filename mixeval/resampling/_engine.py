@@ -280,10 +280,12 @@ def bootstrap_indices(n: int, size: int, gen: np.random.Generator) -> np.ndarray
     return idx[:total].reshape(size, n)
 
 
-def _bootstrap_chunk(S: np.ndarray, cols: list[np.ndarray], size: int, gen: np.random.Generator) -> np.ndarray:
-    """Column sums of ``S`` over ``size`` bootstrap resamples with indices from ``gen``."""
+def _bootstrap_chunk(S: np.ndarray, cols: list[np.ndarray], size: int, gen: np.random.Generator,
+                     compiled: bool) -> np.ndarray:
+    """Column sums of ``S`` over ``size`` bootstrap resamples with indices from ``gen``
+    (``compiled``: with the compiled kernel, for at most ``COMPILED_MAX_COLUMNS`` columns)."""
     n, k = S.shape
-    if backend() == "compiled" and k <= COMPILED_MAX_COLUMNS:
+    if compiled and k <= COMPILED_MAX_COLUMNS:
         # the draws of bootstrap_indices, split into digits, gathered and summed in one pass
         m = index_digits(n)
         draws = gen.integers(0, n**m, size=-(-size * n // m), dtype=np.int64)
@@ -338,13 +340,15 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
     children = spawn_sfc64(rng, len(sizes))
     out = np.empty((n_resamples, k))
-    tasks = _bootstrap_tasks(sizes, n, k)
+    compiled = backend() == "compiled"
+    fused = compiled and _fused(n, k)
+    tasks = _bootstrap_tasks(sizes, FUSED_GROUP if fused else 1)
 
     def run(task: tuple[int, int]) -> None:
         first, count = task
         size, start = sizes[first], starts[first]
-        if count == 1 and not _fused(n, k):
-            out[start:start + size] = _bootstrap_chunk(S, cols, size, np.random.Generator(children[first]))
+        if not fused:
+            out[start:start + size] = _bootstrap_chunk(S, cols, size, np.random.Generator(children[first]), compiled)
             return
         states = np.array([children[c].state["state"]["state"] for c in range(first, first + count)], dtype=np.uint64)
         _ckernels.bootstrap_sums_sfc64(states, S, n, index_digits(n), size, out[start:start + count * size])
@@ -361,15 +365,14 @@ def bootstrap_sums(S: np.ndarray, n_resamples: int, rng: np.random.Generator, *,
 
 
 def _fused(n: int, k: int) -> bool:
-    """Whether the compiled kernel draws the indices itself (see :func:`bootstrap_sums`)."""
-    return (backend() == "compiled" and k == 1 and hasattr(_ckernels, "bootstrap_sums_sfc64")
-            and n ** index_digits(n) - 1 > 0xFFFFFFFF)
+    """Whether the compiled kernel (when it runs) draws the indices itself: one statistic, and
+    draws in numpy's 64-bit range (see :func:`bootstrap_sums`)."""
+    return k == 1 and hasattr(_ckernels, "bootstrap_sums_sfc64") and n ** index_digits(n) - 1 > 0xFFFFFFFF
 
 
-def _bootstrap_tasks(sizes: list[int], n: int, k: int) -> list[tuple[int, int]]:
-    """Units of work as ``(first chunk, number of chunks)``: single chunks, or for the fused
-    kernel up to ``FUSED_GROUP`` consecutive chunks of equal size in one call."""
-    group = FUSED_GROUP if _fused(n, k) else 1
+def _bootstrap_tasks(sizes: list[int], group: int) -> list[tuple[int, int]]:
+    """Units of work as ``(first chunk, number of chunks)``: up to ``group`` consecutive chunks
+    of equal size per task."""
     tasks, c = [], 0
     while c < len(sizes):
         count = 1
