@@ -60,7 +60,7 @@ def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", leve
     from ..plots import plot_interaction
 
     if not isinstance(specs, str) or not isinstance(by, str):
-        raise TypeError("`specs` and `by` must each name one factor of the model.")
+        raise InputError("`specs` and `by` must each name one factor of the model.")
     if interval not in ("ci", "se"):
         raise InputError(f"interval={interval!r}; use 'ci' (confidence intervals) or 'se' (standard errors).")
     means = emmeans(fit, specs, by=by, level=level)
@@ -114,7 +114,7 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
 
     table = getattr(result, "table", None)
     if not isinstance(table, pd.DataFrame) or not {"contrast", "estimate", "ci_low", "ci_high"} <= set(table.columns):
-        raise TypeError("`result` must be a PairwiseResult from mixeval.significance.pairwise().")
+        raise InputError("`result` must be a PairwiseResult from mixeval.significance.pairwise().")
     by = list(getattr(result, "by", ()))
     labels = [str(row["contrast"]) + ("" if not by else " | " + " ".join(str(row[b]) for b in by))
               for _, row in table.iterrows()]
