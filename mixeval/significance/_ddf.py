@@ -146,12 +146,11 @@ def ddf_pieces(fit: object) -> DdfPieces:
                          "(or use df='satterthwaite' or df='asymptotic').")
     X, codes, sizes = _random_intercept_terms(fit)
     y = np.asarray(fit.design.y, dtype=float)
-    resid = y - X @ np.asarray(fit.coef, dtype=float)
     # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
     # many times slower (as in the engine)
     limit = threadpool_limits(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
-        pieces = _pieces(X, resid, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
+        pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -161,14 +160,14 @@ def ddf_pieces(fit: object) -> DdfPieces:
 _CACHE: dict[int, tuple[object, DdfPieces]] = {}
 
 
-def _pieces(X: np.ndarray, resid: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
+def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
             sigma2: float) -> DdfPieces:
     n, p = X.shape
     q = int(sum(sizes))
     if q > KR_MAX_LEVELS:
         raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect levels "
                          f"(limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
-    Xa = np.column_stack([X, resid])                 # the residuals ride along as a last column
+    Xa = np.column_stack([X, y])                     # the response rides along as a last column
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
     rows = np.tile(np.arange(n), len(codes))
@@ -189,6 +188,11 @@ def _pieces(X: np.ndarray, resid: np.ndarray, codes: list[np.ndarray], sizes: li
     XVXa = (XtX - ZtX.T @ BZtX) / s2                 # [X r]' V^-1 [X r]
     XV2Xa = (XVXa - BZtX.T @ Fa) / s2                # [X r]' V^-2 [X r]
     XV2Za = (Fa.T - BZtX.T @ H) / s2                 # [X r]' V^-2 Z
+    # [X y] -> [X r] with r = y - X b the marginal residuals of the GLS estimate b at theta
+    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
+    T = np.eye(p + 1)
+    T[:p, p] = -beta
+    Fa, XVXa, XV2Xa, XV2Za = Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
     F, XV2X, XV2Z = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p]
     u = Fa[:, p]                                     # Z' e with e = V^-1 r
     Phi = np.linalg.inv(XVXa[:p, :p])
