@@ -111,14 +111,15 @@ def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Seq
     >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
     >>> rng = np.random.default_rng(0)
-    >>> item = np.repeat(np.arange(60), 2)
-    >>> length = rng.integers(5, 60, size=60)[item]
-    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 60), "length": length})
-    >>> df["score"] = rng.normal(size=60)[item] + np.where(df.system == "B", 0.02, 0.0) * length + rng.normal(0, 0.3, 120)
+    >>> item = np.repeat(np.arange(300), 2)
+    >>> length = rng.integers(5, 60, size=300)[item]
+    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 300), "length": length})
+    >>> df["score"] = (rng.normal(0, 0.3, 300)[item] + np.where(df.system == "B", 0.02, 0.0) * length
+    ...               + rng.normal(0, 0.3, 600))
     >>> emtrends(lmer("score ~ system * length + (1|item)", df), "system", "length")[["system", "trend"]].round(3)
       system  trend
-    0      A  0.011
-    1      B  0.031
+    0      A  0.001
+    1      B  0.021
     """
     level = require_probability(level, "level", open_interval=True)
     canonical_df(df)
@@ -150,10 +151,11 @@ def pairwise_trends(fit: object, specs: str | Sequence[str], var: str, *, by: st
     >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
     >>> rng = np.random.default_rng(0)
-    >>> item = np.repeat(np.arange(60), 2)
-    >>> length = rng.integers(5, 60, size=60)[item]
-    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 60), "length": length})
-    >>> df["score"] = rng.normal(size=60)[item] + np.where(df.system == "B", 0.02, 0.0) * length + rng.normal(0, 0.3, 120)
+    >>> item = np.repeat(np.arange(300), 2)
+    >>> length = rng.integers(5, 60, size=300)[item]
+    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 300), "length": length})
+    >>> df["score"] = (rng.normal(0, 0.3, 300)[item] + np.where(df.system == "B", 0.02, 0.0) * length
+    ...               + rng.normal(0, 0.3, 600))
     >>> res = pairwise_trends(lmer("score ~ system * length + (1|item)", df), "system", "length")
     >>> res.table[["contrast", "estimate"]].round(3)
       contrast  estimate
