@@ -42,15 +42,26 @@ def _trend_grid(fit: object, var: str, data: pd.DataFrame | None) -> ReferenceGr
     h = trend_step(pd.to_numeric(source[var], errors="coerce").to_numpy(dtype=float)) if isinstance(
         source, pd.DataFrame) and var in source.columns else 1e-3
     spec = fit.design.fixed_spec
-    mats = []
-    for shift in (-h / 2, h / 2):
-        grid = rg.grid.copy()
-        grid[var] = rg.covariates[var] + shift
-        try:
-            mats.append(np.array(spec.get_model_matrix(grid, na_action="ignore"), dtype=float))
-        except Exception as exc:  # formulaic raises several types
-            raise FormulaError(f"cannot evaluate the fixed-effects formula on the shifted reference grid: {exc}") from exc
-    return dataclasses.replace(rg, X=(mats[1] - mats[0]) / h)
+    key = (id(spec), var, h, tuple(rg.covariates.items()))
+    cached = _TREND_CACHE.get(key)
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+    n = len(rg.grid)
+    shifted = pd.concat([rg.grid.assign(**{var: rg.covariates[var] + shift}) for shift in (-h / 2, h / 2)],
+                        ignore_index=True)
+    try:
+        X = np.array(spec.get_model_matrix(shifted, na_action="ignore"), dtype=float)
+    except Exception as exc:  # formulaic raises several types
+        raise FormulaError(f"cannot evaluate the fixed-effects formula on the shifted reference grid: {exc}") from exc
+    out = dataclasses.replace(rg, X=(X[n:] - X[:n]) / h)
+    if len(_TREND_CACHE) >= 16:
+        _TREND_CACHE.pop(next(iter(_TREND_CACHE)))
+    _TREND_CACHE[key] = (spec, out)
+    return out
+
+
+# Derivative grids of recently used model specs (refits of one design share the spec object).
+_TREND_CACHE: dict[tuple, tuple[object, ReferenceGrid]] = {}
 
 
 def trend_linfct(fit: object, specs: str | Sequence[str], var: str, by: str | Sequence[str] | None = None,
