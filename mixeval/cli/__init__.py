@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
+from ._io import print_json
 
 __all__ = ["main", "build_parser", "print_json"]
 
@@ -45,26 +43,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
-
-
-def print_json(obj: Any) -> None:
-    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
-    print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
-
-
-def _nan_to_none(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
-        return None
-    return obj

@@ -6,7 +6,7 @@ import argparse
 
 
 def register(subparsers) -> None:
-    from ..resampling._cli import SEED_HELP
+    from ._paired import SEED_HELP
 
     p = subparsers.add_parser(
         "agreement", help="Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)",
@@ -38,7 +38,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..cli import print_json
     from ..cli._io import read_table
     from ..errors import ColumnError
-    from ..resampling._cli import resolve_seed
+    from ._paired import resolve_seed
 
     seed = resolve_seed(args.seed)
     data = read_table(args.path)

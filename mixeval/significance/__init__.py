@@ -10,7 +10,7 @@
   -- a forest plot of the contrasts with their adjusted intervals.
 """
 
-from ..study import bin_property
+from .._binning import bin_property
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid

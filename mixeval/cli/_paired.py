@@ -6,8 +6,8 @@ import argparse
 
 import pandas as pd
 
-from ._multi import compare_systems, wide_scores
-from ._paired import paired_bootstrap_test, permutation_test
+from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
+from ._io import print_json, read_table
 
 __all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
@@ -45,9 +45,6 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
-    from ..cli import print_json
-    from ..cli._io import read_table
-
     data = read_table(args.path)
     seed = resolve_seed(args.seed)
     wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
