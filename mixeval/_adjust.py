@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
 __all__ = ["adjust_pvalues", "ADJUST_METHODS"]
 
@@ -29,7 +29,7 @@ _ALIASES = {alias: name for name, aliases in ADJUST_METHODS.items() for alias in
 
 def _canonical_method(method: str) -> str:
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be a string such as 'holm'; got {method!r}.")
+        raise InputTypeError(f"`method` must be a string such as 'holm'; got {method!r}.")
     try:
         return _ALIASES[method.strip().lower()]
     except KeyError:
@@ -92,7 +92,7 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     try:
         p = np.array(pvalues, dtype=float)  # a copy: never modify the input
     except (TypeError, ValueError):
-        raise TypeError("`pvalues` must be numbers in [0, 1].") from None
+        raise InputTypeError("`pvalues` must be numbers in [0, 1].") from None
     shape = p.shape
     p = p.ravel()
     if p.size == 0:

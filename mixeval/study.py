@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from . import reliability as _rel

@@ -3,7 +3,10 @@
 Each sub-command lives in its own module ``mixeval/cli/cmd_<name>.py`` that
 defines ``register(subparsers) -> None``; the parser is assembled from every
 such module, so commands can be added without touching this file. A command's
-handler returns the process exit code.
+handler returns the process exit code. Errors of the user's input (the project's
+:class:`mixeval.errors.MixevalError`, also for unreadable files and bad flag values) end the
+command with a one-line message and exit code 2; any other exception is a bug and propagates
+with its traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
+from ..errors import MixevalError
 from ._io import print_json
 
 __all__ = ["main", "build_parser", "print_json"]
@@ -40,6 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
         print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
 from ._io import print_json, read_table
+from ..errors import InputError
 
 __all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
@@ -23,7 +24,7 @@ def resolve_seed(seed: int | None) -> int:
 
         return int(np.random.SeedSequence().entropy)
     if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer; got {seed}.")
+        raise InputError(f"--seed must be a non-negative integer; got {seed}.")
     return seed
 
 
@@ -69,7 +70,7 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
             print(f"seed: {seed}")
         return 0
     if getattr(args, "exact", False):
-        raise ValueError("--exact works for one comparison of two systems; for more, drop --exact.")
+        raise InputError("--exact works for one comparison of two systems; for more, drop --exact.")
     table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
                             alternative=args.alternative, level=level, n_resamples=args.n_resamples,
                             random_state=seed)
