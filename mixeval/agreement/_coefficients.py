@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._results import ConfidenceInterval
+from .._results import ConfidenceInterval, Result
 from .._validation import require_columns, require_positive_int, require_probability
-from ..errors import InputError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning
 from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
-from ..resampling._paired import percentile_interval
+from ..resampling._common import percentile_interval
 
 __all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
 
@@ -22,8 +22,8 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _UNDEFINED = ("nan", "zero", "raise")
 
 
-@dataclass(frozen=True)
-class AgreementResult:
+@dataclass(frozen=True, eq=False)
+class AgreementResult(Result):
     """An agreement coefficient with its ingredients (all numbers unrounded).
 
     Attributes
@@ -71,8 +71,6 @@ class AgreementResult:
         return s + f"; D_o = {self.observed_disagreement:.4g}, D_e = {self.expected_disagreement:.4g}, " \
                    f"{self.n_units} units, {self.n_raters} raters, percent agreement {self.percent_agreement:.3g}"
 
-    def _repr_html_(self) -> str:
-        return "<p>" + self.summary() + "</p>"
 
 
 # ----------------------------------------------------------------------------- input
@@ -90,7 +88,7 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
         if not (unit and rater and value):
             raise InputError("for long-format ratings give all three of `unit`, `rater` and `value` column names.")
         if not isinstance(data, pd.DataFrame):
-            raise TypeError("long-format ratings must be a pandas DataFrame with unit, rater and value columns.")
+            raise InputTypeError("long-format ratings must be a pandas DataFrame with unit, rater and value columns.")
         require_columns(data, [unit, rater, value])
         dup = data.duplicated([unit, rater])
         if dup.any():

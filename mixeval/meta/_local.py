@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .._progress import progress
-from .._results import TestResult
+from .._results import Result, TestResult
 from .._validation import (
     require_columns,
     require_dataframe,
@@ -27,7 +27,7 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._perturb import DropWords, Perturbation, as_generator
 
 __all__ = [
@@ -98,17 +98,17 @@ def score_pairs(
     """
     require_dataframe(data)
     if not isinstance(metrics, Mapping) or not metrics:
-        raise TypeError("`metrics` must be a non-empty mapping of name -> callable metric(context, output).")
+        raise InputTypeError("`metrics` must be a non-empty mapping of name -> callable metric(context, output).")
     for name, f in metrics.items():
         if not callable(f):
-            raise TypeError(f"metric {name!r} must be callable as metric(context, output) -> float; got {f!r}.")
+            raise InputTypeError(f"metric {name!r} must be callable as metric(context, output) -> float; got {f!r}.")
     cid = context if context_id is None else context_id
     cols = list(dict.fromkeys([context, output, subset, cid]))
     require_columns(data, cols)
     require_no_missing(data, cols)
     pert = DropWords() if perturbation is None else perturbation
     if not callable(pert):
-        raise TypeError(f"`perturbation` must be a callable (output, rng) -> output; got {pert!r}.")
+        raise InputTypeError(f"`perturbation` must be a callable (output, rng) -> output; got {pert!r}.")
     rng = as_generator(random_state)
     ctx_values = data[context].tolist()
     outputs = data[output].tolist()
@@ -137,7 +137,7 @@ def _call_metric(f: Metric, name: str, c: Any, o: Any) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"metric {name!r} must return a number; it returned {value!r}.") from None
+        raise InputTypeError(f"metric {name!r} must return a number; it returned {value!r}.") from None
     if not math.isfinite(v):
         raise InputError(f"metric {name!r} returned {v} for output {o!r}; metrics must return finite numbers.")
     return v
@@ -147,7 +147,7 @@ def _call_metric(f: Metric, name: str, c: Any, o: Any) -> float:
 
 
 @dataclass(frozen=True, eq=False)
-class LocalAccuracyResult:
+class LocalAccuracyResult(Result):
     """Local accuracies of several metrics on several subsets of outputs.
 
     Attributes
@@ -457,7 +457,7 @@ def _bootstrap_accuracies(
 
 def _require_result(result: object) -> LocalAccuracyResult:
     if not isinstance(result, LocalAccuracyResult):
-        raise TypeError(f"expected the LocalAccuracyResult of local_accuracy(...); got {type(result).__name__}.")
+        raise InputTypeError(f"expected the LocalAccuracyResult of local_accuracy(...); got {type(result).__name__}.")
     return result
 
 

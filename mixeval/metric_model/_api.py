@@ -20,7 +20,8 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from ..errors import BoundaryWarning, InputError
+from .._random import as_generator
+from ..errors import BoundaryWarning, InputError, InputTypeError
 from . import _core
 from ._model import MetricModel
 
@@ -44,7 +45,7 @@ def _z(level: float) -> float:
     return float(stats.norm.ppf(0.5 + level / 2))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class MetricCI(TestResult):
     """Goyal et al.'s comparison of two systems scored by a metric model.
 
@@ -212,7 +213,7 @@ def metric_ci(
     [-0.00326, -0.00114]
     """
     if not isinstance(metric, MetricModel):
-        raise TypeError(f"`metric` must be a MetricModel; got {type(metric).__name__}.")
+        raise InputTypeError(f"`metric` must be a MetricModel; got {type(metric).__name__}.")
     z = _z(level)
     n_c = require_positive_int(n_control, "n_control", minimum=2)
     n_t = n_c if n_treatment is None else require_positive_int(n_treatment, "n_treatment", minimum=2)
@@ -302,17 +303,9 @@ def _metric_for(metric: MetricModel | Mapping[str, MetricModel], name: str) -> M
             )
         m = metric[name]
         if not isinstance(m, MetricModel):
-            raise TypeError(f"`metric[{name!r}]` must be a MetricModel; got {type(m).__name__}.")
+            raise InputTypeError(f"`metric[{name!r}]` must be a MetricModel; got {type(m).__name__}.")
         return m
-    raise TypeError(f"`metric` must be a MetricModel or a mapping system -> MetricModel; got {type(metric).__name__}.")
-
-
-def _rng(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)):
-        return np.random.default_rng(random_state)
-    raise TypeError(f"`random_state` must be an int or a numpy Generator; got {type(random_state).__name__}.")
+    raise InputTypeError(f"`metric` must be a MetricModel or a mapping system -> MetricModel; got {type(metric).__name__}.")
 
 
 def compare_systems(
@@ -449,7 +442,7 @@ def compare_systems(
     if ppi_predictor not in ("calibrated", "observed"):
         raise InputError(f"`ppi_predictor` must be 'calibrated' or 'observed'; got {ppi_predictor!r}.")
     n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=10)
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
 
     values = require_numeric_column(long, score, role="observed label")
     sys_col = long[system].to_numpy()

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
+from .._results import Result
 from .._validation import require_probability
 from ..errors import InputError
 from ._emmeans import marginal_means, means_table
@@ -63,8 +64,8 @@ def tukey_critical_value(level: float, n_means: int) -> float:
     return float(sps.studentized_range.ppf(level, n_means, np.inf) / np.sqrt(2))
 
 
-@dataclass(frozen=True)
-class PairwiseResult:
+@dataclass(frozen=True, eq=False)
+class PairwiseResult(Result):
     """Pairwise contrasts of estimated marginal means.
 
     Attributes
