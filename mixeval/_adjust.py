@@ -24,6 +24,10 @@ ADJUST_METHODS: dict[str, tuple[str, ...]] = {
     "by": ("by", "fdr_by", "benjamini-yekutieli"),
 }
 
+#: statsmodels' name of each method (:func:`statsmodels.stats.multitest.multipletests`).
+_STATSMODELS = {"bonferroni": "bonferroni", "holm": "holm", "hochberg": "simes-hochberg", "bh": "fdr_bh",
+                "by": "fdr_by"}
+
 _ALIASES = {alias: name for name, aliases in ADJUST_METHODS.items() for alias in aliases}
 
 
@@ -75,8 +79,8 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     * BH: :math:`\\tilde p_{(i)} = \\min_{j \\ge i} \\min(1, m p_{(j)} / j)`.
     * BY: BH multiplied by :math:`\\sum_{k=1}^m 1/k`.
 
-    These are the formulas of R's ``stats::p.adjust``; the tests compare against
-    values produced by R and by ``statsmodels.stats.multitest.multipletests``.
+    These are the formulas of R's ``stats::p.adjust``; they are computed by
+    ``statsmodels.stats.multitest.multipletests`` and tested against values produced by R.
     Missing values are rejected rather than skipped, so that the family size
     ``m`` is always the number of p-values you passed.
 
@@ -105,27 +109,9 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     if (p < 0).any() or (p > 1).any():
         bad = p[(p < 0) | (p > 1)][:3].tolist()
         raise InputError(f"`pvalues` must lie in [0, 1]; found {bad}.")
-    m = p.size
     if name == "none":
-        out = p
-    elif name == "bonferroni":
-        out = np.minimum(1.0, m * p)
-    elif name == "holm":
-        order = np.argsort(p, kind="mergesort")
-        factor = m - np.arange(m)
-        adj = np.maximum.accumulate(np.minimum(1.0, factor * p[order]))
-        out = np.empty(m)
-        out[order] = adj
-    else:
-        order = np.argsort(p, kind="mergesort")[::-1]  # decreasing
-        i = np.arange(m, 0, -1)  # rank of each sorted value, decreasing
-        if name == "hochberg":
-            raw = (m - i + 1) * p[order]
-        elif name == "bh":
-            raw = m / i * p[order]
-        else:  # by
-            raw = np.sum(1.0 / np.arange(1, m + 1)) * m / i * p[order]
-        adj = np.minimum(1.0, np.minimum.accumulate(raw))
-        out = np.empty(m)
-        out[order] = adj
-    return out.reshape(shape)
+        return p.reshape(shape)
+    from statsmodels.stats.multitest import multipletests  # imported on first use (statsmodels loads slowly)
+
+    out = multipletests(p, method=_STATSMODELS[name])[1]
+    return np.minimum(1.0, out).reshape(shape)

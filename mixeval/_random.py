@@ -23,7 +23,7 @@ def as_generator(random_state: object, argument: str = "random_state") -> np.ran
 
     Examples
     --------
-    >>> as_generator(7).integers(0, 100) == np.random.default_rng(7).integers(0, 100)
+    >>> bool(as_generator(7).integers(0, 100) == np.random.default_rng(7).integers(0, 100))
     True
     >>> gen = np.random.default_rng(1)
     >>> as_generator(gen) is gen
