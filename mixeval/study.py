@@ -311,16 +311,16 @@ class Study:
         """System comparisons corrected for the errors of the metric model (Goyal et al.; beyond).
 
         The score must be a binary judgement (0/1) by the study's ``metric_model``; observations are paired
-        by the study's item factor. See :func:`mixeval.metric_model.compare_systems` for the methods and
+        by the study's item factor. See :func:`mixeval.metric_model.metric_comparisons` for the methods and
         the assumption under which each interval is calibrated.
         """
-        from .metric_model import compare_systems
+        from .metric_model import metric_comparisons
 
         self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
                              "or .from_confusion(...) to Study.")
-        return compare_systems(self.data, metric=self.metric_model, system=self._require_system(None),
+        return metric_comparisons(self.data, metric=self.metric_model, system=self._require_system(None),
                                score=self.parsed.response, item=self.item, control=control, methods=methods,
                                level=level, gold=gold, truth=truth, n_resamples=n_resamples,
                                random_state=random_state)

@@ -1,4 +1,4 @@
-"""Public entry points: :func:`metric_ci` (summary numbers) and :func:`compare_systems` (labels)."""
+"""Public entry points: :func:`metric_ci` (summary numbers) and :func:`metric_comparisons` (labels)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from ..errors import BoundaryWarning, InputError, InputTypeError
 from . import _core
 from ._model import MetricModel
 
-__all__ = ["MetricCI", "metric_ci", "compare_systems", "METHODS"]
+__all__ = ["MetricCI", "metric_ci", "metric_comparisons", "METHODS"]
 
-#: Interval methods of :func:`compare_systems` and what each assumes.
+#: Interval methods of :func:`metric_comparisons` and what each assumes.
 METHODS: dict[str, str] = {
     "uncorrected": "Eqs. 5-8: the metric's labels taken as truth; exact for the difference in OBSERVED rates",
     "goyal": "Eqs. 13-14 (+A.3): observed difference with Var p_R(1-p_R)/(N-1); rates known constants",
@@ -308,7 +308,7 @@ def _metric_for(metric: MetricModel | Mapping[str, MetricModel], name: str) -> M
     raise InputTypeError(f"`metric` must be a MetricModel or a mapping system -> MetricModel; got {type(metric).__name__}.")
 
 
-def compare_systems(
+def metric_comparisons(
     data: pd.DataFrame | Mapping[str, Sequence[float]],
     *,
     metric: MetricModel | Mapping[str, MetricModel],
@@ -403,11 +403,11 @@ def compare_systems(
     Examples
     --------
     >>> import numpy as np
-    >>> from mixeval.metric_model import MetricModel, compare_systems
+    >>> from mixeval.metric_model import MetricModel, metric_comparisons
     >>> rng = np.random.default_rng(0)
     >>> labels = {"A": rng.binomial(1, 0.10, 5000), "B": rng.binomial(1, 0.12, 5000)}
     >>> m = MetricModel.from_confusion(tp=170, fp=30, fn=20, tn=780)
-    >>> t = compare_systems(labels, metric=m, random_state=1)
+    >>> t = metric_comparisons(labels, metric=m, random_state=1)
     >>> list(t["method"])
     ['goyal', 'calibrated', 'delta', 'bootstrap']
     >>> t.loc[t["method"] == "calibrated", ["estimate", "se"]].round(4).values.tolist()

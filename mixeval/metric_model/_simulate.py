@@ -54,7 +54,7 @@ def coverage_study(
     Each replicate draws the metric's labels of ``n`` outputs per system, true labels
     ``R ~ Bernoulli(q_s[O])``, optionally an annotated test set that estimates the
     rates and a gold subset for PPI, and computes all intervals of
-    :func:`compare_systems`. Everything is vectorised over replicates.
+    :func:`metric_comparisons`. Everything is vectorised over replicates.
 
     Parameters
     ----------
