@@ -32,11 +32,11 @@ def test_every_public_random_state_shares_the_helper():
     """The functions that draw reject a bool seed with the same error; the modules hold no other helper."""
     import mixeval._random
     from mixeval.meta import _perturb
-    from mixeval.metric_model import _api, _simulate
+    from mixeval.metric_model import _comparisons, _simulate
     from mixeval.resampling import _engine, paired_bootstrap_test
     from mixeval.scale import poisson_weights
 
-    for module in (_perturb, _api, _simulate, _engine):
+    for module in (_perturb, _comparisons, _simulate, _engine):
         assert module.as_generator is mixeval._random.as_generator
     with pytest.raises(InputTypeError, match="bool is not a seed"):
         paired_bootstrap_test([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], random_state=True)

@@ -10,8 +10,9 @@ with a gold subset). :func:`coverage_study` measures the coverage of every
 interval by simulation.
 """
 
-from ._api import METHODS, MetricCI, metric_comparisons, metric_ci
+from ._comparisons import METHODS, metric_comparisons
 from ._model import MetricModel
+from ._summary import MetricCI, metric_ci
 from ._simulate import coverage_study
 
 __all__ = ["MetricModel", "MetricCI", "metric_ci", "metric_comparisons", "coverage_study", "METHODS"]

@@ -11,7 +11,7 @@ from .._random import as_generator
 from .._validation import require_positive_int, require_probability
 from ..errors import InputError
 from . import _core
-from ._api import _ESTIMAND_OBS, _ESTIMAND_TRUE, _z
+from ._summary import _ESTIMAND_OBS, _ESTIMAND_TRUE, _z
 
 __all__ = ["coverage_study"]
 
