@@ -19,11 +19,13 @@ import numpy as np
 import pandas as pd
 
 from . import reliability as _rel
+from ._binning import bin_property
+from ._lmer import lmer
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from .errors import InputError, MixevalWarning
 from .formula import ParsedFormula, parse_formula
-from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats, lmer
+from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats
 from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property"]
@@ -55,34 +57,6 @@ def drop_fixed_effect(fixed: str, effect: str) -> str:
     kept = [t for t in _fixed_terms(fixed) if effect not in t]
     names = [":".join(t) for t in kept if t != ["1"]]
     return " + ".join(["1", *names])
-
-
-def bin_property(data: pd.DataFrame, column: str, cuts: Sequence[float], labels: Sequence[str] | None = None,
-                 *, name: str | None = None) -> pd.DataFrame:
-    """A copy of ``data`` with a new categorical column binning ``column`` at ``cuts`` (right-closed).
-
-    ``cuts=(15, 55)`` gives ``<= 15``, ``(15, 55]`` and ``> 55`` (the book's Table 4.3 classes, as its
-    companion code forms them: ``(length > 15) + (length > 55)``).
-
-    Examples
-    --------
-    >>> df = pd.DataFrame({"len": [3, 15, 16, 55, 56]})
-    >>> bin_property(df, "len", (15, 55), ("short", "typical", "very long"))["len_class"].tolist()
-    ['short', 'short', 'typical', 'typical', 'very long']
-    """
-    require_columns(data, [column])
-    values = pd.to_numeric(data[column], errors="coerce")
-    if values.isna().any():
-        raise InputError(f"column {column!r} must be numeric without missing values to be binned.")
-    cuts = sorted(float(c) for c in cuts)
-    labels = list(labels) if labels is not None else (
-        [f"<= {cuts[0]:g}"] + [f"({a:g}, {b:g}]" for a, b in zip(cuts, cuts[1:])] + [f"> {cuts[-1]:g}"])
-    if len(labels) != len(cuts) + 1:
-        raise InputError(f"{len(cuts)} cut(s) make {len(cuts) + 1} classes; got {len(labels)} labels.")
-    codes = np.searchsorted(np.asarray(cuts), values.to_numpy(), side="left")
-    out = data.copy()
-    out[name or f"{column}_class"] = pd.Categorical(np.asarray(labels, dtype=object)[codes], categories=labels)
-    return out
 
 
 def _is_numeric_property(values: pd.Series) -> bool:
@@ -322,15 +296,13 @@ class Study:
         return compare(self.fit_ml, null)
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
-        """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear models."""
-        effect = self._require_system(effect)
+        """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear
+        models (:func:`mixeval.significance.glrt_averaged` on the study's columns)."""
+        from .significance import glrt_averaged
+
         self._require_rows("Study.glrt_averaged")
-        require_columns(self.data, [over, effect])
-        y = self.parsed.response
-        avg = self.data.groupby([self.item, effect], as_index=False, observed=True)[y].mean()
-        full = lmer(f"{y} ~ {effect}", avg, REML=False)
-        null = lmer(f"{y} ~ 1", avg, REML=False)
-        return compare(full, null)
+        return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
+                             item=self.item, over=over)
 
     def variance_lrt(self, component: str) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
@@ -433,16 +405,16 @@ class Study:
         """System comparisons corrected for the errors of the metric model (Goyal et al.; beyond).
 
         The score must be a binary judgement (0/1) by the study's ``metric_model``; observations are paired
-        by the study's item factor. See :func:`mixeval.metric_model.compare_systems` for the methods and
+        by the study's item factor. See :func:`mixeval.metric_model.metric_comparisons` for the methods and
         the assumption under which each interval is calibrated.
         """
-        from .metric_model import compare_systems
+        from .metric_model import metric_comparisons
 
         self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
                              "or .from_confusion(...) to Study.")
-        return compare_systems(self.data, metric=self.metric_model, system=self._require_system(None),
+        return metric_comparisons(self.data, metric=self.metric_model, system=self._require_system(None),
                                score=self.parsed.response, item=self.item, control=control, methods=methods,
                                level=level, gold=gold, truth=truth, n_resamples=n_resamples,
                                random_state=random_state)

@@ -5,25 +5,10 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from ..errors import InputError
 from ..study import Study
 from . import print_json
+from ._args import facet_ranges, facet_sizes, number_list
 from ._io import read_table
-
-
-def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise InputError(f"{what} must look like FACET=VALUE (e.g. rater=2); got {item!r}.")
-        out[key] = value
-    return out
-
-
-def _range(text: str) -> range:
-    lo, sep, hi = text.partition(":")
-    return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,21 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(handler=_significance)
 
 
-def parse_cuts(text: str) -> list[float]:
-    """``"15,55"`` -> ``[15.0, 55.0]``; anything else is an error naming ``--cuts``."""
-    parts = [p.strip() for p in text.split(",")]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        raise InputError(f"--cuts must be comma-separated numbers, e.g. --cuts 15,55; got {text!r}.") from None
-    if not all(v == v and abs(v) != float("inf") for v in values):
-        raise InputError(f"--cuts must be finite numbers, e.g. --cuts 15,55; got {text!r}.")
-    return values
-
-
 def _reliability(args: argparse.Namespace) -> int:
     study = Study(read_table(args.data), args.formula, item=args.item)
-    n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
+    n = facet_sizes(args.n, "--n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = study.variance_components()
@@ -87,7 +60,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "warnings": [str(w.message) for w in caught],
     }
     if args.grid:
-        grid = {k: _range(v) for k, v in _pairs(args.grid, "--grid").items()}
+        grid = facet_ranges(args.grid, "--grid")
         out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
         choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind)
         out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
@@ -106,7 +79,7 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _significance(args: argparse.Namespace) -> int:
-    cuts = parse_cuts(args.cuts) if args.cuts else None
+    cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None

@@ -15,7 +15,7 @@
   of a numeric property per system with their confidence bands.
 """
 
-from ..study import bin_property
+from .._binning import bin_property
 from ._ddf import DF_METHODS, kenward_roger_vcov
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged

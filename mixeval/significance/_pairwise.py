@@ -11,6 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
+from .._results import Result
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
@@ -67,8 +68,8 @@ def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> floa
     return float(sps.studentized_range.ppf(level, n_means, df) / np.sqrt(2))
 
 
-@dataclass(frozen=True)
-class PairwiseResult:
+@dataclass(frozen=True, eq=False)
+class PairwiseResult(Result):
     """Pairwise contrasts of estimated marginal means (or of trends, see :func:`pairwise_trends`).
 
     Attributes
