@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import InputError
 
@@ -148,7 +148,7 @@ def ddf_pieces(fit: object) -> DdfPieces:
     y = np.asarray(fit.design.y, dtype=float)
     # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
     # many times slower (as in the engine)
-    limit = threadpool_limits(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
+    limit = _controller().limit(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
         pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
     if len(_CACHE) >= 8:
@@ -158,6 +158,14 @@ def ddf_pieces(fit: object) -> DdfPieces:
 
 
 _CACHE: dict[int, tuple[object, DdfPieces]] = {}
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def _controller() -> ThreadpoolController:
+    """One threadpoolctl controller per process (creating it inspects the loaded libraries: slow)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
@@ -172,17 +180,16 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
     rows = np.tile(np.arange(n), len(codes))
     Z = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, q))
-    ZtZ = (Z.T @ Z).toarray()
+    ZtZ_sparse = (Z.T @ Z).tocsr()
+    ZtZ = ZtZ_sparse.toarray()
     ZtX = np.asarray(Z.T @ Xa)
     XtX = Xa.T @ Xa
     lam = np.repeat(theta, sizes)
-    M = lam[:, None] * ZtZ * lam[None, :]
-    M[np.diag_indices(q)] += 1.0
-    B = lam[:, None] * cho_solve(cho_factor(M, lower=True, check_finite=False), np.diag(lam), check_finite=False)
+    B = lam[:, None] * _inverse_m(ZtZ, lam, sizes[0]) * lam[None, :]
     B = 0.5 * (B + B.T)                              # V^-1 = (I - Z B Z') / s2
     s2 = sigma2
-    ZtZB = ZtZ @ B
-    H = (ZtZ - ZtZB @ ZtZ) / s2                      # Z' V^-1 Z
+    ZtZB = np.asarray(ZtZ_sparse @ B)
+    H = (ZtZ - np.asarray((ZtZ_sparse @ ZtZB.T).T)) / s2  # Z' V^-1 Z
     Fa = (ZtX - ZtZB @ ZtX) / s2                     # Z' V^-1 [X r]
     BZtX = B @ ZtX
     XVXa = (XtX - ZtX.T @ BZtX) / s2                 # [X r]' V^-1 [X r]
@@ -238,6 +245,33 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     ePGPGe = E - Xe @ Phi @ Xe.T                     # e' G_r P G_s e
     hessian = -trPGPG + 2.0 * ePGPGe
     return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=2.0 * _inverse(hessian))
+
+
+def _inverse_m(ZtZ: np.ndarray, lam: np.ndarray, q0: int) -> np.ndarray:
+    """``M^-1`` for ``M = Lambda Z'Z Lambda + I``, whose first ``q0 x q0`` block is diagonal.
+
+    The first grouping factor (the largest, as lme4 orders them) has one level per row, so its block of
+    ``Z'Z`` is diagonal; eliminating it leaves a Schur complement over the other factors' levels only
+    (``q - q0``), and the cost is ``O(q0^2 (q - q0))`` instead of ``O(q^3)``.
+    """
+    q = ZtZ.shape[0]
+    d = lam[:q0] * lam[:q0] * np.diag(ZtZ)[:q0] + 1.0
+    if q0 == q:
+        return np.diag(1.0 / d)
+    C = lam[:q0, None] * ZtZ[:q0, q0:] * lam[None, q0:]
+    R = lam[q0:, None] * ZtZ[q0:, q0:] * lam[None, q0:]
+    R[np.diag_indices(q - q0)] += 1.0
+    DinvC = C / d[:, None]
+    S = R - C.T @ DinvC
+    Sinv = cho_solve(cho_factor(S, lower=True, check_finite=False), np.eye(q - q0), check_finite=False)
+    DinvCSinv = DinvC @ Sinv
+    out = np.empty((q, q))
+    out[:q0, :q0] = DinvCSinv @ DinvC.T
+    out[np.arange(q0), np.arange(q0)] += 1.0 / d
+    out[:q0, q0:] = -DinvCSinv
+    out[q0:, :q0] = -DinvCSinv.T
+    out[q0:, q0:] = Sinv
+    return out
 
 
 def _inverse(A: np.ndarray) -> np.ndarray:

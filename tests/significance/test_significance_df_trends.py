@@ -135,3 +135,16 @@ def test_kenward_roger_table_4_2_is_fast(request):
     elapsed = time.perf_counter() - start
     assert elapsed < 20.0  # about 0.4 s on the 2-core machine; R (pbkrtest, sparse) takes about 0.1 s
     np.testing.assert_allclose(res.table["df"], 6244.0, rtol=1e-9)  # balanced: n - items - (p - 1)
+
+
+def test_studentized_range_quadrature_matches_scipy():
+    """The fixed-rule ptukey/qtukey agree with scipy's adaptive integration to 1e-7 (df from 1.2 to inf)."""
+    from scipy import stats as sps
+
+    from mixeval.significance._tukey import ptukey, qtukey
+
+    for k in (2, 3, 6, 20):
+        for dof in (1.2, 2.5, 10.7, 291.7, 6244.0, np.inf):
+            q = np.array([0.3, 1.5, 3.5, 8.0])
+            np.testing.assert_allclose(ptukey(q, k, dof, upper=True), sps.studentized_range.sf(q, k, dof), atol=1e-7)
+    assert qtukey(0.95, 3, 291.7) == pytest.approx(sps.studentized_range.ppf(0.95, 3, 291.7), abs=1e-7)
