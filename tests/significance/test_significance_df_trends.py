@@ -148,3 +148,43 @@ def test_studentized_range_quadrature_matches_scipy():
             q = np.array([0.3, 1.5, 3.5, 8.0])
             np.testing.assert_allclose(ptukey(q, k, dof, upper=True), sps.studentized_range.sf(q, k, dof), atol=1e-7)
     assert qtukey(0.95, 3, 291.7) == pytest.approx(sps.studentized_range.ppf(0.95, 3, 291.7), abs=1e-7)
+
+
+def test_random_effects_space_equals_dense_formulas():
+    """Kenward-Roger and Satterthwaite pieces from Z'Z, Z'X (three crossed factors, one an interaction,
+    unbalanced) equal pbkrtest's / lmerTest's definitions evaluated with n x n matrices."""
+    from mixeval.significance._ddf import ddf_pieces
+
+    rng = np.random.default_rng(7)
+    idx = pd.MultiIndex.from_product([range(12), range(4), ["A", "B", "C"]], names=["item", "rater", "sys"]).to_frame(index=False)
+    idx = idx[rng.random(len(idx)) < 0.7].reset_index(drop=True)
+    idx["x"] = rng.normal(size=len(idx))
+    idx["y"] = (rng.normal(0, 0.7, 12)[idx.item] + rng.normal(0, 0.4, 4)[idx.rater]
+                + rng.normal(0, 0.3, 48)[idx.item * 4 + idx.rater] + 0.3 * idx.x + rng.normal(0, 0.5, len(idx)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = lmer("y ~ sys * x + (1|item) + (1|rater) + (1|item:rater)", idx)
+    X, n = fit.design.X, fit.nobs
+    G = []
+    for g in fit.design.groups:
+        Zk = np.zeros((n, g.n_levels))
+        Zk[np.arange(n), g.codes] = 1.0
+        G.append(Zk @ Zk.T)
+    G.append(np.eye(n))
+    gamma = [fit.sigma2 * t * t for t in fit.theta] + [fit.sigma2]
+    Si = np.linalg.inv(sum(a * b for a, b in zip(gamma, G)))
+    Phi = np.linalg.inv(X.T @ Si @ X)
+    P = np.array([-X.T @ Si @ Gr @ Si @ X for Gr in G])
+    Proj = Si - Si @ X @ Phi @ X.T @ Si
+    trPGPG = np.array([[np.trace(Proj @ Gr @ Proj @ Gs) for Gs in G] for Gr in G])
+    W = 2 * np.linalg.inv(trPGPG)
+    U = sum(W[r, s] * (X.T @ Si @ G[r] @ Si @ G[s] @ Si @ X - P[r] @ Phi @ P[s])
+            for r in range(len(G)) for s in range(len(G)))
+    e = Proj @ fit.design.y
+    hessian = np.array([[-trPGPG[r, s] + 2 * e @ G[r] @ Proj @ G[s] @ e for s in range(len(G))] for r in range(len(G))])
+    pieces = ddf_pieces(fit)
+    np.testing.assert_allclose(pieces.vcov, Phi, rtol=1e-9)
+    np.testing.assert_allclose(pieces.P, P, rtol=1e-8, atol=1e-10 * np.abs(P).max())
+    np.testing.assert_allclose(pieces.W_expected, W, rtol=1e-7)
+    np.testing.assert_allclose(pieces.vcov_adjusted, Phi + 2 * Phi @ U @ Phi, rtol=1e-8)
+    np.testing.assert_allclose(pieces.W_observed, 2 * np.linalg.inv(hessian), rtol=1e-7)
