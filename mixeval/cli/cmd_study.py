@@ -21,9 +21,19 @@ def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
     return out
 
 
+def _number(text: str, flag: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{flag} sizes must be numbers (e.g. rater=2); got {text!r}.") from None
+
+
 def _range(text: str) -> range:
     lo, sep, hi = text.partition(":")
-    return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
+    try:
+        return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
+    except ValueError:
+        raise InputError(f"--grid sizes must be integers LO:HI (e.g. rater=1:12) or HI; got {text!r}.") from None
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,7 +84,7 @@ def parse_cuts(text: str) -> list[float]:
 
 def _reliability(args: argparse.Namespace) -> int:
     study = Study(read_table(args.data), args.formula, item=args.item)
-    n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
+    n = {k: _number(v, "--n") for k, v in _pairs(args.n, "--n").items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = study.variance_components()

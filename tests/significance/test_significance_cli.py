@@ -55,3 +55,10 @@ def test_argument_errors_name_the_flag(capsys):
         with pytest.raises(SystemExit):
             main(["significance", UNBALANCED, "y ~ sys + (1|item)", flag, value])
         assert flag in capsys.readouterr().err
+
+
+def test_reliability_size_errors_name_the_flag(capsys):
+    assert main(["reliability", UNBALANCED, "y ~ (1|item) + (1|rater)", "--n", "rater=two"]) == 2
+    assert "--n" in capsys.readouterr().err
+    assert main(["reliability", UNBALANCED, "y ~ (1|item) + (1|rater)", "--grid", "rater=1:x"]) == 2
+    assert "--grid" in capsys.readouterr().err

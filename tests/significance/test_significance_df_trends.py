@@ -4,7 +4,8 @@ Fixtures: tests/significance/fixtures/df_trend_fixtures.json (make_df_trend_fixt
 case and each ``lmer.df`` ("asymptotic", "satterthwaite", "kenward-roger"), the emmeans or emtrends
 table and the pairwise contrasts with Tukey, no and Holm adjustment. Cases: an unbalanced crossed
 item x rater design (Satterthwaite and Kenward-Roger differ), slopes of a numeric property there,
-the book's Table 4.2 (7,287 rows; emmeans' row limits raised) and the slopes of TER in src_length.
+the book's Tables 4.2 and 4.3 (7,287 rows; emmeans' row limits raised; Table 4.3's contrasts within
+each length class) and the slopes of TER in src_length.
 
 Two sources of the variance parameters:
 * ``"lme4"``: mixeval's fit with lme4's theta, sigma, fixef and vcov put in (from the fixture), which
@@ -66,6 +67,9 @@ def _fit(case: dict, request, source: str = "mixeval"):
         source = case["data"]["file"]
         if source.startswith("bookdata/"):
             df = pd.read_csv(request.getfixturevalue("bookdata") / source.split("/", 1)[1])
+            if "cls" in (case["data"].get("preprocess") or ""):
+                df["cls"] = np.array(["short", "typical", "very long"])[
+                    (df.src_length > 15).astype(int) + (df.src_length > 55).astype(int)]
         else:
             df = pd.read_csv(ROOT / source)
         with warnings.catch_warnings():
@@ -97,12 +101,14 @@ def test_means_or_trends_match_emmeans(name, dfm, source, request):
     fit = _fit(case, request, source)
     ref = case["results"][dfm]["means"]
     if case["var"] is None:
-        ours = emmeans(fit, case["specs"], df=dfm)
+        ours = emmeans(fit, case["specs"], by=case["by"], df=dfm)
         _compare(ours, ref, "emmean", None, source)
     else:
         ours = emtrends(fit, case["specs"], case["var"], df=dfm)
         _compare(ours, ref, "trend", None, source)
-    assert [str(v) for v in ours[case["specs"]]] == [r[case["specs"]] for r in ref]
+    keys = [case["specs"]] + ([case["by"]] if case["by"] else [])
+    assert [tuple(str(v) for v in row) for row in ours[keys].itertuples(index=False)] == [
+        tuple(r[k] for k in keys) for r in ref]
 
 
 @pytest.mark.parametrize("source", list(SOURCES))
@@ -114,10 +120,12 @@ def test_contrasts_match_emmeans(name, dfm, adjust, source, request):
     fit = _fit(case, request, source)
     ref = case["results"][dfm]["contrasts"][adjust]
     if case["var"] is None:
-        res = pairwise(fit, case["specs"], adjust=adjust, df=dfm)
+        res = pairwise(fit, case["specs"], by=case["by"], adjust=adjust, df=dfm)
     else:
         res = pairwise_trends(fit, case["specs"], case["var"], adjust=adjust, df=dfm)
     assert list(res.table["contrast"]) == [r["contrast"] for r in ref]
+    if case["by"]:
+        assert list(res.table[case["by"]].astype(str)) == [r[case["by"]] for r in ref]
     _compare(res.table, ref, "estimate", "z" if dfm == "asymptotic" else "t", source)
     assert res.df_method == dfm
     np.testing.assert_allclose(res.table["effect_size"], res.table["estimate"] / fit.sigma, rtol=1e-12)
@@ -188,3 +196,33 @@ def test_random_effects_space_equals_dense_formulas():
     np.testing.assert_allclose(pieces.W_expected, W, rtol=1e-7)
     np.testing.assert_allclose(pieces.vcov_adjusted, Phi + 2 * Phi @ U @ Phi, rtol=1e-8)
     np.testing.assert_allclose(pieces.W_observed, 2 * np.linalg.inv(hessian), rtol=1e-7)
+
+
+def test_ml_fits_use_the_engines_satterthwaite_and_refuse_kenward_roger():
+    from mixeval.errors import InputError
+
+    df = pd.read_csv(ROOT / CASES["unbalanced_sys"]["data"]["file"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = lmer("y ~ sys + (1|item) + (1|rater)", df, REML=False)
+    res = pairwise(fit, "sys", df="satterthwaite")
+    C = np.array([[0, -1, 0], [0, 0, -1], [0, 1, -1.0]])
+    np.testing.assert_allclose(res.table["df"], [fit.satterthwaite_df(c) for c in C], rtol=1e-12)
+    with pytest.raises(InputError, match="REML"):
+        pairwise(fit, "sys", df="kenward-roger")
+    with pytest.raises(InputError, match="df='t'"):
+        emmeans(fit, "sys", df="t")
+
+
+def test_trend_lines_have_the_emtrends_slopes():
+    from mixeval.significance import plot_trends
+    from mixeval.significance._trends import trend_lines
+
+    case = CASES["unbalanced_trend_x"]
+    fit = _fit(case, None) if case["name"] in _FITS else lmer(case["formula_py"], pd.read_csv(ROOT / case["data"]["file"]))
+    lines = trend_lines(fit, "sys", "x", values=[10.0, 50.0])
+    slopes = emtrends(fit, "sys", "x").set_index("sys")["trend"]
+    for level, rows in lines.groupby("sys"):
+        assert (rows.estimate.iloc[1] - rows.estimate.iloc[0]) / 40.0 == pytest.approx(slopes[level], rel=1e-9)
+    fig = plot_trends(fit, "sys", "x", show_data=True)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["A", "B", "C"]
