@@ -129,6 +129,8 @@ def test_contrasts_match_emmeans(name, dfm, adjust, source, request):
     _compare(res.table, ref, "estimate", "z" if dfm == "asymptotic" else "t", source)
     assert res.df_method == dfm
     np.testing.assert_allclose(res.table["effect_size"], res.table["estimate"] / fit.sigma, rtol=1e-12)
+    # emmeans' eff_size(emm, sigma = sigma(fit), edf = Inf): the same standardized differences
+    np.testing.assert_allclose(res.table["effect_size"], case["results"][dfm]["effect_size"], rtol=1e-5)
 
 
 def test_kenward_roger_table_4_2_is_fast(request):
