@@ -35,6 +35,10 @@ DF_METHODS: dict[str, str] = {
     "kenward-roger": "kenward-roger", "kenward_roger": "kenward-roger", "kr": "kenward-roger",
 }
 
+#: Relative standard deviations below this (lme4's singularity tolerance) are on the boundary: held fixed
+#: in the Satterthwaite df (pbkrtest's Kenward-Roger keeps every variance parameter).
+BOUNDARY_THETA = 1e-4
+
 #: Largest number of random-effect levels for which the dense ``q x q`` Kenward-Roger pieces are formed.
 KR_MAX_LEVELS = 12_000
 
@@ -73,7 +77,9 @@ class DdfPieces:
         ``I_E[r, s] = tr(P G_r P G_s) / 2`` (``P`` the REML projection); pbkrtest's ``W``.
     W_observed : ndarray, shape (m, m)
         ``2 H^-1`` with ``H`` the Hessian of the REML criterion ``-2 l_R(gamma)``, lmerTest's covariance
-        of the variance parameters (invariant to their parametrisation at the optimum).
+        of the variance parameters (invariant to their parametrisation at an interior optimum); rows and
+        columns of components on the boundary (``theta < 1e-4``) are 0, as lmerTest's Hessian in
+        ``theta`` decouples them.
     """
 
     vcov: np.ndarray = field(repr=False)
@@ -244,7 +250,13 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     PhiA = 0.5 * (PhiA + PhiA.T)
     ePGPGe = E - Xe @ Phi @ Xe.T                     # e' G_r P G_s e
     hessian = -trPGPG + 2.0 * ePGPGe
-    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=2.0 * _inverse(hessian))
+    # lmerTest differentiates in (theta, sigma): at theta_k = 0 the REML criterion is even in theta_k, so
+    # that component decouples and does not enter the Satterthwaite df; in the variance parametrisation
+    # it is held fixed (below lme4's singularity tolerance, as the engine's Satterthwaite does)
+    free = np.flatnonzero(np.append(theta >= BOUNDARY_THETA, True))
+    W_obs = np.zeros((m, m))
+    W_obs[np.ix_(free, free)] = 2.0 * _inverse(hessian[np.ix_(free, free)])
+    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=W_obs)
 
 
 def _inverse_m(ZtZ: np.ndarray, lam: np.ndarray, q0: int) -> np.ndarray:
