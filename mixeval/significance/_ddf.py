@@ -175,12 +175,71 @@ def _controller() -> ThreadpoolController:
 
 
 def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
-            sigma2: float) -> DdfPieces:
+            sigma2: float, *, dense: bool = False) -> DdfPieces:
+    """Stage chain: cross-products -> q-space blocks (diagonal for one factor, else dense) -> pieces."""
     n, p = X.shape
     q = int(sum(sizes))
-    if q > KR_MAX_LEVELS:
-        raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect levels "
-                         f"(limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
+    if len(sizes) > 1 or dense:
+        if q > KR_MAX_LEVELS:
+            raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect "
+                             f"levels of crossed factors (limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
+        blocks = _blocks_dense(X, y, codes, sizes, theta, sigma2)
+    else:
+        blocks = _blocks_one_factor(X, y, codes[0], sizes[0], float(theta[0]), sigma2)
+    return _assemble(*blocks, theta=theta)
+
+
+def _glsify(Fa: np.ndarray, XVXa: np.ndarray, XV2Xa: np.ndarray, XV2Za: np.ndarray, p: int):
+    """``[X y] -> [X r]`` with ``r = y - X b`` the marginal residuals of the GLS estimate ``b`` at theta."""
+    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
+    T = np.eye(p + 1)
+    T[:p, p] = -beta
+    return Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
+
+
+def _blocks_one_factor(X: np.ndarray, y: np.ndarray, codes: np.ndarray, q: int, theta: float, s2: float):
+    """The q-space blocks of a single random intercept: ``Z'Z``, ``B`` and ``Z'V^-1Z`` are diagonal (O(n p + q p^2))."""
+    n, p = X.shape
+    Xa = np.column_stack([X, y])
+    d = np.bincount(codes, minlength=q).astype(float)              # diag Z'Z
+    ZtX = np.zeros((q, p + 1))
+    np.add.at(ZtX, codes, Xa)
+    XtX = Xa.T @ Xa
+    b = theta * theta / (1.0 + theta * theta * d)                  # diag B
+    db = d * b
+    h = (d - d * db) / s2                                          # diag Z' V^-1 Z
+    Fa = (ZtX - db[:, None] * ZtX) / s2
+    BZtX = b[:, None] * ZtX
+    XVXa = (XtX - ZtX.T @ BZtX) / s2
+    XV2Xa = (XVXa - BZtX.T @ Fa) / s2
+    XV2Za = (Fa.T - BZtX.T * h[None, :]) / s2
+    Fa, XVXa, XV2Xa, XV2Za = _glsify(Fa, XVXa, XV2Xa, XV2Za, p)
+    F, XV2X, XV2Z, u = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p], Fa[:, p]
+    Phi = np.linalg.inv(XVXa[:p, :p])
+    Phi = 0.5 * (Phi + Phi.T)
+    P = np.array([-F.T @ F, -XV2X])
+    Xe = np.array([F.T @ u, XV2Xa[:p, p]])
+    Q = np.empty((2, 2, p, p))
+    Q[0, 0] = F.T @ (h[:, None] * F)
+    Q[1, 0] = XV2Z @ F
+    Q[0, 1] = Q[1, 0].T
+    Q[1, 1] = (XV2X - F.T @ (b[:, None] * F)) / s2
+    K = np.empty((2, 2))
+    K[0, 0] = float(np.sum(h * h))
+    K[0, 1] = K[1, 0] = (float(np.sum(h)) - float(np.sum(db * h))) / s2
+    K[1, 1] = (n - 2.0 * float(np.sum(db)) + float(np.sum(db * db))) / (s2 * s2)
+    E = np.empty((2, 2))
+    E[0, 0] = float(u @ (h * u))
+    E[0, 1] = E[1, 0] = float(XV2Za[p] @ u)
+    E[1, 1] = (XV2Xa[p, p] - float(u @ (b * u))) / s2
+    return Phi, P, Q, K, E, Xe
+
+
+def _blocks_dense(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
+                  sigma2: float):
+    """The q-space blocks with dense ``q x q`` matrices (crossed or nested factors)."""
+    n, p = X.shape
+    q = int(sum(sizes))
     Xa = np.column_stack([X, y])                     # the response rides along as a last column
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
@@ -201,11 +260,7 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     XVXa = (XtX - ZtX.T @ BZtX) / s2                 # [X r]' V^-1 [X r]
     XV2Xa = (XVXa - BZtX.T @ Fa) / s2                # [X r]' V^-2 [X r]
     XV2Za = (Fa.T - BZtX.T @ H) / s2                 # [X r]' V^-2 Z
-    # [X y] -> [X r] with r = y - X b the marginal residuals of the GLS estimate b at theta
-    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
-    T = np.eye(p + 1)
-    T[:p, p] = -beta
-    Fa, XVXa, XV2Xa, XV2Za = Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
+    Fa, XVXa, XV2Xa, XV2Za = _glsify(Fa, XVXa, XV2Xa, XV2Za, p)
     F, XV2X, XV2Z = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p]
     u = Fa[:, p]                                     # Z' e with e = V^-1 r
     Phi = np.linalg.inv(XVXa[:p, :p])
@@ -235,6 +290,13 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     Q[-1, -1] = (XV2X - F.T @ B @ F) / s2
     K[-1, -1] = (n - 2.0 * np.trace(ZtZB) + float(np.sum(ZtZB * ZtZB.T))) / (s2 * s2)
     E[-1, -1] = (XV2Xa[p, p] - u @ B @ u) / s2      # e' V^-1 e = r' V^-3 r
+    return Phi, P, Q, K, E, Xe
+
+
+def _assemble(Phi: np.ndarray, P: np.ndarray, Q: np.ndarray, K: np.ndarray, E: np.ndarray, Xe: np.ndarray, *,
+              theta: np.ndarray) -> DdfPieces:
+    """pbkrtest's adjusted covariance and W, lmerTest's observed-information W, from the q-space blocks."""
+    m, p = P.shape[0], P.shape[1]
     trPGPG = np.empty((m, m))
     for r in range(m):
         PhiPr = Phi @ P[r]
@@ -358,7 +420,7 @@ def _has_pieces(fit: object) -> bool:
     design = getattr(fit, "design", None)
     return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
             and np.shape(fit.theta) == (len(design.groups),)
-            and sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS)
+            and (len(design.groups) == 1 or sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS))
 
 
 def _satterthwaite(fit: object, row: np.ndarray) -> float:

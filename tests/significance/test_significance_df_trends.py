@@ -234,3 +234,19 @@ def test_trend_lines_have_the_emtrends_slopes():
         assert (rows.estimate.iloc[1] - rows.estimate.iloc[0]) / 40.0 == pytest.approx(slopes[level], rel=1e-9)
     fig = plot_trends(fit, "sys", "x", show_data=True)
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["A", "B", "C"]
+
+
+def test_one_factor_diagonal_path_equals_dense_path():
+    """A single random intercept uses diagonal q-space blocks (no q x q matrix): same pieces as the dense path."""
+    from mixeval.significance._ddf import _pieces
+
+    df = pd.read_csv(ROOT / CASES["unbalanced_sys"]["data"]["file"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = lmer("y ~ sys * x + (1|item)", df)
+    g = fit.design.groups[0]
+    args = (fit.design.X, fit.design.y, [g.codes], [g.n_levels], fit.theta, fit.sigma2)
+    diag, dense = _pieces(*args), _pieces(*args, dense=True)
+    for name in ("vcov", "vcov_adjusted", "P", "W_expected", "W_observed"):
+        a, b = getattr(diag, name), getattr(dense, name)
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * np.abs(b).max(), err_msg=name)
