@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 
 from ..errors import InputError
@@ -77,7 +78,7 @@ def parse_cuts(text: str) -> list[float]:
         values = [float(p) for p in parts]
     except ValueError:
         raise InputError(f"--cuts must be comma-separated numbers, e.g. --cuts 15,55; got {text!r}.") from None
-    if not all(v == v and abs(v) != float("inf") for v in values):
+    if not all(math.isfinite(v) for v in values):
         raise InputError(f"--cuts must be finite numbers, e.g. --cuts 15,55; got {text!r}.")
     return values
 

@@ -177,7 +177,6 @@ def _controller() -> ThreadpoolController:
 def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
             sigma2: float, *, dense: bool = False) -> DdfPieces:
     """Stage chain: cross-products -> q-space blocks (diagonal for one factor, else dense) -> pieces."""
-    n, p = X.shape
     q = int(sum(sizes))
     if len(sizes) > 1 or dense:
         if q > KR_MAX_LEVELS:
