@@ -250,3 +250,22 @@ def test_one_factor_diagonal_path_equals_dense_path():
     for name in ("vcov", "vcov_adjusted", "P", "W_expected", "W_observed"):
         a, b = getattr(diag, name), getattr(dense, name)
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * np.abs(b).max(), err_msg=name)
+
+
+def test_single_factor_has_no_level_limit_and_the_balanced_closed_form():
+    """15,000 items x 2 systems (beyond the dense limit): Kenward-Roger's df of the within-item contrast
+    is the residual df of the balanced design, n - items - (p - 1) = 14,999, as for Table 4.2 (6,244)."""
+    from mixeval.significance._ddf import KR_MAX_LEVELS
+
+    rng = np.random.default_rng(3)
+    n_items = 15_000
+    assert n_items > KR_MAX_LEVELS
+    item = np.repeat(np.arange(n_items), 2)
+    df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], n_items)})
+    df["y"] = rng.normal(size=n_items)[item] + 0.1 * (df.system == "B") + rng.normal(size=item.size)
+    fit = lmer("y ~ system + (1|item)", df)
+    start = time.perf_counter()
+    res = pairwise(fit, "system", df="kenward-roger")
+    assert time.perf_counter() - start < 10.0
+    assert res.table["df"].iloc[0] == pytest.approx(14_999, rel=1e-9)
+    np.testing.assert_allclose(res.table["se"], np.sqrt(2 * fit.sigma2 / n_items), rtol=1e-9)
