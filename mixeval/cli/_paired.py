@@ -6,9 +6,10 @@ import argparse
 
 import pandas as pd
 
+from .._adjust import ADJUST_METHODS
+from ..errors import InputError
 from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
 from ._io import print_json, read_table
-from ..errors import InputError
 
 __all__ = ["add_common_arguments", "adjust_method", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
@@ -30,8 +31,6 @@ def resolve_seed(seed: int | None) -> int:
 
 def adjust_method(text: str) -> str:
     """``--adjust`` checked when the flags are read (also with two systems, where it is not used)."""
-    from .._adjust import ADJUST_METHODS
-
     aliases = {a for names in ADJUST_METHODS.values() for a in names}
     if text.strip().lower() not in aliases:
         raise argparse.ArgumentTypeError(f"unknown adjustment {text!r}; choose one of {', '.join(ADJUST_METHODS)}")
