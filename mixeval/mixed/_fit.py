@@ -9,14 +9,20 @@ from typing import Any
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
+import numpy as np
+from scipy.linalg import LinAlgError
+
 from ..errors import ConvergenceWarning, SingularFitWarning
 from ._deviance import deviance_parts
 from ._design import Design, build_design, complete_rows
-from ._optimize import SINGULAR_TOL, optimize_theta
-from ._result import LmerResult, make_result
+from ._general import BlockStats, compute_block_stats, general_deviance_parts
+from ._optimize import OptimResult, finite_difference_gradient, minimize_deviance, optimize_theta
+from ._result import LmerResult, make_result, singular_terms
+from ._reterms import build_restructure
+from ._scaling import Scaling, standardize
 from ._stats import SufficientStats, compute_stats
 
-__all__ = ["lmer", "fit_from_stats"]
+__all__ = ["lmer", "fit_from_stats", "fit_design", "design_stats", "optimize_general"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -31,12 +37,59 @@ def single_threaded_blas():
     return _controller().limit(limits=1, user_api="blas")
 
 
-def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
-    """Optimise, check and assemble a fit from precomputed sufficient statistics."""
+def optimize_general(stats: BlockStats, reml: bool, theta0: np.ndarray | None = None,
+                     lower: np.ndarray | None = None) -> OptimResult:
+    """Minimise the profiled deviance of a model with vector-valued terms (:mod:`._general`).
+
+    lme4's start (identity relative factors) and bounds (diagonals >= 0); the gradient by central
+    differences (:func:`~._optimize.finite_difference_gradient`) through :func:`~._optimize.minimize_deviance`.
+    """
+    from ._reterms import _tril_template
+
+    diag = np.concatenate([(lambda rc: rc[0] == rc[1])(_tril_template(d)) for d in stats.dims]) if stats.dims \
+        else np.zeros(0, dtype=bool)
+    x0 = np.where(diag, 1.0, 0.0) if theta0 is None else np.asarray(theta0, dtype=float)
+    lo = np.where(diag, 0.0, -np.inf) if lower is None else np.asarray(lower, dtype=float)
+
+    def dev(theta: np.ndarray) -> float:
+        try:
+            return general_deviance_parts(stats, theta, reml).deviance
+        except np.linalg.LinAlgError as exc:  # numpy's batched Cholesky: treat as scipy's (infinite deviance)
+            raise LinAlgError(str(exc)) from exc
+
+    return minimize_deviance(finite_difference_gradient(dev), x0, lo)
+
+
+def design_stats(design: Design) -> SufficientStats | BlockStats:
+    """The statistics a fit of ``design`` needs: random-intercept sums, or per-level blocks for slopes."""
+    if design.has_slopes:
+        return compute_block_stats(build_restructure(design), design.X, design.y)
+    return compute_stats(design)
+
+
+def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
+    """Fit a validated design: centre and scale (:func:`~._scaling.standardize`), form the statistics,
+    optimise, map back to the data as given."""
+    scaled, scaling = standardize(design)
+    return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
+
+
+def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml: bool, data: Any = None,
+                   warn: bool = True, scaling: Scaling | None = None) -> LmerResult:
+    """Optimise, check and assemble a fit from precomputed statistics.
+
+    ``stats`` may belong to a centred and scaled copy of ``design`` (then ``scaling`` maps back,
+    :func:`fit_design`); random-intercept statistics go to the intercept path, per-level blocks
+    (:class:`~._general.BlockStats`) to the general evaluator.
+    """
     with single_threaded_blas():
-        opt = optimize_theta(stats, reml)
-        parts = deviance_parts(stats, opt.theta, reml)
-        result = make_result(design, stats, opt, parts, data)
+        if isinstance(stats, BlockStats):
+            opt = optimize_general(stats, reml)
+            parts = general_deviance_parts(stats, opt.theta, reml)
+        else:
+            opt = optimize_theta(stats, reml)
+            parts = deviance_parts(stats, opt.theta, reml)
+        result = make_result(design, stats, opt, parts, data, scaling)
     if warn:
         check_fit(result)
     return result
@@ -45,11 +98,21 @@ def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: 
 def check_fit(result: LmerResult) -> None:
     """Warn on singular (boundary) fits and on non-convergence (lme4's ``checkConv``)."""
     if result.singular:
-        zero = [g for g, t in zip(result.group_names, result.theta) if t < SINGULAR_TOL]
+        dims = tuple(len(c) for c in result.term_coef_names)
+        terms = singular_terms(dims, result.theta)
+        scalar = [result.group_names[k] for k in terms if dims[k] == 1]
+        vector = [result.term_labels[k] for k in terms if dims[k] > 1]
+        what = []
+        if scalar:
+            what.append(f"the variance of {', '.join(repr(z) for z in scalar)} is estimated as (numerically) zero")
+        if vector:
+            what.append(f"the covariance matrix of {', '.join(vector)} is singular (a variance at 0 or a "
+                        "correlation at +-1; see fit.correlations)")
         warnings.warn(
-            f"boundary (singular) fit: the variance of {', '.join(repr(z) for z in zero)} is estimated as "
-            "(numerically) zero. This is a valid estimate, not a failure; the component can be dropped "
-            "without changing the fit.",
+            f"boundary (singular) fit: {'; '.join(what)}. This is a valid estimate, not a failure; "
+            + ("the component can be dropped without changing the fit." if not vector else
+               "the random-effects structure can be simplified (drop a slope, or fit uncorrelated effects "
+               "(1 + x || g)) without changing the fit much."),
             SingularFitWarning,
             stacklevel=3,
         )
@@ -127,5 +190,4 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     if drop_missing:
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
-    stats = compute_stats(design)
-    return fit_from_stats(design, stats, reml=bool(REML), data=design.data)
+    return fit_design(design, reml=bool(REML), data=design.data)
