@@ -128,10 +128,17 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
 def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) -> list[str]:
     """Columns that are (numerically) linear combinations of earlier ones.
 
-    Works on the Gram matrix of the unit-norm columns (one pass over the rows, then ``p x p``): a
+    With an intercept column, the other columns are centred first (the rank is unchanged, and a covariate
+    such as a timestamp is not mistaken for a multiple of the intercept). Works on the Gram matrix of the
+    unit-norm columns (one pass over the rows, then ``p x p``): a
     pivot-free Cholesky-like sweep marks column ``j`` aliased when its squared residual norm after
     projecting on the kept earlier columns is below ``tol``.
     """
+    ones = [j for j, nm in enumerate(names) if nm == "(Intercept)" and np.all(X[:, j] == 1.0)]
+    if ones:  # centring the other columns keeps the rank and removes a large offset's near-collinearity
+        keep = X[:, ones[0]].copy()
+        X = X - X.mean(axis=0)
+        X[:, ones[0]] = keep
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     zero = norms == 0
     scaled_gram = (X.T @ X) / np.outer(np.where(zero, 1, norms), np.where(zero, 1, norms))

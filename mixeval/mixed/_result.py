@@ -251,7 +251,7 @@ class LmerResult:
             return pd.DataFrame(
                 {
                     "group": list(frame.grp),
-                    "name": [("" if n is None else n) for n in frame.var1],
+                    "name": [("" if pd.isna(n) else n) for n in frame.var1],
                     "variance": list(frame.vcov),
                     "std": list(frame.sdcor),
                     "percent": np.nan,
