@@ -252,6 +252,46 @@ def warn_confounded(groups: list[GroupingFactor]) -> None:
         )
 
 
+def unidentified_groups(groups, X: np.ndarray, tol: float = 1e-8) -> list[str]:
+    """Random intercepts whose level indicators all lie in the span of the fixed effects.
+
+    Such a variance is not identified: the fixed effects absorb every group mean (the grouping factor
+    is itself a fixed effect, ``score ~ system + (1|system)``, or a fixed factor is constant within its
+    levels, e.g. ``(1|site)`` with every site's ``rater`` levels fixed). For indicator ``z_l`` the squared
+    residual after projection on ``X`` is ``n_l - (X'z_l)' (X'X)^{-1} (X'z_l)``, computed from level sums.
+    """
+    out = []
+    p = X.shape[1]
+    if p == 0:
+        return out
+    gram = X.T @ X
+    try:
+        inv = np.linalg.pinv(gram)
+    except np.linalg.LinAlgError:
+        return out
+    for g in groups:
+        if not g.is_intercept or g.codes is None:
+            continue
+        counts = np.bincount(g.codes, minlength=g.n_levels).astype(float)
+        sums = np.column_stack([np.bincount(g.codes, weights=X[:, j], minlength=g.n_levels) for j in range(p)])
+        resid = counts - np.einsum("lj,jk,lk->l", sums, inv, sums)
+        if np.all(resid <= tol * counts):
+            out.append(g.name)
+    return out
+
+
+def warn_unidentified(groups, X: np.ndarray) -> None:
+    """Warn (IdentifiabilityWarning) about random intercepts the fixed effects make unidentifiable."""
+    for name in unidentified_groups(groups, X):
+        warnings.warn(
+            f"the variance of (1|{name}) is not identified: the fixed effects already contain every level mean of "
+            f"{name!r} (it is also a fixed effect, or a fixed factor is constant within its levels). Its estimate "
+            f"is arbitrary and a likelihood-ratio test of it is meaningless; drop (1|{name}) or the fixed effect.",
+            IdentifiabilityWarning,
+            stacklevel=4,
+        )
+
+
 def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str) -> pd.DataFrame:
     """Rows of ``data`` without missing values in ``columns`` and with a finite response; warns how many went."""
     keep = data[columns].notna().all(axis=1)
@@ -350,6 +390,7 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     groups = [_grouping_factor(t, data, len(y)) for t in parsed.random]
     groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
     warn_confounded(groups)
+    warn_unidentified(groups, X)
     row_key = hash((len(y), y.tobytes()))
     return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec,
                   data=data)

@@ -223,3 +223,36 @@ def test_backticked_columns_fit():
     assert fit.group_names == ("test subject", "item")
     assert fit.loglik == pytest.approx(ref.loglik, rel=1e-10)
     assert "test subject.cat-B" in fit.components
+
+
+def test_grouping_factor_also_fixed_warns():
+    from mixeval.errors import IdentifiabilityWarning
+
+    df = _data("systems")
+    with pytest.warns(IdentifiabilityWarning, match=r"\(1\|system\) is not identified"):
+        _fit("score ~ system + (1|system) + (1|item)", df)
+    # a fixed factor constant within the groups' levels: the group means are fixed effects
+    df2 = df.assign(family=df.system.map({"A": "f1", "B": "f1", "C": "f2"}))
+    with pytest.warns(IdentifiabilityWarning, match=r"\(1\|family\)"):
+        _fit("score ~ system + (1|family) + (1|item)", df2)
+    # items nested in a fixed category (the book's A.2.2 layout) are identified: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IdentifiabilityWarning)
+        _fit("rt ~ x + (1|subject) + (1|item)", _data("barr"))
+
+
+def test_reliability_refuses_slopes_with_the_reason():
+    from mixeval.errors import InputError
+    from mixeval.reliability import variance_table
+
+    fit = _fit("score ~ system + (1 + system|item)", _data("systems"))
+    with pytest.raises(InputError, match=r"random slopes \(1 \+ systemB \+ systemC \| item\).*depends on the covariate"):
+        variance_table(fit)
+
+
+def test_aggregate_path_names_the_in_memory_path():
+    duckdb = pytest.importorskip("duckdb")
+    from mixeval.scale import lmer_aggregate
+
+    with pytest.raises(FormulaError, match=r"random slopes \(1 \+ x \| subject\).*mixeval.lmer"):
+        lmer_aggregate("rt ~ x + (1 + x|subject) + (1|item)", duckdb.from_df(_data("barr")))
