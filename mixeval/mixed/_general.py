@@ -36,7 +36,7 @@ from ..errors import InputError
 from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["BlockStats", "GeneralParts", "compute_block_stats", "general_deviance_parts", "general_deviance",
-           "general_random_effects", "MAX_CROSS_ENTRIES"]
+           "general_deviance_and_gradient", "general_random_effects", "MAX_CROSS_ENTRIES"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -330,3 +330,114 @@ def general_random_effects(stats: BlockStats, parts: GeneralParts) -> list[np.nd
         out.append(ur[start:start + d * nl].reshape(nl, d) @ lam.T)
         start += d * nl
     return out
+
+
+def _left_lambda(m: np.ndarray, dims, n_levels, lams) -> np.ndarray:
+    """``Lambda M`` for ``M`` with rows in the ReStructure layout."""
+    out = np.empty_like(m)
+    start = 0
+    for d, nl, lam in zip(dims, n_levels, lams):
+        size = d * nl
+        block = m[start:start + size].reshape(nl, d, -1)
+        out[start:start + size] = np.einsum("ij,ljc->lic", lam, block).reshape(size, -1)
+        start += size
+    return out
+
+
+def _diag_blocks(m: np.ndarray, d: int, nl: int) -> np.ndarray:
+    """The ``d x d`` diagonal blocks of a square ``(d nl) x (d nl)`` matrix, shape ``(nl, d, d)``."""
+    r = m.reshape(nl, d, nl, d)
+    idx = np.arange(nl)
+    return r[idx, :, idx, :]
+
+
+def general_deviance_and_gradient(stats: BlockStats, theta: np.ndarray, reml: bool) -> tuple[float, np.ndarray]:
+    """The profiled deviance and its exact gradient with respect to lme4's theta.
+
+    Notes
+    -----
+    With ``C = Z'Z``, ``U = A^{-1} Lambda' Z'W``, ``R = Z'W - C Lambda U`` and ``B = A^{-1} Lambda' C``,
+    a change ``dLambda`` (one element of ``Lambda_k`` in every level's block) gives
+
+    ``d log|A| = 2 tr(B dLambda)``, ``dM = -(R' dLambda U + U' dLambda' R)``,
+
+    hence ``d r^2 = c' dM c`` with ``c = (-beta, 1)`` and ``d log|M_XX| = tr(M_XX^{-1} dM_XX)``. Only the
+    per-level diagonal blocks of ``B`` are needed; they follow from the block inverse of ``A`` with the
+    factors of :func:`general_deviance_parts` (``E = A_00^{-1} A_0r``, ``S``): for term 0
+    ``A_00^{-1} K_00 + E S^{-1} E' K_00 - E S^{-1} K_r0`` per level, for the others
+    ``S^{-1} (K_rr - E' K_0r)``, with ``K = Lambda' C``. The cost is a few evaluations of the deviance.
+    """
+    from scipy.linalg import solve_triangular
+
+    theta = np.asarray(theta, dtype=float)
+    parts = general_deviance_parts(stats, theta, reml)
+    p, n = stats.p, stats.nobs
+    if not stats.n_terms:
+        return parts.deviance, np.zeros(0)
+    lams = parts.factors
+    dims, nlev = stats.dims, stats.n_levels
+    d0, n0 = dims[0], nlev[0]
+    q0 = d0 * n0
+    qr = stats.crr.shape[0]
+    rdims, rlev, rlams = dims[1:], nlev[1:], lams[1:]
+    # U = A^{-1} G
+    ur = cho_solve((parts.chol_s, True), parts.h, check_finite=False) if qr else np.zeros((0, p + 1))
+    rhs0 = (parts.g0 - parts.f @ ur).reshape(n0, d0, p + 1)
+    u0 = np.einsum("lji,ljc->lic", parts.linv, rhs0).reshape(q0, p + 1)
+    # R = Z'W - C Lambda U
+    lu0 = _left_lambda(u0, dims[:1], nlev[:1], lams[:1])
+    r0 = stats.z0w - np.einsum("ljk,lkc->ljc", stats.c00, lu0.reshape(n0, d0, p + 1)).reshape(q0, p + 1)
+    if qr:
+        lur = _left_lambda(ur, rdims, rlev, rlams)
+        r0 = r0 - stats.c0r @ lur
+        rr = stats.zrw - stats.c0r.T @ lu0 - stats.crr @ lur
+    else:
+        rr = np.zeros((0, p + 1))
+    # diagonal blocks of B = A^{-1} Lambda' C
+    k00 = np.einsum("ji,ljk->lik", lams[0], stats.c00)  # Lambda_0' C_00,l
+    a00inv = np.einsum("lji,ljk->lik", parts.linv, parts.linv)  # L^{-T} L^{-1}
+    b0 = a00inv @ k00
+    blocks = [b0]
+    if qr:
+        e = np.einsum("lji,ljr->lir", parts.linv, parts.f.reshape(n0, d0, qr)).reshape(q0, qr)  # L^{-T} F
+        y = solve_triangular(parts.chol_s, e.T, lower=True, check_finite=False)  # (qr, q0)
+        kr0 = _left_lambda_t(stats.c0r.T.copy(), rdims, rlev, rlams)  # Lambda_r' C_r0, (qr, q0)
+        z2 = solve_triangular(parts.chol_s, kr0, lower=True, check_finite=False)
+        y3 = y.reshape(qr, n0, d0)
+        ese = np.einsum("rla,rlb->lab", y3, y3)
+        b0 = b0 + ese @ k00 - np.einsum("rla,rlb->lab", y3, z2.reshape(qr, n0, d0))
+        blocks = [b0]
+        k0r = np.einsum("ji,ljr->lir", lams[0], stats.c0r.reshape(n0, d0, qr)).reshape(q0, qr)
+        krr = _left_lambda_t(stats.crr, rdims, rlev, rlams)
+        br = cho_solve((parts.chol_s, True), krr - e.T @ k0r, check_finite=False)
+        start = 0
+        for d, nl in zip(rdims, rlev):
+            size = d * nl
+            blocks.append(_diag_blocks(br[start:start + size, start:start + size], d, nl))
+            start += size
+    c = np.append(-parts.beta, 1.0)
+    u_all = np.vstack([u0, ur])
+    r_all = np.vstack([r0, rr])
+    rc, uc = r_all @ c, u_all @ c
+    if p:
+        mxx_inv = cho_solve((cholesky(parts.mxx, lower=True, check_finite=False), True), np.eye(p), check_finite=False)
+        rm = r_all[:, :p] @ mxx_inv
+    grad = []
+    start = 0
+    for d, nl, blk in zip(dims, nlev, blocks):
+        size = d * nl
+        sl = slice(start, start + size)
+        qc = np.einsum("la,lb->ab", rc[sl].reshape(nl, d), uc[sl].reshape(nl, d))
+        qx = np.einsum("lam,lbm->ab", rm[sl].reshape(nl, d, p), u_all[sl, :p].reshape(nl, d, p)) if p else np.zeros((d, d))
+        trb = blk.sum(axis=0)
+        for b in range(d):
+            for a in range(b, d):  # theta order: lower triangle column-wise, element (a, b)
+                dlogdet = 2.0 * trb[b, a]
+                dr2 = -2.0 * qc[a, b]
+                if reml:
+                    g = dlogdet - 2.0 * qx[a, b] + (n - p) * dr2 / parts.r2
+                else:
+                    g = dlogdet + n * dr2 / parts.r2
+                grad.append(g)
+        start += size
+    return parts.deviance, np.array(grad)
