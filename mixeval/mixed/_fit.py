@@ -68,29 +68,28 @@ def _gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6):
 
     Near the optimum the deviance is flat to rounding (a change of ``1e-7`` in theta moves it by
     ``~1e-13``), so a search that compares deviance values stops anywhere in that flat region;
-    the gradient is exact to ``~1e-12`` and locates the optimum to about ``1e-12`` in theta. A step
-    is kept when it reduces the gradient's norm without increasing the deviance beyond rounding; the
-    Hessian is the central difference of the exact gradient.
+    the gradient is exact to ``~1e-12`` and locates the optimum to about ``1e-12`` in theta. The
+    Hessian (forward differences of the exact gradient, formed once: ``k + 1`` gradient calls) is
+    kept for all steps; a step is kept when it reduces the gradient's norm without increasing the
+    deviance beyond rounding.
     """
     dev, grad = fg(theta)
+    idx = np.flatnonzero(theta > lower)
+    if not idx.size:
+        return theta, float(dev), grad
+    h = np.empty((idx.size, idx.size))
+    for a, i in enumerate(idx):
+        step = 1e-6 * max(abs(theta[i]), 1e-2)
+        tp = theta.copy()
+        tp[i] += step
+        h[a] = (fg(tp)[1][idx] - grad[idx]) / step
+    h = 0.5 * (h + h.T)
+    try:
+        chol = np.linalg.cholesky(h)
+    except np.linalg.LinAlgError:
+        return theta, float(dev), grad
     for _ in range(steps):
-        free = theta > lower
-        if not free.any():
-            break
-        idx = np.flatnonzero(free)
-        h = np.empty((idx.size, idx.size))
-        for a, i in enumerate(idx):
-            step = 1e-5 * max(abs(theta[i]), 1e-2)
-            tp, tm = theta.copy(), theta.copy()
-            tp[i] += step
-            tm[i] -= step
-            h[a] = (fg(tp)[1][idx] - fg(tm)[1][idx]) / (2 * step)
-        h = 0.5 * (h + h.T)
-        try:
-            np.linalg.cholesky(h)
-            delta = np.linalg.solve(h, grad[idx])
-        except np.linalg.LinAlgError:
-            break
+        delta = np.linalg.solve(chol.T, np.linalg.solve(chol, grad[idx]))
         trial = theta.copy()
         trial[idx] = np.maximum(theta[idx] - delta, lower[idx])
         try:
@@ -100,7 +99,7 @@ def _gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6):
         if not (np.linalg.norm(new_grad[idx]) < np.linalg.norm(grad[idx]) and new_dev <= dev + 1e-11 * abs(dev)):
             break
         theta, dev, grad = trial, new_dev, new_grad
-        if np.max(np.abs(delta)) < 1e-13:
+        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
             break
     return theta, float(dev), grad
 
