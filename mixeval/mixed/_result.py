@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,16 +12,19 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import cho_solve, cholesky
 
-from ..errors import InputError
+from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ._blas import single_threaded_blas
 from ._design import Design
-from ._deviance import DevianceParts, solve_random_effects
-from ._general import BlockStats, GeneralParts, general_random_effects
-from ._optimize import SINGULAR_TOL, OptimResult
+from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
+from ._general import (BlockStats, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
+                       gradient_polish, optimize_general)
+from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
 from ._reterms import _tril_template, theta_to_factors
-from ._scaling import Scaling, identity_scaling, map_factor
-from ._stats import SufficientStats
+from ._reterms import build_restructure
+from ._scaling import Scaling, identity_scaling, map_factor, standardize
+from ._stats import SufficientStats, compute_stats
 
-__all__ = ["LmerResult", "make_result"]
+__all__ = ["LmerResult", "make_result", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
 @dataclass(frozen=True)
@@ -287,9 +292,6 @@ class LmerResult:
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        from ._deviance import deviance_parts
-        from ._fit import single_threaded_blas
-
         self._require_intercepts("the asymptotic covariance of the variance components")
         y_scale2 = self._scaling().y_scale ** 2
         names = [*self.group_names, "Residual"]
@@ -359,8 +361,6 @@ class LmerResult:
         and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
         held fixed.
         """
-        from ._fit import single_threaded_blas
-
         self._require_intercepts("the Satterthwaite degrees of freedom")
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
@@ -461,8 +461,6 @@ class LmerResult:
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
         if REML == self.reml:
             return self
-        from ._fit import fit_from_stats
-
         return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False, scaling=self.scaling)
 
     # ----------------------------------------------------------------- printing
@@ -593,3 +591,72 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
         data=data,
         scaling=scaling,
     )
+
+
+def design_stats(design: Design) -> SufficientStats | BlockStats:
+    """The statistics a fit of ``design`` needs: random-intercept sums, or per-level blocks for slopes."""
+    if design.has_slopes:
+        return compute_block_stats(build_restructure(design), design.X, design.y)
+    return compute_stats(design)
+
+
+def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
+    """Fit a validated design: centre and scale (:func:`~._scaling.standardize`), form the statistics,
+    optimise, map back to the data as given."""
+    scaled, scaling = standardize(design)
+    return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
+
+
+def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml: bool, data: Any = None,
+                   warn: bool = True, scaling: Scaling | None = None) -> LmerResult:
+    """Optimise, check and assemble a fit from precomputed statistics.
+
+    ``stats`` may belong to a centred and scaled copy of ``design`` (then ``scaling`` maps back,
+    :func:`fit_design`); random-intercept statistics go to the intercept path, per-level blocks
+    (:class:`~._general.BlockStats`) to the general evaluator.
+    """
+    with single_threaded_blas():
+        if isinstance(stats, BlockStats):
+            opt = optimize_general(stats, reml)
+            parts = general_deviance_parts(stats, opt.theta, reml)
+        else:
+            opt = optimize_theta(stats, reml)
+            if stats.n_terms:
+                theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml), opt.theta,
+                                                    np.zeros(stats.n_terms))
+                opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+            parts = deviance_parts(stats, opt.theta, reml)
+        result = make_result(design, stats, opt, parts, data, scaling)
+    if warn:
+        check_fit(result)
+    return result
+
+
+def check_fit(result: LmerResult) -> None:
+    """Warn on singular (boundary) fits and on non-convergence (lme4's ``checkConv``)."""
+    if result.singular:
+        dims = tuple(len(c) for c in result.term_coef_names)
+        terms = singular_terms(dims, result.theta)
+        scalar = [result.group_names[k] for k in terms if dims[k] == 1]
+        vector = [result.term_labels[k] for k in terms if dims[k] > 1]
+        what = []
+        if scalar:
+            what.append(f"the variance of {', '.join(repr(z) for z in scalar)} is estimated as (numerically) zero")
+        if vector:
+            what.append(f"the covariance matrix of {', '.join(vector)} is singular (a variance at 0 or a "
+                        "correlation at +-1; see fit.correlations)")
+        warnings.warn(
+            f"boundary (singular) fit: {'; '.join(what)}. This is a valid estimate, not a failure; "
+            + ("the component can be dropped without changing the fit." if not vector else
+               "the random-effects structure can be simplified (drop a slope, or fit uncorrelated effects "
+               "(1 + x || g)) without changing the fit much."),
+            SingularFitWarning,
+            stacklevel=3,
+        )
+    if not result.converged:
+        warnings.warn(
+            "the optimiser did not meet its convergence criterion (projected gradient of the deviance "
+            "not ~0); treat the estimates with care and check the model specification.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
