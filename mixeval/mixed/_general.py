@@ -182,7 +182,7 @@ def _left_lambda_t(m: np.ndarray, dims, n_levels, lams) -> np.ndarray:
     for d, nl, lam in zip(dims, n_levels, lams):
         size = d * nl
         block = m[start:start + size].reshape(nl, d, -1)
-        out[start:start + size] = np.einsum("ji,ljc->lic", lam, block).reshape(size, -1)
+        out[start:start + size] = (lam.T @ block).reshape(size, -1)
         start += size
     return out
 
@@ -238,12 +238,12 @@ def general_deviance_parts(stats: BlockStats, theta: np.ndarray, reml: bool) -> 
     lams = theta_to_factors(_terms_of(stats), theta)
     if stats.n_terms:
         lam0, d0, n0 = lams[0], stats.dims[0], stats.n_levels[0]
-        a00 = np.einsum("ji,ljk,km->lim", lam0, stats.c00, lam0)
+        a00 = lam0.T @ stats.c00 @ lam0
         a00 += np.eye(d0)[None]
         chol0 = np.linalg.cholesky(a00)
-        logdet_a = 2.0 * float(np.sum(np.log(np.einsum("lii->li", chol0))))
+        logdet_a = 2.0 * float(np.sum(np.log(np.diagonal(chol0, axis1=1, axis2=2))))
         linv = np.linalg.inv(chol0)
-        g0 = linv @ np.einsum("ji,ljc->lic", lam0, stats.z0w.reshape(n0, d0, p + 1))
+        g0 = linv @ (lam0.T @ stats.z0w.reshape(n0, d0, p + 1))
         g0 = g0.reshape(n0 * d0, p + 1)
         quad = g0.T @ g0
     else:
@@ -255,7 +255,7 @@ def general_deviance_parts(stats: BlockStats, theta: np.ndarray, reml: bool) -> 
     if qr:
         rdims, rlev, rlams = stats.dims[1:], stats.n_levels[1:], lams[1:]
         a0r = _right_lambda(stats.c0r, rdims, rlev, rlams)
-        a0r = np.einsum("ji,ljc->lic", lam0, a0r.reshape(n0, d0, qr))
+        a0r = lam0.T @ a0r.reshape(n0, d0, qr)
         f = (linv @ a0r).reshape(n0 * d0, qr)
         arr = _left_lambda_t(_right_lambda(stats.crr, rdims, rlev, rlams), rdims, rlev, rlams)
         s = arr - f.T @ f
@@ -326,7 +326,7 @@ def general_random_effects(stats: BlockStats, parts: GeneralParts) -> list[np.nd
     else:
         ur = np.zeros(0)
     rhs0 = (parts.g0 @ c - parts.f @ ur).reshape(n0, d0)
-    u0 = np.einsum("lji,lj->li", parts.linv, rhs0)  # L_l^{-T} rhs_l
+    u0 = (np.swapaxes(parts.linv, 1, 2) @ rhs0[:, :, None])[:, :, 0]  # L_l^{-T} rhs_l
     out = [u0 @ lams[0].T]
     start = 0
     for d, nl, lam in zip(stats.dims[1:], stats.n_levels[1:], lams[1:]):
@@ -342,7 +342,7 @@ def _left_lambda(m: np.ndarray, dims, n_levels, lams) -> np.ndarray:
     for d, nl, lam in zip(dims, n_levels, lams):
         size = d * nl
         block = m[start:start + size].reshape(nl, d, -1)
-        out[start:start + size] = np.einsum("ij,ljc->lic", lam, block).reshape(size, -1)
+        out[start:start + size] = (lam @ block).reshape(size, -1)
         start += size
     return out
 
@@ -386,10 +386,10 @@ def general_deviance_and_gradient(stats: BlockStats, theta: np.ndarray, reml: bo
     # U = A^{-1} G
     ur = cho_solve((parts.chol_s, True), parts.h, check_finite=False) if qr else np.zeros((0, p + 1))
     rhs0 = (parts.g0 - parts.f @ ur).reshape(n0, d0, p + 1)
-    u0 = np.einsum("lji,ljc->lic", parts.linv, rhs0).reshape(q0, p + 1)
+    u0 = (np.swapaxes(parts.linv, 1, 2) @ rhs0).reshape(q0, p + 1)
     # R = Z'W - C Lambda U
     lu0 = _left_lambda(u0, dims[:1], nlev[:1], lams[:1])
-    r0 = stats.z0w - np.einsum("ljk,lkc->ljc", stats.c00, lu0.reshape(n0, d0, p + 1)).reshape(q0, p + 1)
+    r0 = stats.z0w - (stats.c00 @ lu0.reshape(n0, d0, p + 1)).reshape(q0, p + 1)
     if qr:
         lur = _left_lambda(ur, rdims, rlev, rlams)
         r0 = r0 - stats.c0r @ lur
@@ -397,20 +397,20 @@ def general_deviance_and_gradient(stats: BlockStats, theta: np.ndarray, reml: bo
     else:
         rr = np.zeros((0, p + 1))
     # diagonal blocks of B = A^{-1} Lambda' C
-    k00 = np.einsum("ji,ljk->lik", lams[0], stats.c00)  # Lambda_0' C_00,l
-    a00inv = np.einsum("lji,ljk->lik", parts.linv, parts.linv)  # L^{-T} L^{-1}
+    k00 = lams[0].T @ stats.c00  # Lambda_0' C_00,l
+    a00inv = np.swapaxes(parts.linv, 1, 2) @ parts.linv  # L^{-T} L^{-1}
     b0 = a00inv @ k00
     blocks = [b0]
     if qr:
-        e = np.einsum("lji,ljr->lir", parts.linv, parts.f.reshape(n0, d0, qr)).reshape(q0, qr)  # L^{-T} F
+        e = (np.swapaxes(parts.linv, 1, 2) @ parts.f.reshape(n0, d0, qr)).reshape(q0, qr)  # L^{-T} F
         y = solve_triangular(parts.chol_s, e.T, lower=True, check_finite=False)  # (qr, q0)
         kr0 = _left_lambda_t(stats.c0r.T.copy(), rdims, rlev, rlams)  # Lambda_r' C_r0, (qr, q0)
         z2 = solve_triangular(parts.chol_s, kr0, lower=True, check_finite=False)
-        y3 = y.reshape(qr, n0, d0)
-        ese = np.einsum("rla,rlb->lab", y3, y3)
-        b0 = b0 + ese @ k00 - np.einsum("rla,rlb->lab", y3, z2.reshape(qr, n0, d0))
+        y3 = y.T.reshape(n0, d0, qr)  # (level, a, r)
+        ese = y3 @ np.swapaxes(y3, 1, 2)
+        b0 = b0 + ese @ k00 - y3 @ np.swapaxes(z2.T.reshape(n0, d0, qr), 1, 2)
         blocks = [b0]
-        k0r = np.einsum("ji,ljr->lir", lams[0], stats.c0r.reshape(n0, d0, qr)).reshape(q0, qr)
+        k0r = (lams[0].T @ stats.c0r.reshape(n0, d0, qr)).reshape(q0, qr)
         krr = _left_lambda_t(stats.crr, rdims, rlev, rlams)
         br = cho_solve((parts.chol_s, True), krr - e.T @ k0r, check_finite=False)
         start = 0
@@ -430,8 +430,8 @@ def general_deviance_and_gradient(stats: BlockStats, theta: np.ndarray, reml: bo
     for d, nl, blk in zip(dims, nlev, blocks):
         size = d * nl
         sl = slice(start, start + size)
-        qc = np.einsum("la,lb->ab", rc[sl].reshape(nl, d), uc[sl].reshape(nl, d))
-        qx = np.einsum("lam,lbm->ab", rm[sl].reshape(nl, d, p), u_all[sl, :p].reshape(nl, d, p)) if p else np.zeros((d, d))
+        qc = rc[sl].reshape(nl, d).T @ uc[sl].reshape(nl, d)
+        qx = np.tensordot(rm[sl].reshape(nl, d, p), u_all[sl, :p].reshape(nl, d, p), axes=([0, 2], [0, 2])) if p else np.zeros((d, d))
         trb = blk.sum(axis=0)
         for b in range(d):
             for a in range(b, d):  # theta order: lower triangle column-wise, element (a, b)
