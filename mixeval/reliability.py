@@ -38,6 +38,15 @@ RESIDUAL = "Residual"
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
     if isinstance(source, LmerResult):
+        if source.has_slopes:
+            slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
+            raise InputError(
+                f"reliability (phi, D-studies, the variance table) needs random intercepts only; the fit has random "
+                f"slopes {slopes}. With a slope, a facet's variance depends on the covariate (for (1 + x | g): "
+                "Var(b_0 + b_1 x) = s0^2 + 2 x s01 + x^2 s1^2), so it has no single share of the total and phi is "
+                "not defined by one number. Fit the intercept-only model for reliability, or evaluate the "
+                "components at a covariate value from fit.covariances and pass them as a mapping."
+            )
         return source.variances
     if not isinstance(source, Mapping):
         raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")

@@ -25,7 +25,7 @@ from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from .errors import InputError, MixevalWarning
 from .formula import ParsedFormula, parse_formula
-from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats
+from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property"]
@@ -222,7 +222,7 @@ class Study:
         """The REML fit of the study's formula (variance components)."""
         if self._design is None:
             return lmer(self.formula, self.source, REML=True)
-        return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self._design.data)
+        return fit_design(self._design, reml=True, data=self._design.data)
 
     @cached_property
     def fit_ml(self) -> LmerResult:

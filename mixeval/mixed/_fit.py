@@ -7,10 +7,9 @@ import pandas as pd
 from .._validation import require_bool
 from ..errors import InputTypeError
 from ._design import build_design, complete_rows
-from ._result import LmerResult, check_fit, fit_from_stats
-from ._stats import compute_stats
+from ._result import LmerResult, check_fit, design_stats, fit_design, fit_from_stats
 
-__all__ = ["lmer", "fit_from_stats", "check_fit"]
+__all__ = ["lmer", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
 def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: bool = False) -> LmerResult:
@@ -21,7 +20,9 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     formula : str
         ``"score ~ system + (1|item) + (1|rater:item) + (1|site/rater)"``: fixed effects in
         formulaic/Wilkinson syntax, random intercepts for any number of crossed or nested grouping
-        factors. A formula without random terms fits the linear model (R's ``lm``).
+        factors, random slopes as lme4 writes them (``(1 + x | g)``, ``(x | g)``, ``(0 + x | g)``,
+        uncorrelated ``(1 + x || g)``, factor slopes ``(1 + system | item)``). A formula without random
+        terms fits the linear model (R's ``lm``).
     data : pandas.DataFrame, or (through :func:`mixeval.lmer` only) a Parquet path/glob, Arrow table, DuckDB relation or Spark DataFrame
         Long-format data (one row per observation); never modified. ``mixeval.lmer`` fits sources other
         than a DataFrame from aggregates computed by DuckDB or Spark (:func:`mixeval.scale.lmer_aggregate`:
@@ -57,8 +58,12 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
 
     ``REML: -2 l_R(theta) = log|A| + log|R_X|^2 + (n - p)(1 + log(2 pi r^2 / (n - p)))``
 
-    and are minimised over ``theta >= 0``. Everything is computed from the sufficient statistics
-    ``Z'Z``, ``Z'[X y]``, ``[X y]'[X y]``, so each evaluation is independent of the number of rows.
+    and are minimised over ``theta >= lower`` (lme4's theta: per term the lower triangle of the relative
+    covariance factor ``Lambda_k``, diagonal >= 0). Everything is computed from the sufficient statistics
+    ``Z'Z``, ``Z'[X y]``, ``[X y]'[X y]``, so each evaluation is independent of the number of rows; models
+    with random slopes use the general evaluator (:mod:`._general`). The fit runs on a centred and scaled
+    copy of the data and maps back (:mod:`._scaling`): the estimates do not depend on the response's or a
+    covariate's location or units, and ``loglik`` is the one of the data as given (as lme4's).
 
     Examples
     --------
@@ -81,5 +86,4 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     if drop_missing:
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
-    stats = compute_stats(design)
-    return fit_from_stats(design, stats, reml=reml, data=design.data)
+    return fit_design(design, reml=reml, data=design.data)

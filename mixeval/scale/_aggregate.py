@@ -215,6 +215,13 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         floating-point summation order.
     """
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
+    if parsed.has_slopes:
+        slopes = ", ".join(t.label for t in parsed.random if not t.is_intercept)
+        raise FormulaError(
+            f"random slopes {slopes} are not supported by the aggregate (DuckDB/Spark) path yet: it computes "
+            "per-level sums for random intercepts only. Load the rows into a pandas DataFrame and use "
+            "mixeval.lmer (the in-memory path fits random slopes), or fit the random intercepts alone."
+        )
     engine = as_engine(source)
     q = engine.quote
     _check_fixed_syntax(parsed)
