@@ -55,20 +55,32 @@ def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.
 
 
 def _schur(stats: SufficientStats, lam0: float, lam_r: np.ndarray, kkw: np.ndarray) -> np.ndarray:
-    """``S = Lr (C_rr - lam0^2 K' D^-1 K) Lr + I``, formed in place (it can be thousands of rows wide)."""
-    s = stats.crr - (lam0 * lam0) * kkw
-    s *= lam_r[:, None]
-    s *= lam_r[None, :]
+    """``S = Lr (C_rr - lam0^2 K' D^-1 K) Lr + I``, formed in place of ``kkw`` (lower triangle exact).
+
+    ``S`` can be thousands of rows wide, so passes over it are saved: ``C_rr`` is added on the diagonal
+    when it is diagonal, and one scalar scales it when all of ``Lr`` is one theta.
+    """
+    s = kkw
+    s *= -(lam0 * lam0)
+    if stats.classes.diagonal_crr:
+        s[np.diag_indices_from(s)] += np.diag(stats.crr)
+    else:
+        s += stats.crr
+    if lam_r.size and np.all(lam_r == lam_r[0]):
+        s *= lam_r[0] * lam_r[0]
+    else:
+        s *= lam_r[:, None]
+        s *= lam_r[None, :]
     s[np.diag_indices_from(s)] += 1.0
     return s
 
 
 def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
     """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors (see :func:`_evaluate`)."""
-    return _evaluate(stats, theta, reml)[0]
+    return _evaluate(stats, theta, reml)
 
 
-def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[DevianceParts, np.ndarray | None]:
+def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
     """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors.
 
     Parameters
@@ -81,7 +93,7 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[De
 
     Returns
     -------
-    DevianceParts, and ``K' D^{-1} K`` (None without a second factor) for the gradient
+    DevianceParts
 
     Notes
     -----
@@ -103,10 +115,8 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[De
         d0 = np.zeros(0)
         quad = np.zeros_like(stats.ww)
         logdet_a = 0.0
-    kkw = None
     if qr:
-        kkw = cls.kk(w)
-        s = _schur(stats, lam0, lam_r, kkw)
+        s = _schur(stats, lam0, lam_r, cls.kk(w, full=False))
         chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
         h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * cls.ka(w))
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
@@ -145,7 +155,7 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[De
         chol_s=chol_s,
         lam_r=lam_r,
     )
-    return parts, kkw
+    return parts
 
 
 def profiled_deviance(stats: SufficientStats, theta: np.ndarray, reml: bool) -> float:
@@ -192,20 +202,23 @@ def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[
 
 
 def _cholesky_inverse(chol: np.ndarray) -> np.ndarray:
-    """Lower triangle of ``S^{-1}`` from the Cholesky factor (LAPACK potri; the upper triangle is zero)."""
+    """Lower triangle of ``S^{-1}`` from the Cholesky factor (LAPACK potri; the upper triangle stays zero)."""
     inv, info = lapack.dpotri(chol, lower=1)
     if info:
         raise LinAlgError("Schur complement is singular")
-    return np.tril(inv) if inv.shape[0] <= 512 else _zero_upper(inv)
+    return inv
 
 
-def _zero_upper(a: np.ndarray) -> np.ndarray:
-    a[np.triu_indices_from(a, 1)] = 0.0
-    return a
+def _inverse_diagonal(chol: np.ndarray) -> np.ndarray:
+    """``diag(S^{-1})``: column sums of squares of ``L^{-1}`` (trtri, half the work of a full inverse)."""
+    inv, info = lapack.dtrtri(chol, lower=1)
+    if info:
+        raise LinAlgError("Schur complement is singular")
+    return np.einsum("ij,ij->j", inv, inv)
 
 
 def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
-    """``tr(S^{-1} M)`` for symmetric ``M`` from the lower triangle of ``S^{-1}``."""
+    """``tr(S^{-1} M)`` for symmetric ``M`` (full, or its lower triangle) from the lower triangle of ``S^{-1}``."""
     return float(2.0 * np.vdot(inv_lower, m) - np.diag(inv_lower) @ np.diag(m))
 
 
@@ -226,7 +239,7 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     lam0^2 tr(S^{-1} Lr K' D^{-2} K Lr)`` are sums over count classes with weights ``1/d^2``.
     """
     theta = np.abs(np.asarray(theta, dtype=float))
-    parts, kk_w = _evaluate(stats, theta, reml)
+    parts = _evaluate(stats, theta, reml)
     k_terms = stats.n_terms
     p, n = stats.p, stats.nobs
     lam0, lam_r = theta[0], parts.lam_r
@@ -243,15 +256,23 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
         rhs = lam_r[:, None] * (stats.zrw - l2 * ka_w)
         ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
         b = lam_r[:, None] * ur
-        kk_w2 = cls.kk(w2)
-        kk_w2_b = kk_w2 @ b
+        kk_w_b = cls.kk_times(w, b)
+        rr = stats.zrw - l2 * (ka_w - kk_w_b) - stats.crr @ b
+        if cls.counts.size == 1 and cls.diagonal_crr:
+            # one count class: K'D^-2K = w K'D^-1K, so tr(S^-1 lam0^2 Lr K'D^-2K Lr) = w tr(S^-1 (I + Lr C_rr Lr - S))
+            # needs diag(S^-1) only
+            trace_r = _inverse_diagonal(parts.chol_s)
+            kk_w2_b = w[0] * kk_w_b
+            tr_ainv0 += float(w[0] * (trace_r @ (1.0 + lam_r * lam_r * np.diag(stats.crr)) - qr))
+        else:
+            kk_w2 = cls.kk(w2, full=False)
+            kk_w2_b = cls.kk_times(w2, b)
+            s_inv = _cholesky_inverse(parts.chol_s)
+            trace_r = np.diag(s_inv).copy()
+            kk_w2 *= l2 * lam_r[:, None]
+            kk_w2 *= lam_r[None, :]
+            tr_ainv0 += _trace_product(s_inv, kk_w2)
         p0 = lam0 * (aa_w2 - ka_w2.T @ b - b.T @ ka_w2 + b.T @ kk_w2_b)
-        rr = stats.zrw - l2 * (ka_w - kk_w @ b) - stats.crr @ b
-        s_inv = _cholesky_inverse(parts.chol_s)
-        trace_r = np.diag(s_inv)
-        kk_w2 *= l2 * lam_r[:, None]
-        kk_w2 *= lam_r[None, :]
-        tr_ainv0 += _trace_product(s_inv, kk_w2)
     else:
         p0 = lam0 * aa_w2
         ur = rr = np.zeros((0, p + 1))

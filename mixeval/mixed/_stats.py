@@ -127,18 +127,39 @@ class LevelClasses:
     _ka: np.ndarray | None = field(default=None, repr=False)
     _aa: np.ndarray | None = field(default=None, repr=False)
 
-    def kk(self, v: np.ndarray) -> np.ndarray:
-        """``K' diag(w) K`` (dense ``q_r x q_r``) for class weights ``v``."""
+    def kk(self, v: np.ndarray, *, full: bool = True) -> np.ndarray:
+        """``K' diag(w) K`` (dense ``q_r x q_r``) for class weights ``v``.
+
+        With ``full=False`` only the lower triangle is guaranteed (the upper may be zero): all a
+        Cholesky factorisation reads, and it spares a pass over a matrix that can be thousands wide.
+        """
         s = self._stats
         qr = s.crr.shape[0]
         if self._kk_dense is not None:
             return np.tensordot(v, self._kk_dense, axes=1)
         if self._kk_table is not None:
             out = (self._kk_table @ (v[self.of_level] if self.rowwise else v)).reshape(qr, qr)  # lower triangle
-            out += out.T
-            out[np.diag_indices(qr)] *= 0.5
+            if full:
+                diagonal = np.diag(out).copy()
+                out += out.T
+                out[np.diag_indices(qr)] = diagonal
             return out
         return weighted_gram(s.cross0r, v[self.of_level])
+
+    def kk_times(self, v: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """``K' diag(w) K b`` without forming ``K' diag(w) K`` when ``K`` is kept per level."""
+        if self._kk_dense is not None:
+            return np.einsum("c,cij,jk->ik", v, self._kk_dense, b)
+        k = self._stats.cross0r
+        return np.asarray(k.T @ (v[self.of_level][:, None] * np.asarray(k @ b)))
+
+    @cached_property
+    def diagonal_crr(self) -> bool:
+        """``Z_r'Z_r`` is diagonal (a single factor besides the largest, or factors that never co-occur)."""
+        crr = self._stats.crr
+        if len(self._stats.n_levels) <= 2:
+            return True
+        return bool(np.count_nonzero(crr) == np.count_nonzero(np.diag(crr)))
 
     def ka(self, v: np.ndarray) -> np.ndarray:
         """``K' diag(w) A`` (``q_r x (p + 1)``)."""
