@@ -46,6 +46,8 @@ class DevianceParts:
     d0: np.ndarray = field(repr=False)
     chol_s: np.ndarray = field(repr=False)
     lam_r: np.ndarray = field(repr=False)
+    #: beta of the statistics' own response when it is centred (``beta`` is then on the response's scale)
+    beta_centred: np.ndarray | None = field(default=None, repr=False)
 
 
 def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -135,6 +137,9 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         beta = np.zeros(0)
         logdet_mxx = 0.0
     r2 = float(m[p, p] - m[:p, p] @ beta)
+    beta_centred = None
+    if stats.coef_shift is not None:  # statistics of a centred response: report beta on the response's scale
+        beta_centred, beta = beta, beta + stats.coef_shift
     if not r2 > 0.0:
         raise LinAlgError("penalised residual sum of squares is not positive (the response is fitted exactly)")
     if reml:
@@ -154,6 +159,7 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         d0=d0,
         chol_s=chol_s,
         lam_r=lam_r,
+        beta_centred=beta_centred,
     )
     return parts
 
@@ -185,10 +191,15 @@ def make_deviance_function(stats: SufficientStats, reml: bool):
     return devfun
 
 
+def _centred_beta(stats: SufficientStats, parts: DevianceParts) -> np.ndarray:
+    """The coefficients that belong to the statistics' own (possibly centred) response."""
+    return parts.beta if parts.beta_centred is None else parts.beta_centred
+
+
 def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[np.ndarray, np.ndarray]:
     """Spherical random effects ``u`` solving ``A u = Lambda Z'(y - X beta)``, split as (u_0, u_r)."""
     lam0 = float(parts.theta[0])
-    coef = np.append(-parts.beta, 1.0)  # W coef -> y - X beta
+    coef = np.append(-_centred_beta(stats, parts), 1.0)  # W coef -> y - X beta
     g0 = lam0 * (stats.z0w @ coef)
     if parts.lam_r.shape[0]:
         rhs = parts.lam_r * (stats.zrw @ coef - lam0 * (stats.cross0r.T @ (g0 / parts.d0)))
@@ -277,7 +288,7 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
         p0 = lam0 * aa_w2
         ur = rr = np.zeros((0, p + 1))
         trace_r = np.zeros(0)
-    c = np.append(-parts.beta, 1.0)
+    c = np.append(-_centred_beta(stats, parts), 1.0)
     if p:
         mxx_inv = cho_solve((cholesky(parts.mxx, lower=True, check_finite=False), True), np.eye(p), check_finite=False)
     grad = np.zeros(k_terms)

@@ -51,6 +51,10 @@ class SufficientStats:
         ``Z_0'W`` and ``Z_r'W``.
     ww : ndarray, shape (p + 1, p + 1)
         ``W'W`` (last row/column belongs to the response).
+    coef_shift : ndarray, shape (p,), optional
+        When the statistics are those of a centred response ``y - c`` (summed by a query engine, where
+        the sums of ``y = 1e12 + noise`` would lose the noise), the coefficients ``delta`` with
+        ``X delta = c 1``: the fit is the same except ``beta = beta_centred + delta``.
     """
 
     nobs: int
@@ -62,9 +66,29 @@ class SufficientStats:
     z0w: np.ndarray = field(repr=False)
     zrw: np.ndarray = field(repr=False)
     ww: np.ndarray = field(repr=False)
+    coef_shift: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cross0r", _cross_representation(self.cross0r))
+
+    def uncentred(self) -> "SufficientStats":
+        """The statistics of the response itself, ``y = y_c + X delta`` (for comparisons; fits use the centred)."""
+        if self.coef_shift is None:
+            return self
+        p, d = self.p, self.coef_shift
+
+        def shift_w(zw: np.ndarray) -> np.ndarray:
+            out = zw.copy()
+            out[:, p] += zw[:, :p] @ d
+            return out
+
+        ww = self.ww.copy()
+        xx_d = self.ww[:p, :p] @ d
+        ww[:p, p] += xx_d
+        ww[p, :p] = ww[:p, p]
+        ww[p, p] += 2.0 * d @ self.ww[:p, p] + d @ xx_d
+        return SufficientStats(self.nobs, p, self.n_levels, self.counts0, self.cross0r, self.crr,
+                               shift_w(self.z0w), shift_w(self.zrw), ww)
 
     @property
     def n_terms(self) -> int:
