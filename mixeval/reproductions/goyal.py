@@ -100,7 +100,7 @@ def table_2(data_dir: Path | None = None) -> pd.DataFrame:
     the observed rates nor the metric's precision/FOR for the production system.
     What can be checked is Eq. 8/14: both intervals are centred at the same ATE and
     have half-width ``1.96 sqrt(Var_C + Var_T)``. The ATE is taken as the centre of
-    CI_D. ``consistent`` allows for the published rounding (|half-width error| <=
+    CI_D. ``consistent`` allows for the published rounding (absolute half-width error <=
     1e-5 + 0.5% and centres within 1e-5); Exp5's CI_M fails both: from its own
     variances it would be about (-0.00004, 0.00057).
     """
