@@ -60,7 +60,7 @@ ROWS: list[Row] = [
     Row("lme4", "fitted(m); residuals(m)", "m.fitted; m.residuals", "m.fitted[:3], m.residuals[:3]",
         "Arrays in the row order of the data used for the fit."),
     Row("lme4", "logLik(m); AIC(m); BIC(m)", "m.loglik; m.aic; m.bic", "m.loglik, m.aic, m.bic",
-        "The REML or ML log-likelihood as fitted (lme4's `logLik` of a REML fit is the REML criterion too)."),
+        "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it."),
     Row("lme4", "anova(m0, m)", "mixeval.compare(m, m0)",
         'm0 = mixeval.lmer("score ~ 1 + (1|item) + (1|rater)", demo)\nmixeval.compare(m, m0)',
         "Refits both models by ML first (`refit=True`), as `anova` does; returns a `TestResult` "

@@ -82,7 +82,8 @@ numpydoc_validation_checks: set[str] = set()
 # ----------------------------------------------------------------------------- HTML
 html_theme = "pydata_sphinx_theme"
 html_title = f"mixeval {release}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
@@ -91,5 +92,7 @@ html_theme_options = {
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
+                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test",
+                                          "changelog", "contributing")}}
 html_show_sourcelink = False
