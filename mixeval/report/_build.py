@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .._progress import progress as _progress
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, variance_section
@@ -55,7 +55,7 @@ def _as_frame(result: Any, what: str) -> pd.DataFrame:
         frame = to_frame()
         if isinstance(frame, pd.DataFrame):
             return frame
-    raise TypeError(f"cannot show the {what} ({type(result).__name__}) as a table.")
+    raise InputTypeError(f"cannot show the {what} ({type(result).__name__}) as a table.")
 
 
 def _pick(frame: pd.DataFrame, candidates: Sequence[str]) -> str | None:
@@ -135,7 +135,7 @@ def build_report(
     """
     for attribute in ("data", "formula", "item", "system", "parsed", "fit"):
         if not hasattr(study, attribute):
-            raise TypeError(f"`study` must be a mixeval Study; got {type(study).__name__}.")
+            raise InputTypeError(f"`study` must be a mixeval Study; got {type(study).__name__}.")
     if study.system is None:
         raise InputError("the report compares systems, but the study has no system factor: pass system= to Study.")
     score = study.parsed.response

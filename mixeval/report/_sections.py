@@ -15,7 +15,7 @@ import pandas as pd
 from .. import plots
 from .._results import TestResult
 from .._validation import require_columns, require_dataframe
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 from ._checks import check_evaluation_log
 from ._format import format_number
@@ -246,7 +246,7 @@ def variance_section(
 def result_table(result: TestResult, label: str = "") -> pd.DataFrame:
     """One-row DataFrame of a TestResult: test, statistic, df, p-value (unrounded)."""
     if not isinstance(result, TestResult):
-        raise TypeError(f"expected a mixeval TestResult; got {type(result).__name__}.")
+        raise InputTypeError(f"expected a mixeval TestResult; got {type(result).__name__}.")
     return pd.DataFrame(
         {
             "test": [label or result.method or "test"],
