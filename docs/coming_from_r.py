@@ -77,9 +77,10 @@ ROWS: list[Row] = [
         "One component at a time. The p-value uses the 50:50 chi-square mixture of a variance on its "
         "boundary (Self & Liang); `ranova` reports the naive chi-square(1) p-value, which is twice as large."),
     # ----------------------------------------------------------------------------------------- emmeans
-    Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system")', 'mixeval.emmeans(m, "system")',
-        "Asymptotic (z) intervals, df = Inf, as `emmeans(..., lmer.df = \"asymptotic\")`; emmeans' default "
-        "for lmer fits is Kenward-Roger df."),
+    Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system", df="kenward-roger")',
+        'mixeval.emmeans(m, "system", df="kenward-roger")',
+        "The default is `df=\"asymptotic\"` (z intervals, the book's, emmeans' `lmer.df = \"asymptotic\"`); "
+        "emmeans' default for lmer fits is Kenward-Roger: say `df=\"kenward-roger\"` (or `\"satterthwaite\"`)."),
     Row("emmeans", 'pairs(emmeans(m, ~ system), adjust = "tukey")', 'mixeval.pairwise(m, "system", adjust="tukey")',
         'pw = mixeval.pairwise(m, "system", adjust="tukey")\npw.table',
         "Tukey by default, as `pairs`; also `holm`, `bonferroni`, `BH`, `none`. The table keeps the "
@@ -89,6 +90,19 @@ ROWS: list[Row] = [
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
         'mixeval.pairwise(mc, "system", by="length_class").table',
         "`by=` is the `|` of emmeans: comparisons within each level, adjusted within each level."),
+    Row("emmeans", "emtrends(m, ~ system, var = \"src_length\")",
+        'mixeval.significance.emtrends(m, "system", "src_length")',
+        'from mixeval.significance import emtrends\n'
+        'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
+        'emtrends(ms, "system", "src_length")',
+        "The slope of a numeric covariate per level of `specs`, with the same `df=` choices as `emmeans`."),
+    Row("emmeans", "pairs(emtrends(m, ~ system, var = \"src_length\"))",
+        'mixeval.significance.pairwise_trends(m, "system", "src_length")',
+        'from mixeval.significance import pairwise_trends\n'
+        'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
+        'pairwise_trends(ms, "system", "src_length").table',
+        "Tukey-adjusted differences of the slopes, as `pairs` on an `emtrends` object; "
+        "`Study.conditional(prop)` with a numeric property and no `cuts` runs it with the interaction GLRT."),
     # ------------------------------------------------------------------------------------------- mgcv
     Row("mgcv", 'gam(y ~ s(x, bs = "cr", k = 10), data = d)', 'mixeval.fit_gam(d, "y", ["x"], k=10)',
         'rng = np.random.default_rng(1)\nd = pd.DataFrame({"x": rng.uniform(0, 1, 500)})\n'
@@ -103,14 +117,14 @@ ROWS: list[Row] = [
         "k', edf, k-index and a permutation p-value per smooth, as `k.check`; seeded by `random_state`."),
     # --------------------------------------------------------------------------------------------- irr
     Row("irr", 'kripp.alpha(t(ratings), method = "interval")',
-        'mixeval.krippendorff_alpha(ratings, "interval")',
+        'mixeval.krippendorff_alpha(ratings, measurement="interval")',
         'ratings = demo[demo["seed"] == 1].pivot_table(index=["item", "system"], columns="rater", values="score")\n'
-        'mixeval.krippendorff_alpha(ratings.to_numpy(), "interval", random_state=0).value',
+        'mixeval.krippendorff_alpha(ratings.to_numpy(), measurement="interval", random_state=0).value',
         "Rows are units (items) and columns raters, the transpose of irr's layout; NaN marks a missing rating. "
-        "Adds a bootstrap interval over units (`confidence=None` to skip)."),
+        "Adds a bootstrap interval over units (`level=None` to skip); `measurement=` is irr's `method`."),
     Row("irr", "kappa2(ratings[, 1:2])", 'mixeval.cohens_kappa(ratings, "nominal")',
         'two = np.array([[1, 1], [1, 0], [0, 0], [0, 0], [1, 1], [0, 1], [0, 0], [1, 1]])\n'
-        'mixeval.cohens_kappa(two, "nominal", confidence=None).value',
+        'mixeval.cohens_kappa(two, "nominal", level=None).value',
         "Same coefficient; `scotts_pi` is the pooled-marginal variant."),
     # ------------------------------------------------------------------------------------ base R, boot
     Row("stats", "t.test(a, b, paired = TRUE)", "mixeval.resampling.paired_t_test(a, b)",
