@@ -103,7 +103,18 @@ def write_api(outdir: Path) -> list[str]:
              "are documented once, where they are defined.", "",
              ".. toctree::", "   :maxdepth: 1", ""] + [f"   {m}" for m in modules] + [""]
     _write_if_changed(outdir / "index.rst", "\n".join(index))
+    _remove_stale(outdir, modules, set(entries.values()))
     return modules
+
+
+def _remove_stale(outdir: Path, modules: list[str], documented: set[str]) -> None:
+    """Delete pages of modules and names that are no longer public (autosummary never does)."""
+    for page in outdir.glob("*.rst"):
+        if page.stem != "index" and page.stem not in modules:
+            page.unlink()
+    for stub in (outdir / "generated").glob("*.rst"):
+        if stub.stem not in documented:
+            stub.unlink()
 
 
 def _write_if_changed(path: Path, text: str) -> None:
