@@ -36,7 +36,13 @@ RESIDUAL = "Residual"
 
 
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
-    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
+    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
+
+    Examples
+    --------
+    >>> components_of({"item": 3.0, "Residual": 1.0})
+    {'item': 3.0, 'Residual': 1.0}
+    """
     if isinstance(source, LmerResult):
         return source.variances
     if not isinstance(source, Mapping):
@@ -105,6 +111,17 @@ def error_variance(
     except the items, where ``facets(c)`` are the factors of ``c`` other than the item factor and the
     residual counts every facet. Relative: only components that interact with the items (contain the
     item factor and at least one facet) and the residual.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> error_variance(v, "sentence")                   # every non-item component, n = 1
+    7.0
+    >>> error_variance(v, "sentence", {"rater": 2})     # 1/2 + 0.5 + 2/2 + 1 + 0.5/2 + 2/2
+    4.25
+    >>> error_variance(v, "sentence", kind="relative")  # rater:sentence + occasion:sentence + Residual
+    5.0
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -189,6 +206,13 @@ def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     denominator of (3.18); its companion code (``stability()``) and Brennan's relative logic use the
     item x instantiation component ``s2_si``, as here: with the rater fixed, the rater's own interaction
     with items is part of the true score and what varies between instantiations of an item is ``s2_si``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(intra_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 2) / (4 + 2 + 1 + 2)
+    0.6667
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -203,6 +227,13 @@ def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     Notes
     -----
     ``(s2_s + s2_si) / (s2_s + s2_si + s2_sr + s2_res)``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(inter_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 1) / (4 + 1 + 2 + 2)
+    0.5556
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -259,6 +290,14 @@ class DesignChoice(Result):
     frontier : DataFrame
         The designs that reach the target and are not dominated (no other feasible design is at most as
         large in every facet), sorted by cost.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> choice = cheapest_design(v, "sentence", 0.7, max_n={"rater": 6, "occasion": 3})
+    >>> choice.n, round(choice.phi, 4)
+    ({'rater': 5, 'occasion': 2}, 0.7143)
     """
 
     target: float
