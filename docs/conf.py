@@ -96,3 +96,24 @@ html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty 
                  **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test",
                                           "changelog", "contributing")}}
 html_show_sourcelink = False
+
+# ----------------------------------------------------------------------------- method notes
+# Pages other contributors drop into docs/ (e.g. a note on a default and its simulation) are listed on the
+# "Method notes" page automatically, so that no page is left outside the table of contents.
+SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "notebooks", "changelog", "contributing",
+              "method_notes", "spark"}
+
+
+def method_note_pages() -> list[str]:
+    return sorted(p.stem for p in DOCS.glob("*.md") if p.stem not in SITE_PAGES)
+
+
+def _add_method_notes(app, docname: str, source: list[str]) -> None:
+    if docname == "method_notes":
+        entries = "\n".join(["spark", *method_note_pages()])
+        source[0] += f"\n\n```{{toctree}}\n:maxdepth: 1\n:hidden:\n\n{entries}\n```\n"
+        source[0] += "".join(f"\n- [{name.replace('_', ' ')}]({name}.md)" for name in method_note_pages()) + "\n"
+
+
+def setup(app):
+    app.connect("source-read", _add_method_notes)
