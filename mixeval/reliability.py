@@ -36,13 +36,7 @@ RESIDUAL = "Residual"
 
 
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
-    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
-
-    Examples
-    --------
-    >>> components_of({"item": 3.0, "Residual": 1.0})
-    {'item': 3.0, 'Residual': 1.0}
-    """
+    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
     if isinstance(source, LmerResult):
         return source.variances
     if not isinstance(source, Mapping):
@@ -290,14 +284,6 @@ class DesignChoice(Result):
     frontier : DataFrame
         The designs that reach the target and are not dominated (no other feasible design is at most as
         large in every facet), sorted by cost.
-
-    Examples
-    --------
-    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
-    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
-    >>> choice = cheapest_design(v, "sentence", 0.7, max_n={"rater": 6, "occasion": 3})
-    >>> choice.n, round(choice.phi, 4)
-    ({'rater': 5, 'occasion': 2}, 0.7143)
     """
 
     target: float
