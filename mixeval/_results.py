@@ -63,7 +63,15 @@ class Result:
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A two-sided (or one-sided, with an infinite end) confidence interval."""
+    """A two-sided (or one-sided, with an infinite end) confidence interval.
+
+    Examples
+    --------
+    >>> ci = ConfidenceInterval(0.26, 0.94, level=0.95, method="t")
+    >>> low, high = ci                      # unpacks as (low, high)
+    >>> low, high, ci.level
+    (0.26, 0.94, 0.95)
+    """
 
     low: float
     high: float
@@ -99,6 +107,15 @@ class TestResult(Result):
         A confidence interval for ``estimate`` where one is computed.
     details : dict
         Further numbers specific to the test (never rounded).
+
+    Examples
+    --------
+    >>> from mixeval.resampling import paired_t_test
+    >>> r = paired_t_test([1.0, 2.0, 3.0, 4.0], [0.5, 1.6, 2.4, 3.1])
+    >>> round(r.statistic, 4), r.df, round(r.pvalue, 4), r.estimate
+    (5.5549, 3.0, 0.0115, 0.6)
+    >>> print(r.summary())
+    paired t-test: statistic = 5.55492, df = 3, p-value = 0.01151 (two-sided), estimate = 0.6, 95% CI [0.256257, 0.943743]
     """
 
     __test__ = False  # not a pytest test class

@@ -114,6 +114,17 @@ def error_variance(
     except the items, where ``facets(c)`` are the factors of ``c`` other than the item factor and the
     residual counts every facet. Relative: only components that interact with the items (contain the
     item factor and at least one facet) and the residual.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> error_variance(v, "sentence")                   # every non-item component, n = 1
+    7.0
+    >>> error_variance(v, "sentence", {"rater": 2})     # 1/2 + 0.5 + 2/2 + 1 + 0.5/2 + 2/2
+    4.25
+    >>> error_variance(v, "sentence", kind="relative")  # rater:sentence + occasion:sentence + Residual
+    5.0
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -198,6 +209,13 @@ def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     denominator of (3.18); its companion code (``stability()``) and Brennan's relative logic use the
     item x instantiation component ``s2_si``, as here: with the rater fixed, the rater's own interaction
     with items is part of the true score and what varies between instantiations of an item is ``s2_si``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(intra_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 2) / (4 + 2 + 1 + 2)
+    0.6667
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -212,6 +230,13 @@ def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     Notes
     -----
     ``(s2_s + s2_si) / (s2_s + s2_si + s2_sr + s2_res)``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(inter_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 1) / (4 + 1 + 2 + 2)
+    0.5556
     """
     comps = components_of(source)
     _check_item(comps, item)

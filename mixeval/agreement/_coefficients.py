@@ -45,6 +45,13 @@ class AgreementResult(Result):
         Share of agreeing pairs of values, uncorrected for chance.
     confidence_interval : ConfidenceInterval or None
         Percentile bootstrap interval over units.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = krippendorff_alpha(np.array([[1, 1], [0, 1], [0, 0], [1, 1]]), "nominal", level=None)
+    >>> print(res.summary())
+    alpha (nominal) = 0.5333; D_o = 0.25, D_e = 0.5357, 4 units, 2 raters, percent agreement 0.75
     """
 
     coefficient: str
@@ -83,6 +90,18 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
     ``data`` is either wide already (a DataFrame or 2-d array with rows = units and
     columns = raters) or long (a DataFrame with ``unit``, ``rater`` and ``value``
     columns, one row per rating).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "b", "c"], "rater": ["r1", "r2", "r1", "r2", "r1"],
+    ...                      "score": [1, 1, 0, 1, 0]})
+    >>> ratings_matrix(long, unit="item", rater="rater", value="score")
+    rater   r1   r2
+    item
+    a      1.0  1.0
+    b      0.0  1.0
+    c      0.0  NaN
     """
     if unit is not None or rater is not None or value is not None:
         if not (unit and rater and value):

@@ -69,6 +69,20 @@ class LocalAccuracyResult(Result):
         ``"wilson"``, ``"t"`` or ``"bootstrap"``.
     ties : str
         ``"fail"`` or ``"half"``.
+
+    Examples
+    --------
+    >>> from mixeval.meta import DropWords, example_translations, score_pairs, word_error_rate
+    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate}, context="reference",
+    ...                     output="hypothesis", subset="system", context_id="context",
+    ...                     perturbation=DropWords(0.2), random_state=1)
+    >>> res = local_accuracy(pairs, lower_is_better=["wer"])
+    >>> res.subsets, res.ci_method
+    (('faithful', 'terse', 'verbose'), 'wilson')
+    >>> print(res.accuracy_matrix().round(3).to_string())
+    subset  faithful  terse  verbose
+    metric
+    wer        0.975  0.575    0.475
     """
 
     table: pd.DataFrame

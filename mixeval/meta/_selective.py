@@ -137,6 +137,13 @@ class CoverageCurve(Result):
         Number of answered questions, and of correct ones among them, at each threshold.
     n_total : int
         Number of questions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curve = accuracy_coverage_curve(np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 1, 0, 1]))
+    >>> curve.coverage.tolist(), curve.accuracy.round(4).tolist()
+    ([0.25, 0.5, 0.75, 1.0], [1.0, 1.0, 0.6667, 0.75])
     """
 
     threshold: np.ndarray
@@ -303,6 +310,13 @@ class DiscaResult(Result):
         Floor of the MaxProb gap ``c_i``.
     curve : CoverageCurve
         The curve all terms are read from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = disca(np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 1, 0, 1]), tolerance=0.9)
+    >>> r.a, r.b, r.n, round(r.disca, 4)
+    (0.7, 0.8, 1, 0.6151)
     """
 
     _dict_exclude: ClassVar[tuple[str, ...]] = ("curve",)  # to_dict: the numbers, not the curve

@@ -55,6 +55,14 @@ class MetricCI(TestResult):
         metric model was built from counts).
     ci_delta : ConfidenceInterval or None
         Wald interval with ``se_delta``.
+
+    Examples
+    --------
+    >>> r = metric_ci(0.00456, 0.00236, 23679, metric=MetricModel.from_rates(0.8897, 0.22769))  # Table 1, BOLD
+    >>> [round(x, 5) for x in r.confidence_interval]     # the paper's CI_M
+    [-0.00978, 0.00538]
+    >>> [round(x, 5) for x in r.ci_corrected]            # calibrated, for the difference in true rates
+    [-0.00216, -0.00076]
     """
 
     ate: float = float("nan")

@@ -15,7 +15,16 @@ _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def figure_to_png(fig: object, *, dpi: int = 110) -> bytes:
-    """Render a matplotlib Figure to PNG bytes (tight bounding box, white background)."""
+    """Render a matplotlib Figure to PNG bytes (tight bounding box, white background).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> figure_to_png(fig, dpi=50)[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+    True
+    >>> plt.close(fig)
+    """
     savefig = getattr(fig, "savefig", None)
     if savefig is None:
         raise InputTypeError(f"`fig` must be a matplotlib Figure; got {type(fig).__name__}.")
@@ -31,6 +40,13 @@ class Table:
     ``data`` is copied on construction (the report never shares it with the caller);
     ``digits`` is the number of significant digits used for display only;
     ``index=None`` shows the index when it is not a plain 0..n-1 range.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = Table(pd.DataFrame({"component": ["item", "Residual"], "variance": [3.0, 1.0]}), "Table 1", digits=3)
+    >>> t.caption, t.data.shape
+    ('Table 1', (2, 2))
     """
 
     data: pd.DataFrame
@@ -54,6 +70,14 @@ class Figure:
     """A PNG image with a caption (embedded in the HTML as a base64 data URI).
 
     Build one from a matplotlib figure with :meth:`from_matplotlib`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> f = Figure.from_matplotlib(fig, "Figure 1: nothing yet", dpi=50)   # closes fig
+    >>> f.caption, f.alt, f.png[:4]
+    ('Figure 1: nothing yet', 'Figure 1: nothing yet', b'\\x89PNG')
     """
 
     png: bytes
@@ -81,14 +105,26 @@ class Figure:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """A paragraph of plain text (escaped in HTML)."""
+    """A paragraph of plain text (escaped in HTML).
+
+    Examples
+    --------
+    >>> Paragraph("Scores are TER: lower is better.").text
+    'Scores are TER: lower is better.'
+    """
 
     text: str
 
 
 @dataclass(frozen=True)
 class Note:
-    """A highlighted box: ``kind`` is ``"note"`` (information) or ``"warning"`` (e.g. a singular fit)."""
+    """A highlighted box: ``kind`` is ``"note"`` (information) or ``"warning"`` (e.g. a singular fit).
+
+    Examples
+    --------
+    >>> Note("The occasion variance is estimated as 0 (singular fit).", "warning").kind
+    'warning'
+    """
 
     text: str
     kind: Literal["note", "warning"] = "note"
@@ -109,6 +145,14 @@ class Section:
     (the key numbers in words); ``blocks`` the tables, figures, paragraphs and notes
     shown in HTML (and, tables and notes, in the text summary when ``summary`` is empty
     or ``text_tables=True``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = Section("Variance components", (Table(pd.DataFrame({"variance": [3.0, 1.0]}), "Table 1"),
+    ...                                     Note("one note")), summary="item: 75 % of the variance")
+    >>> len(s.tables), s.summary
+    (1, ('item: 75 % of the variance',))
     """
 
     title: str

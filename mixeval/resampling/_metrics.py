@@ -39,19 +39,40 @@ def f1_from_counts(sums: np.ndarray) -> np.ndarray:
 
 
 def precision_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus precision from summed ``(tp, fp)`` counts (extra columns are ignored)."""
+    """Corpus precision from summed ``(tp, fp)`` counts (extra columns are ignored).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> precision_from_counts(np.array([[8.0, 2.0, 4.0], [0.0, 0.0, 3.0]])).tolist()   # 0 when undefined
+    [0.8, 0.0]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 0] + sums[:, 1])
 
 
 def recall_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus recall from summed ``(tp, fp, fn)`` counts (``tp / (tp + fn)``)."""
+    """Corpus recall from summed ``(tp, fp, fn)`` counts (``tp / (tp + fn)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> recall_from_counts(np.array([[8.0, 2.0, 2.0]])).tolist()
+    [0.8]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 0] + sums[:, 2])
 
 
 def accuracy_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus accuracy from summed ``(correct, total)`` counts."""
+    """Corpus accuracy from summed ``(correct, total)`` counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> accuracy_from_counts(np.array([[45.0, 50.0]])).tolist()
+    [0.9]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 1])
 
