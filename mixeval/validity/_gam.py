@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -316,8 +317,8 @@ def _select_smoothing(
 class _Design:
     """All candidate terms of one response, with the cross products needed to fit any subset."""
 
-    def __init__(self, data: pd.DataFrame, y: np.ndarray, features: list[str], family: str, k: int,
-                 categorical: set[str], method: str = "GCV") -> None:
+    def __init__(self, data: pd.DataFrame, y: np.ndarray, features: list[str], family: str,
+                 k: int | dict[str, int], categorical: set[str], method: str = "GCV") -> None:
         self.n = y.size
         self.method = method
         self.y = y
@@ -326,7 +327,7 @@ class _Design:
         self.terms: list[_Term] = []
         self.W: list[sp.csr_matrix] = []
         for f in features:
-            term, W = _build_term(data[f], f, k, f in categorical)
+            term, W = _build_term(data[f], f, k[f] if isinstance(k, dict) else k, f in categorical)
             if term.kind == "smooth":
                 scale = _penalty_scale(W, term)
                 term = replace(term, S=term.S * scale)
@@ -383,7 +384,10 @@ class _Design:
 
     def linear_predictor(self, idx, beta: np.ndarray) -> np.ndarray:
         if self._dense is not None:
-            return self._dense[:, self.columns(idx)] @ beta
+            # a zero-filled full coefficient vector: no copy of the selected columns of the n x p matrix
+            full = np.zeros(self.p)
+            full[self.columns(idx)] = beta
+            return self._dense @ full
         eta = np.full(self.n, beta[0])
         pos = 1
         for i in idx:
@@ -396,7 +400,7 @@ class _Design:
         return np.asarray(self.W[i] @ (self.terms[i].TZ @ coef)).ravel()
 
     # fitting --------------------------------------------------------------
-    def fit(self, idx, *, max_iter: int = 50, tol: float = 1e-8) -> "GAMResult":
+    def fit(self, idx, *, max_iter: int = 50, tol: float = 1e-7) -> "GAMResult":
         """Fit the GAM on the terms ``idx`` (indices into ``self.terms``)."""
         with single_blas_thread():
             return self._fit(list(idx), max_iter=max_iter, tol=tol)
@@ -768,7 +772,7 @@ def prepare_response(data: pd.DataFrame, target: str, family: str) -> np.ndarray
 def validate_inputs(data: object, target: str, features: list[str]) -> pd.DataFrame:
     data = require_dataframe(data)
     if isinstance(features, str):
-        raise TypeError(f"`features` must be a list of column names, not a string; write features=[{features!r}].")
+        raise InputError(f"`features` must be a list of column names, not a string; write features=[{features!r}].")
     features = list(features)
     if not features:
         raise InputError("`features` is empty; name at least one feature column.")
@@ -787,10 +791,17 @@ def validate_inputs(data: object, target: str, features: list[str]) -> pd.DataFr
     return data
 
 
-def make_design(data: pd.DataFrame, target: str, features: list[str], family: str, k: int,
+def make_design(data: pd.DataFrame, target: str, features: list[str], family: str, k: int | Mapping[str, int],
                 categorical: list[str] | None, method: str = "GCV") -> _Design:
+    """Validate the inputs and build the design of every candidate term (``k`` per feature or one for all)."""
     data = validate_inputs(data, target, features)
-    k = require_positive_int(k, "k", minimum=3)
+    if isinstance(k, Mapping):
+        missing = [f for f in features if f not in k]
+        if missing:
+            raise InputError(f"`k` is a mapping but has no basis dimension for {missing}.")
+        k = {f: require_positive_int(k[f], f"k[{f!r}]", minimum=3) for f in features}
+    else:
+        k = require_positive_int(k, "k", minimum=3)
     y = prepare_response(data, target, family)
     if method not in ("GCV", "REML"):
         raise InputError(f"`method` must be 'GCV' (mgcv's default GCV.Cp: GCV, or UBRE for binomial) or 'REML'; got {method!r}.")
