@@ -178,9 +178,14 @@ def test_bad_input():
 
 
 # --- the book's liver SOFA analyses (Section 2.4.3) ----------------------------------------
+@pytest.fixture(scope="module")
+def liver_results(liver):
+    return {label: _quiet(circularity_test, liver, label, exclude=[l for l in LABELS if l != label]) for label in LABELS}
+
+
 @pytest.mark.parametrize("label", ["target", "sofa_circ"])
-def test_liver_circular_labels_name_bili(liver, label):
-    res = _quiet(circularity_test, liver, label, exclude=[l for l in LABELS if l != label])
+def test_liver_circular_labels_name_bili(liver_results, label):
+    res = liver_results[label]
     assert res.circular == ("bili",)
     assert res.candidates[:4] == ("bili", "thrombo", "hzv", "svri")
     assert len(res.models) == 31
@@ -191,13 +196,16 @@ def test_liver_circular_labels_name_bili(liver, label):
     assert res.added_ratio < 0.01  # 0.0003-0.0013 measured
     assert max(res.nullification.values()) < 0.1  # the sd view agrees (0.03-0.08 measured)
     assert min(res.sd_without.values()) > 0.1  # the others matter without bilirubin (0.14-0.31)
-    with pytest.warns(BasisLimitWarning):  # without the k-check, k = 10 stays (and says so)
-        fixed = circularity_test(liver, label, exclude=[l for l in LABELS if l != label], k_check=False)
+
+
+def test_liver_without_k_check_keeps_k_and_warns(liver):
+    with pytest.warns(BasisLimitWarning):  # k = 10 cannot resolve the bilirubin steps, and says so
+        fixed = circularity_test(liver, "target", exclude=["sofa_circ", "sofa_nocirc"], k_check=False)
     assert fixed.circular == ("bili",) and fixed.k["bili"] == 10 and fixed.basis.empty
 
 
-def test_liver_noncircular_teacher(liver):
-    res = _quiet(circularity_test, liver, "sofa_nocirc", exclude=["target", "sofa_circ"])
+def test_liver_noncircular_teacher(liver, liver_results):
+    res = liver_results["sofa_nocirc"]
     assert not res.is_circular and res.circular == ()
     assert res.d2 < 0.6 and "no subset" in res.reason
     tab = _quiet(nullification_ratios, liver, "sofa_nocirc", ["bili"], ["asat", "hzv", "alat", "lactate"])
