@@ -13,15 +13,17 @@ The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
 from __future__ import annotations
 
 from . import agreement, datasets, errors, meta, metric_model, plots, reliability, report, resampling, scale, significance, validity
+from ._binning import bin_property
+from ._lmer import lmer
 from ._results import ConfidenceInterval, TestResult
 from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
 from .metric_model import MetricModel, metric_ci
-from .mixed import LmerResult, compare, lmer
+from .mixed import LmerResult, compare
 from .reliability import cheapest_design, dstudy, phi, variance_table
 from .report import Report, build_report
 from .resampling import paired_bootstrap_test, permutation_test
 from .significance import PairwiseResult, emmeans, glrt, pairwise
-from .study import Study, bin_property
+from .study import Study
 from .validity import circularity_test, dataset_bias_test, distillation_test, fit_gam, transformation_invariance_test
 
 __version__ = "0.1.0"

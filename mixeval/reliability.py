@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from ._results import Result
+from .errors import InputError, InputTypeError
 from .mixed import LmerResult
 
 __all__ = [
@@ -39,7 +40,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     if isinstance(source, LmerResult):
         return source.variances
     if not isinstance(source, Mapping):
-        raise TypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
+        raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}
     if RESIDUAL not in comps:
         raise InputError(f"the variance components need a {RESIDUAL!r} entry; got {sorted(comps)}.")
@@ -243,8 +244,8 @@ def dstudy(
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class DesignChoice:
+@dataclass(frozen=True, eq=False)
+class DesignChoice(Result):
     """The cheapest design reaching a target phi, with every feasible Pareto-optimal alternative.
 
     Attributes

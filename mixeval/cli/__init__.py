@@ -3,20 +3,22 @@
 Each sub-command lives in its own module ``mixeval/cli/cmd_<name>.py`` that
 defines ``register(subparsers) -> None``; the parser is assembled from every
 such module, so commands can be added without touching this file. A command's
-handler returns the process exit code.
+handler returns the process exit code. Errors of the user's input (the project's
+:class:`mixeval.errors.MixevalError`, also for unreadable files and bad flag values) end the
+command with a one-line message and exit code 2; any other exception is a bug and propagates
+with its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
+from ..errors import MixevalError
+from ._io import print_json
 
 __all__ = ["main", "build_parser", "print_json"]
 
@@ -42,29 +44,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
         print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
-
-
-def print_json(obj: Any) -> None:
-    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
-    print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
-
-
-def _nan_to_none(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
-        return None
-    return obj

@@ -50,8 +50,10 @@ def _compare(args: argparse.Namespace) -> int:
         res = compare(lmer(args.full, data, REML=False), lmer(args.null, data, REML=False))
     if args.json:
         print_json({"statistic": res.statistic, "df": res.df, "pvalue": res.pvalue,
+                    "formula_full": res.details["formula_full"], "formula_null": res.details["formula_null"],
                     "loglik_full": res.details["loglik_full"], "loglik_null": res.details["loglik_null"]})
     else:
-        print(f"Likelihood-ratio test (ML fits)\n  full: {args.full}\n  null: {args.null}\n"
+        # compare() orders the two fits by their number of parameters: label them by its order, not the flags'
+        print(f"Likelihood-ratio test (ML fits)\n  full: {res.details['formula_full']}\n  null: {res.details['formula_null']}\n"
               f"  Chisq = {res.statistic:.6g}, Df = {res.df:g}, Pr(>Chisq) = {res.pvalue:.6g}")
     return 0

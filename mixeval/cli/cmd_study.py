@@ -8,22 +8,8 @@ import warnings
 from ..errors import InputError
 from ..study import Study
 from . import print_json
+from ._args import facet_ranges, facet_sizes, number_list
 from ._io import read_table
-
-
-def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise InputError(f"{what} must look like FACET=VALUE (e.g. rater=2); got {item!r}.")
-        out[key] = value
-    return out
-
-
-def _range(text: str) -> range:
-    lo, sep, hi = text.partition(":")
-    return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,12 +28,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
                        description="GLRT of the system effect (ML fits) and all pairwise contrasts of estimated "
-                                   "marginal means, optionally conditional on a (binned) data property.")
+                                   "marginal means, optionally conditional on a data property: classes of it "
+                                   "(Table 4.3), or, for a numeric property without --cuts, the slope of each "
+                                   "system and the pairwise slope contrasts.")
     s.add_argument("data")
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
-    s.add_argument("--by", help="a data property to condition on (Table 4.3)")
+    s.add_argument("--df", default="asymptotic", choices=["asymptotic", "satterthwaite", "kenward-roger"],
+                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default), lmerTest's "
+                        "Satterthwaite or pbkrtest's Kenward-Roger (emmeans' default for lmer fits)")
+    s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true")
@@ -56,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _reliability(args: argparse.Namespace) -> int:
     study = Study(read_table(args.data), args.formula, item=args.item)
-    n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
+    n = facet_sizes(args.n, "--n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = study.variance_components()
@@ -69,7 +61,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "warnings": [str(w.message) for w in caught],
     }
     if args.grid:
-        grid = {k: _range(v) for k, v in _pairs(args.grid, "--grid").items()}
+        grid = facet_ranges(args.grid, "--grid")
         out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
         choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind)
         out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
@@ -88,22 +80,39 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _significance(args: argparse.Namespace) -> int:
+    cuts = number_list(args.cuts, "--cuts") if args.cuts else None
+    if cuts is not None and not args.by:
+        raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
+    labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
     study = Study(data, args.formula, system=args.system)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if args.by:
-            cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
-            labels = args.labels.split(",") if args.labels else None
-            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust)
+            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level)
     table = pairs.table
+    messages = [str(w.message) for w in caught]
     if args.json:
-        print_json({"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
-                    "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust})
+        out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
+               "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
+               "df_method": pairs.df_method, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+        if pairs.trend is not None:
+            out["trend"] = pairs.trend
+            out["slopes"] = pairs.emmeans.to_dict(orient="records")
+        print_json(out)
         return 0
-    print(f"GLRT of {study.system!r}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
-    print(f"\nPairwise contrasts ({args.adjust} adjustment):")
+    for m in messages:
+        print(f"warning: {m}")
+    what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
+    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
+    if pairs.trend is not None:
+        print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
+        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
+    else:
+        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
     return 0

@@ -50,7 +50,7 @@ class MetricModel:
     set that estimated it. Precision and FOR depend on prevalence, so this fails
     when a system shifts the kind of content the metric errs on; only an interval
     using gold labels of the evaluated outputs themselves
-    (``method="ppi"`` in :func:`compare_systems`) is free of it.
+    (``method="ppi"`` in :func:`metric_comparisons`) is free of it.
 
     Examples
     --------

@@ -7,7 +7,7 @@ from math import comb
 import numpy as np
 from scipy import stats as sps
 
-from ..errors import ModelComparisonError
+from ..errors import InputTypeError, ModelComparisonError
 from .._results import TestResult
 from ._result import LmerResult
 
@@ -119,7 +119,7 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
     2.0
     """
     if not isinstance(model_a, LmerResult) or not isinstance(model_b, LmerResult):
-        raise TypeError("compare() takes two fitted models returned by mixeval.lmer().")
+        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer().")
     _check_same_rows(model_a, model_b)
     null, full = sorted((model_a, model_b), key=lambda m: m.n_params)
     if null.n_params == full.n_params:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
-
-from ._result import LmerResult
+if TYPE_CHECKING:  # for annotations only: _result imports this module to print itself
+    from ._result import LmerResult
 
 __all__ = ["format_summary", "format_varcorr", "format_html"]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,12 +11,14 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import cho_solve, cholesky
 
+from ..errors import ConvergenceWarning, SingularFitWarning
+from ._blas import single_threaded_blas
 from ._design import Design
-from ._deviance import DevianceParts, solve_random_effects
-from ._optimize import SINGULAR_TOL, OptimResult
+from ._deviance import DevianceParts, deviance_parts, solve_random_effects
+from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
 from ._stats import SufficientStats
 
-__all__ = ["LmerResult", "make_result"]
+__all__ = ["LmerResult", "make_result", "fit_from_stats", "check_fit"]
 
 
 @dataclass(frozen=True)
@@ -138,9 +141,6 @@ class LmerResult:
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        from ._deviance import deviance_parts
-        from ._fit import single_threaded_blas
-
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
         free = v_hat > 0
@@ -199,8 +199,6 @@ class LmerResult:
         and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
         held fixed.
         """
-        from ._fit import single_threaded_blas
-
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
             raise ValueError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
@@ -285,8 +283,6 @@ class LmerResult:
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
         if REML == self.reml:
             return self
-        from ._fit import fit_from_stats
-
         return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False)
 
     # ----------------------------------------------------------------- printing
@@ -368,3 +364,34 @@ def make_result(design: Design, stats: SufficientStats, opt: OptimResult, parts:
         stats=stats,
         data=data,
     )
+
+
+def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
+    """Optimise, check and assemble a fit from precomputed sufficient statistics."""
+    with single_threaded_blas():
+        opt = optimize_theta(stats, reml)
+        parts = deviance_parts(stats, opt.theta, reml)
+        result = make_result(design, stats, opt, parts, data)
+    if warn:
+        check_fit(result)
+    return result
+
+
+def check_fit(result: LmerResult) -> None:
+    """Warn on singular (boundary) fits and on non-convergence (lme4's ``checkConv``)."""
+    if result.singular:
+        zero = [g for g, t in zip(result.group_names, result.theta) if t < SINGULAR_TOL]
+        warnings.warn(
+            f"boundary (singular) fit: the variance of {', '.join(repr(z) for z in zero)} is estimated as "
+            "(numerically) zero. This is a valid estimate, not a failure; the component can be dropped "
+            "without changing the fit.",
+            SingularFitWarning,
+            stacklevel=3,
+        )
+    if not result.converged:
+        warnings.warn(
+            "the optimiser did not meet its convergence criterion (projected gradient of the deviance "
+            "not ~0); treat the estimates with care and check the model specification.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Union
 
 import pandas as pd
+from ..errors import InputError, InputTypeError
 
 __all__ = ["Table", "Figure", "Paragraph", "Note", "Section", "Block", "figure_to_png"]
 
@@ -17,7 +18,7 @@ def figure_to_png(fig: object, *, dpi: int = 110) -> bytes:
     """Render a matplotlib Figure to PNG bytes (tight bounding box, white background)."""
     savefig = getattr(fig, "savefig", None)
     if savefig is None:
-        raise TypeError(f"`fig` must be a matplotlib Figure; got {type(fig).__name__}.")
+        raise InputTypeError(f"`fig` must be a matplotlib Figure; got {type(fig).__name__}.")
     buffer = io.BytesIO()
     savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
     return buffer.getvalue()
@@ -40,11 +41,11 @@ class Table:
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, pd.DataFrame):
-            raise TypeError(f"Table `data` must be a pandas DataFrame; got {type(self.data).__name__}.")
+            raise InputTypeError(f"Table `data` must be a pandas DataFrame; got {type(self.data).__name__}.")
         if not isinstance(self.caption, str):
-            raise TypeError("Table `caption` must be a string.")
+            raise InputTypeError("Table `caption` must be a string.")
         if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= 15:
-            raise ValueError(f"Table `digits` must be an integer in 1..15; got {self.digits!r}.")
+            raise InputError(f"Table `digits` must be an integer in 1..15; got {self.digits!r}.")
         object.__setattr__(self, "data", self.data.copy())
 
 
@@ -61,10 +62,10 @@ class Figure:
 
     def __post_init__(self) -> None:
         if not isinstance(self.png, (bytes, bytearray)) or not bytes(self.png).startswith(_PNG_MAGIC):
-            raise ValueError("Figure `png` must be the bytes of a PNG image (use Figure.from_matplotlib(fig)).")
+            raise InputError("Figure `png` must be the bytes of a PNG image (use Figure.from_matplotlib(fig)).")
         object.__setattr__(self, "png", bytes(self.png))
         if not isinstance(self.caption, str):
-            raise TypeError("Figure `caption` must be a string.")
+            raise InputTypeError("Figure `caption` must be a string.")
 
     @classmethod
     def from_matplotlib(cls, fig: object, caption: str, *, alt: str = "", dpi: int = 110,
@@ -94,7 +95,7 @@ class Note:
 
     def __post_init__(self) -> None:
         if self.kind not in ("note", "warning"):
-            raise ValueError(f"Note `kind` must be 'note' or 'warning'; got {self.kind!r}.")
+            raise InputError(f"Note `kind` must be 'note' or 'warning'; got {self.kind!r}.")
 
 
 Block = Union[Table, Figure, Paragraph, Note]
@@ -117,11 +118,11 @@ class Section:
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
-            raise ValueError("Section `title` must be a non-empty string.")
+            raise InputError("Section `title` must be a non-empty string.")
         blocks = tuple(self.blocks)
         for block in blocks:
             if not isinstance(block, (Table, Figure, Paragraph, Note)):
-                raise TypeError(
+                raise InputTypeError(
                     f"Section {self.title!r}: blocks must be Table, Figure, Paragraph or Note; "
                     f"got {type(block).__name__}."
                 )

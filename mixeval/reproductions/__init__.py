@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+from ..errors import InputError
 
 __all__ = ["register", "available", "get", "default_data_dir"]
 
@@ -50,7 +51,7 @@ def get(name: str) -> Reproduction:
     """The reproduction registered as ``name``; the error lists the valid names."""
     names = available()
     if name not in _REGISTRY:
-        raise ValueError(f"unknown reproduction {name!r}; available: {', '.join(names)}.")
+        raise InputError(f"unknown reproduction {name!r}; available: {', '.join(names)}.")
     return _REGISTRY[name][0]
 
 

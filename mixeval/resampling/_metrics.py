@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from ..errors import InputError, InputTypeError
 
 __all__ = ["f1_from_counts", "precision_from_counts", "recall_from_counts", "accuracy_from_counts",
            "bleu_from_counts", "METRICS", "resolve_metric"]
@@ -80,7 +81,7 @@ def bleu_from_counts(sums: np.ndarray, max_order: int = 4) -> np.ndarray:
     """
     sums = np.atleast_2d(np.asarray(sums, dtype=float))
     if sums.shape[1] != 2 + 2 * max_order:
-        raise ValueError(
+        raise InputError(
             f"BLEU needs {2 + 2 * max_order} statistics per item (hyp_len, ref_len, correct_1..{max_order}, "
             f"total_1..{max_order}); got {sums.shape[1]} columns."
         )
@@ -119,11 +120,11 @@ def resolve_metric(metric: object) -> tuple[Metric, str, int | None]:
         try:
             fn, k = METRICS[metric.lower()]
         except KeyError:
-            raise ValueError(
+            raise InputError(
                 f"unknown metric {metric!r}; use one of {', '.join(map(repr, METRICS))}, "
                 "or pass a function mapping column sums of shape (R, k) to R values."
             ) from None
         return fn, metric.lower(), k
     if callable(metric):
         return metric, getattr(metric, "__name__", "metric"), None
-    raise TypeError(f"`metric` must be a name such as 'f1' or a callable; got {type(metric).__name__}.")
+    raise InputTypeError(f"`metric` must be a name such as 'f1' or a callable; got {type(metric).__name__}.")

@@ -8,7 +8,7 @@ from scipy import special, stats
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_probability
 from ..errors import InputError
-from ._paired import _check_alternative
+from ._common import check_alternative
 
 __all__ = ["z_test", "paired_t_test"]
 
@@ -79,7 +79,7 @@ def z_test(
     >>> res.statistic, round(res.pvalue, 4)
     (-2.0, 0.0455)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     d = _differences(a, b)
     n = d.size
@@ -142,7 +142,7 @@ def paired_t_test(
     >>> round(res.statistic, 4), res.df
     (2.2953, 3.0)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     d = _differences(a, b)
     n = d.size

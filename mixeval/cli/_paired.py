@@ -6,8 +6,9 @@ import argparse
 
 import pandas as pd
 
-from ._multi import compare_systems, wide_scores
-from ._paired import paired_bootstrap_test, permutation_test
+from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
+from ._io import print_json, read_table
+from ..errors import InputError
 
 __all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
@@ -23,7 +24,7 @@ def resolve_seed(seed: int | None) -> int:
 
         return int(np.random.SeedSequence().entropy)
     if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer; got {seed}.")
+        raise InputError(f"--seed must be a non-negative integer; got {seed}.")
     return seed
 
 
@@ -45,9 +46,6 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
-    from ..cli import print_json
-    from ..cli._io import read_table
-
     data = read_table(args.path)
     seed = resolve_seed(args.seed)
     wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
@@ -72,7 +70,7 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
             print(f"seed: {seed}")
         return 0
     if getattr(args, "exact", False):
-        raise ValueError("--exact works for one comparison of two systems; for more, drop --exact.")
+        raise InputError("--exact works for one comparison of two systems; for more, drop --exact.")
     table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
                             alternative=args.alternative, level=level, n_resamples=args.n_resamples,
                             random_state=seed)
