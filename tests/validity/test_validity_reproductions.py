@@ -46,6 +46,14 @@ def test_every_ir_model_d2_matches_mgcv(ir):
     assert res.added == pytest.approx(0.0, abs=1e-9) and res.explained_alone > 0.6  # book: 62% without citations
 
 
+def test_ir_binomial_scores_model_matches_mgcv(ir):
+    ref = {frozenset(m["features"]): m for m in repro.mgcv_reference()["binomial"]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = fit_gam(ir, "relevant", ["score_neural", "score_tfIdf"], family="binomial")
+    assert m.d2 == pytest.approx(ref[frozenset(["score_neural", "score_tfIdf"])]["d2"], abs=1e-3)  # 0.68747
+
+
 def test_ir_binomial_and_distillation_on_a_query_subsample(ir):
     # binary relevance with the logit link, as book Section 2.4.3 (a subsample of 40 queries keeps this fast)
     d = ir[ir["queryId"].isin(ir["queryId"].unique()[:40])].reset_index(drop=True)
