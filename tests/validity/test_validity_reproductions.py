@@ -67,3 +67,15 @@ def test_ir_binomial_and_distillation_on_a_query_subsample(ir):
         student = distillation_test(teacher.predict(d), d, repro.IR_FEATURES, threshold=0.5, top=None,
                                     show_progress=False)
     assert student.family == "binomial" and set(student.circular) == {"score_neural", "score_tfIdf"}
+
+
+def test_liver_verdicts_as_a_reproduction_entry(bookdata, capsys):
+    import json
+
+    from mixeval.cli import main
+
+    assert main(["reproduce", "liver-circularity", "--data", str(bookdata), "--json"]) == 0
+    rows = {r["label"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["target"]["circular"] == "bili" and rows["sofa_circ"]["circular"] == "bili"
+    assert rows["sofa_nocirc"]["circular"] == "-" and rows["sofa_nocirc"]["d2"] < 0.6
+    assert rows["target"]["k_bili"] == 40 and rows["target"]["determinism"] > 0.99
