@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import cho_solve, cholesky
+from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
@@ -618,18 +618,40 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
     with single_threaded_blas():
         if isinstance(stats, BlockStats):
             opt = optimize_general(stats, reml)
-            parts = general_deviance_parts(stats, opt.theta, reml)
+            parts = _at_optimum(lambda: general_deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         else:
             opt = optimize_theta(stats, reml)
             if stats.n_terms:
                 theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml), opt.theta,
                                                     np.zeros(stats.n_terms))
                 opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
-            parts = deviance_parts(stats, opt.theta, reml)
+            parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         result = make_result(design, stats, opt, parts, data, scaling)
     if warn:
         check_fit(result)
     return result
+
+
+def _yy(stats, scaling: Scaling | None) -> float:
+    """The scale of the response's sum of squares for the exact-fit check: ``n`` for the centred, scaled
+    response of :func:`fit_design` (unit variance); 0 (no check) for statistics of the raw response, whose
+    ``y'y`` includes its mean."""
+    return float(stats.nobs) if scaling is not None and scaling.c.any() else 0.0
+
+
+def _at_optimum(evaluate, design: Design, yy: float):
+    """The deviance parts at the optimum; a model that reproduces the response exactly is an InputError."""
+    try:
+        parts = evaluate()
+        if not parts.r2 > 1e-12 * yy:  # R^2 = 1 to rounding
+            raise LinAlgError("the penalised residual sum of squares is zero to rounding")
+        return parts
+    except (LinAlgError, np.linalg.LinAlgError) as exc:
+        raise InputError(
+            f"{design.parsed.formula!r}: the model reproduces the response exactly (no residual variance left) or "
+            f"its fixed effects are not estimable ({exc}). Check for a response that is a function of the fixed "
+            "effects, or fewer observations than parameters."
+        ) from None
 
 
 def check_fit(result: LmerResult) -> None:

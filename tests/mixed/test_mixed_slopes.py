@@ -273,3 +273,19 @@ def test_general_gradient_is_exact():
             fd = finite_difference_gradient(lambda t: general_deviance(bs, t, reml))(theta)[1]
             exact = general_deviance_and_gradient(bs, theta, reml)[1]
             assert np.max(np.abs(exact - fd)) < 1e-5 * max(1.0, np.max(np.abs(exact)))
+
+
+def test_bad_inputs_get_clear_errors():
+    from mixeval.errors import ColumnError, InputError
+
+    df = _data("unbalanced")
+    with pytest.raises(InputError, match="response 'y' is constant"):
+        lmer("y ~ x + (1|g)", df.assign(y=3.0))
+    with pytest.raises(InputError, match=r"column\(s\) x .* infinite"):
+        lmer("y ~ x + (1|g)", df.assign(x=np.where(np.arange(len(df)) == 3, np.inf, df.x)))
+    with pytest.raises(InputError, match="random term .* non-finite"):
+        lmer("y ~ 1 + (1 + x|g)", df.assign(x=np.where(np.arange(len(df)) == 3, np.inf, df.x)))
+    with pytest.raises(ColumnError, match="several columns named 'x'"):
+        lmer("y ~ x + (1|g)", pd.concat([df, df[["x"]]], axis=1))
+    with pytest.raises(InputError, match="reproduces the response exactly"):
+        lmer("y ~ x + (1|g)", df.assign(y=2.0 * df.x + 1.0))
