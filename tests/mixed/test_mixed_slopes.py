@@ -289,3 +289,17 @@ def test_bad_inputs_get_clear_errors():
         lmer("y ~ x + (1|g)", pd.concat([df, df[["x"]]], axis=1))
     with pytest.raises(InputError, match="reproduces the response exactly"):
         lmer("y ~ x + (1|g)", df.assign(y=2.0 * df.x + 1.0))
+
+
+def test_study_keeps_the_slopes_in_its_null_models():
+    from mixeval import Study
+
+    study = Study(_data("systems"), "score ~ system + (1 + system | item)", system="system")
+    assert study.null_formula() == "score ~ 1 + (1 + system|item)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SingularFitWarning)
+        test = study.glrt()
+    assert test.df == 2  # only the two fixed system effects are dropped
+    assert Study(_data("barr").rename(columns={"subject": "test subject"}),
+                 "rt ~ x + (1 + x || `test subject`) + (1|item)", system="x").null_formula() == \
+        "rt ~ 1 + (1|`test subject`) + (0 + x|`test subject`) + (1|item)"
