@@ -361,10 +361,11 @@ class LmerResult:
         and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
         held fixed.
         """
-        self._require_intercepts("the Satterthwaite degrees of freedom")
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
             raise InputError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
+        if self.has_slopes:
+            return self._satterthwaite_theta(L)
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
         cov_psi = self.varcomp_cov().to_numpy()
@@ -379,6 +380,64 @@ class LmerResult:
                 down[i] -= h
                 grad[a] = (L @ self._cov_coef_at(up) @ L - L @ self._cov_coef_at(down) @ L) / (2 * h)
         denom = float(grad @ cov_psi[np.ix_(free, free)] @ grad)
+        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+
+    def _varpar_functions(self):
+        """The unprofiled criterion ``D(theta, sigma)`` and ``C(theta, sigma)`` (covariance of the fixed effects)
+        of the data as given, over lmerTest's variance parameters ``(theta, sigma)``."""
+        sc = self._scaling()
+        m = self.nobs - (len(self.fixed_names) if self.reml else 0)
+
+        def parts_at(theta: np.ndarray):
+            th = self.scaled_theta(theta)
+            return general_deviance_parts(self.stats, th, self.reml)
+
+        def crit(vp: np.ndarray) -> float:
+            parts = parts_at(vp[:-1])
+            s2 = vp[-1] ** 2
+            base = parts.logdet_a + (parts.logdet_mxx if self.reml else 0.0)
+            return base + sc.y_scale**2 * parts.r2 / s2 + m * np.log(2 * np.pi * s2)
+
+        def cov(vp: np.ndarray) -> np.ndarray:
+            parts = parts_at(vp[:-1])
+            return vp[-1] ** 2 * (sc.T @ np.linalg.inv(parts.mxx) @ sc.T.T)
+
+        return crit, cov
+
+    def _satterthwaite_theta(self, L: np.ndarray) -> float:
+        """Satterthwaite's df as lmerTest computes it, over ``varpar = (theta, sigma)``: ``A = 2 H^{-1}`` with
+        ``H`` the Hessian of the unprofiled criterion, ``g`` the gradient of ``L' C L`` (central differences).
+        As lmerTest, parameters on the boundary (a zero diagonal element of ``Lambda_k``) stay in ``H``: the
+        criterion is even in them, so its derivatives exist there."""
+        crit, cov = self._varpar_functions()
+        vp = np.append(self.theta, self.sigma)
+        idx = np.arange(vp.size)  # as lmerTest: every parameter, boundary ones included (the criterion is even there)
+        steps = 1e-4 * np.maximum(np.abs(vp[idx]), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
+        steps[-1] = 1e-4 * vp[-1]
+        with single_threaded_blas():
+            h = np.empty((idx.size, idx.size))
+            for a, i in enumerate(idx):
+                for b, j in enumerate(idx[: a + 1]):
+                    def f(di: float, dj: float) -> float:
+                        v = vp.copy()
+                        v[i] += di
+                        v[j] += dj
+                        return crit(v)
+
+                    hi, hj = steps[a], steps[b]
+                    h[a, b] = h[b, a] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+            grad = np.empty(idx.size)
+            for a, i in enumerate(idx):
+                up, down = vp.copy(), vp.copy()
+                up[i] += steps[a]
+                down[i] -= steps[a]
+                grad[a] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[a])
+        try:
+            a_mat = 2.0 * np.linalg.inv(h)
+        except np.linalg.LinAlgError:
+            return float("nan")
+        f0 = float(L @ self.cov_coef @ L)
+        denom = float(grad @ a_mat @ grad)
         return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
 
     def coef_tests(self) -> pd.DataFrame:

@@ -303,3 +303,12 @@ def test_study_keeps_the_slopes_in_its_null_models():
     assert Study(_data("barr").rename(columns={"subject": "test subject"}),
                  "rt ~ x + (1 + x || `test subject`) + (1|item)", system="x").null_formula() == \
         "rt ~ 1 + (1|`test subject`) + (0 + x|`test subject`) + (1|item)"
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_satterthwaite_df_matches_lmertest(name):
+    case = FIXTURES[name]
+    fit = _fit(case["formula"], _data(name), REML=case["REML"])
+    table = fit.coef_tests()
+    for coef, df in case["satterthwaite_df"].items():
+        assert table.loc[coef, "df"] == pytest.approx(df, rel=1e-4), coef
