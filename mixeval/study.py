@@ -283,11 +283,6 @@ class Study:
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
                                     cost_per_observation=cost_per_observation, kind=kind)
 
-    def substantial_variance_check(self) -> pd.DataFrame:
-        """Model (3.15): ``score ~ 1 + (1|item)``; phi = item variance / (item + residual variance)."""
-        fit = lmer(f"{self.parsed.response} ~ 1 + (1|{self.item})", self.source)
-        return _rel.variance_table(fit)
-
     # ---------------------------------------------------------------- significance
     def _require_system(self, effect: str | None) -> str:
         effect = effect or self.system

@@ -6,11 +6,12 @@ import argparse
 
 import pandas as pd
 
+from .._adjust import ADJUST_METHODS
+from ..errors import InputError
 from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
 from ._io import print_json, read_table
-from ..errors import InputError
 
-__all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
+__all__ = ["add_common_arguments", "adjust_method", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
 SEED_HELP = ("random seed (same seed, same result); without it a fresh seed is drawn from the operating "
              "system and printed, so that the run can be repeated with --seed")
@@ -28,6 +29,14 @@ def resolve_seed(seed: int | None) -> int:
     return seed
 
 
+def adjust_method(text: str) -> str:
+    """``--adjust`` checked when the flags are read (also with two systems, where it is not used)."""
+    aliases = {a for names in ADJUST_METHODS.values() for a in names}
+    if text.strip().lower() not in aliases:
+        raise argparse.ArgumentTypeError(f"unknown adjustment {text!r}; choose one of {', '.join(ADJUST_METHODS)}")
+    return text
+
+
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="CSV (or .parquet): one row per test item, one score column per system "
                                 "(or long format with --item/--system/--score)")
@@ -40,8 +49,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                    help="'greater': first system scores higher (default two-sided)")
     p.add_argument("--n-resamples", type=int, default=10_000, help="number of resamples (default 10000)")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
-    p.add_argument("--adjust", default="holm", help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, "
-                                                   "bh, by, none (default holm)")
+    p.add_argument("--adjust", default="holm", type=adjust_method,
+                   help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, bh, by, none (default holm)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 

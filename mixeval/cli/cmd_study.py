@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import warnings
 
+from ..errors import InputError
 from ..study import Study
 from . import print_json
 from ._args import facet_ranges, facet_sizes, number_list

@@ -20,6 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from .._progress import progress
+from .._random import as_generator
 from .._results import Result
 from .._validation import (
     require_columns,
@@ -29,7 +30,6 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from .._random import as_generator
 from ..errors import InputError, InputTypeError
 
 __all__ = [

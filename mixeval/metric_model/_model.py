@@ -168,11 +168,6 @@ class MetricModel:
         return self.rates[0]
 
     @property
-    def is_perfect(self) -> bool:
-        """True when the observed label is the true label (binary: precision 1, FOR 0)."""
-        return self.n_classes == 2 and self.rates == (0.0, 1.0) and self.positive_classes == (1,)
-
-    @property
     def has_uncertainty(self) -> bool:
         """True when the rates were estimated from counts (their variance is known)."""
         return self.counts is not None

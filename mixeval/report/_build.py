@@ -11,7 +11,7 @@ from .._progress import progress as _progress
 from ..errors import InputError, InputTypeError
 from ._blocks import Note, Section
 from ._report import Report
-from ._sections import comparison_section, conditional_section, data_section, variance_section
+from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
 __all__ = ["build_report", "default_dstudy_grid"]
 
@@ -178,6 +178,15 @@ def build_report(
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)
+        if getattr(pairwise, "trend", None) is not None:  # a numeric property: slopes (emtrends)
+            from ..significance import plot_trends
+
+            return trend_section(
+                pairwise.emmeans, trace=study.system, var=str(conditional_on),
+                contrasts=_as_frame(pairwise, "slope comparisons"), glrt=glrt,
+                figure=plot_trends(cond.fit, study.system, str(conditional_on)),
+                title=f"Comparisons conditional on {conditional_on}",
+            )
         cls = conditional_on if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
         y = _pick(means, _MEAN_COLUMNS)

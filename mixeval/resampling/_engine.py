@@ -37,8 +37,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from .._progress import progress
-from .._validation import require_positive_int
 from .._random import as_generator
+from .._validation import require_positive_int
 from ..errors import InputError
 
 try:  # the optional compiled loops (built by setup.py where a C compiler is available)

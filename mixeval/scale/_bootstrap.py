@@ -15,7 +15,6 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .._random import as_generator
 from .._results import TestResult
@@ -274,15 +273,3 @@ def poisson_bootstrap_paired(
                  "bootstrap_mean": center, "bootstrap_se": float(dist.std(ddof=1)), "engine": engine.dialect,
                  "a": a, "b": b},
     )
-
-
-def in_memory_reference(df: pd.DataFrame, *, score: str, system: str, item: str, a: object, b: object,
-                        n_resamples: int, random_state: object) -> np.ndarray:
-    """The resampled statistics computed in memory with :func:`poisson_weights` (for checks)."""
-    sub = df[df[system].isin([a, b])]
-    means = sub.groupby([item, system])[score].mean().unstack(system)
-    means = means.sort_index()
-    d = (means[a] - means[b]).to_numpy(float)
-    i = np.arange(d.size)
-    w = poisson_weights(i[None, :], np.arange(n_resamples)[:, None], random_state)
-    return (w @ d) / w.sum(axis=1)

@@ -116,3 +116,10 @@ def test_only_project_errors_become_one_line_messages(monkeypatch, capsys, long_
     monkeypatch.setattr(cmd_fit, "lmer", broken)
     with pytest.raises(ValueError, match="internal invariant"):
         main(["fit", str(long_csv), "score ~ system + (1|item)"])
+
+
+def test_adjust_is_checked_also_with_two_systems(capsys, long_csv):
+    with pytest.raises(SystemExit) as info:
+        main(["bootstrap", str(long_csv), "--item", "item", "--system", "system", "--score", "score",
+              "--adjust", "bogus"])
+    assert info.value.code == 2 and "unknown adjustment 'bogus'" in capsys.readouterr().err

@@ -19,7 +19,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the machine
 from mixeval.errors import ColumnError  # noqa: E402
 from mixeval.mixed import build_design, compute_stats, fit_from_stats, lmer  # noqa: E402
 from mixeval.scale import aggregate_stats, lmer_aggregate, poisson_bootstrap_paired  # noqa: E402
-from mixeval.scale._bootstrap import in_memory_reference  # noqa: E402
+from poisson_reference import in_memory_reference  # noqa: E402
 
 
 @pytest.fixture(scope="module")
