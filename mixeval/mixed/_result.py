@@ -292,7 +292,8 @@ class LmerResult:
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        self._require_intercepts("the asymptotic covariance of the variance components")
+        if self.has_slopes:
+            return self._varcomp_cov_slopes()
         y_scale2 = self._scaling().y_scale ** 2
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
@@ -404,38 +405,75 @@ class LmerResult:
 
         return crit, cov
 
-    def _satterthwaite_theta(self, L: np.ndarray) -> float:
-        """Satterthwaite's df as lmerTest computes it, over ``varpar = (theta, sigma)``: ``A = 2 H^{-1}`` with
-        ``H`` the Hessian of the unprofiled criterion, ``g`` the gradient of ``L' C L`` (central differences).
-        As lmerTest, parameters on the boundary (a zero diagonal element of ``Lambda_k``) stay in ``H``: the
-        criterion is even in them, so its derivatives exist there."""
-        crit, cov = self._varpar_functions()
+    @functools.cached_property
+    def _varpar_covariance(self):
+        """``(varpar, steps, A)``: lmerTest's variance parameters ``(theta, sigma)``, the difference steps, and
+        their asymptotic covariance ``A = 2 H^{-1}`` (None if ``H`` is singular); ``H`` is the central-difference
+        Hessian of the unprofiled criterion. As lmerTest, boundary parameters stay in (the criterion is even
+        in a zero diagonal element of ``Lambda_k``)."""
+        crit, _ = self._varpar_functions()
         vp = np.append(self.theta, self.sigma)
-        idx = np.arange(vp.size)  # as lmerTest: every parameter, boundary ones included (the criterion is even there)
-        steps = 1e-4 * np.maximum(np.abs(vp[idx]), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
+        steps = 1e-4 * np.maximum(np.abs(vp), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
         steps[-1] = 1e-4 * vp[-1]
+        h = np.empty((vp.size, vp.size))
         with single_threaded_blas():
-            h = np.empty((idx.size, idx.size))
-            for a, i in enumerate(idx):
-                for b, j in enumerate(idx[: a + 1]):
+            for i in range(vp.size):
+                for j in range(i + 1):
                     def f(di: float, dj: float) -> float:
                         v = vp.copy()
                         v[i] += di
                         v[j] += dj
                         return crit(v)
 
-                    hi, hj = steps[a], steps[b]
-                    h[a, b] = h[b, a] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
-            grad = np.empty(idx.size)
-            for a, i in enumerate(idx):
-                up, down = vp.copy(), vp.copy()
-                up[i] += steps[a]
-                down[i] -= steps[a]
-                grad[a] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[a])
+                    hi, hj = steps[i], steps[j]
+                    h[i, j] = h[j, i] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
         try:
-            a_mat = 2.0 * np.linalg.inv(h)
+            return vp, steps, 2.0 * np.linalg.inv(h)
         except np.linalg.LinAlgError:
+            return vp, steps, None
+
+    def _varcomp_cov_slopes(self) -> pd.DataFrame:
+        """Asymptotic covariance of every variance and covariance (named as :meth:`varcorr_frame`) by the delta
+        method from :attr:`_varpar_covariance`: ``J A J'`` with ``J`` the Jacobian of the components
+        ``sigma^2 Lambda_k Lambda_k'`` and ``sigma^2`` with respect to ``(theta, sigma)``."""
+        names = list(self.components)
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
+            return pd.DataFrame(np.nan, index=names, columns=names)
+        dims = [len(c) for c in self.term_coef_names]
+
+        def comps(v: np.ndarray) -> np.ndarray:
+            out = []
+            for lam in theta_to_factors(tuple(_Dims(d) for d in dims), v[:-1]):
+                cov = v[-1] ** 2 * lam @ lam.T
+                d = cov.shape[0]
+                out += [cov[i, i] for i in range(d)] + [cov[i, j] for i in range(d) for j in range(i + 1, d)]
+            return np.array(out + [v[-1] ** 2])
+
+        jac = np.empty((len(names), vp.size))
+        for i in range(vp.size):
+            up, down = vp.copy(), vp.copy()
+            up[i] += steps[i]
+            down[i] -= steps[i]
+            jac[:, i] = (comps(up) - comps(down)) / (2 * steps[i])
+        return pd.DataFrame(jac @ a_mat @ jac.T, index=names, columns=names)
+
+    def _satterthwaite_theta(self, L: np.ndarray) -> float:
+        """Satterthwaite's df as lmerTest computes it, over ``varpar = (theta, sigma)``: ``A = 2 H^{-1}`` with
+        ``H`` the Hessian of the unprofiled criterion, ``g`` the gradient of ``L' C L`` (central differences).
+        As lmerTest, parameters on the boundary (a zero diagonal element of ``Lambda_k``) stay in ``H``: the
+        criterion is even in them, so its derivatives exist there."""
+        _, cov = self._varpar_functions()
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
             return float("nan")
+        with single_threaded_blas():
+            grad = np.empty(vp.size)
+            for i in range(vp.size):
+                up, down = vp.copy(), vp.copy()
+                up[i] += steps[i]
+                down[i] -= steps[i]
+                grad[i] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[i])
         f0 = float(L @ self.cov_coef @ L)
         denom = float(grad @ a_mat @ grad)
         return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
@@ -455,8 +493,13 @@ class LmerResult:
         """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
         cov = self.varcomp_cov()
         table = self.varcorr
+        if self.has_slopes:  # rows named as in varcorr_frame (variances only)
+            frame = self.varcorr_frame()
+            keys = list(frame[frame.var2.isna()].name)
+        else:
+            keys = list(table.group)
         table["se"] = [float(np.sqrt(cov.loc[g, g])) if np.isfinite(cov.loc[g, g]) and cov.loc[g, g] >= 0 else np.nan
-                       for g in table.group]
+                       for g in keys]
         return table
 
     @property

@@ -312,3 +312,24 @@ def test_satterthwaite_df_matches_lmertest(name):
     table = fit.coef_tests()
     for coef, df in case["satterthwaite_df"].items():
         assert table.loc[coef, "df"] == pytest.approx(df, rel=1e-4), coef
+
+
+def test_varcomp_cov_of_the_general_path_equals_the_intercept_path():
+    """The delta-method covariance over lmerTest's (theta, sigma) equals the variance-parametrised one
+    of the intercept path when the general evaluator fits a random-intercept model (1e-3: differences)."""
+    from mixeval.mixed import fit_from_stats
+    from mixeval.mixed._scaling import standardize
+
+    d = build_design("rt ~ x + (1|subject) + (1|item)", _data("barr"))
+    intercept = _fit("rt ~ x + (1|subject) + (1|item)", _data("barr"))
+    scaled, scaling = standardize(d)
+    general = fit_from_stats(d, compute_block_stats(build_restructure(scaled), scaled.X, scaled.y), reml=True,
+                             scaling=scaling)
+    assert general.has_slopes and general.loglik == pytest.approx(intercept.loglik, rel=1e-12)
+    a, b = general.varcomp_cov(), intercept.varcomp_cov()
+    a, b = a.loc[list(b.index), list(b.columns)].to_numpy(), b.to_numpy()
+    scale = np.sqrt(np.outer(np.diag(b), np.diag(b)))
+    assert np.all(np.abs(a - b) <= 1e-3 * scale)  # on the scale of the standard errors
+    assert general.coef_tests()["df"].to_numpy() == pytest.approx(intercept.coef_tests()["df"].to_numpy(), rel=1e-3)
+    se = general.varcorr_se
+    assert se["se"].notna().all()
