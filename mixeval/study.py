@@ -59,6 +59,13 @@ def drop_fixed_effect(fixed: str, effect: str) -> str:
     return " + ".join(["1", *names])
 
 
+def _group_expr(term) -> str:
+    """A random term's grouping factor as formula text (non-syntactic column names in backticks)."""
+    import re
+
+    return ":".join(f if re.fullmatch(r"[A-Za-z_.][A-Za-z0-9_.]*", f) else f"`{f}`" for f in term.factors)
+
+
 def _is_numeric_property(values: pd.Series) -> bool:
     """A numeric (not logical) column: conditional comparisons use its slopes rather than classes."""
     return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
@@ -230,8 +237,10 @@ class Study:
         return self.fit.refit(REML=False)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
-        names = [t.name for t in self.parsed.random] if random is None else list(random)
-        return f"{self.parsed.response} ~ {fixed}" + "".join(f" + (1|{g})" for g in names)
+        """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
+        named in ``random``) as written, slopes included."""
+        terms = [t for t in self.parsed.random if random is None or t.name in set(random)]
+        return f"{self.parsed.response} ~ {fixed}" + "".join(f" + ({t.lhs}|{_group_expr(t)})" for t in terms)
 
     # ---------------------------------------------------------------- reliability
     def variance_components(self) -> pd.DataFrame:

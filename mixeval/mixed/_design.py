@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
-from ..errors import DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
+from ..errors import ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels"]
@@ -113,6 +113,10 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
         raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
     X = np.asarray(mm, dtype=float)
     names = tuple(r_style_name(str(c)) for c in mm.columns)
+    bad = [nm for nm, ok in zip(names, np.isfinite(X).all(axis=0)) if not ok]
+    if bad:
+        raise InputError(f"the fixed-effects column(s) {', '.join(bad)} of {parsed.fixed!r} have infinite values; "
+                         "remove or recode those rows (e.g. data[np.isfinite(data['x'])]).")
     if X.shape[1] > 0:
         aliased = _aliased_columns(X, names)
         if aliased:
@@ -159,6 +163,14 @@ def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) 
         else:
             kept.append(j)
     return aliased
+
+
+def require_unique_columns(data: pd.DataFrame, columns: list[str]) -> None:
+    """Each column the formula uses names exactly one column of ``data``."""
+    dup = sorted({c for c in columns if int((data.columns == c).sum()) > 1})
+    if dup:
+        raise ColumnError(f"the data have several columns named {', '.join(repr(c) for c in dup)}; give every "
+                          "column a unique name (e.g. data.loc[:, ~data.columns.duplicated()]).")
 
 
 def check_group_levels(name: str, n_levels: int, nobs: int) -> None:
@@ -379,11 +391,15 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     fixed_cols = _fixed_columns(parsed, data)
     needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols, *parsed.slope_columns]))
     require_columns(data, needed)
+    require_unique_columns(data, needed)
     if drop_missing:
         data = drop_incomplete_rows(data, needed, parsed.response)
     require_no_missing(data, needed)
     data = prepare_fixed_columns(data, [c for c in dict.fromkeys([*fixed_cols, *parsed.slope_columns]) if c in data.columns])
     y = require_numeric_column(data, parsed.response, role="response")
+    if y.size and np.all(y == y[0]):
+        raise InputError(f"the response {parsed.response!r} is constant (every value is {y[0]:g}); there is no "
+                         "variance to decompose. Check the column (e.g. a score that was not computed).")
     X, names, spec = _fixed_matrix(parsed, data)
     if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
         raise InputError("the fixed-effects matrix lost rows; check the data for missing values.")

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import cho_solve, cholesky
+from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
@@ -292,7 +292,8 @@ class LmerResult:
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        self._require_intercepts("the asymptotic covariance of the variance components")
+        if self.has_slopes:
+            return self._varcomp_cov_slopes()
         y_scale2 = self._scaling().y_scale ** 2
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
@@ -361,10 +362,11 @@ class LmerResult:
         and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
         held fixed.
         """
-        self._require_intercepts("the Satterthwaite degrees of freedom")
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
             raise InputError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
+        if self.has_slopes:
+            return self._satterthwaite_theta(L)
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
         cov_psi = self.varcomp_cov().to_numpy()
@@ -379,6 +381,101 @@ class LmerResult:
                 down[i] -= h
                 grad[a] = (L @ self._cov_coef_at(up) @ L - L @ self._cov_coef_at(down) @ L) / (2 * h)
         denom = float(grad @ cov_psi[np.ix_(free, free)] @ grad)
+        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+
+    def _varpar_functions(self):
+        """The unprofiled criterion ``D(theta, sigma)`` and ``C(theta, sigma)`` (covariance of the fixed effects)
+        of the data as given, over lmerTest's variance parameters ``(theta, sigma)``."""
+        sc = self._scaling()
+        m = self.nobs - (len(self.fixed_names) if self.reml else 0)
+
+        def parts_at(theta: np.ndarray):
+            th = self.scaled_theta(theta)
+            return general_deviance_parts(self.stats, th, self.reml)
+
+        def crit(vp: np.ndarray) -> float:
+            parts = parts_at(vp[:-1])
+            s2 = vp[-1] ** 2
+            base = parts.logdet_a + (parts.logdet_mxx if self.reml else 0.0)
+            return base + sc.y_scale**2 * parts.r2 / s2 + m * np.log(2 * np.pi * s2)
+
+        def cov(vp: np.ndarray) -> np.ndarray:
+            parts = parts_at(vp[:-1])
+            return vp[-1] ** 2 * (sc.T @ np.linalg.inv(parts.mxx) @ sc.T.T)
+
+        return crit, cov
+
+    @functools.cached_property
+    def _varpar_covariance(self):
+        """``(varpar, steps, A)``: lmerTest's variance parameters ``(theta, sigma)``, the difference steps, and
+        their asymptotic covariance ``A = 2 H^{-1}`` (None if ``H`` is singular); ``H`` is the central-difference
+        Hessian of the unprofiled criterion. As lmerTest, boundary parameters stay in (the criterion is even
+        in a zero diagonal element of ``Lambda_k``)."""
+        crit, _ = self._varpar_functions()
+        vp = np.append(self.theta, self.sigma)
+        steps = 1e-4 * np.maximum(np.abs(vp), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
+        steps[-1] = 1e-4 * vp[-1]
+        h = np.empty((vp.size, vp.size))
+        with single_threaded_blas():
+            for i in range(vp.size):
+                for j in range(i + 1):
+                    def f(di: float, dj: float) -> float:
+                        v = vp.copy()
+                        v[i] += di
+                        v[j] += dj
+                        return crit(v)
+
+                    hi, hj = steps[i], steps[j]
+                    h[i, j] = h[j, i] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+        try:
+            return vp, steps, 2.0 * np.linalg.inv(h)
+        except np.linalg.LinAlgError:
+            return vp, steps, None
+
+    def _varcomp_cov_slopes(self) -> pd.DataFrame:
+        """Asymptotic covariance of every variance and covariance (named as :meth:`varcorr_frame`) by the delta
+        method from :attr:`_varpar_covariance`: ``J A J'`` with ``J`` the Jacobian of the components
+        ``sigma^2 Lambda_k Lambda_k'`` and ``sigma^2`` with respect to ``(theta, sigma)``."""
+        names = list(self.components)
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
+            return pd.DataFrame(np.nan, index=names, columns=names)
+        dims = [len(c) for c in self.term_coef_names]
+
+        def comps(v: np.ndarray) -> np.ndarray:
+            out = []
+            for lam in theta_to_factors(tuple(_Dims(d) for d in dims), v[:-1]):
+                cov = v[-1] ** 2 * lam @ lam.T
+                d = cov.shape[0]
+                out += [cov[i, i] for i in range(d)] + [cov[i, j] for i in range(d) for j in range(i + 1, d)]
+            return np.array(out + [v[-1] ** 2])
+
+        jac = np.empty((len(names), vp.size))
+        for i in range(vp.size):
+            up, down = vp.copy(), vp.copy()
+            up[i] += steps[i]
+            down[i] -= steps[i]
+            jac[:, i] = (comps(up) - comps(down)) / (2 * steps[i])
+        return pd.DataFrame(jac @ a_mat @ jac.T, index=names, columns=names)
+
+    def _satterthwaite_theta(self, L: np.ndarray) -> float:
+        """Satterthwaite's df as lmerTest computes it, over ``varpar = (theta, sigma)``: ``A = 2 H^{-1}`` with
+        ``H`` the Hessian of the unprofiled criterion, ``g`` the gradient of ``L' C L`` (central differences).
+        As lmerTest, parameters on the boundary (a zero diagonal element of ``Lambda_k``) stay in ``H``: the
+        criterion is even in them, so its derivatives exist there."""
+        _, cov = self._varpar_functions()
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
+            return float("nan")
+        with single_threaded_blas():
+            grad = np.empty(vp.size)
+            for i in range(vp.size):
+                up, down = vp.copy(), vp.copy()
+                up[i] += steps[i]
+                down[i] -= steps[i]
+                grad[i] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[i])
+        f0 = float(L @ self.cov_coef @ L)
+        denom = float(grad @ a_mat @ grad)
         return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
 
     def coef_tests(self) -> pd.DataFrame:
@@ -396,8 +493,13 @@ class LmerResult:
         """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
         cov = self.varcomp_cov()
         table = self.varcorr
+        if self.has_slopes:  # rows named as in varcorr_frame (variances only)
+            frame = self.varcorr_frame()
+            keys = list(frame[frame.var2.isna()].name)
+        else:
+            keys = list(table.group)
         table["se"] = [float(np.sqrt(cov.loc[g, g])) if np.isfinite(cov.loc[g, g]) and cov.loc[g, g] >= 0 else np.nan
-                       for g in table.group]
+                       for g in keys]
         return table
 
     @property
@@ -618,18 +720,40 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
     with single_threaded_blas():
         if isinstance(stats, BlockStats):
             opt = optimize_general(stats, reml)
-            parts = general_deviance_parts(stats, opt.theta, reml)
+            parts = _at_optimum(lambda: general_deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         else:
             opt = optimize_theta(stats, reml)
             if stats.n_terms:
                 theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml), opt.theta,
                                                     np.zeros(stats.n_terms))
                 opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
-            parts = deviance_parts(stats, opt.theta, reml)
+            parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         result = make_result(design, stats, opt, parts, data, scaling)
     if warn:
         check_fit(result)
     return result
+
+
+def _yy(stats, scaling: Scaling | None) -> float:
+    """The scale of the response's sum of squares for the exact-fit check: ``n`` for the centred, scaled
+    response of :func:`fit_design` (unit variance); 0 (no check) for statistics of the raw response, whose
+    ``y'y`` includes its mean."""
+    return float(stats.nobs) if scaling is not None and scaling.c.any() else 0.0
+
+
+def _at_optimum(evaluate, design: Design, yy: float):
+    """The deviance parts at the optimum; a model that reproduces the response exactly is an InputError."""
+    try:
+        parts = evaluate()
+        if not parts.r2 > 1e-12 * yy:  # R^2 = 1 to rounding
+            raise LinAlgError("the penalised residual sum of squares is zero to rounding")
+        return parts
+    except (LinAlgError, np.linalg.LinAlgError) as exc:
+        raise InputError(
+            f"{design.parsed.formula!r}: the model reproduces the response exactly (no residual variance left) or "
+            f"its fixed effects are not estimable ({exc}). Check for a response that is a function of the fixed "
+            "effects, or fewer observations than parameters."
+        ) from None
 
 
 def check_fit(result: LmerResult) -> None:

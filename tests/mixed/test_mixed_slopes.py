@@ -273,3 +273,63 @@ def test_general_gradient_is_exact():
             fd = finite_difference_gradient(lambda t: general_deviance(bs, t, reml))(theta)[1]
             exact = general_deviance_and_gradient(bs, theta, reml)[1]
             assert np.max(np.abs(exact - fd)) < 1e-5 * max(1.0, np.max(np.abs(exact)))
+
+
+def test_bad_inputs_get_clear_errors():
+    from mixeval.errors import ColumnError, InputError
+
+    df = _data("unbalanced")
+    with pytest.raises(InputError, match="response 'y' is constant"):
+        lmer("y ~ x + (1|g)", df.assign(y=3.0))
+    with pytest.raises(InputError, match=r"column\(s\) x .* infinite"):
+        lmer("y ~ x + (1|g)", df.assign(x=np.where(np.arange(len(df)) == 3, np.inf, df.x)))
+    with pytest.raises(InputError, match="random term .* non-finite"):
+        lmer("y ~ 1 + (1 + x|g)", df.assign(x=np.where(np.arange(len(df)) == 3, np.inf, df.x)))
+    with pytest.raises(ColumnError, match="several columns named 'x'"):
+        lmer("y ~ x + (1|g)", pd.concat([df, df[["x"]]], axis=1))
+    with pytest.raises(InputError, match="reproduces the response exactly"):
+        lmer("y ~ x + (1|g)", df.assign(y=2.0 * df.x + 1.0))
+
+
+def test_study_keeps_the_slopes_in_its_null_models():
+    from mixeval import Study
+
+    study = Study(_data("systems"), "score ~ system + (1 + system | item)", system="system")
+    assert study.null_formula() == "score ~ 1 + (1 + system|item)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SingularFitWarning)
+        test = study.glrt()
+    assert test.df == 2  # only the two fixed system effects are dropped
+    assert Study(_data("barr").rename(columns={"subject": "test subject"}),
+                 "rt ~ x + (1 + x || `test subject`) + (1|item)", system="x").null_formula() == \
+        "rt ~ 1 + (1|`test subject`) + (0 + x|`test subject`) + (1|item)"
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_satterthwaite_df_matches_lmertest(name):
+    case = FIXTURES[name]
+    fit = _fit(case["formula"], _data(name), REML=case["REML"])
+    table = fit.coef_tests()
+    for coef, df in case["satterthwaite_df"].items():
+        assert table.loc[coef, "df"] == pytest.approx(df, rel=1e-4), coef
+
+
+def test_varcomp_cov_of_the_general_path_equals_the_intercept_path():
+    """The delta-method covariance over lmerTest's (theta, sigma) equals the variance-parametrised one
+    of the intercept path when the general evaluator fits a random-intercept model (1e-3: differences)."""
+    from mixeval.mixed import fit_from_stats
+    from mixeval.mixed._scaling import standardize
+
+    d = build_design("rt ~ x + (1|subject) + (1|item)", _data("barr"))
+    intercept = _fit("rt ~ x + (1|subject) + (1|item)", _data("barr"))
+    scaled, scaling = standardize(d)
+    general = fit_from_stats(d, compute_block_stats(build_restructure(scaled), scaled.X, scaled.y), reml=True,
+                             scaling=scaling)
+    assert general.has_slopes and general.loglik == pytest.approx(intercept.loglik, rel=1e-12)
+    a, b = general.varcomp_cov(), intercept.varcomp_cov()
+    a, b = a.loc[list(b.index), list(b.columns)].to_numpy(), b.to_numpy()
+    scale = np.sqrt(np.outer(np.diag(b), np.diag(b)))
+    assert np.all(np.abs(a - b) <= 1e-3 * scale)  # on the scale of the standard errors
+    assert general.coef_tests()["df"].to_numpy() == pytest.approx(intercept.coef_tests()["df"].to_numpy(), rel=1e-3)
+    se = general.varcorr_se
+    assert se["se"].notna().all()
