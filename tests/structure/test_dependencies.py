@@ -15,10 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 #: distribution name -> module name, where they differ
 MODULE_OF = {"scikit-learn": "sklearn", "pyyaml": "yaml"}
 
-#: dependencies another change removes (the validity rewrite drops pygam); empty once merged
-PENDING_REMOVAL = {"pygam"}
-
-
 def hard_dependencies() -> list[str]:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -43,7 +39,7 @@ def imported_modules() -> set[str]:
 def test_every_hard_dependency_is_imported():
     imported = imported_modules()
     unused = [d for d in hard_dependencies() if MODULE_OF.get(d, d.replace("-", "_")) not in imported]
-    assert [d for d in unused if d not in PENDING_REMOVAL] == [], (
+    assert unused == [], (
         f"hard dependencies that mixeval never imports: {unused}; drop them or make them extras")
 
 
