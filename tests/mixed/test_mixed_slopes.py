@@ -333,3 +333,18 @@ def test_varcomp_cov_of_the_general_path_equals_the_intercept_path():
     assert general.coef_tests()["df"].to_numpy() == pytest.approx(intercept.coef_tests()["df"].to_numpy(), rel=1e-3)
     se = general.varcorr_se
     assert se["se"].notna().all()
+
+
+@pytest.mark.parametrize("units", [1e-12, 1e-6, 1e6, 1e12])
+def test_covariate_units(units):
+    """A covariate in other units: ML log-likelihood and the intercept and residual variances unchanged; the
+    slope's variance scales by 1 / units^2 and the covariance by 1 / units."""
+    df = _data("unbalanced")
+    base = _fit("y ~ x + (1 + x|g) + (1|h)", df, REML=False)
+    moved = _fit("y ~ w + (1 + w|g) + (1|h)", df.assign(w=df.x * units), REML=False)
+    assert moved.loglik == pytest.approx(base.loglik, rel=1e-10)
+    for k in ("g", "h", "Residual"):
+        assert moved.components[k] == pytest.approx(base.components[k], rel=1e-8)
+    assert moved.components["g.w"] == pytest.approx(base.components["g.x"] / units**2, rel=1e-8)
+    assert moved.components["g.(Intercept).w"] == pytest.approx(base.components["g.(Intercept).x"] / units, rel=1e-7)
+    assert moved.coef[1] == pytest.approx(base.coef[1] / units, rel=1e-8)
