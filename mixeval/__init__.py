@@ -16,7 +16,7 @@ from . import agreement, datasets, errors, meta, metric_model, plots, reliabilit
 from ._results import ConfidenceInterval, TestResult
 from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
 from .metric_model import MetricModel, metric_ci
-from .mixed import LmerResult, compare, lmer
+from .mixed import GlmerResult, LmerResult, compare, glmer, lmer
 from .reliability import cheapest_design, dstudy, phi, variance_table
 from .report import Report, build_report
 from .resampling import paired_bootstrap_test, permutation_test
@@ -29,6 +29,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Study",
     "lmer",
+    "glmer",
+    "GlmerResult",
     "compare",
     "LmerResult",
     "bin_property",

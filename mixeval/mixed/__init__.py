@@ -10,6 +10,8 @@ Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
 from ._fit import fit_from_stats, lmer
+from ._glmm import glmer
+from ._glmm_result import GlmerResult
 from ._lrt import compare
 from ._optimize import optimize_theta
 from ._result import LmerResult, make_result
@@ -17,6 +19,8 @@ from ._stats import SufficientStats, compute_stats
 
 __all__ = [
     "lmer",
+    "glmer",
+    "GlmerResult",
     "compare",
     "LmerResult",
     "Design",

@@ -1,0 +1,136 @@
+"""Exponential-family response distributions of a generalised linear mixed model (R's ``family`` objects).
+
+A :class:`Family` bundles a link (``eta = g(mu)``, its inverse and ``d mu / d eta``), the variance
+function ``V(mu)``, the unit deviance residuals and R's ``aic`` term (``-2`` times the conditional
+log-likelihood, normalising constants included), with the numerical guards of R's C code (``mu``
+kept inside ``(0, 1)`` or above 0 by ``DBL_EPSILON``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import special, stats
+
+from ..errors import InputError
+
+__all__ = ["Family", "get_family", "FAMILIES", "DISTRIBUTION_VARIANCE"]
+
+_EPS = np.finfo(float).eps
+_PROBIT_THRESH = -stats.norm.ppf(_EPS)
+
+
+@dataclass(frozen=True)
+class Family:
+    """A response distribution and link, as R's ``binomial(link = "logit")`` or ``poisson()``.
+
+    Attributes
+    ----------
+    name : str
+        ``"binomial"`` or ``"poisson"``.
+    link : str
+        ``"logit"``, ``"probit"`` or ``"log"``.
+    """
+
+    name: str
+    link: str
+    linkfun: Callable[[np.ndarray], np.ndarray]
+    linkinv: Callable[[np.ndarray], np.ndarray]
+    mu_eta: Callable[[np.ndarray], np.ndarray]
+    variance: Callable[[np.ndarray], np.ndarray]
+    dev_resid: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+    aic: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+
+    def __repr__(self) -> str:
+        return f"Family({self.name!r}, link={self.link!r})"
+
+
+def _logit_linkinv(eta):
+    return np.clip(special.expit(eta), _EPS, 1 - _EPS)
+
+
+def _logit_mu_eta(eta):
+    e = np.abs(eta)
+    out = np.exp(-e) / (1 + np.exp(-e)) ** 2
+    return np.where(e > 30, _EPS, out)
+
+
+def _probit_linkinv(eta):
+    return stats.norm.cdf(np.clip(eta, -_PROBIT_THRESH, _PROBIT_THRESH))
+
+
+def _probit_mu_eta(eta):
+    return np.maximum(stats.norm.pdf(eta), _EPS)
+
+
+def _ylogy(y, mu):
+    """``y log(y / mu)`` with ``0 log 0 = 0``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0) / mu), 0.0)
+
+
+def _binomial_dev_resid(y, mu, wt):
+    return 2 * wt * (_ylogy(y, mu) + _ylogy(1 - y, 1 - mu))
+
+
+def _binomial_aic(y, mu, wt):
+    m = wt
+    keep = m > 0
+    k = np.round(m[keep] * y[keep])
+    return float(-2 * np.sum(stats.binom.logpmf(k, np.round(m[keep]), mu[keep])))
+
+
+def _poisson_dev_resid(y, mu, wt):
+    return 2 * wt * (_ylogy(y, mu) - (y - mu))
+
+
+def _poisson_aic(y, mu, wt):
+    return float(-2 * np.sum(stats.poisson.logpmf(y, mu) * wt))
+
+
+def _binomial(link: str) -> Family:
+    if link == "logit":
+        linkfun, linkinv, mu_eta = special.logit, _logit_linkinv, _logit_mu_eta
+    else:
+        linkfun, linkinv, mu_eta = stats.norm.ppf, _probit_linkinv, _probit_mu_eta
+    return Family("binomial", link, linkfun, linkinv, mu_eta, lambda mu: mu * (1 - mu), _binomial_dev_resid, _binomial_aic)
+
+
+def _poisson(link: str) -> Family:
+    return Family("poisson", "log", np.log, lambda eta: np.maximum(np.exp(eta), _EPS),
+                  lambda eta: np.maximum(np.exp(eta), _EPS), lambda mu: mu, _poisson_dev_resid, _poisson_aic)
+
+
+#: family name -> allowed links (the first is the default).
+FAMILIES: dict[str, tuple[str, ...]] = {"binomial": ("logit", "probit"), "poisson": ("log",)}
+
+#: Distribution-specific variance of the latent scale (Nakagawa & Schielzeth 2010): the variance of the
+#: standard logistic (pi^2 / 3) for the logit link, of the standard normal (1) for the probit link.
+DISTRIBUTION_VARIANCE: dict[str, float] = {"logit": float(np.pi**2 / 3), "probit": 1.0}
+
+
+def get_family(family: str | Family, link: str | None = None) -> Family:
+    """The :class:`Family` named ``family`` with ``link`` (its canonical link by default).
+
+    Examples
+    --------
+    >>> get_family("binomial")
+    Family('binomial', link='logit')
+    >>> float(get_family("binomial", "probit").linkinv(0.0))
+    0.5
+    """
+    if isinstance(family, Family):
+        if link is not None and link != family.link:
+            raise InputError(f"family {family!r} already fixes the link {family.link!r}; got link={link!r}.")
+        return family
+    name = str(family).lower()
+    if name not in FAMILIES:
+        raise InputError(f"family={family!r} is not supported; use one of {sorted(FAMILIES)} "
+                         "(binomial for 0/1 or successes/trials, poisson for counts).")
+    links = FAMILIES[name]
+    link = links[0] if link is None else str(link).lower()
+    if link not in links:
+        raise InputError(f"link={link!r} is not available for family={name!r}; use one of {list(links)}.")
+    return _binomial(link) if name == "binomial" else _poisson(link)
