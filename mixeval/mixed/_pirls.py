@@ -80,7 +80,7 @@ class _System:
     """The factorised penalised system at given weights (block + dense Schur complement)."""
 
     def __init__(self, problem: GlmmProblem, zl_blocks: list[sp.csr_matrix], w: np.ndarray, joint: bool,
-                 theta: np.ndarray):
+                 theta: np.ndarray, dm=None):
         self.problem = problem
         b = problem.block_term()
         self.b = b
@@ -91,13 +91,13 @@ class _System:
             term = re.terms[b]
             self.p_b, self.n_lev = term.n_coef, term.n_levels
             zb = zl_blocks[b]  # n x q_b
+            self.zbt = zb.T.tocsr()
             rest = [zl_blocks[k] for k in range(len(re.terms)) if k != b]
         else:
             self.p_b, self.n_lev = 0, 0
             zb = None
             rest = []
         self.q_rest = int(sum(z.shape[1] for z in rest))
-        dense_cols = rest + ([sp.csr_matrix(problem.X)] if joint and problem.p else [])
         self.joint = joint
         m = self.q_rest + (problem.p if joint else 0)
         self.m = m
@@ -119,12 +119,18 @@ class _System:
             self.block_chol = np.zeros((0, 0, 0))
             self.logdet_block = 0.0
         if m:
-            dm = sp.hstack(dense_cols, format="csc")
-            wd = dm.multiply(w[:, None]).tocsc()
-            d = (dm.T @ wd).toarray()
+            if dm is None:
+                dm = dense_part(problem, zl_blocks, joint)
+            if sp.issparse(dm):
+                wd = dm.multiply(w[:, None]).tocsc()
+                d = (dm.T @ wd).toarray()
+            else:
+                wd = dm * w[:, None]
+                d = dm.T @ wd
             d[np.arange(self.q_rest), np.arange(self.q_rest)] += 1.0
             if b >= 0:
-                c = (zb.T @ wd).toarray()  # q_b x m
+                c = self.zbt @ wd  # q_b x m
+                c = c.toarray() if sp.issparse(c) else np.asarray(c)
                 self.c = c
                 binv_c = self._block_solve(c)
                 d = d - c.T @ binv_c
@@ -206,6 +212,21 @@ def problem_theta_slice(problem: GlmmProblem, theta: np.ndarray, k: int) -> np.n
     return np.asarray(theta, dtype=float)[start:start + problem.re.terms[k].n_theta]
 
 
+def dense_part(problem: GlmmProblem, zl: list[sp.csr_matrix], joint: bool):
+    """The columns eliminated densely: ``Z Lambda`` of every term but the block term, then ``X`` when joint.
+
+    A dense array when it is small (``n m <= 4e6``), else a sparse matrix.
+    """
+    b = problem.block_term()
+    rest = [zl[k] for k in range(len(zl)) if k != b]
+    m = sum(z.shape[1] for z in rest) + (problem.p if joint else 0)
+    if problem.nobs * m <= 4_000_000:
+        cols = [z.toarray() for z in rest] + ([problem.X] if joint and problem.p else [])
+        return np.hstack(cols) if cols else np.zeros((problem.nobs, 0))
+    cols = rest + ([sp.csr_matrix(problem.X)] if joint and problem.p else [])
+    return sp.hstack(cols, format="csc")
+
+
 def zl_blocks(problem: GlmmProblem, theta: np.ndarray) -> list[sp.csr_matrix]:
     """``Z Lambda`` per term, each ``n x (n_levels p_k)`` sparse (rows: observations)."""
     out = []
@@ -227,7 +248,7 @@ def _eta(problem: GlmmProblem, zl: list[sp.csr_matrix], u: np.ndarray, beta: np.
 
 
 def _zl_t(zl: list[sp.csr_matrix], r: np.ndarray) -> np.ndarray:
-    return np.concatenate([z.T @ r for z in zl]) if zl else np.zeros(0)
+    return np.concatenate([np.asarray(z.T @ r) for z in zl]) if zl else np.zeros(0)
 
 
 def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
@@ -257,6 +278,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     """
     fam, y, wt = problem.family, problem.y, problem.weights
     zl = zl_blocks(problem, theta)
+    dm = dense_part(problem, zl, joint)
     q = problem.re.q
     u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
     beta = np.asarray(beta, dtype=float).copy()
@@ -271,7 +293,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         var = fam.variance(mu)
         w = wt * me * me / var
         r = wt * (y - mu) * me / var
-        system = _System(problem, zl, w, joint, theta)
+        system = _System(problem, zl, w, joint, theta, dm)
         rhs_u = _zl_t(zl, r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
@@ -302,7 +324,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     # weights and factorisation at the final modes (the Laplace approximation's curvature)
     me = fam.mu_eta(eta)
     w = wt * me * me / fam.variance(mu)
-    system = _System(problem, zl, w, joint, theta)
+    system = _System(problem, zl, w, joint, theta, dm)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
 

@@ -147,3 +147,19 @@ def test_binomial_response_outside_unit_interval():
     df = pd.read_csv(FIX / "binomial_proportions.csv")
     with pytest.raises(InputError, match="weights=trials"):
         glmer("successes ~ system + (1|item)", df)
+
+
+def test_compare_nested_glmms_as_anova():
+    from mixeval import compare
+    from mixeval.errors import ModelComparisonError
+
+    ref = json.loads((FIX / "glmer_fixtures.json").read_text())["anova_crossed"]
+    full, _ = _fit("binary_crossed")
+    null, _ = _fit("binary_crossed_null")
+    res = compare(full, null)
+    assert res.df == ref["df"]
+    assert res.statistic == pytest.approx(ref["statistic"], rel=1e-5)
+    assert res.pvalue == pytest.approx(ref["pvalue"], rel=1e-4)
+    probit, _ = _fit("binary_crossed_probit")
+    with pytest.raises(ModelComparisonError, match="family"):
+        compare(probit, null)
