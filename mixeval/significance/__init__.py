@@ -16,6 +16,7 @@ from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
 from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
 from ._plots import plot_contrasts, plot_emmeans
+from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
 
 __all__ = [
     "emmeans",
@@ -31,4 +32,7 @@ __all__ = [
     "tukey_pvalue",
     "tukey_critical_value",
     "ADJUSTMENTS",
+    "emmeans_response",
+    "pairwise_ratios",
+    "pairwise_differences",
 ]
