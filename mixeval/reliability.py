@@ -30,6 +30,7 @@ __all__ = [
     "cheapest_design",
     "DesignChoice",
     "latent_components",
+    "latent_scale_note",
 ]
 
 RESIDUAL = "Residual"
@@ -82,6 +83,17 @@ def latent_components(fit: GlmerResult) -> dict[str, float]:
         lam = float(np.mean(np.exp(fit.design.X @ fit.coef))) * float(np.exp(0.5 * s2))
         comps[RESIDUAL] = float(np.log1p(1.0 / lam))
     return comps
+
+
+def latent_scale_note(fit: GlmerResult) -> str:
+    """One sentence stating the scale of a GLMM's variance components (for tables and reports)."""
+    if fit.family == "binomial":
+        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
+        return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
+                f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
+                "of a correct answer, not of the observed 0/1 scores.")
+    return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
+            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 
 
 def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:

@@ -134,3 +134,47 @@ def get_family(family: str | Family, link: str | None = None) -> Family:
     if link not in links:
         raise InputError(f"link={link!r} is not available for family={name!r}; use one of {list(links)}.")
     return _binomial(link) if name == "binomial" else _poisson(link)
+
+
+def discrete_response_kind(y: np.ndarray) -> str | None:
+    """``"binary"`` for a response taking only the values 0 and 1, ``"counts"`` for small counts, else None.
+
+    Small counts: whole numbers >= 0 with a mean of at most 3 and at least 20% zeros (the shape where a
+    Gaussian model's variance, constant in the mean, is most wrong; ratings on a 1..5 scale have no zeros).
+
+    Examples
+    --------
+    >>> discrete_response_kind(np.array([0, 1, 1, 0.0])), discrete_response_kind(np.array([0, 0, 2, 1, 5.0]))
+    ('binary', 'counts')
+    >>> discrete_response_kind(np.array([1, 2, 3, 4, 5.0])) is None
+    True
+    """
+    y = np.asarray(y, dtype=float)
+    if y.size == 0 or not np.all(np.isfinite(y)):
+        return None
+    if np.all((y == 0) | (y == 1)):
+        return "binary" if np.any(y == 0) and np.any(y == 1) else None
+    if np.all(y >= 0) and np.all(y == np.round(y)) and y.mean() <= 3 and np.mean(y == 0) >= 0.2:
+        return "counts"
+    return None
+
+
+def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> None:
+    """Warn (:class:`~mixeval.errors.FamilyWarning`) when a Gaussian model is fitted to 0/1 scores or small counts."""
+    import warnings
+
+    from ..errors import FamilyWarning
+
+    kind = discrete_response_kind(y)
+    if kind == "binary":
+        warnings.warn(
+            f"the response {name!r} only takes the values 0 and 1; a linear mixed model ignores that a probability "
+            "is bounded (its variance components and tests are on the wrong scale). Fit a binomial GLMM: "
+            "mixeval.glmer(formula, data, family=\"binomial\"), Study(..., family=\"binomial\") or --family binomial.",
+            FamilyWarning, stacklevel=stacklevel)
+    elif kind == "counts":
+        warnings.warn(
+            f"the response {name!r} looks like small counts (whole numbers >= 0, many zeros); a linear mixed model "
+            "assumes a variance that does not grow with the mean. Consider a Poisson GLMM: "
+            "mixeval.glmer(formula, data, family=\"poisson\") or --family poisson.",
+            FamilyWarning, stacklevel=stacklevel)

@@ -12,6 +12,7 @@ from threadpoolctl import ThreadpoolController
 from ..errors import ConvergenceWarning, SingularFitWarning
 from ._deviance import deviance_parts
 from ._design import Design, build_design, complete_rows
+from ._family import warn_discrete_response
 from ._optimize import SINGULAR_TOL, optimize_theta
 from ._result import LmerResult, make_result
 from ._stats import SufficientStats, compute_stats
@@ -127,5 +128,6 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     if drop_missing:
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
+    warn_discrete_response(design.y, design.parsed.response)  # 0/1 or small counts: name the family= to use
     stats = compute_stats(design)
     return fit_from_stats(design, stats, reml=bool(REML), data=design.data)

@@ -77,72 +77,43 @@ class PirlsState:
 
 
 class _System:
-    """The factorised penalised system at given weights (block + dense Schur complement)."""
+    """The factorised penalised system at given weights (block-diagonal part + dense Schur complement).
 
-    def __init__(self, problem: GlmmProblem, zl_blocks: list[sp.csr_matrix], w: np.ndarray, joint: bool,
-                 theta: np.ndarray, dm=None):
+    ``blocks`` (``L x p_b x p_b``) is the block term's part of ``A`` (identity added), ``c`` (``q_b x m``) its
+    coupling to the dense columns and ``d`` (``m x m``) the dense columns' part (identity added on the
+    random-effects columns).
+    """
+
+    def __init__(self, problem: GlmmProblem, joint: bool, blocks: np.ndarray, c: np.ndarray, d: np.ndarray):
         self.problem = problem
-        b = problem.block_term()
-        self.b = b
-        re = problem.re
-        slices = problem.term_slices()
-        self.slices = slices
-        if b >= 0:
-            term = re.terms[b]
-            self.p_b, self.n_lev = term.n_coef, term.n_levels
-            zb = zl_blocks[b]  # n x q_b
-            self.zbt = zb.T.tocsr()
-            rest = [zl_blocks[k] for k in range(len(re.terms)) if k != b]
-        else:
-            self.p_b, self.n_lev = 0, 0
-            zb = None
-            rest = []
-        self.q_rest = int(sum(z.shape[1] for z in rest))
+        self.b = problem.block_term()
+        self.slices = problem.term_slices()
         self.joint = joint
-        m = self.q_rest + (problem.p if joint else 0)
-        self.m = m
-        pb, L = self.p_b, self.n_lev
-        # block: per level p_b x p_b, sum over the level's rows of w_i v_i v_i' (v_i = Lambda_b' x_i), plus I
-        if b >= 0:
-            term = re.terms[b]
-            v = term.X @ theta_to_factors((term,), problem_theta_slice(problem, theta, b))[0]
-            blocks = np.empty((L, pb, pb))
-            for a in range(pb):
-                for c2 in range(a, pb):
-                    s_ac = np.bincount(term.codes, weights=w * v[:, a] * v[:, c2], minlength=L)
-                    blocks[:, a, c2] = s_ac
-                    blocks[:, c2, a] = s_ac
-            blocks += np.eye(pb)[None, :, :]
-            self.block_chol = np.linalg.cholesky(blocks)  # L x pb x pb, lower
+        self.m = d.shape[0]
+        self.q_rest = self.m - (problem.p if joint else 0)
+        self.n_lev, self.p_b = (blocks.shape[0], blocks.shape[1]) if self.b >= 0 else (0, 0)
+        if self.b >= 0:
+            if self.p_b == 1:
+                diag = blocks[:, 0, 0]
+                if np.any(diag <= 0) or not np.all(np.isfinite(diag)):
+                    raise LinAlgError("penalised system not positive definite")
+                self.block_chol = np.sqrt(blocks)
+            else:
+                self.block_chol = np.linalg.cholesky(blocks)  # L x pb x pb, lower
             self.logdet_block = float(2 * np.sum(np.log(np.diagonal(self.block_chol, axis1=1, axis2=2))))
         else:
             self.block_chol = np.zeros((0, 0, 0))
             self.logdet_block = 0.0
-        if m:
-            if dm is None:
-                dm = dense_part(problem, zl_blocks, joint)
-            if sp.issparse(dm):
-                wd = dm.multiply(w[:, None]).tocsc()
-                d = (dm.T @ wd).toarray()
-            else:
-                wd = dm * w[:, None]
-                d = dm.T @ wd
-            d[np.arange(self.q_rest), np.arange(self.q_rest)] += 1.0
-            if b >= 0:
-                c = self.zbt @ wd  # q_b x m
-                c = c.toarray() if sp.issparse(c) else np.asarray(c)
-                self.c = c
-                binv_c = self._block_solve(c)
-                d = d - c.T @ binv_c
-            else:
-                self.c = np.zeros((0, m))
+        self.c = c
+        if self.m:
+            if self.b >= 0:
+                d = d - c.T @ self._block_solve(c)
             self.schur = cho_factor(d, lower=True, check_finite=False)
             diag = np.diag(self.schur[0])
             if np.any(diag <= 0) or not np.all(np.isfinite(diag)):
                 raise LinAlgError("penalised system not positive definite")
             self.logdet_rest = float(2 * np.sum(np.log(diag[: self.q_rest])))
         else:
-            self.c = np.zeros((L * pb, 0))
             self.schur = None
             self.logdet_rest = 0.0
 
@@ -240,15 +211,145 @@ def zl_blocks(problem: GlmmProblem, theta: np.ndarray) -> list[sp.csr_matrix]:
     return out
 
 
-def _eta(problem: GlmmProblem, zl: list[sp.csr_matrix], u: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    eta = problem.offset + (problem.X @ beta if problem.p else 0.0)
-    for z, s in zip(zl, problem.term_slices()):
-        eta = eta + z @ u[s]
-    return eta
+class _SparseOps:
+    """``Z Lambda`` products and the penalised system for any terms (sparse ``Z Lambda`` per term)."""
+
+    def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
+        self.problem, self.theta, self.joint = problem, theta, joint
+        self.zl = zl_blocks(problem, theta)
+        self.slices = problem.term_slices()
+        b = problem.block_term()
+        self.b = b
+        self.dm = dense_part(problem, self.zl, joint)
+        if b >= 0:
+            term = problem.re.terms[b]
+            self.v_b = term.X @ theta_to_factors((term,), problem_theta_slice(problem, theta, b))[0]
+            self.zbt = self.zl[b].T.tocsr()
+
+    def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        p = self.problem
+        eta = p.offset + (p.X @ beta if p.p else 0.0)
+        for z, s in zip(self.zl, self.slices):
+            eta = eta + z @ u[s]
+        return eta
+
+    def zlt(self, r: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.asarray(z.T @ r) for z in self.zl]) if self.zl else np.zeros(0)
+
+    def system(self, w: np.ndarray) -> _System:
+        p, b = self.problem, self.b
+        if b >= 0:
+            term = p.re.terms[b]
+            pb, L, v = term.n_coef, term.n_levels, self.v_b
+            blocks = np.empty((L, pb, pb))
+            for a in range(pb):
+                for c2 in range(a, pb):
+                    s_ac = np.bincount(term.codes, weights=w * v[:, a] * v[:, c2], minlength=L)
+                    blocks[:, a, c2] = s_ac
+                    blocks[:, c2, a] = s_ac
+            blocks += np.eye(pb)[None, :, :]
+        else:
+            blocks = np.zeros((0, 0, 0))
+        dm = self.dm
+        m = dm.shape[1]
+        if m:
+            if sp.issparse(dm):
+                wd = dm.multiply(w[:, None]).tocsc()
+                d = (dm.T @ wd).toarray()
+            else:
+                wd = dm * w[:, None]
+                d = dm.T @ wd
+            q_rest = m - (p.p if self.joint else 0)
+            d[np.arange(q_rest), np.arange(q_rest)] += 1.0
+            if b >= 0:
+                c = self.zbt @ wd
+                c = c.toarray() if sp.issparse(c) else np.asarray(c)
+            else:
+                c = np.zeros((0, m))
+        else:
+            d = np.zeros((0, 0))
+            c = np.zeros((blocks.shape[0] * max(blocks.shape[1], 0), 0))
+        return _System(p, self.joint, blocks, c, d)
 
 
-def _zl_t(zl: list[sp.csr_matrix], r: np.ndarray) -> np.ndarray:
-    return np.concatenate([np.asarray(z.T @ r) for z in zl]) if zl else np.zeros(0)
+class _ScalarOps:
+    """The same for scalar terms only (``(1|g)``, ``(0 + x|g)``): weighted counts by ``np.bincount``, no sparse matrices.
+
+    With ``v_k = theta_k x_k`` the entries of ``Lambda' Z' W Z Lambda`` are weighted cross-tabulations of the
+    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``.
+    """
+
+    def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
+        self.problem, self.joint = problem, joint
+        terms = problem.re.terms
+        self.codes = [t.codes for t in terms]
+        self.levels = [t.n_levels for t in terms]
+        self.v = [t.X[:, 0] * float(th) for t, th in zip(terms, theta)]
+        self.slices = problem.term_slices()
+        self.b = problem.block_term()
+        self.rest = [k for k in range(len(terms)) if k != self.b]
+
+    def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        p = self.problem
+        eta = p.offset + (p.X @ beta if p.p else 0.0)
+        for codes, v, s in zip(self.codes, self.v, self.slices):
+            eta = eta + v * u[s][codes]
+        return eta
+
+    def zlt(self, r: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.bincount(c, weights=v * r, minlength=L) for c, v, L in zip(self.codes, self.v, self.levels)])
+
+    def _cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
+        ck, cl, Lk, Ll = self.codes[k], self.codes[l], self.levels[k], self.levels[l]
+        flat = np.bincount(ck * Ll + cl, weights=w * self.v[k] * self.v[l], minlength=Lk * Ll)
+        return flat.reshape(Lk, Ll)
+
+    def _by_level(self, k: int, w: np.ndarray) -> np.ndarray:
+        """``Lambda_k' Z_k' W X``: levels x p."""
+        X = self.problem.X
+        wv = w * self.v[k]
+        return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
+                                for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
+
+    def system(self, w: np.ndarray) -> _System:
+        p, b, rest = self.problem, self.b, self.rest
+        with_x = self.joint and p.p
+        blocks = (np.bincount(self.codes[b], weights=w * self.v[b] ** 2, minlength=self.levels[b]) + 1.0)[:, None, None]
+        sizes = [self.levels[k] for k in rest]
+        q_rest = sum(sizes)
+        m = q_rest + (p.p if with_x else 0)
+        d = np.zeros((m, m))
+        c = np.zeros((self.levels[b], m))
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        for a, k in enumerate(rest):
+            sa = slice(offs[a], offs[a + 1])
+            d[sa, sa] = np.diag(np.bincount(self.codes[k], weights=w * self.v[k] ** 2, minlength=self.levels[k]) + 1.0)
+            for a2 in range(a + 1, len(rest)):
+                sb = slice(offs[a2], offs[a2 + 1])
+                x = self._cross(k, rest[a2], w)
+                d[sa, sb] = x
+                d[sb, sa] = x.T
+            c[:, sa] = self._cross(b, k, w)
+            if with_x:
+                zx = self._by_level(k, w)
+                d[sa, q_rest:] = zx
+                d[q_rest:, sa] = zx.T
+        if with_x:
+            X = p.X
+            d[q_rest:, q_rest:] = X.T @ (X * w[:, None])
+            c[:, q_rest:] = self._by_level(b, w)
+        return _System(p, self.joint, blocks, c, d)
+
+
+def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
+    """The fast scalar-term operators when every term is scalar and the cross-tabulations are small."""
+    terms = problem.re.terms
+    if terms and all(t.n_coef == 1 for t in terms):
+        b = problem.block_term()
+        big = sum(terms[b].n_levels * t.n_levels for k, t in enumerate(terms) if k != b)
+        if big <= 4_000_000:
+            return _ScalarOps(problem, theta, joint)
+    return _SparseOps(problem, theta, joint)
 
 
 def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
@@ -277,12 +378,11 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     PirlsState
     """
     fam, y, wt = problem.family, problem.y, problem.weights
-    zl = zl_blocks(problem, theta)
-    dm = dense_part(problem, zl, joint)
+    ops = _ops(problem, np.asarray(theta, dtype=float), joint)
     q = problem.re.q
     u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
     beta = np.asarray(beta, dtype=float).copy()
-    eta = _eta(problem, zl, u, beta)
+    eta = ops.eta(u, beta)
     mu = fam.linkinv(eta)
     pwrss = float(np.sum(fam.dev_resid(y, mu, wt)) + u @ u)
     converged = False
@@ -293,8 +393,8 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         var = fam.variance(mu)
         w = wt * me * me / var
         r = wt * (y - mu) * me / var
-        system = _System(problem, zl, w, joint, theta, dm)
-        rhs_u = _zl_t(zl, r) - u
+        system = ops.system(w)
+        rhs_u = ops.zlt(r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
         decrement = float(du @ rhs_u + (db @ rhs_b if db is not None else 0.0))
@@ -303,7 +403,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             # the last Newton step is tiny: take it (quadratic convergence leaves an error ~ size^2) and stop
             u = u + du
             beta = beta + db if db is not None else beta
-            eta = _eta(problem, zl, u, beta)
+            eta = ops.eta(u, beta)
             mu = fam.linkinv(eta)
             pwrss = float(np.sum(fam.dev_resid(y, mu, wt)) + u @ u)
             converged = True
@@ -312,7 +412,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         for _ in range(30):
             u_new = u + step * du
             beta_new = beta + step * db if db is not None else beta
-            eta_new = _eta(problem, zl, u_new, beta_new)
+            eta_new = ops.eta(u_new, beta_new)
             mu_new = fam.linkinv(eta_new)
             pw_new = float(np.sum(fam.dev_resid(y, mu_new, wt)) + u_new @ u_new)
             if pw_new <= pwrss + 1e-14 * abs(pwrss):
@@ -324,7 +424,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     # weights and factorisation at the final modes (the Laplace approximation's curvature)
     me = fam.mu_eta(eta)
     w = wt * me * me / fam.variance(mu)
-    system = _System(problem, zl, w, joint, theta, dm)
+    system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
 
