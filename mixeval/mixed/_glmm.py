@@ -312,6 +312,6 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     if not parsed.random:
         raise InputError(f"the formula {formula!r} has no random-effects term; glmer needs at least one, e.g. (1|item).")
     data = _prepare_response(data, parsed.response)
-    design = build_design(parsed, data)
+    design = build_design(parsed, data, allow_n=True)
     w = _weights_array(weights, design.data, design.nobs)
     return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data)

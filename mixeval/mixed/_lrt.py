@@ -32,7 +32,8 @@ def _fixed_nested(big: LmerResult, small: LmerResult) -> bool:
     Fits from aggregates (``mixeval.scale``) have no model matrix; for them nesting is judged
     by the coefficient names (every column of ``small`` is a column of ``big``).
     """
-    if big.design.X is None or small.design.X is None:
+    if big.design.X is None or small.design.X is None or big.design.X.shape[0] != small.design.X.shape[0]:
+        # (aggregate GLMM fits: cells of different models differ; both are fitted to the same rows)
         return set(small.fixed_names) <= set(big.fixed_names)
     return _spans(big.design.X, small.design.X)
 
@@ -67,7 +68,8 @@ def _check_same_family(a, b) -> None:
             f"the two models differ in family, link or nAGQ ({kinds[0]} vs {kinds[1]}); a likelihood-ratio test "
             "needs both fitted with the same response distribution and the same likelihood approximation."
         )
-    if isinstance(a, GlmerResult) and not np.array_equal(a.weights, b.weights):
+    per_row = isinstance(a, GlmerResult) and all(m.nobs == len(m.weights) for m in (a, b))  # not cells (mixeval.scale)
+    if per_row and not np.array_equal(a.weights, b.weights):
         raise ModelComparisonError("the two GLMMs were fitted with different weights; refit both with the same weights.")
 
 
