@@ -42,6 +42,8 @@ class Family:
     variance: Callable[[np.ndarray], np.ndarray]
     dev_resid: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
     aic: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+    dev_kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], float]
+    """The sum of the deviance residuals up to a constant that depends only on ``y`` (PIRLS' criterion)."""
 
     def __repr__(self) -> str:
         return f"Family({self.name!r}, link={self.link!r})"
@@ -52,42 +54,50 @@ def _logit_linkinv(eta):
 
 
 def _logit_mu_eta(eta):
-    e = np.abs(eta)
-    out = np.exp(-e) / (1 + np.exp(-e)) ** 2
-    return np.where(e > 30, _EPS, out)
+    mu = special.expit(eta)
+    return np.where(np.abs(eta) > 30, _EPS, mu * (1 - mu))
 
 
 def _probit_linkinv(eta):
-    return stats.norm.cdf(np.clip(eta, -_PROBIT_THRESH, _PROBIT_THRESH))
+    return special.ndtr(np.clip(eta, -_PROBIT_THRESH, _PROBIT_THRESH))
 
 
 def _probit_mu_eta(eta):
-    return np.maximum(stats.norm.pdf(eta), _EPS)
+    return np.maximum(np.exp(-0.5 * np.square(eta)) * _INV_SQRT_2PI, _EPS)
 
 
-def _ylogy(y, mu):
-    """``y log(y / mu)`` with ``0 log 0 = 0``."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(y > 0, y * np.log(np.where(y > 0, y, 1.0) / mu), 0.0)
+_INV_SQRT_2PI = 1.0 / np.sqrt(2 * np.pi)
+
+
+def _xlogx(x):
+    """``x log x`` with ``0 log 0 = 0`` (x >= 0)."""
+    return x * np.log(np.where(x > 0, x, 1.0))
 
 
 def _binomial_dev_resid(y, mu, wt):
-    return 2 * wt * (_ylogy(y, mu) + _ylogy(1 - y, 1 - mu))
+    """``2 w [y log(y / mu) + (1 - y) log((1 - y) / (1 - mu))]`` with ``0 log 0 = 0`` (``mu`` inside (0, 1))."""
+    return 2 * wt * (_xlogx(y) + _xlogx(1 - y) - y * np.log(mu) - (1 - y) * np.log1p(-mu))
 
 
 def _binomial_aic(y, mu, wt):
-    m = wt
-    keep = m > 0
-    k = np.round(m[keep] * y[keep])
-    return float(-2 * np.sum(stats.binom.logpmf(k, np.round(m[keep]), mu[keep])))
+    """``-2 sum log dbinom(round(m y), round(m), mu)`` over rows with ``m = wt > 0`` (R's ``binomial()$aic``)."""
+    if not np.all(wt > 0):
+        keep = wt > 0
+        y, mu, wt = y[keep], mu[keep], wt[keep]
+    m = np.round(wt)
+    k = np.round(wt * y)
+    value = k @ np.log(mu) + (m - k) @ np.log1p(-mu)
+    if np.any(m != 1):
+        value += float(np.sum(special.gammaln(m + 1) - special.gammaln(k + 1) - special.gammaln(m - k + 1)))
+    return float(-2 * value)
 
 
 def _poisson_dev_resid(y, mu, wt):
-    return 2 * wt * (_ylogy(y, mu) - (y - mu))
+    return 2 * wt * (_xlogx(y) - y * np.log(mu) - (y - mu))
 
 
 def _poisson_aic(y, mu, wt):
-    return float(-2 * np.sum(stats.poisson.logpmf(y, mu) * wt))
+    return float(-2 * np.sum((y * np.log(mu) - mu - special.gammaln(y + 1)) * wt))
 
 
 def _binomial(link: str) -> Family:
@@ -95,12 +105,14 @@ def _binomial(link: str) -> Family:
         linkfun, linkinv, mu_eta = special.logit, _logit_linkinv, _logit_mu_eta
     else:
         linkfun, linkinv, mu_eta = stats.norm.ppf, _probit_linkinv, _probit_mu_eta
-    return Family("binomial", link, linkfun, linkinv, mu_eta, lambda mu: mu * (1 - mu), _binomial_dev_resid, _binomial_aic)
+    return Family("binomial", link, linkfun, linkinv, mu_eta, lambda mu: mu * (1 - mu), _binomial_dev_resid, _binomial_aic,
+                  lambda y, mu, wt: float(-2 * ((wt * y) @ np.log(mu) + (wt * (1 - y)) @ np.log1p(-mu))))
 
 
 def _poisson(link: str) -> Family:
     return Family("poisson", "log", np.log, lambda eta: np.maximum(np.exp(eta), _EPS),
-                  lambda eta: np.maximum(np.exp(eta), _EPS), lambda mu: mu, _poisson_dev_resid, _poisson_aic)
+                  lambda eta: np.maximum(np.exp(eta), _EPS), lambda mu: mu, _poisson_dev_resid, _poisson_aic,
+                  lambda y, mu, wt: float(-2 * ((wt * y) @ np.log(mu) - wt @ mu)))
 
 
 #: family name -> allowed links (the first is the default).

@@ -63,7 +63,10 @@ class GlmmProblem:
 
 @dataclass
 class PirlsState:
-    """Where PIRLS ended: spherical effects, fixed effects, linear predictor, mean and diagnostics."""
+    """Where PIRLS ended: spherical effects, fixed effects, linear predictor, mean and diagnostics.
+
+    ``pwrss`` is the penalised deviance ``sum d_i + ||u||^2`` up to a constant that depends only on ``y``.
+    """
 
     u: np.ndarray
     beta: np.ndarray
@@ -384,7 +387,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     beta = np.asarray(beta, dtype=float).copy()
     eta = ops.eta(u, beta)
     mu = fam.linkinv(eta)
-    pwrss = float(np.sum(fam.dev_resid(y, mu, wt)) + u @ u)
+    pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
     converged = False
     it = 0
     system = None
@@ -399,13 +402,13 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         du, db = system.solve(rhs_u, rhs_b)
         decrement = float(du @ rhs_u + (db @ rhs_b if db is not None else 0.0))
         size = max(float(np.max(np.abs(du), initial=0.0)), float(np.max(np.abs(db), initial=0.0)) if db is not None else 0.0)
-        if decrement < tol * (1.0 + pwrss) or size < 1e-10:
+        if decrement < tol * (1.0 + abs(pwrss)) or size < 1e-10:
             # the last Newton step is tiny: take it (quadratic convergence leaves an error ~ size^2) and stop
             u = u + du
             beta = beta + db if db is not None else beta
             eta = ops.eta(u, beta)
             mu = fam.linkinv(eta)
-            pwrss = float(np.sum(fam.dev_resid(y, mu, wt)) + u @ u)
+            pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
             converged = True
             break
         step = 1.0
@@ -414,8 +417,8 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             beta_new = beta + step * db if db is not None else beta
             eta_new = ops.eta(u_new, beta_new)
             mu_new = fam.linkinv(eta_new)
-            pw_new = float(np.sum(fam.dev_resid(y, mu_new, wt)) + u_new @ u_new)
-            if pw_new <= pwrss + 1e-14 * abs(pwrss):
+            pw_new = fam.dev_kernel(y, mu_new, wt) + float(u_new @ u_new)
+            if pw_new <= pwrss + 1e-14 * (1.0 + abs(pwrss)):
                 break
             step /= 2
         else:
