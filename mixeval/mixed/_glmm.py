@@ -197,18 +197,19 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
         dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
         joint_state = pirls(problem, theta, beta, state.u, joint=True, maxit=1)
         unsc = joint_state.system.beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
-        cov = unsc
+        cov, cov_params = unsc, None
         if n_agq >= 1 and problem.p:
             try:
                 h = _hessian(fit.stage2, x)
-                full = np.linalg.inv(h)
-                cand = 2 * full[fit.n_theta:, fit.n_theta:]
-                cand = 0.5 * (cand + cand.T)
+                full = 2 * np.linalg.inv(h)
+                full = 0.5 * (full + full.T)
+                cand = full[fit.n_theta:, fit.n_theta:]
                 if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
-                    cov = cand
+                    cov, cov_params = cand, full
             except np.linalg.LinAlgError:
                 pass
-    result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data)
+    result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
+                               cov_params)
     if warn:
         check_glmer_fit(result)
     return result

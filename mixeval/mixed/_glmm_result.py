@@ -85,6 +85,8 @@ class GlmerResult:
     problem: GlmmProblem = field(repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
     reml: bool = field(default=False, repr=False)
+    cov_params: np.ndarray | None = field(default=None, repr=False)
+    """``2 H^{-1}``: asymptotic covariance of (theta, beta) from the deviance's Hessian (None without it)."""
 
     # ----------------------------------------------------------------- family
     @property
@@ -152,6 +154,36 @@ class GlmerResult:
             key = g if sum(1 for gg in vc.group if gg == g) == 1 and nm == "(Intercept)" else f"{g}.{nm}"
             out[key] = float(v)
         return out
+
+    @property
+    def varcorr_se(self) -> pd.DataFrame:
+        """:attr:`varcorr` with asymptotic standard errors of the variances (delta method on theta).
+
+        From the inverse Hessian of the deviance over theta (and beta); NaN for components on the boundary
+        (theta = 0, where the approximation does not hold) or without a usable Hessian.
+        """
+        table = self.varcorr
+        table["se"] = np.nan
+        if self.cov_params is None:
+            return table
+        k = self.theta.size
+        cov_t = self.cov_params[:k, :k]
+        terms = self.problem.re.terms
+
+        def variances(theta: np.ndarray) -> np.ndarray:
+            return np.concatenate([np.diag(lam @ lam.T) for lam in theta_to_factors(terms, theta)])
+
+        jac = np.empty((len(table), k))
+        for j in range(k):
+            h = 1e-6 * max(abs(self.theta[j]), 1e-3)
+            up, down = self.theta.copy(), self.theta.copy()
+            up[j] += h
+            down[j] -= h
+            jac[:, j] = (variances(up) - variances(down)) / (2 * h)
+        var = np.einsum("ij,jk,ik->i", jac, cov_t, jac)
+        on_boundary = table.variance.to_numpy() < SINGULAR_TOL**2
+        table["se"] = np.where((var >= 0) & ~on_boundary, np.sqrt(np.maximum(var, 0.0)), np.nan)
+        return table
 
     @property
     def singular_groups(self) -> list[str]:
@@ -280,7 +312,7 @@ class GlmerResult:
 
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,
                       deviance: float, cov: np.ndarray, cov_rx: np.ndarray, opt: OptimResult, n_agq: int,
-                      separation: list[str], data: Any) -> GlmerResult:
+                      separation: list[str], data: Any, cov_params: np.ndarray | None = None) -> GlmerResult:
     """Assemble the frozen result at the optimum (lme4's ``mkMerMod``)."""
     re = problem.re
     lams = theta_to_factors(re.terms, theta)
@@ -302,5 +334,5 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
         singular=singular, converged=bool(opt.converged), separation=tuple(separation),
         n_evaluations=opt.n_evaluations, u=state.u.copy(), random_effects=tuple(b),
         fitted_link=state.eta.copy(), fitted=state.mu.copy(), y=problem.y, weights=problem.weights,
-        design=design, problem=problem, data=data,
+        design=design, problem=problem, data=data, cov_params=cov_params,
     )

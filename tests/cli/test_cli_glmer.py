@@ -40,3 +40,15 @@ def test_fit_family_text_summary(capsys):
     assert main(["fit", str(FIX / c["file"]), c["formula"], "--family", "binomial", "--link", "probit"]) == 0
     text = capsys.readouterr().out
     assert "Family: binomial  ( probit )" in text and "z value" in text
+
+
+def test_report_family_binomial_json(capsys, tmp_path):
+    out = _json(capsys, ["report", str(FIX / "binary_crossed.csv"), "--score", "correct", "--system", "system",
+                         "--item", "item", "--facet", "seed", "--family", "binomial", "--out", str(tmp_path / "r.html"),
+                         "--json"])
+    assert out["family"] == "binomial" and "Latent (logit) scale" in out["scale"]
+    residual = [c for c in out["variance_components"] if c["component"] == "Residual"][0]
+    assert residual["variance"] == pytest.approx(3.289868, rel=1e-6)
+    assert [m["system"] for m in out["means"]] == ["A", "B", "C"] and all(0 < m["prob"] < 1 for m in out["means"])
+    html = (tmp_path / "r.html").read_text()
+    assert "odds_ratio" in html and "pi^2/3" in html

@@ -163,3 +163,15 @@ def test_compare_nested_glmms_as_anova():
     probit, _ = _fit("binary_crossed_probit")
     with pytest.raises(ModelComparisonError, match="family"):
         compare(probit, null)
+
+
+def test_variance_standard_errors_from_the_hessian():
+    fit, _ = _fit("binary_crossed")
+    table = fit.varcorr_se
+    assert np.all(np.isfinite(table.se)) and np.all(table.se > 0)
+    # delta method: se(theta^2) = 2 theta se(theta)
+    k = fit.theta.size
+    se_theta = np.sqrt(np.diag(fit.cov_params)[:k])
+    np.testing.assert_allclose(table.se, 2 * fit.theta * se_theta, rtol=1e-5)
+    singular, _ = _fit("binary_singular")
+    assert np.isnan(singular.varcorr_se.set_index("group").loc["seed", "se"])
