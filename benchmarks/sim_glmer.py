@@ -8,7 +8,8 @@ logit P(correct) = b0 + system effect + item effect + seed effect, item SD 1.0, 
   item and seed, ``plogis(b0 + effect)``), pooled over systems;
 * recovery of the latent variance components (item, seed): mean estimate and its Monte Carlo SE.
 
-Usage: python benchmarks/sim_glmer.py [n_rep] > benchmarks/results/sim_glmer.json
+Usage: python benchmarks/sim_glmer.py [n_rep] [replicates.jsonl] > benchmarks/results/sim_glmer.json
+(with a .jsonl path every replicate is appended as it finishes; ``summarise(path)`` summarises a partial run).
 """
 
 from __future__ import annotations
@@ -55,10 +56,28 @@ def one(rng: np.random.Generator) -> dict:
             "singular": full.singular}
 
 
-def main(n_rep: int = 500, seed: int = 20261123) -> dict:
+def main(n_rep: int = 500, seed: int = 20261123, log: str | None = None) -> dict:
     rng = np.random.default_rng(seed)
     t0 = time.time()
-    rows = [one(rng) for _ in range(n_rep)]
+    rows = []
+    for _ in range(n_rep):
+        rows.append(one(rng))
+        if log:
+            with open(log, "a") as fh:
+                fh.write(json.dumps(rows[-1]) + "\n")
+    out = summarise_rows(rows, seed)
+    out["seconds"] = time.time() - t0
+    return out
+
+
+def summarise(path: str, seed: int = 20261123) -> dict:
+    """Summary of the replicates logged in ``path`` (a partial run included)."""
+    with open(path) as fh:
+        return summarise_rows([json.loads(line) for line in fh if line.strip()], seed)
+
+
+def summarise_rows(rows: list[dict], seed: int) -> dict:
+    n_rep = len(rows)
     p = np.array([r["pvalue"] for r in rows])
     cov = np.array([c for r in rows for c in r["covered"]])
     vi = np.array([r["var_item"] for r in rows])
@@ -67,7 +86,7 @@ def main(n_rep: int = 500, seed: int = 20261123) -> dict:
     return {
         "design": {"items": N_ITEM, "seeds": N_SEED, "systems": len(SYSTEMS), "rows": N_ITEM * N_SEED * len(SYSTEMS),
                    "sd_item": SD_ITEM, "sd_seed": SD_SEED, "b0": B0},
-        "n_rep": n_rep, "seed": seed, "seconds": time.time() - t0,
+        "n_rep": n_rep, "seed": seed,
         "type1_error_5pct": rej, "type1_mc_se": float(np.sqrt(rej * (1 - rej) / n_rep)),
         "coverage_95": float(cov.mean()), "coverage_mc_se": float(np.sqrt(cov.mean() * (1 - cov.mean()) / cov.size)),
         "var_item_true": SD_ITEM**2, "var_item_mean": float(vi.mean()), "var_item_mc_se": float(vi.std(ddof=1) / np.sqrt(n_rep)),
@@ -78,4 +97,5 @@ def main(n_rep: int = 500, seed: int = 20261123) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 500), indent=2))
+    print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 500, log=sys.argv[2] if len(sys.argv) > 2 else None),
+                     indent=2))
