@@ -21,7 +21,7 @@ from ._design import Design, build_design
 from ._family import Family, get_family
 from ._glmm_result import GlmerResult, SeparationWarning
 from ._optimize import SINGULAR_TOL, OptimResult, finite_difference_gradient, minimize_deviance
-from ._pirls import GlmmProblem, PirlsState, agq_deviance, laplace_deviance, pirls
+from ._pirls import GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_deviance, pirls
 from ._reterms import ReStructure, build_restructure
 
 __all__ = ["glmer", "glmm_problem", "check_separation", "optimize_glmm", "fit_glmm", "GlmmFit", "response_values"]
@@ -195,8 +195,7 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
         x = np.concatenate([theta, beta])
         state = pirls(problem, theta, beta, fit.u, joint=False)
         dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
-        joint_state = pirls(problem, theta, beta, state.u, joint=True, maxit=1)
-        unsc = joint_state.system.beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+        unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
         cov, cov_params = unsc, None
         if n_agq >= 1 and problem.p:
             try:

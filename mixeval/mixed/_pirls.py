@@ -24,7 +24,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "pirls", "laplace_deviance", "agq_deviance", "gauss_hermite_rule"]
+__all__ = ["GlmmProblem", "PirlsState", "pirls", "joint_system", "laplace_deviance", "agq_deviance", "gauss_hermite_rule"]
 
 
 @dataclass(frozen=True)
@@ -430,6 +430,14 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
+
+
+def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:
+    """The penalised system in ``(u, beta)`` at the weights of ``state`` (for lme4's RX-based ``vcov``)."""
+    fam = problem.family
+    me = fam.mu_eta(state.eta)
+    w = problem.weights * me * me / fam.variance(state.mu)
+    return _ops(problem, np.asarray(theta, dtype=float), True).system(w)
 
 
 def laplace_deviance(problem: GlmmProblem, state: PirlsState) -> float:

@@ -3,10 +3,10 @@
 The reference is glmer run to a tight optimum (bobyqa rhoend 1e-12, tolPwrss 1e-12). Tolerances:
 log-likelihood within 1e-6 relative or better than glmer's; fixed effects within 1e-5 and variances within
 1e-4 relative, except where our log-likelihood exceeds glmer's by more than 1e-9 relative (glmer stopped
-short on a flat likelihood; then 1e-4 and 1e-3). Standard errors (lme4's default, from the finite-difference
-Hessian over theta and beta, and the RX-based ``vcov(m, use.hessian = FALSE)``) within 1e-2 relative: lme4
-takes both from the state its last deviance evaluation left (a point of the Hessian's stencil, with PIRLS
-tolerance 1e-7), and they agree with ours to 1e-5 on most cases but to 0.4-0.9% on some.
+short on a flat likelihood; then 1e-4 and 1e-3). Standard errors: the RX-based ones (``vcov(m, use.hessian =
+FALSE)``) within 1e-4 relative; lme4's default ones, from its finite-difference Hessian over theta and beta,
+within 1e-2 (they agree with ours to 1e-5 on most cases but to 0.1-0.9% on two, where lme4's Hessian is taken
+on a deviance whose PIRLS tolerance, 1e-7, limits its accuracy; ours is stable to 1e-6 over steps 1e-2..1e-5).
 """
 
 import json
@@ -47,7 +47,7 @@ def _check(fit, c):
     ref_var = np.array([v["vcov"] for v in ref["varcorr"] if v["var2"] is None])
     ours = fit.varcorr.variance.to_numpy()
     np.testing.assert_allclose(ours, ref_var, rtol=1e-3 if better else 1e-4, atol=1e-8)
-    np.testing.assert_allclose(np.sqrt(np.diag(fit.cov_coef_rx)), [ref["se_rx"][k] for k in names], rtol=1e-2)
+    np.testing.assert_allclose(np.sqrt(np.diag(fit.cov_coef_rx)), [ref["se_rx"][k] for k in names], rtol=1e-4)
     np.testing.assert_allclose(np.sqrt(np.diag(fit.cov_coef)), [ref["se"][k] for k in names], rtol=1e-2)
     assert fit.n_params == ref["df"]
     assert fit.aic == pytest.approx(ref["AIC"], rel=1e-6)
