@@ -104,3 +104,15 @@ def test_family_options_validated(data):
         Study(data, FORMULA, link="probit")
     with pytest.raises(InputError, match="family"):
         Study(data, FORMULA, family="gamma")
+
+
+def test_poisson_latent_components_use_the_lognormal_observation_variance():
+    from mixeval.reliability import latent_components
+
+    df = pd.read_csv(FIX / "poisson_counts.csv")
+    fit = glmer("count ~ 1 + (1|item) + (1|seed)", df, family="poisson")
+    comps = latent_components(fit)
+    lam = np.exp(fit.coef[0] + 0.5 * (comps["item"] + comps["seed"]))
+    assert comps["Residual"] == pytest.approx(np.log1p(1 / lam))
+    st = Study(df, "count ~ system + (1|item) + (1|seed)", family="poisson")
+    assert "Poisson" in st.variance_components().attrs["note"] and "ratio" in st.pairwise().table.columns
