@@ -73,6 +73,12 @@ def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStru
                        family=family)
 
 
+#: Above this many distinct rows of ``[X, outcome]`` the separation LP is skipped (continuous covariates on
+#: millions of rows); estimates beyond :data:`DIVERGED_LOGIT` on the link scale are flagged instead.
+MAX_SEPARATION_ROWS = 20_000
+DIVERGED_LOGIT = 15.0
+
+
 def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
     """Fixed-effect columns involved in complete or quasi-complete separation of a binomial response.
 
@@ -92,6 +98,8 @@ def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
     s = np.where(y >= 1, 1.0, np.where(y <= 0, -1.0, 0.0))
     rows = np.column_stack([problem.X[keep], s])
     rows = np.unique(rows, axis=0)
+    if len(rows) > MAX_SEPARATION_ROWS:
+        return []  # too many distinct rows for the LP: make_glmer_result's check of diverging estimates applies
     X, s = rows[:, :-1], rows[:, -1]
     signed = X[s != 0] * s[s != 0][:, None]
     eq = X[s == 0]
@@ -189,6 +197,7 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
             "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
         )
     separated = check_separation(problem, design.fixed_names)
+    check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
     with single_threaded_blas():
         fit = GlmmFit(problem, n_agq)
         theta, beta, opt = optimize_glmm(fit)
@@ -207,6 +216,10 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
                     cov, cov_params = cand, full
             except np.linalg.LinAlgError:
                 pass
+    if check_diverged:
+        # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
+        # where the LP was not run or did not see it
+        separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
     result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
                                cov_params)
     if warn:
@@ -249,7 +262,7 @@ def _prepare_response(data: pd.DataFrame, response: str) -> pd.DataFrame:
 
 
 def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
-          nAGQ: int = 1, weights: Any = None) -> GlmerResult:
+          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False) -> GlmerResult:
     """Fit a generalised linear mixed model (lme4's ``glmer``).
 
     Parameters
@@ -269,6 +282,9 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
         scalar random-effects term only); 0: the faster, less exact criterion with beta from PIRLS.
     weights : str or array-like, optional
         Prior weights (the number of trials of each row for binomial proportions): a column name or values.
+    drop_missing : bool, default False
+        Drop rows with missing values in the used columns (warning with their number) instead of raising;
+        ``weights`` must then be a column name.
 
     Returns
     -------
@@ -311,6 +327,12 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     parsed = parse_formula(formula)
     if not parsed.random:
         raise InputError(f"the formula {formula!r} has no random-effects term; glmer needs at least one, e.g. (1|item).")
+    if drop_missing:
+        if weights is not None and not isinstance(weights, str):
+            raise InputError("drop_missing=True needs weights= as a column name (so that it follows the kept rows).")
+        from ._design import complete_rows
+
+        data = complete_rows(parsed, data)  # warns with the number of rows dropped
     data = _prepare_response(data, parsed.response)
     design = build_design(parsed, data, allow_n=True)
     w = _weights_array(weights, design.data, design.nobs)

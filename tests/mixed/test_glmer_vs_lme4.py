@@ -175,3 +175,28 @@ def test_variance_standard_errors_from_the_hessian():
     np.testing.assert_allclose(table.se, 2 * fit.theta * se_theta, rtol=1e-5)
     singular, _ = _fit("binary_singular")
     assert np.isnan(singular.varcorr_se.set_index("group").loc["seed", "se"])
+
+
+def test_drop_missing_warns_and_fits_the_complete_rows():
+    from mixeval.errors import DroppedRowsWarning
+
+    df = pd.read_csv(FIX / "binary_nested.csv")
+    holes = df.copy()
+    holes.loc[:9, "correct"] = np.nan
+    with pytest.raises(InputError, match="missing"):
+        glmer("correct ~ system + (1|item)", holes)
+    with pytest.warns(DroppedRowsWarning, match="10"):
+        fit = glmer("correct ~ system + (1|item)", holes, drop_missing=True)
+    assert fit.loglik == pytest.approx(glmer("correct ~ system + (1|item)", df.iloc[10:]).loglik, rel=1e-9)
+
+
+def test_separation_flagged_by_diverging_estimate_when_lp_is_skipped(monkeypatch):
+    import mixeval.mixed._glmm as G
+
+    monkeypatch.setattr(G, "MAX_SEPARATION_ROWS", 0)
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"item": np.repeat(np.arange(30), 3), "system": np.tile(["A", "B", "C"], 30)})
+    df["correct"] = (rng.random(90) < 0.5).astype(int)
+    df.loc[df.system == "C", "correct"] = 1
+    with pytest.warns(SeparationWarning, match="systemC"):
+        glmer("correct ~ system + (1|item)", df)
