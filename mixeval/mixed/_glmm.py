@@ -21,7 +21,8 @@ from ._design import Design, build_design
 from ._family import Family, get_family
 from ._glmm_result import GlmerResult, SeparationWarning
 from ._optimize import SINGULAR_TOL, OptimResult, finite_difference_gradient, minimize_deviance
-from ._pirls import GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_deviance, pirls
+from ._pirls import (GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_beta_gradient, laplace_deviance, pirls,
+                     supports_beta_gradient)
 from ._reterms import ReStructure, build_restructure
 
 __all__ = ["glmer", "glmm_problem", "check_separation", "optimize_glmm", "fit_glmm", "GlmmFit", "response_values"]
@@ -155,6 +156,26 @@ class GlmmFit:
         return laplace_deviance(self.problem, st)
 
 
+    def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """Laplace deviance and its gradient: analytic in ``beta`` (:func:`laplace_beta_gradient`), central
+        differences in ``theta`` (the steps of :func:`finite_difference_gradient`)."""
+        k = self.n_theta
+        st = self.state(x)
+        if np.all(np.isfinite(st.u)):
+            self.u = st.u
+        value = laplace_deviance(self.problem, st)
+        grad = np.empty_like(x)
+        grad[k:] = laplace_beta_gradient(self.problem, x[:k], st)
+        for i in range(k):
+            step = 1e-6 * max(abs(x[i]), 1e-2)
+            up, down = x.copy(), x.copy()
+            up[i] += step
+            down[i] -= step
+            grad[i] = (self.stage2(up) - self.stage2(down)) / (2 * step)
+        self.u = st.u
+        return value, grad
+
+
 def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
     """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result."""
     re = fit.problem.re
@@ -164,7 +185,11 @@ def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
         return opt1.theta, fit.beta.copy(), opt1
     x0 = np.concatenate([opt1.theta, fit.beta])
     lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
-    opt2 = minimize_deviance(finite_difference_gradient(fit.stage2), x0, lower)
+    if fit.n_agq == 1 and fit.problem.p and supports_beta_gradient(fit.problem):
+        fun_and_grad = fit.stage2_and_gradient
+    else:
+        fun_and_grad = finite_difference_gradient(fit.stage2)
+    opt2 = minimize_deviance(fun_and_grad, x0, lower)
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 

@@ -24,7 +24,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "pirls", "joint_system", "laplace_deviance", "agq_deviance", "gauss_hermite_rule"]
+__all__ = ["GlmmProblem", "PirlsState", "pirls", "joint_system", "laplace_beta_gradient", "supports_beta_gradient", "laplace_deviance", "agq_deviance", "gauss_hermite_rule"]
 
 
 @dataclass(frozen=True)
@@ -430,6 +430,64 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
+
+
+def supports_beta_gradient(problem: GlmmProblem) -> bool:
+    """The analytic beta-gradient applies: canonical link (logit, log) and scalar random-effects terms."""
+    fam = problem.family
+    return (fam.link in ("logit", "log") and bool(problem.re.terms)
+            and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps))
+
+
+def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> np.ndarray:
+    """Gradient of the Laplace deviance with respect to ``beta`` at ``(theta, beta)`` (``state`` from PIRLS on u).
+
+    Notes
+    -----
+    With ``u*`` the conditional mode, ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``.
+    The first two terms are stationary in ``u``, so their derivative is ``-2 X' r`` (``r_i = w_i (y_i - mu_i)
+    mu_eta_i / V_i``). ``d log|A| / d beta_j = sum_i h_i w'_i d eta_i / d beta_j`` with ``h_i = v_i' A^{-1} v_i``
+    (``v_i = Lambda' z_i``), ``w'_i = dw_i / d eta_i`` and ``d eta / d beta = X - Z Lambda A^{-1} Lambda' Z' W X``
+    (implicit differentiation of the mode; for a canonical link the observed and expected information agree).
+    Only for canonical links and scalar terms (:func:`supports_beta_gradient`).
+    """
+    fam, X, wt = problem.family, problem.X, problem.weights
+    ops = _ops(problem, np.asarray(theta, dtype=float), False)
+    system = state.system
+    mu, eta = state.mu, state.eta
+    me = fam.mu_eta(eta)
+    var = fam.variance(mu)
+    w = wt * me * me / var
+    r = wt * (problem.y - mu) * me / var
+    dw = w * (1 - 2 * mu) if fam.name == "binomial" else w
+    b, rest = ops.b, ops.rest
+    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+    m = system.m
+    sizes = [ops.levels[k] for k in rest]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    cb, vb = ops.codes[b], ops.v[b]
+    if m:
+        sinv = cho_solve(system.schur, np.eye(m), check_finite=False)
+        g = system.c * binv[:, None]
+        gs = g @ sinv
+        diag_bb = binv + np.einsum("ij,ij->i", gs, g)
+    else:
+        diag_bb = binv
+    h = vb * vb * diag_bb[cb]
+    for a, k in enumerate(rest):
+        ck = offs[a] + ops.codes[k]
+        h += -2 * vb * ops.v[k] * gs[cb, ck]
+        for a2 in range(a, len(rest)):
+            k2 = rest[a2]
+            cl = offs[a2] + ops.codes[k2]
+            h += (1 if a2 == a else 2) * ops.v[k] * ops.v[k2] * sinv[ck, cl]
+    grad = -2 * (X.T @ r)
+    hd = h * dw
+    for j in range(X.shape[1]):
+        mj, _ = system.solve(ops.zlt(w * X[:, j]), None)
+        deta = X[:, j] - (ops.eta(mj, np.zeros(problem.p)) - problem.offset)
+        grad[j] += hd @ deta
+    return grad
 
 
 def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:

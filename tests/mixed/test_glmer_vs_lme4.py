@@ -200,3 +200,23 @@ def test_separation_flagged_by_diverging_estimate_when_lp_is_skipped(monkeypatch
     df.loc[df.system == "C", "correct"] = 1
     with pytest.warns(SeparationWarning, match="systemC"):
         glmer("correct ~ system + (1|item)", df)
+
+
+@pytest.mark.parametrize("name", ["binary_crossed", "poisson_counts", "binomial_proportions"])
+def test_analytic_beta_gradient_equals_finite_differences(name):
+    from mixeval.mixed._glmm import GlmmFit, glmm_problem
+    from mixeval.mixed._pirls import laplace_beta_gradient, supports_beta_gradient
+
+    c = CASES[name]
+    df = pd.read_csv(FIX / c["file"])
+    design = build_design(c["formula"], df, allow_n=True)
+    w = df[c["weights"]].to_numpy(float) if c.get("weights") else np.ones(len(df))
+    problem = glmm_problem(design, get_family(c["family"]), w)
+    assert supports_beta_gradient(problem)
+    theta = np.atleast_1d(c["tight"]["theta"])
+    x = np.concatenate([theta, list(c["tight"]["fixef"].values())]) + 0.05  # away from the optimum
+    gf = GlmmFit(problem, 1)
+    k = theta.size
+    analytic = laplace_beta_gradient(problem, x[:k], gf.state(x))
+    fd = [(gf.stage2(x + e) - gf.stage2(x - e)) / 2e-5 for e in 1e-5 * np.eye(x.size)[k:]]
+    np.testing.assert_allclose(analytic, fd, rtol=1e-6, atol=1e-6)
