@@ -38,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--target", type=float, default=0.8, help="target phi for the cheapest design (default 0.8)")
     r.add_argument("--kind", choices=["absolute", "relative"], default="absolute")
     r.add_argument("--json", action="store_true")
+    _family_arguments(r)
     r.set_defaults(handler=_reliability)
 
     s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
@@ -51,11 +52,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true")
+    _family_arguments(s)
+    s.add_argument("--scale", choices=["ratio", "difference", "link"], default=None,
+                   help="with --family: pairwise odds/rate ratios (default), differences of accuracies, or the link scale")
     s.set_defaults(handler=_significance)
 
 
+def _family_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+                   help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
+    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    p.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+
+
+def _family_kwargs(args: argparse.Namespace) -> dict:
+    if args.family == "gaussian":
+        return {}
+    return {"family": args.family, "link": args.link, "weights": args.weights}
+
+
 def _reliability(args: argparse.Namespace) -> int:
-    study = Study(read_table(args.data), args.formula, item=args.item)
+    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
     n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -68,6 +85,8 @@ def _reliability(args: argparse.Namespace) -> int:
         "n": n,
         "warnings": [str(w.message) for w in caught],
     }
+    if "note" in table.attrs:
+        out["scale"] = table.attrs["note"]
     if args.grid:
         grid = {k: _range(v) for k, v in _pairs(args.grid, "--grid").items()}
         out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
@@ -89,15 +108,19 @@ def _reliability(args: argparse.Namespace) -> int:
 
 def _significance(args: argparse.Namespace) -> int:
     data = read_table(args.data)
-    study = Study(data, args.formula, system=args.system)
+    study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
+    extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if args.by:
             cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
             labels = args.labels.split(",") if args.labels else None
-            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust)
+            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust)
+            if extra:
+                pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
+                                      adjust=args.adjust, **extra)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, **extra)
     table = pairs.table
     if args.json:
         print_json({"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mixeval.cli import main
@@ -52,3 +53,13 @@ def test_report_family_binomial_json(capsys, tmp_path):
     assert [m["system"] for m in out["means"]] == ["A", "B", "C"] and all(0 < m["prob"] < 1 for m in out["means"])
     html = (tmp_path / "r.html").read_text()
     assert "odds_ratio" in html and "pi^2/3" in html
+
+
+def test_significance_and_reliability_family_binomial(capsys):
+    data = str(FIX / "binary_crossed.csv")
+    f = "correct ~ system + (1|item) + (1|seed)"
+    sig = _json(capsys, ["significance", data, f, "--family", "binomial", "--adjust", "holm", "--scale", "difference", "--json"])
+    assert sig["glrt"]["df"] == 2 and len(sig["rows"]) == 3 and all(abs(r["estimate"]) < 1 for r in sig["rows"])
+    rel = _json(capsys, ["reliability", data, f, "--family", "binomial", "--n", "seed=3", "--json"])
+    assert "Latent (logit) scale" in rel["scale"]
+    assert [r for r in rel["rows"] if r["component"] == "Residual"][0]["variance"] == pytest.approx(np.pi**2 / 3)
