@@ -77,7 +77,7 @@ print(json.dumps({{"seconds": s, "cpu_seconds": cpu, "loglik": None if ll is Non
 
 def run_child(code: str, timeout: float) -> dict:
     try:
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"seconds": None, "note": f"no result in {timeout:g} s"}
     if out.returncode != 0:
@@ -88,7 +88,7 @@ def run_child(code: str, timeout: float) -> dict:
 def run_r(csv: Path, timeout: float) -> dict:
     try:
         out = subprocess.run(["Rscript", str(ROOT / "benchmarks" / "glmer_timings.R"), str(csv), FORMULA],
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"seconds": None, "note": f"no result in {timeout:g} s"}
     if out.returncode != 0:
@@ -125,7 +125,11 @@ print(json.dumps({{"seconds": s, "cpu_seconds": cpu, "loglik": m.loglik, "nobs":
 """
 
 
-def bench_aggregate(n_rows: int, tmp: Path, timeout: float) -> dict:
+def bench_aggregate(n_rows: int, tmp: Path, timeout: float, existing: str | None = None) -> dict:
+    if existing:  # a log written by an earlier run of this function
+        res = run_child(AGG_CHILD.format(root=str(ROOT), path=existing), timeout)
+        res.update({"parquet": existing, "parquet_mb": Path(existing).stat().st_size / 2**20})
+        return res
     import duckdb
 
     n_item, n_seed, n_sys, n_tmpl = 2000, 5, 4, 10
@@ -158,6 +162,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, nargs="*", default=[9_000, 1_000_000])
     ap.add_argument("--aggregate-rows", type=int, default=0)
+    ap.add_argument("--aggregate-parquet", default=None, help="re-use a log written by an earlier --aggregate-rows run")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
@@ -167,8 +172,8 @@ def main() -> None:
         for n in args.rows:
             out[str(n)] = bench_rows(n, tmp, args.timeout, args.repeat if n <= 100_000 else 1)
             print(json.dumps({n: out[str(n)]}), file=sys.stderr, flush=True)
-        if args.aggregate_rows:
-            out["aggregate"] = bench_aggregate(args.aggregate_rows, tmp, args.timeout)
+        if args.aggregate_rows or args.aggregate_parquet:
+            out["aggregate"] = bench_aggregate(args.aggregate_rows, tmp, args.timeout, args.aggregate_parquet)
     print(json.dumps(out, indent=2))
 
 

@@ -8,15 +8,15 @@ kept inside ``(0, 1)`` or above 0 by ``DBL_EPSILON``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import special, stats
 
 from ..errors import InputError
 
-__all__ = ["Family", "get_family", "FAMILIES", "DISTRIBUTION_VARIANCE"]
+__all__ = ["DISTRIBUTION_VARIANCE", "FAMILIES", "Family", "get_family"]
 
 _EPS = np.finfo(float).eps
 _PROBIT_THRESH = -stats.norm.ppf(_EPS)

@@ -20,12 +20,24 @@ from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._design import Design, build_design
 from ._family import Family, get_family
 from ._glmm_result import GlmerResult, SeparationWarning
-from ._optimize import SINGULAR_TOL, OptimResult, finite_difference_gradient, minimize_deviance
-from ._pirls import (GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_beta_gradient, laplace_deviance, pirls,
-                     supports_beta_gradient)
+from ._optimize import (
+    OptimResult,
+    finite_difference_gradient,
+    minimize_deviance,
+)
+from ._pirls import (
+    GlmmProblem,
+    PirlsState,
+    agq_deviance,
+    joint_system,
+    laplace_beta_gradient,
+    laplace_deviance,
+    pirls,
+    supports_beta_gradient,
+)
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["glmer", "glmm_problem", "check_separation", "optimize_glmm", "fit_glmm", "GlmmFit", "response_values"]
+__all__ = ["GlmmFit", "check_separation", "fit_glmm", "glmer", "glmm_problem", "optimize_glmm", "response_values"]
 
 
 def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:

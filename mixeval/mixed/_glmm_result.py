@@ -17,7 +17,7 @@ from ._optimize import SINGULAR_TOL, OptimResult
 from ._pirls import GlmmProblem, PirlsState
 from ._reterms import theta_to_factors
 
-__all__ = ["GlmerResult", "make_glmer_result", "SeparationWarning"]
+__all__ = ["GlmerResult", "SeparationWarning", "make_glmer_result"]
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,7 @@ class GlmerResult:
             self.nAGQ, f"Adaptive Gauss-Hermite Quadrature (nAGQ = {self.nAGQ})")
         out = [f"Generalized linear mixed model fit by maximum likelihood ({kind}) [glmerMod]",
                f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
-               f"     AIC      BIC   logLik deviance df.resid",
+               "     AIC      BIC   logLik deviance df.resid",
                f"{self.aic:>8.4f} {self.bic:>8.4f} {self.loglik:>8.4f} {self.deviance:>8.4f} {self.nobs - self.n_params:>8d}",
                "", "Random effects (latent scale):"]
         vc = self.varcorr

@@ -24,7 +24,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "pirls", "joint_system", "laplace_beta_gradient", "supports_beta_gradient", "laplace_deviance", "agq_deviance", "gauss_hermite_rule"]
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "pirls", "supports_beta_gradient"]
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class PirlsState:
     pwrss: float
     iterations: int
     converged: bool
-    system: "_System"
+    system: _System
 
 
 class _System:

@@ -21,9 +21,15 @@ from .._validation import require_probability
 from ..errors import InputError
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
-from ._pairwise import PairwiseResult, _canonical_adjust, pairwise, tukey_critical_value, tukey_pvalue
+from ._pairwise import (
+    PairwiseResult,
+    _canonical_adjust,
+    pairwise,
+    tukey_critical_value,
+    tukey_pvalue,
+)
 
-__all__ = ["emmeans_response", "pairwise_ratios", "pairwise_differences", "response_name"]
+__all__ = ["emmeans_response", "pairwise_differences", "pairwise_ratios", "response_name"]
 
 
 def _family(fit: object):

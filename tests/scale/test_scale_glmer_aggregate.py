@@ -1,7 +1,5 @@
 """The aggregate binomial GLMM path (successes and trials per cell by DuckDB) equals the fit on the rows."""
 
-import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -3,7 +3,6 @@
 relative on this fit, so means, SEs and intervals are compared to 1e-4 relative."""
 
 import json
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +10,12 @@ import pandas as pd
 import pytest
 
 from mixeval.mixed import glmer
-from mixeval.significance import emmeans, emmeans_response, pairwise_differences, pairwise_ratios
+from mixeval.significance import (
+    emmeans,
+    emmeans_response,
+    pairwise_differences,
+    pairwise_ratios,
+)
 
 FIX = Path(__file__).parents[1] / "mixed" / "fixtures" / "glmer"
 REF = json.loads((FIX / "emmeans_glmer_fixtures.json").read_text())
