@@ -9,6 +9,7 @@ logit P(correct) = b0 + system effect + item effect + seed effect, item SD 1.0, 
 * recovery of the latent variance components (item, seed): mean estimate and its Monte Carlo SE.
 
 Usage: python benchmarks/sim_glmer.py [n_rep] [replicates.jsonl] > benchmarks/results/sim_glmer.json
+(environment SIM_ITEMS, SIM_SEEDS change the design: 60 items and 5 seeds by default).
 (with a .jsonl path every replicate is appended as it finishes; ``summarise(path)`` summarises a partial run).
 """
 
@@ -25,7 +26,11 @@ import pandas as pd
 from mixeval import compare, glmer
 from mixeval.significance import emmeans_response
 
-N_ITEM, N_SEED, SYSTEMS = 60, 5, ("A", "B", "C")
+import os
+
+N_ITEM = int(os.environ.get("SIM_ITEMS", 60))
+N_SEED = int(os.environ.get("SIM_SEEDS", 5))
+SYSTEMS = ("A", "B", "C")
 SD_ITEM, SD_SEED, B0 = 1.0, 0.4, 0.4
 
 
