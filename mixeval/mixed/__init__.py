@@ -5,6 +5,9 @@ Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
 (``mkLmerDevfun``), :func:`optimize_theta` (``optimizeLmer`` + ``checkConv``),
 :func:`make_result` (``mkMerMod``); :func:`lmer` chains them and
 :func:`compare` performs the likelihood-ratio test of nested fits.
+:func:`glmer` fits generalised linear mixed models (binomial, Poisson) on the same random-effects structure
+(:mod:`._reterms`): PIRLS and the Laplace / adaptive Gauss-Hermite deviance (:mod:`._pirls`), lme4's two
+optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 """
 
 from ._design import Design, GroupingFactor, build_design
