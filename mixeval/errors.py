@@ -23,6 +23,8 @@ __all__ = [
     "BasisLimitWarning",
     "IdentifiabilityWarning",
     "DroppedRowsWarning",
+    "SeparationWarning",
+    "FamilyWarning",
 ]
 
 
@@ -76,3 +78,11 @@ class IdentifiabilityWarning(MixevalWarning):
 
 class DroppedRowsWarning(MixevalWarning):
     """Rows were removed because the user asked for it (e.g. ``drop_missing=True``); says how many."""
+
+
+class SeparationWarning(MixevalWarning):
+    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates)."""
+
+
+class FamilyWarning(MixevalWarning):
+    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts."""
