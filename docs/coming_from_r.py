@@ -94,7 +94,7 @@ ROWS: list[Row] = [
         "`mixeval.compare` for the LRT of nested fits."),
     # ---------------------------------------------------------------------------------------- lmerTest
     Row("lmerTest", "summary(m)  # t tests with Satterthwaite df", "m.coef_tests()", "m.coef_tests()",
-        "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df="kenward-roger")`."),
+        "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df='kenward-roger')`."),
     Row("lmerTest", 'ranova(m)', 'mixeval.Study(demo, formula).variance_lrt("rater")',
         'study = mixeval.Study(demo, "score ~ system + (1|item) + (1|rater)")\nstudy.variance_lrt("rater")',
         "One component at a time. The p-value uses the 50:50 chi-square mixture of a variance on its "
