@@ -29,6 +29,10 @@ __all__ = [
     "dstudy",
     "cheapest_design",
     "DesignChoice",
+    "phi_interval",
+    "dstudy_intervals",
+    "component_draws",
+    "coefficient_interval",
 ]
 
 RESIDUAL = "Residual"
@@ -257,7 +261,14 @@ class DesignChoice:
         Its cost.
     frontier : DataFrame
         The designs that reach the target and are not dominated (no other feasible design is at most as
-        large in every facet), sorted by cost.
+        large in every facet), sorted by cost. With ``confidence``: also ``phi_lower`` (the one-sided lower
+        confidence bound) and ``p_reach`` (bootstrap probability that the design's phi reaches the target).
+    confidence : float or None
+        The confidence of the lower bound the choice was made on (None: on the point estimate).
+    phi_lower, p_reach : float
+        The chosen design's lower bound and probability of reaching the target (NaN without ``confidence``).
+    designs : DataFrame or None
+        Every design of the search space with ``phi``, ``phi_lower``, ``p_reach`` and ``cost`` (with ``confidence``).
     """
 
     target: float
@@ -266,6 +277,10 @@ class DesignChoice:
     phi: float
     cost: float
     frontier: pd.DataFrame = field(repr=False)
+    confidence: float | None = None
+    phi_lower: float = float("nan")
+    p_reach: float = float("nan")
+    designs: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def reached(self) -> bool:
@@ -275,6 +290,10 @@ class DesignChoice:
         if self.n is None:
             return f"no design in the search space reaches {self.kind} phi >= {self.target}"
         sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
+        if self.confidence is not None:
+            return (f"cheapest design whose {100 * self.confidence:g}% lower bound of {self.kind} phi reaches "
+                    f"{self.target}: {sizes} (phi = {self.phi:.4f}, lower bound = {self.phi_lower:.4f}, "
+                    f"P(phi >= {self.target}) = {self.p_reach:.3f}, cost = {self.cost:g})")
         return f"cheapest design with {self.kind} phi >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
 
 
@@ -287,6 +306,10 @@ def cheapest_design(
     cost_per_unit: Mapping[str, float] | None = None,
     cost_per_observation: float = 0.0,
     kind: str = "absolute",
+    confidence: float | None = None,
+    draws: pd.DataFrame | None = None,
+    n_resamples: int = 1000,
+    random_state: object = None,
 ) -> DesignChoice:
     """The cheapest design (facet sample sizes) whose phi reaches ``target``.
 
@@ -303,10 +326,20 @@ def cheapest_design(
     cost_per_observation : float
         Cost of one observation per item (``prod n_f`` observations per item), e.g. one rating.
     kind : {"absolute", "relative"}
+    confidence : float, optional
+        Choose on the one-sided lower confidence bound of phi instead of its estimate: the cheapest design
+        whose bound at this confidence (e.g. 0.9) reaches ``target``. Needs a fitted model (the bound comes
+        from the parametric bootstrap of the components, :func:`component_draws`) or ``draws``.
+    draws : DataFrame, optional
+        Bootstrap draws of the components (:func:`component_draws`) to reuse.
+    n_resamples, random_state
+        Refits and seed of the bootstrap when ``draws`` is not given.
 
     Notes
     -----
-    ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. All designs in the grid are evaluated (the grid
+    ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. With ``confidence`` the bound of a design is
+    the ``1 - confidence`` quantile of phi over the bootstrap draws and ``p_reach`` the share of draws with
+    phi >= target, an estimate of the probability that the design reaches the target. All designs in the grid are evaluated (the grid
     is small); ties in cost are broken by higher phi. Without any cost, cost = number of observations.
 
     Examples
@@ -328,12 +361,23 @@ def cheapest_design(
     facets = list(max_n)
     sizes = table[facets].to_numpy(dtype=float)
     table["cost"] = sizes @ np.array([costs.get(f, 0.0) for f in facets]) + per_obs * sizes.prod(axis=1)
-    feasible = table[table[col] >= target]
+    crit = col
+    if confidence is not None:
+        if not (isinstance(confidence, (float, int)) and 0 < confidence < 1):
+            raise InputError(f"confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
+        from .uncertainty._reliability import _draws, lower_bounds
+
+        d = _draws(source, draws, n_resamples, random_state)
+        table["phi_lower"], table["p_reach"] = lower_bounds(d, item, table, facets, kind, confidence, target)
+        crit = "phi_lower"
+    feasible = table[table[crit] >= target]
+    designs = table.copy() if confidence is not None else None
     if feasible.empty:
-        return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True))
+        return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True),
+                            confidence=confidence, designs=designs)
     fs = feasible[facets].to_numpy()
     dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
-    frontier = feasible[~np.array(dominated)].sort_values(["cost", col], ascending=[True, False]).reset_index(drop=True)
+    frontier = feasible[~np.array(dominated)].sort_values(["cost", crit], ascending=[True, False]).reset_index(drop=True)
     best = frontier.iloc[0]
     return DesignChoice(
         target=target,
@@ -342,4 +386,12 @@ def cheapest_design(
         phi=float(best[col]),
         cost=float(best["cost"]),
         frontier=frontier,
+        confidence=confidence,
+        phi_lower=float(best["phi_lower"]) if confidence is not None else float("nan"),
+        p_reach=float(best["p_reach"]) if confidence is not None else float("nan"),
+        designs=designs,
     )
+
+
+# interval functions (parametric bootstrap of the components; implemented in mixeval.uncertainty)
+from .uncertainty._reliability import coefficient_interval, component_draws, dstudy_intervals, phi_interval  # noqa: E402

@@ -1,0 +1,191 @@
+"""Intervals for reliability coefficients and D-studies from the parametric bootstrap of the components.
+
+Every coefficient of :mod:`mixeval.reliability` (phi, the relative coefficient, intra- and inter-rater
+reliability, every cell of a D-study) is a function of the variance components. The fit is simulated
+and refitted (:func:`~mixeval.uncertainty.parametric_refits`), the coefficient is recomputed from each
+refit's components, and the interval is the percentile interval of those values. One set of draws
+serves every coefficient and every design, so a whole D-study costs one bootstrap.
+
+Why this construction: phi is a ratio of variance components whose estimates are skewed and often on
+the boundary (a component at 0). The bootstrap distribution carries both without a normal
+approximation (a delta-method interval is symmetric and undefined at 0), refits at the boundary are
+ordinary draws, and the interval stays within [0, 1]. Its coverage is measured by simulation in
+``benchmarks/phi_coverage.py`` (results in ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..mixed import LmerResult
+from ._bootstrap import _check_level, parametric_refits
+
+__all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
+           "reach_probability"]
+
+
+def component_draws(fit: LmerResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
+                    progress: bool | None = None) -> pd.DataFrame:
+    """Variance components of ``n_resamples`` parametric-bootstrap refits: one row per refit, one column per group.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> component_draws(lmer("y ~ 1 + (1|g)", df), n_resamples=20, random_state=0, progress=False).shape
+    (20, 2)
+    """
+    if not isinstance(fit, LmerResult):
+        raise InputError("intervals need a fitted model (mixeval.lmer or Study.fit) to simulate from; "
+                         f"got {type(fit).__name__}. Published components alone carry no uncertainty.")
+    refits = parametric_refits(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs,
+                               progress=progress)
+    return pd.DataFrame([r.variances for r in refits])
+
+
+def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any) -> pd.DataFrame:
+    if draws is not None:
+        if not isinstance(draws, pd.DataFrame) or "Residual" not in draws.columns:
+            raise InputError("draws must be the DataFrame of component_draws() (one column per component and 'Residual').")
+        return draws
+    return component_draws(source, n_resamples=n_resamples, random_state=random_state)
+
+
+def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> np.ndarray:
+    cols = list(draws.columns)
+    return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
+    a = (1.0 - level) / 2.0
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(finite, [a, 1.0 - a])
+    return float(lo), float(hi)
+
+
+def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
+                         draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                         random_state: Any = None) -> dict[str, float]:
+    """Percentile interval of any function of the variance components, e.g. intra-rater reliability.
+
+    Returns
+    -------
+    dict
+        ``estimate`` (at the fit's components), ``lower``, ``upper``, ``se`` (standard deviation of the draws).
+    """
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state)
+    values = _values(fn, d)
+    lo, hi = _percentiles(values, level)
+    return {"estimate": float(fn(source.variances)), "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
+
+
+def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
+                 level: float = 0.95, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                 random_state: Any = None) -> dict[str, float]:
+    """Percentile parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=30)[g] + rng.normal(size=120)})
+    >>> ci = phi_interval(lmer("y ~ 1 + (1|g)", df), "g", n_resamples=100, random_state=0)
+    >>> 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
+    True
+    """
+    from ..reliability import phi
+
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state)
+    values = phi_draws(d, item, n, kind=kind)
+    lo, hi = _percentiles(values, level)
+    return {"estimate": float(phi(source, item, n, kind=kind)), "lower": lo, "upper": hi,
+            "se": float(np.nanstd(values, ddof=1))}
+
+
+def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
+              kind: str = "absolute") -> np.ndarray:
+    """phi of every row of ``draws`` at sample sizes ``n`` (vectorised).
+
+    Notes
+    -----
+    The error variance of Definition 3.2 is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``; the
+    weights are those of :func:`mixeval.reliability.error_variance` at unit components, so
+    ``phi = s2_item / (s2_item + D w)`` for the matrix ``D`` of draws.
+    """
+    from ..reliability import error_variance
+
+    cols = list(draws.columns)
+    if item not in cols:
+        raise InputError(f"the objects of measurement {item!r} are not a component of the draws; columns: {cols}.")
+    w = np.array([error_variance({c: float(c == k) for c in cols}, item, n, kind=kind) for k in cols])
+    D = draws.to_numpy(dtype=float)
+    s2 = D[:, cols.index(item)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s2 / (s2 + D @ w)
+
+
+def reach_probability(values: np.ndarray, target: float) -> float:
+    """Share of the bootstrap draws of a coefficient at or above ``target``."""
+    values = np.asarray(values, dtype=float)
+    return float(np.mean(values >= target))
+
+
+def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
+                     target: float | None = None, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                     random_state: Any = None) -> pd.DataFrame:
+    """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
+
+    Returns
+    -------
+    DataFrame
+        Facet columns, ``phi``, ``phi_lower``, ``phi_upper``, ``phi_relative``, ``phi_relative_lower``,
+        ``phi_relative_upper``, and with ``target`` the bootstrap probability that the design reaches it
+        (``p_reach``, ``p_reach_relative``).
+    """
+    from ..reliability import dstudy
+
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state)
+    table = dstudy(source, item, grid)
+    names = list(grid)
+    rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
+    for _, cell in table.iterrows():
+        n = {f: float(cell[f]) for f in names}
+        for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):
+            values = phi_draws(d, item, n, kind=kind)
+            lo, hi = _percentiles(values, level)
+            rows[f"{prefix}_lower"].append(lo)
+            rows[f"{prefix}_upper"].append(hi)
+            key = "p_reach" if kind == "absolute" else "p_reach_relative"
+            rows[key].append(reach_probability(values, target) if target is not None else np.nan)
+    out = table.assign(**{k: v for k, v in rows.items() if target is not None or not k.startswith("p_reach")})
+    order = names + ["phi", "phi_lower", "phi_upper", "phi_relative", "phi_relative_lower", "phi_relative_upper"]
+    if target is not None:
+        order += ["p_reach", "p_reach_relative"]
+    return out[order]
+
+
+def lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
+                 confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided lower confidence bound of phi (the ``1 - confidence`` quantile) and P(phi >= target), per design."""
+    lower, prob = [], []
+    for _, cell in table.iterrows():
+        n = {f: float(cell[f]) for f in facets}
+        values = phi_draws(draws, item, n, kind=kind)
+        lower.append(float(np.quantile(values, 1.0 - confidence)))
+        prob.append(reach_probability(values, target))
+    return np.array(lower), np.array(prob)
