@@ -350,4 +350,6 @@ def closed_form_paired_power(delta: float, sd_diff: float, n_items: int, alpha: 
 
     zc = float(norm.ppf(1.0 - alpha / 2.0))
     ncp = delta * np.sqrt(n_items) / sd_diff
-    return float(nct.sf(zc, n_items - 1, ncp) + nct.cdf(-zc, n_items - 1, ncp))
+    upper = nct.sf(zc, n_items - 1, ncp)
+    lower = nct.sf(zc, n_items - 1, -ncp)  # P(T < -zc) for ncp = P(T > zc) for -ncp (scipy's cdf can be NaN far in the tail)
+    return float(np.nan_to_num(upper) + np.nan_to_num(lower))

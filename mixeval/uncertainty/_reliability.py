@@ -51,12 +51,13 @@ def component_draws(fit: LmerResult, *, n_resamples: int = 1000, random_state: A
     return pd.DataFrame([r.variances for r in refits])
 
 
-def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any) -> pd.DataFrame:
+def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any,
+           progress: bool | None = None) -> pd.DataFrame:
     if draws is not None:
         if not isinstance(draws, pd.DataFrame) or "Residual" not in draws.columns:
             raise InputError("draws must be the DataFrame of component_draws() (one column per component and 'Residual').")
         return draws
-    return component_draws(source, n_resamples=n_resamples, random_state=random_state)
+    return component_draws(source, n_resamples=n_resamples, random_state=random_state, progress=progress)
 
 
 def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> np.ndarray:
@@ -75,7 +76,7 @@ def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
 
 def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
                          draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                         random_state: Any = None) -> dict[str, float]:
+                         random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Percentile interval of any function of the variance components, e.g. intra-rater reliability.
 
     Returns
@@ -84,7 +85,7 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
         ``estimate`` (at the fit's components), ``lower``, ``upper``, ``se`` (standard deviation of the draws).
     """
     _check_level(level)
-    d = _draws(source, draws, n_resamples, random_state)
+    d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
     lo, hi = _percentiles(values, level)
     return {"estimate": float(fn(source.variances)), "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
@@ -92,7 +93,7 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
 
 def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
                  level: float = 0.95, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                 random_state: Any = None) -> dict[str, float]:
+                 random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Percentile parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
 
     Examples
@@ -109,7 +110,7 @@ def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = 
     from ..reliability import phi
 
     _check_level(level)
-    d = _draws(source, draws, n_resamples, random_state)
+    d = _draws(source, draws, n_resamples, random_state, progress)
     values = phi_draws(d, item, n, kind=kind)
     lo, hi = _percentiles(values, level)
     return {"estimate": float(phi(source, item, n, kind=kind)), "lower": lo, "upper": hi,
@@ -146,7 +147,7 @@ def reach_probability(values: np.ndarray, target: float) -> float:
 
 def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
                      target: float | None = None, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                     random_state: Any = None) -> pd.DataFrame:
+                     random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
 
     Returns
@@ -159,7 +160,7 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
     from ..reliability import dstudy
 
     _check_level(level)
-    d = _draws(source, draws, n_resamples, random_state)
+    d = _draws(source, draws, n_resamples, random_state, progress)
     table = dstudy(source, item, grid)
     names = list(grid)
     rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
