@@ -10,6 +10,7 @@ DataFrames or frozen results.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -20,7 +21,7 @@ import pandas as pd
 from . import reliability as _rel
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
-from .errors import InputError
+from .errors import InputError, MixevalWarning
 from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats, lmer
 from .mixed._design import complete_rows
@@ -81,6 +82,47 @@ def bin_property(data: pd.DataFrame, column: str, cuts: Sequence[float], labels:
     codes = np.searchsorted(np.asarray(cuts), values.to_numpy(), side="left")
     out = data.copy()
     out[name or f"{column}_class"] = pd.Categorical(np.asarray(labels, dtype=object)[codes], categories=labels)
+    return out
+
+
+def _is_numeric_property(values: pd.Series) -> bool:
+    """A numeric (not logical) column: conditional comparisons use its slopes rather than classes."""
+    return pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+
+
+def _numeric_cuts(cuts: Any) -> list[float]:
+    """``cuts`` as a list of finite numbers, or an InputError naming ``cuts``."""
+    values = [cuts] if isinstance(cuts, (str, bytes)) or np.isscalar(cuts) else list(cuts)
+    out = []
+    for value in values:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"`cuts` must be numbers (cut points of the property, e.g. (15, 55)); got {value!r}.") from None
+        if not np.isfinite(number):
+            raise InputError(f"`cuts` must be finite numbers; got {value!r}.")
+        out.append(number)
+    if not out:
+        raise InputError("`cuts` is empty; give at least one cut point, e.g. (15, 55), or cuts=None.")
+    return out
+
+
+def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame:
+    """Warn about (and leave out) classes no row falls into; fewer than two non-empty classes is an error."""
+    counts = data[cls].value_counts(sort=False)
+    empty = [str(c) for c, n in counts.items() if n == 0]
+    if not empty:
+        return data
+    kept = [str(c) for c, n in counts.items() if n > 0]
+    values = pd.to_numeric(data[prop], errors="coerce")
+    where = f"{prop!r} ranges from {values.min():g} to {values.max():g}"
+    if len(kept) < 2:
+        raise InputError(f"the cuts put every row in one class ({', '.join(kept)}); the classes "
+                         f"{', '.join(repr(c) for c in empty)} are empty ({where}). Choose cuts inside the data's range.")
+    warnings.warn(f"the classes {', '.join(repr(c) for c in empty)} of {prop!r} are empty ({where}); "
+                  "they are left out of the conditional comparison.", MixevalWarning, stacklevel=3)
+    out = data.copy()
+    out[cls] = out[cls].cat.remove_unused_categories()
     return out
 
 
@@ -343,37 +385,88 @@ class Study:
         reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
         return compare(self.fit, reduced, refit=False)
 
-    def emmeans(self, specs: str | None = None, *, by: str | None = None) -> pd.DataFrame:
-        """Estimated marginal means of ``specs`` (default: the system), as emmeans with asymptotic df."""
+    def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str = "asymptotic") -> pd.DataFrame:
+        """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`."""
         from .significance import emmeans
 
-        return emmeans(self.fit, specs or self._require_system(None), by=by)
+        return emmeans(self.fit, specs or self._require_system(None), by=by, df=df)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
-                 level: float = 0.95):
-        """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity."""
+                 level: float = 0.95, df: str = "asymptotic"):
+        """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
+
+        ``df``: ``"asymptotic"`` (z tests, the book's), ``"satterthwaite"`` or ``"kenward-roger"``.
+        """
         from .significance import pairwise
 
-        return pairwise(self.fit, specs or self._require_system(None), by=by, adjust=adjust, level=level)
+        return pairwise(self.fit, specs or self._require_system(None), by=by, adjust=adjust, level=level, df=df)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
-                    *, adjust: str = "tukey") -> tuple[TestResult, Any, "Study"]:
-        """Comparisons conditional on a data property (Table 4.3).
+                    *, adjust: str = "tukey", df: str = "asymptotic", level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
+        """Comparisons conditional on a data property (Table 4.3; slopes for a numeric property).
 
-        The property (binned at ``cuts`` if numeric) enters the fixed part as ``system * class``; returns the
-        GLRT of the system terms against ``class`` alone, the pairwise contrasts of systems within each class,
-        and the conditional Study (for plots and further questions).
+        Parameters
+        ----------
+        prop : str
+            A column of the data: a categorical property, or a numeric one (binned at ``cuts`` if given).
+        cuts, labels : optional
+            Cut points (right-closed classes, as :func:`bin_property`) and class labels.
+        adjust : str, default "tukey"
+            Multiplicity adjustment of the pairwise contrasts (see :func:`mixeval.significance.pairwise`).
+        df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
+            Degrees of freedom of the contrasts.
+        level : float, default 0.95
+            Confidence level of the intervals.
+
+        Returns
+        -------
+        glrt : TestResult
+            Classes (categorical ``prop`` or ``cuts``): the GLRT of every system term of ``system * class``
+            against ``class`` alone. Numeric ``prop`` without cuts: the GLRT of the interaction,
+            ``system * prop`` against ``system + prop`` (do the systems' slopes differ?).
+        pairs : PairwiseResult
+            Classes: the pairwise contrasts of systems within each class. Numeric ``prop``: the pairwise
+            contrasts of the systems' slopes in ``prop`` (``pairs.trend == prop``; the slopes with their
+            intervals are ``pairs.emmeans``, emmeans' ``emtrends``), each with ``effect_size`` =
+            estimate / residual SD.
+        cond : Study
+            The conditional Study (``system * class`` or ``system * prop``), for plots
+            (:func:`mixeval.significance.plot_emmeans`, :func:`mixeval.significance.plot_trends`).
+
+        Raises
+        ------
+        InputError
+            Non-numeric ``cuts``, cuts leaving fewer than two non-empty classes, an unknown ``adjust``
+            or ``df`` (checked before any fit, whatever the number of contrasts).
+
+        Warns
+        -----
+        MixevalWarning
+            Cuts leaving some classes empty (named in the message); those classes are left out.
         """
+        from .significance._ddf import canonical_df
+        from .significance._pairwise import _canonical_adjust
+
+        _canonical_adjust(adjust)
+        canonical_df(df)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
         require_columns(self.data, [prop])
+        if cuts is None and _is_numeric_property(self.data[prop]):
+            from .significance import pairwise_trends
+
+            cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,
+                         metric_model=self.metric_model)
+            null = lmer(self._formula_with(f"{system} + {prop}"), self.data, REML=False)
+            pairs = pairwise_trends(cond.fit, system, prop, adjust=adjust, df=df, level=level)
+            return compare(cond.fit_ml, null), pairs, cond
         data, cls = self.data, prop
         if cuts is not None:
             cls = f"{prop}_class"
-            data = bin_property(self.data, prop, cuts, labels, name=cls)
+            data = _drop_empty_classes(bin_property(self.data, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
         cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
                      metric_model=self.metric_model)
-        return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust), cond
+        return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level), cond
 
     # ---------------------------------------------------------------- metric models and validity
     def metric_comparisons(self, *, control: str | None = None, methods: Sequence[str] | None = None,

@@ -71,3 +71,54 @@ class Lme4Fixtures:
 @pytest.fixture(scope="session")
 def lme4_fixtures(bookdata: Path) -> Lme4Fixtures:
     return Lme4Fixtures(bookdata)
+
+
+# ---------------------------------------------------------------- notebooks
+class NotebookRun:
+    """One notebook's outputs: freshly executed from its ``.py`` source, or as committed."""
+
+    def __init__(self, build, nb):
+        self.nb = nb
+        self.text = build.text_output(nb)
+        self.values = build.printed_values(self.text)
+        self.images = build.image_count(nb)
+        self.errors = build.errors(nb)
+
+    def __getitem__(self, label: str) -> float:
+        assert label in self.values, f"the notebook did not print {label!r}"
+        return float(self.values[label])
+
+    def raw(self, label: str) -> str:
+        assert label in self.values, f"the notebook did not print {label!r}"
+        return self.values[label]
+
+
+@pytest.fixture(scope="session")
+def notebook_build():
+    """``notebooks/build.py`` as a module (sources, execution, committed notebooks)."""
+    import importlib.util
+
+    for name in ("jupytext", "nbclient", "nbformat"):
+        pytest.importorskip(name)
+    spec = importlib.util.spec_from_file_location("notebook_build", ROOT / "notebooks" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def notebook_runner(notebook_build):
+    """``run(request, name)`` for a fixture parametrised by ``("executed", "committed")``.
+
+    "executed" runs the notebook's ``.py`` source in a fresh kernel on the book data; "committed" reads the
+    outputs of the committed ``.ipynb``, so the same assertions check what a reader of the repository sees.
+    """
+
+    def run(request, name: str) -> NotebookRun:
+        if request.param == "committed":
+            return NotebookRun(notebook_build, notebook_build.committed(name))
+        data = request.getfixturevalue("bookdata")
+        nb = notebook_build.from_source(notebook_build.source_path(name))
+        return NotebookRun(notebook_build, notebook_build.execute(nb, data=data))
+
+    return run

@@ -1,15 +1,15 @@
-"""Execute notebooks/ch3_reliability.ipynb and ch4_significance.ipynb; check the numbers they print.
+"""notebooks/ch3_reliability and ch4_significance: the numbers they print, executed and as committed.
 
-Every key number is printed by the notebooks as a line ``<label> = <value>``. The references are the
-book's tables (Riezler & Hagmann, Chapters 3 and 4), lme4 / emmeans (``tests/mixed/fixtures``, read via
-the ``lme4_fixtures`` fixture), closed forms and independent implementations (scipy, the
-``krippendorff`` package), each with the tolerance stated at the assertion.
+Each notebook is executed from its source (``notebooks/<name>.py``) and its committed ``.ipynb`` outputs are
+read; every assertion below checks both. Every key number is printed as a line ``<label> = <value>``.
+The references are the book's tables (Riezler & Hagmann, Chapters 3 and 4), lme4 / emmeans
+(``tests/mixed/fixtures``, read via the ``lme4_fixtures`` fixture), closed forms and independent
+implementations (scipy, the ``krippendorff`` package), each with the tolerance stated at the assertion.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -17,63 +17,17 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-LINE = re.compile(r"^(\S.*?) = (\S.*)$")
+NOTEBOOK_RUNS = ["executed", "committed"]
 
 
-def _execute(name: str, bookdata: Path) -> tuple[dict[str, str], str]:
-    path = NOTEBOOKS / name
-    nb = nbformat.read(path, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit the notebook without outputs"
-    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("MIXEVAL_DATA", str(bookdata))  # the kernel inherits the environment
-        mp.setenv("MPLBACKEND", "Agg")
-        client.execute()
-    texts, values, images = [], {}, 0
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream":
-                texts.append(out["text"])
-            elif "data" in out:
-                images += "image/png" in out["data"]
-                texts.append(out["data"].get("text/plain", ""))
-    text = "\n".join(texts)
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if m and m.group(1) not in values:
-            values[m.group(1)] = m.group(2)
-    values["__images__"] = str(images)
-    return values, text
+@pytest.fixture(scope="module", params=NOTEBOOK_RUNS)
+def ch3(request, notebook_runner):
+    return notebook_runner(request, "ch3_reliability")
 
 
-class Printed:
-    """The ``label = value`` lines of one executed notebook."""
-
-    def __init__(self, values: dict[str, str], text: str):
-        self.values, self.text = values, text
-
-    def __getitem__(self, label: str) -> float:
-        assert label in self.values, f"the notebook did not print {label!r}"
-        return float(self.values[label])
-
-    def raw(self, label: str) -> str:
-        assert label in self.values, f"the notebook did not print {label!r}"
-        return self.values[label]
-
-
-@pytest.fixture(scope="module")
-def ch3(bookdata) -> Printed:
-    return Printed(*_execute("ch3_reliability.ipynb", bookdata))
-
-
-@pytest.fixture(scope="module")
-def ch4(bookdata) -> Printed:
-    return Printed(*_execute("ch4_significance.ipynb", bookdata))
+@pytest.fixture(scope="module", params=NOTEBOOK_RUNS)
+def ch4(request, notebook_runner):
+    return notebook_runner(request, "ch4_significance")
 
 
 def _lme4_variances(lme4_fixtures, name: str) -> dict[str, float]:
@@ -90,8 +44,8 @@ def _percent(v: dict[str, float]) -> dict[str, float]:
 
 # ====================================================================================== Chapter 3
 def test_ch3_executes_with_figures(ch3):
-    assert int(ch3.values["__images__"]) == 2  # the D-study panels and Figure 3.5 were drawn
-    assert "Traceback" not in ch3.text
+    assert ch3.images == 2  # the D-study panels and Figure 3.5 were drawn
+    assert not ch3.errors and "Traceback" not in ch3.text
 
 
 def test_alpha_worked_examples(ch3):
@@ -252,8 +206,8 @@ def test_figure_3_5_against_emmeans(ch3, lme4_fixtures):
 
 # ====================================================================================== Chapter 4
 def test_ch4_executes_with_figures(ch4):
-    assert int(ch4.values["__images__"]) == 2  # Figure 4.7 and the null p-value plots were drawn
-    assert "Traceback" not in ch4.text
+    assert ch4.images == 2  # Figure 4.7 and the null p-value plots were drawn
+    assert not ch4.errors and "Traceback" not in ch4.text
 
 
 def test_z_test_book_example(ch4):
@@ -356,19 +310,3 @@ def test_type_one_error_simulation(ch4):
     assert ch4["null family-wise error Tukey"] < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 100)
     assert ch4["null family-wise error unadjusted"] >= ch4["null family-wise error Tukey"]
     assert ch4["per-experiment error for 105 comparisons"] == pytest.approx(0.9954, abs=5e-5)  # book
-
-
-def test_builder_reproduces_the_committed_notebooks(tmp_path):
-    """The committed notebooks are what the build script writes (no hand edits)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_build_chapter_notebooks", NOTEBOOKS / "_build_chapter_notebooks.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    for cells, name in ((mod.CH3, "ch3_reliability.ipynb"), (mod.CH4, "ch4_significance.ipynb")):
-        out = tmp_path / name
-        mod.build(cells, out)
-        built = nbformat.read(out, as_version=4)
-        committed = nbformat.read(NOTEBOOKS / name, as_version=4)
-        assert [(c.cell_type, c.source) for c in built.cells] == [(c.cell_type, c.source) for c in committed.cells], \
-            f"{name} differs from what notebooks/_build_chapter_notebooks.py writes: regenerate it"

@@ -1,34 +1,24 @@
-"""Execute notebooks/goyal_metric_model.ipynb and check the numbers it prints."""
+"""notebooks/goyal_metric_model: the numbers it prints, executed from its source and as committed."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "goyal_metric_model.ipynb"
+@pytest.fixture(scope="module", params=["executed", "committed"])
+def run(request, notebook_runner):
+    return notebook_runner(request, "goyal_metric_model")
 
 
 @pytest.fixture(scope="module")
-def outputs() -> str:
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit the notebook without outputs"
-    client = nbclient.NotebookClient(
-        nb, kernel_name="python3", timeout=300, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
-    )
-    client.execute()
-    texts = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            if out.get("output_type") == "stream":
-                texts.append(out["text"])
-            elif "data" in out and "text/plain" in out["data"]:
-                texts.append(out["data"]["text/plain"])
-    return "\n".join(texts)
+def outputs(run) -> str:
+    return run.text
+
+
+def test_executes_with_the_figure(run):
+    assert run.images == 1 and not run.errors  # the flip-rate plot
 
 
 def test_table1_bounds_printed(outputs):

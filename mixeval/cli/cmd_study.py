@@ -50,16 +50,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
                        description="GLRT of the system effect (ML fits) and all pairwise contrasts of estimated "
-                                   "marginal means, optionally conditional on a (binned) data property.")
+                                   "marginal means, optionally conditional on a data property: classes of it "
+                                   "(Table 4.3), or, for a numeric property without --cuts, the slope of each "
+                                   "system and the pairwise slope contrasts.")
     s.add_argument("data")
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
-    s.add_argument("--by", help="a data property to condition on (Table 4.3)")
+    s.add_argument("--df", default="asymptotic", choices=["asymptotic", "satterthwaite", "kenward-roger"],
+                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default), lmerTest's "
+                        "Satterthwaite or pbkrtest's Kenward-Roger (emmeans' default for lmer fits)")
+    s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true")
     s.set_defaults(handler=_significance)
+
+
+def parse_cuts(text: str) -> list[float]:
+    """``"15,55"`` -> ``[15.0, 55.0]``; anything else is an error naming ``--cuts``."""
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        raise InputError(f"--cuts must be comma-separated numbers, e.g. --cuts 15,55; got {text!r}.") from None
+    if not all(v == v and abs(v) != float("inf") for v in values):
+        raise InputError(f"--cuts must be finite numbers, e.g. --cuts 15,55; got {text!r}.")
+    return values
 
 
 def _reliability(args: argparse.Namespace) -> int:
@@ -116,22 +134,39 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _significance(args: argparse.Namespace) -> int:
+    cuts = parse_cuts(args.cuts) if args.cuts else None
+    if cuts is not None and not args.by:
+        raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
+    labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
     study = Study(data, args.formula, system=args.system)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         if args.by:
-            cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
-            labels = args.labels.split(",") if args.labels else None
-            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust)
+            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level)
     table = pairs.table
+    messages = [str(w.message) for w in caught]
     if args.json:
-        print_json({"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
-                    "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust})
+        out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
+               "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
+               "df_method": pairs.df_method, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+        if pairs.trend is not None:
+            out["trend"] = pairs.trend
+            out["slopes"] = pairs.emmeans.to_dict(orient="records")
+        print_json(out)
         return 0
-    print(f"GLRT of {study.system!r}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
-    print(f"\nPairwise contrasts ({args.adjust} adjustment):")
+    for m in messages:
+        print(f"warning: {m}")
+    what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
+    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
+    if pairs.trend is not None:
+        print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
+        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
+    else:
+        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
     return 0

@@ -1,31 +1,43 @@
 """Significance of differences between systems (book Section 4.3).
 
-* :func:`emmeans` -- estimated marginal means on emmeans' reference grid (asymptotic inference);
+* :func:`emmeans` -- estimated marginal means on emmeans' reference grid, with asymptotic (the
+  book's), Satterthwaite or Kenward-Roger degrees of freedom (``df=``);
+* :func:`emtrends` / :func:`pairwise_trends` -- slopes of a numeric covariate per factor level and
+  their pairwise contrasts (conditional comparisons by a numeric data property);
+* :func:`kenward_roger_vcov` -- pbkrtest's adjusted covariance of the fixed effects;
 * :func:`pairwise` -- all pairwise contrasts with Tukey, Holm, Bonferroni, BH or no adjustment,
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
   (Table 4.1);
 * :func:`bin_property` -- classes of a numeric data property for conditional comparisons;
 * :func:`plot_emmeans` -- the interaction plot of marginal means (Figure 4.7); :func:`plot_contrasts`
-  -- a forest plot of the contrasts with their adjusted intervals.
+  -- a forest plot of the contrasts with their adjusted intervals; :func:`plot_trends` -- the fitted lines
+  of a numeric property per system with their confidence bands.
 """
 
 from ..study import bin_property
+from ._ddf import DF_METHODS, kenward_roger_vcov
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
 from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
-from ._plots import plot_contrasts, plot_emmeans
+from ._plots import plot_contrasts, plot_emmeans, plot_trends
+from ._trends import emtrends, pairwise_trends
 
 __all__ = [
     "emmeans",
+    "emtrends",
     "pairwise",
+    "pairwise_trends",
+    "kenward_roger_vcov",
+    "DF_METHODS",
     "PairwiseResult",
     "glrt",
     "glrt_averaged",
     "bin_property",
     "plot_emmeans",
     "plot_contrasts",
+    "plot_trends",
     "reference_grid",
     "ReferenceGrid",
     "tukey_pvalue",

@@ -1,4 +1,4 @@
-"""Estimated marginal means (emmeans' ``emmeans(fit, ~ specs | by)`` with ``lmer.df = "asymptotic"``)."""
+"""Estimated marginal means (emmeans' ``emmeans(fit, ~ specs | by)``, ``lmer.df`` asymptotic, Satterthwaite or Kenward-Roger)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._validation import require_probability
+from ..errors import InputError
+from ._ddf import DfInference, canonical_df, df_inference
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 
 __all__ = ["emmeans", "marginal_means", "means_table"]
@@ -17,7 +19,7 @@ __all__ = ["emmeans", "marginal_means", "means_table"]
 def _check_fit(fit: object) -> None:
     for attribute in ("coef", "cov_coef", "design"):
         if not hasattr(fit, attribute):
-            raise TypeError(
+            raise InputError(
                 f"`fit` must be a fitted model from mixeval.lmer() (it has no {attribute!r}); got {type(fit).__name__}."
             )
 
@@ -34,7 +36,7 @@ def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[s
 
 
 def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-            level: float = 0.95, data: pd.DataFrame | None = None) -> pd.DataFrame:
+            level: float = 0.95, df: str = "asymptotic", data: pd.DataFrame | None = None) -> pd.DataFrame:
     """Estimated marginal means of the factor(s) ``specs``, optionally within levels of ``by``.
 
     Parameters
@@ -46,7 +48,10 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     by : str or list of str, optional
         Factor(s) within whose levels the means are computed (``emmeans(fit, ~ specs | by)``).
     level : float, default 0.95
-        Confidence level of the (unadjusted, asymptotic) intervals.
+        Confidence level of the (unadjusted) intervals.
+    df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
+        Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite, or
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them (covariate means).
 
@@ -68,8 +73,9 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     The reference grid crosses all levels of all factors of the fixed part and holds numeric
     covariates at their means (a transformed covariate such as ``np.log(x)`` at ``log(mean(x))``,
     as emmeans). Each marginal mean is ``l' b`` with ``l`` the equally weighted average of the
-    grid's model-matrix rows in that cell; ``se = sqrt(l' V l)`` with ``V = fit.cov_coef``.
-    Intervals are ``emmean +- z_{(1+level)/2} se`` (emmeans with ``lmer.df = "asymptotic"``).
+    grid's model-matrix rows in that cell; ``se = sqrt(l' V l)`` with ``V = fit.cov_coef`` (Kenward-Roger:
+    pbkrtest's adjusted covariance). Intervals are ``emmean +- t_{df, (1+level)/2} se``, the normal
+    quantile for ``df = inf`` (emmeans with ``lmer.df = "asymptotic"``).
 
     Examples
     --------
@@ -87,19 +93,26 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     2      C   0.824
     """
     level = require_probability(level, "level", open_interval=True)
+    canonical_df(df)
     cells, L, _, _ = marginal_means(fit, specs, by, data)
-    return means_table(cells, L, np.asarray(fit.coef, dtype=float), np.asarray(fit.cov_coef, dtype=float), level)
+    inference = df_inference(fit, df)
+    return means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
 
 
-def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, V: np.ndarray, level: float) -> pd.DataFrame:
-    """The emmeans table of the cells with linear functions ``L``."""
+def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference: DfInference | np.ndarray,
+                level: float, estimate: str = "emmean") -> pd.DataFrame:
+    """The emmeans table of the cells with linear functions ``L`` (``inference``: a covariance for z intervals)."""
+    if not isinstance(inference, DfInference):
+        inference = DfInference("asymptotic", np.asarray(inference, dtype=float), None)
+    V = inference.vcov
     est = L @ coef
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", L, V, L), 0.0))
-    crit = sps.norm.ppf(0.5 + level / 2)
+    dof = inference.df(L)
+    crit = sps.t.ppf(0.5 + level / 2, dof)
     out = cells.copy()
-    out["emmean"] = est
+    out[estimate] = est
     out["se"] = se
-    out["df"] = np.inf
+    out["df"] = dof
     out["ci_low"] = est - crit * se
     out["ci_high"] = est + crit * se
     return out.reset_index(drop=True)

@@ -16,7 +16,7 @@ __all__ = ["glrt", "glrt_averaged"]
 
 def _require_formula(formula: object, argument: str) -> str:
     if not isinstance(formula, str) or "~" not in formula:
-        raise TypeError(f"`{argument}` must be a model formula string such as 'score ~ system + (1|item)'; got {formula!r}.")
+        raise InputError(f"`{argument}` must be a model formula string such as 'score ~ system + (1|item)'; got {formula!r}.")
     return formula
 
 

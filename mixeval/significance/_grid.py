@@ -59,7 +59,7 @@ def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:
 def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
     if data is not None:
         if not isinstance(data, pd.DataFrame):
-            raise TypeError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
+            raise InputError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
         return data
     stored = getattr(fit, "data", None)
     if not isinstance(stored, pd.DataFrame):
@@ -186,10 +186,10 @@ def normalise_names(value: str | Sequence[str] | None, argument: str) -> list[st
         try:
             names = list(value)
         except TypeError:
-            raise TypeError(f"`{argument}` must be a factor name or a list of factor names; got {value!r}.") from None
+            raise InputError(f"`{argument}` must be a factor name or a list of factor names; got {value!r}.") from None
     for name in names:
         if not isinstance(name, str):
-            raise TypeError(f"`{argument}` must hold factor names (strings); got {name!r}.")
+            raise InputError(f"`{argument}` must hold factor names (strings); got {name!r}.")
     if len(set(names)) != len(names):
         raise InputError(f"`{argument}` names a factor twice: {names}.")
     return names

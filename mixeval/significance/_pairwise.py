@@ -13,10 +13,11 @@ from scipy import stats as sps
 from .._adjust import adjust_pvalues
 from .._validation import require_probability
 from ..errors import InputError
+from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
 
-__all__ = ["PairwiseResult", "pairwise", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
+__all__ = ["PairwiseResult", "pairwise", "contrast_result", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
 
 #: Accepted ``adjust`` values (case-insensitive) and the name reported for each (emmeans' spelling).
 ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "bonferroni", "bh": "BH",
@@ -28,7 +29,7 @@ _PARENS = re.compile(r"-|\+|/|\*")
 
 def _canonical_adjust(adjust: object) -> str:
     if not isinstance(adjust, str):
-        raise TypeError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
+        raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
     try:
         return ADJUSTMENTS[adjust.strip().lower()]
     except KeyError:
@@ -38,11 +39,12 @@ def _canonical_adjust(adjust: object) -> str:
         ) from None
 
 
-def tukey_pvalue(z: np.ndarray, n_means: int) -> np.ndarray:
-    """Tukey-adjusted p-values of pairwise z statistics among ``n_means`` means (df = inf).
+def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -> np.ndarray:
+    """Tukey-adjusted p-values of pairwise z (or t) statistics among ``n_means`` means.
 
-    ``P(Q_{k, inf} >= sqrt(2) |z|)`` with ``Q`` the studentized range (R: ``ptukey(sqrt(2) *
-    abs(z), k, Inf, lower.tail = FALSE)``). For ``k = 2`` this is the two-sided normal p-value.
+    ``P(Q_{k, df} >= sqrt(2) |z|)`` with ``Q`` the studentized range (R: ``ptukey(sqrt(2) *
+    abs(z), k, df, lower.tail = FALSE)``); ``df`` is ``inf`` for z statistics and may differ per
+    statistic. For ``k = 2`` this is the two-sided normal (or t) p-value.
 
     Examples
     --------
@@ -50,31 +52,35 @@ def tukey_pvalue(z: np.ndarray, n_means: int) -> np.ndarray:
     0.162529
     """
     z = np.abs(np.asarray(z, dtype=float))
+    dfs = np.broadcast_to(np.asarray(df, dtype=float), z.shape)
     if n_means <= 2:
-        return 2 * sps.norm.sf(z)
-    p = np.array([sps.studentized_range.sf(np.sqrt(2) * v, n_means, np.inf) for v in z.ravel()]).reshape(z.shape)
+        return 2 * sps.t.sf(z, dfs)
+    p = np.array([sps.studentized_range.sf(np.sqrt(2) * v, n_means, d) if np.isfinite(v) else np.nan
+                  for v, d in zip(z.ravel(), dfs.ravel())]).reshape(z.shape)
     return np.clip(p, 0.0, 1.0)
 
 
-def tukey_critical_value(level: float, n_means: int) -> float:
-    """Critical value of Tukey-adjusted z intervals: ``qtukey(level, k, Inf) / sqrt(2)``."""
+def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> float:
+    """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``."""
     if n_means <= 2:
-        return float(sps.norm.ppf(0.5 + level / 2))
-    return float(sps.studentized_range.ppf(level, n_means, np.inf) / np.sqrt(2))
+        return float(sps.t.ppf(0.5 + level / 2, df))
+    return float(sps.studentized_range.ppf(level, n_means, df) / np.sqrt(2))
 
 
 @dataclass(frozen=True)
 class PairwiseResult:
-    """Pairwise contrasts of estimated marginal means.
+    """Pairwise contrasts of estimated marginal means (or of trends, see :func:`pairwise_trends`).
 
     Attributes
     ----------
     table : DataFrame
         One row per contrast: ``contrast`` (``"Baseline - Marking"``), the ``by`` columns,
-        ``estimate``, ``se``, ``z``, ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
-        ``ci_method`` says), ``pvalue_unadjusted``. Numbers are unrounded.
+        ``estimate``, ``se``, ``df`` (``inf``: asymptotic), the statistic ``z`` (asymptotic) or ``t``
+        (Satterthwaite, Kenward-Roger), ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
+        ``ci_method`` says), ``pvalue_unadjusted`` and ``effect_size`` (``estimate / sigma``, the
+        residual standard deviation of the fit). Numbers are unrounded.
     emmeans : DataFrame
-        The marginal means compared (see :func:`emmeans`).
+        The marginal means (or trends) compared (see :func:`emmeans`, :func:`emtrends`).
     specs, by : tuple of str
         The factors compared and the factors conditioned on.
     adjust : str
@@ -86,6 +92,12 @@ class PairwiseResult:
         Confidence level.
     family_size : int
         Number of means per family (contrasts are adjusted within each ``by`` group).
+    df_method : str
+        ``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``.
+    trend : str or None
+        The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
+    sigma : float
+        The residual standard deviation dividing the estimates in ``effect_size``.
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -96,6 +108,9 @@ class PairwiseResult:
     ci_method: str
     level: float
     family_size: int
+    df_method: str = "asymptotic"
+    trend: str | None = None
+    sigma: float = float("nan")
 
     @property
     def n_contrasts(self) -> int:
@@ -105,11 +120,21 @@ class PairwiseResult:
         """A copy of :attr:`table`."""
         return self.table.copy()
 
+    def to_dict(self) -> dict:
+        """Plain-Python form: settings and the contrast rows."""
+        return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
+                "level": self.level, "df_method": self.df_method, "trend": self.trend, "sigma": self.sigma,
+                "rows": self.table.to_dict(orient="records")}
+
     def _notes(self) -> list[str]:
         k = self.family_size
         m = k * (k - 1) // 2
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        notes = ["Degrees-of-freedom method: asymptotic (z)", f"Confidence level used: {self.level:g}"]
+        dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite",
+               "kenward-roger": "Kenward-Roger"}.get(self.df_method, self.df_method)
+        notes = [f"Degrees-of-freedom method: {dfm}", f"Confidence level used: {self.level:g}"]
+        if self.trend is not None:
+            notes.insert(0, f"Contrasts of the slopes of {self.trend}")
         if self.ci_method == "tukey":
             notes.append(f"Conf-level adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.ci_method == "bonferroni":
@@ -120,6 +145,7 @@ class PairwiseResult:
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
+        notes.append(f"effect_size = estimate / sigma (residual SD {self.sigma:.4g})")
         return notes
 
     def summary(self, digits: int = 4) -> str:
@@ -129,8 +155,9 @@ class PairwiseResult:
         return text + "\n\n" + "\n".join(self._notes())
 
     def __repr__(self) -> str:
-        return (f"PairwiseResult(specs={list(self.specs)}, by={list(self.by)}, adjust={self.adjust!r}, "
-                f"n_contrasts={self.n_contrasts})")
+        what = f", trend={self.trend!r}" if self.trend else ""
+        return (f"PairwiseResult(specs={list(self.specs)}, by={list(self.by)}{what}, adjust={self.adjust!r}, "
+                f"df={self.df_method!r}, n_contrasts={self.n_contrasts})")
 
     def __str__(self) -> str:
         return self.summary()
@@ -142,7 +169,8 @@ class PairwiseResult:
 
 
 def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-             adjust: str = "tukey", level: float = 0.95, data: pd.DataFrame | None = None) -> PairwiseResult:
+             adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic",
+             data: pd.DataFrame | None = None) -> PairwiseResult:
     """All pairwise differences of the marginal means of ``specs`` (within each ``by`` group).
 
     Parameters
@@ -158,6 +186,9 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
         Multiplicity adjustment of the p-values (also ``"hochberg"``, ``"BY"``).
     level : float, default 0.95
         Confidence level of the intervals.
+    df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
+        Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's), lmerTest's Satterthwaite, or
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.
 
@@ -169,20 +200,26 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     ------
     InputError
         Unknown factors (the message lists the model's factors), numeric covariates named as
-        factors, fewer than two levels to compare, an unknown ``adjust``.
+        factors, fewer than two levels to compare, an unknown ``adjust`` or ``df``.
 
     Notes
     -----
     For levels ``i < j`` (in level order) the contrast is ``c = l_i - l_j`` with ``l`` the
-    marginal means' linear functions: estimate ``c' b``, ``se = sqrt(c' V c)``, ``z = est / se``,
-    unadjusted ``p = 2 (1 - Phi(|z|))`` (asymptotic, as emmeans with ``lmer.df = "asymptotic"``).
+    marginal means' linear functions: estimate ``c' b``, ``se = sqrt(c' V c)`` (``V`` the fit's
+    covariance of the fixed effects, Kenward-Roger's adjusted one for ``df="kenward-roger"``),
+    statistic ``est / se``, unadjusted ``p = 2 P(T_df >= |est / se|)`` (normal for ``df = inf``).
 
-    * Tukey: ``p = P(Q_{k,inf} >= sqrt(2) |z|)`` with ``Q`` the studentized range of ``k`` means;
-      intervals ``est +- q_{k,inf}(level) / sqrt(2) * se``.
+    * Tukey: ``p = P(Q_{k,df} >= sqrt(2) |t|)`` with ``Q`` the studentized range of ``k`` means;
+      intervals ``est +- q_{k,df}(level) / sqrt(2) * se`` (each contrast with its own df, as emmeans).
     * Holm, Bonferroni, BH, Hochberg, BY: R's ``p.adjust`` within each family of
-      ``m = k (k - 1) / 2`` contrasts; intervals Bonferroni-adjusted, ``est +- z_{1 - alpha / (2m)} se``
+      ``m = k (k - 1) / 2`` contrasts; intervals Bonferroni-adjusted, ``est +- t_{df, 1 - alpha / (2m)} se``
       (emmeans does the same: step-wise and FDR methods have no interval counterpart).
     * None: unadjusted p-values and intervals.
+
+    ``effect_size = estimate / sigma`` with ``sigma`` the residual standard deviation of the fit: the
+    standardized difference the book's companion code reports (``InferentialAnalysis``), also
+    emmeans' ``eff_size(..., sigma = sigma(fit), edf = Inf)`` point estimate. It is a difference in
+    units of the residual (within-item) noise, not of the total variance.
 
     Examples
     --------
@@ -201,9 +238,19 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     """
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
+    canonical_df(df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
+    inference = df_inference(fit, df)
+    return contrast_result(fit, cells, L, specs_list, by_list, method, level, inference,
+                           means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level))
+
+
+def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
+                    method: str, level: float, inference: DfInference, means: pd.DataFrame,
+                    trend: str | None = None) -> PairwiseResult:
+    """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
     coef = np.asarray(fit.coef, dtype=float)
-    V = np.asarray(fit.cov_coef, dtype=float)
+    V = inference.vcov
     n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
     if n_spec < 2:
         raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
@@ -225,32 +272,35 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     C = np.asarray(C_all)
     est = C @ coef
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
+    dof = inference.df(C)
     with np.errstate(divide="ignore", invalid="ignore"):
-        z = est / se
-    p_raw = 2 * sps.norm.sf(np.abs(z))
+        stat = est / se
+    p_raw = 2 * sps.t.sf(np.abs(stat), dof)
+    alpha = 1 - level
     if method == "tukey":
-        p_adj = tukey_pvalue(z, n_spec)
+        p_adj = tukey_pvalue(stat, n_spec, dof)
         ci_method = "tukey"
-        crit = tukey_critical_value(level, n_spec)
+        crit = np.array([tukey_critical_value(level, n_spec, d) for d in dof])
     else:
         p_adj = np.empty_like(p_raw)
         for g in range(n_groups):
             block = slice(g * m, (g + 1) * m)
             p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
-        alpha = 1 - level
-        crit = float(sps.norm.ppf(1 - alpha / 2)) if method == "none" else float(sps.norm.ppf(1 - alpha / (2 * m)))
+        crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
     if m == 1:  # a family of one contrast: every adjustment is the identity (emmeans reports none)
         ci_method = "none"
+    sigma = float(np.sqrt(fit.sigma2)) if hasattr(fit, "sigma2") else float("nan")
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
-    table["z"] = z
+    table["df"] = dof
+    table["z" if inference.method == "asymptotic" else "t"] = stat
     table["pvalue"] = p_adj
     table["ci_low"] = est - crit * se
     table["ci_high"] = est + crit * se
     table["pvalue_unadjusted"] = p_raw
-    means = means_table(cells, L, coef, V, level)
+    table["effect_size"] = est / sigma
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
-                          ci_method=ci_method, level=level, family_size=n_spec)
-
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
+                          trend=trend, sigma=sigma)

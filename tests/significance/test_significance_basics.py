@@ -147,8 +147,8 @@ def test_result_display_and_immutability():
     assert "A - B" in text and "tukey method for comparing a family of 3 estimates" in text
     assert "<table" in res._repr_html_()
     assert "n_contrasts=3" in repr(res)
-    assert list(res.table.columns) == ["contrast", "estimate", "se", "z", "pvalue", "ci_low", "ci_high",
-                                       "pvalue_unadjusted"]
+    assert list(res.table.columns) == ["contrast", "estimate", "se", "df", "z", "pvalue", "ci_low", "ci_high",
+                                       "pvalue_unadjusted", "effect_size"]
     with pytest.raises(AttributeError):
         res.adjust = "none"  # frozen
     frame = res.to_frame()
@@ -223,20 +223,20 @@ def test_numeric_covariate_as_spec(cov_fit):
 def test_unknown_adjust(cov_fit):
     with pytest.raises(InputError, match="'tukey', 'holm', 'bonferroni', 'BH', 'none'"):
         pairwise(cov_fit, "system", adjust="scheffe")
-    with pytest.raises(TypeError, match="adjust"):
+    with pytest.raises(InputError, match="adjust"):
         pairwise(cov_fit, "system", adjust=None)
 
 
 def test_other_bad_arguments(cov_fit):
     with pytest.raises(InputError, match="both"):
         emmeans(cov_fit, "system", by="system")
-    with pytest.raises(TypeError, match="specs"):
+    with pytest.raises(InputError, match="specs"):
         emmeans(cov_fit, 3)
     with pytest.raises(InputError):
         emmeans(cov_fit, [])
     with pytest.raises(ValueError, match="level"):
         pairwise(cov_fit, "system", level=1.5)
-    with pytest.raises(TypeError, match="mixeval.lmer"):
+    with pytest.raises(InputError, match="mixeval.lmer"):
         emmeans(object(), "system")
 
 
@@ -270,7 +270,7 @@ def test_plot_contrasts_bars_are_the_intervals():
     np.testing.assert_allclose([s[0][0] for s in segments], res.table.ci_low)
     np.testing.assert_allclose([s[1][0] for s in segments], res.table.ci_high)
     assert "bonferroni" in ax.get_xlabel()
-    with pytest.raises(TypeError, match="PairwiseResult"):
+    with pytest.raises(InputError, match="PairwiseResult"):
         plot_contrasts(res.table)
     import matplotlib.pyplot as plt
 

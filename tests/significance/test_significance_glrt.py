@@ -121,9 +121,9 @@ def test_not_nested_is_an_error():
 
 
 def test_formula_must_be_a_string():
-    with pytest.raises(TypeError, match="full_formula"):
+    with pytest.raises(InputError, match="full_formula"):
         glrt(_toy(), None, "y ~ 1")
-    with pytest.raises(TypeError, match="null_formula"):
+    with pytest.raises(InputError, match="null_formula"):
         glrt(_toy(), "y ~ system", "y")
 
 

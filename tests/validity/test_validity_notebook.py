@@ -1,43 +1,29 @@
-"""Execute notebooks/ch2_validity.ipynb and check its key numbers and verdicts."""
+"""notebooks/ch2_validity: key numbers and verdicts, executed from its source and as committed."""
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
-NB = Path(__file__).resolve().parents[2] / "notebooks" / "ch2_validity.ipynb"
+
+@pytest.fixture(scope="module", params=["executed", "committed"])
+def run(request, notebook_runner):
+    return notebook_runner(request, "ch2_validity")
 
 
 @pytest.fixture(scope="module")
-def results(bookdata):
-    nb = nbformat.read(NB, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert not cell.get("outputs"), "the notebook must be committed without outputs"
-    env_before = os.environ.get("MIXEVAL_DATA")
-    os.environ["MIXEVAL_DATA"] = str(bookdata)
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    try:
-        NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NB.parent)}}).execute()
-    finally:
-        if env_before is None:
-            os.environ.pop("MIXEVAL_DATA", None)
-        else:
-            os.environ["MIXEVAL_DATA"] = env_before
+def results(run):
     found = {}
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            text = out.get("text", "")
-            for line in text.splitlines():
-                if line.startswith("RESULT "):
-                    r = json.loads(line[len("RESULT "):])
-                    found[r["label"]] = r
+    for line in run.text.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line[len("RESULT "):])
+            found[r["label"]] = r
     return found
+
+
+def test_executes_with_figures(run):
+    assert run.images == 3 and not run.errors  # Figure 2.9, Figure 2.10, the circular teacher's shapes
 
 
 def test_gold_labels_name_bilirubin(results):

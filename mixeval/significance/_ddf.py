@@ -1,0 +1,331 @@
+"""Degrees of freedom of linear functions of the fixed effects, as emmeans offers them for lmer fits.
+
+* ``"asymptotic"`` -- z tests (``df = inf``), the book's choice (emmeans' ``lmer.df = "asymptotic"``);
+* ``"satterthwaite"`` -- lmerTest's Satterthwaite approximation (the engine's
+  :meth:`LmerResult.satterthwaite_df`), standard errors from ``fit.cov_coef``;
+* ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
+  of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``).
+
+Kenward-Roger is computed in the space of the random effects: every quantity it needs (``X'V^-1X``,
+``X'V^-1 G_r V^-1 X``, ``X'V^-1 G_r V^-1 G_s V^-1 X``, ``tr(V^-1 G_r V^-1 G_s)``) is a function of
+the cross-products ``Z'Z``, ``Z'X``, ``X'X`` and of ``q x q`` matrices (``q`` random-effect levels),
+through ``V^-1 = sigma^-2 (I - Z B Z')`` with ``B = Lambda (Lambda Z'Z Lambda + I)^-1 Lambda``
+(Woodbury); no ``n x n`` matrix is formed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import cho_factor, cho_solve
+from threadpoolctl import threadpool_limits
+
+from ..errors import InputError
+
+__all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
+           "ddf_pieces"]
+
+#: Accepted ``df`` values (case-insensitive) and the method each names.
+DF_METHODS: dict[str, str] = {
+    "asymptotic": "asymptotic", "z": "asymptotic", "inf": "asymptotic",
+    "satterthwaite": "satterthwaite", "satterth": "satterthwaite",
+    "kenward-roger": "kenward-roger", "kenward_roger": "kenward-roger", "kr": "kenward-roger",
+}
+
+#: Largest number of random-effect levels for which the dense ``q x q`` Kenward-Roger pieces are formed.
+KR_MAX_LEVELS = 12_000
+
+
+def canonical_df(df: object) -> str:
+    """The df method named by ``df`` (``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``).
+
+    Examples
+    --------
+    >>> canonical_df("KR"), canonical_df("Satterthwaite"), canonical_df("asymptotic")
+    ('kenward-roger', 'satterthwaite', 'asymptotic')
+    """
+    if isinstance(df, str):
+        method = DF_METHODS.get(df.strip().lower())
+        if method is not None:
+            return method
+    raise InputError(f"unknown degrees-of-freedom method df={df!r}; choose 'asymptotic' (z tests, the book's), "
+                     "'satterthwaite' (lmerTest's) or 'kenward-roger' (pbkrtest's, emmeans' default).")
+
+
+@dataclass(frozen=True)
+class DdfPieces:
+    """Kenward-Roger and Satterthwaite pieces of a REML random-intercept fit.
+
+    Attributes
+    ----------
+    vcov : ndarray
+        The unadjusted covariance of the fixed effects, ``Phi = (X' V^-1 X)^-1``.
+    vcov_adjusted : ndarray
+        The Kenward-Roger adjusted covariance ``Phi_A = Phi + 2 Phi U Phi`` (pbkrtest's ``vcovAdj``).
+    P : ndarray, shape (m, p, p)
+        ``P_r = -X' V^-1 G_r V^-1 X = d Phi^-1 / d gamma_r`` for each variance parameter ``gamma_r``
+        (random terms, then the residual).
+    W_expected : ndarray, shape (m, m)
+        ``2 I_E^-1``: covariance of the variance parameters from the expected REML information
+        ``I_E[r, s] = tr(P G_r P G_s) / 2`` (``P`` the REML projection); pbkrtest's ``W``.
+    W_observed : ndarray, shape (m, m)
+        ``2 H^-1`` with ``H`` the Hessian of the REML criterion ``-2 l_R(gamma)``, lmerTest's covariance
+        of the variance parameters (invariant to their parametrisation at the optimum).
+    """
+
+    vcov: np.ndarray = field(repr=False)
+    vcov_adjusted: np.ndarray = field(repr=False)
+    P: np.ndarray = field(repr=False)
+    W_expected: np.ndarray = field(repr=False)
+    W_observed: np.ndarray = field(repr=False)
+
+    def _df(self, L: np.ndarray, W: np.ndarray) -> np.ndarray:
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        PhiL = L @ self.vcov  # rows l' Phi
+        var = np.einsum("ij,ij->i", PhiL, L)
+        g = np.einsum("ij,rjk,ik->ir", PhiL, self.P, PhiL)  # -d(l' Phi l)/d gamma_r
+        quad = np.einsum("ir,rs,is->i", g, W, g)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
+
+    def df_kenward_roger(self, L: np.ndarray) -> np.ndarray:
+        """Kenward-Roger degrees of freedom of each row ``l`` of ``L`` (pbkrtest's ``Lb_ddf``).
+
+        For one linear function pbkrtest's formulas reduce to ``df = 2 / A`` with
+        ``A = sum_rs W_rs a_r a_s`` and ``a_r = l' Phi P_r Phi l / (l' Phi l)``, i.e.
+        ``df = 2 (l' Phi l)^2 / (g' W g)`` with ``g_r = l' Phi P_r Phi l`` and ``W = W_expected``.
+        """
+        return self._df(L, self.W_expected)
+
+    def df_satterthwaite(self, L: np.ndarray) -> np.ndarray:
+        """Satterthwaite degrees of freedom of each row of ``L`` (lmerTest's):
+        ``2 (l' Phi l)^2 / (g' W_observed g)``."""
+        return self._df(L, self.W_observed)
+
+
+def _random_intercept_terms(fit: object) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+    design = getattr(fit, "design", None)
+    X = getattr(design, "X", None)
+    groups = getattr(design, "groups", None)
+    if X is None or groups is None:
+        raise InputError("Kenward-Roger degrees of freedom need the fitted rows (this fit was made from aggregates); "
+                         "use df='asymptotic' or df='satterthwaite'.")
+    theta = np.asarray(fit.theta, dtype=float)
+    if theta.shape != (len(groups),):
+        raise InputError("Kenward-Roger degrees of freedom are implemented for random-intercept models "
+                         "(one variance per grouping factor); use df='satterthwaite' or df='asymptotic'.")
+    codes = [np.asarray(g.codes, dtype=np.int64) for g in groups]
+    sizes = [int(g.n_levels) for g in groups]
+    return np.asarray(X, dtype=float), codes, sizes
+
+
+def ddf_pieces(fit: object) -> DdfPieces:
+    """Kenward-Roger and Satterthwaite pieces of a REML random-intercept fit, cached per fit.
+
+    Notes
+    -----
+    Variance parameters ``gamma = (sigma_1^2, ..., sigma_K^2, sigma^2)`` with ``V = sum_r gamma_r G_r``,
+    ``G_k = Z_k Z_k'`` and ``G_res = I`` (pbkrtest's ``get_SigmaG``). With ``Phi = (X'V^-1X)^-1``,
+    ``P_r = -X'V^-1 G_r V^-1 X``, ``Q_rs = X'V^-1 G_r V^-1 G_s V^-1 X`` and
+    ``I_E[r, s] = tr(V^-1 G_r V^-1 G_s) - 2 tr(Phi Q_rs) + tr(Phi P_r Phi P_s) = tr(P G_r P G_s)``,
+    ``W = 2 I_E^-1``, ``U = sum_rs W_rs (Q_rs - P_r Phi P_s)`` and ``Phi_A = Phi + 2 Phi U Phi``
+    (Kenward & Roger 1997; the second-derivative term vanishes for a covariance linear in ``gamma``).
+    The Hessian of the REML criterion is ``H_rs = -tr(P G_r P G_s) + 2 e' G_r P G_s e`` with
+    ``e = P y = V^-1 (y - X b)``. Every product is formed from ``Z'Z``, ``Z'[X r]``, ``[X r]'[X r]``
+    (``r`` the marginal residuals) through ``V^-1 = sigma^-2 (I - Z B Z')``.
+    """
+    key = id(fit)
+    cached = _CACHE.get(key)
+    if cached is not None and cached[0] is fit:
+        return cached[1]
+    if not getattr(fit, "reml", True):
+        raise InputError("Kenward-Roger degrees of freedom are defined for REML fits; fit with REML=True "
+                         "(or use df='satterthwaite' or df='asymptotic').")
+    X, codes, sizes = _random_intercept_terms(fit)
+    y = np.asarray(fit.design.y, dtype=float)
+    # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
+    # many times slower (as in the engine)
+    limit = threadpool_limits(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
+    with limit:
+        pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
+    if len(_CACHE) >= 8:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (fit, pieces)
+    return pieces
+
+
+_CACHE: dict[int, tuple[object, DdfPieces]] = {}
+
+
+def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
+            sigma2: float) -> DdfPieces:
+    n, p = X.shape
+    q = int(sum(sizes))
+    if q > KR_MAX_LEVELS:
+        raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect levels "
+                         f"(limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
+    Xa = np.column_stack([X, y])                     # the response rides along as a last column
+    offsets = np.concatenate([[0], np.cumsum(sizes)])
+    cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
+    rows = np.tile(np.arange(n), len(codes))
+    Z = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, q))
+    ZtZ = (Z.T @ Z).toarray()
+    ZtX = np.asarray(Z.T @ Xa)
+    XtX = Xa.T @ Xa
+    lam = np.repeat(theta, sizes)
+    M = lam[:, None] * ZtZ * lam[None, :]
+    M[np.diag_indices(q)] += 1.0
+    B = lam[:, None] * cho_solve(cho_factor(M, lower=True, check_finite=False), np.diag(lam), check_finite=False)
+    B = 0.5 * (B + B.T)                              # V^-1 = (I - Z B Z') / s2
+    s2 = sigma2
+    ZtZB = ZtZ @ B
+    H = (ZtZ - ZtZB @ ZtZ) / s2                      # Z' V^-1 Z
+    Fa = (ZtX - ZtZB @ ZtX) / s2                     # Z' V^-1 [X r]
+    BZtX = B @ ZtX
+    XVXa = (XtX - ZtX.T @ BZtX) / s2                 # [X r]' V^-1 [X r]
+    XV2Xa = (XVXa - BZtX.T @ Fa) / s2                # [X r]' V^-2 [X r]
+    XV2Za = (Fa.T - BZtX.T @ H) / s2                 # [X r]' V^-2 Z
+    # [X y] -> [X r] with r = y - X b the marginal residuals of the GLS estimate b at theta
+    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
+    T = np.eye(p + 1)
+    T[:p, p] = -beta
+    Fa, XVXa, XV2Xa, XV2Za = Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
+    F, XV2X, XV2Z = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p]
+    u = Fa[:, p]                                     # Z' e with e = V^-1 r
+    Phi = np.linalg.inv(XVXa[:p, :p])
+    Phi = 0.5 * (Phi + Phi.T)
+    slices = [slice(int(offsets[k]), int(offsets[k + 1])) for k in range(len(sizes))]
+    m = len(sizes) + 1
+    P = np.empty((m, p, p))
+    Q = np.empty((m, m, p, p))
+    K = np.empty((m, m))                             # tr(V^-1 G_r V^-1 G_s)
+    E = np.empty((m, m))                             # e' G_r V^-1 G_s e
+    Xe = np.empty((m, p))                            # X' V^-1 G_r e
+    for k, sk in enumerate(slices):
+        P[k] = -F[sk].T @ F[sk]
+        Xe[k] = F[sk].T @ u[sk]
+    P[-1] = -XV2X
+    Xe[-1] = XV2Xa[:p, p]
+    for k, sk in enumerate(slices):
+        for l_, sl in enumerate(slices[k:], start=k):
+            Q[k, l_] = F[sk].T @ H[sk, sl] @ F[sl]
+            Q[l_, k] = Q[k, l_].T
+            K[k, l_] = K[l_, k] = float(np.sum(H[sk, sl] ** 2))
+            E[k, l_] = E[l_, k] = float(u[sk] @ H[sk, sl] @ u[sl])
+        Q[-1, k] = XV2Z[:, sk] @ F[sk]
+        Q[k, -1] = Q[-1, k].T
+        K[-1, k] = K[k, -1] = (np.trace(H[sk, sk]) - float(np.sum(ZtZB[sk, :] * H[:, sk].T))) / s2
+        E[-1, k] = E[k, -1] = float(XV2Za[p, sk] @ u[sk])
+    Q[-1, -1] = (XV2X - F.T @ B @ F) / s2
+    K[-1, -1] = (n - 2.0 * np.trace(ZtZB) + float(np.sum(ZtZB * ZtZB.T))) / (s2 * s2)
+    E[-1, -1] = (XV2Xa[p, p] - u @ B @ u) / s2      # e' V^-1 e = r' V^-3 r
+    trPGPG = np.empty((m, m))
+    for r in range(m):
+        PhiPr = Phi @ P[r]
+        for s in range(r, m):
+            trPGPG[r, s] = trPGPG[s, r] = (K[r, s] - 2.0 * np.sum(Phi * Q[r, s])
+                                           + np.sum(PhiPr * (Phi @ P[s]).T))
+    W = 2.0 * _inverse(trPGPG)
+    U = np.zeros((p, p))
+    for r in range(m):
+        for s in range(m):
+            U += W[r, s] * (Q[r, s] - P[r] @ Phi @ P[s])
+    PhiA = Phi + 2.0 * Phi @ U @ Phi
+    PhiA = 0.5 * (PhiA + PhiA.T)
+    ePGPGe = E - Xe @ Phi @ Xe.T                     # e' G_r P G_s e
+    hessian = -trPGPG + 2.0 * ePGPGe
+    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=2.0 * _inverse(hessian))
+
+
+def _inverse(A: np.ndarray) -> np.ndarray:
+    """Inverse of a symmetric matrix, or its pseudo-inverse when it is (nearly) singular (as pbkrtest)."""
+    eig = np.linalg.eigvalsh(A)
+    return np.linalg.inv(A) if np.min(np.abs(eig)) > 1e-10 else np.linalg.pinv(A)
+
+
+def kenward_roger_vcov(fit: object) -> np.ndarray:
+    """The Kenward-Roger adjusted covariance of the fixed effects of a REML fit (pbkrtest's ``vcovAdj``).
+
+    Parameters
+    ----------
+    fit : LmerResult
+        A REML fit with random intercepts only.
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        ``Phi + 2 Phi U Phi`` (see :func:`kenward_roger`), in the order of ``fit.fixed_names``.
+
+    Raises
+    ------
+    InputError
+        An ML fit, a fit without rows, random slopes, or more than ``KR_MAX_LEVELS`` random-effect levels.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(12), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 12)})
+    >>> df = df.iloc[rng.permutation(36)[:30]]  # unbalanced
+    >>> df["score"] = rng.normal(size=12)[df.item] + rng.normal(size=30)
+    >>> fit = lmer("score ~ system + (1|item)", df)
+    >>> bool(np.all(np.diag(kenward_roger_vcov(fit)) >= np.diag(fit.cov_coef)))
+    True
+    """
+    return ddf_pieces(fit).vcov_adjusted.copy()
+
+
+@dataclass(frozen=True)
+class DfInference:
+    """The covariance used for standard errors and the degrees of freedom of linear functions.
+
+    Attributes
+    ----------
+    method : str
+        ``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``.
+    vcov : ndarray
+        Covariance of the fixed effects for the standard errors (Kenward-Roger: adjusted).
+    """
+
+    method: str
+    vcov: np.ndarray = field(repr=False)
+    fit: object = field(repr=False, compare=False)
+
+    def df(self, L: np.ndarray) -> np.ndarray:
+        """Degrees of freedom of each row of ``L`` (``inf`` for the asymptotic method)."""
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        if self.method == "asymptotic":
+            return np.full(len(L), np.inf)
+        if self.method == "kenward-roger":
+            return ddf_pieces(self.fit).df_kenward_roger(L)
+        if _has_pieces(self.fit):
+            return ddf_pieces(self.fit).df_satterthwaite(L)
+        return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
+
+
+def _has_pieces(fit: object) -> bool:
+    design = getattr(fit, "design", None)
+    return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
+            and np.shape(fit.theta) == (len(design.groups),)
+            and sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS)
+
+
+def _satterthwaite(fit: object, row: np.ndarray) -> float:
+    if not np.any(row):
+        return float("nan")
+    return float(fit.satterthwaite_df(row))
+
+
+def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
+    """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``."""
+    method = canonical_df(df)
+    if method == "kenward-roger":
+        return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
+    if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):
+        raise InputError("Satterthwaite degrees of freedom need a fit from mixeval.lmer(); use df='asymptotic'.")
+    return DfInference(method, np.asarray(fit.cov_coef, dtype=float), fit)

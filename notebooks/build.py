@@ -1,0 +1,181 @@
+"""Build the notebooks from their sources: ``<name>.py`` (jupytext percent format) -> executed ``<name>.ipynb``.
+
+The ``.py`` files are the source of truth (reviewable, lintable); the ``.ipynb`` files are generated from
+them and committed *with* their outputs so that a reader sees the tables and figures. Run from the
+repository root::
+
+    python3 notebooks/build.py                    # regenerate and execute every notebook
+    python3 notebooks/build.py ch3_reliability    # only the named ones
+    python3 notebooks/build.py --check            # committed .ipynb == its .py source? (no execution)
+
+The book's data are read from ``$MIXEVAL_DATA`` (default ``../shared/bookdata`` beside the repository; see
+``_nbhelpers.data_dir``). The tests (``tests/test_notebook_*.py`` and the per-package notebook tests) use
+the functions below: they execute each source and check the numbers it prints, check the committed outputs
+the same way, and check that each committed notebook matches its source.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
+LINE = re.compile(r"^(\S.*?) = (\S.*)$")
+
+
+def sources() -> list[Path]:
+    """The notebook sources: ``*.py`` files in this folder with a jupytext header."""
+    return sorted(p for p in HERE.glob("*.py") if "jupytext:" in p.read_text(encoding="utf-8")[:400])
+
+
+def source_path(name: str) -> Path:
+    path = HERE / f"{Path(name).stem}.py"
+    if path not in sources():
+        known = ", ".join(p.stem for p in sources())
+        raise SystemExit(f"no notebook source {path.name}; known: {known}")
+    return path
+
+
+def from_source(path: Path):
+    """The notebook of a percent-format source, without outputs, with stable cell ids."""
+    import jupytext
+
+    nb = jupytext.read(path, fmt="py:percent")
+    for i, cell in enumerate(nb.cells):  # stable ids: regenerating gives the same file
+        cell["id"] = f"{path.stem}-{i:02d}"
+        cell.metadata.pop("lines_to_next_cell", None)
+    nb.metadata = {"jupytext": {"formats": "ipynb,py:percent"}, "kernelspec": dict(KERNEL),
+                   "language_info": {"name": "python"}}
+    return nb
+
+
+@contextmanager
+def _environment(data: Path | None):
+    saved = {k: os.environ.get(k) for k in ("MIXEVAL_DATA", "MPLBACKEND")}
+    if data is not None:
+        os.environ["MIXEVAL_DATA"] = str(data)  # the kernel inherits the environment
+    os.environ["MPLBACKEND"] = "Agg"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def execute(nb, *, data: Path | None = None, timeout: int = 1200):
+    """Run every cell in a fresh ``python3`` kernel with this folder as working directory (in place)."""
+    import nbclient
+
+    client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=timeout, record_timing=False,
+                                     resources={"metadata": {"path": str(HERE)}})
+    with _environment(data):
+        client.execute()
+    nb.metadata["kernelspec"] = dict(KERNEL)
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def committed(name: str):
+    """The committed ``<name>.ipynb``."""
+    import nbformat
+
+    return nbformat.read(HERE / f"{Path(name).stem}.ipynb", as_version=4)
+
+
+def differences(built, source) -> list[str]:
+    """Cells where a committed notebook differs from its source (type or text); empty if none."""
+    out = []
+    a = [(c.cell_type, c.source) for c in built.cells]
+    b = [(c.cell_type, c.source) for c in source.cells]
+    if len(a) != len(b):
+        out.append(f"{len(a)} cells, the source has {len(b)}")
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            out.append(f"cell {i} ({y[0]}) differs: {y[1][:60]!r}...")
+    return out
+
+
+def text_output(nb) -> str:
+    """Everything a notebook printed or displayed as text (streams and text/plain), in order."""
+    texts = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream":
+                texts.append(out["text"])
+            elif "data" in out:
+                texts.append(out["data"].get("text/plain", ""))
+    return "\n".join(texts)
+
+
+def image_count(nb) -> int:
+    return sum("image/png" in out.get("data", {}) for cell in nb.cells for out in cell.get("outputs", []))
+
+
+def errors(nb) -> list[str]:
+    return [f"{o.get('ename')}: {o.get('evalue')}" for c in nb.cells for o in c.get("outputs", [])
+            if o.get("output_type") == "error"]
+
+
+def printed_values(text: str) -> dict[str, str]:
+    """The ``label = value`` lines (first occurrence of each label)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        m = LINE.match(line)
+        if m and m.group(1) not in values:
+            values[m.group(1)] = m.group(2)
+    return values
+
+
+def build(name: str, *, data: Path | None = None) -> Path:
+    """Regenerate ``<name>.ipynb`` from ``<name>.py`` and execute it; returns the written path."""
+    import nbformat
+
+    path = source_path(name)
+    nb = execute(from_source(path), data=data)
+    out = path.with_suffix(".ipynb")
+    nbformat.validate(nb)
+    nbformat.write(nb, out)
+    return out
+
+
+def check(names: list[str]) -> list[str]:
+    """Problems of the committed notebooks: missing, differing from the source, or not executed."""
+    problems = []
+    for path in [source_path(n) for n in names] or sources():
+        if not path.with_suffix(".ipynb").exists():
+            problems.append(f"{path.stem}.ipynb is missing")
+            continue
+        nb = committed(path.stem)
+        problems += [f"{path.stem}: {d}" for d in differences(nb, from_source(path))]
+        if any(c.cell_type == "code" and c.get("execution_count") is None for c in nb.cells):
+            problems.append(f"{path.stem}.ipynb has unexecuted cells")
+        problems += [f"{path.stem}.ipynb: error output {e}" for e in errors(nb)]
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="notebook names (default: all)")
+    parser.add_argument("--check", action="store_true", help="only check the committed notebooks against the sources")
+    parser.add_argument("--data", type=Path, help="book data directory (default: $MIXEVAL_DATA or ../shared/bookdata)")
+    args = parser.parse_args(argv)
+    if args.check:
+        problems = check(args.names)
+        print("\n".join(problems) or "notebooks match their sources")
+        return 1 if problems else 0
+    for path in [source_path(n) for n in args.names] or sources():
+        print(f"building {path.stem}.ipynb ...", flush=True)
+        build(path.stem, data=args.data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
