@@ -5,7 +5,11 @@ percentile interval of phi from ``--boot`` parametric-bootstrap refits (mixeval.
 and record whether it contains the true phi. Prints a markdown table (coverage, its Monte-Carlo standard
 error, mean width, share of singular fits) and writes it as JSON next to this script.
 
-    python3 benchmarks/phi_coverage.py --reps 250 --boot 120 --seed 20261123
+    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 0,3 --out benchmarks/phi_coverage_a.json
+    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 2,1 --out benchmarks/phi_coverage_b.json
+
+Every replicate is also appended to ``<out>.jsonl``, so an interrupted run still reports its completed
+replicates (``--summarise FILE.jsonl`` prints the table from such a log).
 """
 
 from __future__ import annotations
@@ -54,10 +58,11 @@ def simulate(sizes: dict, comps: dict, rng: np.random.Generator) -> pd.DataFrame
     return df
 
 
-def run(reps: int, boot: int, seed: int, designs=DESIGNS) -> list[dict]:
-    rng = np.random.default_rng(seed)
+def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = None) -> list[dict]:
+    """Coverage per design; with ``log``, every replicate is appended to it as a JSON line (partial runs count)."""
     rows = []
     for name, sizes, formula, comps, n in designs:
+        rng = np.random.default_rng([seed, DESIGNS.index((name, sizes, formula, comps, n))])
         truth = phi(comps, "item", n)
         hits, widths, singular = [], [], []
         t0 = time.perf_counter()
@@ -70,6 +75,11 @@ def run(reps: int, boot: int, seed: int, designs=DESIGNS) -> list[dict]:
             hits.append(ci["lower"] <= truth <= ci["upper"])
             widths.append(ci["upper"] - ci["lower"])
             singular.append(fit.singular)
+            if log is not None:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps({"design": name, "rep": r, "hit": bool(hits[-1]), "lower": ci["lower"],
+                                         "upper": ci["upper"], "phi_hat": ci["estimate"], "truth": truth,
+                                         "singular": bool(fit.singular)}) + "\n")
         cov = float(np.mean(hits))
         rows.append({"design": name, "phi": truth, "n": n, "reps": reps, "boot": boot, "coverage": cov,
                      "mc_se": float(np.sqrt(cov * (1 - cov) / reps)), "mean_width": float(np.mean(widths)),
@@ -78,15 +88,31 @@ def run(reps: int, boot: int, seed: int, designs=DESIGNS) -> list[dict]:
     return rows
 
 
+def summarise(path: Path) -> None:
+    log = pd.read_json(path, lines=True)
+    print("| design | true phi | replicates | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|")
+    for name, g in log.groupby("design", sort=False):
+        cov = g.hit.mean()
+        print(f"| {name} | {g.truth.iloc[0]:.3f} | {len(g)} | {cov:.3f} | {np.sqrt(cov * (1 - cov) / len(g)):.3f} | "
+              f"{(g.upper - g.lower).mean():.3f} | {g.singular.mean():.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=250)
     ap.add_argument("--boot", type=int, default=120)
     ap.add_argument("--seed", type=int, default=20261123)
+    ap.add_argument("--designs", default=None, help="comma-separated indices into DESIGNS (default: all)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("phi_coverage.json")))
+    ap.add_argument("--summarise", default=None, help="print the coverage table of a .jsonl log and exit")
     args = ap.parse_args()
-    rows = run(args.reps, args.boot, args.seed)
-    Path(args.out).write_text(json.dumps({"reps": args.reps, "boot": args.boot, "seed": args.seed, "rows": rows}, indent=1))
+    if args.summarise:
+        summarise(Path(args.summarise))
+        return
+    chosen = DESIGNS if args.designs is None else [DESIGNS[int(i)] for i in args.designs.split(",")]
+    rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))
+    Path(args.out).write_text(json.dumps({"reps": args.reps, "boot": args.boot, "seed": args.seed, "rows": rows},
+                                         indent=1, default=float))
     print("\n| design | true phi | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|")
     for r in rows:
         print(f"| {r['design']} (n = {r['n']}) | {r['phi']:.3f} | {r['coverage']:.3f} | {r['mc_se']:.3f} | "
