@@ -41,7 +41,7 @@ def crossed_design(sizes: Mapping[str, int], systems: Sequence[str], *, system: 
     Examples
     --------
     >>> crossed_design({"item": 2, "rater": 2}, ["A", "B"]).shape
-    (8, 4)
+    (8, 3)
     """
     names = list(sizes)
     for f, k in sizes.items():
