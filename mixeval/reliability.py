@@ -288,6 +288,9 @@ class DesignChoice:
 
     def summary(self) -> str:
         if self.n is None:
+            if self.confidence is not None:
+                return (f"no design in the search space has a {100 * self.confidence:g}% lower confidence bound of "
+                        f"{self.kind} phi >= {self.target}")
             return f"no design in the search space reaches {self.kind} phi >= {self.target}"
         sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
         if self.confidence is not None:

@@ -70,6 +70,9 @@ def test_cheapest_design_with_confidence(fit, draws):
     assert (designs.loc[: sure.n["rater"] - 1, "phi_lower"] < 0.8).all()  # every cheaper design misses
     assert sure.p_reach == pytest.approx(float(np.mean(phi_draws(draws, "item", sure.n) >= 0.8)))
     assert "lower bound" in sure.summary()
+    none = cheapest_design(fit, "item", 0.999, max_n={"rater": 3}, confidence=0.9, draws=draws)
+    assert not none.reached and "lower confidence bound" in none.summary()
+    assert len(none.designs) == 3 and none.frontier.empty
     with pytest.raises(InputError, match="confidence"):
         cheapest_design(fit, "item", 0.8, max_n={"rater": 5}, confidence=90)
 
