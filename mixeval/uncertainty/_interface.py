@@ -86,6 +86,19 @@ class FitModel(Protocol):
         The model re-estimated on each column of ``Y`` (same design, new response).
     refit_result(y, reml) -> LmerResult
         A full fit on one new response (for user statistics).
+    ml_deviance_and_gradient(varpar) -> (float, ndarray), optional
+        :meth:`ml_deviance` with its gradient (the profile uses finite differences without it).
+    estimates() -> ndarray, param_names, fit
+        The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
+        the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
+
+    Notes
+    -----
+    Random slopes: ``varpar`` holds lme4's sd's and correlations per term (``Sv``); the deviance maps them
+    to theta (the Cholesky factor of the correlation-scaled covariance over sigma, lme4's ``Sv_to_Cv``) and
+    evaluates ``log|A(theta)| + r2(theta) / sigma^2 + n log(2 pi sigma^2)``. GLMMs have no sigma
+    (``varpar_kinds`` without ``"sigma"``) and, as lme4's ``devfun2`` for GLMMs, their deviance at given
+    variance parameters must be minimised over the fixed effects inside ``ml_deviance``.
     """
 
     varpar_names: tuple[str, ...]
@@ -330,7 +343,11 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
 
 
 def as_fit_model(fit) -> FitModel:
-    """The :class:`FitModel` of a fit: an :class:`LmerResult`, or anything implementing the interface."""
+    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a result with an ``uncertainty_model()`` method
+    returning its :class:`FitModel`, or anything implementing the interface."""
+    hook = getattr(fit, "uncertainty_model", None)
+    if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
+        return hook()
     if isinstance(fit, LmerResult):
         return LmmFitModel(fit)
     if isinstance(fit, FitModel):
