@@ -37,7 +37,7 @@ def test_closed_form_limits():
 @pytest.mark.slow
 def test_glrt_power_matches_lme4_simulation():
     ref = json.loads((FIX / "power_fixture.json").read_text())
-    n_sim = 400
+    n_sim = 300
     comps = ref["variances"]
     res = power_from_components(comps, delta=ref["delta"], n={"item": 30, "rater": 4}, test="glrt",
                                 n_resamples=n_sim, random_state=5, progress=False)
