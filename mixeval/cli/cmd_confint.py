@@ -7,7 +7,7 @@ import warnings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..resampling._cli import SEED_HELP
+    from ._seed import SEED_HELP
 
     p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects",
                        description="Confidence intervals of the standard deviations, the residual sd and the fixed "
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ..mixed import lmer
-    from ..resampling._cli import resolve_seed
+    from ._seed import resolve_seed
     from ..uncertainty import confint
     from . import print_json
     from ._io import read_table

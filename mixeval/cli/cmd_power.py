@@ -23,7 +23,7 @@ def _sizes(items: list[str]) -> dict[str, list[int]]:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ..resampling._cli import SEED_HELP
+    from ._seed import SEED_HELP
 
     p = sub.add_parser("power", help="power of a system comparison for more items, raters or seeds (simulation)",
                        description="Simulate the study's fitted model (variance components, system effects) on "
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ..errors import InputError
-    from ..resampling._cli import resolve_seed
+    from ._seed import resolve_seed
     from ..study import Study
     from . import print_json
     from ._io import read_table

@@ -96,7 +96,7 @@ def _reliability(args: argparse.Namespace) -> int:
     }
     draws = None
     if args.ci or args.confidence is not None:
-        from ..resampling._cli import resolve_seed
+        from ._seed import resolve_seed
         from ..uncertainty import component_draws, phi_interval
 
         out["seed"] = resolve_seed(args.seed)

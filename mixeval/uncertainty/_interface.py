@@ -25,6 +25,11 @@ from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
 
+try:  # the engine keeps its BLAS limiter in mixed/_blas.py on newer trees, in mixed/_fit.py before
+    from ..mixed._blas import single_threaded_blas
+except ImportError:  # pragma: no cover - depends on the engine version
+    from ..mixed._fit import single_threaded_blas
+
 __all__ = ["FitModel", "LmmFitModel", "as_fit_model", "RefitSummary"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
@@ -164,7 +169,10 @@ class LmmFitModel:
                              "fit a pandas DataFrame with mixeval.lmer.")
         self.fit = fit
         self.design = fit.design
-        self.stats: SufficientStats = fit.stats
+        stats = fit.stats
+        if getattr(stats, "coef_shift", None) is not None:  # statistics of a centred response: use the response's own
+            stats = stats.uncentred()
+        self.stats: SufficientStats = stats
         self.reml = fit.reml
         self.nobs = fit.nobs
         self.fixed_names = tuple(fit.fixed_names)
@@ -276,7 +284,6 @@ class LmmFitModel:
 
     def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
         """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise)."""
-        from ..mixed._fit import single_threaded_blas
         from ..mixed._optimize import SINGULAR_TOL, optimize_theta
 
         reml = self.reml if reml is None else bool(reml)

@@ -23,7 +23,7 @@ from .._progress import progress as _bar
 from ..errors import InputError
 from ..mixed import build_design, compute_stats
 from ..mixed._deviance import deviance_parts
-from ..mixed._fit import single_threaded_blas
+from ._interface import single_threaded_blas
 from ..mixed._optimize import optimize_theta
 from ..resampling import as_generator
 from ._bootstrap import _check_count, _check_level

@@ -107,7 +107,7 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
     >>> bool(z[0] < 0 < z[1])
     True
     """
-    from ..mixed._fit import single_threaded_blas
+    from ._interface import single_threaded_blas
 
     with single_threaded_blas():
         profiler = _Profiler(model)
@@ -195,7 +195,7 @@ def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
 
 def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[float, float]:
     """Profile-likelihood interval of one parameter (lme4 name, e.g. ``"sd_(Intercept)|item"``)."""
-    from ..mixed._fit import single_threaded_blas
+    from ._interface import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     with single_threaded_blas():
@@ -207,7 +207,7 @@ def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] 
                       progress: bool | None = None) -> dict[str, tuple[float, float]]:
     """Profile-likelihood intervals of every parameter (variance parameters, sigma, fixed effects)."""
     from .._progress import progress as bar
-    from ..mixed._fit import single_threaded_blas
+    from ._interface import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     profiler = _Profiler(model)
