@@ -164,12 +164,19 @@ class LmmFitModel:
     def __init__(self, fit: LmerResult) -> None:
         if not isinstance(fit, LmerResult):
             raise InputError(f"expected a fitted model (mixeval.lmer); got {type(fit).__name__}.")
+        if len(np.atleast_1d(fit.theta)) != len(fit.group_names):
+            raise InputError("intervals, the bootstrap and power are implemented for random-intercept fits; this fit has "
+                             "random slopes (its FitModel is not wired yet); fit.varcorr_se gives asymptotic standard errors.")
         if fit.design.X is None:
             raise InputError("this fit was made from aggregates (no rows): simulation and refits need the rows; "
                              "fit a pandas DataFrame with mixeval.lmer.")
         self.fit = fit
         self.design = fit.design
         stats = fit.stats
+        if getattr(fit, "scaling", None) is not None:  # engines that fit a centred, scaled copy: the data as given
+            from ..mixed import compute_stats
+
+            stats = compute_stats(fit.design)
         if getattr(stats, "coef_shift", None) is not None:  # statistics of a centred response: use the response's own
             stats = stats.uncentred()
         self.stats: SufficientStats = stats
