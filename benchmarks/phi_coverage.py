@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from mixeval import lmer
-from mixeval.reliability import phi, phi_interval
+from mixeval.reliability import phi
+from mixeval.uncertainty import phi_interval
 
 # (name, facet sizes, formula, components, phi at n)
 DESIGNS = [

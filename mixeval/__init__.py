@@ -12,23 +12,49 @@ The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
 
 from __future__ import annotations
 
-from . import agreement, datasets, errors, meta, metric_model, plots, reliability, report, resampling, scale, significance, validity
-from ._results import ConfidenceInterval, TestResult
-from .agreement import cohens_kappa, krippendorff_alpha, scotts_pi
-from .metric_model import MetricModel, metric_ci
-from .mixed import LmerResult, compare, lmer
-from .reliability import cheapest_design, dstudy, phi, variance_table
-from .report import Report, build_report
-from .resampling import paired_bootstrap_test, permutation_test
-from .significance import PairwiseResult, emmeans, glrt, pairwise
-from .study import Study, bin_property
-from .validity import circularity_test, dataset_bias_test, distillation_test, fit_gam, transformation_invariance_test
+import importlib
+
+# Public names and the module that defines them. Nothing heavy is imported with the package: each
+# name is imported on first use (PEP 562), so ``import mixeval`` and the command line start fast.
+_SUBMODULES = ("agreement", "datasets", "errors", "meta", "metric_model", "plots", "reliability", "report",
+               "resampling", "scale", "significance", "validity")
+_NAMES = {
+    "ConfidenceInterval": "._results", "TestResult": "._results",
+    "cohens_kappa": ".agreement", "krippendorff_alpha": ".agreement", "scotts_pi": ".agreement",
+    "MetricModel": ".metric_model", "metric_ci": ".metric_model",
+    "LmerResult": ".mixed", "compare": ".mixed", "lmer": "._lmer", "GlmerResult": ".mixed", "glmer": ".mixed",
+    "cheapest_design": ".reliability", "dstudy": ".reliability", "phi": ".reliability", "variance_table": ".reliability",
+    "Report": ".report", "build_report": ".report",
+    "paired_bootstrap_test": ".resampling", "permutation_test": ".resampling",
+    "PairwiseResult": ".significance", "emmeans": ".significance", "glrt": ".significance", "pairwise": ".significance",
+    "Study": ".study", "bin_property": "._binning",
+    "circularity_test": ".validity", "dataset_bias_test": ".validity", "distillation_test": ".validity",
+    "fit_gam": ".validity", "transformation_invariance_test": ".validity",
+}
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        module = importlib.import_module(f".{name}", __name__)
+    elif name in _NAMES:
+        module = getattr(importlib.import_module(_NAMES[name], __name__), name)
+    else:
+        raise AttributeError(f"module 'mixeval' has no attribute {name!r}")
+    globals()[name] = module
+    return module
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Study",
     "lmer",
+    "glmer",
+    "GlmerResult",
     "compare",
     "LmerResult",
     "bin_property",

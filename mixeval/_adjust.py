@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
 __all__ = ["adjust_pvalues", "ADJUST_METHODS"]
 
@@ -24,12 +24,16 @@ ADJUST_METHODS: dict[str, tuple[str, ...]] = {
     "by": ("by", "fdr_by", "benjamini-yekutieli"),
 }
 
+#: statsmodels' name of each method (:func:`statsmodels.stats.multitest.multipletests`).
+_STATSMODELS = {"bonferroni": "bonferroni", "holm": "holm", "hochberg": "simes-hochberg", "bh": "fdr_bh",
+                "by": "fdr_by"}
+
 _ALIASES = {alias: name for name, aliases in ADJUST_METHODS.items() for alias in aliases}
 
 
 def _canonical_method(method: str) -> str:
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be a string such as 'holm'; got {method!r}.")
+        raise InputTypeError(f"`method` must be a string such as 'holm'; got {method!r}.")
     try:
         return _ALIASES[method.strip().lower()]
     except KeyError:
@@ -75,8 +79,8 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     * BH: :math:`\\tilde p_{(i)} = \\min_{j \\ge i} \\min(1, m p_{(j)} / j)`.
     * BY: BH multiplied by :math:`\\sum_{k=1}^m 1/k`.
 
-    These are the formulas of R's ``stats::p.adjust``; the tests compare against
-    values produced by R and by ``statsmodels.stats.multitest.multipletests``.
+    These are the formulas of R's ``stats::p.adjust``; they are computed by
+    ``statsmodels.stats.multitest.multipletests`` and tested against values produced by R.
     Missing values are rejected rather than skipped, so that the family size
     ``m`` is always the number of p-values you passed.
 
@@ -92,7 +96,7 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     try:
         p = np.array(pvalues, dtype=float)  # a copy: never modify the input
     except (TypeError, ValueError):
-        raise TypeError("`pvalues` must be numbers in [0, 1].") from None
+        raise InputTypeError("`pvalues` must be numbers in [0, 1].") from None
     shape = p.shape
     p = p.ravel()
     if p.size == 0:
@@ -105,27 +109,9 @@ def adjust_pvalues(pvalues: object, method: str = "holm") -> np.ndarray:
     if (p < 0).any() or (p > 1).any():
         bad = p[(p < 0) | (p > 1)][:3].tolist()
         raise InputError(f"`pvalues` must lie in [0, 1]; found {bad}.")
-    m = p.size
     if name == "none":
-        out = p
-    elif name == "bonferroni":
-        out = np.minimum(1.0, m * p)
-    elif name == "holm":
-        order = np.argsort(p, kind="mergesort")
-        factor = m - np.arange(m)
-        adj = np.maximum.accumulate(np.minimum(1.0, factor * p[order]))
-        out = np.empty(m)
-        out[order] = adj
-    else:
-        order = np.argsort(p, kind="mergesort")[::-1]  # decreasing
-        i = np.arange(m, 0, -1)  # rank of each sorted value, decreasing
-        if name == "hochberg":
-            raw = (m - i + 1) * p[order]
-        elif name == "bh":
-            raw = m / i * p[order]
-        else:  # by
-            raw = np.sum(1.0 / np.arange(1, m + 1)) * m / i * p[order]
-        adj = np.minimum(1.0, np.minimum.accumulate(raw))
-        out = np.empty(m)
-        out[order] = adj
-    return out.reshape(shape)
+        return p.reshape(shape)
+    from statsmodels.stats.multitest import multipletests  # imported on first use (statsmodels loads slowly)
+
+    out = multipletests(p, method=_STATSMODELS[name])[1]
+    return np.minimum(1.0, out).reshape(shape)

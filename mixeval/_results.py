@@ -1,22 +1,77 @@
-"""The small result type shared by every hypothesis test in mixeval.
+"""The convention every result of mixeval follows, and the result of every hypothesis test.
 
-Field names follow :mod:`scipy.stats` (``statistic``, ``pvalue``, ``df``,
+:class:`Result` is the base of the result types: frozen dataclasses with unrounded numbers and
+
+* ``summary() -> str``: the human-readable text (also ``str(result)``);
+* ``_repr_html_()``: the notebook view (by default the summary in ``<pre>``; results whose heart is a
+  table show the table);
+* ``to_dict() -> dict``: every field as plain Python, JSON-safe (``json.dumps(..., allow_nan=False)``
+  works): numbers unrounded, NaN and infinities as ``None``, arrays as lists, DataFrames as lists of
+  records, a :class:`ConfidenceInterval` as ``[low, high]``; fields listed in ``_dict_exclude``
+  (large resampling arrays) and private fields are left out;
+* ``==`` by value (arrays and tables compared element-wise, NaN equal to NaN); results are not hashable.
+
+:class:`TestResult`'s field names follow :mod:`scipy.stats` (``statistic``, ``pvalue``, ``df``,
 ``null_distribution``), so results can be used where scipy results are.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from typing import Any
+import html
+import math
+from dataclasses import dataclass, field, fields, is_dataclass
+from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["TestResult", "ConfidenceInterval"]
+__all__ = ["Result", "TestResult", "ConfidenceInterval", "to_plain"]
+
+
+class Result:
+    """Base of mixeval's result types (see the module docstring for the convention).
+
+    Subclasses are ``@dataclass(frozen=True, eq=False)`` (``eq=False`` keeps this class's value
+    equality) and define :meth:`summary`.
+    """
+
+    _dict_exclude: ClassVar[tuple[str, ...]] = ()
+
+    def summary(self) -> str:
+        """The human-readable text of the result."""
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + html.escape(self.summary()) + "</pre>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field (but ``_dict_exclude`` and private ones) as plain, JSON-safe Python; numbers unrounded."""
+        return {f.name: to_plain(getattr(self, f.name)) for f in fields(self)  # type: ignore[arg-type]
+                if f.name not in self._dict_exclude and not f.name.startswith("_")}
+
+    def __eq__(self, other: object) -> bool:
+        """Field by field; arrays and tables compare by value, NaN equal to NaN."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))  # type: ignore[arg-type]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable contents (details, arrays, tables)
 
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A two-sided (or one-sided, with an infinite end) confidence interval."""
+    """A two-sided (or one-sided, with an infinite end) confidence interval.
+
+    Examples
+    --------
+    >>> ci = ConfidenceInterval(0.26, 0.94, level=0.95, method="t")
+    >>> low, high = ci                      # unpacks as (low, high)
+    >>> low, high, ci.level
+    (0.26, 0.94, 0.95)
+    """
 
     low: float
     high: float
@@ -28,8 +83,8 @@ class ConfidenceInterval:
         yield self.high
 
 
-@dataclass(frozen=True)
-class TestResult:
+@dataclass(frozen=True, eq=False)
+class TestResult(Result):
     """Outcome of a hypothesis test.
 
     Attributes
@@ -52,9 +107,19 @@ class TestResult:
         A confidence interval for ``estimate`` where one is computed.
     details : dict
         Further numbers specific to the test (never rounded).
+
+    Examples
+    --------
+    >>> from mixeval.resampling import paired_t_test
+    >>> r = paired_t_test([1.0, 2.0, 3.0, 4.0], [0.5, 1.6, 2.4, 3.1])
+    >>> round(r.statistic, 4), r.df, round(r.pvalue, 4), r.estimate
+    (5.5549, 3.0, 0.0115, 0.6)
+    >>> print(r.summary())
+    paired t-test: statistic = 5.55492, df = 3, p-value = 0.01151 (two-sided), estimate = 0.6, 95% CI [0.256257, 0.943743]
     """
 
     __test__ = False  # not a pytest test class
+    _dict_exclude: ClassVar[tuple[str, ...]] = ("null_distribution",)
 
     statistic: float
     pvalue: float
@@ -65,18 +130,6 @@ class TestResult:
     estimate: float | None = None
     confidence_interval: ConfidenceInterval | None = None
     details: dict[str, Any] = field(default_factory=dict, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-friendly dictionary of the result (no null distribution)."""
-        out: dict[str, Any] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name == "null_distribution":
-                continue
-            if isinstance(value, ConfidenceInterval):
-                value = [value.low, value.high]
-            out[f.name] = _plain(value)
-        return out
 
     def summary(self) -> str:
         """A short human-readable description."""
@@ -91,18 +144,56 @@ class TestResult:
             parts.append(f"{100 * ci.level:g}% CI [{ci.low:.6g}, {ci.high:.6g}]")
         return ", ".join(parts)
 
-    def _repr_html_(self) -> str:
-        return "<p>" + self.summary() + "</p>"
 
+def to_plain(value: Any) -> Any:
+    """``value`` as plain, JSON-safe Python (the rules of :meth:`Result.to_dict`).
 
-def _plain(value: Any) -> Any:
-    """Convert numpy scalars/arrays and nested containers to plain Python."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
+    Examples
+    --------
+    >>> to_plain({"p": np.float64(0.5), "ci": ConfidenceInterval(0.1, np.inf), "x": np.array([1, 2])})
+    {'p': 0.5, 'ci': [0.1, None], 'x': [1, 2]}
+    """
+    if value is None or (isinstance(value, (bool, str, int)) and not isinstance(value, np.generic)):
+        return value
+    if isinstance(value, (float, np.floating)):
+        x = float(value)
+        return x if math.isfinite(x) else None
+    if isinstance(value, (np.integer, np.bool_)):
         return value.item()
-    return value
+    if isinstance(value, ConfidenceInterval):
+        return [to_plain(value.low), to_plain(value.high)]
+    if isinstance(value, Result):
+        return value.to_dict()
+    if isinstance(value, pd.DataFrame):
+        return [to_plain(row) for row in value.to_dict(orient="records")]
+    if isinstance(value, pd.Series):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [to_plain(v) for v in value.tolist()]
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_plain(v) for v in value]
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in fields(value)}
+    return str(value)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Equality of result fields: arrays and tables by value (NaN equal to NaN), containers element-wise."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        try:
+            return bool(np.array_equal(a, b, equal_nan=True))
+        except TypeError:  # object arrays
+            return bool(np.array_equal(a, b))
+    if isinstance(a, (pd.DataFrame, pd.Series)) or isinstance(b, (pd.DataFrame, pd.Series)):
+        return type(a) is type(b) and a.equals(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return bool(a == b)

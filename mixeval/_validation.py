@@ -1,7 +1,7 @@
 """Small pure validators shared by every public entry point.
 
 Each raises :class:`mixeval.errors.InputError` (a ``ValueError``) or
-``TypeError`` with a message that names the argument or column and the fix.
+:class:`mixeval.errors.InputTypeError` (a ``TypeError``) with a message that names the argument or column and the fix.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import ColumnError, InputError
+from .errors import ColumnError, InputError, InputTypeError
 
 __all__ = [
     "require_dataframe",
@@ -21,13 +21,14 @@ __all__ = [
     "require_probability",
     "require_positive_int",
     "as_1d_float",
+    "require_bool",
 ]
 
 
 def require_dataframe(data: object, argument: str = "data") -> pd.DataFrame:
-    """Return ``data`` if it is a DataFrame, else raise ``TypeError``."""
+    """Return ``data`` if it is a DataFrame, else raise :class:`InputTypeError`."""
     if not isinstance(data, pd.DataFrame):
-        raise TypeError(
+        raise InputTypeError(
             f"`{argument}` must be a pandas DataFrame in long format (one row per observation); "
             f"got {type(data).__name__}. Build one with pandas.read_csv(...) or pandas.DataFrame(...)."
         )
@@ -90,7 +91,7 @@ def require_probability(value: float, argument: str, *, open_interval: bool = Fa
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f"`{argument}` must be a number in [0, 1]; got {value!r}.") from None
+        raise InputTypeError(f"`{argument}` must be a number in [0, 1]; got {value!r}.") from None
     ok = (0.0 < x < 1.0) if open_interval else (0.0 <= x <= 1.0)
     if not ok or not np.isfinite(x):
         interval = "(0, 1)" if open_interval else "[0, 1]"
@@ -101,7 +102,7 @@ def require_probability(value: float, argument: str, *, open_interval: bool = Fa
 def require_positive_int(value: object, argument: str, minimum: int = 1) -> int:
     """Return ``value`` as int if it is an integer >= ``minimum``; else raise."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{argument}` must be an integer >= {minimum}; got {value!r}.")
+        raise InputTypeError(f"`{argument}` must be an integer >= {minimum}; got {value!r}.")
     if value < minimum:
         raise InputError(f"`{argument}` must be >= {minimum}; got {value}.")
     return int(value)
@@ -112,10 +113,17 @@ def as_1d_float(values: object, argument: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"`{argument}` must be a sequence of numbers.") from None
+        raise InputTypeError(f"`{argument}` must be a sequence of numbers.") from None
     if arr.ndim != 1:
         raise InputError(f"`{argument}` must be one-dimensional; got shape {arr.shape}.")
     if arr.size == 0:
         raise InputError(f"`{argument}` is empty.")
     require_finite(arr, f"`{argument}`")
     return arr
+
+
+def require_bool(value: object, argument: str) -> bool:
+    """Return ``value`` if it is a bool (or numpy bool); else raise, so ``REML="no"`` is not read as true."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise InputTypeError(f"`{argument}` must be True or False; got {value!r}.")

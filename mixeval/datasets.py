@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
 __all__ = [
     "load",
@@ -174,7 +174,7 @@ def cache_dir() -> Path:
 
 def _spec(name: object) -> _Spec:
     if not isinstance(name, str):
-        raise TypeError(f"`name` must be a string naming a data set; got {type(name).__name__}.")
+        raise InputTypeError(f"`name` must be a string naming a data set; got {type(name).__name__}.")
     if name not in _SPECS:
         raise InputError(
             f"unknown data set {name!r}; available: {', '.join(_SPECS)} "
@@ -196,7 +196,7 @@ def _candidate_dirs(data_dir: str | os.PathLike[str] | None) -> list[tuple[str, 
     out: list[tuple[str, Path]] = []
     if data_dir is not None:
         if not isinstance(data_dir, (str, os.PathLike)):
-            raise TypeError(f"`data_dir` must be a path (str or pathlib.Path); got {type(data_dir).__name__}.")
+            raise InputTypeError(f"`data_dir` must be a path (str or pathlib.Path); got {type(data_dir).__name__}.")
         path = Path(data_dir).expanduser()
         if not path.is_dir():
             raise InputError(
@@ -302,7 +302,7 @@ def load(
     """
     spec = _spec(name)
     if not isinstance(download, bool):
-        raise TypeError(f"`download` must be True or False; got {download!r}.")
+        raise InputTypeError(f"`download` must be True or False; got {download!r}.")
     searched = _candidate_dirs(data_dir)
     for label, directory in searched:
         if directory.is_dir():

@@ -1,8 +1,10 @@
 """The project's exceptions and warnings, in one place.
 
-Every error raised for bad input is a subclass of :class:`ValueError` or
-:class:`TypeError`, so that ``except ValueError`` in user code keeps working;
-the message names the argument or column at fault and what to do instead.
+Every error raised for bad input is a :class:`MixevalError` and a subclass of the builtin it
+refines (:class:`InputError` is a :class:`ValueError`, :class:`InputTypeError` a :class:`TypeError`),
+so that ``except ValueError`` in user code keeps working; the message names the argument or column
+at fault and what to do instead. The command line turns exactly these (and a missing or unreadable
+input file) into a one-line message with exit code 2; anything else is a bug and shows its traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "MixevalError",
     "InputError",
+    "InputTypeError",
     "ColumnError",
     "FormulaError",
     "ModelComparisonError",
@@ -20,6 +23,8 @@ __all__ = [
     "BasisLimitWarning",
     "IdentifiabilityWarning",
     "DroppedRowsWarning",
+    "SeparationWarning",
+    "FamilyWarning",
 ]
 
 
@@ -29,6 +34,10 @@ class MixevalError(Exception):
 
 class InputError(MixevalError, ValueError):
     """A value, array or table handed to mixeval cannot be used as given."""
+
+
+class InputTypeError(MixevalError, TypeError):
+    """An argument handed to mixeval has the wrong type (e.g. a list where a DataFrame is needed)."""
 
 
 class ColumnError(InputError):
@@ -69,3 +78,11 @@ class IdentifiabilityWarning(MixevalWarning):
 
 class DroppedRowsWarning(MixevalWarning):
     """Rows were removed because the user asked for it (e.g. ``drop_missing=True``); says how many."""
+
+
+class SeparationWarning(MixevalWarning):
+    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates)."""
+
+
+class FamilyWarning(MixevalWarning):
+    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts."""

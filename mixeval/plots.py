@@ -20,7 +20,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from ._validation import require_columns, require_dataframe, require_numeric_column
-from .errors import InputError
+from .errors import InputError, InputTypeError
 
 __all__ = ["plot_system_boxplots", "plot_interaction", "plot_dstudy", "plot_variance_components"]
 
@@ -43,7 +43,7 @@ def _axes(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
         fig = _DisplayFigure(figsize=figsize, layout="constrained")
         return fig, fig.add_subplot()
     if not isinstance(ax, Axes):
-        raise TypeError(f"`ax` must be a matplotlib Axes or None; got {type(ax).__name__}.")
+        raise InputTypeError(f"`ax` must be a matplotlib Axes or None; got {type(ax).__name__}.")
     return ax.figure, ax  # type: ignore[return-value]
 
 
@@ -247,7 +247,7 @@ def plot_dstudy(
     ax : matplotlib Axes, optional
     lower, upper : str, optional
         Columns with the ends of an interval of ``y`` per design (e.g. ``phi_lower``, ``phi_upper`` of
-        :func:`mixeval.reliability.dstudy_intervals`): drawn as a shaded band around each curve.
+        :func:`mixeval.uncertainty.dstudy_intervals`): drawn as a shaded band around each curve.
 
     Returns
     -------

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .mixed import LmerResult
+from ._results import Result
+from .errors import InputError, InputTypeError
+from .mixed import GlmerResult, LmerResult
 
 __all__ = [
     "components_of",
@@ -29,10 +30,8 @@ __all__ = [
     "dstudy",
     "cheapest_design",
     "DesignChoice",
-    "phi_interval",
-    "dstudy_intervals",
-    "component_draws",
-    "coefficient_interval",
+    "latent_components",
+    "latent_scale_note",
 ]
 
 RESIDUAL = "Residual"
@@ -41,9 +40,20 @@ RESIDUAL = "Residual"
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
     if isinstance(source, LmerResult):
+        if source.has_slopes:
+            slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
+            raise InputError(
+                f"reliability (phi, D-studies, the variance table) needs random intercepts only; the fit has random "
+                f"slopes {slopes}. With a slope, a facet's variance depends on the covariate (for (1 + x | g): "
+                "Var(b_0 + b_1 x) = s0^2 + 2 x s01 + x^2 s1^2), so it has no single share of the total and phi is "
+                "not defined by one number. Fit the intercept-only model for reliability, or evaluate the "
+                "components at a covariate value from fit.covariances and pass them as a mapping."
+            )
         return source.variances
+    if isinstance(source, GlmerResult):
+        return latent_components(source)
     if not isinstance(source, Mapping):
-        raise TypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
+        raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}
     if RESIDUAL not in comps:
         raise InputError(f"the variance components need a {RESIDUAL!r} entry; got {sorted(comps)}.")
@@ -51,6 +61,49 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     if bad:
         raise InputError(f"variance components must be finite and >= 0; check {bad}.")
     return comps
+
+
+def latent_components(fit: GlmerResult) -> dict[str, float]:
+    """Variance components of a GLMM on the latent (link) scale, with the distribution-specific variance as ``"Residual"``.
+
+    Notes
+    -----
+    Nakagawa & Schielzeth (2010, 2017): on the latent scale of a binomial model the residual is the
+    variance of the standard logistic distribution, ``pi^2 / 3`` (logit link), or of the standard normal,
+    ``1`` (probit link); phi and the D-study computed from these components are reliabilities of the
+    latent propensity, not of the observed 0/1 scores. For a Poisson model with log link the observation-level
+    variance is the lognormal approximation ``log(1 + 1 / lambda)`` with ``lambda = mean(exp(X beta)) exp(s2 / 2)``
+    (``s2`` the summed random-effect variances).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(60), 4)})
+    >>> df["correct"] = (rng.random(240) < 1 / (1 + np.exp(-rng.normal(0, 1.5, 60)[df.item]))).astype(int)
+    >>> round(latent_components(glmer("correct ~ 1 + (1|item)", df))["Residual"], 4)  # pi^2 / 3
+    3.2899
+    """
+    comps = dict(fit.variances)
+    if fit.family == "binomial":
+        comps[RESIDUAL] = fit.distribution_variance
+    else:
+        s2 = sum(comps.values())
+        lam = float(np.mean(np.exp(fit.design.X @ fit.coef))) * float(np.exp(0.5 * s2))
+        comps[RESIDUAL] = float(np.log1p(1.0 / lam))
+    return comps
+
+
+def latent_scale_note(fit: GlmerResult) -> str:
+    """One sentence stating the scale of a GLMM's variance components (for tables and reports)."""
+    if fit.family == "binomial":
+        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
+        return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
+                f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
+                "of a correct answer, not of the observed 0/1 scores.")
+    return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
+            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 
 
 def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:
@@ -108,6 +161,17 @@ def error_variance(
     except the items, where ``facets(c)`` are the factors of ``c`` other than the item factor and the
     residual counts every facet. Relative: only components that interact with the items (contain the
     item factor and at least one facet) and the residual.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> error_variance(v, "sentence")                   # every non-item component, n = 1
+    7.0
+    >>> error_variance(v, "sentence", {"rater": 2})     # 1/2 + 0.5 + 2/2 + 1 + 0.5/2 + 2/2
+    4.25
+    >>> error_variance(v, "sentence", kind="relative")  # rater:sentence + occasion:sentence + Residual
+    5.0
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -192,6 +256,13 @@ def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     denominator of (3.18); its companion code (``stability()``) and Brennan's relative logic use the
     item x instantiation component ``s2_si``, as here: with the rater fixed, the rater's own interaction
     with items is part of the true score and what varies between instantiations of an item is ``s2_si``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(intra_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 2) / (4 + 2 + 1 + 2)
+    0.6667
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -206,6 +277,13 @@ def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     Notes
     -----
     ``(s2_s + s2_si) / (s2_s + s2_si + s2_sr + s2_res)``.
+
+    Examples
+    --------
+    >>> v = {"sentence": 4.0, "rater": 1.0, "occasion": 0.5, "rater:sentence": 2.0,
+    ...      "occasion:sentence": 1.0, "occasion:rater": 0.5, "Residual": 2.0}
+    >>> round(inter_rater(v, "sentence", "rater", "occasion"), 4)    # (4 + 1) / (4 + 1 + 2 + 2)
+    0.5556
     """
     comps = components_of(source)
     _check_item(comps, item)
@@ -247,8 +325,8 @@ def dstudy(
     return pd.DataFrame(rows)
 
 
-@dataclass(frozen=True)
-class DesignChoice:
+@dataclass(frozen=True, eq=False)
+class DesignChoice(Result):
     """The cheapest design reaching a target phi, with every feasible Pareto-optimal alternative.
 
     Attributes
@@ -311,8 +389,6 @@ def cheapest_design(
     kind: str = "absolute",
     confidence: float | None = None,
     draws: pd.DataFrame | None = None,
-    n_resamples: int = 1000,
-    random_state: object = None,
 ) -> DesignChoice:
     """The cheapest design (facet sample sizes) whose phi reaches ``target``.
 
@@ -331,12 +407,10 @@ def cheapest_design(
     kind : {"absolute", "relative"}
     confidence : float, optional
         Choose on the one-sided lower confidence bound of phi instead of its estimate: the cheapest design
-        whose bound at this confidence (e.g. 0.9) reaches ``target``. Needs a fitted model (the bound comes
-        from the parametric bootstrap of the components, :func:`component_draws`) or ``draws``.
+        whose bound at this confidence (e.g. 0.9) reaches ``target``. Needs ``draws``.
     draws : DataFrame, optional
-        Bootstrap draws of the components (:func:`component_draws`) to reuse.
-    n_resamples, random_state
-        Refits and seed of the bootstrap when ``draws`` is not given.
+        Bootstrap draws of the components, ``mixeval.uncertainty.component_draws(fit)`` (``Study.cheapest_design``
+        makes them itself).
 
     Notes
     -----
@@ -368,10 +442,10 @@ def cheapest_design(
     if confidence is not None:
         if not (isinstance(confidence, (float, int)) and 0 < confidence < 1):
             raise InputError(f"confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
-        from .uncertainty._reliability import _draws, lower_bounds
-
-        d = _draws(source, draws, n_resamples, random_state)
-        table["phi_lower"], table["p_reach"] = lower_bounds(d, item, table, facets, kind, confidence, target)
+        if not isinstance(draws, pd.DataFrame) or RESIDUAL not in draws.columns:
+            raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
+                             "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")
+        table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target)
         crit = "phi_lower"
     feasible = table[table[crit] >= target]
     designs = table.copy() if confidence is not None else None
@@ -396,5 +470,31 @@ def cheapest_design(
     )
 
 
-# interval functions (parametric bootstrap of the components; implemented in mixeval.uncertainty)
-from .uncertainty._reliability import coefficient_interval, component_draws, dstudy_intervals, phi_interval  # noqa: E402
+
+def _phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
+               kind: str = "absolute") -> np.ndarray:
+    """phi of every row of ``draws`` (one column per component and ``"Residual"``) at sample sizes ``n``.
+
+    The error variance is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``, with the weights of
+    :func:`error_variance` at unit components, so ``phi = s2_item / (s2_item + D w)`` for the matrix ``D``.
+    """
+    cols = list(draws.columns)
+    if item not in cols:
+        raise InputError(f"the objects of measurement {item!r} are not a component of the draws; columns: {cols}.")
+    w = np.array([error_variance({c: float(c == k) for c in cols}, item, n, kind=kind) for k in cols])
+    D = draws.to_numpy(dtype=float)
+    s2 = D[:, cols.index(item)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s2 / (s2 + D @ w)
+
+
+def _lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
+                  confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided lower confidence bound of phi (the ``1 - confidence`` quantile of the draws) and the share of
+    draws with phi >= target, per design of ``table``."""
+    lower, prob = [], []
+    for _, cell in table.iterrows():
+        values = _phi_draws(draws, item, {f: float(cell[f]) for f in facets}, kind=kind)
+        lower.append(float(np.quantile(values, 1.0 - confidence)))
+        prob.append(float(np.mean(values >= target)))
+    return np.array(lower), np.array(prob)

@@ -19,11 +19,13 @@ import numpy as np
 import pandas as pd
 
 from . import reliability as _rel
+from ._binning import bin_property
+from ._lmer import lmer
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from .errors import InputError, MixevalWarning
 from .formula import ParsedFormula, parse_formula
-from .mixed import LmerResult, build_design, compare, compute_stats, fit_from_stats, lmer
+from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property"]
@@ -57,32 +59,11 @@ def drop_fixed_effect(fixed: str, effect: str) -> str:
     return " + ".join(["1", *names])
 
 
-def bin_property(data: pd.DataFrame, column: str, cuts: Sequence[float], labels: Sequence[str] | None = None,
-                 *, name: str | None = None) -> pd.DataFrame:
-    """A copy of ``data`` with a new categorical column binning ``column`` at ``cuts`` (right-closed).
+def _group_expr(term) -> str:
+    """A random term's grouping factor as formula text (non-syntactic column names in backticks)."""
+    import re
 
-    ``cuts=(15, 55)`` gives ``<= 15``, ``(15, 55]`` and ``> 55`` (the book's Table 4.3 classes, as its
-    companion code forms them: ``(length > 15) + (length > 55)``).
-
-    Examples
-    --------
-    >>> df = pd.DataFrame({"len": [3, 15, 16, 55, 56]})
-    >>> bin_property(df, "len", (15, 55), ("short", "typical", "very long"))["len_class"].tolist()
-    ['short', 'short', 'typical', 'typical', 'very long']
-    """
-    require_columns(data, [column])
-    values = pd.to_numeric(data[column], errors="coerce")
-    if values.isna().any():
-        raise InputError(f"column {column!r} must be numeric without missing values to be binned.")
-    cuts = sorted(float(c) for c in cuts)
-    labels = list(labels) if labels is not None else (
-        [f"<= {cuts[0]:g}"] + [f"({a:g}, {b:g}]" for a, b in zip(cuts, cuts[1:])] + [f"> {cuts[-1]:g}"])
-    if len(labels) != len(cuts) + 1:
-        raise InputError(f"{len(cuts)} cut(s) make {len(cuts) + 1} classes; got {len(labels)} labels.")
-    codes = np.searchsorted(np.asarray(cuts), values.to_numpy(), side="left")
-    out = data.copy()
-    out[name or f"{column}_class"] = pd.Categorical(np.asarray(labels, dtype=object)[codes], categories=labels)
-    return out
+    return ":".join(f if re.fullmatch(r"[A-Za-z_.][A-Za-z0-9_.]*", f) else f"`{f}`" for f in term.factors)
 
 
 def _is_numeric_property(values: pd.Series) -> bool:
@@ -107,6 +88,15 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
+def _require_asymptotic(df: str) -> None:
+    """GLMM contrasts are z tests (emmeans for glmer fits); other df methods are for Gaussian fits."""
+    from .significance._ddf import canonical_df
+
+    if canonical_df(df) != "asymptotic":
+        raise InputError(f"df={df!r} applies to Gaussian (lmer) fits; a Study with family= uses asymptotic z "
+                         "tests, as emmeans does for glmer fits. Leave df='asymptotic'.")
+
+
 def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame:
     """Warn about (and leave out) classes no row falls into; fewer than two non-empty classes is an error."""
     counts = data[cls].value_counts(sort=False)
@@ -124,6 +114,26 @@ def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame
     out = data.copy()
     out[cls] = out[cls].cat.remove_unused_categories()
     return out
+
+
+def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str | None, Any]:
+    """Normalised ``family``/``link``/``weights`` of a Study (``None``/``"gaussian"``: linear mixed models)."""
+    if family is None or str(family).lower() == "gaussian":
+        if link is not None or weights is not None:
+            raise InputError("link= and weights= need family=\"binomial\" or \"poisson\".")
+        return None, None, None
+    from .mixed._family import get_family
+
+    fam = get_family(family, link)
+    return fam.name, fam.link, weights
+
+
+def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
+    if value is None:
+        return allowed[0]
+    if value not in allowed:
+        raise InputError(f"{argument}={value!r} is not one of {list(allowed)}.")
+    return value
 
 
 class Study:
@@ -149,6 +159,14 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
+    family : {"binomial", "poisson"}, optional
+        Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
+        (correct or not) with ``family="binomial"``, counts with ``"poisson"``. Marginal means are then on
+        the response scale (accuracy) by default, pairwise comparisons are odds ratios (or differences in
+        accuracy with ``scale="difference"``), and variance components, phi and the D-study are on the
+        latent scale with the distribution-specific residual variance (pi^2/3 for the logit link).
+    link, weights :
+        Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
 
     Examples
     --------
@@ -163,10 +181,12 @@ class Study:
     """
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
-                 metric_model: Any = None, drop_missing: bool = False) -> None:
+                 metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
+                 link: str | None = None, weights: Any = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
+        self.family, self.link, self.weights = _glmm_options(family, link, weights)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
@@ -181,6 +201,10 @@ class Study:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
             self._design = build_design(self.parsed, self.data)  # validates the data once
+            if self.family is None:
+                from .mixed._family import warn_discrete_response
+
+                warn_discrete_response(self._design.y, self.parsed.response)
             groups = [(g.name, g.n_levels) for g in self._design.groups]
         names = [g for g, _ in groups]
         single = [(g, n) for g, n in groups if ":" not in g]
@@ -240,29 +264,65 @@ class Study:
         if subset.empty:
             raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
         return Study(subset.reset_index(drop=True), self.formula, item=self.item, system=self.system,
-                     metric_model=self.metric_model)
+                     metric_model=self.metric_model, **self._glmm_kwargs(subset))
 
     # ---------------------------------------------------------------- fits
     @cached_property
     def fit(self) -> LmerResult:
-        """The REML fit of the study's formula (variance components)."""
+        """The REML fit of the study's formula (variance components); the ML glmer fit with ``family=``."""
+        if self.family is not None:
+            return self._fit_formula(self.formula, reml=False)
         if self._design is None:
             return lmer(self.formula, self.source, REML=True)
-        return fit_from_stats(self._design, compute_stats(self._design), reml=True, data=self._design.data)
+        return fit_design(self._design, reml=True, data=self._design.data)
 
     @cached_property
     def fit_ml(self) -> LmerResult:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects)."""
+        if self.family is not None:
+            return self.fit
         return self.fit.refit(REML=False)
 
+    # ---------------------------------------------------------------- GLMM (family=) helpers
+    def _glmm_kwargs(self, data: Any = None) -> dict[str, Any]:
+        """``family``/``link``/``weights`` for a Study on (a subset of) the same rows."""
+        if self.family is None:
+            return {}
+        weights = self.weights
+        if weights is not None and not isinstance(weights, str):
+            raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
+        return {"family": self.family, "link": self.link, "weights": weights}
+
+    def _fit_formula(self, formula: str, *, reml: bool):
+        """lmer of ``formula`` (REML or ML), or glmer with the study's family, on the study's data."""
+        if self.family is None:
+            import warnings
+
+            from .errors import FamilyWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
+                return lmer(formula, self.source, REML=reml)
+        from .mixed import glmer
+
+        if self.data is None:
+            from .scale import glmer_aggregate
+
+            return glmer_aggregate(formula, self.source, family=self.family, link=self.link)
+        return glmer(formula, self.data, family=self.family, link=self.link, weights=self.weights)
+
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
-        names = [t.name for t in self.parsed.random] if random is None else list(random)
-        return f"{self.parsed.response} ~ {fixed}" + "".join(f" + (1|{g})" for g in names)
+        """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
+        named in ``random``) as written, slopes included."""
+        terms = [t for t in self.parsed.random if random is None or t.name in set(random)]
+        return f"{self.parsed.response} ~ {fixed}" + "".join(f" + ({t.lhs}|{_group_expr(t)})" for t in terms)
 
     # ---------------------------------------------------------------- reliability
     def variance_components(self, *, ci: str | None = None, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
         """Variance-component table (component, variance, percent), as the book's Tables 3.1-3.12.
 
+        With ``family=`` the components are on the latent (link) scale and ``Residual`` is the
+        distribution-specific variance (pi^2/3 for the logit link; ``table.attrs["note"]`` says so).
         ``ci="profile" | "boot" | "wald"`` adds the interval of every variance (``lower``, ``upper``; see
         :func:`mixeval.uncertainty.variance_table_ci`; ``kwargs`` go to :func:`mixeval.uncertainty.confint`).
         """
@@ -270,7 +330,10 @@ class Study:
             from .uncertainty import variance_table_ci
 
             return variance_table_ci(self.fit, method=ci, level=level, **kwargs)
-        return _rel.variance_table(self.fit)
+        table = _rel.variance_table(self.fit)
+        if self.family is not None:
+            table.attrs["note"] = _rel.latent_scale_note(self.fit)
+        return table
 
     def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute") -> float:
         """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each)."""
@@ -310,9 +373,14 @@ class Study:
                         kind: str = "absolute", confidence: float | None = None, **kwargs: Any) -> _rel.DesignChoice:
         """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
         with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it."""
+        draws = kwargs.pop("draws", None)
+        if confidence is not None and draws is None:
+            from .uncertainty import component_draws
+
+            draws = component_draws(self.fit, **kwargs)  # n_resamples=, random_state=, progress=
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
                                     cost_per_observation=cost_per_observation, kind=kind, confidence=confidence,
-                                    **kwargs)
+                                    draws=draws)
 
     # ---------------------------------------------------------------- uncertainty (mixeval.uncertainty)
     def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):
@@ -323,12 +391,16 @@ class Study:
 
     def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
                      **kwargs: Any) -> dict[str, float]:
-        """phi with its parametric-bootstrap interval (see :func:`mixeval.reliability.phi_interval`)."""
-        return _rel.phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
+        """phi with its parametric-bootstrap interval (see :func:`mixeval.uncertainty.phi_interval`)."""
+        from .uncertainty import phi_interval
+
+        return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
 
     def dstudy_intervals(self, grid: Mapping[str, Sequence[int]], *, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
-        """The D-study with an interval for every cell (see :func:`mixeval.reliability.dstudy_intervals`)."""
-        return _rel.dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
+        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`)."""
+        from .uncertainty import dstudy_intervals
+
+        return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
 
     def power(self, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
               effect: Mapping[str, float] | None = None, pair: tuple[str, str] | None = None, alpha: float = 0.05,
@@ -341,11 +413,6 @@ class Study:
         return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
                            n_resamples=n_resamples, random_state=random_state, replicates=replicates,
                            progress=progress)
-
-    def substantial_variance_check(self) -> pd.DataFrame:
-        """Model (3.15): ``score ~ 1 + (1|item)``; phi = item variance / (item + residual variance)."""
-        fit = lmer(f"{self.parsed.response} ~ 1 + (1|{self.item})", self.source)
-        return _rel.variance_table(fit)
 
     # ---------------------------------------------------------------- significance
     def _require_system(self, effect: str | None) -> str:
@@ -360,19 +427,17 @@ class Study:
 
     def glrt(self, effect: str | None = None) -> TestResult:
         """GLRT of ``effect`` (default: the system): ML fits of the formula and of :meth:`null_formula`."""
-        null = lmer(self.null_formula(effect), self.source, REML=False)
+        null = self._fit_formula(self.null_formula(effect), reml=False)
         return compare(self.fit_ml, null)
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
-        """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear models."""
-        effect = self._require_system(effect)
+        """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear
+        models (:func:`mixeval.significance.glrt_averaged` on the study's columns)."""
+        from .significance import glrt_averaged
+
         self._require_rows("Study.glrt_averaged")
-        require_columns(self.data, [over, effect])
-        y = self.parsed.response
-        avg = self.data.groupby([self.item, effect], as_index=False, observed=True)[y].mean()
-        full = lmer(f"{y} ~ {effect}", avg, REML=False)
-        null = lmer(f"{y} ~ 1", avg, REML=False)
-        return compare(full, null)
+        return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
+                             item=self.item, over=over)
 
     def variance_lrt(self, component: str) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
@@ -382,24 +447,51 @@ class Study:
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        if self.family is not None:
+            if len(names) < 2:
+                raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
+            reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
+            return compare(self.fit, reduced)
         reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
         return compare(self.fit, reduced, refit=False)
 
-    def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str = "asymptotic") -> pd.DataFrame:
-        """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`."""
-        from .significance import emmeans
+    def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str = "asymptotic",
+                type: str | None = None) -> pd.DataFrame:
+        """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
-        return emmeans(self.fit, specs or self._require_system(None), by=by, df=df)
+        With ``family=``: ``type="response"`` (default; accuracy per system for a binary score, with the
+        back-transformed intervals) or ``type="link"`` (the logit scale); asymptotic (z) inference.
+        """
+        from .significance import emmeans, emmeans_response
+
+        specs = specs or self._require_system(None)
+        if self.family is not None:
+            _require_asymptotic(df)
+            if _scale(type, ("response", "link"), "type") == "response":
+                return emmeans_response(self.fit, specs, by=by)
+        return emmeans(self.fit, specs, by=by, df=df)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
-                 level: float = 0.95, df: str = "asymptotic"):
+                 level: float = 0.95, df: str = "asymptotic", scale: str | None = None):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's), ``"satterthwaite"`` or ``"kenward-roger"``.
+        ``df``: ``"asymptotic"`` (z tests, the book's), ``"satterthwaite"`` or ``"kenward-roger"`` (Gaussian
+        fits). With ``family=``: ``scale="ratio"`` (default; odds ratios for the logit link, rate ratios for
+        the log link), ``"difference"`` (differences of the response-scale means: accuracy differences) or
+        ``"link"``; asymptotic (z) inference, as emmeans for glmer fits.
         """
-        from .significance import pairwise
+        from .significance import pairwise, pairwise_differences, pairwise_ratios
 
-        return pairwise(self.fit, specs or self._require_system(None), by=by, adjust=adjust, level=level, df=df)
+        specs = specs or self._require_system(None)
+        if self.family is not None:
+            _require_asymptotic(df)
+            default = "ratio" if self.fit.link in ("logit", "log") else "difference"
+            chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
+            if chosen == "ratio":
+                return pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level)
+            if chosen == "difference":
+                return pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level)
+        return pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=df)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str = "asymptotic", level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
@@ -465,7 +557,7 @@ class Study:
             cls = f"{prop}_class"
             data = _drop_empty_classes(bin_property(self.data, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
         cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
-                     metric_model=self.metric_model)
+                     metric_model=self.metric_model, **self._glmm_kwargs(data))
         return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level), cond
 
     # ---------------------------------------------------------------- metric models and validity
@@ -475,16 +567,16 @@ class Study:
         """System comparisons corrected for the errors of the metric model (Goyal et al.; beyond).
 
         The score must be a binary judgement (0/1) by the study's ``metric_model``; observations are paired
-        by the study's item factor. See :func:`mixeval.metric_model.compare_systems` for the methods and
+        by the study's item factor. See :func:`mixeval.metric_model.metric_comparisons` for the methods and
         the assumption under which each interval is calibrated.
         """
-        from .metric_model import compare_systems
+        from .metric_model import metric_comparisons
 
         self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
                              "or .from_confusion(...) to Study.")
-        return compare_systems(self.data, metric=self.metric_model, system=self._require_system(None),
+        return metric_comparisons(self.data, metric=self.metric_model, system=self._require_system(None),
                                score=self.parsed.response, item=self.item, control=control, methods=methods,
                                level=level, gold=gold, truth=truth, n_resamples=n_resamples,
                                random_state=random_state)
@@ -514,14 +606,18 @@ class Study:
     def summary(self) -> str:
         """Roles, size and the variance components."""
         lines = [f"Study: {self.formula}", f"  {self._size()}; items: {self.item!r}; system: {self.system!r}"]
-        lines.append(self.variance_components().to_string(index=False))
+        table = self.variance_components()
+        lines.append(table.to_string(index=False))
+        if "note" in table.attrs:
+            lines.append(table.attrs["note"])
         return "\n".join(lines)
 
     def _size(self) -> str:
         return f"{len(self.data)} rows" if self.data is not None else f"{self.fit.nobs} rows (from aggregates)"
 
     def __repr__(self) -> str:
-        return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r})"
+        fam = f", family={self.family!r}" if self.family else ""
+        return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r}{fam})"
 
     def _repr_html_(self) -> str:
         return (f"<p><b>Study</b> <code>{self.formula}</code>: {self._size()}, items <code>{self.item}</code>, "

@@ -67,16 +67,16 @@ alphas = {}
 for name, (a, b) in examples.items():
     wide = np.column_stack([a, b])
     with Caught():
-        res = krippendorff_alpha(wide, "nominal", confidence=None)
+        res = krippendorff_alpha(wide, "nominal", level=None)
     alphas[name] = res.value
     show(f"alpha {name}", res.value, 4)
     show(f"percent agreement {name}", res.percent_agreement, 4)
-zero = krippendorff_alpha(np.zeros((8, 2)), "nominal", confidence=None, if_undefined="zero")
+zero = krippendorff_alpha(np.zeros((8, 2)), "nominal", level=None, if_undefined="zero")
 show("alpha example 5 with if_undefined='zero'", zero.value, 4)
 ex1 = np.column_stack(examples["example 1 (10 items)"])
-show("alpha example 1 expected disagreement", krippendorff_alpha(ex1, "nominal", confidence=None).expected_disagreement, 4)
-show("kappa example 1", cohens_kappa(ex1, "nominal", confidence=None).value, 4)
-show("pi example 1", scotts_pi(ex1, "nominal", confidence=None).value, 4)
+show("alpha example 1 expected disagreement", krippendorff_alpha(ex1, "nominal", level=None).expected_disagreement, 4)
+show("kappa example 1", cohens_kappa(ex1, "nominal", level=None).value, 4)
+show("pi example 1", scotts_pi(ex1, "nominal", level=None).value, 4)
 
 # %% [markdown]
 # Alpha of example 1 is 1 - 4/4.421 = 0.0952 and example 2 gives -0.0714 (the book rounds to -0.07); the
@@ -97,7 +97,7 @@ show("pi example 1", scotts_pi(ex1, "nominal", confidence=None).value, 4)
 ann = pd.read_csv(DATA / "mt_annotation.csv.gz")
 with Caught():
     avp = alpha_vs_phi(ann, score="score", unit="sentence", rater="rater", occasion="occasion", by="mode",
-                       confidence=0.95, n_resamples=2000, random_state=0)
+                       level=0.95, n_resamples=2000, random_state=0)
 print(avp.set_index("mode")[["alpha", "alpha_ci_low", "alpha_ci_high", "phi_single", "phi_design"]].round(4))
 for row in avp.itertuples():
     show(f"alpha {row.mode}", row.alpha, 4)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from _nbhelpers import show_figure
 
-from mixeval.metric_model import MetricModel, metric_ci, compare_systems, coverage_study
+from mixeval.metric_model import MetricModel, metric_ci, metric_comparisons, coverage_study
 from mixeval.reproductions import get
 
 pd.set_option("display.width", 160)
@@ -203,7 +203,7 @@ paired = coverage("paired design (A.3): same prompts, dependent labels; rates es
 # %% [markdown]
 # ## 4. Which interval is calibrated when
 #
-# | interval (`compare_systems` method) | estimand | calibrated (95% covers 95%) when |
+# | interval (`metric_comparisons` method) | estimand | calibrated (95% covers 95%) when |
 # | --- | --- | --- |
 # | `uncorrected` (Eqs. 5-8) | observed difference | always (labels i.i.d.); as a test of *no true difference* also, if $P(R\mid O)$ is shared |
 # | `goyal` (Eqs. 13-14, A.3) | observed difference | never exactly: variance of gold-label means, centred at the observed difference; conservative at no effect, biased with an effect |

@@ -110,14 +110,16 @@ def notebook_build():
 def notebook_runner(notebook_build):
     """``run(request, name)`` for a fixture parametrised by ``("executed", "committed")``.
 
+    ``needs_data=False`` for a notebook that does not read the book data (it then runs without them).
+
     "executed" runs the notebook's ``.py`` source in a fresh kernel on the book data; "committed" reads the
     outputs of the committed ``.ipynb``, so the same assertions check what a reader of the repository sees.
     """
 
-    def run(request, name: str) -> NotebookRun:
+    def run(request, name: str, *, needs_data: bool = True) -> NotebookRun:
         if request.param == "committed":
             return NotebookRun(notebook_build, notebook_build.committed(name))
-        data = request.getfixturevalue("bookdata")
+        data = request.getfixturevalue("bookdata") if needs_data else None
         nb = notebook_build.from_source(notebook_build.source_path(name))
         return NotebookRun(notebook_build, notebook_build.execute(nb, data=data))
 

@@ -69,7 +69,7 @@ def test_synthetic_without_occasion_and_bad_names():
     rater_bias = rng.normal(0, 0.3, size=5)
     df = pd.DataFrame([(u, r, truth[u] + rater_bias[r] + rng.normal(0, 0.5)) for u in range(40) for r in range(5)],
                       columns=["item", "rater", "y"])
-    out = alpha_vs_phi(df, score="y", unit="item", rater="rater", confidence=0.9, n_resamples=300,
+    out = alpha_vs_phi(df, score="y", unit="item", rater="rater", level=0.9, n_resamples=300,
                        random_state=0)
     # population phi for one rating: 1 / (1 + 0.09 + 0.25) = 0.746
     assert 0.55 < out["phi_single"].iloc[0] < 0.9

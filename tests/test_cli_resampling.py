@@ -73,10 +73,10 @@ def test_agreement_wide_json_book_example(tmp_path, capsys):
                             "B": [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]})
     path = tmp_path / "r.csv"
     ratings.to_csv(path, index=False)
-    assert main(["agreement", str(path), "--id", "id", "--json", "--confidence", "0"]) == 0
+    assert main(["agreement", str(path), "--id", "id", "--json", "--level", "0"]) == 0
     out = _json(capsys)
     assert out["alpha"] == pytest.approx(1 - 19 * 8 / (2 * 14 * 6))
-    assert out["pi"] == pytest.approx(scotts_pi(ratings[["A", "B"]], confidence=None).value)
+    assert out["pi"] == pytest.approx(scotts_pi(ratings[["A", "B"]], level=None).value)
     assert out["kappa"] is not None and out["alpha_ci"] is None
 
 
@@ -88,17 +88,17 @@ def test_agreement_long_many_raters_and_zero_variation(tmp_path, capsys):
     path = tmp_path / "long.csv"
     long.to_csv(path, index=False)
     assert main(["agreement", str(path), "--unit", "index", "--rater", "rater", "--value", "score",
-                 "--level", "interval", "--seed", "2", "--n-resamples", "300", "--json"]) == 0
+                 "--measurement", "interval", "--seed", "2", "--n-resamples", "300", "--json"]) == 0
     out = _json(capsys)
-    ref = krippendorff_alpha(wide, "interval", confidence=None)
+    ref = krippendorff_alpha(wide, "interval", level=None)
     assert out["alpha"] == pytest.approx(ref.value, rel=1e-12)
     assert out["kappa"] is None and out["pi"] is None and len(out["alpha_ci"]) == 2
     flat = tmp_path / "flat.csv"
     pd.DataFrame({"a": [0] * 5, "b": [0] * 5}).to_csv(flat, index=False)
     with pytest.warns(Warning, match="undefined"):
-        assert main(["agreement", str(flat), "--json", "--confidence", "0"]) == 0
+        assert main(["agreement", str(flat), "--json", "--level", "0"]) == 0
     assert _json(capsys)["alpha"] is None
-    assert main(["agreement", str(flat), "--if-undefined", "zero", "--json", "--confidence", "0"]) == 0
+    assert main(["agreement", str(flat), "--if-undefined", "zero", "--json", "--level", "0"]) == 0
     assert _json(capsys)["alpha"] == 0.0
 
 
@@ -133,7 +133,7 @@ def test_agreement_unseeded_reports_its_seed(tmp_path, capsys):
     rng = np.random.default_rng(4)
     path = tmp_path / "wide.csv"
     pd.DataFrame(rng.integers(1, 4, size=(25, 2)), columns=["r1", "r2"]).to_csv(path, index=False)
-    args = ["agreement", str(path), "--level", "ordinal", "--n-resamples", "200", "--json"]
+    args = ["agreement", str(path), "--measurement", "ordinal", "--n-resamples", "200", "--json"]
     assert main(args) == 0
     first = _json(capsys)
     assert main(args + ["--seed", str(first["seed"])]) == 0

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mixeval.errors import ColumnError, InputError
-from mixeval.metric_model import MetricModel, compare_systems, metric_ci
+from mixeval.metric_model import MetricModel, metric_comparisons, metric_ci
 from mixeval.reproductions import get
 
 PREC, FOR = 0.8897, 0.22769  # Goyal et al., Section 3.1
@@ -107,7 +107,7 @@ def test_perfect_model_reduces_to_deterministic_variance(p_c, p_t, n):
 def test_perfect_model_equals_eq5_on_raw_labels():
     rng = np.random.default_rng(1)
     a, b = rng.binomial(1, 0.3, 137), rng.binomial(1, 0.45, 211)
-    t = compare_systems({"A": a, "B": b}, metric=MetricModel.from_rates(1, 0), methods=["goyal", "calibrated", "uncorrected"])
+    t = metric_comparisons({"A": a, "B": b}, metric=MetricModel.from_rates(1, 0), methods=["goyal", "calibrated", "uncorrected"])
     eq5 = np.var(a, ddof=1) / a.size + np.var(b, ddof=1) / b.size
     np.testing.assert_allclose(t["se"] ** 2, eq5, rtol=1e-12)
     np.testing.assert_allclose(t["estimate"], b.mean() - a.mean(), rtol=1e-12)
@@ -150,7 +150,7 @@ def test_multiclass_calibrated_is_sample_variance_of_q_of_o():
     q = np.array([0.02, 0.3, 0.7, 0.95])
     a = rng.choice(4, size=300, p=[0.4, 0.3, 0.2, 0.1])
     b = rng.choice(4, size=250, p=[0.3, 0.3, 0.2, 0.2])
-    t = compare_systems({"a": a, "b": b}, metric=MetricModel.from_class_rates(q), methods=["calibrated", "goyal"])
+    t = metric_comparisons({"a": a, "b": b}, metric=MetricModel.from_class_rates(q), methods=["calibrated", "goyal"])
     cal = t.set_index("method").loc["calibrated"]
     assert cal["estimate"] == pytest.approx(q[b].mean() - q[a].mean(), rel=1e-12)
     assert cal["se"] ** 2 == pytest.approx(np.var(q[a], ddof=1) / 300 + np.var(q[b], ddof=1) / 250, rel=1e-12)
@@ -186,7 +186,7 @@ def _paired_sample(seed=3, n=400, k=2):
 
 def test_paired_eq20_by_hand():
     df, c, t = _paired_sample()
-    t_out = compare_systems(df, metric=TOXIGEN, item="item", control="C",
+    t_out = metric_comparisons(df, metric=TOXIGEN, item="item", control="C",
                             methods=["uncorrected", "goyal", "calibrated"]).set_index("method")
     q = np.array([FOR, PREC])
     n = c.size
@@ -200,13 +200,13 @@ def test_paired_eq20_by_hand():
     assert t_out.loc["calibrated", "se"] ** 2 == pytest.approx(np.var(q[t] - q[c], ddof=1) / n, rel=1e-12)
     assert bool(t_out["paired"].all())
     # pairing matters: the unpaired analysis of the same labels is wider (positive correlation)
-    unp = compare_systems(df, metric=TOXIGEN, control="C", methods=["calibrated"])
+    unp = metric_comparisons(df, metric=TOXIGEN, control="C", methods=["calibrated"])
     assert unp["se"].iloc[0] > t_out.loc["calibrated", "se"]
 
 
 def test_paired_perfect_model_and_independent_joint():
     df, c, t = _paired_sample(seed=9)
-    out = compare_systems(df, metric=MetricModel.from_rates(1, 0), item="item", control="C",
+    out = metric_comparisons(df, metric=MetricModel.from_rates(1, 0), item="item", control="C",
                           methods=["goyal", "uncorrected"]).set_index("method")
     assert out.loc["goyal", "se"] == pytest.approx(out.loc["uncorrected", "se"], rel=1e-12)
     # exactly independent joint table: Eq. 20 gives zero covariance
@@ -229,7 +229,7 @@ def test_ppi_by_hand():
     ra, rb = rng.binomial(1, q[ga]), rng.binomial(1, q[gb])
     gold = pd.DataFrame({"system": ["A"] * 150 + ["B"] * 120, "score": np.r_[ga, gb], "truth": np.r_[ra, rb]})
     for pred, f in (("calibrated", q), ("observed", np.array([0.0, 1.0]))):
-        out = compare_systems({"A": a, "B": b}, metric=m, gold=gold, methods=["ppi"], ppi_predictor=pred).iloc[0]
+        out = metric_comparisons({"A": a, "B": b}, metric=m, gold=gold, methods=["ppi"], ppi_predictor=pred).iloc[0]
         th_a = f[a].mean() - np.mean(f[ga] - ra)
         th_b = f[b].mean() - np.mean(f[gb] - rb)
         v = (np.var(f[a], ddof=1) / 3000 + np.var(f[ga] - ra, ddof=1) / 150
@@ -243,9 +243,9 @@ def test_bootstrap_reproducible_and_close_to_delta():
     data = {"A": rng.binomial(1, 0.1, 4000), "B": rng.binomial(1, 0.2, 4000)}
     m = MetricModel.from_confusion(tp=160, fp=40, fn=15, tn=285)
     kw = dict(metric=m, methods=["delta", "bootstrap"], n_resamples=4000)
-    t1 = compare_systems(data, random_state=7, **kw)
-    t2 = compare_systems(data, random_state=np.random.default_rng(7), **kw)
-    t3 = compare_systems(data, random_state=8, **kw)
+    t1 = metric_comparisons(data, random_state=7, **kw)
+    t2 = metric_comparisons(data, random_state=np.random.default_rng(7), **kw)
+    t3 = metric_comparisons(data, random_state=8, **kw)
     pd.testing.assert_frame_equal(t1, t2)
     assert t1.loc[1, "ci_low"] != t3.loc[1, "ci_low"]
     se_delta, se_boot = t1["se"]
@@ -255,12 +255,12 @@ def test_bootstrap_reproducible_and_close_to_delta():
 def test_default_methods_and_columns():
     rng = np.random.default_rng(0)
     data = {"x": rng.binomial(1, 0.1, 300), "y": rng.binomial(1, 0.2, 300), "z": rng.binomial(1, 0.15, 300)}
-    t = compare_systems(data, metric=TOXIGEN)
+    t = metric_comparisons(data, metric=TOXIGEN)
     assert list(t["contrast"].unique()) == ["y - x", "z - x", "z - y"]
     assert set(t["method"]) == {"goyal", "calibrated"}
     for col in ["contrast", "estimate", "se", "ci_low", "ci_high", "se_uncorrected", "estimand"]:
         assert col in t.columns
-    t2 = compare_systems(data, metric=MetricModel.from_confusion(50, 10, 20, 300), control="y", random_state=0)
+    t2 = metric_comparisons(data, metric=MetricModel.from_confusion(50, 10, 20, 300), control="y", random_state=0)
     assert list(t2["contrast"].unique()) == ["x - y", "z - y"]
     assert set(t2["method"]) == {"goyal", "calibrated", "delta", "bootstrap"}
 
@@ -270,8 +270,8 @@ def test_per_system_metric_models_add_rate_variances():
     m_b = MetricModel.from_confusion(80, 20, 30, 570)  # equal numbers, independent test sets
     rng = np.random.default_rng(4)
     data = {"A": rng.binomial(1, 0.1, 1000), "B": rng.binomial(1, 0.3, 1000)}
-    shared = compare_systems(data, metric=m_a, methods=["delta"]).iloc[0]
-    separate = compare_systems(data, metric={"A": m_a, "B": m_b}, methods=["delta"]).iloc[0]
+    shared = metric_comparisons(data, metric=m_a, methods=["delta"]).iloc[0]
+    separate = metric_comparisons(data, metric={"A": m_a, "B": m_b}, methods=["delta"]).iloc[0]
     pa, pb = data["A"].mean(), data["B"].mean()
     vq = m_a.rate_variances()
     cal = 0.75**2 * (np.var(data["A"], ddof=1) / 1000 + np.var(data["B"], ddof=1) / 1000)
@@ -337,30 +337,30 @@ def test_bad_compare_inputs_and_no_mutation():
     df = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 0, 1], "item": [1, 2, 1, 3]})
     before = df.copy()
     with pytest.raises(ColumnError, match="available columns"):
-        compare_systems(df, metric=TOXIGEN, score="label")
+        metric_comparisons(df, metric=TOXIGEN, score="label")
     with pytest.raises(InputError, match="only for"):
-        compare_systems(df, metric=TOXIGEN, item="item")
+        metric_comparisons(df, metric=TOXIGEN, item="item")
     dup = pd.DataFrame({"system": ["a", "a", "b", "b"], "score": [0, 1, 0, 1], "item": [1, 1, 1, 2]})
     with pytest.raises(InputError, match="more than once"):
-        compare_systems(dup, metric=TOXIGEN, item="item")
+        metric_comparisons(dup, metric=TOXIGEN, item="item")
     with pytest.raises(InputError, match="observed classes 0..1"):
-        compare_systems(df.assign(score=[0.2, 0.9, 1, 1]), metric=TOXIGEN)
+        metric_comparisons(df.assign(score=[0.2, 0.9, 1, 1]), metric=TOXIGEN)
     with pytest.raises(InputError, match="single system"):
-        compare_systems(df.assign(system="a"), metric=TOXIGEN)
+        metric_comparisons(df.assign(system="a"), metric=TOXIGEN)
     with pytest.raises(InputError, match="unknown method"):
-        compare_systems(df, metric=TOXIGEN, methods=["wald"])
+        metric_comparisons(df, metric=TOXIGEN, methods=["wald"])
     with pytest.raises(InputError, match="from_confusion"):
-        compare_systems(df, metric=TOXIGEN, methods=["delta"])
+        metric_comparisons(df, metric=TOXIGEN, methods=["delta"])
     with pytest.raises(InputError, match="gold"):
-        compare_systems(df, metric=TOXIGEN, methods=["ppi"])
+        metric_comparisons(df, metric=TOXIGEN, methods=["ppi"])
     with pytest.raises(InputError, match="missing"):
-        compare_systems(df.assign(score=[0, np.nan, 1, 1]), metric=TOXIGEN)
+        metric_comparisons(df.assign(score=[0, np.nan, 1, 1]), metric=TOXIGEN)
     with pytest.raises(InputError, match="control"):
-        compare_systems(df, metric=TOXIGEN, control="zzz")
+        metric_comparisons(df, metric=TOXIGEN, control="zzz")
     with pytest.raises(InputError, match="at least 2"):
-        compare_systems({"a": [1], "b": [0, 1]}, metric=TOXIGEN)
+        metric_comparisons({"a": [1], "b": [0, 1]}, metric=TOXIGEN)
     with pytest.raises(InputError, match="no metric model"):
-        compare_systems(df, metric={"a": TOXIGEN})
+        metric_comparisons(df, metric={"a": TOXIGEN})
     pd.testing.assert_frame_equal(df, before)
 
 
@@ -370,18 +370,18 @@ def test_boundary_warnings_and_non_numeric_scores():
     with pytest.warns(BoundaryWarning, match="exactly 0 or 1"):
         MetricModel.from_confusion(tp=50, fp=0, fn=5, tn=95)
     with pytest.warns(BoundaryWarning, match="degenerate"):
-        compare_systems({"a": [0, 0, 0], "b": [0, 1, 1]}, metric=TOXIGEN)
+        metric_comparisons({"a": [0, 0, 0], "b": [0, 1, 1]}, metric=TOXIGEN)
     with pytest.raises(InputError, match="must be numeric"):
-        compare_systems(pd.DataFrame({"system": ["a", "b"], "score": ["toxic", "ok"]}), metric=TOXIGEN)
+        metric_comparisons(pd.DataFrame({"system": ["a", "b"], "score": ["toxic", "ok"]}), metric=TOXIGEN)
 
 
 def test_paired_bootstrap_close_to_paired_delta():
     df, c, t = _paired_sample(seed=21, n=3000)
     m = MetricModel.from_confusion(tp=160, fp=40, fn=15, tn=285)
-    out = compare_systems(df, metric=m, item="item", control="C", methods=["delta", "bootstrap"],
+    out = metric_comparisons(df, metric=m, item="item", control="C", methods=["delta", "bootstrap"],
                           n_resamples=4000, random_state=3).set_index("method")
     assert out.loc["bootstrap", "se"] == pytest.approx(out.loc["delta", "se"], rel=0.08)
-    unpaired = compare_systems(df, metric=m, control="C", methods=["bootstrap"], n_resamples=4000, random_state=3)
+    unpaired = metric_comparisons(df, metric=m, control="C", methods=["bootstrap"], n_resamples=4000, random_state=3)
     assert unpaired["se"].iloc[0] > out.loc["bootstrap", "se"]  # positive dependence ignored -> wider
 
 

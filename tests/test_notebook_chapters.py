@@ -240,7 +240,7 @@ def test_figure_3_5_against_emmeans(ch3, lme4_fixtures):
 
 # ====================================================================================== Chapter 4
 def test_ch4_executes_with_figures(ch4):
-    assert ch4.images == 3  # Figure 4.7, the null p-value plots and the power curve were drawn
+    assert ch4.images == 4  # Figure 4.7, the null p-value plots, the A.2.2 conditional modes, the power curve
     assert not ch4.errors and "Traceback" not in ch4.text
 
 
@@ -344,6 +344,24 @@ def test_type_one_error_simulation(ch4):
     assert ch4["null family-wise error Tukey"] < 0.05 + 3 * math.sqrt(0.05 * 0.95 / 100)
     assert ch4["null family-wise error unadjusted"] >= ch4["null family-wise error Tukey"]
     assert ch4["per-experiment error for 105 comparisons"] == pytest.approx(0.9954, abs=5e-5)  # book
+
+
+def test_appendix_a22_random_slope_against_lme4(ch4):
+    """Section 8: Barr's maximal model on the fixture data (same generator and seed) equals lme4's REML fit."""
+    import json
+
+    fixtures = Path(__file__).resolve().parent / "mixed" / "fixtures" / "slopes" / "lme4_slope_fixtures.json"
+    ref = {f["name"]: f for f in json.loads(fixtures.read_text())["fits"]}["barr_maximal_reml"]
+    vc = ref["varcorr"]
+    names = ["subject", "subject.x", "subject.(Intercept).x", "item", "Residual"]
+    for name, value in zip(names, vc["vcov"]):
+        assert ch4[f"A.2.2 REML {name}"] == pytest.approx(value, rel=1e-5)  # printed to 8 digits
+    assert ch4["A.2.2 REML subject intercept-slope correlation"] == pytest.approx(vc["sdcor"][2], rel=1e-5)
+    assert ch4["A.2.2 REML logLik"] == pytest.approx(ref["loglik"], rel=1e-9)
+    assert ch4["A.2.2 REML category effect x"] == pytest.approx(ref["fixef"]["x"], rel=1e-8)
+    assert ch4["A.2.2 REML se of x"] == pytest.approx(ref["se"]["x"], rel=1e-5)
+    assert ch4["A.2.2 LRT random slope df"] == 2
+    assert ch4["A.2.2 largest relative change of a component after adding 1e9"] < 1e-8
 
 
 def test_power_of_table_4_2_comparisons(ch4, bookdata):

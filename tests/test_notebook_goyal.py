@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="module", params=["executed", "committed"])
 def run(request, notebook_runner):
-    return notebook_runner(request, "goyal_metric_model")
+    return notebook_runner(request, "goyal_metric_model", needs_data=False)
 
 
 @pytest.fixture(scope="module")

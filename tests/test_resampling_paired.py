@@ -409,3 +409,13 @@ def test_bootstrap_seeding_int_generator_and_legacy_generator():
     y = _engine.bootstrap_sums(a[:, None], 200, legacy(3))
     np.testing.assert_array_equal(x, y)
     assert x.std() == pytest.approx(a.std() * np.sqrt(300), rel=0.2)
+
+
+def test_a_bootstrap_of_one_item_is_an_error_not_p_0_001():
+    from mixeval.errors import InputError
+    from mixeval.resampling import bootstrap_ci
+
+    with pytest.raises(InputError, match="at least 2 items"):
+        paired_bootstrap_test([0.9], [0.1], n_resamples=999, random_state=0)
+    with pytest.raises(InputError, match="at least 2 items"):
+        bootstrap_ci([0.9], n_resamples=99, random_state=0)

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .._results import ConfidenceInterval
+from .._results import ConfidenceInterval, Result
 from .._validation import require_columns, require_positive_int, require_probability
-from ..errors import InputError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning
 from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
-from ..resampling._paired import percentile_interval
+from ..resampling._common import percentile_interval
 
 __all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
 
@@ -22,8 +22,8 @@ LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _UNDEFINED = ("nan", "zero", "raise")
 
 
-@dataclass(frozen=True)
-class AgreementResult:
+@dataclass(frozen=True, eq=False)
+class AgreementResult(Result):
     """An agreement coefficient with its ingredients (all numbers unrounded).
 
     Attributes
@@ -32,8 +32,8 @@ class AgreementResult:
         ``"alpha"``, ``"kappa"`` or ``"pi"``.
     value : float
         ``1 - observed disagreement / expected disagreement`` (NaN if undefined).
-    level : str
-        Measurement level of the difference function.
+    measurement : str
+        Level of measurement of the difference function.
     observed_disagreement, expected_disagreement : float
         :math:`D_o` and :math:`D_e`.
     n_units : int
@@ -45,11 +45,18 @@ class AgreementResult:
         Share of agreeing pairs of values, uncorrected for chance.
     confidence_interval : ConfidenceInterval or None
         Percentile bootstrap interval over units.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = krippendorff_alpha(np.array([[1, 1], [0, 1], [0, 0], [1, 1]]), "nominal", level=None)
+    >>> print(res.summary())
+    alpha (nominal) = 0.5333; D_o = 0.25, D_e = 0.5357, 4 units, 2 raters, percent agreement 0.75
     """
 
     coefficient: str
     value: float
-    level: str
+    measurement: str
     observed_disagreement: float
     expected_disagreement: float
     n_units: int
@@ -64,15 +71,13 @@ class AgreementResult:
 
     def summary(self) -> str:
         """One line of text (rounding happens only here)."""
-        s = f"{self.coefficient} ({self.level}) = {self.value:.4g}"
+        s = f"{self.coefficient} ({self.measurement}) = {self.value:.4g}"
         if self.confidence_interval is not None:
             ci = self.confidence_interval
             s += f", {100 * ci.level:g}% CI [{ci.low:.4g}, {ci.high:.4g}]"
         return s + f"; D_o = {self.observed_disagreement:.4g}, D_e = {self.expected_disagreement:.4g}, " \
                    f"{self.n_units} units, {self.n_raters} raters, percent agreement {self.percent_agreement:.3g}"
 
-    def _repr_html_(self) -> str:
-        return "<p>" + self.summary() + "</p>"
 
 
 # ----------------------------------------------------------------------------- input
@@ -85,12 +90,24 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
     ``data`` is either wide already (a DataFrame or 2-d array with rows = units and
     columns = raters) or long (a DataFrame with ``unit``, ``rater`` and ``value``
     columns, one row per rating).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"item": ["a", "a", "b", "b", "c"], "rater": ["r1", "r2", "r1", "r2", "r1"],
+    ...                      "score": [1, 1, 0, 1, 0]})
+    >>> ratings_matrix(long, unit="item", rater="rater", value="score")
+    rater   r1   r2
+    item
+    a      1.0  1.0
+    b      0.0  1.0
+    c      0.0  NaN
     """
     if unit is not None or rater is not None or value is not None:
         if not (unit and rater and value):
             raise InputError("for long-format ratings give all three of `unit`, `rater` and `value` column names.")
         if not isinstance(data, pd.DataFrame):
-            raise TypeError("long-format ratings must be a pandas DataFrame with unit, rater and value columns.")
+            raise InputTypeError("long-format ratings must be a pandas DataFrame with unit, rater and value columns.")
         require_columns(data, [unit, rater, value])
         dup = data.duplicated([unit, rater])
         if dup.any():
@@ -110,10 +127,10 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
     return pd.DataFrame(arr)
 
 
-def _encode(wide: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:
+def _encode(wide: pd.DataFrame, measurement: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (units x raters, -1 = missing) and the sorted distinct values."""
-    if level not in LEVELS:
-        raise InputError(f"`level` must be one of {', '.join(map(repr, LEVELS))}; got {level!r}.")
+    if measurement not in LEVELS:
+        raise InputError(f"`measurement` must be one of {', '.join(map(repr, LEVELS))}; got {measurement!r}.")
     if wide.shape[0] == 0 or wide.shape[1] == 0:
         raise InputError("the ratings table is empty.")
     stacked = wide.stack(future_stack=True) if hasattr(wide, "stack") else wide.stack()
@@ -122,18 +139,18 @@ def _encode(wide: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:
         raise InputError("the ratings table holds no ratings (all values are missing).")
     numeric = pd.to_numeric(present, errors="coerce")
     is_numeric = not numeric.isna().any()
-    if level != "nominal" and not is_numeric:
+    if measurement != "nominal" and not is_numeric:
         bad = present[numeric.isna()].astype(str).head(3).tolist()
         raise InputError(
-            f"level={level!r} needs numeric ratings (ordered for 'ordinal'); found non-numeric values such as {bad}. "
-            "Recode them as numbers or use level='nominal'."
+            f"measurement={measurement!r} needs numeric ratings (ordered for 'ordinal'); found non-numeric values such as {bad}. "
+            "Recode them as numbers or use measurement='nominal'."
         )
     if is_numeric:
         vals = wide.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         if np.isinf(vals).any():
             raise InputError("ratings contain infinite values; remove or recode them.")
-        if level == "ratio" and (vals[~np.isnan(vals)] < 0).any():
-            raise InputError("level='ratio' needs non-negative ratings (a ratio scale has a true zero).")
+        if measurement == "ratio" and (vals[~np.isnan(vals)] < 0).any():
+            raise InputError("measurement='ratio' needs non-negative ratings (a ratio scale has a true zero).")
         domain = np.unique(vals[~np.isnan(vals)])
         codes = np.full(vals.shape, -1, dtype=np.intp)
         ok = ~np.isnan(vals)
@@ -150,7 +167,7 @@ def _encode(wide: pd.DataFrame, level: str) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.array(labels, dtype=object)
 
 
-def _delta(level: str, domain: np.ndarray) -> np.ndarray:
+def _delta(measurement: str, domain: np.ndarray) -> np.ndarray:
     """Squared difference function delta(c, k) between the distinct values (Krippendorff 2004).
 
     Nominal and ratio only; interval and ordinal are computed from per-unit sums
@@ -159,7 +176,7 @@ def _delta(level: str, domain: np.ndarray) -> np.ndarray:
     values x values matrix.
     """
     V = domain.size
-    if level == "nominal":
+    if measurement == "nominal":
         return 1.0 - np.eye(V)
     v = domain.astype(float)
     s = v[:, None] + v[None, :]
@@ -210,7 +227,7 @@ class _Units:
         return self.m.size
 
 
-def _alpha_parts(codes: np.ndarray, domain: np.ndarray, level: str) -> tuple[_Units, np.ndarray]:
+def _alpha_parts(codes: np.ndarray, domain: np.ndarray, measurement: str) -> tuple[_Units, np.ndarray]:
     V = domain.size
     present = codes >= 0
     m_all = present.sum(axis=1)
@@ -222,36 +239,36 @@ def _alpha_parts(codes: np.ndarray, domain: np.ndarray, level: str) -> tuple[_Un
     N.sum_duplicates()
     m = np.asarray(N.sum(axis=1)).ravel()
     sumsq = np.asarray(N.multiply(N).sum(axis=1)).ravel()
-    if level in ("interval", "ratio"):
+    if measurement in ("interval", "ratio"):
         v = domain.astype(float)
         s1, s2 = N @ v, N @ v**2
     else:
         s1 = s2 = np.zeros(m.size)
-    if level == "ratio" and V > MAX_VALUES_DENSE:
+    if measurement == "ratio" and V > MAX_VALUES_DENSE:
         raise InputError(
-            f"level='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
-            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use level='interval'."
+            f"measurement='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
+            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use measurement='interval'."
         )
     return _Units(N, m, s1, s2, sumsq), m
 
 
-def _alpha_batch(units: _Units, m: np.ndarray, W: np.ndarray, level: str, domain: np.ndarray):
+def _alpha_batch(units: _Units, m: np.ndarray, W: np.ndarray, measurement: str, domain: np.ndarray):
     """Pieces of alpha for unit weights W (R x U): returns (num, den, n, same) with
     ``alpha = 1 - num / den``, ``n`` pairable values and ``same`` = sum_c o_cc."""
     n = W @ m
     inv = 1.0 / (m - 1.0)
     same = W @ ((units.sumsq - m) * inv)
-    if level == "interval":
+    if measurement == "interval":
         unit = 2.0 * (m * units.s2 - units.s1**2) * inv
         obs = W @ unit
         S1, S2 = W @ units.s1, W @ units.s2
         exp = 2.0 * (n * S2 - S1**2)
         return (n - 1.0) * obs, exp, n, same
     n_c = np.asarray((units.N.T @ W.T).T)  # (R, V) resampled marginals
-    if level == "nominal":
+    if measurement == "nominal":
         obs = W @ ((m**2 - units.sumsq) * inv)
         exp = n**2 - np.sum(n_c**2, axis=1)
-    elif level == "ratio":
+    elif measurement == "ratio":
         delta = _delta("ratio", domain)
         unit = np.asarray(units.N.multiply(units.N @ delta).sum(axis=1)).ravel() * inv
         obs = W @ unit
@@ -266,17 +283,38 @@ def _alpha_batch(units: _Units, m: np.ndarray, W: np.ndarray, level: str, domain
     return (n - 1.0) * obs, exp, n, same
 
 
+_UNSET: Any = object()
+
+
+def renamed_arguments(measurement: str, level: object, confidence: object) -> tuple[str, Any]:
+    """``(measurement, level)`` from the current names, accepting those of mixeval 0.1 with a FutureWarning.
+
+    In 0.1, ``level`` was the level of measurement and ``confidence`` the confidence level; now, as
+    everywhere in mixeval, ``level`` is the confidence level and ``measurement`` the level of measurement.
+    """
+    if isinstance(level, str):
+        warnings.warn("`level=` is now the confidence level (as everywhere in mixeval); pass the level of "
+                      f"measurement as `measurement={level!r}`.", FutureWarning, stacklevel=3)
+        measurement, level = level, (0.95 if confidence is _UNSET else confidence)
+    elif confidence is not _UNSET:
+        warnings.warn("`confidence=` is now `level=` (the confidence level, as everywhere in mixeval).",
+                      FutureWarning, stacklevel=3)
+        level = confidence
+    return measurement, level
+
+
 def krippendorff_alpha(
     data: object,
-    level: str = "nominal",
+    measurement: str = "nominal",
     *,
     unit: str | None = None,
     rater: str | None = None,
     value: str | None = None,
     if_undefined: str = "nan",
-    confidence: float | None = 0.95,
+    level: float | None = 0.95,
     n_resamples: int = 2000,
     random_state: object = None,
+    confidence: object = _UNSET,
 ) -> AgreementResult:
     """Krippendorff's alpha for any number of raters, missing values and four levels.
 
@@ -286,8 +324,8 @@ def krippendorff_alpha(
         Wide ratings (rows = units/items, columns = raters, NaN = missing) or, with
         ``unit``, ``rater`` and ``value``, a long DataFrame with one row per rating.
         Note: the PyPI ``krippendorff`` package expects the transpose (raters x units).
-    level : {"nominal", "ordinal", "interval", "ratio"}
-        Measurement level, i.e. the difference function.
+    measurement : {"nominal", "ordinal", "interval", "ratio"}
+        Level of measurement, i.e. the difference function.
     unit, rater, value : str, optional
         Column names for long-format input.
     if_undefined : {"nan", "zero", "raise"}
@@ -295,7 +333,7 @@ def krippendorff_alpha(
         values identical): alpha is then 0/0. ``"nan"`` (default) returns NaN with a
         warning; ``"zero"`` follows Krippendorff (2004), who defines it as 0 (the
         book, Section 3.3.1, criticises this); ``"raise"`` raises InputError.
-    confidence : float or None
+    level : float or None
         Level of the percentile bootstrap interval over units; None skips it.
     n_resamples : int, keyword-only
         Bootstrap resamples for the interval.
@@ -329,80 +367,81 @@ def krippendorff_alpha(
 
     >>> from mixeval.agreement import krippendorff_alpha
     >>> ratings = [[1, 0], [1, 1], [0, 1], [0, 0], [0, 0], [0, 1], [0, 0], [0, 1], [0, 0], [0, 0]]
-    >>> res = krippendorff_alpha(ratings, confidence=None)
+    >>> res = krippendorff_alpha(ratings, level=None)
     >>> round(res.value, 3), round(res.percent_agreement, 2)
     (0.095, 0.6)
     """
     if if_undefined not in _UNDEFINED:
         raise InputError(f"`if_undefined` must be one of {', '.join(map(repr, _UNDEFINED))}; got {if_undefined!r}.")
+    measurement, level = renamed_arguments(measurement, level, confidence)
     wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
-    codes, domain = _encode(wide, level)
-    N, m = _alpha_parts(codes, domain, level)
+    codes, domain = _encode(wide, measurement)
+    N, m = _alpha_parts(codes, domain, measurement)
     if len(N) == 0:
         raise InputError("no unit has two or more ratings, so no pairs of values can be compared; alpha needs "
                          "at least one unit rated by two raters.")
     ones = np.ones((1, len(N)))
-    num, den, n, same = _alpha_batch(N, m, ones, level, domain)
+    num, den, n, same = _alpha_batch(N, m, ones, measurement, domain)
     value_ = float(_finish("Krippendorff's alpha", num, den, if_undefined)[0])
     n_tot = float(n[0])
     ci = None
-    if confidence is not None:
-        confidence = require_probability(confidence, "confidence", open_interval=True)
+    if level is not None:
+        level = require_probability(level, "level", open_interval=True)
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
         rng = as_generator(random_state)
         vals = []
         width = 3 * len(N) + 2 * domain.size  # floats per resample held at once
         for size in chunk_sizes(n_resamples, width, elements=1 << 22):
             W = bootstrap_counts(len(N), size, rng)
-            b_num, b_den, _, _ = _alpha_batch(N, m, W, level, domain)
+            b_num, b_den, _, _ = _alpha_batch(N, m, W, measurement, domain)
             vals.append(_finish("Krippendorff's alpha", b_num, b_den, if_undefined, warn=False))
         dist = np.concatenate(vals)
-        ci = _ci_from(dist, confidence)
+        ci = _ci_from(dist, level)
     return AgreementResult(
-        coefficient="alpha", value=value_, level=level,
+        coefficient="alpha", value=value_, measurement=measurement,
         observed_disagreement=float(num[0] / (n_tot - 1.0) / n_tot),
         expected_disagreement=float(den[0] / (n_tot * (n_tot - 1.0))),
         n_units=int(len(N)), n_values=int(n_tot), n_raters=int(wide.shape[1]),
         percent_agreement=float(same[0] / n_tot), confidence_interval=ci,
-        details={"values": domain.tolist(), "n_resamples": n_resamples if confidence is not None else 0,
+        details={"values": domain.tolist(), "n_resamples": n_resamples if level is not None else 0,
                  "units_not_pairable": int(codes.shape[0] - len(N))},
     )
 
 
-def _ci_from(dist: np.ndarray, confidence: float) -> ConfidenceInterval:
+def _ci_from(dist: np.ndarray, level: float) -> ConfidenceInterval:
     finite = dist[np.isfinite(dist)]
     if finite.size < dist.size:
         warnings.warn(
             f"{dist.size - finite.size} of {dist.size} bootstrap resamples had no variation (coefficient "
             "undefined) and were left out of the interval.", MixevalWarning, stacklevel=3)
     if finite.size < 2:
-        return ConfidenceInterval(float("nan"), float("nan"), confidence, "percentile bootstrap over units")
-    ci = percentile_interval(finite, confidence)
-    return ConfidenceInterval(ci.low, ci.high, confidence, "percentile bootstrap over units")
+        return ConfidenceInterval(float("nan"), float("nan"), level, "percentile bootstrap over units")
+    ci = percentile_interval(finite, level)
+    return ConfidenceInterval(ci.low, ci.high, level, "percentile bootstrap over units")
 
 
 # ----------------------------------------------------------------------------- kappa and pi
 
 
-def _two_rater_codes(data, level, unit, rater, value):
+def _two_rater_codes(data, measurement, unit, rater, value):
     wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
     if wide.shape[1] != 2:
         raise InputError(
             f"Cohen's kappa and Scott's pi are defined for exactly two raters; got {wide.shape[1]} "
             "(use krippendorff_alpha for more raters)."
         )
-    codes, domain = _encode(wide, level)
+    codes, domain = _encode(wide, measurement)
     both = (codes >= 0).all(axis=1)
     if not both.any():
         raise InputError("no unit was rated by both raters.")
     return codes[both], domain, int((~both).sum())
 
 
-def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: str, domain: np.ndarray, which: str):
+def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, measurement: str, domain: np.ndarray, which: str):
     """Observed and expected disagreement and percent agreement for unit weights W (R x n)."""
     n = W.sum(axis=1)
     agree = (W @ (a == b).astype(float)) / n
-    if level == "interval":
+    if measurement == "interval":
         va, vb = domain.astype(float)[a], domain.astype(float)[b]
         obs = (W @ (va - vb) ** 2) / n
         ma, mb = (W @ va) / n, (W @ vb) / n
@@ -412,23 +451,23 @@ def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: 
         else:  # x, y iid from the pooled marginal
             exp = 2.0 * ((qa + qb) / 2.0 - ((ma + mb) / 2.0) ** 2)
         return obs, exp, agree
-    if level == "ratio" and V > MAX_VALUES_DENSE:
+    if measurement == "ratio" and V > MAX_VALUES_DENSE:
         raise InputError(
-            f"level='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
-            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use level='interval'."
+            f"measurement='ratio' with {V} distinct values needs a {V} x {V} difference matrix; at most "
+            f"{MAX_VALUES_DENSE} distinct values are supported. Round the ratings or use measurement='interval'."
         )
     rows = np.arange(len(a))
     A = sparse.csr_matrix((np.ones(len(a)), (rows, a)), shape=(len(a), V))
     B = sparse.csr_matrix((np.ones(len(b)), (rows, b)), shape=(len(b), V))
     nA, nB = np.asarray((A.T @ W.T).T), np.asarray((B.T @ W.T).T)
-    if level == "nominal":
+    if measurement == "nominal":
         obs = 1.0 - agree
         if which == "kappa":
             exp = 1.0 - np.sum(nA * nB, axis=1) / n**2
         else:
             p = (nA + nB) / (2 * n[:, None])
             exp = 1.0 - np.sum(p**2, axis=1)
-    elif level == "ordinal":  # interval metric on the mid-ranks of the pooled marginal
+    elif measurement == "ordinal":  # interval metric on the mid-ranks of the pooled marginal
         pooled = nA + nB
         M = np.cumsum(pooled, axis=1) - pooled / 2.0  # (R, V)
         Ma, Mb = np.take_along_axis(M, np.broadcast_to(a, W.shape), 1), np.take_along_axis(
@@ -441,7 +480,7 @@ def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: 
         else:
             exp = 2.0 * ((qa + qb) / 2.0 - ((ea + eb) / 2.0) ** 2)
     else:  # ratio
-        delta = _delta(level, domain)
+        delta = _delta(measurement, domain)
         obs = (W @ delta[a, b]) / n
         if which == "kappa":
             exp = np.einsum("rv,rv->r", nA @ delta, nB) / n**2
@@ -451,29 +490,29 @@ def _kappa_pi_batch(a: np.ndarray, b: np.ndarray, V: int, W: np.ndarray, level: 
     return obs, exp, agree
 
 
-def _kappa_or_pi(which, data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state):
+def _kappa_or_pi(which, data, measurement, unit, rater, value, if_undefined, level, n_resamples, random_state):
     if if_undefined not in _UNDEFINED:
         raise InputError(f"`if_undefined` must be one of {', '.join(map(repr, _UNDEFINED))}; got {if_undefined!r}.")
-    codes, domain, dropped = _two_rater_codes(data, level, unit, rater, value)
+    codes, domain, dropped = _two_rater_codes(data, measurement, unit, rater, value)
     a, b = codes[:, 0], codes[:, 1]
     name = "Cohen's kappa" if which == "kappa" else "Scott's pi"
     ones = np.ones((1, len(a)))
-    obs, exp, agree = _kappa_pi_batch(a, b, domain.size, ones, level, domain, which)
+    obs, exp, agree = _kappa_pi_batch(a, b, domain.size, ones, measurement, domain, which)
     value_ = float(_finish(name, obs, exp, if_undefined)[0])
     ci = None
-    if confidence is not None:
-        confidence = require_probability(confidence, "confidence", open_interval=True)
+    if level is not None:
+        level = require_probability(level, "level", open_interval=True)
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
         rng = as_generator(random_state)
-        width = len(a) * domain.size ** (2 if level == "ordinal" else 1)
+        width = len(a) * domain.size ** (2 if measurement == "ordinal" else 1)
         vals = []
         for size in chunk_sizes(n_resamples, width, elements=1 << 21):
             W = bootstrap_counts(len(a), size, rng)
-            o, e, _ = _kappa_pi_batch(a, b, domain.size, W, level, domain, which)
+            o, e, _ = _kappa_pi_batch(a, b, domain.size, W, measurement, domain, which)
             vals.append(_finish(name, o, e, if_undefined, warn=False))
-        ci = _ci_from(np.concatenate(vals), confidence)
+        ci = _ci_from(np.concatenate(vals), level)
     return AgreementResult(
-        coefficient=which, value=value_, level=level, observed_disagreement=float(obs[0]),
+        coefficient=which, value=value_, measurement=measurement, observed_disagreement=float(obs[0]),
         expected_disagreement=float(exp[0]), n_units=len(a), n_values=2 * len(a), n_raters=2,
         percent_agreement=float(agree[0]), confidence_interval=ci,
         details={"values": domain.tolist(), "units_without_both_ratings": dropped},
@@ -485,15 +524,16 @@ _KAPPA_PI_NOTES = """
     ``details["units_without_both_ratings"]``). With the proportion :math:`p_{ck}` of
     units rated ``c`` by rater 1 and ``k`` by rater 2, marginals :math:`p_{c\\cdot}`,
     :math:`p_{\\cdot k}` and a difference function :math:`\\delta^2_{ck}` of the chosen
-    level (as for alpha; nominal: :math:`[c \\ne k]`),
+    measurement (as for alpha; nominal: :math:`[c \\ne k]`),
     :math:`D_o = \\sum p_{ck} \\delta^2_{ck}` and the coefficient is :math:`1 - D_o / D_e`.
 """
 
 
-def cohens_kappa(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
-                 value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
-                 n_resamples: int = 2000, random_state: object = None) -> AgreementResult:
-    return _kappa_or_pi("kappa", data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state)
+def cohens_kappa(data: object, measurement: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+                 value: str | None = None, if_undefined: str = "nan", level: float | None = 0.95,
+                 n_resamples: int = 2000, random_state: object = None, confidence: object = _UNSET) -> AgreementResult:
+    measurement, level = renamed_arguments(measurement, level, confidence)
+    return _kappa_or_pi("kappa", data, measurement, unit, rater, value, if_undefined, level, n_resamples, random_state)
 
 
 cohens_kappa.__doc__ = ("""Cohen's kappa for two raters (chance model: each rater's own marginal distribution).
@@ -514,15 +554,16 @@ cohens_kappa.__doc__ = ("""Cohen's kappa for two raters (chance model: each rate
     Examples
     --------
     >>> from mixeval.agreement import cohens_kappa
-    >>> round(cohens_kappa([[1, 1], [0, 0], [1, 0], [0, 0]], confidence=None).value, 4)
+    >>> round(cohens_kappa([[1, 1], [0, 0], [1, 0], [0, 0]], level=None).value, 4)
     0.5
     """)
 
 
-def scotts_pi(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
-              value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
-              n_resamples: int = 2000, random_state: object = None) -> AgreementResult:
-    return _kappa_or_pi("pi", data, level, unit, rater, value, if_undefined, confidence, n_resamples, random_state)
+def scotts_pi(data: object, measurement: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+              value: str | None = None, if_undefined: str = "nan", level: float | None = 0.95,
+              n_resamples: int = 2000, random_state: object = None, confidence: object = _UNSET) -> AgreementResult:
+    measurement, level = renamed_arguments(measurement, level, confidence)
+    return _kappa_or_pi("pi", data, measurement, unit, rater, value, if_undefined, level, n_resamples, random_state)
 
 
 scotts_pi.__doc__ = ("""Scott's pi for two raters (chance model: the pooled marginal, drawn with replacement).
@@ -543,14 +584,14 @@ scotts_pi.__doc__ = ("""Scott's pi for two raters (chance model: the pooled marg
     Examples
     --------
     >>> from mixeval.agreement import scotts_pi
-    >>> round(scotts_pi([[1, 1], [0, 0], [1, 0], [0, 0]], confidence=None).value, 4)
+    >>> round(scotts_pi([[1, 1], [0, 0], [1, 0], [0, 0]], level=None).value, 4)
     0.4667
     """)
 
 
-def agreement(data: object, level: str = "nominal", *, unit: str | None = None, rater: str | None = None,
-              value: str | None = None, if_undefined: str = "nan", confidence: float | None = 0.95,
-              n_resamples: int = 2000, random_state: object = None) -> pd.DataFrame:
+def agreement(data: object, measurement: str = "nominal", *, unit: str | None = None, rater: str | None = None,
+              value: str | None = None, if_undefined: str = "nan", level: float | None = 0.95,
+              n_resamples: int = 2000, random_state: object = None, confidence: object = _UNSET) -> pd.DataFrame:
     """Alpha, kappa and pi side by side (kappa and pi only for exactly two raters).
 
     Returns
@@ -562,12 +603,13 @@ def agreement(data: object, level: str = "nominal", *, unit: str | None = None, 
     Examples
     --------
     >>> from mixeval.agreement import agreement
-    >>> agreement([[0, 0], [0, 0], [1, 1], [0, 1]], confidence=None)["coefficient"].tolist()
+    >>> agreement([[0, 0], [0, 0], [1, 1], [0, 1]], level=None)["coefficient"].tolist()
     ['alpha', 'kappa', 'pi']
     """
+    measurement, level = renamed_arguments(measurement, level, confidence)
     wide = ratings_matrix(data, unit=unit, rater=rater, value=value)
     rng = as_generator(random_state)
-    kw = dict(level=level, if_undefined=if_undefined, confidence=confidence, n_resamples=n_resamples)
+    kw = dict(measurement=measurement, if_undefined=if_undefined, level=level, n_resamples=n_resamples)
     results = [krippendorff_alpha(wide, random_state=rng, **kw)]
     if wide.shape[1] == 2:
         results.append(cohens_kappa(wide, random_state=rng, **kw))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import InputError
-from ._coefficients import krippendorff_alpha
+from ._coefficients import _UNSET, krippendorff_alpha, renamed_arguments
 
 __all__ = ["alpha_vs_phi", "phi_from_components"]
 
@@ -55,10 +55,11 @@ def alpha_vs_phi(
     rater: str,
     occasion: str | None = None,
     by: str | None = None,
-    level: str = "interval",
-    confidence: float | None = None,
+    measurement: str = "interval",
+    level: float | None = None,
     n_resamples: int = 2000,
     random_state: object = None,
+    confidence: object = _UNSET,
 ) -> pd.DataFrame:
     """Krippendorff's alpha and the reliability coefficient phi side by side.
 
@@ -72,9 +73,9 @@ def alpha_vs_phi(
         Column of repeated annotation instances (the book's "instantiation").
     by : str, optional
         Compute one row per value of this column (e.g. annotation ``mode``).
-    level : str
-        Measurement level for alpha (default ``"interval"``; phi treats scores as interval).
-    confidence : float, optional
+    measurement : str
+        Level of measurement for alpha (default ``"interval"``; phi treats scores as interval).
+    level : float, optional
         Level of a bootstrap interval for alpha (None: no interval).
     n_resamples : int, keyword-only
     random_state : None, int or numpy.random.Generator, keyword-only
@@ -86,7 +87,7 @@ def alpha_vs_phi(
         ``phi_single`` (reliability of one rating by one rater on one occasion, i.e.
         the unit's share of the total variance), ``phi_design`` (reliability of the
         average over all observed raters and occasions), ``sigma2_unit``,
-        ``sigma2_delta_single``, counts and, with ``confidence``, ``alpha_ci_low`` /
+        ``sigma2_delta_single``, counts and, with ``level``, ``alpha_ci_low`` /
         ``alpha_ci_high``.
 
     Notes
@@ -114,6 +115,7 @@ def alpha_vs_phi(
     """
     from ..mixed import lmer  # the LMEM engine
 
+    measurement, level = renamed_arguments(measurement, level, confidence)
     data = require_dataframe(data)
     cols = [score, unit, rater] + ([occasion] if occasion else []) + ([by] if by else [])
     require_columns(data, cols)
@@ -149,12 +151,12 @@ def alpha_vs_phi(
                                        n_raters=n_r, n_occasions=n_i)
         coder = sub[rater].astype(str) if occasion is None else sub[rater].astype(str) + "@" + sub[occasion].astype(str)
         wide = sub.assign(_coder=coder.to_numpy()).pivot(index=unit, columns="_coder", values=score)
-        alpha = krippendorff_alpha(wide, level, confidence=confidence, n_resamples=n_resamples,
+        alpha = krippendorff_alpha(wide, measurement, level=level, n_resamples=n_resamples,
                                    random_state=random_state)
         row = {"group": key if by is not None else "all", "alpha": alpha.value, "phi_single": phi1,
                "phi_design": phi_n, "sigma2_unit": variances.get(unit, np.nan), "sigma2_delta_single": delta1,
                "n_units": sub[unit].nunique(), "n_raters": n_r, "n_occasions": n_i}
-        if confidence is not None:
+        if level is not None:
             row["alpha_ci_low"] = alpha.confidence_interval.low
             row["alpha_ci_high"] = alpha.confidence_interval.high
         rows.append(row)

@@ -1,70 +1,102 @@
 """Command line: ``mixeval COMMAND ...`` (also ``python -m mixeval``).
 
 Each sub-command lives in its own module ``mixeval/cli/cmd_<name>.py`` that
-defines ``register(subparsers) -> None``; the parser is assembled from every
-such module, so commands can be added without touching this file. A command's
-handler returns the process exit code.
+defines ``register(subparsers) -> None``. A command's handler returns the process
+exit code. Errors of the user's input (the project's :class:`mixeval.errors.MixevalError`,
+also for unreadable files and bad flag values) end the command with a one-line message and
+exit code 2; any other exception is a bug and propagates with its traceback.
+
+Start-up is kept short (every scripted call pays it): :data:`COMMANDS` lists each
+command's module and one-line help, so ``mixeval --help`` imports no command module
+and ``mixeval fit ...`` imports only ``cmd_fit`` (and what its handler needs). A new
+``cmd_*`` module must add its commands to :data:`COMMANDS`; a test checks that the
+listing matches what the modules register.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-import numpy as np
+from ..errors import MixevalError
 
-__all__ = ["main", "build_parser", "print_json"]
+__all__ = ["main", "build_parser", "print_json", "COMMANDS", "command_modules"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every ``cmd_*`` module's sub-commands."""
+def __getattr__(name: str):
+    # ``print_json`` lives in ``_io`` (which imports pandas): imported when a command first uses it
+    if name == "print_json":
+        from ._io import print_json
+
+        return print_json
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+#: command name -> (module in this package that registers it, one-line help shown by ``mixeval --help``)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "agreement": ("cmd_agreement", "Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)"),
+    "bootstrap": ("cmd_bootstrap", "paired bootstrap test of mean score differences (book Algorithm 4.1)"),
+    "circularity": ("cmd_circularity", "GAM circularity test: are the labels a reconstruction of a rule over a few features?"),
+    "fit": ("cmd_fit", "fit a linear mixed model (lme4 formula syntax)"),
+    "compare": ("cmd_fit", "likelihood-ratio test of two nested models (refit by ML, as lme4's anova)"),
+    "meta": ("cmd_meta", "meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy"),
+    "metric-ci": ("cmd_metric_ci", "confidence interval when the metric is a model (Goyal et al. 2023)"),
+    "permutation": ("cmd_permutation", "paired approximate randomization test of mean score differences (Algorithm 4.2)"),
+    "report": ("cmd_report", "one command from an evaluation log to a full report (text + HTML)"),
+    "demo": ("cmd_report", "run the report on the bundled simulated MT evaluation (no network)"),
+    "reproduce": ("cmd_reproduce", "recompute a table of the book or a paper"),
+    "reliability": ("cmd_study", "variance components, phi and a D-study for your CSV"),
+    "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
+    "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects"),
+    "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
+}
+
+
+def command_modules() -> list[str]:
+    """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
+
+
+def _requested_command(argv: Sequence[str]) -> str | None:
+    """The sub-command named on the command line (the first argument that is not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser.
+
+    Without ``argv``, every ``cmd_*`` module is imported and registers its sub-commands (the full
+    parser). With ``argv`` (what :func:`main` passes), only the module of the command named there is
+    imported; the other commands are listed by name and help (:data:`COMMANDS`) without importing them.
+    """
     parser = argparse.ArgumentParser(
         prog="mixeval",
         description="Model-based statistics for ML/NLP evaluations (validity, reliability, significance).",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("cmd_"):
-            module = importlib.import_module(f"{__name__}.{info.name}")
-            module.register(sub)
+    if argv is None:
+        for name in command_modules():
+            importlib.import_module(f"{__name__}.{name}").register(sub)
+        return parser
+    command = _requested_command(argv)
+    if command in COMMANDS:
+        importlib.import_module(f"{__name__}.{COMMANDS[command][0]}").register(sub)
+    for name, (_, help_) in COMMANDS.items():
+        if name not in sub.choices:
+            sub.add_parser(name, help=help_)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mixeval`` command."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+    except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
         print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
         return 2
-
-
-def _default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
-
-
-def print_json(obj: Any) -> None:
-    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
-    print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
-
-
-def _nan_to_none(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
-        return None
-    return obj

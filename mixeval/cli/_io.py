@@ -1,19 +1,111 @@
-"""Reading a user's CSV for the command line."""
+"""Reading a user's table and printing JSON for the command line."""
 
 from __future__ import annotations
 
+import csv
+import gzip
+import json
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-__all__ = ["read_table"]
+from ..errors import InputError
+
+__all__ = ["read_table", "sniff_separator", "print_json"]
+
+
+SEPARATORS = ",\t;|"
+"""The field separators a CSV may use (sniffed from the first lines)."""
 
 
 def read_table(path: str) -> pd.DataFrame:
-    """Read a CSV (optionally gzipped) or Parquet file into a DataFrame with a clear error."""
+    """Read a CSV (comma, tab, semicolon or bar separated; optionally gzipped) or Parquet file.
+
+    Every failure is an :class:`InputError` that names the file: missing, a directory, JSON, not text,
+    not parseable, no rows.
+    """
+    p = _existing_file(path)
+    if p.suffix == ".parquet":
+        try:
+            return _require_rows(pd.read_parquet(p), path)
+        except (OSError, ValueError, ImportError) as exc:
+            raise InputError(f"cannot read {path} as Parquet: {exc}") from None
+    sample = _text_sample(p, path)
+    if sample.lstrip().startswith(("{", "[")) or p.suffix == ".json":
+        raise InputError(f"{path} looks like JSON; give a CSV or Parquet file (e.g. pandas.read_json({path!r}).to_csv(...)).")
+    try:
+        data = pd.read_csv(p, sep=sniff_separator(sample))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path} as CSV: {str(exc).strip()}") from None
+    return _require_rows(data, path)
+
+
+def _existing_file(path: str) -> Path:
     p = Path(path)
     if not p.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if p.suffix == ".parquet":
-        return pd.read_parquet(p)
-    return pd.read_csv(p)
+        raise InputError(f"no such file: {path}")
+    if p.is_dir():
+        raise InputError(f"{path} is a directory; give a CSV or Parquet file.")
+    return p
+
+
+def _text_sample(p: Path, path: str, size: int = 64 * 1024) -> str:
+    """The first ``size`` bytes of the (decompressed) file as text, or an error saying it is not text."""
+    opener = gzip.open if p.suffix == ".gz" else open
+    try:
+        with opener(p, "rb") as fh:
+            raw = fh.read(size)
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    if b"\x00" in raw:
+        raise InputError(f"{path} is not a text file (CSV) nor .parquet; give a CSV or Parquet file.")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(raw) - 4:  # not just a character cut at the end of the sample
+            raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); give a CSV (UTF-8) or Parquet file.") from None
+        return raw[: exc.start].decode("utf-8")
+
+
+def sniff_separator(sample: str) -> str:
+    """The field separator of a CSV sample: ``,``, tab, ``;`` or ``|`` (``,`` when it cannot tell)."""
+    lines = [line for line in sample.splitlines()[:50] if line.strip()]
+    if len(lines) > 1 and not sample.endswith("\n"):
+        lines = lines[:-1]  # the last line may be cut
+    if not lines:
+        return ","
+    try:
+        return csv.Sniffer().sniff("\n".join(lines), delimiters=SEPARATORS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _require_rows(data: pd.DataFrame, path: str) -> pd.DataFrame:
+    if len(data) == 0:
+        raise InputError(f"{path} has no data rows (only a header, or nothing).")
+    return data
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
+    print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_nan_to_none(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj

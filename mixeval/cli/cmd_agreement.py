@@ -6,7 +6,7 @@ import argparse
 
 
 def register(subparsers) -> None:
-    from ..resampling._cli import SEED_HELP
+    from ._paired import SEED_HELP
 
     p = subparsers.add_parser(
         "agreement", help="Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)",
@@ -15,14 +15,16 @@ def register(subparsers) -> None:
                     "raters (else null). The 0/0 case (no variation at all) gives null with a warning.",
     )
     p.add_argument("path", help="CSV (or .parquet) of ratings")
-    p.add_argument("--level", choices=["nominal", "ordinal", "interval", "ratio"], default="nominal")
+    p.add_argument("--measurement", choices=["nominal", "ordinal", "interval", "ratio"], default="nominal",
+                   help="level of measurement (default nominal)")
     p.add_argument("--raters", nargs="+", metavar="COL", help="wide format: rater columns (default: all columns "
                                                                 "except --id)")
     p.add_argument("--id", metavar="COL", help="wide format: unit id column to leave out")
     p.add_argument("--unit", help="long format: unit column")
     p.add_argument("--rater", help="long format: rater column")
     p.add_argument("--value", help="long format: rating column")
-    p.add_argument("--confidence", type=float, default=0.95, help="bootstrap interval level (0 = no interval)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level of the bootstrap interval "
+                                                             "(default 0.95; 0 = no interval)")
     p.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--if-undefined", choices=["nan", "zero", "raise"], default="nan",
@@ -38,7 +40,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..cli import print_json
     from ..cli._io import read_table
     from ..errors import ColumnError
-    from ..resampling._cli import resolve_seed
+    from ._paired import resolve_seed
 
     seed = resolve_seed(args.seed)
     data = read_table(args.path)
@@ -53,27 +55,27 @@ def _run(args: argparse.Namespace) -> int:
             if missing:
                 raise ColumnError(f"rater column(s) {missing} not found; available: {', '.join(data.columns)}.")
             data = data[args.raters]
-    confidence = args.confidence if args.confidence and args.confidence > 0 else None
-    table = agreement(data, args.level, unit=args.unit, rater=args.rater, value=args.value,
-                      if_undefined=args.if_undefined, confidence=confidence, n_resamples=args.n_resamples,
+    level = args.level if args.level and args.level > 0 else None
+    table = agreement(data, args.measurement, unit=args.unit, rater=args.rater, value=args.value,
+                      if_undefined=args.if_undefined, level=level, n_resamples=args.n_resamples,
                       random_state=seed)
     by = {row.coefficient: row for row in table.itertuples()}
     if args.json:
-        out = {"level": args.level}
+        out = {"measurement": args.measurement}
         for name in ("alpha", "kappa", "pi"):
             row = by.get(name)
             out[name] = None if row is None else float(row.value)
-            out[f"{name}_ci"] = None if row is None or confidence is None else [float(row.ci_low), float(row.ci_high)]
+            out[f"{name}_ci"] = None if row is None or level is None else [float(row.ci_low), float(row.ci_high)]
         alpha = by["alpha"]
         out.update({"observed_disagreement": float(alpha.observed_disagreement),
                     "expected_disagreement": float(alpha.expected_disagreement),
                     "percent_agreement": float(alpha.percent_agreement), "n_units": int(alpha.n_units),
-                    "confidence": confidence, "n_resamples": args.n_resamples if confidence else 0,
-                    "seed": seed if confidence else None})
+                    "level": level, "n_resamples": args.n_resamples if level else 0,
+                    "seed": seed if level else None})
         print_json(out)
     else:
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        if confidence:
+        if level:
             print(f"seed: {seed}")
     return 0

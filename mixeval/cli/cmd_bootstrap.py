@@ -6,7 +6,7 @@ import argparse
 
 
 def register(subparsers) -> None:
-    from ..resampling._cli import add_common_arguments
+    from ._paired import add_common_arguments
 
     p = subparsers.add_parser(
         "bootstrap", help="paired bootstrap test of mean score differences (book Algorithm 4.1)",
@@ -21,6 +21,6 @@ def register(subparsers) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..resampling._cli import run_paired_command
+    from ._paired import run_paired_command
 
     return run_paired_command(args, "bootstrap")

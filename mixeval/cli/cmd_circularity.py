@@ -24,14 +24,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=int, default=5, help="keep the K candidates most correlated with the target (default 5)")
     p.add_argument("--exclude", default="", help="comma-separated columns never used as candidates")
     p.add_argument("--family", choices=["gaussian", "binomial"], default="gaussian")
-    p.add_argument("--k", type=int, default=10, help="basis dimension per smooth (default 10, as mgcv)")
+    p.add_argument("--k", type=int, default=10, help="initial basis dimension per smooth (default 10, as mgcv)")
+    p.add_argument("--k-max", type=int, default=40, help="largest basis dimension the k-check may reach (default 40)")
+    p.add_argument("--no-k-check", action="store_true", help="keep --k for every smooth (no k-check)")
     p.add_argument("--method", choices=["GCV", "REML"], default="GCV",
                    help="smoothing parameter selection (default GCV, mgcv's default)")
     p.add_argument("--d2-tolerance", type=float, default=0.01)
-    p.add_argument("--d2-threshold", type=float, default=0.9)
-    p.add_argument("--nullification-threshold", type=float, default=0.2)
-    p.add_argument("--negligible", type=float, default=0.025,
-                   help="contributions below this share of the fitted values' sd count as nullified")
+    p.add_argument("--d2-threshold", type=float, default=0.8, help="D^2 the selected set must reach (default 0.8)")
+    p.add_argument("--determinism-threshold", type=float, default=0.95,
+                   help="share of the label's variance that must be a function of the set (default 0.95)")
+    p.add_argument("--gain-threshold", type=float, default=0.1,
+                   help="largest share of what the other candidates explain alone that they may add (default 0.1)")
+    p.add_argument("--negligible-gain", type=float, default=0.001, help="an added D^2 this small counts as nothing")
+    p.add_argument("--nullification-threshold", type=float, default=0.2, help="sd-ratio view (reported only)")
+    p.add_argument("--negligible", type=float, default=0.025, help="sd-share view (reported only)")
     p.add_argument("--json", action="store_true", help='print {"circular", "d2", "models", "nullification", ...}')
     p.set_defaults(handler=_run)
 
@@ -52,8 +58,11 @@ def _run(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         res = circularity_test(
             data, args.target, _split(args.features), top=args.top, family=args.family, k=args.k, method=args.method,
-            exclude=_split(args.exclude), d2_tolerance=args.d2_tolerance, d2_threshold=args.d2_threshold,
-            nullification_threshold=args.nullification_threshold, negligible=args.negligible, show_progress=not args.json,
+            k_check=not args.no_k_check, k_max=args.k_max, exclude=_split(args.exclude),
+            d2_tolerance=args.d2_tolerance, d2_threshold=args.d2_threshold,
+            determinism_threshold=args.determinism_threshold, gain_threshold=args.gain_threshold,
+            negligible_gain=args.negligible_gain, nullification_threshold=args.nullification_threshold,
+            negligible=args.negligible, show_progress=not args.json,
         )
     notes = sorted({str(w.message) for w in caught})
     if args.json:

@@ -6,6 +6,7 @@ import argparse
 
 from . import print_json
 from ._io import read_table
+from ..errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +80,7 @@ def _run_selective(args: argparse.Namespace) -> int:
         mapping = {"true": 1, "false": 0, "1": 1, "0": 0}
         if not lowered.isin(list(mapping)).all():
             bad = lowered[~lowered.isin(list(mapping))].head(3).tolist()
-            raise ValueError(
+            raise InputError(
                 f"column {args.correct!r} must hold 1/0 or True/False; found e.g. {bad}."
             )
         correct = lowered.map(mapping)
@@ -117,7 +118,7 @@ def _run_local(args: argparse.Namespace) -> int:
         random_state=args.seed,
     )
     if len(result.subsets) < 2:
-        raise ValueError(
+        raise InputError(
             f"column {args.subset!r} has a single subset ({result.subsets[0]!r}); hypotheses A and B "
             "compare at least two subsets."
         )

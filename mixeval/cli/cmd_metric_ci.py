@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from . import print_json
+from ..errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,11 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _parse_confusion(text: str) -> tuple[int, int, int, int]:
     parts = [s.strip() for s in text.split(",")]
     if len(parts) != 4:
-        raise ValueError(f"--confusion needs four comma-separated counts TP,FP,FN,TN; got {text!r}.")
+        raise InputError(f"--confusion needs four comma-separated counts TP,FP,FN,TN; got {text!r}.")
     try:
         vals = [int(s) for s in parts]
     except ValueError:
-        raise ValueError(f"--confusion needs integer counts TP,FP,FN,TN; got {text!r}.") from None
+        raise InputError(f"--confusion needs integer counts TP,FP,FN,TN; got {text!r}.") from None
     return vals[0], vals[1], vals[2], vals[3]
 
 
@@ -53,13 +54,13 @@ def _metric(args: argparse.Namespace):
             ("--for", args.false_omission_rate, m.false_omission_rate),
         ):
             if given is not None and abs(given - derived) > 5e-4:
-                raise ValueError(
+                raise InputError(
                     f"{flag} {given} disagrees with the value {derived:.6g} implied by --confusion; "
                     "give one or the other."
                 )
         return m
     if args.precision is None or args.false_omission_rate is None:
-        raise ValueError("give --precision and --for, or --confusion TP,FP,FN,TN.")
+        raise InputError("give --precision and --for, or --confusion TP,FP,FN,TN.")
     return MetricModel.from_rates(args.precision, args.false_omission_rate)
 
 

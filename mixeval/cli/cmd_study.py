@@ -10,22 +10,8 @@ import pandas as pd
 from ..errors import InputError
 from ..study import Study
 from . import print_json
+from ._args import facet_ranges, facet_sizes, number_list
 from ._io import read_table
-
-
-def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise InputError(f"{what} must look like FACET=VALUE (e.g. rater=2); got {item!r}.")
-        out[key] = value
-    return out
-
-
-def _range(text: str) -> range:
-    lo, sep, hi = text.partition(":")
-    return range(int(lo), int(hi) + 1) if sep else range(1, int(lo) + 1)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--nsim", type=int, default=1000, help="bootstrap refits for --ci (default 1000)")
     r.add_argument("--seed", type=int, default=None, help="random seed of --ci (default: fresh, printed)")
     r.add_argument("--json", action="store_true")
+    _family_arguments(r)
     r.set_defaults(handler=_reliability)
 
     s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
@@ -65,24 +52,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true")
+    _family_arguments(s)
+    s.add_argument("--scale", choices=["ratio", "difference", "link"], default=None,
+                   help="with --family: pairwise odds/rate ratios (default), differences of accuracies, or the link scale")
     s.set_defaults(handler=_significance)
 
 
-def parse_cuts(text: str) -> list[float]:
-    """``"15,55"`` -> ``[15.0, 55.0]``; anything else is an error naming ``--cuts``."""
-    parts = [p.strip() for p in text.split(",")]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        raise InputError(f"--cuts must be comma-separated numbers, e.g. --cuts 15,55; got {text!r}.") from None
-    if not all(v == v and abs(v) != float("inf") for v in values):
-        raise InputError(f"--cuts must be finite numbers, e.g. --cuts 15,55; got {text!r}.")
-    return values
+def _family_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+                   help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
+    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    p.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+
+
+def _family_kwargs(args: argparse.Namespace) -> dict:
+    if args.family == "gaussian":
+        return {}
+    return {"family": args.family, "link": args.link, "weights": args.weights}
 
 
 def _reliability(args: argparse.Namespace) -> int:
-    study = Study(read_table(args.data), args.formula, item=args.item)
-    n = {k: float(v) for k, v in _pairs(args.n, "--n").items()}
+    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
+    n = facet_sizes(args.n, "--n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = study.variance_components()
@@ -94,6 +85,8 @@ def _reliability(args: argparse.Namespace) -> int:
         "n": n,
         "warnings": [str(w.message) for w in caught],
     }
+    if "note" in table.attrs:
+        out["scale"] = table.attrs["note"]
     draws = None
     if args.ci or args.confidence is not None:
         from ._seed import resolve_seed
@@ -106,10 +99,10 @@ def _reliability(args: argparse.Namespace) -> int:
             out[key] = [ci["lower"], ci["upper"]]
         out["level"] = args.level
     if args.grid:
-        grid = {k: _range(v) for k, v in _pairs(args.grid, "--grid").items()}
-        table = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
-                 else study.dstudy(grid))
-        out["dstudy"] = table.to_dict(orient="records")
+        grid = facet_ranges(args.grid, "--grid")
+        dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
+                  else study.dstudy(grid))
+        out["dstudy"] = dtable.to_dict(orient="records")
         choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind,
                                        confidence=args.confidence, draws=draws)
         out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
@@ -134,18 +127,22 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _significance(args: argparse.Namespace) -> int:
-    cuts = parse_cuts(args.cuts) if args.cuts else None
+    cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
-    study = Study(data, args.formula, system=args.system)
+    study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
+    extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.by:
-            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
+            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
+            if extra:
+                pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
+                                      adjust=args.adjust, level=args.level, **extra)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
     messages = [str(w.message) for w in caught]
     if args.json:

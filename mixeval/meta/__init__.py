@@ -11,15 +11,9 @@
 from __future__ import annotations
 
 from ._example_data import example_translations
-from ._local import (
-    LocalAccuracyResult,
-    accuracy_equality_table,
-    accuracy_equality_test,
-    local_accuracy,
-    plot_local_accuracy,
-    rank_stability_test,
-    score_pairs,
-)
+from ._hypotheses import accuracy_equality_table, accuracy_equality_test, rank_stability_test
+from ._local import LocalAccuracyResult, local_accuracy, plot_local_accuracy
+from ._pairs import score_pairs
 from ._perturb import DropWords, Perturbation, RandomTranspositions, n_transpositions, perturb
 from ._selective import (
     CoverageCurve,

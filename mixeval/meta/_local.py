@@ -1,15 +1,17 @@
-"""Local metric accuracy per subset of outputs, and tests of hypotheses A and B.
+"""Local metric accuracy per subset of outputs (stage 2, after :func:`score_pairs`).
 
 Implements Deviyani & Diaz, *Measuring Local Accuracies to Assess Evaluation
 Metrics*: how often a metric scores an output above its degraded (perturbed)
-version, per subset of outputs, with confidence intervals and tests whose unit
-of resampling is the evaluation context ``x``.
+version, per subset of outputs, with confidence intervals whose unit of
+resampling is the evaluation context ``x``. The stages, each callable alone:
+:func:`context_means` (pair outcomes to per-context means), :func:`accuracy_and_se`,
+:func:`accuracy_intervals`; the tests of hypotheses A and B live in ``_hypotheses.py``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +20,8 @@ import pandas as pd
 from scipy import stats
 
 from .._progress import progress
-from .._results import TestResult
+from .._random import as_generator
+from .._results import Result
 from .._validation import (
     require_columns,
     require_dataframe,
@@ -27,127 +30,23 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from ..errors import InputError
-from ._perturb import DropWords, Perturbation, as_generator
+from ..errors import InputError, InputTypeError
 
 __all__ = [
-    "score_pairs",
     "local_accuracy",
     "LocalAccuracyResult",
-    "accuracy_equality_test",
-    "accuracy_equality_table",
-    "rank_stability_test",
+    "context_means",
+    "accuracy_and_se",
+    "accuracy_intervals",
     "plot_local_accuracy",
 ]
-
-Metric = Callable[[Any, Any], float]
-
-
-# ----------------------------------------------------------------------------- scoring pairs
-
-
-def score_pairs(
-    data: pd.DataFrame,
-    metrics: Mapping[str, Metric],
-    *,
-    context: str,
-    output: str,
-    subset: str,
-    context_id: str | None = None,
-    perturbation: Perturbation | None = None,
-    random_state: int | np.random.Generator | None = None,
-) -> pd.DataFrame:
-    """Perturb every output once and score the pair (output, perturbed output) with each metric.
-
-    Parameters
-    ----------
-    data : DataFrame
-        One row per system output ``y``.
-    metrics : mapping name -> callable ``metric(context, output) -> float``
-        The metrics to meta-evaluate, e.g. ``{"wer": word_error_rate}``.
-    context : str
-        Column passed as the metric's first argument (e.g. the reference).
-    output : str
-        Column with the system outputs ``y``.
-    subset : str
-        Column naming the subset of outputs ``Q`` each output belongs to.
-    context_id : str, optional
-        Column identifying the evaluation context ``x`` (the unit of averaging and
-        resampling); defaults to ``context``.
-    perturbation : callable ``(output, rng) -> output``, default ``DropWords(0.2)``
-        The degrading perturbation; see :class:`DropWords`, :class:`RandomTranspositions`.
-    random_state : int, numpy Generator or None
-        Seed of the perturbations (rows are perturbed in order, one shared stream).
-
-    Returns
-    -------
-    DataFrame
-        Long format, one row per (output, metric): ``row`` (index label in ``data``),
-        ``context``, ``subset``, ``metric``, ``score`` (``metric(x, y)``), ``perturbed``
-        (``metric(x, y')``) -- ready for :func:`local_accuracy`. All metrics judge the
-        same perturbed output ``y'``.
-
-    Examples
-    --------
-    >>> from mixeval.meta import example_translations, word_error_rate
-    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate},
-    ...                     context="reference", output="hypothesis", subset="system",
-    ...                     context_id="context", random_state=0)
-    >>> pairs.columns.tolist()
-    ['row', 'context', 'subset', 'metric', 'score', 'perturbed']
-    """
-    require_dataframe(data)
-    if not isinstance(metrics, Mapping) or not metrics:
-        raise TypeError("`metrics` must be a non-empty mapping of name -> callable metric(context, output).")
-    for name, f in metrics.items():
-        if not callable(f):
-            raise TypeError(f"metric {name!r} must be callable as metric(context, output) -> float; got {f!r}.")
-    cid = context if context_id is None else context_id
-    cols = list(dict.fromkeys([context, output, subset, cid]))
-    require_columns(data, cols)
-    require_no_missing(data, cols)
-    pert = DropWords() if perturbation is None else perturbation
-    if not callable(pert):
-        raise TypeError(f"`perturbation` must be a callable (output, rng) -> output; got {pert!r}.")
-    rng = as_generator(random_state)
-    ctx_values = data[context].tolist()
-    outputs = data[output].tolist()
-    perturbed_outputs = [pert(o, rng) for o in outputs]
-    frames = []
-    for name, f in metrics.items():
-        s = np.array([_call_metric(f, name, c, o) for c, o in zip(ctx_values, outputs)], dtype=float)
-        sp = np.array([_call_metric(f, name, c, o) for c, o in zip(ctx_values, perturbed_outputs)], dtype=float)
-        frames.append(
-            pd.DataFrame(
-                {
-                    "row": data.index.to_numpy(),
-                    "context": data[cid].to_numpy(),
-                    "subset": data[subset].to_numpy(),
-                    "metric": name,
-                    "score": s,
-                    "perturbed": sp,
-                }
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
-def _call_metric(f: Metric, name: str, c: Any, o: Any) -> float:
-    value = f(c, o)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"metric {name!r} must return a number; it returned {value!r}.") from None
-    if not math.isfinite(v):
-        raise InputError(f"metric {name!r} returned {v} for output {o!r}; metrics must return finite numbers.")
-    return v
 
 
 # ----------------------------------------------------------------------------- local accuracy
 
 
 @dataclass(frozen=True, eq=False)
-class LocalAccuracyResult:
+class LocalAccuracyResult(Result):
     """Local accuracies of several metrics on several subsets of outputs.
 
     Attributes
@@ -170,6 +69,20 @@ class LocalAccuracyResult:
         ``"wilson"``, ``"t"`` or ``"bootstrap"``.
     ties : str
         ``"fail"`` or ``"half"``.
+
+    Examples
+    --------
+    >>> from mixeval.meta import DropWords, example_translations, score_pairs, word_error_rate
+    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate}, context="reference",
+    ...                     output="hypothesis", subset="system", context_id="context",
+    ...                     perturbation=DropWords(0.2), random_state=1)
+    >>> res = local_accuracy(pairs, lower_is_better=["wer"])
+    >>> res.subsets, res.ci_method
+    (('faithful', 'terse', 'verbose'), 'wilson')
+    >>> print(res.accuracy_matrix().round(3).to_string())
+    subset  faithful  terse  verbose
+    metric
+    wer        0.975  0.575    0.475
     """
 
     table: pd.DataFrame
@@ -345,52 +258,18 @@ def local_accuracy(
     frame = pd.DataFrame(
         {"x": pairs[context].to_numpy(), "q": pairs[subset].to_numpy(), "m": pairs[metric].to_numpy(), "w": win}
     )
-    frame = frame[frame["q"].isin(subset_names)]
-    contexts = np.asarray(_ordered_unique(frame["x"]), dtype=object)
-    x_idx = pd.Index(contexts).get_indexer(frame["x"])
-    m_idx = pd.Index(metric_names).get_indexer(frame["m"])
-    q_idx = pd.Index(subset_names).get_indexer(frame["q"])
-    shape = (contexts.size, len(metric_names), len(subset_names))
-    sums = np.zeros(shape)
-    counts = np.zeros(shape, dtype=np.int64)
-    np.add.at(sums, (x_idx, m_idx, q_idx), frame["w"].to_numpy())
-    np.add.at(counts, (x_idx, m_idx, q_idx), 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    contexts, means, counts = context_means(frame[frame["q"].isin(subset_names)], metric_names, subset_names)
 
-    missing = [(metric_names[j], subset_names[k]) for j in range(shape[1]) for k in range(shape[2]) if counts[:, j, k].sum() == 0]
+    missing = [(metric_names[j], subset_names[k]) for j in range(counts.shape[1]) for k in range(counts.shape[2]) if counts[:, j, k].sum() == 0]
     if missing:
         raise InputError(
             f"empty subset(s): no pairs for (metric, subset) {missing}; local accuracy is undefined "
             "there. Score every metric on every subset, or select subsets with `subsets=`."
         )
 
-    acc = np.nanmean(means, axis=0)
-    n_ctx = (counts > 0).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.nanstd(means, axis=0, ddof=1) if contexts.size > 1 else np.full(acc.shape, np.nan)
-        se = np.where(n_ctx > 1, sd / np.sqrt(n_ctx), np.nan)
-    if ci == "wilson":
-        z = stats.norm.ppf(0.5 + lev / 2)
-        n_total = counts.sum(axis=0).astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            n_eff = np.where(
-                (se > 0) & (acc > 0) & (acc < 1), np.minimum(acc * (1 - acc) / se**2, n_total), n_ctx.astype(float)
-            )
-            centre = (acc + z**2 / (2 * n_eff)) / (1 + z**2 / n_eff)
-            half = z / (1 + z**2 / n_eff) * np.sqrt(acc * (1 - acc) / n_eff + z**2 / (4 * n_eff**2))
-        low = np.where(n_ctx > 1, np.clip(centre - half, 0.0, 1.0), np.nan)
-        high = np.where(n_ctx > 1, np.clip(centre + half, 0.0, 1.0), np.nan)
-    elif ci == "t":
-        with np.errstate(invalid="ignore"):
-            tq = stats.t.ppf(0.5 + lev / 2, np.maximum(n_ctx - 1, 1))
-        low = np.where(n_ctx > 1, np.clip(acc - tq * se, 0.0, 1.0), np.nan)
-        high = np.where(n_ctx > 1, np.clip(acc + tq * se, 0.0, 1.0), np.nan)
-    else:
-        boot = _bootstrap_accuracies(means, n_resamples=n_resamples, random_state=random_state)
-        with np.errstate(invalid="ignore"):
-            low = np.nanquantile(boot, (1 - lev) / 2, axis=0)
-            high = np.nanquantile(boot, (1 + lev) / 2, axis=0)
+    acc, n_ctx, se = accuracy_and_se(means, counts)
+    low, high = accuracy_intervals(acc, se, n_ctx, counts, means, ci=ci, level=lev, n_resamples=n_resamples,
+                                   random_state=random_state)
 
     rows = []
     for j, m in enumerate(metric_names):
@@ -418,6 +297,73 @@ def local_accuracy(
         ci_method=ci,
         ties=ties,
     )
+
+
+# ----------------------------------------------------------------------------- stages of local_accuracy
+
+
+def context_means(frame: pd.DataFrame, metric_names: Sequence[Hashable],
+                  subset_names: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per context, metric and subset: the mean of the pair outcomes and the number of pairs.
+
+    ``frame`` has one row per pair with columns ``x`` (context), ``m`` (metric), ``q`` (subset) and
+    ``w`` (1 if the metric ranks the output above its perturbed version, 0 or 1/2 otherwise). Returns
+    the contexts (in order of appearance), ``means`` of shape (contexts, metrics, subsets) with NaN
+    where a context has no pair, and the ``counts`` of pairs.
+    """
+    contexts = np.asarray(_ordered_unique(frame["x"]), dtype=object)
+    x_idx = pd.Index(contexts).get_indexer(frame["x"])
+    m_idx = pd.Index(metric_names).get_indexer(frame["m"])
+    q_idx = pd.Index(subset_names).get_indexer(frame["q"])
+    shape = (contexts.size, len(metric_names), len(subset_names))
+    sums = np.zeros(shape)
+    counts = np.zeros(shape, dtype=np.int64)
+    np.add.at(sums, (x_idx, m_idx, q_idx), frame["w"].to_numpy())
+    np.add.at(counts, (x_idx, m_idx, q_idx), 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    return contexts, means, counts
+
+
+def accuracy_and_se(means: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Local accuracy (mean over contexts of the per-context means), number of contexts and the
+    standard error ``sd_x / sqrt(|X|)`` (NaN with a single context), per metric and subset."""
+    acc = np.nanmean(means, axis=0)
+    n_ctx = (counts > 0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sd = np.nanstd(means, axis=0, ddof=1) if means.shape[0] > 1 else np.full(acc.shape, np.nan)
+        se = np.where(n_ctx > 1, sd / np.sqrt(n_ctx), np.nan)
+    return acc, n_ctx, se
+
+
+def accuracy_intervals(acc: np.ndarray, se: np.ndarray, n_ctx: np.ndarray, counts: np.ndarray, means: np.ndarray, *,
+                       ci: str, level: float, n_resamples: int, random_state: object) -> tuple[np.ndarray, np.ndarray]:
+    """Confidence limits of the local accuracies: Wilson with the effective sample size, t, or bootstrap.
+
+    Wilson: ``n_eff = Acc (1 - Acc) / se^2`` (at most the number of pairs; the number of contexts when
+    ``se = 0`` or ``Acc`` is 0 or 1) and the Wilson score interval of ``Acc`` with ``n_eff`` trials
+    (:func:`statsmodels.stats.proportion.proportion_confint`, ``method="wilson"``). NaN with a single context.
+    """
+    if ci == "wilson":
+        from statsmodels.stats.proportion import proportion_confint  # imported on first use (slow to load)
+
+        n_total = counts.sum(axis=0).astype(float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            n_eff = np.where(
+                (se > 0) & (acc > 0) & (acc < 1), np.minimum(acc * (1 - acc) / se**2, n_total), n_ctx.astype(float)
+            )
+            ok = (n_ctx > 1) & (n_eff > 0)
+            low, high = proportion_confint(np.where(ok, acc * n_eff, 0.5), np.where(ok, n_eff, 1.0),
+                                           alpha=1 - level, method="wilson")
+        return (np.where(ok, np.clip(low, 0.0, 1.0), np.nan), np.where(ok, np.clip(high, 0.0, 1.0), np.nan))
+    if ci == "t":
+        with np.errstate(invalid="ignore"):
+            tq = stats.t.ppf(0.5 + level / 2, np.maximum(n_ctx - 1, 1))
+        return (np.where(n_ctx > 1, np.clip(acc - tq * se, 0.0, 1.0), np.nan),
+                np.where(n_ctx > 1, np.clip(acc + tq * se, 0.0, 1.0), np.nan))
+    boot = _bootstrap_accuracies(means, n_resamples=n_resamples, random_state=random_state)
+    with np.errstate(invalid="ignore"):
+        return (np.nanquantile(boot, (1 - level) / 2, axis=0), np.nanquantile(boot, (1 + level) / 2, axis=0))
 
 
 # ----------------------------------------------------------------------------- bootstrap over contexts
@@ -452,326 +398,13 @@ def _bootstrap_accuracies(
     return np.concatenate(out).reshape(B, M, S)
 
 
-# ----------------------------------------------------------------------------- hypothesis A
+# ----------------------------------------------------------------------------- plot
 
 
 def _require_result(result: object) -> LocalAccuracyResult:
     if not isinstance(result, LocalAccuracyResult):
-        raise TypeError(f"expected the LocalAccuracyResult of local_accuracy(...); got {type(result).__name__}.")
+        raise InputTypeError(f"expected the LocalAccuracyResult of local_accuracy(...); got {type(result).__name__}.")
     return result
-
-
-def accuracy_equality_test(result: LocalAccuracyResult, metric: Hashable | None = None) -> TestResult:
-    """Hypothesis A: is a metric's local accuracy the same on every subset?
-
-    A cluster-robust Wald test of ``H0: Acc_mu(Q_1) = ... = Acc_mu(Q_S)`` whose unit is the
-    evaluation context, valid whether subsets share contexts (e.g. subsets = systems
-    that all translate the same sentences) or not (subsets = domains).
-
-    Parameters
-    ----------
-    result : LocalAccuracyResult
-    metric : str, optional
-        The metric to test; may be omitted when there is only one.
-
-    Returns
-    -------
-    TestResult
-        ``statistic`` F, ``df`` its numerator degrees of freedom, ``pvalue``; ``estimate``
-        the range (max - min) of the local accuracies; ``details``: ``df_denominator``,
-        ``wald`` (chi-square form), ``pvalue_chi2``, ``accuracies``, ``n_contexts``.
-
-    Notes
-    -----
-    With ``w_xQ`` the per-context mean of context ``x`` in subset ``Q``, ``X_Q`` the contexts of
-    ``Q`` and ``G`` the number of contexts overall, the accuracies ``a_Q`` have influence
-    values ``psi_xQ = (w_xQ - a_Q) / |X_Q|`` (0 if ``x`` is not in ``Q``) and covariance
-    ``V = G / (G - 1) sum_x psi_x psi_x'``. For contrasts ``C a`` (``a_Q - a_S``,
-    ``Q < S``, rank ``r``): ``W = (C a)' (C V C')^+ (C a)`` and
-    ``F = W (G - r) / ((G - 1) r) ~ F(r, G - r)``, which is Hotelling's T^2 test when every
-    context appears in every subset. If ``C a`` lies outside the range of ``C V C'``
-    (accuracies differ but have no sampling variance) ``F`` is infinite and the p-value 0.
-
-    Examples
-    --------
-    >>> from mixeval.meta import example_translations, score_pairs, word_error_rate
-    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate}, context="reference",
-    ...                     output="hypothesis", subset="system", context_id="context", random_state=1)
-    >>> t = accuracy_equality_test(local_accuracy(pairs, lower_is_better=["wer"]))
-    >>> round(t.statistic, 2), t.df, t.details["df_denominator"], t.pvalue < 1e-8
-    (35.2, 2.0, 38.0, True)
-    """
-    res = _require_result(result)
-    if metric is None:
-        if len(res.metrics) != 1:
-            raise InputError(f"`metric` is required when there are several metrics; choose one of {list(res.metrics)}.")
-        j = 0
-    else:
-        if metric not in res.metrics:
-            raise InputError(f"metric {metric!r} not in the result; metrics: {list(res.metrics)}.")
-        j = res.metrics.index(metric)
-    S = len(res.subsets)
-    if S < 2:
-        raise InputError("hypothesis A compares subsets: the result needs at least two subsets.")
-    w = res.context_means[:, j, :]
-    used = ~np.all(np.isnan(w), axis=1)
-    w = w[used]
-    G = w.shape[0]
-    present = ~np.isnan(w)
-    nq = present.sum(axis=0)
-    a = np.nanmean(w, axis=0)
-    psi = np.where(present, (np.nan_to_num(w) - a) / nq, 0.0)
-    if G < 2:
-        raise InputError("hypothesis A needs at least two contexts.")
-    V = G / (G - 1) * psi.T @ psi
-    C = np.hstack([np.eye(S - 1), -np.ones((S - 1, 1))])
-    d = C @ a
-    CVC = C @ V @ C.T
-    scale = max(float(np.max(np.abs(np.diag(CVC)))), 1e-300)
-    eigval, eigvec = np.linalg.eigh(CVC)
-    keep = eigval > scale * 1e-10
-    r = int(keep.sum())
-    proj = eigvec[:, keep].T @ d
-    resid = d - eigvec[:, keep] @ proj
-    accuracies = {str(q): float(v) for q, v in zip(res.subsets, a)}
-    if np.linalg.norm(resid) > 1e-12 * max(1.0, np.linalg.norm(d)):
-        W, F, df1, df2, p, p_chi2 = math.inf, math.inf, max(r, 1), G - max(r, 1), 0.0, 0.0
-    elif r == 0:
-        W, F, df1, df2, p, p_chi2 = 0.0, 0.0, 0, G, 1.0, 1.0
-    else:
-        W = float(np.sum(proj**2 / eigval[keep]))
-        df1, df2 = r, G - r
-        if df2 < 1:
-            raise InputError(
-                f"hypothesis A with {S} subsets needs more than {r} contexts (has {G}); use fewer subsets."
-            )
-        F = W * df2 / ((G - 1) * df1)
-        p = float(stats.f.sf(F, df1, df2))
-        p_chi2 = float(stats.chi2.sf(W, df1))
-    return TestResult(
-        statistic=float(F),
-        pvalue=float(p),
-        df=float(df1),
-        method=f"cluster-robust Wald F test of equal local accuracy across subsets ({res.metrics[j]})",
-        estimate=float(np.max(a) - np.min(a)),
-        details={
-            "metric": res.metrics[j],
-            "df_denominator": float(df2),
-            "wald": float(W),
-            "pvalue_chi2": float(p_chi2),
-            "accuracies": accuracies,
-            "n_contexts": {str(q): int(n) for q, n in zip(res.subsets, nq)},
-        },
-    )
-
-
-def accuracy_equality_table(result: LocalAccuracyResult, *, adjust: str = "holm") -> pd.DataFrame:
-    """Hypothesis A for every metric, with p-values adjusted for the number of metrics.
-
-    Parameters
-    ----------
-    result : LocalAccuracyResult
-    adjust : str, default "holm"
-        Any method of :func:`mixeval._adjust.adjust_pvalues` (``"holm"``, ``"bonferroni"``,
-        ``"hochberg"``, ``"bh"``, ``"by"``, ``"none"``).
-
-    Returns
-    -------
-    DataFrame
-        One row per metric: ``metric``, ``F``, ``df1``, ``df2``, ``pvalue``,
-        ``pvalue_adjusted``, ``range`` (max - min local accuracy over subsets).
-
-    Notes
-    -----
-    Each row is :func:`accuracy_equality_test`; the adjustment controls the family-wise
-    error rate (or the false discovery rate for ``"bh"``/``"by"``) over the metrics.
-
-    Examples
-    --------
-    >>> from mixeval.meta import example_translations, score_pairs, word_error_rate, unigram_f1
-    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate, "f1": unigram_f1},
-    ...                     context="reference", output="hypothesis", subset="system",
-    ...                     context_id="context", random_state=1)
-    >>> table = accuracy_equality_table(local_accuracy(pairs, lower_is_better=["wer"]))
-    >>> print(table[["metric", "df1", "df2"]].to_string(index=False))
-    metric  df1  df2
-        f1  2.0 38.0
-       wer  2.0 38.0
-    """
-    from .._adjust import adjust_pvalues
-
-    res = _require_result(result)
-    tests = [accuracy_equality_test(res, metric=m) for m in res.metrics]
-    p = np.array([t.pvalue for t in tests])
-    return pd.DataFrame(
-        {
-            "metric": list(res.metrics),
-            "F": [t.statistic for t in tests],
-            "df1": [t.df for t in tests],
-            "df2": [t.details["df_denominator"] for t in tests],
-            "pvalue": p,
-            "pvalue_adjusted": adjust_pvalues(p, adjust),
-            "range": [t.estimate for t in tests],
-        }
-    )
-
-
-# ----------------------------------------------------------------------------- hypothesis B
-
-
-def _kendall_w(acc: np.ndarray) -> float:
-    """Kendall's coefficient of concordance of the subsets' rankings of the metrics (ties corrected)."""
-    M, S = acc.shape
-    ranks = np.column_stack([stats.rankdata(-acc[:, k]) for k in range(S)])
-    R = ranks.sum(axis=1)
-    ssd = float(np.sum((R - R.mean()) ** 2))
-    tie = 0.0
-    for k in range(S):
-        _, c = np.unique(ranks[:, k], return_counts=True)
-        tie += float(np.sum(c**3 - c))
-    denom = S**2 * (M**3 - M) - S * tie
-    return 12.0 * ssd / denom if denom > 0 else 1.0
-
-
-def rank_stability_test(
-    result: LocalAccuracyResult,
-    *,
-    n_resamples: int = 1999,
-    random_state: int | np.random.Generator | None = None,
-) -> TestResult:
-    """Hypothesis B: does the ordering of the metrics' local accuracies change across subsets?
-
-    Tests ``H0``: for every pair of metrics, one is at least as accurate as the other on every
-    subset (no reversal), against a reversal: some pair is ordered one way on one subset and
-    the other way on another. The p-value comes from a bootstrap over contexts.
-
-    Parameters
-    ----------
-    result : LocalAccuracyResult
-        With at least two metrics, two subsets, and every metric scored on the same contexts
-        of each subset (as :func:`score_pairs` produces).
-    n_resamples : int, keyword-only
-    random_state : int or numpy Generator, keyword-only
-
-    Returns
-    -------
-    TestResult
-        ``statistic``: the reversal statistic ``R``; ``pvalue``; ``estimate``: Kendall's W
-        (concordance of the subsets' rankings of the metrics: 1 = the same ordering
-        everywhere); ``null_distribution``; ``details["pairs"]``: per metric pair its
-        largest ``t`` in each direction; ``details["ranking"]``: per subset the rank of each
-        metric (1 = most accurate, ties averaged).
-
-    Notes
-    -----
-    For metrics ``m, l`` and subset ``Q`` let ``delta_Q = Acc_m(Q) - Acc_l(Q)`` and
-    ``t_Q = delta_Q / se_Q``, with ``se_Q`` the standard error of the mean over the contexts
-    of ``Q`` of the per-context differences. A reversal needs evidence in both directions, so
-    ``R = max_{m<l} min(max_Q t_Q, max_Q (-t_Q))`` (an intersection-union statistic).
-    Under ``H0`` every pair has an order ``s`` (``+1`` if ``m`` is at least as accurate as
-    ``l`` on every subset, else ``-1``) with ``s delta_Q >= 0`` for all ``Q``, hence
-    ``R <= max_{m<l} max_Q -s (t_Q - delta_Q / se_Q)``: a one-sided maximum of centred
-    statistics in the direction of a reversal. ``s`` is estimated by the direction with the
-    stronger evidence (``max_Q t_Q`` versus ``max_Q -t_Q``); for a pair whose accuracies are
-    equal on every subset either direction bounds ``R``, and for any other pair the estimate
-    is consistent. The null distribution is that of ``max_{m<l} max_Q -s (t*_Q - t_Q)``
-    over bootstrap resamples of the contexts (all subsets resampled jointly, keeping their
-    dependence; ``t*`` uses the original standard errors), and
-    ``p = (1 + #{R* >= R}) / (B + 1)``. The test is asymptotically valid at every
-    configuration of ``H0`` and conservative away from its boundary (metrics clearly
-    ordered everywhere). ``R <= 0`` (no observed reversal) gives ``p = 1``.
-
-    Examples
-    --------
-    >>> from mixeval.meta import example_translations, score_pairs, word_error_rate, unigram_f1
-    >>> pairs = score_pairs(example_translations(), {"wer": word_error_rate, "f1": unigram_f1},
-    ...                     context="reference", output="hypothesis", subset="length",
-    ...                     context_id="context", random_state=1)
-    >>> t = rank_stability_test(local_accuracy(pairs, lower_is_better=["wer"]), n_resamples=499, random_state=0)
-    >>> 0 < t.pvalue <= 1
-    True
-    """
-    res = _require_result(result)
-    M, S = len(res.metrics), len(res.subsets)
-    if M < 2 or S < 2:
-        raise InputError(f"hypothesis B needs at least two metrics and two subsets; got {M} and {S}.")
-    means = res.context_means
-    present = ~np.isnan(means)
-    if not np.all(present == present[:, :1, :]):
-        raise InputError(
-            "hypothesis B compares metrics on the same outputs: every metric must be scored on the "
-            "same contexts of each subset (score_pairs does this); some (context, subset) cells "
-            "have only some metrics."
-        )
-    B = require_positive_int(n_resamples, "n_resamples", minimum=1)
-    rng = as_generator(random_state)
-    G = means.shape[0]
-    P = present[:, 0, :].astype(float)  # (G, S)
-    nq = P.sum(axis=0)
-    acc = np.nanmean(means, axis=0)  # (M, S)
-    pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
-    diffs = np.stack([means[:, i, :] - means[:, j, :] for i, j in pairs], axis=1)  # (G, npairs, S)
-    delta = np.stack([acc[i] - acc[j] for i, j in pairs])  # (npairs, S)
-    with np.errstate(invalid="ignore"):
-        sd = np.nanstd(diffs, axis=0, ddof=1)
-    se = np.where(nq > 1, sd / np.sqrt(np.maximum(nq, 1)), np.nan)
-
-    def studentize(d: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = d / se
-        t = np.where(se > 0, t, np.where(d > 0, np.inf, np.where(d < 0, -np.inf, 0.0)))
-        return np.where(np.isnan(se), 0.0, t)
-
-    t_obs = studentize(delta)
-    up = t_obs.max(axis=1)
-    down = (-t_obs).max(axis=1)
-    R = float(np.max(np.minimum(up, down)))
-    side = np.where(up >= down, 1.0, -1.0)  # +1: the first metric of the pair looks better
-
-    values = np.nan_to_num(diffs).reshape(G, -1)
-    null = np.empty(B)
-    chunk = max(1, min(B, 2_000_000 // max(G, 1)))
-    start = 0
-    for counts in progress(_bootstrap_counts(G, B, rng, chunk), total=math.ceil(B / chunk), desc="bootstrap"):
-        den = counts @ P  # (b, S)
-        num = (counts @ values).reshape(counts.shape[0], len(pairs), S)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            d_star = num / den[:, None, :]
-            centred = (d_star - delta) / se
-        centred = np.where((se > 0) & np.isfinite(centred), centred, 0.0)
-        # one-sided, towards the reversal (the direction opposite to the pair's observed order)
-        null[start : start + counts.shape[0]] = (-side[:, None] * centred).reshape(counts.shape[0], -1).max(axis=1)
-        start += counts.shape[0]
-    pvalue = 1.0 if R <= 0 else float((1 + np.sum(null >= R)) / (B + 1))
-
-    pair_rows = {
-        f"{res.metrics[i]} vs {res.metrics[j]}": {
-            "max_t_first_better": float(up[p]) + 0.0,
-            "max_t_second_better": float(down[p]) + 0.0,
-            "reversal": float(min(up[p], down[p])) + 0.0,
-        }
-        for p, (i, j) in enumerate(pairs)
-    }
-    return TestResult(
-        statistic=R,
-        pvalue=pvalue,
-        null_distribution=null,
-        alternative="greater",
-        method="bootstrap intersection-union test of a reversal in the ordering of metrics across subsets",
-        estimate=_kendall_w(acc),
-        details={
-            "kendall_w": _kendall_w(acc),
-            "pairs": pair_rows,
-            "ranking": {
-                str(q): {str(m): float(r) for m, r in zip(res.metrics, stats.rankdata(-acc[:, k]))}
-                for k, q in enumerate(res.subsets)
-            },
-            "n_resamples": B,
-        },
-    )
-
-
-# ----------------------------------------------------------------------------- plot
 
 
 def plot_local_accuracy(result: LocalAccuracyResult, *, ax: Any = None) -> Any:

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from .._random import as_generator
+from ..errors import InputError, InputTypeError
 
 __all__ = [
     "Perturbation",
@@ -26,15 +27,6 @@ __all__ = [
 ]
 
 Perturbation = Callable[[Any, np.random.Generator], Any]
-
-
-def as_generator(random_state: int | np.random.Generator | None) -> np.random.Generator:
-    """A numpy Generator from an int seed, a Generator (used as is) or None (fresh entropy)."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or (isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool)):
-        return np.random.default_rng(random_state)
-    raise TypeError(f"`random_state` must be an int, a numpy Generator or None; got {random_state!r}.")
 
 
 def _round_half_up(x: float) -> int:
@@ -81,7 +73,7 @@ class DropWords:
 
     def __call__(self, output: str, rng: np.random.Generator) -> str:
         if not isinstance(output, str):
-            raise TypeError(f"DropWords perturbs text; got {type(output).__name__} ({output!r}).")
+            raise InputTypeError(f"DropWords perturbs text; got {type(output).__name__} ({output!r}).")
         words = output.split()
         k = self.n_dropped(len(words))
         if k == 0:
@@ -136,7 +128,7 @@ class RandomTranspositions:
 
     def __call__(self, ranking: Sequence[Any], rng: np.random.Generator) -> Any:
         if isinstance(ranking, (str, bytes)) or not hasattr(ranking, "__len__"):
-            raise TypeError(f"RandomTranspositions perturbs a ranked list; got {type(ranking).__name__}.")
+            raise InputTypeError(f"RandomTranspositions perturbs a ranked list; got {type(ranking).__name__}.")
         items = list(ranking)
         n = len(items)
         k = n_transpositions(n) if self.k is None else int(self.k)
@@ -178,6 +170,6 @@ def perturb(
     """
     pert = DropWords() if perturbation is None else perturbation
     if not callable(pert):
-        raise TypeError(f"`perturbation` must be a callable (output, rng) -> output; got {pert!r}.")
+        raise InputTypeError(f"`perturbation` must be a callable (output, rng) -> output; got {pert!r}.")
     rng = as_generator(random_state)
     return [pert(o, rng) for o in outputs]

@@ -11,13 +11,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from .._validation import as_1d_float, require_probability
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 
 __all__ = [
     "CoverageCurve",
@@ -55,9 +56,9 @@ def _correct_array(correct: object, n: int) -> np.ndarray:
     try:
         arr = np.asarray(correct)
     except Exception:  # pragma: no cover - numpy accepts nearly anything
-        raise TypeError("`correct` must be a sequence of 0/1 or True/False values.") from None
+        raise InputTypeError("`correct` must be a sequence of 0/1 or True/False values.") from None
     if arr.dtype == object or arr.dtype.kind in "USO":
-        raise TypeError(
+        raise InputTypeError(
             f"`correct` must hold 0/1 or True/False values; got dtype {arr.dtype}. "
             "Convert it, e.g. (data['prediction'] == data['label']).astype(int)."
         )
@@ -102,7 +103,7 @@ def parse_weights(weights: object, count: int, argument: str = "weights") -> tup
         try:
             values = [float(w) for w in weights]  # type: ignore[union-attr]
         except TypeError:
-            raise TypeError(f"`{argument}` must be a sequence of {count} numbers; got {weights!r}.") from None
+            raise InputTypeError(f"`{argument}` must be a sequence of {count} numbers; got {weights!r}.") from None
     if len(values) != count:
         raise InputError(f"`{argument}` must have {count} entries; got {len(values)} ({values}).")
     if not all(math.isfinite(v) and v >= 0.0 for v in values):
@@ -121,7 +122,7 @@ def parse_weights(weights: object, count: int, argument: str = "weights") -> tup
 
 
 @dataclass(frozen=True, eq=False)
-class CoverageCurve:
+class CoverageCurve(Result):
     """Accuracy-coverage curve of selective answering by MaxProb.
 
     One point per distinct confidence value ``t`` (highest first): the system
@@ -136,6 +137,13 @@ class CoverageCurve:
         Number of answered questions, and of correct ones among them, at each threshold.
     n_total : int
         Number of questions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> curve = accuracy_coverage_curve(np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 1, 0, 1]))
+    >>> curve.coverage.tolist(), curve.accuracy.round(4).tolist()
+    ([0.25, 0.5, 0.75, 1.0], [1.0, 1.0, 0.6667, 0.75])
     """
 
     threshold: np.ndarray
@@ -182,6 +190,10 @@ class CoverageCurve:
             f"CoverageCurve({self.threshold.size} steps, {self.n_total} questions, "
             f"accuracy at full coverage {self.accuracy[-1]:.4g}, AUC {self.auc():.4g})"
         )
+
+    def summary(self) -> str:
+        """The curve as a text table (threshold, answered, correct, coverage, accuracy)."""
+        return f"accuracy-coverage curve ({self.n_total} answers)\n" + self.to_frame().to_string(index=False)
 
     def _repr_html_(self) -> str:
         return self.to_frame().to_html(index=False)
@@ -267,7 +279,7 @@ def selective_auc(confidence: object, correct: object, *, method: str = "step") 
 
 
 @dataclass(frozen=True, eq=False)
-class DiscaResult:
+class DiscaResult(Result):
     """DiSCA score of one system and its terms (unrounded).
 
     Attributes
@@ -298,7 +310,16 @@ class DiscaResult:
         Floor of the MaxProb gap ``c_i``.
     curve : CoverageCurve
         The curve all terms are read from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = disca(np.array([0.9, 0.8, 0.7, 0.6]), np.array([1, 1, 0, 1]), tolerance=0.9)
+    >>> r.a, r.b, r.n, round(r.disca, 4)
+    (0.7, 0.8, 1, 0.6151)
     """
+
+    _dict_exclude: ClassVar[tuple[str, ...]] = ("curve",)  # to_dict: the numbers, not the curve
 
     disca: float
     auc: float
@@ -322,21 +343,6 @@ class DiscaResult:
             return pd.DataFrame({c: pd.Series(dtype=float) for c in cols})
         return pd.DataFrame(dict(zip(cols, self._fluct)))
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly numbers: auc, a, b, n, disca and the other terms."""
-        return {
-            "auc": self.auc,
-            "a": self.a,
-            "b": self.b,
-            "n": self.n,
-            "disca": self.disca,
-            "fluctuation_penalty": self.fluctuation_penalty,
-            "accuracy_dropped": self.accuracy_dropped,
-            "tolerance_admissible": self.tolerance_admissible,
-            "weights": list(self.weights),
-            "tolerance": self.tolerance,
-        }
-
     def summary(self) -> str:
         """A short human-readable description."""
         x, y, z = self.weights
@@ -355,8 +361,6 @@ class DiscaResult:
             f"b={self.b:.6g}, n={self.n})"
         )
 
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def disca(
@@ -443,7 +447,7 @@ def disca(
     try:
         gap = float(min_gap)
     except (TypeError, ValueError):
-        raise TypeError(f"`min_gap` must be a positive number; got {min_gap!r}.") from None
+        raise InputTypeError(f"`min_gap` must be a positive number; got {min_gap!r}.") from None
     if not (math.isfinite(gap) and gap > 0.0):
         raise InputError(f"`min_gap` must be a positive number; got {min_gap!r}.")
 
@@ -509,7 +513,7 @@ def _finite_score(value: object, argument: str) -> float:
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise TypeError(f"`{argument}` must be a number or a DiscaResult; got {value!r}.") from None
+        raise InputTypeError(f"`{argument}` must be a number or a DiscaResult; got {value!r}.") from None
     if not math.isfinite(v):
         raise InputError(f"`{argument}` must be finite; got {value!r}.")
     return v
@@ -600,7 +604,7 @@ def plot_accuracy_coverage(curves: dict[str, CoverageCurve] | CoverageCurve, *, 
         fig = ax.figure
     for name, curve in curves.items():
         if not isinstance(curve, CoverageCurve):
-            raise TypeError(f"curve {name!r} must be a CoverageCurve; got {type(curve).__name__}.")
+            raise InputTypeError(f"curve {name!r} must be a CoverageCurve; got {type(curve).__name__}.")
         cov = np.concatenate(([0.0], curve.coverage))
         acc = np.concatenate(([curve.accuracy[0]], curve.accuracy))
         ax.step(cov, acc, where="pre", label=f"{name} (AUC {curve.auc():.3f})")

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 
 __all__ = ["word_error_rate", "unigram_f1", "chrf"]
 
 
 def _text(value: object, argument: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"`{argument}` must be a string; got {type(value).__name__}.")
+        raise InputTypeError(f"`{argument}` must be a string; got {type(value).__name__}.")
     return value
 
 

@@ -50,7 +50,7 @@ class MetricModel:
     set that estimated it. Precision and FOR depend on prevalence, so this fails
     when a system shifts the kind of content the metric errs on; only an interval
     using gold labels of the evaluated outputs themselves
-    (``method="ppi"`` in :func:`compare_systems`) is free of it.
+    (``method="ppi"`` in :func:`metric_comparisons`) is free of it.
 
     Examples
     --------
@@ -166,11 +166,6 @@ class MetricModel:
         """``P(R=1 | O=0)`` of a binary metric."""
         self._require_binary("false_omission_rate")
         return self.rates[0]
-
-    @property
-    def is_perfect(self) -> bool:
-        """True when the observed label is the true label (binary: precision 1, FOR 0)."""
-        return self.n_classes == 2 and self.rates == (0.0, 1.0) and self.positive_classes == (1,)
 
     @property
     def has_uncertainty(self) -> bool:

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
 from .._validation import require_positive_int, require_probability
 from ..errors import InputError
 from . import _core
-from ._api import _ESTIMAND_OBS, _ESTIMAND_TRUE, _rng, _z
+from ._summary import _ESTIMAND_OBS, _ESTIMAND_TRUE, _z
 
 __all__ = ["coverage_study"]
 
@@ -53,7 +54,7 @@ def coverage_study(
     Each replicate draws the metric's labels of ``n`` outputs per system, true labels
     ``R ~ Bernoulli(q_s[O])``, optionally an annotated test set that estimates the
     rates and a gold subset for PPI, and computes all intervals of
-    :func:`compare_systems`. Everything is vectorised over replicates.
+    :func:`metric_comparisons`. Everything is vectorised over replicates.
 
     Parameters
     ----------
@@ -105,7 +106,7 @@ def coverage_study(
     n = require_positive_int(n, "n", minimum=2)
     b = require_positive_int(n_replicates, "n_replicates", minimum=10)
     z = _z(level)
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     q_test = _rates(rates, "rates")
     k = q_test.size
     q_c = q_test if rates_control is None else _rates(rates_control, "rates_control")

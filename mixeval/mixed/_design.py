@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
-from ..errors import DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
+from ..errors import ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels"]
@@ -23,15 +23,48 @@ __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style
 
 @dataclass(frozen=True)
 class GroupingFactor:
-    """Integer codes (0..n_levels-1) of one random term's groups, with their labels."""
+    """One random-effects term: integer codes (0..n_levels-1) of its groups, their labels, and the
+    model matrix of its coefficients.
+
+    Attributes
+    ----------
+    name : str
+        The group's name as lme4 prints it (``"item"``, ``"rater:site"``).
+    codes : ndarray of int, shape (n,)
+        Level of each row (None for designs built from aggregates, :mod:`mixeval.scale`).
+    labels : tuple of str
+        Level labels.
+    coef_names : tuple of str
+        The term's coefficients as lme4 names them: ``("(Intercept)",)`` for ``(1|g)``,
+        ``("(Intercept)", "x")`` for ``(1 + x|g)``, ``("systemA", "systemB")`` for ``(0 + system|g)``.
+    X : ndarray, shape (n, p_k), or None
+        The term's model matrix; None for a random intercept (a column of ones).
+    """
 
     name: str
     codes: np.ndarray = field(repr=False)
     labels: tuple[str, ...] = field(repr=False)
+    coef_names: tuple[str, ...] = ("(Intercept)",)
+    X: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_levels(self) -> int:
         return len(self.labels)
+
+    @property
+    def is_intercept(self) -> bool:
+        """A scalar random intercept ``(1|g)``."""
+        return self.coef_names == ("(Intercept)",)
+
+    @property
+    def label(self) -> str:
+        """The term as lme4 prints it in a formula (``"(1 | item)"``, ``"(1 + x | subject)"``)."""
+        if self.is_intercept:
+            return f"(1 | {self.name})"
+        names = ["1" if c == "(Intercept)" else c for c in self.coef_names]
+        if "1" not in names:
+            names.insert(0, "0")
+        return f"({' + '.join(names)} | {self.name})"
 
 
 @dataclass(frozen=True)
@@ -50,6 +83,11 @@ class Design:
     @property
     def nobs(self) -> int:
         return int(self.y.shape[0])
+
+    @property
+    def has_slopes(self) -> bool:
+        """Some random term has coefficients other than a single intercept (random slopes)."""
+        return any(not g.is_intercept for g in self.groups)
 
 
 def r_style_name(name: str) -> str:
@@ -75,6 +113,10 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
         raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
     X = np.asarray(mm, dtype=float)
     names = tuple(r_style_name(str(c)) for c in mm.columns)
+    bad = [nm for nm, ok in zip(names, np.isfinite(X).all(axis=0)) if not ok]
+    if bad:
+        raise InputError(f"the fixed-effects column(s) {', '.join(bad)} of {parsed.fixed!r} have infinite values; "
+                         "remove or recode those rows (e.g. data[np.isfinite(data['x'])]).")
     if X.shape[1] > 0:
         aliased = _aliased_columns(X, names)
         if aliased:
@@ -90,10 +132,17 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
 def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) -> list[str]:
     """Columns that are (numerically) linear combinations of earlier ones.
 
-    Works on the Gram matrix of the unit-norm columns (one pass over the rows, then ``p x p``): a
+    With an intercept column, the other columns are centred first (the rank is unchanged, and a covariate
+    such as a timestamp is not mistaken for a multiple of the intercept). Works on the Gram matrix of the
+    unit-norm columns (one pass over the rows, then ``p x p``): a
     pivot-free Cholesky-like sweep marks column ``j`` aliased when its squared residual norm after
     projecting on the kept earlier columns is below ``tol``.
     """
+    ones = [j for j, nm in enumerate(names) if nm == "(Intercept)" and np.all(X[:, j] == 1.0)]
+    if ones:  # centring the other columns keeps the rank and removes a large offset's near-collinearity
+        keep = X[:, ones[0]].copy()
+        X = X - X.mean(axis=0)
+        X[:, ones[0]] = keep
     norms = np.sqrt(np.einsum("ij,ij->j", X, X))
     zero = norms == 0
     scaled_gram = (X.T @ X) / np.outer(np.where(zero, 1, norms), np.where(zero, 1, norms))
@@ -116,14 +165,22 @@ def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) 
     return aliased
 
 
-def check_group_levels(name: str, n_levels: int, nobs: int) -> None:
-    """A random effect needs at least 2 levels and fewer levels than observations."""
+def require_unique_columns(data: pd.DataFrame, columns: list[str]) -> None:
+    """Each column the formula uses names exactly one column of ``data``."""
+    dup = sorted({c for c in columns if int((data.columns == c).sum()) > 1})
+    if dup:
+        raise ColumnError(f"the data have several columns named {', '.join(repr(c) for c in dup)}; give every "
+                          "column a unique name (e.g. data.loc[:, ~data.columns.duplicated()]).")
+
+
+def check_group_levels(name: str, n_levels: int, nobs: int, allow_n: bool = False) -> None:
+    """A random effect needs at least 2 levels and fewer levels than observations (GLMMs, ``allow_n``: at most as many)."""
     if n_levels < 2:
         raise InputError(
             f"grouping factor {name!r} has only {n_levels} level; a random effect needs at least 2 "
             f"levels. Drop (1|{name}) from the formula."
         )
-    if n_levels >= nobs:
+    if n_levels > nobs or (n_levels == nobs and not allow_n):
         raise InputError(
             f"grouping factor {name!r} has {n_levels} levels for {nobs} observations; its variance "
             f"cannot be separated from the residual. Drop (1|{name}) or check that the data are in long "
@@ -131,8 +188,37 @@ def check_group_levels(name: str, n_levels: int, nobs: int) -> None:
         )
 
 
-def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> GroupingFactor:
-    """Codes of the groups of one random term (an interaction of one or more columns)."""
+def _term_coef_name(name: str) -> str:
+    """A random term's coefficient name as R prints it (``s[a]`` of ``0 + s`` -> ``sa``, else :func:`r_style_name`)."""
+    return r_style_name(re.sub(r"(\b[\w.]+)\[(?!T\.)(.*?)\]", r"\1\2", name))
+
+
+def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...]]:
+    """Model matrix and coefficient names of a random term's left-hand side (None for ``1``)."""
+    if term.is_intercept:
+        return None, ("(Intercept)",)
+    from formulaic import model_matrix
+
+    try:
+        mm = model_matrix(term.lhs, data, na_action="raise")
+    except Exception as exc:  # formulaic raises several types; re-raise as a formula error with context
+        raise FormulaError(f"cannot build the random term {term.label}: {exc}") from exc
+    X = np.asarray(mm, dtype=float)
+    names = tuple(_term_coef_name(str(c)) for c in mm.columns)
+    if X.shape[1] == 0:
+        raise FormulaError(f"random term {term.label} has no coefficients; write e.g. (1 + x | {term.name}).")
+    if not np.all(np.isfinite(X)):
+        raise InputError(f"random term {term.label}: its model matrix has non-finite values (check the columns "
+                         f"{', '.join(names)} for inf).")
+    aliased = _aliased_columns(X, names)
+    if aliased:
+        raise InputError(f"random term {term.label}: its model matrix is rank deficient; aliased column(s): "
+                         f"{', '.join(aliased)}. Remove the redundant coefficients.")
+    return X, names
+
+
+def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
+    """Codes of the groups of one random term (an interaction of one or more columns) and its model matrix."""
     codes = np.zeros(nobs, dtype=np.int64)
     labels: np.ndarray | None = None
     for col in term.factors:
@@ -146,13 +232,15 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> Groupin
             codes = codes.astype(np.int64)
             # labels of the combinations, as lme4 prints them ("a:b")
             labels = np.array([f"{labels[v // len(lab)]}:{lab[v % len(lab)]}" for v in first], dtype=object)
-    check_group_levels(term.name, len(labels), nobs)
-    return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels))
+    check_group_levels(term.name, len(labels), nobs, allow_n)
+    X, coef_names = _term_matrix(term, data)
+    return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels), coef_names=coef_names, X=X)
 
 
 def confounded_pairs(groups: list[GroupingFactor] | tuple[GroupingFactor, ...]) -> list[tuple[str, str]]:
     """Pairs of grouping factors that partition the rows identically (only their summed variance is identified)."""
     pairs = []
+    groups = [g for g in groups if g.is_intercept]  # a slope term on the same factor is not confounded
     for i, a in enumerate(groups):
         for b in groups[i + 1 :]:
             if a.n_levels != b.n_levels:
@@ -171,6 +259,46 @@ def warn_confounded(groups: list[GroupingFactor]) -> None:
             f"grouping factors {a!r} and {b!r} partition the data identically (each level of one occurs with "
             "exactly one level of the other): only the sum of their variances is identified, and how it is "
             f"split between them is arbitrary. Keep one of (1|{a}) and (1|{b}), or report their sum.",
+            IdentifiabilityWarning,
+            stacklevel=4,
+        )
+
+
+def unidentified_groups(groups, X: np.ndarray, tol: float = 1e-8) -> list[str]:
+    """Random intercepts whose level indicators all lie in the span of the fixed effects.
+
+    Such a variance is not identified: the fixed effects absorb every group mean (the grouping factor
+    is itself a fixed effect, ``score ~ system + (1|system)``, or a fixed factor is constant within its
+    levels, e.g. ``(1|site)`` with every site's ``rater`` levels fixed). For indicator ``z_l`` the squared
+    residual after projection on ``X`` is ``n_l - (X'z_l)' (X'X)^{-1} (X'z_l)``, computed from level sums.
+    """
+    out = []
+    p = X.shape[1]
+    if p == 0:
+        return out
+    gram = X.T @ X
+    try:
+        inv = np.linalg.pinv(gram)
+    except np.linalg.LinAlgError:
+        return out
+    for g in groups:
+        if not g.is_intercept or g.codes is None:
+            continue
+        counts = np.bincount(g.codes, minlength=g.n_levels).astype(float)
+        sums = np.column_stack([np.bincount(g.codes, weights=X[:, j], minlength=g.n_levels) for j in range(p)])
+        resid = counts - np.einsum("lj,jk,lk->l", sums, inv, sums)
+        if np.all(resid <= tol * counts):
+            out.append(g.name)
+    return out
+
+
+def warn_unidentified(groups, X: np.ndarray) -> None:
+    """Warn (IdentifiabilityWarning) about random intercepts the fixed effects make unidentifiable."""
+    for name in unidentified_groups(groups, X):
+        warnings.warn(
+            f"the variance of (1|{name}) is not identified: the fixed effects already contain every level mean of "
+            f"{name!r} (it is also a fixed effect, or a fixed factor is constant within its levels). Its estimate "
+            f"is arbitrary and a likelihood-ratio test of it is meaningless; drop (1|{name}) or the fixed effect.",
             IdentifiabilityWarning,
             stacklevel=4,
         )
@@ -199,7 +327,7 @@ def complete_rows(formula: str | ParsedFormula, data: pd.DataFrame) -> pd.DataFr
     """The rows of ``data`` a fit of ``formula`` can use (see :func:`drop_incomplete_rows`)."""
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
-    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *_fixed_columns(parsed, data)]))
+    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *_fixed_columns(parsed, data), *parsed.slope_columns]))
     require_columns(data, needed)
     return drop_incomplete_rows(data, needed, parsed.response)
 
@@ -226,7 +354,8 @@ def prepare_fixed_columns(data: pd.DataFrame, columns: list[str]) -> pd.DataFram
     return data.assign(**changes) if changes else data
 
 
-def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False) -> Design:
+def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False,
+                 allow_n: bool = False) -> Design:
     """Validate ``data`` against ``formula`` and build the design of a linear mixed model.
 
     Parameters
@@ -238,6 +367,9 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     drop_missing : bool, default False
         Drop rows with missing values in the columns the formula uses (or a non-finite response) and warn
         with their number (:class:`~mixeval.errors.DroppedRowsWarning`); by default such rows are an error.
+    allow_n : bool, default False
+        Allow a grouping factor with as many levels as rows (glmer's ``allow.n = TRUE``: a binomial row
+        with several trials identifies its own random effect).
 
     Returns
     -------
@@ -261,19 +393,24 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
     fixed_cols = _fixed_columns(parsed, data)
-    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols]))
+    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols, *parsed.slope_columns]))
     require_columns(data, needed)
+    require_unique_columns(data, needed)
     if drop_missing:
         data = drop_incomplete_rows(data, needed, parsed.response)
     require_no_missing(data, needed)
-    data = prepare_fixed_columns(data, [c for c in fixed_cols if c in data.columns])
+    data = prepare_fixed_columns(data, [c for c in dict.fromkeys([*fixed_cols, *parsed.slope_columns]) if c in data.columns])
     y = require_numeric_column(data, parsed.response, role="response")
+    if y.size and np.all(y == y[0]):
+        raise InputError(f"the response {parsed.response!r} is constant (every value is {y[0]:g}); there is no "
+                         "variance to decompose. Check the column (e.g. a score that was not computed).")
     X, names, spec = _fixed_matrix(parsed, data)
     if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
         raise InputError("the fixed-effects matrix lost rows; check the data for missing values.")
-    groups = [_grouping_factor(t, data, len(y)) for t in parsed.random]
+    groups = [_grouping_factor(t, data, len(y), allow_n) for t in parsed.random]
     groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
     warn_confounded(groups)
+    warn_unidentified(groups, X)
     row_key = hash((len(y), y.tobytes()))
     return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec,
                   data=data)

@@ -10,8 +10,10 @@ over the levels of each term, ``A = Lambda Z'Z Lambda + I``, and for
     REML: d(theta) = log|A| + log|M_XX| + (n - p) (1 + log(2 pi r2 / (n - p)))
 
 ``A`` is split into the diagonal block of the largest factor and the rest, and
-``A^{-1}`` is applied through the Schur complement of that diagonal block, so a
-call costs ``O(q_0 q_r^2 + q_r^3)`` whatever the number of rows.
+``A^{-1}`` is applied through the Schur complement of that diagonal block. The
+block's weights take one value per distinct level count, so a call costs
+``O(c q_r^2 + q_r^3)`` for ``c`` distinct counts, whatever the number of rows
+and of the largest factor's levels.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_solve, cholesky
+from scipy.linalg import LinAlgError, cho_solve, cholesky, lapack
 
 from ._stats import SufficientStats
 
@@ -45,13 +46,8 @@ class DevianceParts:
     d0: np.ndarray = field(repr=False)
     chol_s: np.ndarray = field(repr=False)
     lam_r: np.ndarray = field(repr=False)
-
-
-def weighted_gram(k, w: np.ndarray) -> np.ndarray:
-    """``K' diag(w) K`` as a dense array, for a dense or a sparse ``K``."""
-    if sp.issparse(k):
-        return (k.T @ sp.diags(w) @ k).toarray()
-    return (k * w[:, None]).T @ k
+    #: beta of the statistics' own response when it is centred (``beta`` is then on the response's scale)
+    beta_centred: np.ndarray | None = field(default=None, repr=False)
 
 
 def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -60,7 +56,33 @@ def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.
     return lam0, lam_r
 
 
+def _schur(stats: SufficientStats, lam0: float, lam_r: np.ndarray, kkw: np.ndarray) -> np.ndarray:
+    """``S = Lr (C_rr - lam0^2 K' D^-1 K) Lr + I``, formed in place of ``kkw`` (lower triangle exact).
+
+    ``S`` can be thousands of rows wide, so passes over it are saved: ``C_rr`` is added on the diagonal
+    when it is diagonal, and one scalar scales it when all of ``Lr`` is one theta.
+    """
+    s = kkw
+    s *= -(lam0 * lam0)
+    if stats.classes.diagonal_crr:
+        s[np.diag_indices_from(s)] += np.diag(stats.crr)
+    else:
+        s += stats.crr
+    if lam_r.size and np.all(lam_r == lam_r[0]):
+        s *= lam_r[0] * lam_r[0]
+    else:
+        s *= lam_r[:, None]
+        s *= lam_r[None, :]
+    s[np.diag_indices_from(s)] += 1.0
+    return s
+
+
 def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
+    """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors (see :func:`_evaluate`)."""
+    return _evaluate(stats, theta, reml)
+
+
+def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
     """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors.
 
     Parameters
@@ -74,29 +96,31 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
     Returns
     -------
     DevianceParts
+
+    Notes
+    -----
+    The weights ``1 / d_l``, ``d_l = lam0^2 n_l + 1``, of the eliminated block depend on a level only
+    through its count ``n_l``; the weighted products are sums over count classes
+    (:class:`~mixeval.mixed._stats.LevelClasses`).
     """
     theta = np.asarray(theta, dtype=float)
     p, n = stats.p, stats.nobs
     lam0, lam_r = _expand_theta(stats, theta)
     qr = lam_r.shape[0]
     if stats.n_terms:
+        cls = stats.classes
+        w = 1.0 / (lam0 * lam0 * cls.counts + 1.0)
         d0 = lam0 * lam0 * stats.counts0 + 1.0
-        g0 = lam0 * stats.z0w
-        quad = g0.T @ (g0 / d0[:, None])
-        logdet_a = float(np.sum(np.log(d0)))
+        quad = (lam0 * lam0) * cls.aa(w)
+        logdet_a = -float(cls.sizes @ np.log(w))
     else:
         d0 = np.zeros(0)
         quad = np.zeros_like(stats.ww)
         logdet_a = 0.0
     if qr:
-        # Schur complement of the diagonal block: S = Lr C Lr + I - lam0^2 Lr K' D^{-1} K Lr, K = Z_0'Z_r
-        k = stats.cross0r
-        w = 1.0 / d0
-        ktwk = weighted_gram(k, w)
-        s = (lam_r[:, None] * (stats.crr - (lam0 * lam0) * ktwk)) * lam_r[None, :]
-        s[np.diag_indices_from(s)] += 1.0
-        chol_s = cholesky(s, lower=True, check_finite=False)
-        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * (k.T @ (stats.z0w * w[:, None])))
+        s = _schur(stats, lam0, lam_r, cls.kk(w, full=False))
+        chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
+        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * cls.ka(w))
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
         # matrices when the BLAS is multi-threaded)
         quad = quad + h.T @ cho_solve((chol_s, True), h, check_finite=False)
@@ -113,6 +137,9 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         beta = np.zeros(0)
         logdet_mxx = 0.0
     r2 = float(m[p, p] - m[:p, p] @ beta)
+    beta_centred = None
+    if stats.coef_shift is not None:  # statistics of a centred response: report beta on the response's scale
+        beta_centred, beta = beta, beta + stats.coef_shift
     if not r2 > 0.0:
         raise LinAlgError("penalised residual sum of squares is not positive (the response is fitted exactly)")
     if reml:
@@ -120,7 +147,7 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         dev = logdet_a + logdet_mxx + dof * (1.0 + _LOG_2PI + np.log(r2 / dof))
     else:
         dev = logdet_a + n * (1.0 + _LOG_2PI + np.log(r2 / n))
-    return DevianceParts(
+    parts = DevianceParts(
         theta=theta.copy(),
         deviance=float(dev),
         reml=reml,
@@ -132,7 +159,9 @@ def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Dev
         d0=d0,
         chol_s=chol_s,
         lam_r=lam_r,
+        beta_centred=beta_centred,
     )
+    return parts
 
 
 def profiled_deviance(stats: SufficientStats, theta: np.ndarray, reml: bool) -> float:
@@ -145,7 +174,7 @@ def profiled_deviance(stats: SufficientStats, theta: np.ndarray, reml: bool) -> 
     >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
     >>> s = compute_stats(build_design("y ~ 1 + (1|g)", df))
     >>> round(profiled_deviance(s, np.array([0.0]), reml=False), 4)  # theta = 0: the linear model
-    22.4337
+    25.176
     """
     try:
         return deviance_parts(stats, theta, reml).deviance
@@ -162,10 +191,15 @@ def make_deviance_function(stats: SufficientStats, reml: bool):
     return devfun
 
 
+def _centred_beta(stats: SufficientStats, parts: DevianceParts) -> np.ndarray:
+    """The coefficients that belong to the statistics' own (possibly centred) response."""
+    return parts.beta if parts.beta_centred is None else parts.beta_centred
+
+
 def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[np.ndarray, np.ndarray]:
     """Spherical random effects ``u`` solving ``A u = Lambda Z'(y - X beta)``, split as (u_0, u_r)."""
     lam0 = float(parts.theta[0])
-    coef = np.append(-parts.beta, 1.0)  # W coef -> y - X beta
+    coef = np.append(-_centred_beta(stats, parts), 1.0)  # W coef -> y - X beta
     g0 = lam0 * (stats.z0w @ coef)
     if parts.lam_r.shape[0]:
         rhs = parts.lam_r * (stats.zrw @ coef - lam0 * (stats.cross0r.T @ (g0 / parts.d0)))
@@ -176,6 +210,27 @@ def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[
         a0r_ur = 0.0
     u0 = (g0 - a0r_ur) / parts.d0
     return u0, ur
+
+
+def _cholesky_inverse(chol: np.ndarray) -> np.ndarray:
+    """Lower triangle of ``S^{-1}`` from the Cholesky factor (LAPACK potri; the upper triangle stays zero)."""
+    inv, info = lapack.dpotri(chol, lower=1)
+    if info:
+        raise LinAlgError("Schur complement is singular")
+    return inv
+
+
+def _inverse_diagonal(chol: np.ndarray) -> np.ndarray:
+    """``diag(S^{-1})``: column sums of squares of ``L^{-1}`` (trtri, half the work of a full inverse)."""
+    inv, info = lapack.dtrtri(chol, lower=1)
+    if info:
+        raise LinAlgError("Schur complement is singular")
+    return np.einsum("ij,ij->j", inv, inv)
+
+
+def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
+    """``tr(S^{-1} M)`` for symmetric ``M`` (full, or its lower triangle) from the lower triangle of ``S^{-1}``."""
+    return float(2.0 * np.vdot(inv_lower, m) - np.diag(inv_lower) @ np.diag(m))
 
 
 def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[float, np.ndarray]:
@@ -189,55 +244,65 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     ``d log|A| / d theta_k = (q_k - tr_k(A^{-1})) / theta_k`` (0 at ``theta_k = 0``, where the
     deviance is even), ``dM / d theta_k = -(P_k + P_k')`` with ``P_k = R_k' U_k``, hence
     ``d r^2 = c' dM c`` for ``c = (-beta, 1)`` and ``d log|M_XX| = tr(M_XX^{-1} dM_XX)``.
+
+    In the largest factor's block, with ``B = Lr U_r`` and ``K = Z_0'Z_r``, ``A_0 = Z_0'W``:
+    ``R_0 = D^{-1} (A_0 - K B)`` and ``U_0 = lam0 R_0``, so ``P_0`` and ``tr_0(A^{-1}) = sum 1/d +
+    lam0^2 tr(S^{-1} Lr K' D^{-2} K Lr)`` are sums over count classes with weights ``1/d^2``.
     """
     theta = np.abs(np.asarray(theta, dtype=float))
-    parts = deviance_parts(stats, theta, reml)
+    parts = _evaluate(stats, theta, reml)
     k_terms = stats.n_terms
     p, n = stats.p, stats.nobs
     lam0, lam_r = theta[0], parts.lam_r
-    d0 = parts.d0
     qr = lam_r.shape[0]
-    # U = A^{-1} G, G = Lambda Z'W (block elimination with the Schur complement S)
-    g0 = lam0 * stats.z0w
+    cls = stats.classes
+    w = 1.0 / (lam0 * lam0 * cls.counts + 1.0)
+    w2 = w * w
+    l2 = lam0 * lam0
+    ka_w2 = cls.ka(w2)
+    aa_w2 = cls.aa(w2)
+    tr_ainv0 = float(cls.sizes @ w)
     if qr:
-        kmat = stats.cross0r
-        rhs = lam_r[:, None] * (stats.zrw - lam0 * (kmat.T @ (g0 / d0[:, None])))
+        ka_w = cls.ka(w)
+        rhs = lam_r[:, None] * (stats.zrw - l2 * ka_w)
         ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
-        u0 = (g0 - lam0 * (kmat @ (lam_r[:, None] * ur))) / d0[:, None]
-        # R = Z'W - Z'Z Lambda U
-        lu0, lur = lam0 * u0, lam_r[:, None] * ur
-        r0 = stats.z0w - stats.counts0[:, None] * lu0 - stats.cross0r @ lur
-        rr = stats.zrw - stats.cross0r.T @ lu0 - stats.crr @ lur
-        s_inv = cho_solve((parts.chol_s, True), np.eye(qr), check_finite=False)
-        trace_r = np.diag(s_inv)
+        b = lam_r[:, None] * ur
+        kk_w_b = cls.kk_times(w, b)
+        rr = stats.zrw - l2 * (ka_w - kk_w_b) - stats.crr @ b
+        if cls.counts.size == 1 and cls.diagonal_crr:
+            # one count class: K'D^-2K = w K'D^-1K, so tr(S^-1 lam0^2 Lr K'D^-2K Lr) = w tr(S^-1 (I + Lr C_rr Lr - S))
+            # needs diag(S^-1) only
+            trace_r = _inverse_diagonal(parts.chol_s)
+            kk_w2_b = w[0] * kk_w_b
+            tr_ainv0 += float(w[0] * (trace_r @ (1.0 + lam_r * lam_r * np.diag(stats.crr)) - qr))
+        else:
+            kk_w2 = cls.kk(w2, full=False)
+            kk_w2_b = cls.kk_times(w2, b)
+            s_inv = _cholesky_inverse(parts.chol_s)
+            trace_r = np.diag(s_inv).copy()
+            kk_w2 *= l2 * lam_r[:, None]
+            kk_w2 *= lam_r[None, :]
+            tr_ainv0 += _trace_product(s_inv, kk_w2)
+        p0 = lam0 * (aa_w2 - ka_w2.T @ b - b.T @ ka_w2 + b.T @ kk_w2_b)
     else:
-        u0 = g0 / d0[:, None]
-        r0 = stats.z0w - stats.counts0[:, None] * (lam0 * u0)
+        p0 = lam0 * aa_w2
         ur = rr = np.zeros((0, p + 1))
-        s_inv = np.zeros((0, 0))
         trace_r = np.zeros(0)
-    c = np.append(-parts.beta, 1.0)
+    c = np.append(-_centred_beta(stats, parts), 1.0)
     if p:
         mxx_inv = cho_solve((cholesky(parts.mxx, lower=True, check_finite=False), True), np.eye(p), check_finite=False)
     grad = np.zeros(k_terms)
     bounds = np.concatenate([[0], np.cumsum(stats.n_levels[1:])]) if qr else np.zeros(1, dtype=int)
     for k in range(k_terms):
         if k == 0:
-            rk, uk = r0, u0
-            if qr:  # tr(A^-1)_00 = sum 1/d + tr(S^-1 E'E), E = lam0 D^-1 K Lr
-                ete = (lam0 * lam0) * (lam_r[:, None] * weighted_gram(kmat, 1.0 / d0**2)) * lam_r[None, :]
-                tr_ainv = float(np.sum(1.0 / d0) + np.sum(s_inv * ete))
-            else:
-                tr_ainv = float(np.sum(1.0 / d0))
-            qk = stats.n_levels[0]
+            pk, tr_ainv, qk = p0, tr_ainv0, stats.n_levels[0]
         else:
             sl = slice(bounds[k - 1], bounds[k])
-            rk, uk = rr[sl], ur[sl]
+            pk = rr[sl].T @ ur[sl]
             tr_ainv = float(np.sum(trace_r[sl]))
             qk = stats.n_levels[k]
         th = theta[k]
         dlogdet = 0.0 if th == 0.0 else 2.0 * (qk - tr_ainv) / th
-        pk = rk.T @ uk
         dm = -(pk + pk.T)
         dr2 = float(c @ dm @ c)
         if reml:

@@ -2,64 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-import warnings
-from typing import Any
-
 import pandas as pd
-from threadpoolctl import ThreadpoolController
 
-from ..errors import ConvergenceWarning, SingularFitWarning
-from ._deviance import deviance_parts
-from ._design import Design, build_design, complete_rows
-from ._optimize import SINGULAR_TOL, optimize_theta
-from ._result import LmerResult, make_result
-from ._stats import SufficientStats, compute_stats
+from .._validation import require_bool
+from ..errors import InputTypeError
+from ._design import build_design, complete_rows
+from ._family import warn_discrete_response
+from ._result import LmerResult, check_fit, design_stats, fit_design, fit_from_stats
 
-__all__ = ["lmer", "fit_from_stats"]
-
-
-@functools.lru_cache(maxsize=1)
-def _controller() -> ThreadpoolController:
-    return ThreadpoolController()  # inspects the loaded BLAS libraries once
-
-
-def single_threaded_blas():
-    """Context manager: BLAS on one thread. The engine's dense systems are small (tens to a few hundred
-    rows), where multi-threaded BLAS only adds overhead, and under load thread oversubscription makes a
-    200 x 200 Cholesky factorisation 100 times slower."""
-    return _controller().limit(limits=1, user_api="blas")
-
-
-def fit_from_stats(design: Design, stats: SufficientStats, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
-    """Optimise, check and assemble a fit from precomputed sufficient statistics."""
-    with single_threaded_blas():
-        opt = optimize_theta(stats, reml)
-        parts = deviance_parts(stats, opt.theta, reml)
-        result = make_result(design, stats, opt, parts, data)
-    if warn:
-        check_fit(result)
-    return result
-
-
-def check_fit(result: LmerResult) -> None:
-    """Warn on singular (boundary) fits and on non-convergence (lme4's ``checkConv``)."""
-    if result.singular:
-        zero = [g for g, t in zip(result.group_names, result.theta) if t < SINGULAR_TOL]
-        warnings.warn(
-            f"boundary (singular) fit: the variance of {', '.join(repr(z) for z in zero)} is estimated as "
-            "(numerically) zero. This is a valid estimate, not a failure; the component can be dropped "
-            "without changing the fit.",
-            SingularFitWarning,
-            stacklevel=3,
-        )
-    if not result.converged:
-        warnings.warn(
-            "the optimiser did not meet its convergence criterion (projected gradient of the deviance "
-            "not ~0); treat the estimates with care and check the model specification.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
+__all__ = ["lmer", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
 def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: bool = False) -> LmerResult:
@@ -70,11 +21,14 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     formula : str
         ``"score ~ system + (1|item) + (1|rater:item) + (1|site/rater)"``: fixed effects in
         formulaic/Wilkinson syntax, random intercepts for any number of crossed or nested grouping
-        factors. A formula without random terms fits the linear model (R's ``lm``).
-    data : pandas.DataFrame, or a Parquet path/glob, Arrow table, DuckDB relation or Spark DataFrame
-        Long-format data (one row per observation); never modified. Sources other than a DataFrame are
-        fitted from aggregates computed by DuckDB or Spark (:func:`mixeval.scale.lmer_aggregate`: random
-        intercepts and categorical/numeric fixed effects; ``fitted`` and ``residuals`` are then None).
+        factors, random slopes as lme4 writes them (``(1 + x | g)``, ``(x | g)``, ``(0 + x | g)``,
+        uncorrelated ``(1 + x || g)``, factor slopes ``(1 + system | item)``). A formula without random
+        terms fits the linear model (R's ``lm``).
+    data : pandas.DataFrame, or (through :func:`mixeval.lmer` only) a Parquet path/glob, Arrow table, DuckDB relation or Spark DataFrame
+        Long-format data (one row per observation); never modified. ``mixeval.lmer`` fits sources other
+        than a DataFrame from aggregates computed by DuckDB or Spark (:func:`mixeval.scale.lmer_aggregate`:
+        random intercepts and categorical/numeric fixed effects; ``fitted`` and ``residuals`` are then
+        None); the engine's own ``mixeval.mixed.lmer`` takes DataFrames.
     REML : bool, default True
         Restricted maximum likelihood (lme4's default) or maximum likelihood (``REML=False``).
     drop_missing : bool, default False
@@ -105,8 +59,12 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
 
     ``REML: -2 l_R(theta) = log|A| + log|R_X|^2 + (n - p)(1 + log(2 pi r^2 / (n - p)))``
 
-    and are minimised over ``theta >= 0``. Everything is computed from the sufficient statistics
-    ``Z'Z``, ``Z'[X y]``, ``[X y]'[X y]``, so each evaluation is independent of the number of rows.
+    and are minimised over ``theta >= lower`` (lme4's theta: per term the lower triangle of the relative
+    covariance factor ``Lambda_k``, diagonal >= 0). Everything is computed from the sufficient statistics
+    ``Z'Z``, ``Z'[X y]``, ``[X y]'[X y]``, so each evaluation is independent of the number of rows; models
+    with random slopes use the general evaluator (:mod:`._general`). The fit runs on a centred and scaled
+    copy of the data and maps back (:mod:`._scaling`): the estimates do not depend on the response's or a
+    covariate's location or units, and ``loglik`` is the one of the data as given (as lme4's).
 
     Examples
     --------
@@ -119,13 +77,15 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     >>> list(fit.varcorr.group)
     ['item', 'Residual']
     """
+    reml = require_bool(REML, "REML")
     if not isinstance(data, pd.DataFrame):
-        from ..scale import is_aggregate_source, lmer_aggregate
-
-        if is_aggregate_source(data):
-            return lmer_aggregate(formula, data, REML=bool(REML))
+        raise InputTypeError(
+            f"`data` must be a pandas DataFrame in long format (one row per observation); got "
+            f"{type(data).__name__}. For Parquet files, Arrow tables, DuckDB relations or Spark DataFrames "
+            "call mixeval.lmer, which fits them from aggregates (mixeval.scale.lmer_aggregate)."
+        )
     if drop_missing:
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
-    stats = compute_stats(design)
-    return fit_from_stats(design, stats, reml=bool(REML), data=design.data)
+    warn_discrete_response(design.y, design.parsed.response)  # 0/1 or small counts: name the family= to use
+    return fit_design(design, reml=reml, data=design.data)

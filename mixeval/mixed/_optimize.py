@@ -1,9 +1,14 @@
-"""Stages 3 and 4 (lme4's ``optimizeLmer`` and ``checkConv``): minimise the profiled deviance over theta >= 0.
+"""Stages 3 and 4 (lme4's ``optimizeLmer`` and ``checkConv``): minimise the profiled deviance over theta >= lower.
 
-The deviance is smooth and even in each theta_k, and cheap to evaluate (it does
-not touch the rows), so a quasi-Newton method with bounds and the exact gradient
-converges to the optimum to near machine precision on the deviance
-scale. Components that go to the bound 0 are singular fits (reported, not errors).
+The deviance is smooth and even in each bounded theta_k, and an evaluation does
+not touch the rows, but with thousands of levels in the second-largest factor one
+evaluation costs a dense factorisation, so the number of evaluations is what
+counts. :func:`minimize_deviance` is a projected Newton method: second-order
+information from the Hessian (given, or by forward differences of the exact
+gradient at the start and at the end) and BFGS updates in between, so a fit
+takes a handful of iterations with one evaluation each. Components that go to
+the bound 0 are singular fits (reported, not errors). It is the one optimiser
+of every mixed model of the package (random intercepts, random slopes, GLMMs).
 """
 
 from __future__ import annotations
@@ -13,15 +18,29 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import LinAlgError
-from scipy.optimize import minimize
 
 from ._deviance import deviance_and_gradient, profiled_deviance
 from ._stats import SufficientStats
 
-__all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "optimize_theta", "SINGULAR_TOL"]
+__all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "finite_difference_hessian",
+           "optimize_theta", "SINGULAR_TOL", "DECREASE_TOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
+
+#: the fit has converged when a Newton step predicts a decrease of the deviance below this (deviance units:
+#: twice the log-likelihood, which does not depend on where the response is located or on its units)
+DECREASE_TOL = 1e-6
+
+#: iterations stop when the predicted decrease is below this, or (usually first) when the step no longer
+#: changes theta (relative 1e-10); Newton's quadratic convergence makes the extra precision nearly free
+_STOP_TOL = 1e-16
+
+#: another round (with the Hessian formed afresh) only when the fresh Newton step predicts more than this
+_ROUND_TOL = 1e-13
+
+#: steps predicted to gain less than this are not used to judge the quadratic model (rounding dominates)
+_JUDGE_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -34,74 +53,6 @@ class OptimResult:
     n_evaluations: int
     message: str
     gradient: np.ndarray
-
-
-def _snap_to_boundary(f, theta: np.ndarray, at_bound: np.ndarray) -> np.ndarray:
-    """Set near-zero bounded thetas to exactly 0 when that does not increase the deviance (beyond rounding)."""
-    theta = theta.copy()
-    base = f(theta)
-    for i in np.argsort(np.abs(theta)):
-        if not at_bound[i] or theta[i] == 0.0 or theta[i] >= SINGULAR_TOL:
-            continue
-        trial = theta.copy()
-        trial[i] = 0.0
-        value = f(trial)
-        if value <= base + 1e-9 * max(1.0, abs(base)):
-            theta, base = trial, min(base, value)
-    return theta
-
-
-_PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
-
-
-def _escape_boundary(f, theta: np.ndarray, bounded: np.ndarray) -> np.ndarray | None:
-    """A point with lower deviance than ``theta`` obtained by moving one zero bounded component off 0, if any."""
-    base = f(theta)
-    best, best_value = None, base - 1e-10 * max(1.0, abs(base))
-    for i in np.flatnonzero(bounded & (theta == 0.0)):
-        for step in _PROBES:
-            trial = theta.copy()
-            trial[i] = step
-            value = f(trial)
-            if value < best_value:
-                best, best_value = trial, value
-    return best
-
-
-def _hessian(fg, theta: np.ndarray, free: np.ndarray) -> np.ndarray:
-    """Central differences of the gradient over the free coordinates."""
-    idx = np.flatnonzero(free)
-    h = np.empty((idx.size, idx.size))
-    for a, i in enumerate(idx):
-        step = 1e-5 * max(abs(theta[i]), 1e-3)
-        tp, tm = theta.copy(), theta.copy()
-        tp[i] += step
-        tm[i] -= step
-        h[a] = (fg(tp)[1][idx] - fg(tm)[1][idx]) / (2 * step)
-    return 0.5 * (h + h.T)
-
-
-def _newton_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 4):
-    """A few projected Newton steps on the interior coordinates; returns the predicted remaining decrease."""
-    dev, grad = fg(theta)
-    decrease = np.inf
-    for _ in range(steps):
-        free = theta > lower
-        if not free.any():
-            return theta, dev, grad, 0.0
-        hess = _hessian(fg, theta, free)
-        g = grad[free]
-        step = np.linalg.pinv(hess, rcond=1e-10) @ g  # pinv: flat directions (confounded factors) get no step
-        decrease = float(0.5 * g @ step)
-        if not np.isfinite(decrease) or decrease < 1e-12:
-            break
-        trial = theta.copy()
-        trial[free] = np.maximum(theta[free] - step, lower[free])
-        new_dev, new_grad = fg(trial)
-        if not new_dev < dev:
-            break
-        theta, dev, grad = trial, new_dev, new_grad
-    return theta, dev, grad, abs(decrease) if np.isfinite(decrease) else np.inf
 
 
 def finite_difference_gradient(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
@@ -122,8 +73,154 @@ def finite_difference_gradient(f: Callable[[np.ndarray], float]) -> Callable[[np
     return fg
 
 
+def finite_difference_hessian(fg: Callable[[np.ndarray], tuple[float, np.ndarray]], theta: np.ndarray,
+                              grad: np.ndarray) -> np.ndarray:
+    """Forward differences of the gradient (one evaluation per coordinate, steps upwards), symmetrised.
+
+    Upward steps keep a coordinate at its lower bound feasible; at ``theta_k = 0``, where the deviance is
+    even, ``g_k(h) / h`` is the curvature itself.
+    """
+    k = theta.size
+    h = np.empty((k, k))
+    for i in range(k):
+        step = 1e-4 * max(abs(theta[i]), 0.1)
+        trial = theta.copy()
+        trial[i] += step
+        h[i] = (fg(trial)[1] - grad) / step
+    return 0.5 * (h + h.T)
+
+
+def _newton_direction(hess: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """``-|H|^+ g``: the eigenvalues' absolute values (negative curvature is descended, not ascended), and no
+    step along flat directions (confounded factors, whose split of a variance is not identified)."""
+    if grad.size == 0:
+        return grad.copy()
+    values, vectors = np.linalg.eigh(hess)
+    size = np.abs(values)
+    top = size.max() if size.size else 0.0
+    inv = np.where(size > 1e-10 * top, 1.0 / np.where(size > 0, size, 1.0), 0.0) if top > 0 else np.zeros_like(size)
+    return -(vectors @ (inv * (vectors.T @ grad)))
+
+
+def _bfgs_update(hess: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """BFGS update of a Hessian approximation (skipped unless the curvature condition holds clearly)."""
+    sy = float(s @ y)
+    hs = hess @ s
+    shs = float(s @ hs)
+    if not (sy > 1e-10 * np.linalg.norm(s) * np.linalg.norm(y) and shs > 0):
+        return hess
+    return hess - np.outer(hs, hs) / shs + np.outer(y, y) / sy
+
+
+def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) -> tuple[np.ndarray, float]:
+    """Set near-zero bounded thetas to exactly 0 when that does not increase the deviance (beyond rounding)."""
+    theta = theta.copy()
+    for i in np.argsort(np.abs(theta)):
+        if not bounded[i] or theta[i] == 0.0 or abs(theta[i]) >= SINGULAR_TOL:
+            continue
+        trial = theta.copy()
+        trial[i] = 0.0
+        value = f(trial)
+        if value <= base + 1e-9 * max(1.0, abs(base)):
+            theta, base = trial, min(base, value)
+    return theta, base
+
+
+_PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
+
+
+def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray) -> np.ndarray | None:
+    """A point with lower deviance than ``theta`` obtained by moving one zero bounded component off 0, if any.
+
+    Where the curvature at 0 is negative a step off 0 decreases the deviance; where it is positive 0 is a
+    local minimum along that coordinate and the probes look for a better one further away.
+    """
+    best, best_value = None, base - 1e-10 * max(1.0, abs(base))
+    for i in np.flatnonzero(bounded & (theta == 0.0)):
+        for step in _PROBES:
+            trial = theta.copy()
+            trial[i] = step
+            value = f(trial)
+            if value < best_value:
+                best, best_value = trial, value
+                if curvature[i] < 0:
+                    break
+    return best
+
+
+def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int):
+    """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
+
+    Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
+    A step never lands on a bound: a coordinate heading below its bound moves 90% of the way there
+    (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
+    stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
+    snapped). After a step that needed backtracking or gained less than a quarter of the predicted
+    decrease the Hessian is formed afresh, otherwise BFGS-updated. Stops when the predicted decrease is
+    below ``_STOP_TOL`` or no step decreases the deviance.
+    """
+    decrease = np.inf
+    radius = 1.0
+    steps = tiny_steps = 0
+    for _ in range(max_iter):
+        held = bounded & (x <= lower) & (grad >= 0)
+        free = ~held
+        # standard deviations away from 0 take Newton steps in log(theta): the deviance is roughly
+        # logarithmic in them far from the optimum (where steps in theta overshoot), and a step in the
+        # logarithm never reaches 0, where the deviance is stationary
+        logs = bounded & (lower == 0.0) & (x > 0.0)
+        sc = np.where(logs, x, 1.0)
+        g_t = grad * sc
+        h_t = hess * sc[:, None] * sc[None, :] + np.diag(np.where(logs, grad * x, 0.0))
+        step = np.zeros_like(x)
+        step[free] = _newton_direction(h_t[np.ix_(free, free)], g_t[free])
+        decrease = -0.5 * float(g_t @ step)
+        if not decrease > _STOP_TOL or np.all(np.abs(step) <= 1e-10 * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
+            decrease = max(decrease, 0.0)
+            break
+        # near the optimum differences of the deviance are at its rounding error: a Newton step that does
+        # not increase it beyond rounding is taken (the gradient, not the difference, is then the guide)
+        rounding = 1e-12 * max(1.0, abs(value)) if decrease < _JUDGE_TOL else 0.0
+        # trust box: no log-coordinate moves by more than `radius`, no other by more than `radius` times its size
+        reach = np.where(logs, radius, radius * np.maximum(np.abs(x), 0.05))
+        size = np.max(np.abs(step) / reach)
+        if size > 1.0:
+            step /= size
+        floor = np.full_like(x, -np.inf)  # unbounded coordinates (lower = -inf) have no floor
+        floor[bounded] = lower[bounded] + 0.1 * (x[bounded] - lower[bounded])
+        alpha = 1.0
+        while alpha > 1e-10:
+            trial = np.where(logs, x * np.exp(alpha * step), np.maximum(x + alpha * step, floor))
+            t_value, t_grad = fg(trial)
+            slope = float(grad @ (trial - x))
+            if t_value <= value + 1e-4 * min(slope, 0.0) + rounding and np.isfinite(t_value):
+                break
+            # safeguarded quadratic interpolation of the deviance along the step
+            curv = t_value - value - slope
+            alpha *= 0.5 if not (np.isfinite(t_value) and curv > 0) else min(0.5, max(0.1, -0.5 * slope / curv))
+        else:
+            break
+        if not (t_value < value or (rounding and t_value <= value + rounding)):  # the step changes nothing
+            break
+        tiny_steps = tiny_steps + 1 if rounding else 0
+        if tiny_steps > 3:
+            x, value, grad = trial, t_value, t_grad
+            break
+        taken = alpha * step
+        predicted = -float(g_t @ taken) - 0.5 * float(taken @ h_t @ taken)
+        ratio = (value - t_value) / predicted if predicted > 0 else 0.0
+        poor = (alpha < 1.0 or ratio < 0.25) and decrease > _JUDGE_TOL
+        radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
+        s_, y_ = trial - x, t_grad - grad
+        x, value, grad = trial, t_value, t_grad
+        hess = hessian(x, grad) if poor else _bfgs_update(hess, s_, y_)
+        steps += 1
+    return x, value, grad, hess, decrease, steps
+
+
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
-                      lower: np.ndarray) -> OptimResult:
+                      lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
+                      fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -136,19 +233,34 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     lower : ndarray
         Lower bounds: 0 for the diagonal elements of the relative covariance factors (standard deviations),
         ``-inf`` for off-diagonal elements (lme4's ``lower``).
+    hess : callable, optional
+        ``theta -> Hessian`` of the deviance; by default forward differences of ``fun_and_grad``'s gradient
+        (:func:`finite_difference_hessian`), formed only at the start and to confirm the optimum.
+    fun : callable, optional
+        ``theta -> deviance`` alone, when cheaper than with the gradient (used for the boundary checks).
+    max_iter : int
+        Newton iterations per round.
 
     Returns
     -------
     OptimResult
+        ``n_evaluations`` counts the calls of ``fun_and_grad`` and ``fun``.
 
     Notes
     -----
-    L-BFGS-B with bounds, then a second run from the solution to polish. The deviance is even in
-    every bounded coordinate, so ``theta_k = 0`` is always stationary: bounded coordinates that end
-    within rounding of 0 are set to exactly 0, and zero coordinates are probed away from 0 and the
-    search restarted from any better point. A few Newton steps on the interior coordinates finish;
-    convergence (lme4's ``checkConv`` in spirit) means the Newton step predicts a decrease of the
-    deviance below ``1e-6``, a criterion on the deviance scale that does not depend on the response's units.
+    Projected Newton iterations: the step solves ``|H| d = -g`` on the coordinates not held at their
+    bound (absolute eigenvalues, no step along flat directions), a backtracking line search along the
+    step clipped to the bounds, BFGS updates of ``H`` between iterations. A round ends when the
+    step changes theta by less than 1e-10 (relative) or the
+    predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
+    starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
+    from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
+    is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to exactly
+    0 when that does not increase the deviance, zero coordinates are probed away from 0 and the search
+    restarted from any better point. Convergence (lme4's ``checkConv`` in spirit) means the Newton step
+    with the fresh Hessian predicts a decrease below :data:`DECREASE_TOL`: a criterion in deviance
+    units, which do not depend on the response's location or scale (shifting or rescaling ``y`` adds a
+    constant to the deviance and leaves theta unchanged).
     """
     lower = np.asarray(lower, dtype=float)
     k = lower.size
@@ -161,31 +273,60 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
             value, grad = fun_and_grad(np.maximum(x, lower))
         except LinAlgError:
             return float("inf"), np.zeros(k)
-        return float(value), np.asarray(grad, dtype=float)
+        value = float(value)
+        return (value, np.asarray(grad, dtype=float)) if np.isfinite(value) else (float("inf"), np.zeros(k))
 
     def f(x: np.ndarray) -> float:
-        return fg(x)[0]
+        if fun is None:
+            return fg(x)[0]
+        n_evals[0] += 1
+        try:
+            value = float(fun(np.maximum(x, lower)))
+        except LinAlgError:
+            return float("inf")
+        return value if np.isfinite(value) else float("inf")
+
+    def hessian(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+        if hess is not None:
+            return np.asarray(hess(np.maximum(x, lower)), dtype=float)
+        return finite_difference_hessian(fg, x, grad)
 
     if k == 0:
         value = fg(np.zeros(0))[0]
         return OptimResult(np.zeros(0), value, True, 1, "no random effects", np.zeros(0))
-    x0 = np.asarray(theta0, dtype=float)
-    bounds = [(lo if np.isfinite(lo) else None, None) for lo in lower]
-    options = {"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10, "maxcor": 30}
-    res = minimize(fg, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
-    # polish from the solution (removes the occasional early stop on a flat ridge)
-    res = minimize(fg, np.maximum(res.x, lower), jac=True, method="L-BFGS-B", bounds=bounds, options=options)
-    theta = _snap_to_boundary(f, np.maximum(res.x, lower), bounded)
-    for _ in range(2 * k):
-        start = _escape_boundary(f, theta, bounded)
+    x = np.maximum(np.asarray(theta0, dtype=float), lower)
+    value, grad = fg(x)
+    if not np.isfinite(value):
+        return OptimResult(x, value, False, n_evals[0], "the deviance is not finite at the starting values", grad)
+    h = hessian(x, grad)
+    decrease = np.inf
+    message = "predicted decrease below tolerance"
+    for _ in range(2 * k + 1):  # restarts from better points found off the boundary
+        for rounds in range(3):  # rounds, each ended by a fresh Hessian
+            x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter)
+            if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
+                break
+            h = hessian(x, grad)
+            held = bounded & (x <= lower) & (grad >= 0)
+            free = ~held
+            decrease = max(-0.5 * float(grad[free] @ _newton_direction(h[np.ix_(free, free)], grad[free])), 0.0)
+            if decrease <= _ROUND_TOL:
+                break
+        snapped, snapped_value = _snap_to_boundary(f, x, value, bounded)
+        if not np.array_equal(snapped, x):  # (the Hessian of the unsnapped point serves the checks below)
+            x = snapped
+            value, grad = fg(x)
+        start = _escape_boundary(f, x, value, bounded, np.diag(h))
         if start is None:
             break
-        res = minimize(fg, start, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
-        theta = _snap_to_boundary(f, np.maximum(res.x, lower), bounded)
-    theta, dev, grad, decrease = _newton_polish(fg, theta, lower)
-    converged = bool(np.isfinite(dev) and decrease < 1e-6)
-    return OptimResult(theta=theta, deviance=float(dev), converged=converged, n_evaluations=n_evals[0],
-                       message=str(res.message), gradient=grad)
+        x = start
+        value, grad = fg(x)
+        h = hessian(x, grad)
+    converged = bool(np.isfinite(value) and decrease < DECREASE_TOL)
+    if not converged:
+        message = f"predicted decrease {decrease:.3g} above {DECREASE_TOL:g}"
+    return OptimResult(theta=x, deviance=float(value), converged=converged, n_evaluations=n_evals[0],
+                       message=message, gradient=grad)
 
 
 def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None = None) -> OptimResult:
@@ -210,4 +351,5 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     if k == 0:
         return OptimResult(np.zeros(0), profiled_deviance(stats, np.zeros(0), reml), True, 1, "no random effects", np.zeros(0))
     x0 = np.ones(k) if theta0 is None else np.asarray(theta0, dtype=float)
-    return minimize_deviance(lambda t: deviance_and_gradient(stats, np.abs(t), reml), x0, np.zeros(k))
+    return minimize_deviance(lambda t: deviance_and_gradient(stats, np.abs(t), reml), x0, np.zeros(k),
+                             fun=lambda t: profiled_deviance(stats, np.abs(t), reml))

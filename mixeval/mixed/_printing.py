@@ -3,21 +3,45 @@
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
+import numpy as np
 
-from ._result import LmerResult
+if TYPE_CHECKING:  # for annotations only: _result imports this module to print itself
+    from ._result import LmerResult
 
 __all__ = ["format_summary", "format_varcorr", "format_html"]
 
 
 def format_varcorr(fit: LmerResult) -> str:
-    """Variance components as lme4's ``print(VarCorr(fit), comp = c("Variance", "Std.Dev."))`` (+ percent)."""
+    """Variance components as lme4's ``print(VarCorr(fit), comp = c("Variance", "Std.Dev."))`` (+ percent);
+    with random slopes, one row per coefficient and the correlations beside it (lme4's ``Corr`` block)."""
+    if fit.has_slopes:
+        return _format_varcorr_slopes(fit)
     vc = fit.varcorr
     width = max(6, *(len(g) for g in vc.group))
     lines = [f" {'Groups':<{width}} Name        {'Variance':>12} {'Std.Dev.':>11} {'Percent':>8}"]
     for row in vc.itertuples(index=False):
         name = "" if row.group == "Residual" else "(Intercept)"
         lines.append(f" {row.group:<{width}} {name:<11} {row.variance:>12.6g} {row.std:>11.6g} {row.percent:>7.2f}%")
+    return "\n".join(lines)
+
+
+def _format_varcorr_slopes(fit: LmerResult) -> str:
+    """lme4's VarCorr print for terms with several coefficients: Groups, Name, Variance, Std.Dev., Corr."""
+    rows = []  # (group, name, variance, std, [correlations with the term's earlier coefficients])
+    for label, (g, names) in zip(fit.term_labels, zip(fit.group_names, fit.term_coef_names)):
+        cov = fit.covariances[label].to_numpy()
+        corr = fit.correlations[label].to_numpy()
+        for i, nm in enumerate(names):
+            rows.append((g if i == 0 else "", nm, cov[i, i], float(np.sqrt(cov[i, i])), list(corr[i, :i])))
+    rows.append(("Residual", "", fit.sigma2, fit.sigma, []))
+    gw = max(8, *(len(r[0]) for r in rows))
+    nw = max(11, *(len(r[1]) for r in rows))
+    lines = [f" {'Groups':<{gw}} {'Name':<{nw}} {'Variance':>12} {'Std.Dev.':>11} Corr"]
+    for g, nm, var, sd, corr in rows:
+        cells = " ".join("  NaN" if not np.isfinite(c) else f"{c:5.2f}" for c in corr)
+        lines.append(f" {g:<{gw}} {nm:<{nw}} {var:>12.6g} {sd:>11.6g} {cells}".rstrip())
     return "\n".join(lines)
 
 

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import cho_solve, cholesky
+from scipy.linalg import LinAlgError, cho_solve, cholesky
 
+from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ._blas import single_threaded_blas
 from ._design import Design
-from ._deviance import DevianceParts, solve_random_effects
-from ._optimize import SINGULAR_TOL, OptimResult
-from ._stats import SufficientStats
+from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
+from ._general import (BlockStats, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
+                       gradient_polish, optimize_general)
+from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
+from ._reterms import _tril_template, theta_to_factors
+from ._reterms import build_restructure
+from ._scaling import Scaling, identity_scaling, map_factor, standardize
+from ._stats import SufficientStats, compute_stats
 
-__all__ = ["LmerResult", "make_result"]
+__all__ = ["LmerResult", "make_result", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,8 @@ class LmerResult:
     n_levels : tuple of int
         Levels per group.
     theta : ndarray
-        Relative standard deviations ``sigma_k / sigma``.
+        lme4's theta: per term the lower triangle (column-wise) of the relative covariance factor
+        ``Lambda_k``; for random intercepts the relative standard deviations ``sigma_k / sigma``.
     sigma2 : float
         Residual variance.
     loglik : float
@@ -52,6 +62,9 @@ class LmerResult:
         Some variance component is (numerically) zero: a boundary fit.
     converged : bool
         The optimiser met its convergence criterion.
+    scaling : Scaling or None
+        The map between the data as given and the centred, scaled copy the optimiser saw
+        (:mod:`mixeval.mixed._scaling`); ``stats`` belong to the scaled copy.
     """
 
     formula: str
@@ -73,8 +86,117 @@ class LmerResult:
     fitted: np.ndarray | None = field(repr=False)
     residuals: np.ndarray | None = field(repr=False)
     design: Design = field(repr=False, compare=False)
-    stats: SufficientStats = field(repr=False, compare=False)
+    stats: SufficientStats | BlockStats = field(repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
+    scaling: Scaling | None = field(default=None, repr=False, compare=False)
+
+    # ----------------------------------------------------------------- structure
+    @property
+    def has_slopes(self) -> bool:
+        """Some random term has coefficients other than a single intercept (random slopes)."""
+        return isinstance(self.stats, BlockStats)
+
+    @property
+    def term_coef_names(self) -> tuple[tuple[str, ...], ...]:
+        """Coefficient names of every random term (``("(Intercept)", "x")``), in the order of ``group_names``."""
+        return tuple(tuple(getattr(g, "coef_names", ("(Intercept)",))) for g in self.design.groups)
+
+    @property
+    def term_labels(self) -> tuple[str, ...]:
+        """Every random term as lme4 writes it (``"(1 | item)"``, ``"(1 + x | subject)"``)."""
+        return tuple(g.label if hasattr(g, "label") else f"(1 | {g.name})" for g in self.design.groups)
+
+    def _scaling(self) -> Scaling:
+        if self.scaling is not None:
+            return self.scaling
+        return identity_scaling(len(self.fixed_names), tuple(len(c) for c in self.term_coef_names))
+
+    @property
+    def covariances(self) -> dict[str, pd.DataFrame]:
+        """Covariance matrix of one level's random effects per term (``sigma^2 Lambda_k Lambda_k'``), keyed
+        by the term's label."""
+        out = {}
+        for label, names, lam in zip(self.term_labels, self.term_coef_names, self._factors()):
+            out[label] = pd.DataFrame(self.sigma2 * lam @ lam.T, index=list(names), columns=list(names))
+        return out
+
+    @property
+    def correlations(self) -> dict[str, pd.DataFrame]:
+        """Correlation matrix of one level's random effects per term (NaN where a variance is 0)."""
+        out = {}
+        for label, cov in self.covariances.items():
+            sd = np.sqrt(np.diag(cov.to_numpy()))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                corr = cov.to_numpy() / np.outer(sd, sd)
+            out[label] = pd.DataFrame(corr, index=cov.index, columns=cov.columns)
+        return out
+
+    def scaled_theta(self, theta: np.ndarray) -> np.ndarray:
+        """lme4's theta of the data as given, mapped to the centred and scaled problem ``stats`` belong to
+        (``Lambda_k* = T_k^{-1} Lambda_k`` re-factorised; the identity for random intercepts)."""
+        theta = np.asarray(theta, dtype=float)
+        dims = [len(c) for c in self.term_coef_names]
+        out = []
+        for Tk, lam in zip(self._scaling().term_T, theta_to_factors(tuple(_Dims(d) for d in dims), theta)):
+            lam_s = map_factor(np.linalg.inv(Tk), lam)
+            rows, cols = _tril_template(lam.shape[0])
+            out.append(lam_s[rows, cols])
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def criterion_at(self, theta: np.ndarray) -> float:
+        """The profiled criterion (REML criterion or ML deviance, ``-2`` log-likelihood) of the data as given at
+        lme4's ``theta`` (in the layout of :attr:`theta`); what lme4's ``devfun`` returns.
+
+        Profile intervals and likelihood checks call this; it evaluates the intercept path or the general
+        evaluator on the scaled statistics and adds the Jacobian of the scaling (:mod:`._scaling`).
+        """
+        from ._deviance import deviance_parts
+        from ._general import general_deviance_parts
+
+        th = self.scaled_theta(theta)
+        if self.has_slopes:
+            dev = general_deviance_parts(self.stats, th, self.reml).deviance
+        else:
+            dev = deviance_parts(self.stats, np.abs(th), self.reml).deviance
+        return float(self._scaling().criterion(dev, self.nobs, len(self.fixed_names), self.reml))
+
+    def _factors(self) -> list[np.ndarray]:
+        dims = [len(c) for c in self.term_coef_names]
+        return theta_to_factors(tuple(_Dims(d) for d in dims), self.theta)
+
+    def varcorr_frame(self) -> pd.DataFrame:
+        """lme4's ``as.data.frame(VarCorr(fit))``: grp, var1, var2, vcov, sdcor, and the ``name`` of each
+        component in ``mixeval fit --json`` (``"subject"``, ``"subject.x"``, ``"subject.(Intercept).x"``).
+
+        Per term the variances come first, then the covariances (pairs in the order of the lower
+        triangle, row-wise as lme4); ``sdcor`` holds standard deviations and correlations. The
+        residual row is last.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from mixeval.mixed import lmer
+        >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+        >>> list(lmer("y ~ 1 + (1|g)", df).varcorr_frame().name)
+        ['g', 'Residual']
+        """
+        rows = []
+        for g, names, lam in zip(self.group_names, self.term_coef_names, self._factors()):
+            cov = self.sigma2 * lam @ lam.T
+            sd = np.sqrt(np.diag(cov))
+            for i, nm in enumerate(names):
+                key = g if nm == "(Intercept)" else f"{g}.{nm}"
+                rows.append((key, g, nm, None, float(cov[i, i]), float(sd[i])))
+            for i in range(len(names)):
+                for j in range(i + 1, len(names)):
+                    corr = float(cov[i, j] / (sd[i] * sd[j])) if sd[i] > 0 and sd[j] > 0 else float("nan")
+                    rows.append((f"{g}.{names[i]}.{names[j]}", g, names[i], names[j], float(cov[i, j]), corr))
+        rows.append(("Residual", "Residual", None, None, float(self.sigma2), float(np.sqrt(self.sigma2))))
+        frame = pd.DataFrame(rows, columns=["name", "grp", "var1", "var2", "vcov", "sdcor"])
+        dup = frame.name.duplicated(keep=False)
+        if dup.any():  # e.g. (1|g) + (1 + x|g): number the repeats as lme4 numbers groups (g.1)
+            frame.loc[dup, "name"] = [f"{n}#{k}" for k, n in enumerate(frame.name[dup])]
+        return frame
 
     # ----------------------------------------------------------------- tables
     @property
@@ -99,15 +221,47 @@ class LmerResult:
 
     @property
     def variances(self) -> dict[str, float]:
-        """Variance of every random-effect group and ``"Residual"``."""
-        out = {g: float(self.sigma2 * t * t) for g, t in zip(self.group_names, self.theta)}
-        out["Residual"] = float(self.sigma2)
-        return out
+        """Variance of every random-effect group and ``"Residual"``.
+
+        With random slopes every variance is listed under its name in lme4's ``as.data.frame(VarCorr)``
+        (``"subject"`` for the intercept, ``"subject.x"`` for the slope); covariances are in
+        :meth:`varcorr_frame` and :attr:`covariances`.
+        """
+        if not self.has_slopes:
+            out = {g: float(self.sigma2 * t * t) for g, t in zip(self.group_names, self.theta)}
+            out["Residual"] = float(self.sigma2)
+            return out
+        frame = self.varcorr_frame()
+        frame = frame[frame.var2.isna()]
+        return {str(k): float(v) for k, v in zip(frame.name, frame.vcov)}
+
+    @property
+    def components(self) -> dict[str, float]:
+        """Every variance and covariance under its ``as.data.frame(VarCorr)`` name (``mixeval fit --json``)."""
+        frame = self.varcorr_frame()
+        return {str(k): float(v) for k, v in zip(frame.name, frame.vcov)}
 
     @property
     def varcorr(self) -> pd.DataFrame:
-        """Variance components (lme4's ``VarCorr``): group, variance, std, percent of the total."""
+        """Variance components (lme4's ``VarCorr``): group, variance, std, percent of the total.
+
+        With random slopes, one row per variance with the coefficient's ``name``; ``percent`` is then NaN
+        (slope variances are in units of the response per unit of the covariate and do not add up with
+        the others); correlations are in :attr:`correlations` and printed by ``summary()``.
+        """
         v = self.variances
+        if self.has_slopes:
+            frame = self.varcorr_frame()
+            frame = frame[frame.var2.isna()]
+            return pd.DataFrame(
+                {
+                    "group": list(frame.grp),
+                    "name": [("" if pd.isna(n) else n) for n in frame.var1],
+                    "variance": list(frame.vcov),
+                    "std": list(frame.sdcor),
+                    "percent": np.nan,
+                }
+            ).reset_index(drop=True)
         total = sum(v.values())
         return pd.DataFrame(
             {
@@ -138,9 +292,9 @@ class LmerResult:
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        from ._deviance import deviance_parts
-        from ._fit import single_threaded_blas
-
+        if self.has_slopes:
+            return self._varcomp_cov_slopes()
+        y_scale2 = self._scaling().y_scale ** 2
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
         free = v_hat > 0
@@ -151,7 +305,7 @@ class LmerResult:
             theta = np.sqrt(np.maximum(v[:-1], 0.0) / s2)
             parts = deviance_parts(self.stats, theta, self.reml)
             base = parts.logdet_a + (parts.logdet_mxx if self.reml else 0.0)
-            return base + parts.r2 / s2 + m * np.log(2 * np.pi * s2)
+            return base + y_scale2 * parts.r2 / s2 + m * np.log(2 * np.pi * s2)
 
         idx = np.flatnonzero(free)
         with single_threaded_blas():
@@ -187,7 +341,16 @@ class LmerResult:
 
         theta = np.sqrt(np.maximum(v[:-1], 0.0) / v[-1])
         parts = deviance_parts(self.stats, theta, self.reml)
-        return v[-1] * np.linalg.inv(parts.mxx)
+        T = self._scaling().T
+        return v[-1] * (T @ np.linalg.inv(parts.mxx) @ T.T)
+
+    def _require_intercepts(self, what: str) -> None:
+        if self.has_slopes:
+            raise InputError(
+                f"{what} is not available for models with random slopes yet (fitted: {', '.join(self.term_labels)}); "
+                "use the likelihood-ratio test (mixeval.mixed.compare) of nested ML fits, or fit the random "
+                "intercepts alone."
+            )
 
     def satterthwaite_df(self, contrast: np.ndarray) -> float:
         """Satterthwaite degrees of freedom of ``L' beta`` (lmerTest's ``ddf = "Satterthwaite"``).
@@ -199,11 +362,11 @@ class LmerResult:
         and ``A`` the asymptotic covariance of ``psi`` (:meth:`varcomp_cov`). Components estimated at 0 are
         held fixed.
         """
-        from ._fit import single_threaded_blas
-
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
-            raise ValueError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
+            raise InputError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
+        if self.has_slopes:
+            return self._satterthwaite_theta(L)
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
         cov_psi = self.varcomp_cov().to_numpy()
@@ -218,6 +381,101 @@ class LmerResult:
                 down[i] -= h
                 grad[a] = (L @ self._cov_coef_at(up) @ L - L @ self._cov_coef_at(down) @ L) / (2 * h)
         denom = float(grad @ cov_psi[np.ix_(free, free)] @ grad)
+        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+
+    def _varpar_functions(self):
+        """The unprofiled criterion ``D(theta, sigma)`` and ``C(theta, sigma)`` (covariance of the fixed effects)
+        of the data as given, over lmerTest's variance parameters ``(theta, sigma)``."""
+        sc = self._scaling()
+        m = self.nobs - (len(self.fixed_names) if self.reml else 0)
+
+        def parts_at(theta: np.ndarray):
+            th = self.scaled_theta(theta)
+            return general_deviance_parts(self.stats, th, self.reml)
+
+        def crit(vp: np.ndarray) -> float:
+            parts = parts_at(vp[:-1])
+            s2 = vp[-1] ** 2
+            base = parts.logdet_a + (parts.logdet_mxx if self.reml else 0.0)
+            return base + sc.y_scale**2 * parts.r2 / s2 + m * np.log(2 * np.pi * s2)
+
+        def cov(vp: np.ndarray) -> np.ndarray:
+            parts = parts_at(vp[:-1])
+            return vp[-1] ** 2 * (sc.T @ np.linalg.inv(parts.mxx) @ sc.T.T)
+
+        return crit, cov
+
+    @functools.cached_property
+    def _varpar_covariance(self):
+        """``(varpar, steps, A)``: lmerTest's variance parameters ``(theta, sigma)``, the difference steps, and
+        their asymptotic covariance ``A = 2 H^{-1}`` (None if ``H`` is singular); ``H`` is the central-difference
+        Hessian of the unprofiled criterion. As lmerTest, boundary parameters stay in (the criterion is even
+        in a zero diagonal element of ``Lambda_k``)."""
+        crit, _ = self._varpar_functions()
+        vp = np.append(self.theta, self.sigma)
+        steps = 1e-4 * np.maximum(np.abs(vp), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
+        steps[-1] = 1e-4 * vp[-1]
+        h = np.empty((vp.size, vp.size))
+        with single_threaded_blas():
+            for i in range(vp.size):
+                for j in range(i + 1):
+                    def f(di: float, dj: float) -> float:
+                        v = vp.copy()
+                        v[i] += di
+                        v[j] += dj
+                        return crit(v)
+
+                    hi, hj = steps[i], steps[j]
+                    h[i, j] = h[j, i] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+        try:
+            return vp, steps, 2.0 * np.linalg.inv(h)
+        except np.linalg.LinAlgError:
+            return vp, steps, None
+
+    def _varcomp_cov_slopes(self) -> pd.DataFrame:
+        """Asymptotic covariance of every variance and covariance (named as :meth:`varcorr_frame`) by the delta
+        method from :attr:`_varpar_covariance`: ``J A J'`` with ``J`` the Jacobian of the components
+        ``sigma^2 Lambda_k Lambda_k'`` and ``sigma^2`` with respect to ``(theta, sigma)``."""
+        names = list(self.components)
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
+            return pd.DataFrame(np.nan, index=names, columns=names)
+        dims = [len(c) for c in self.term_coef_names]
+
+        def comps(v: np.ndarray) -> np.ndarray:
+            out = []
+            for lam in theta_to_factors(tuple(_Dims(d) for d in dims), v[:-1]):
+                cov = v[-1] ** 2 * lam @ lam.T
+                d = cov.shape[0]
+                out += [cov[i, i] for i in range(d)] + [cov[i, j] for i in range(d) for j in range(i + 1, d)]
+            return np.array(out + [v[-1] ** 2])
+
+        jac = np.empty((len(names), vp.size))
+        for i in range(vp.size):
+            up, down = vp.copy(), vp.copy()
+            up[i] += steps[i]
+            down[i] -= steps[i]
+            jac[:, i] = (comps(up) - comps(down)) / (2 * steps[i])
+        return pd.DataFrame(jac @ a_mat @ jac.T, index=names, columns=names)
+
+    def _satterthwaite_theta(self, L: np.ndarray) -> float:
+        """Satterthwaite's df as lmerTest computes it, over ``varpar = (theta, sigma)``: ``A = 2 H^{-1}`` with
+        ``H`` the Hessian of the unprofiled criterion, ``g`` the gradient of ``L' C L`` (central differences).
+        As lmerTest, parameters on the boundary (a zero diagonal element of ``Lambda_k``) stay in ``H``: the
+        criterion is even in them, so its derivatives exist there."""
+        _, cov = self._varpar_functions()
+        vp, steps, a_mat = self._varpar_covariance
+        if a_mat is None:
+            return float("nan")
+        with single_threaded_blas():
+            grad = np.empty(vp.size)
+            for i in range(vp.size):
+                up, down = vp.copy(), vp.copy()
+                up[i] += steps[i]
+                down[i] -= steps[i]
+                grad[i] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[i])
+        f0 = float(L @ self.cov_coef @ L)
+        denom = float(grad @ a_mat @ grad)
         return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
 
     def coef_tests(self) -> pd.DataFrame:
@@ -235,17 +493,37 @@ class LmerResult:
         """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
         cov = self.varcomp_cov()
         table = self.varcorr
+        if self.has_slopes:  # rows named as in varcorr_frame (variances only)
+            frame = self.varcorr_frame()
+            keys = list(frame[frame.var2.isna()].name)
+        else:
+            keys = list(table.group)
         table["se"] = [float(np.sqrt(cov.loc[g, g])) if np.isfinite(cov.loc[g, g]) and cov.loc[g, g] >= 0 else np.nan
-                       for g in table.group]
+                       for g in keys]
         return table
 
     @property
-    def ranef(self) -> dict[str, pd.Series]:
-        """Conditional modes (BLUPs) of the random effects per group, indexed by level."""
-        return {
-            g.name: pd.Series(b, index=pd.Index(g.labels, name=g.name), name="(Intercept)")
-            for g, b in zip(self.design.groups, self.random_effects)
-        }
+    def ranef(self) -> dict[str, pd.Series | pd.DataFrame]:
+        """Conditional modes (BLUPs) of the random effects per group, indexed by level.
+
+        A Series for a group with a random intercept only; a DataFrame with one column per coefficient
+        (lme4's ``ranef``) for a group with slopes, the columns of all its terms side by side (e.g. the
+        two terms of ``(1 + x || g)``).
+        """
+        out: dict[str, pd.Series | pd.DataFrame] = {}
+        for g, names, b in zip(self.design.groups, self.term_coef_names, self.random_effects):
+            index = pd.Index(g.labels, name=g.name)
+            b = np.asarray(b)
+            if b.ndim == 1 and g.name not in out:
+                out[g.name] = pd.Series(b, index=index, name="(Intercept)")
+                continue
+            frame = pd.DataFrame(b.reshape(len(g.labels), -1), index=index, columns=list(names))
+            prev = out.get(g.name)
+            if prev is not None:
+                prev = prev.to_frame() if isinstance(prev, pd.Series) else prev
+                frame = pd.concat([prev, frame.reindex(prev.index)], axis=1)
+            out[g.name] = frame
+        return out
 
     @property
     def ngrps(self) -> dict[str, int]:
@@ -255,7 +533,7 @@ class LmerResult:
     @property
     def n_params(self) -> int:
         """Number of estimated parameters: fixed effects, variance components, residual variance."""
-        return len(self.fixed_names) + len(self.group_names) + 1
+        return len(self.fixed_names) + len(self.theta) + 1
 
     @property
     def aic(self) -> float:
@@ -285,9 +563,7 @@ class LmerResult:
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
         if REML == self.reml:
             return self
-        from ._fit import fit_from_stats
-
-        return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False)
+        return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False, scaling=self.scaling)
 
     # ----------------------------------------------------------------- printing
     def summary(self) -> str:
@@ -311,54 +587,102 @@ class LmerResult:
             "reml": self.reml,
             "loglik": self.loglik,
             "criterion": self.criterion,
-            "varcorr": self.variances,
+            "varcorr": self.components,
             "fixef": {k: float(v) for k, v in zip(self.fixed_names, self.coef)},
             "singular": self.singular,
             "converged": self.converged,
         }
 
 
-def make_result(design: Design, stats: SufficientStats, opt: OptimResult, parts: DevianceParts, data: Any) -> LmerResult:
-    """Assemble the frozen result from the optimum (lme4's ``mkMerMod``)."""
+@dataclass(frozen=True)
+class _Dims:
+    n_coef: int
+
+    @property
+    def n_theta(self) -> int:
+        return self.n_coef * (self.n_coef + 1) // 2
+
+
+def singular_terms(terms_dims: tuple[int, ...], theta: np.ndarray) -> list[int]:
+    """Indices of the terms whose relative covariance factor has a diagonal element below :data:`SINGULAR_TOL`
+    (lme4's ``isSingular``: a variance at 0, or a correlation at +-1)."""
+    out, start = [], 0
+    for k, d in enumerate(terms_dims):
+        rows, cols = _tril_template(d)
+        diag = theta[start:start + len(rows)][rows == cols]
+        if np.any(diag < SINGULAR_TOL):
+            out.append(k)
+        start += len(rows)
+    return out
+
+
+def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimResult,
+                parts: DevianceParts | GeneralParts, data: Any, scaling: Scaling | None = None) -> LmerResult:
+    """Assemble the frozen result from the optimum (lme4's ``mkMerMod``).
+
+    ``stats``, ``opt`` and ``parts`` belong to the (possibly centred and scaled) problem the optimiser saw;
+    ``scaling`` maps them back to the data as given (:mod:`._scaling`); ``design`` is the design as given.
+    """
     n, p = stats.nobs, stats.p
     reml = parts.reml
-    sigma2 = parts.r2 / (n - p if reml else n)
+    dims = tuple(len(getattr(g, "coef_names", ("(Intercept)",))) for g in design.groups)
+    sc = scaling if scaling is not None else identity_scaling(p, dims)
+    sigma2 = sc.y_scale**2 * parts.r2 / (n - p if reml else n)
+    sigma2_scaled = parts.r2 / (n - p if reml else n)
     if p:
         chol = cholesky(parts.mxx, lower=True, check_finite=False)
-        cov = sigma2 * cho_solve((chol, True), np.eye(p), check_finite=False)
+        cov = sc.cov_beta(sigma2_scaled * cho_solve((chol, True), np.eye(p), check_finite=False))
     else:
         cov = np.zeros((0, 0))
-    theta = opt.theta
+    beta = sc.beta(parts.beta) if p else parts.beta.copy()
+    # theta of the data as given: Lambda_k Lambda_k' = T_k Lambda_k* Lambda_k*' T_k'
+    factors = theta_to_factors(tuple(_Dims(d) for d in dims), opt.theta)
+    theta_parts = []
+    for Tk, lam in zip(sc.term_T, factors):
+        lam_raw = map_factor(Tk, lam)
+        rows, cols = _tril_template(lam.shape[0])
+        theta_parts.append(lam_raw[rows, cols])
+    theta = np.concatenate(theta_parts) if theta_parts else np.zeros(0)
     # A design without rows (X is None: fits from aggregates, mixeval.scale) has no fitted values or
     # residuals; its random effects are still computed per level.
     has_rows = design.X is not None
-    fitted = (design.X @ parts.beta if p else np.zeros(n)) if has_rows else None
+    fitted = (design.X @ beta if p else np.zeros(n)) if has_rows else None
     blups: list[np.ndarray] = []
-    if stats.n_terms:
+    if isinstance(stats, BlockStats):
+        for g, Tk, b in zip(design.groups, sc.term_T, general_random_effects(stats, parts)):
+            b = sc.y_scale * (b @ Tk.T)
+            if getattr(g, "X", None) is None:
+                b = b[:, 0]
+            blups.append(b)
+    elif stats.n_terms:
         u0, ur = solve_random_effects(stats, parts)
-        b = [theta[0] * u0]
+        b = [opt.theta[0] * u0]
         offset = 0
         for k, nl in enumerate(stats.n_levels[1:], start=1):
-            b.append(theta[k] * ur[offset : offset + nl])
+            b.append(opt.theta[k] * ur[offset : offset + nl])
             offset += nl
-        if has_rows:
-            for g, bk in zip(design.groups, b):
+        blups = [sc.y_scale * bk for bk in b]
+    if has_rows:
+        for g, bk in zip(design.groups, blups):
+            if bk.ndim == 1:
                 fitted = fitted + bk[g.codes]
-        blups = b
+            else:
+                fitted = fitted + np.einsum("ij,ij->i", g.X, bk[g.codes])
+    criterion = sc.criterion(parts.deviance, n, p, reml)
     return LmerResult(
         formula=design.parsed.formula,
         reml=reml,
         nobs=n,
         fixed_names=design.fixed_names,
-        coef=parts.beta.copy(),
+        coef=beta,
         cov_coef=cov,
         group_names=tuple(g.name for g in design.groups),
         n_levels=tuple(g.n_levels for g in design.groups),
-        theta=theta.copy(),
+        theta=theta,
         sigma2=float(sigma2),
-        loglik=-0.5 * parts.deviance,
-        criterion=parts.deviance,
-        singular=bool(np.any(theta < SINGULAR_TOL)),
+        loglik=-0.5 * criterion,
+        criterion=criterion,
+        singular=bool(singular_terms(dims, theta)),
         converged=opt.converged,
         n_evaluations=opt.n_evaluations,
         random_effects=tuple(blups),
@@ -367,4 +691,99 @@ def make_result(design: Design, stats: SufficientStats, opt: OptimResult, parts:
         design=design,
         stats=stats,
         data=data,
+        scaling=scaling,
     )
+
+
+def design_stats(design: Design) -> SufficientStats | BlockStats:
+    """The statistics a fit of ``design`` needs: random-intercept sums, or per-level blocks for slopes."""
+    if design.has_slopes:
+        return compute_block_stats(build_restructure(design), design.X, design.y)
+    return compute_stats(design)
+
+
+def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
+    """Fit a validated design: centre and scale (:func:`~._scaling.standardize`), form the statistics,
+    optimise, map back to the data as given."""
+    scaled, scaling = standardize(design)
+    return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
+
+
+def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml: bool, data: Any = None,
+                   warn: bool = True, scaling: Scaling | None = None) -> LmerResult:
+    """Optimise, check and assemble a fit from precomputed statistics.
+
+    ``stats`` may belong to a centred and scaled copy of ``design`` (then ``scaling`` maps back,
+    :func:`fit_design`); random-intercept statistics go to the intercept path, per-level blocks
+    (:class:`~._general.BlockStats`) to the general evaluator.
+    """
+    with single_threaded_blas():
+        if isinstance(stats, BlockStats):
+            opt = optimize_general(stats, reml)
+            parts = _at_optimum(lambda: general_deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
+        else:
+            opt = optimize_theta(stats, reml)
+            if stats.n_terms and np.isfinite(opt.deviance):
+                try:
+                    theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml),
+                                                        opt.theta, np.zeros(stats.n_terms))
+                    opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+                except LinAlgError:  # undefined at the optimum (exact fit): _at_optimum says so
+                    pass
+            parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
+        result = make_result(design, stats, opt, parts, data, scaling)
+    if warn:
+        check_fit(result)
+    return result
+
+
+def _yy(stats, scaling: Scaling | None) -> float:
+    """The scale of the response's sum of squares for the exact-fit check: ``n`` for the centred, scaled
+    response of :func:`fit_design` (unit variance); 0 (no check) for statistics of the raw response, whose
+    ``y'y`` includes its mean."""
+    return float(stats.nobs) if scaling is not None and scaling.c.any() else 0.0
+
+
+def _at_optimum(evaluate, design: Design, yy: float):
+    """The deviance parts at the optimum; a model that reproduces the response exactly is an InputError."""
+    try:
+        parts = evaluate()
+        if not parts.r2 > 1e-12 * yy:  # R^2 = 1 to rounding
+            raise LinAlgError("the penalised residual sum of squares is zero to rounding")
+        return parts
+    except (LinAlgError, np.linalg.LinAlgError) as exc:
+        raise InputError(
+            f"{design.parsed.formula!r}: the model reproduces the response exactly (no residual variance left) or "
+            f"its fixed effects are not estimable ({exc}). Check for a response that is a function of the fixed "
+            "effects, or fewer observations than parameters."
+        ) from None
+
+
+def check_fit(result: LmerResult) -> None:
+    """Warn on singular (boundary) fits and on non-convergence (lme4's ``checkConv``)."""
+    if result.singular:
+        dims = tuple(len(c) for c in result.term_coef_names)
+        terms = singular_terms(dims, result.theta)
+        scalar = [result.group_names[k] for k in terms if dims[k] == 1]
+        vector = [result.term_labels[k] for k in terms if dims[k] > 1]
+        what = []
+        if scalar:
+            what.append(f"the variance of {', '.join(repr(z) for z in scalar)} is estimated as (numerically) zero")
+        if vector:
+            what.append(f"the covariance matrix of {', '.join(vector)} is singular (a variance at 0 or a "
+                        "correlation at +-1; see fit.correlations)")
+        warnings.warn(
+            f"boundary (singular) fit: {'; '.join(what)}. This is a valid estimate, not a failure; "
+            + ("the component can be dropped without changing the fit." if not vector else
+               "the random-effects structure can be simplified (drop a slope, or fit uncorrelated effects "
+               "(1 + x || g)) without changing the fit much."),
+            SingularFitWarning,
+            stacklevel=3,
+        )
+    if not result.converged:
+        warnings.warn(
+            "the optimiser did not meet its convergence criterion (projected gradient of the deviance "
+            "not ~0); treat the estimates with care and check the model specification.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )

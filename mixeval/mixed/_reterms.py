@@ -165,7 +165,9 @@ def _diag_mask(p: int) -> np.ndarray:
 def build_restructure(design) -> ReStructure:
     """The random-effects structure of a validated :class:`~mixeval.mixed.Design`.
 
-    Random intercepts: one term per grouping factor with a column of ones.
+    One term per random-effects term of the design, in the design's order (decreasing number of
+    levels, as lme4): a column of ones for a random intercept, the term's model matrix
+    (:attr:`GroupingFactor.X`) for a term with slopes.
 
     Examples
     --------
@@ -178,8 +180,9 @@ def build_restructure(design) -> ReStructure:
     """
     n = design.nobs
     terms = tuple(
-        ReTerm(group=g.name, coef_names=("(Intercept)",), codes=np.asarray(g.codes, dtype=np.int64),
-               levels=tuple(g.labels), X=np.ones((n, 1)))
+        ReTerm(group=g.name, coef_names=tuple(getattr(g, "coef_names", ("(Intercept)",))),
+               codes=np.asarray(g.codes, dtype=np.int64), levels=tuple(g.labels),
+               X=np.ones((n, 1)) if getattr(g, "X", None) is None else np.asarray(g.X, dtype=float))
         for g in design.groups
     )
     return ReStructure(terms=terms, nobs=n)

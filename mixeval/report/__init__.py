@@ -24,7 +24,8 @@ from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
 from ._checks import check_evaluation_log, long_format_hint
 from ._format import format_number
 from ._report import Report
-from ._sections import comparison_section, conditional_section, data_section, result_table, variance_section
+from ._sections import (comparison_section, conditional_section, data_section, result_table, trend_section,
+                        variance_section)
 from ._text import text_table
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "variance_section",
     "comparison_section",
     "conditional_section",
+    "trend_section",
     "result_table",
     "check_evaluation_log",
     "long_format_hint",

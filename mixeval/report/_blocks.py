@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Union
 
 import pandas as pd
+from ..errors import InputError, InputTypeError
 
 __all__ = ["Table", "Figure", "Paragraph", "Note", "Section", "Block", "figure_to_png"]
 
@@ -14,10 +15,19 @@ _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def figure_to_png(fig: object, *, dpi: int = 110) -> bytes:
-    """Render a matplotlib Figure to PNG bytes (tight bounding box, white background)."""
+    """Render a matplotlib Figure to PNG bytes (tight bounding box, white background).
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> figure_to_png(fig, dpi=50)[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+    True
+    >>> plt.close(fig)
+    """
     savefig = getattr(fig, "savefig", None)
     if savefig is None:
-        raise TypeError(f"`fig` must be a matplotlib Figure; got {type(fig).__name__}.")
+        raise InputTypeError(f"`fig` must be a matplotlib Figure; got {type(fig).__name__}.")
     buffer = io.BytesIO()
     savefig(buffer, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
     return buffer.getvalue()
@@ -30,6 +40,13 @@ class Table:
     ``data`` is copied on construction (the report never shares it with the caller);
     ``digits`` is the number of significant digits used for display only;
     ``index=None`` shows the index when it is not a plain 0..n-1 range.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = Table(pd.DataFrame({"component": ["item", "Residual"], "variance": [3.0, 1.0]}), "Table 1", digits=3)
+    >>> t.caption, t.data.shape
+    ('Table 1', (2, 2))
     """
 
     data: pd.DataFrame
@@ -40,11 +57,11 @@ class Table:
 
     def __post_init__(self) -> None:
         if not isinstance(self.data, pd.DataFrame):
-            raise TypeError(f"Table `data` must be a pandas DataFrame; got {type(self.data).__name__}.")
+            raise InputTypeError(f"Table `data` must be a pandas DataFrame; got {type(self.data).__name__}.")
         if not isinstance(self.caption, str):
-            raise TypeError("Table `caption` must be a string.")
+            raise InputTypeError("Table `caption` must be a string.")
         if isinstance(self.digits, bool) or not isinstance(self.digits, int) or not 1 <= self.digits <= 15:
-            raise ValueError(f"Table `digits` must be an integer in 1..15; got {self.digits!r}.")
+            raise InputError(f"Table `digits` must be an integer in 1..15; got {self.digits!r}.")
         object.__setattr__(self, "data", self.data.copy())
 
 
@@ -53,6 +70,14 @@ class Figure:
     """A PNG image with a caption (embedded in the HTML as a base64 data URI).
 
     Build one from a matplotlib figure with :meth:`from_matplotlib`.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots(figsize=(2, 2))
+    >>> f = Figure.from_matplotlib(fig, "Figure 1: nothing yet", dpi=50)   # closes fig
+    >>> f.caption, f.alt, f.png[:4]
+    ('Figure 1: nothing yet', 'Figure 1: nothing yet', b'\\x89PNG')
     """
 
     png: bytes
@@ -61,10 +86,10 @@ class Figure:
 
     def __post_init__(self) -> None:
         if not isinstance(self.png, (bytes, bytearray)) or not bytes(self.png).startswith(_PNG_MAGIC):
-            raise ValueError("Figure `png` must be the bytes of a PNG image (use Figure.from_matplotlib(fig)).")
+            raise InputError("Figure `png` must be the bytes of a PNG image (use Figure.from_matplotlib(fig)).")
         object.__setattr__(self, "png", bytes(self.png))
         if not isinstance(self.caption, str):
-            raise TypeError("Figure `caption` must be a string.")
+            raise InputTypeError("Figure `caption` must be a string.")
 
     @classmethod
     def from_matplotlib(cls, fig: object, caption: str, *, alt: str = "", dpi: int = 110,
@@ -80,21 +105,33 @@ class Figure:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """A paragraph of plain text (escaped in HTML)."""
+    """A paragraph of plain text (escaped in HTML).
+
+    Examples
+    --------
+    >>> Paragraph("Scores are TER: lower is better.").text
+    'Scores are TER: lower is better.'
+    """
 
     text: str
 
 
 @dataclass(frozen=True)
 class Note:
-    """A highlighted box: ``kind`` is ``"note"`` (information) or ``"warning"`` (e.g. a singular fit)."""
+    """A highlighted box: ``kind`` is ``"note"`` (information) or ``"warning"`` (e.g. a singular fit).
+
+    Examples
+    --------
+    >>> Note("The occasion variance is estimated as 0 (singular fit).", "warning").kind
+    'warning'
+    """
 
     text: str
     kind: Literal["note", "warning"] = "note"
 
     def __post_init__(self) -> None:
         if self.kind not in ("note", "warning"):
-            raise ValueError(f"Note `kind` must be 'note' or 'warning'; got {self.kind!r}.")
+            raise InputError(f"Note `kind` must be 'note' or 'warning'; got {self.kind!r}.")
 
 
 Block = Union[Table, Figure, Paragraph, Note]
@@ -108,6 +145,14 @@ class Section:
     (the key numbers in words); ``blocks`` the tables, figures, paragraphs and notes
     shown in HTML (and, tables and notes, in the text summary when ``summary`` is empty
     or ``text_tables=True``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = Section("Variance components", (Table(pd.DataFrame({"variance": [3.0, 1.0]}), "Table 1"),
+    ...                                     Note("one note")), summary="item: 75 % of the variance")
+    >>> len(s.tables), s.summary
+    (1, ('item: 75 % of the variance',))
     """
 
     title: str
@@ -117,11 +162,11 @@ class Section:
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
-            raise ValueError("Section `title` must be a non-empty string.")
+            raise InputError("Section `title` must be a non-empty string.")
         blocks = tuple(self.blocks)
         for block in blocks:
             if not isinstance(block, (Table, Figure, Paragraph, Note)):
-                raise TypeError(
+                raise InputTypeError(
                     f"Section {self.title!r}: blocks must be Table, Figure, Paragraph or Note; "
                     f"got {type(block).__name__}."
                 )

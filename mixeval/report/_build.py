@@ -8,14 +8,14 @@ from typing import Any
 import pandas as pd
 
 from .._progress import progress as _progress
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._blocks import Note, Section
 from ._report import Report
-from ._sections import comparison_section, conditional_section, data_section, variance_section
+from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
 __all__ = ["build_report", "default_dstudy_grid"]
 
-_MEAN_COLUMNS = ("emmean", "estimate", "mean", "response")
+_MEAN_COLUMNS = ("emmean", "estimate", "mean", "response", "prob", "rate")
 _SE_COLUMNS = ("SE", "se", "std_error", "std.error")
 
 
@@ -55,7 +55,7 @@ def _as_frame(result: Any, what: str) -> pd.DataFrame:
         frame = to_frame()
         if isinstance(frame, pd.DataFrame):
             return frame
-    raise TypeError(f"cannot show the {what} ({type(result).__name__}) as a table.")
+    raise InputTypeError(f"cannot show the {what} ({type(result).__name__}) as a table.")
 
 
 def _pick(frame: pd.DataFrame, candidates: Sequence[str]) -> str | None:
@@ -135,7 +135,7 @@ def build_report(
     """
     for attribute in ("data", "formula", "item", "system", "parsed", "fit"):
         if not hasattr(study, attribute):
-            raise TypeError(f"`study` must be a mixeval Study; got {type(study).__name__}.")
+            raise InputTypeError(f"`study` must be a mixeval Study; got {type(study).__name__}.")
     if study.system is None:
         raise InputError("the report compares systems, but the study has no system factor: pass system= to Study.")
     score = study.parsed.response
@@ -158,6 +158,9 @@ def build_report(
             dstudy_x=names[0] if names else None, dstudy_trace=names[1] if len(names) > 1 else None,
             singular=bool(study.fit.singular), formula=study.formula, reference=truth,
         )
+        if "note" in components.attrs:  # a GLMM (Study(..., family=)): the latent scale, stated
+            section = Section(section.title, section.blocks + (Note(components.attrs["note"], "note"),),
+                              section.summary, section.text_tables)
         if truth is None:
             return section
         return Section(section.title, section.blocks + (Note(recovery_statement(components, truth), "note"),),
@@ -178,6 +181,15 @@ def build_report(
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)
+        if getattr(pairwise, "trend", None) is not None:  # a numeric property: slopes (emtrends)
+            from ..significance import plot_trends
+
+            return trend_section(
+                pairwise.emmeans, trace=study.system, var=str(conditional_on),
+                contrasts=_as_frame(pairwise, "slope comparisons"), glrt=glrt,
+                figure=plot_trends(cond.fit, study.system, str(conditional_on)),
+                title=f"Comparisons conditional on {conditional_on}",
+            )
         cls = conditional_on if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
         y = _pick(means, _MEAN_COLUMNS)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from .._validation import require_dataframe, require_no_missing, require_numeric_column
-from ..errors import ColumnError, InputError
+from ..errors import ColumnError, InputError, InputTypeError
 
 __all__ = ["check_evaluation_log", "long_format_hint"]
 
@@ -80,7 +80,7 @@ def check_evaluation_log(
     roles.update({f"facets[{i}]": f for i, f in enumerate(facets)})
     for role, column in roles.items():
         if not isinstance(column, str):
-            raise TypeError(f"`{role}` must be a column name (str); got {type(column).__name__}.")
+            raise InputTypeError(f"`{role}` must be a column name (str); got {type(column).__name__}.")
     names = list(roles.values())
     repeated = sorted({c for c in names if names.count(c) > 1})
     if repeated:

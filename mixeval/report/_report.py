@@ -11,6 +11,7 @@ from types import MappingProxyType
 from ._blocks import Section
 from ._html import fragment_html, page_html
 from ._text import report_text
+from ..errors import InputError, InputTypeError
 
 __all__ = ["Report"]
 
@@ -54,13 +55,13 @@ class Report:
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
-            raise ValueError("Report `title` must be a non-empty string.")
+            raise InputError("Report `title` must be a non-empty string.")
         sections = (self.sections,) if isinstance(self.sections, Section) else tuple(self.sections)
         for section in sections:
             if not isinstance(section, Section):
-                raise TypeError(f"Report `sections` must hold Section objects; got {type(section).__name__}.")
+                raise InputTypeError(f"Report `sections` must hold Section objects; got {type(section).__name__}.")
         if not isinstance(self.meta, Mapping):
-            raise TypeError(f"Report `meta` must be a mapping of str to str; got {type(self.meta).__name__}.")
+            raise InputTypeError(f"Report `meta` must be a mapping of str to str; got {type(self.meta).__name__}.")
         object.__setattr__(self, "sections", sections)
         object.__setattr__(self, "meta", MappingProxyType({str(k): str(v) for k, v in self.meta.items()}))
 
@@ -90,7 +91,7 @@ class Report:
         The parent directory must exist; the file is overwritten. Returns the path written.
         """
         if not isinstance(path, (str, os.PathLike)):
-            raise TypeError(f"`path` must be a file path; got {type(path).__name__}.")
+            raise InputTypeError(f"`path` must be a file path; got {type(path).__name__}.")
         target = Path(path)
         if not target.parent.is_dir():
             raise FileNotFoundError(f"cannot write {str(target)!r}: the folder {str(target.parent)!r} does not exist.")

@@ -15,12 +15,13 @@ import pandas as pd
 from .. import plots
 from .._results import TestResult
 from .._validation import require_columns, require_dataframe
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 from ._checks import check_evaluation_log
 from ._format import format_number
 
-__all__ = ["data_section", "variance_section", "comparison_section", "conditional_section", "result_table"]
+__all__ = ["data_section", "variance_section", "comparison_section", "conditional_section", "trend_section",
+           "result_table"]
 
 _P_COLUMNS = ("p.value", "pvalue", "p_value", "p", "p_adj", "p.adj", "padj", "Pr(>Chisq)")
 
@@ -246,7 +247,7 @@ def variance_section(
 def result_table(result: TestResult, label: str = "") -> pd.DataFrame:
     """One-row DataFrame of a TestResult: test, statistic, df, p-value (unrounded)."""
     if not isinstance(result, TestResult):
-        raise TypeError(f"expected a mixeval TestResult; got {type(result).__name__}.")
+        raise InputTypeError(f"expected a mixeval TestResult; got {type(result).__name__}.")
     return pd.DataFrame(
         {
             "test": [label or result.method or "test"],
@@ -380,3 +381,68 @@ def conditional_section(
                 summary.append(line)
         blocks.append(Table(contrasts, f"Pairwise comparisons within each {x}"))
     return Section(title or f"Comparisons conditional on {x}", tuple(blocks), summary=tuple(summary))
+
+
+def trend_section(
+    slopes: pd.DataFrame,
+    *,
+    trace: str,
+    var: str,
+    slope: str = "trend",
+    contrasts: pd.DataFrame | None = None,
+    glrt: TestResult | None = None,
+    figure: object | None = None,
+    pvalue: str | None = None,
+    alpha: float = 0.05,
+    title: str | None = None,
+) -> Section:
+    """Comparisons conditional on a numeric data property: each system's slope, slope contrasts, trend lines.
+
+    Parameters
+    ----------
+    slopes : DataFrame
+        One row per system: the slope column ``slope`` (change of the score per unit of ``var``) with
+        its interval (e.g. :func:`mixeval.significance.emtrends`).
+    trace : str
+        The system column.
+    var : str
+        The numeric property (e.g. source length).
+    contrasts : DataFrame, optional
+        Pairwise contrasts of the slopes.
+    glrt : TestResult, optional
+        The test of the interaction (``system * var`` against ``system + var``).
+    figure : matplotlib Figure, optional
+        The trend lines (e.g. :func:`mixeval.significance.plot_trends`).
+
+    Returns
+    -------
+    Section
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"system": ["A", "B"], "trend": [0.004, 0.001], "se": [0.001, 0.001]})
+    >>> trend_section(s, trace="system", var="length").summary
+    ('slope of the score in length: A 0.00400, B 0.00100',)
+    """
+    slopes = require_dataframe(slopes, "slopes")
+    require_columns(slopes, [trace, slope], "slopes")
+    summary: list[str] = []
+    blocks: list[Block] = []
+    if glrt is not None:
+        summary.append(f"{glrt.method or 'interaction test'} of {trace} x {var}: chi2 = {format_number(glrt.statistic)}"
+                       + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", {_p_text(glrt.pvalue)}")
+        blocks.append(Table(result_table(glrt, glrt.method or "interaction test"),
+                            f"Test of the interaction ({trace} x {var} against {trace} + {var})"))
+    summary.append(f"slope of the score in {var}: "
+                   + ", ".join(f"{row[trace]} {format_number(row[slope], 3)}" for _, row in slopes.iterrows()))
+    if figure is not None:
+        blocks.append(Figure.from_matplotlib(figure, f"Fitted score against {var} per {trace} (pointwise 95% CI)"))
+    blocks.append(Table(slopes, f"Slope of each {trace} in {var}"))
+    if contrasts is not None:
+        contrasts = require_dataframe(contrasts, "contrasts")
+        line = _pairwise_summary(contrasts, pvalue, alpha)
+        if line:
+            summary.append(line.replace("pairwise differences", "pairwise slope differences"))
+        blocks.append(Table(contrasts, f"Pairwise differences of the slopes in {var}"))
+    return Section(title or f"Comparisons conditional on {var}", tuple(blocks), summary=tuple(summary))

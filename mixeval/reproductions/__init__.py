@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+from ..errors import InputError
 
 __all__ = ["register", "available", "get", "default_data_dir"]
 
@@ -41,16 +42,29 @@ def _load_all() -> None:
 
 
 def available() -> dict[str, str]:
-    """Names and descriptions of every registered reproduction."""
+    """Names and descriptions of every registered reproduction.
+
+    Examples
+    --------
+    >>> "table-4.1" in available() and "goyal-table-1" in available()
+    True
+    """
     _load_all()
     return {k: v[1] for k, v in sorted(_REGISTRY.items())}
 
 
 def get(name: str) -> Reproduction:
-    """The reproduction registered as ``name``; the error lists the valid names."""
+    """The reproduction registered as ``name``; the error lists the valid names.
+
+    Examples
+    --------
+    >>> t = get("goyal-table-1")(None)          # Goyal et al.'s Table 1 needs no data
+    >>> t["dataset"].tolist()
+    ['BOLD', 'RealToxicityPrompts']
+    """
     names = available()
     if name not in _REGISTRY:
-        raise ValueError(f"unknown reproduction {name!r}; available: {', '.join(names)}.")
+        raise InputError(f"unknown reproduction {name!r}; available: {', '.join(names)}.")
     return _REGISTRY[name][0]
 
 

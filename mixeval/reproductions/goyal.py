@@ -50,6 +50,14 @@ def table_1(data_dir: Path | None = None) -> pd.DataFrame:
     the difference of unrounded means; with the rounded means it is -0.00220, which
     moves CI_D's lower end from the printed -0.00325 to -0.00326 (both round from
     -0.003255 +/- 0.000003).
+
+    Examples
+    --------
+    >>> t = table_1()
+    >>> print(t[["dataset", "ci_m_low", "ci_m_high"]].round(5).to_string(index=False))
+                dataset  ci_m_low  ci_m_high
+                   BOLD  -0.00978    0.00538
+    RealToxicityPrompts  -0.00365    0.00431
     """
     from ..metric_model import MetricModel, metric_ci
 
@@ -100,9 +108,15 @@ def table_2(data_dir: Path | None = None) -> pd.DataFrame:
     the observed rates nor the metric's precision/FOR for the production system.
     What can be checked is Eq. 8/14: both intervals are centred at the same ATE and
     have half-width ``1.96 sqrt(Var_C + Var_T)``. The ATE is taken as the centre of
-    CI_D. ``consistent`` allows for the published rounding (|half-width error| <=
+    CI_D. ``consistent`` allows for the published rounding (absolute half-width error <=
     1e-5 + 0.5% and centres within 1e-5); Exp5's CI_M fails both: from its own
     variances it would be about (-0.00004, 0.00057).
+
+    Examples
+    --------
+    >>> t = table_2()
+    >>> t.loc[~t["consistent_m"], "experiment"].tolist()
+    ['Exp5']
     """
     rows = []
     for name, (vdc, vdt, cid, vmc, vmt, cim) in PAPER_TABLE_2.items():

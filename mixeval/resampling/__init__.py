@@ -17,7 +17,8 @@ from ._metrics import (
     precision_from_counts,
     recall_from_counts,
 )
-from ._paired import bca_interval, bootstrap_ci, paired_bootstrap_test, percentile_interval, permutation_test
+from ._common import percentile_interval
+from ._paired import bca_interval, bootstrap_ci, paired_bootstrap_test, permutation_test
 from ._parametric import paired_t_test, z_test
 
 __all__ = [

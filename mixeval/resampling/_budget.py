@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 from scipy import special
 
 from .._progress import progress
+from .._results import Result
 from .._validation import as_1d_float, require_positive_int, require_probability
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._engine import as_generator, chunk_sizes
 
 __all__ = ["expected_max", "budget_ci", "BudgetResult", "plot_budget"]
@@ -70,9 +72,11 @@ def expected_max(scores: object, budgets: object = None) -> pd.DataFrame:
     return pd.DataFrame({"budget": B, "mean": mean, "sd": sd})
 
 
-@dataclass(frozen=True)
-class BudgetResult:
+@dataclass(frozen=True, eq=False)
+class BudgetResult(Result):
     """Result of :func:`budget_ci`: one row per budget in :attr:`table`."""
+
+    _dict_exclude: ClassVar[tuple[str, ...]] = ("scores",)  # the input, not the result
 
     table: pd.DataFrame
     level: float
@@ -211,7 +215,7 @@ def plot_budget(results: BudgetResult | Mapping[str, BudgetResult], ax=None, *, 
     if isinstance(results, BudgetResult):
         results = {"score": results}
     if not isinstance(results, Mapping) or not results:
-        raise TypeError("`results` must be a BudgetResult or a non-empty mapping of label -> BudgetResult.")
+        raise InputTypeError("`results` must be a BudgetResult or a non-empty mapping of label -> BudgetResult.")
     if ax is None:
         fig, ax = plt.subplots(figsize=(6, 4))
     else:
@@ -219,7 +223,7 @@ def plot_budget(results: BudgetResult | Mapping[str, BudgetResult], ax=None, *, 
     n = len(results)
     for j, (label, res) in enumerate(results.items()):
         if not isinstance(res, BudgetResult):
-            raise TypeError(f"results[{label!r}] is a {type(res).__name__}, not a BudgetResult.")
+            raise InputTypeError(f"results[{label!r}] is a {type(res).__name__}, not a BudgetResult.")
         t = res.table
         offset = (j - (n - 1) / 2) * 0.08  # dodge overlapping error bars
         line = ax.errorbar(t["budget"] + offset, t["mean"], yerr=[t["mean"] - t["low"], t["high"] - t["mean"]],

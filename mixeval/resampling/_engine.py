@@ -37,7 +37,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from .._progress import progress
+from .._random import as_generator
 from .._validation import require_positive_int
+from ..errors import InputError
 
 try:  # the optional compiled loops (built by setup.py where a C compiler is available)
     from . import _ckernels
@@ -74,22 +76,6 @@ BACKEND_VARIABLE = "MIXEVAL_KERNELS"
 
 # _BITS[v, j] = j-th bit of the byte value v (little-endian bit order).
 _BITS = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(np.float64)
-
-
-def as_generator(random_state: object) -> np.random.Generator:
-    """Return a numpy Generator from ``None``, an int seed, a SeedSequence or a Generator."""
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
-        if isinstance(random_state, bool):
-            raise TypeError("`random_state` must be None, an int seed or a numpy Generator; got a bool.")
-        if isinstance(random_state, (int, np.integer)) and random_state < 0:
-            raise ValueError(f"`random_state` must be a non-negative int seed; got {random_state}.")
-        return np.random.default_rng(random_state)
-    raise TypeError(
-        "`random_state` must be None, an int seed or a numpy.random.Generator; "
-        f"got {type(random_state).__name__}."
-    )
 
 
 def backend() -> str:
@@ -202,7 +188,7 @@ def sign_flip_sums_all(D: np.ndarray, *, desc: str = "exact permutation") -> np.
     keeps item ``i`` iff bit ``i`` of ``r`` is set); for exact permutation tests."""
     n, k = D.shape
     if n > 24:
-        raise ValueError(f"exact enumeration needs 2**n patterns; n = {n} items is too many (at most 24).")
+        raise InputError(f"exact enumeration needs 2**n patterns; n = {n} items is too many (at most 24).")
     tables, groups = sign_flip_tables(D)
     flat = tables.reshape(k, groups * 256)
     offsets = (np.arange(groups, dtype=np.intp) * 256)[None, :]

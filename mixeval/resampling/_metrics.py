@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from ..errors import InputError, InputTypeError
 
 __all__ = ["f1_from_counts", "precision_from_counts", "recall_from_counts", "accuracy_from_counts",
            "bleu_from_counts", "METRICS", "resolve_metric"]
@@ -38,19 +39,40 @@ def f1_from_counts(sums: np.ndarray) -> np.ndarray:
 
 
 def precision_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus precision from summed ``(tp, fp)`` counts (extra columns are ignored)."""
+    """Corpus precision from summed ``(tp, fp)`` counts (extra columns are ignored).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> precision_from_counts(np.array([[8.0, 2.0, 4.0], [0.0, 0.0, 3.0]])).tolist()   # 0 when undefined
+    [0.8, 0.0]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 0] + sums[:, 1])
 
 
 def recall_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus recall from summed ``(tp, fp, fn)`` counts (``tp / (tp + fn)``)."""
+    """Corpus recall from summed ``(tp, fp, fn)`` counts (``tp / (tp + fn)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> recall_from_counts(np.array([[8.0, 2.0, 2.0]])).tolist()
+    [0.8]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 0] + sums[:, 2])
 
 
 def accuracy_from_counts(sums: np.ndarray) -> np.ndarray:
-    """Corpus accuracy from summed ``(correct, total)`` counts."""
+    """Corpus accuracy from summed ``(correct, total)`` counts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> accuracy_from_counts(np.array([[45.0, 50.0]])).tolist()
+    [0.9]
+    """
     sums = np.atleast_2d(sums)
     return _ratio(sums[:, 0], sums[:, 1])
 
@@ -80,7 +102,7 @@ def bleu_from_counts(sums: np.ndarray, max_order: int = 4) -> np.ndarray:
     """
     sums = np.atleast_2d(np.asarray(sums, dtype=float))
     if sums.shape[1] != 2 + 2 * max_order:
-        raise ValueError(
+        raise InputError(
             f"BLEU needs {2 + 2 * max_order} statistics per item (hyp_len, ref_len, correct_1..{max_order}, "
             f"total_1..{max_order}); got {sums.shape[1]} columns."
         )
@@ -119,11 +141,11 @@ def resolve_metric(metric: object) -> tuple[Metric, str, int | None]:
         try:
             fn, k = METRICS[metric.lower()]
         except KeyError:
-            raise ValueError(
+            raise InputError(
                 f"unknown metric {metric!r}; use one of {', '.join(map(repr, METRICS))}, "
                 "or pass a function mapping column sums of shape (R, k) to R values."
             ) from None
         return fn, metric.lower(), k
     if callable(metric):
         return metric, getattr(metric, "__name__", "metric"), None
-    raise TypeError(f"`metric` must be a name such as 'f1' or a callable; got {type(metric).__name__}.")
+    raise InputTypeError(f"`metric` must be a name such as 'f1' or a callable; got {type(metric).__name__}.")

@@ -18,9 +18,10 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 from ._engine import as_generator, bootstrap_counts, chunk_sizes
-from ._paired import _check_alternative, _count_extreme, paired_bootstrap_test, percentile_interval, permutation_test
+from ._common import check_alternative, count_extreme, percentile_interval
+from ._paired import paired_bootstrap_test, permutation_test
 from ._parametric import paired_t_test, z_test
 from .._progress import progress
 
@@ -76,12 +77,30 @@ def wide_scores(
         require_columns(wide, list(systems), "scores")
         wide = wide[list(systems)]
     else:
+        repeated = long_format_columns(wide)
+        if repeated:
+            raise InputError(
+                f"the scores look like long format: the text column(s) {', '.join(map(repr, repeated))} repeat "
+                "their values, so the numeric columns are not one score column per system. Name the columns "
+                "(item=, system=, score=; on the command line --item, --system, --score) or choose the score "
+                "columns (systems=; --systems)."
+            )
         wide = wide[[c for c in wide.columns if pd.api.types.is_numeric_dtype(wide[c])]]
     for col in wide.columns:
         require_numeric_column(wide, col)
     if wide.shape[1] < 2:
         raise InputError(f"need at least two systems (numeric score columns); got {list(wide.columns)}.")
     return wide
+
+
+def long_format_columns(data: pd.DataFrame) -> list[str]:
+    """Non-numeric columns whose values repeat: a sign of long format (one row per item and system).
+
+    In wide format (one row per item) a text column can only be the item's identifier, which is
+    unique per row.
+    """
+    return [str(c) for c in data.columns
+            if not pd.api.types.is_numeric_dtype(data[c]) and data[c].nunique(dropna=False) < len(data)]
 
 
 def compare_systems(
@@ -157,7 +176,7 @@ def compare_systems(
     if test not in _TESTS:
         raise InputError(f"`test` must be one of {', '.join(map(repr, _TESTS))}; got {test!r}.")
     _canonical_method(adjust)
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     if metric is None:
@@ -168,7 +187,7 @@ def compare_systems(
         if test not in ("permutation", "bootstrap"):
             raise InputError(f"a corpus `metric` needs test='permutation' or 'bootstrap'; got {test!r}.")
         if not isinstance(scores, Mapping):
-            raise TypeError("with `metric`, `scores` must be a mapping system -> (n_items, k) statistics array.")
+            raise InputTypeError("with `metric`, `scores` must be a mapping system -> (n_items, k) statistics array.")
         names = [str(k) for k in (systems if systems is not None else scores.keys())]
         missing = [k for k in names if k not in {str(x) for x in scores}]
         if missing:
@@ -284,7 +303,7 @@ def multi_bootstrap_test(
     >>> res.pvalue < 0.01
     True
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     data = require_dataframe(data)
@@ -327,7 +346,7 @@ def multi_bootstrap_test(
         start += size
     center = float(dist.mean())
     null = dist - center
-    c = _count_extreme(null, observed, alternative)
+    c = count_extreme(null, observed, alternative)
     return TestResult(
         statistic=observed, pvalue=(c + 1) / (n_resamples + 1), null_distribution=null, alternative=alternative,
         method="multi-bootstrap test over items and seeds, shift method" + (" (paired seeds)" if paired_seeds else ""),

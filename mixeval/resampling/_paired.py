@@ -12,20 +12,12 @@ from scipy import special
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_finite, require_positive_int, require_probability
-from ..errors import InputError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning
+from ._common import check_alternative, count_extreme, percentile_interval, require_items_to_resample
 from ._engine import as_generator, bootstrap_sums, sign_flip_sums, sign_flip_sums_all
 from ._metrics import resolve_metric
 
 __all__ = ["permutation_test", "paired_bootstrap_test", "bootstrap_ci", "percentile_interval", "bca_interval"]
-
-_ALTERNATIVES = ("two-sided", "greater", "less")
-
-
-def _check_alternative(alternative: object) -> str:
-    if alternative not in _ALTERNATIVES:
-        raise InputError(f"`alternative` must be one of {', '.join(map(repr, _ALTERNATIVES))}; got {alternative!r}.")
-    return str(alternative)
-
 
 def _as_stats_matrix(x: object, argument: str) -> np.ndarray:
     if isinstance(x, pd.DataFrame):
@@ -33,7 +25,7 @@ def _as_stats_matrix(x: object, argument: str) -> np.ndarray:
     try:
         arr = np.array(x, dtype=float)
     except (TypeError, ValueError):
-        raise TypeError(f"`{argument}` must be a numeric array of per-item statistics.") from None
+        raise InputTypeError(f"`{argument}` must be a numeric array of per-item statistics.") from None
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] == 0:
@@ -119,17 +111,6 @@ def _prepare(a: object, b: object | None, metric: object) -> _Paired:
     return _Paired(Sa, Sb, fn, name, False)
 
 
-def _count_extreme(null: np.ndarray, observed: float, alternative: str) -> int:
-    """Count null values at least as extreme as ``observed`` (ties within rounding count)."""
-    spread = float(np.max(np.abs(null))) if null.size else 0.0
-    tol = 1e-9 * max(abs(observed), spread, np.finfo(float).tiny)
-    if alternative == "two-sided":
-        return int(np.count_nonzero(np.abs(null) >= abs(observed) - tol))
-    if alternative == "greater":
-        return int(np.count_nonzero(null >= observed - tol))
-    return int(np.count_nonzero(null <= observed + tol))
-
-
 def permutation_test(
     a: object,
     b: object,
@@ -205,7 +186,7 @@ def permutation_test(
     >>> round(res.statistic, 4), res.pvalue < 0.01
     (0.0244, True)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     pair = _prepare(a, b, metric)
     if exact:
@@ -229,7 +210,7 @@ def permutation_test(
         sums_a = pair.Sb.sum(axis=0)[None, :] + kept
         sums_b = (pair.Sa.sum(axis=0) + pair.Sb.sum(axis=0))[None, :] - sums_a
         null = pair.from_sums(sums_a, sums_b)
-    c = _count_extreme(null, observed, alternative)
+    c = count_extreme(null, observed, alternative)
     metric_a, metric_b = pair.metric_values()
     R = null.size
     return TestResult(
@@ -242,24 +223,6 @@ def permutation_test(
         details={"count": c, "n_resamples": R, "n_items": pair.n, "metric": pair.name, "exact": bool(exact),
                  "metric_a": metric_a, "metric_b": metric_b},
     )
-
-
-def percentile_interval(distribution: np.ndarray, level: float = 0.95) -> ConfidenceInterval:
-    """Percentile bootstrap interval: the ``(1-level)/2`` and ``(1+level)/2`` quantiles.
-
-    Quantiles use numpy's default (linear interpolation between order statistics).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ci = percentile_interval(np.arange(101.0), 0.9)
-    >>> round(ci.low, 9), round(ci.high, 9)
-    (5.0, 95.0)
-    """
-    level = require_probability(level, "level", open_interval=True)
-    dist = np.asarray(distribution, dtype=float)
-    lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
-    return ConfidenceInterval(float(lo), float(hi), level, "percentile")
 
 
 def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarray, level: float = 0.95) -> ConfidenceInterval:
@@ -416,18 +379,19 @@ def paired_bootstrap_test(
     >>> res.pvalue < 0.01, res.confidence_interval.low > 0
     (True, True)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     level = require_probability(level, "level", open_interval=True)
     if ci not in ("percentile", "bca"):
         raise InputError(f"`ci` must be 'percentile' or 'bca'; got {ci!r}.")
     rng = as_generator(random_state)
     pair = _prepare(a, b, metric)
+    require_items_to_resample(pair.n)
     observed = pair.observed()
     dist = _bootstrap_distribution(pair, n_resamples, rng)
     center = float(dist.mean())
     null = dist - center
-    c = _count_extreme(null, observed, alternative)
+    c = count_extreme(null, observed, alternative)
     interval = _interval(ci, dist, observed, pair, level)
     metric_a, metric_b = pair.metric_values()
     return TestResult(
@@ -497,5 +461,6 @@ def bootstrap_ci(
         raise InputError(f"`method` must be 'percentile' or 'bca'; got {method!r}.")
     rng = as_generator(random_state)
     pair = _prepare(a, b, metric)
+    require_items_to_resample(pair.n)
     dist = _bootstrap_distribution(pair, n_resamples, rng)
     return _interval(method, dist, pair.observed(), pair, level)

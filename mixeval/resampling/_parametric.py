@@ -8,7 +8,7 @@ from scipy import special, stats
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_probability
 from ..errors import InputError
-from ._paired import _check_alternative
+from ._common import check_alternative
 
 __all__ = ["z_test", "paired_t_test"]
 
@@ -79,7 +79,7 @@ def z_test(
     >>> res.statistic, round(res.pvalue, 4)
     (-2.0, 0.0455)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     d = _differences(a, b)
     n = d.size
@@ -132,8 +132,8 @@ def paired_t_test(
     Notes
     -----
     :math:`t = \\bar d / (s_d / \\sqrt n)` with :math:`d_i = a_i - b_i`, compared with
-    Student's t on :math:`n - 1` degrees of freedom; identical to
-    ``scipy.stats.ttest_rel``.
+    Student's t on :math:`n - 1` degrees of freedom, computed by ``scipy.stats.ttest_1samp`` on the differences (= ``ttest_rel``)
+    (statistic, p-value and interval).
 
     Examples
     --------
@@ -142,7 +142,7 @@ def paired_t_test(
     >>> round(res.statistic, 4), res.df
     (2.2953, 3.0)
     """
-    alternative = _check_alternative(alternative)
+    alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     d = _differences(a, b)
     n = d.size
@@ -151,14 +151,13 @@ def paired_t_test(
     s = float(d.std(ddof=1))
     if s == 0:
         raise InputError("all paired differences are identical (standard deviation 0): t is undefined.")
-    se = s / np.sqrt(n)
+    res = stats.ttest_1samp(d, 0.0, alternative=alternative)  # = scipy.stats.ttest_rel(a, b)
+    # the two-sided interval whatever the alternative (as every interval of the resampling tests)
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval(confidence_level=level)
     mean = float(d.mean())
-    t = mean / se
-    df = n - 1
-    p = _pvalue(float(stats.t.cdf(t, df)), float(stats.t.sf(t, df)), alternative)
-    q = stats.t.ppf((1 + level) / 2, df)
     return TestResult(
-        statistic=float(t), pvalue=p, df=float(df), alternative=alternative, method="paired t-test",
-        estimate=mean, confidence_interval=ConfidenceInterval(mean - q * se, mean + q * se, level, "t"),
-        details={"n": n, "se": se},
+        statistic=float(res.statistic), pvalue=float(res.pvalue), df=float(res.df), alternative=alternative,
+        method="paired t-test", estimate=mean,
+        confidence_interval=ConfidenceInterval(float(ci.low), float(ci.high), level, "t"),
+        details={"n": n, "se": s / np.sqrt(n)},
     )

@@ -215,6 +215,13 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         floating-point summation order.
     """
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
+    if parsed.has_slopes:
+        slopes = ", ".join(t.label for t in parsed.random if not t.is_intercept)
+        raise FormulaError(
+            f"random slopes {slopes} are not supported by the aggregate (DuckDB/Spark) path yet: it computes "
+            "per-level sums for random intercepts only. Load the rows into a pandas DataFrame and use "
+            "mixeval.lmer (the in-memory path fits random slopes), or fit the random intercepts alone."
+        )
     engine = as_engine(source)
     q = engine.quote
     _check_fixed_syntax(parsed)
@@ -249,8 +256,11 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             f"engine first (DuckDB: WHERE isfinite({q(parsed.response)}))."
         )
 
+    # ---- centre the response by its mean (sums of y = 1e12 + noise would lose the noise)
+    centres = {parsed.response: sy / nobs} if sy != 0.0 else {}
+
     # ---- moments per cell
-    mom = fetch(engine, cell_cols, values, moments=True)
+    mom = fetch(engine, cell_cols, values, moments=True, centres=centres)
     if cell_cols:
         mom = mom.sort_values(cell_cols, kind="stable").reset_index(drop=True)
         cells = mom[cell_cols].copy()
@@ -290,7 +300,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     for term in parsed.random:
         keys = list(dict.fromkeys([*term.factors, *cell_cols]))
         t = _Term(term=term, keys=keys)
-        res = fetch(engine, keys, values)
+        res = fetch(engine, keys, values, centres=centres)
         for c in term.factors:
             if c not in col_levels:
                 _, uniques = pd.factorize(res[c], sort=True)
@@ -316,6 +326,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         t.zw = np.column_stack([np.bincount(codes, weights=wsum[:, j], minlength=t.n_levels) for j in range(p + 1)])
         terms.append(t)
     terms.sort(key=lambda t: -t.n_levels)  # stable: ties keep formula order, as lme4
+    ww, coef_shift = _uncentre(ww, terms, B, V, p, nobs, centres.get(parsed.response, 0.0))
 
     # ---- counts per pair of levels
     def pair_counts(a: _Term, b: _Term, sparse: bool = False):
@@ -353,10 +364,12 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             z0w=t0.zw,
             zrw=np.vstack([t.zw for t in rest]) if rest else np.zeros((0, p + 1)),
             ww=ww,
+            coef_shift=coef_shift,
         )
     else:
         empty = np.zeros((0, p + 1))
-        stats = SufficientStats(nobs, p, (), np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0)), empty, empty, ww)
+        stats = SufficientStats(nobs, p, (), np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0)), empty, empty, ww,
+                                coef_shift=coef_shift)
     for a, b in confounded:
         warnings.warn(
             f"grouping factors {a!r} and {b!r} partition the data identically (each level of one occurs with "
@@ -378,6 +391,37 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         source=engine.description,
     )
     return design, stats
+
+
+def _uncentre(ww: np.ndarray, terms: list, B: np.ndarray, V: np.ndarray, p: int, nobs: int, centre: float):
+    """Keep the statistics of the centred response when the model is location-equivariant, else undo it.
+
+    With ``y_c = y - c`` and a fixed part whose column space holds the constant (an intercept, or a
+    factor coded by all its levels), ``X delta = c 1`` has a solution and the fit of ``y_c`` is the fit
+    of ``y`` with ``beta = beta_c + delta`` (same theta, sigma, likelihood): the statistics stay centred
+    and ``delta`` goes with them. Otherwise the sums of ``y`` are restored from those of ``y_c``
+    (``Z'y = Z'y_c + c Z'1``, ``X'y = X'y_c + c X'1``, ``y'y = y_c'y_c + 2 c 1'y_c + c^2 n``).
+    Returns ``W'W`` and ``delta`` (None when not centred).
+    """
+    if not centre:
+        return ww, None
+    w1 = np.einsum("cia,ca->i", B, V[:, :, 0])  # W'1 = [X'1, 1'y_c]
+    x1 = w1[:p]
+    if p:
+        delta = np.linalg.lstsq(ww[:p, :p], x1, rcond=None)[0]
+        if nobs - x1 @ delta <= 1e-9 * nobs:  # 1 lies in the column space of X
+            # the usual solutions (an intercept column, dummies of every level) are integers; take them
+            # exactly, as c * rounding error would show in the coefficients when c is large
+            whole = np.round(delta)
+            delta = np.where(np.abs(delta - whole) < 1e-9, whole, delta)
+            return ww, centre * delta
+    ww = ww.copy()
+    ww[:p, p] += centre * x1
+    ww[p, :p] = ww[:p, p]
+    ww[p, p] += 2.0 * centre * w1[p] + centre * centre * nobs
+    for t in terms:
+        t.zw[:, p] += centre * t.counts
+    return ww, None
 
 
 def _check_levels(term: RandomTerm, n_levels: int, nobs: int) -> None:

@@ -15,11 +15,12 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from .._results import ConfidenceInterval, TestResult
+from .._random import as_generator
+from .._results import TestResult
 from .._validation import require_positive_int, require_probability
 from ..errors import ColumnError, InputError
+from ..resampling._common import check_alternative, count_extreme, percentile_interval
 from ._sources import Engine, as_engine
 
 __all__ = ["poisson_bootstrap_paired", "poisson_weights", "hash_uniform_int", "POISSON_THRESHOLDS", "MODULUS"]
@@ -48,13 +49,11 @@ POISSON_THRESHOLDS = _poisson_thresholds()
 
 
 def _seed_offset(random_state: object) -> int:
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, MODULUS))
-    if random_state is None:
-        return int(np.random.default_rng().integers(0, MODULUS))
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+    """The hash offset of a seed: an int seed maps to it directly (the same offset in SQL and numpy);
+    None, a SeedSequence or a Generator draw it (:func:`mixeval._random.as_generator`)."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, (bool, np.bool_)) and random_state >= 0:
         return int((int(random_state) % MODULUS) * _A3 % MODULUS + _C3) % MODULUS
-    raise TypeError(f"`random_state` must be None, an int or a numpy Generator; got {type(random_state).__name__}.")
+    return int(as_generator(random_state).integers(0, MODULUS))
 
 
 # --------------------------------------------------------------------------- numpy
@@ -215,8 +214,7 @@ def poisson_bootstrap_paired(
     >>> res.pvalue < 0.01, res.confidence_interval.low > 0
     (True, True)
     """
-    if alternative not in ("two-sided", "greater", "less"):
-        raise InputError(f"`alternative` must be 'two-sided', 'greater' or 'less'; got {alternative!r}.")
+    alternative = check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
     level = require_probability(level, "level", open_interval=True)
     engine = as_engine(source)
@@ -262,15 +260,7 @@ def poisson_bootstrap_paired(
         raise InputError("a resample had total weight 0 (too few items for a Poisson bootstrap); use more items.")
     center = float(dist.mean())
     null = dist - center
-    spread = float(np.max(np.abs(null)))
-    tol = 1e-9 * max(abs(observed), spread, np.finfo(float).tiny)
-    if alternative == "two-sided":
-        c = int(np.count_nonzero(np.abs(null) >= abs(observed) - tol))
-    elif alternative == "greater":
-        c = int(np.count_nonzero(null >= observed - tol))
-    else:
-        c = int(np.count_nonzero(null <= observed + tol))
-    lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
+    c = count_extreme(null, observed, alternative)
     return TestResult(
         statistic=observed,
         pvalue=(c + 1) / (n_resamples + 1),
@@ -278,20 +268,8 @@ def poisson_bootstrap_paired(
         alternative=alternative,
         method=f"paired Poisson bootstrap test, shift method (mean difference, {engine.dialect})",
         estimate=observed,
-        confidence_interval=ConfidenceInterval(float(lo), float(hi), level, "percentile"),
+        confidence_interval=percentile_interval(dist, level),
         details={"count": c, "n_resamples": n_resamples, "n_items": n_items, "seed_offset": seed_offset,
                  "bootstrap_mean": center, "bootstrap_se": float(dist.std(ddof=1)), "engine": engine.dialect,
                  "a": a, "b": b},
     )
-
-
-def in_memory_reference(df: pd.DataFrame, *, score: str, system: str, item: str, a: object, b: object,
-                        n_resamples: int, random_state: object) -> np.ndarray:
-    """The resampled statistics computed in memory with :func:`poisson_weights` (for checks)."""
-    sub = df[df[system].isin([a, b])]
-    means = sub.groupby([item, system])[score].mean().unstack(system)
-    means = means.sort_index()
-    d = (means[a] - means[b]).to_numpy(float)
-    i = np.arange(d.size)
-    w = poisson_weights(i[None, :], np.arange(n_resamples)[:, None], random_state)
-    return (w @ d) / w.sum(axis=1)

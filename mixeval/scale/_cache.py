@@ -9,7 +9,7 @@ likelihood-ratio test re-uses the full model's tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
@@ -34,7 +34,8 @@ def _wanted(values: Sequence[str], moments: bool) -> list[str]:
     return cols
 
 
-def fetch(engine, keys: Sequence[str], values: Sequence[str], *, moments: bool = False) -> pd.DataFrame:
+def fetch(engine, keys: Sequence[str], values: Sequence[str], *, moments: bool = False,
+          centres: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Counts and sums per combination of ``keys`` (columns: keys, ``n``, ``s:v``, ``m:v|w``).
 
     Parameters
@@ -45,12 +46,17 @@ def fetch(engine, keys: Sequence[str], values: Sequence[str], *, moments: bool =
         GROUP BY columns (may be empty: one row).
     values : sequence of str
         Numeric columns whose sums (and with ``moments`` their cross-product sums) are needed.
+    centres : mapping, optional
+        Constants subtracted from value columns before summing (a kept table is re-used only with the
+        same centres).
     """
     keys, values = list(keys), list(values)
     wanted = _wanted(values, moments)
-    tables: list[tuple[list[str], pd.DataFrame]] = engine.__dict__.setdefault("_mixeval_tables", [])
-    for tkeys, table in tables:
-        if set(keys) <= set(tkeys) and set(wanted) <= set(table.columns):
+    centres = {v: float(c) for v, c in (centres or {}).items() if v in values and c}
+    tables: list[tuple[list[str], pd.DataFrame, dict]] = engine.__dict__.setdefault("_mixeval_tables", [])
+    for tkeys, table, tcentres in tables:
+        same_centres = all(tcentres.get(v, 0.0) == centres.get(v, 0.0) for v in values)
+        if same_centres and set(keys) <= set(tkeys) and set(wanted) <= set(table.columns):
             if set(keys) == set(tkeys):
                 return table[keys + wanted]
             if not keys:
@@ -58,9 +64,9 @@ def fetch(engine, keys: Sequence[str], values: Sequence[str], *, moments: bool =
             return table.groupby(keys, sort=False, observed=True, dropna=False)[wanted].sum().reset_index()
     q = engine.quote
     if moments:
-        sql = moments_sql(keys, values, q)
+        sql = moments_sql(keys, values, q, centres)
     elif values:
-        sql = level_sums_sql(keys, values, q)
+        sql = level_sums_sql(keys, values, q, centres)
     else:
         sql = pair_counts_sql(keys, q)
     res = engine.query(sql)
@@ -68,5 +74,5 @@ def fetch(engine, keys: Sequence[str], values: Sequence[str], *, moments: bool =
     names.update({f"s{j}": sum_name(v) for j, v in enumerate(values)})
     names.update({f"m{j}_{k}": moment_name(values[j], values[k]) for j in range(len(values)) for k in range(j, len(values))})
     res = res.rename(columns=names)
-    tables.append((keys, res))
+    tables.append((keys, res, centres))
     return res[keys + wanted]

@@ -14,7 +14,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, InputTypeError
 
 __all__ = ["Engine", "as_engine", "is_aggregate_source", "describe_source"]
 
@@ -112,7 +112,7 @@ def as_engine(source: object) -> Engine:
         from ._spark import SparkEngine
 
         return SparkEngine(source)
-    raise TypeError(
+    raise InputTypeError(
         "the data must be a pandas DataFrame, a Parquet path or glob, a pyarrow Table, a DuckDB relation or a "
         f"Spark DataFrame; got {type(source).__module__}.{type(source).__name__}."
     )

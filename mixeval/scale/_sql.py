@@ -9,11 +9,15 @@ combination of the categorical fixed-effect columns:
 * :func:`moments_sql`: per cell, the count, ``sum(v_j)`` and ``sum(v_j v_k)`` (``W'W``);
 * :func:`level_sums_sql`: per level of one grouping term and cell, the count and ``sum(v_j)`` (``Z_k'W``);
 * :func:`pair_counts_sql`: per pair of levels of two grouping terms, the count (``Z_j'Z_k``).
+
+Sums of a column far from 0 (``y = 1e12 + noise``) lose the noise to rounding, so a value
+column can be centred by a constant (``centres``: column -> constant, e.g. its mean from the overview
+query): the queries then sum ``v - c`` instead of ``v``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 __all__ = ["overview_sql", "moments_sql", "level_sums_sql", "pair_counts_sql", "key_alias"]
 
@@ -24,6 +28,12 @@ def key_alias(i: int) -> str:
 
 def _d(expr: str) -> str:
     return f"CAST({expr} AS DOUBLE)"
+
+
+def _value(column: str, q: Callable[[str], str], centres: Mapping[str, float] | None) -> str:
+    """The summed expression of a value column: ``CAST(col AS DOUBLE)``, minus its centre if it has one."""
+    c = (centres or {}).get(column, 0.0)
+    return f"({_d(q(column))} - {float(c)!r})" if c else _d(q(column))
 
 
 def _keys(cols: Sequence[str], q: Callable[[str], str]) -> tuple[str, str]:
@@ -39,8 +49,9 @@ def overview_sql(columns: Sequence[str], response: str, q: Callable[[str], str])
     return f"SELECT COUNT(*) AS n, {nulls}, SUM({y}) AS sy, SUM({y} * {y}) AS syy FROM {{src}}"
 
 
-def moments_sql(cells: Sequence[str], values: Sequence[str], q: Callable[[str], str]) -> str:
-    v = [_d(q(c)) for c in values]
+def moments_sql(cells: Sequence[str], values: Sequence[str], q: Callable[[str], str],
+                centres: Mapping[str, float] | None = None) -> str:
+    v = [_value(c, q, centres) for c in values]
     sums = [f"SUM({e}) AS s{j}" for j, e in enumerate(v)]
     prods = [f"SUM({v[j]} * {v[k]}) AS m{j}_{k}" for j in range(len(v)) for k in range(j, len(v))]
     if cells:
@@ -49,9 +60,10 @@ def moments_sql(cells: Sequence[str], values: Sequence[str], q: Callable[[str], 
     return f"SELECT COUNT(*) AS n, {', '.join(sums + prods)} FROM {{src}}"
 
 
-def level_sums_sql(keys: Sequence[str], values: Sequence[str], q: Callable[[str], str]) -> str:
+def level_sums_sql(keys: Sequence[str], values: Sequence[str], q: Callable[[str], str],
+                   centres: Mapping[str, float] | None = None) -> str:
     sel, grp = _keys(keys, q)
-    sums = ", ".join(f"SUM({_d(q(c))}) AS s{j}" for j, c in enumerate(values))
+    sums = ", ".join(f"SUM({_value(c, q, centres)}) AS s{j}" for j, c in enumerate(values))
     return f"SELECT {sel}, COUNT(*) AS n, {sums} FROM {{src}} GROUP BY {grp}"
 
 

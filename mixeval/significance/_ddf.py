@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ..errors import InputError
 
@@ -34,6 +34,10 @@ DF_METHODS: dict[str, str] = {
     "satterthwaite": "satterthwaite", "satterth": "satterthwaite",
     "kenward-roger": "kenward-roger", "kenward_roger": "kenward-roger", "kr": "kenward-roger",
 }
+
+#: Relative standard deviations below this (lme4's singularity tolerance) are on the boundary: held fixed
+#: in the Satterthwaite df (pbkrtest's Kenward-Roger keeps every variance parameter).
+BOUNDARY_THETA = 1e-4
 
 #: Largest number of random-effect levels for which the dense ``q x q`` Kenward-Roger pieces are formed.
 KR_MAX_LEVELS = 12_000
@@ -73,7 +77,9 @@ class DdfPieces:
         ``I_E[r, s] = tr(P G_r P G_s) / 2`` (``P`` the REML projection); pbkrtest's ``W``.
     W_observed : ndarray, shape (m, m)
         ``2 H^-1`` with ``H`` the Hessian of the REML criterion ``-2 l_R(gamma)``, lmerTest's covariance
-        of the variance parameters (invariant to their parametrisation at the optimum).
+        of the variance parameters (invariant to their parametrisation at an interior optimum); rows and
+        columns of components on the boundary (``theta < 1e-4``) are 0, as lmerTest's Hessian in
+        ``theta`` decouples them.
     """
 
     vcov: np.ndarray = field(repr=False)
@@ -148,7 +154,7 @@ def ddf_pieces(fit: object) -> DdfPieces:
     y = np.asarray(fit.design.y, dtype=float)
     # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
     # many times slower (as in the engine)
-    limit = threadpool_limits(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
+    limit = _controller().limit(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
         pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
     if len(_CACHE) >= 8:
@@ -158,41 +164,102 @@ def ddf_pieces(fit: object) -> DdfPieces:
 
 
 _CACHE: dict[int, tuple[object, DdfPieces]] = {}
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def _controller() -> ThreadpoolController:
+    """One threadpoolctl controller per process (creating it inspects the loaded libraries: slow)."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
 
 
 def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
-            sigma2: float) -> DdfPieces:
+            sigma2: float, *, dense: bool = False) -> DdfPieces:
+    """Stage chain: cross-products -> q-space blocks (diagonal for one factor, else dense) -> pieces."""
+    q = int(sum(sizes))
+    if len(sizes) > 1 or dense:
+        if q > KR_MAX_LEVELS:
+            raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect "
+                             f"levels of crossed factors (limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
+        blocks = _blocks_dense(X, y, codes, sizes, theta, sigma2)
+    else:
+        blocks = _blocks_one_factor(X, y, codes[0], sizes[0], float(theta[0]), sigma2)
+    return _assemble(*blocks, theta=theta)
+
+
+def _glsify(Fa: np.ndarray, XVXa: np.ndarray, XV2Xa: np.ndarray, XV2Za: np.ndarray, p: int):
+    """``[X y] -> [X r]`` with ``r = y - X b`` the marginal residuals of the GLS estimate ``b`` at theta."""
+    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
+    T = np.eye(p + 1)
+    T[:p, p] = -beta
+    return Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
+
+
+def _blocks_one_factor(X: np.ndarray, y: np.ndarray, codes: np.ndarray, q: int, theta: float, s2: float):
+    """The q-space blocks of a single random intercept: ``Z'Z``, ``B`` and ``Z'V^-1Z`` are diagonal (O(n p + q p^2))."""
+    n, p = X.shape
+    Xa = np.column_stack([X, y])
+    d = np.bincount(codes, minlength=q).astype(float)              # diag Z'Z
+    ZtX = np.zeros((q, p + 1))
+    np.add.at(ZtX, codes, Xa)
+    XtX = Xa.T @ Xa
+    b = theta * theta / (1.0 + theta * theta * d)                  # diag B
+    db = d * b
+    h = (d - d * db) / s2                                          # diag Z' V^-1 Z
+    Fa = (ZtX - db[:, None] * ZtX) / s2
+    BZtX = b[:, None] * ZtX
+    XVXa = (XtX - ZtX.T @ BZtX) / s2
+    XV2Xa = (XVXa - BZtX.T @ Fa) / s2
+    XV2Za = (Fa.T - BZtX.T * h[None, :]) / s2
+    Fa, XVXa, XV2Xa, XV2Za = _glsify(Fa, XVXa, XV2Xa, XV2Za, p)
+    F, XV2X, XV2Z, u = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p], Fa[:, p]
+    Phi = np.linalg.inv(XVXa[:p, :p])
+    Phi = 0.5 * (Phi + Phi.T)
+    P = np.array([-F.T @ F, -XV2X])
+    Xe = np.array([F.T @ u, XV2Xa[:p, p]])
+    Q = np.empty((2, 2, p, p))
+    Q[0, 0] = F.T @ (h[:, None] * F)
+    Q[1, 0] = XV2Z @ F
+    Q[0, 1] = Q[1, 0].T
+    Q[1, 1] = (XV2X - F.T @ (b[:, None] * F)) / s2
+    K = np.empty((2, 2))
+    K[0, 0] = float(np.sum(h * h))
+    K[0, 1] = K[1, 0] = (float(np.sum(h)) - float(np.sum(db * h))) / s2
+    K[1, 1] = (n - 2.0 * float(np.sum(db)) + float(np.sum(db * db))) / (s2 * s2)
+    E = np.empty((2, 2))
+    E[0, 0] = float(u @ (h * u))
+    E[0, 1] = E[1, 0] = float(XV2Za[p] @ u)
+    E[1, 1] = (XV2Xa[p, p] - float(u @ (b * u))) / s2
+    return Phi, P, Q, K, E, Xe
+
+
+def _blocks_dense(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
+                  sigma2: float):
+    """The q-space blocks with dense ``q x q`` matrices (crossed or nested factors)."""
     n, p = X.shape
     q = int(sum(sizes))
-    if q > KR_MAX_LEVELS:
-        raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect levels "
-                         f"(limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
     Xa = np.column_stack([X, y])                     # the response rides along as a last column
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
     rows = np.tile(np.arange(n), len(codes))
     Z = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, q))
-    ZtZ = (Z.T @ Z).toarray()
+    ZtZ_sparse = (Z.T @ Z).tocsr()
+    ZtZ = ZtZ_sparse.toarray()
     ZtX = np.asarray(Z.T @ Xa)
     XtX = Xa.T @ Xa
     lam = np.repeat(theta, sizes)
-    M = lam[:, None] * ZtZ * lam[None, :]
-    M[np.diag_indices(q)] += 1.0
-    B = lam[:, None] * cho_solve(cho_factor(M, lower=True, check_finite=False), np.diag(lam), check_finite=False)
+    B = lam[:, None] * _inverse_m(ZtZ, lam, sizes[0]) * lam[None, :]
     B = 0.5 * (B + B.T)                              # V^-1 = (I - Z B Z') / s2
     s2 = sigma2
-    ZtZB = ZtZ @ B
-    H = (ZtZ - ZtZB @ ZtZ) / s2                      # Z' V^-1 Z
+    ZtZB = np.asarray(ZtZ_sparse @ B)
+    H = (ZtZ - np.asarray((ZtZ_sparse @ ZtZB.T).T)) / s2  # Z' V^-1 Z
     Fa = (ZtX - ZtZB @ ZtX) / s2                     # Z' V^-1 [X r]
     BZtX = B @ ZtX
     XVXa = (XtX - ZtX.T @ BZtX) / s2                 # [X r]' V^-1 [X r]
     XV2Xa = (XVXa - BZtX.T @ Fa) / s2                # [X r]' V^-2 [X r]
     XV2Za = (Fa.T - BZtX.T @ H) / s2                 # [X r]' V^-2 Z
-    # [X y] -> [X r] with r = y - X b the marginal residuals of the GLS estimate b at theta
-    beta = np.linalg.solve(XVXa[:p, :p], XVXa[:p, p])
-    T = np.eye(p + 1)
-    T[:p, p] = -beta
-    Fa, XVXa, XV2Xa, XV2Za = Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
+    Fa, XVXa, XV2Xa, XV2Za = _glsify(Fa, XVXa, XV2Xa, XV2Za, p)
     F, XV2X, XV2Z = Fa[:, :p], XV2Xa[:p, :p], XV2Za[:p]
     u = Fa[:, p]                                     # Z' e with e = V^-1 r
     Phi = np.linalg.inv(XVXa[:p, :p])
@@ -222,6 +289,13 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     Q[-1, -1] = (XV2X - F.T @ B @ F) / s2
     K[-1, -1] = (n - 2.0 * np.trace(ZtZB) + float(np.sum(ZtZB * ZtZB.T))) / (s2 * s2)
     E[-1, -1] = (XV2Xa[p, p] - u @ B @ u) / s2      # e' V^-1 e = r' V^-3 r
+    return Phi, P, Q, K, E, Xe
+
+
+def _assemble(Phi: np.ndarray, P: np.ndarray, Q: np.ndarray, K: np.ndarray, E: np.ndarray, Xe: np.ndarray, *,
+              theta: np.ndarray) -> DdfPieces:
+    """pbkrtest's adjusted covariance and W, lmerTest's observed-information W, from the q-space blocks."""
+    m, p = P.shape[0], P.shape[1]
     trPGPG = np.empty((m, m))
     for r in range(m):
         PhiPr = Phi @ P[r]
@@ -237,7 +311,40 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
     PhiA = 0.5 * (PhiA + PhiA.T)
     ePGPGe = E - Xe @ Phi @ Xe.T                     # e' G_r P G_s e
     hessian = -trPGPG + 2.0 * ePGPGe
-    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=2.0 * _inverse(hessian))
+    # lmerTest differentiates in (theta, sigma): at theta_k = 0 the REML criterion is even in theta_k, so
+    # that component decouples and does not enter the Satterthwaite df; in the variance parametrisation
+    # it is held fixed (below lme4's singularity tolerance, as the engine's Satterthwaite does)
+    free = np.flatnonzero(np.append(theta >= BOUNDARY_THETA, True))
+    W_obs = np.zeros((m, m))
+    W_obs[np.ix_(free, free)] = 2.0 * _inverse(hessian[np.ix_(free, free)])
+    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=W_obs)
+
+
+def _inverse_m(ZtZ: np.ndarray, lam: np.ndarray, q0: int) -> np.ndarray:
+    """``M^-1`` for ``M = Lambda Z'Z Lambda + I``, whose first ``q0 x q0`` block is diagonal.
+
+    The first grouping factor (the largest, as lme4 orders them) has one level per row, so its block of
+    ``Z'Z`` is diagonal; eliminating it leaves a Schur complement over the other factors' levels only
+    (``q - q0``), and the cost is ``O(q0^2 (q - q0))`` instead of ``O(q^3)``.
+    """
+    q = ZtZ.shape[0]
+    d = lam[:q0] * lam[:q0] * np.diag(ZtZ)[:q0] + 1.0
+    if q0 == q:
+        return np.diag(1.0 / d)
+    C = lam[:q0, None] * ZtZ[:q0, q0:] * lam[None, q0:]
+    R = lam[q0:, None] * ZtZ[q0:, q0:] * lam[None, q0:]
+    R[np.diag_indices(q - q0)] += 1.0
+    DinvC = C / d[:, None]
+    S = R - C.T @ DinvC
+    Sinv = cho_solve(cho_factor(S, lower=True, check_finite=False), np.eye(q - q0), check_finite=False)
+    DinvCSinv = DinvC @ Sinv
+    out = np.empty((q, q))
+    out[:q0, :q0] = DinvCSinv @ DinvC.T
+    out[np.arange(q0), np.arange(q0)] += 1.0 / d
+    out[:q0, q0:] = -DinvCSinv
+    out[q0:, :q0] = -DinvCSinv.T
+    out[q0:, q0:] = Sinv
+    return out
 
 
 def _inverse(A: np.ndarray) -> np.ndarray:
@@ -312,7 +419,7 @@ def _has_pieces(fit: object) -> bool:
     design = getattr(fit, "design", None)
     return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
             and np.shape(fit.theta) == (len(design.groups),)
-            and sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS)
+            and (len(design.groups) == 1 or sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS))
 
 
 def _satterthwaite(fit: object, row: np.ndarray) -> float:

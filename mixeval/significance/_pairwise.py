@@ -11,11 +11,13 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
+from .._results import Result
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
+from ._tukey import ptukey, qtukey
 
 __all__ = ["PairwiseResult", "pairwise", "contrast_result", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
 
@@ -55,20 +57,19 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
     dfs = np.broadcast_to(np.asarray(df, dtype=float), z.shape)
     if n_means <= 2:
         return 2 * sps.t.sf(z, dfs)
-    p = np.array([sps.studentized_range.sf(np.sqrt(2) * v, n_means, d) if np.isfinite(v) else np.nan
-                  for v, d in zip(z.ravel(), dfs.ravel())]).reshape(z.shape)
-    return np.clip(p, 0.0, 1.0)
+    p = ptukey(np.sqrt(2) * z, n_means, dfs, upper=True)
+    return np.where(np.isfinite(z), np.clip(p, 0.0, 1.0), np.nan)
 
 
 def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> float:
     """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``."""
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
-    return float(sps.studentized_range.ppf(level, n_means, df) / np.sqrt(2))
+    return qtukey(level, n_means, df) / np.sqrt(2)
 
 
-@dataclass(frozen=True)
-class PairwiseResult:
+@dataclass(frozen=True, eq=False)
+class PairwiseResult(Result):
     """Pairwise contrasts of estimated marginal means (or of trends, see :func:`pairwise_trends`).
 
     Attributes

@@ -17,7 +17,12 @@ from .._validation import require_probability
 from ..errors import FormulaError, InputError
 from ._ddf import canonical_df, df_inference
 from ._emmeans import _check_fit, means_table
-from ._grid import ReferenceGrid, cached_reference_grid, marginal_linfct, normalise_names
+from ._grid import (
+    ReferenceGrid,
+    cached_reference_grid,
+    marginal_linfct,
+    normalise_names,
+)
 from ._pairwise import PairwiseResult, _canonical_adjust, contrast_result
 
 __all__ = ["emtrends", "pairwise_trends", "trend_linfct", "trend_lines", "trend_step"]

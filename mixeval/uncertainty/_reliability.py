@@ -126,17 +126,16 @@ def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = No
     The error variance of Definition 3.2 is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``; the
     weights are those of :func:`mixeval.reliability.error_variance` at unit components, so
     ``phi = s2_item / (s2_item + D w)`` for the matrix ``D`` of draws.
-    """
-    from ..reliability import error_variance
 
-    cols = list(draws.columns)
-    if item not in cols:
-        raise InputError(f"the objects of measurement {item!r} are not a component of the draws; columns: {cols}.")
-    w = np.array([error_variance({c: float(c == k) for c in cols}, item, n, kind=kind) for k in cols])
-    D = draws.to_numpy(dtype=float)
-    s2 = D[:, cols.index(item)]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return s2 / (s2 + D @ w)
+    Examples
+    --------
+    >>> d = pd.DataFrame({"s": [4.0, 1.0], "r": [1.0, 1.0], "Residual": [1.0, 2.0]})
+    >>> phi_draws(d, "s", {"r": 2}).round(3).tolist()
+    [0.8, 0.4]
+    """
+    from ..reliability import _phi_draws
+
+    return _phi_draws(draws, item, n, kind=kind)
 
 
 def reach_probability(values: np.ndarray, target: float) -> float:
@@ -178,15 +177,3 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
     if target is not None:
         order += ["p_reach", "p_reach_relative"]
     return out[order]
-
-
-def lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
-                 confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided lower confidence bound of phi (the ``1 - confidence`` quantile) and P(phi >= target), per design."""
-    lower, prob = [], []
-    for _, cell in table.iterrows():
-        n = {f: float(cell[f]) for f in facets}
-        values = phi_draws(draws, item, n, kind=kind)
-        lower.append(float(np.quantile(values, 1.0 - confidence)))
-        prob.append(reach_probability(values, target))
-    return np.array(lower), np.array(prob)

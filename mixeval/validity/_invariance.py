@@ -147,9 +147,9 @@ def _new_model(model: Any) -> Any:
     if callable(model):
         m = model()
         if not (hasattr(m, "fit") and hasattr(m, "predict")):
-            raise TypeError("`model` factory must return an object with fit(X, y) and predict(X) methods.")
+            raise InputError("`model` factory must return an object with fit(X, y) and predict(X) methods.")
         return m
-    raise TypeError("`model` must be an estimator with fit(X, y) and predict(X) (e.g. scikit-learn style) "
+    raise InputError("`model` must be an estimator with fit(X, y) and predict(X) (e.g. scikit-learn style) "
                     "or a function returning a fresh one.")
 
 

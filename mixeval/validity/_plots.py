@@ -93,7 +93,7 @@ def plot_shape(
     else:
         fig = ax.figure
     shape = model.shape(feature, grid=grid)
-    term = model._design.terms[model._term_index(feature)]
+    term = model.term(feature)
     values = model.feature_values(feature)
     if term.kind == "smooth":
         x = shape["x"].to_numpy(dtype=float)
@@ -134,8 +134,9 @@ def plot_shapes(
 
     Rows are the candidates (selected set first). The left column is the GAM on the candidates
     outside the selected set, the right column the GAM on all candidates; each row shares its
-    y axis so that nullification is visible, and the right panel's title gives the
-    nullification ratio.
+    y axis so that nullification is visible. The right panel's title gives the D^2 the feature
+    adds to the selected set and its sd ratio; the figure title the decisive numbers of the verdict
+    (D^2, determinism, what the others add relative to what they explain alone).
 
     Parameters
     ----------
@@ -183,7 +184,7 @@ def plot_shapes(
                       fontsize=9, color="0.4")
         title = f"all candidates: D^2 = {full.d2:.3f}"
         if f in result.nullification:
-            title += f", ratio {result.nullification[f]:.3f}"
+            title += f"; adds D^2 {result.gain[f]:.4f}, sd ratio {result.nullification[f]:.3f}"
         plot_shape(full, f, ax=right, rug=rug, color="C0", step=step.get(f))
         right.set_title(title, fontsize=9)
         if left.axison:
@@ -192,7 +193,11 @@ def plot_shapes(
             left.set_ylim(lo, hi)
             right.set_ylim(lo, hi)
     verdict = "circular: {" + ", ".join(result.circular) + "}" if result.is_circular else "no circular set"
-    fig.suptitle(f"{result.target}: {verdict}", fontsize=10)
+    numbers = f"{{{', '.join(result.best)}}}: D^2 = {result.d2:.3f}, determinism = {result.determinism:.3f}"
+    if result.nullification:
+        numbers += (f"; others add D^2 {result.added:.4f} of {result.explained_alone:.3f} they explain alone "
+                    f"(ratio {result.added_ratio:.3f})")
+    fig.suptitle(f"{result.target}: {verdict}\n{numbers}", fontsize=10)
     fig.tight_layout()
     return fig
 

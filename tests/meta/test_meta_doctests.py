@@ -13,6 +13,8 @@ matplotlib.use("Agg")
 MODULES = [
     "mixeval.meta._selective",
     "mixeval.meta._local",
+    "mixeval.meta._pairs",
+    "mixeval.meta._hypotheses",
     "mixeval.meta._perturb",
     "mixeval.meta._text_metrics",
     "mixeval.meta._example_data",

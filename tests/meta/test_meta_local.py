@@ -440,3 +440,26 @@ def test_accuracy_equality_table_holm_adjustment():
         assert table.loc[m, "pvalue_adjusted"] == pytest.approx(expected[m], rel=1e-12)
     none = accuracy_equality_table(res, adjust="none")
     assert (none["pvalue_adjusted"] == none["pvalue"]).all()
+
+
+def test_stages_of_local_accuracy_alone_and_wilson_by_its_formula():
+    """context_means -> accuracy_and_se -> accuracy_intervals; the Wilson limits (statsmodels) equal the
+    closed form with the effective sample size to 1e-12."""
+    from scipy import stats
+
+    from mixeval.meta._local import accuracy_and_se, accuracy_intervals, context_means
+
+    frame = pd.DataFrame({"x": [0, 0, 1, 1, 2, 2, 3], "m": ["f"] * 7, "q": ["a"] * 7,
+                          "w": [1.0, 0.0, 1.0, 1.0, 1.0, 0.5, 1.0]})
+    contexts, means, counts = context_means(frame, ["f"], ["a"])
+    assert list(contexts) == [0, 1, 2, 3] and means[:, 0, 0].tolist() == [0.5, 1.0, 0.75, 1.0]
+    acc, n_ctx, se = accuracy_and_se(means, counts)
+    assert acc[0, 0] == pytest.approx(0.8125) and n_ctx[0, 0] == 4
+    assert se[0, 0] == pytest.approx(np.std([0.5, 1.0, 0.75, 1.0], ddof=1) / 2)
+    low, high = accuracy_intervals(acc, se, n_ctx, counts, means, ci="wilson", level=0.9, n_resamples=10,
+                                   random_state=0)
+    a, n = acc[0, 0], min(acc[0, 0] * (1 - acc[0, 0]) / se[0, 0] ** 2, 7)
+    z = stats.norm.ppf(0.95)
+    centre = (a + z**2 / (2 * n)) / (1 + z**2 / n)
+    half = z / (1 + z**2 / n) * np.sqrt(a * (1 - a) / n + z**2 / (4 * n**2))
+    assert low[0, 0] == pytest.approx(centre - half, abs=1e-12) and high[0, 0] == pytest.approx(centre + half, abs=1e-12)

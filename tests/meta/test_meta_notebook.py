@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="module", params=["executed", "committed"])
 def run(request, notebook_runner):
-    return notebook_runner(request, "meta_evaluation")
+    return notebook_runner(request, "meta_evaluation", needs_data=False)
 
 
 def test_meta_notebook_runs_and_prints_the_documented_numbers(run):

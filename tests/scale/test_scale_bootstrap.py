@@ -12,7 +12,8 @@ from scipy import stats as sps
 from mixeval._results import TestResult
 from mixeval.errors import ColumnError, InputError
 from mixeval.scale import poisson_bootstrap_paired, poisson_weights
-from mixeval.scale._bootstrap import POISSON_THRESHOLDS, in_memory_reference
+from mixeval.scale._bootstrap import POISSON_THRESHOLDS
+from poisson_reference import in_memory_reference
 
 
 def _log(seed: int = 0, n_items: int = 400, effect: float = 0.1, reps: int = 2) -> pd.DataFrame:

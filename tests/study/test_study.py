@@ -95,8 +95,8 @@ def test_simulation_recovers_variance_components_and_phi():
     assert np.mean(phis) == pytest.approx(true_phi, rel=0.05)
 
 
-def test_metric_comparisons_need_a_metric_model_and_match_compare_systems():
-    from mixeval.metric_model import MetricModel, compare_systems
+def test_metric_comparisons_need_a_metric_model_and_match_metric_model_metric_comparisons():
+    from mixeval.metric_model import MetricModel, metric_comparisons
 
     rng = np.random.default_rng(3)
     n = 400
@@ -108,7 +108,7 @@ def test_metric_comparisons_need_a_metric_model_and_match_compare_systems():
     metric = MetricModel.from_rates(0.9, 0.05)
     study = Study(df, "toxic ~ system + (1|prompt)", metric_model=metric)
     table = study.metric_comparisons(methods=["uncorrected", "goyal", "calibrated"])
-    expected = compare_systems(df, metric=metric, system="system", score="toxic", item="prompt",
+    expected = metric_comparisons(df, metric=metric, system="system", score="toxic", item="prompt",
                                methods=["uncorrected", "goyal", "calibrated"])
     pd.testing.assert_frame_equal(table, expected)
     assert study.where("prompt < 200").metric_model is metric

@@ -88,6 +88,8 @@ def test_bad_arguments_fail_before_fitting_whatever_the_number_of_contrasts():
         two.conditional("length", cuts=["abc"])
     with pytest.raises(InputError, match="df="):
         two.pairwise(df="bogus")
+    with pytest.raises(InputError, match="adjust='bogus'"):
+        two.pairwise(adjust="bogus")
 
 
 def test_class_comparisons_carry_df_with_kenward_roger():

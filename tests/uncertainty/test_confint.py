@@ -189,8 +189,8 @@ def test_profile_slope_model_matches_lme4():
             fit = lmer(case["formula"], df)
         model = as_fit_model(fit)
     except Exception as exc:  # noqa: BLE001 - the engine raises FormulaError/InputError for slopes until they exist
-        pytest.skip(f"random-slope fits are not available on this branch yet ({type(exc).__name__}: {exc}); "
-                    "the lead wires LmmFitModel for slope fits at merge")
+        pytest.skip(f"no FitModel for random-slope fits yet ({type(exc).__name__}: {exc}); "
+                    "the lead wires one for slope fits (see mixeval.uncertainty.FitModel)")
     if "cor_x.(Intercept)|subject" not in model.param_names:
         pytest.skip("this fit's FitModel does not expose the slope model's sd/cor parameters yet")
     ours = profile_intervals(model, 0.95, progress=False)

@@ -12,8 +12,8 @@ import pytest
 
 from mixeval import lmer
 from mixeval.errors import InputError
-from mixeval.reliability import cheapest_design, dstudy, phi, phi_interval
-from mixeval.uncertainty import component_draws, dstudy_intervals, phi_draws
+from mixeval.reliability import cheapest_design, dstudy, phi
+from mixeval.uncertainty import component_draws, dstudy_intervals, phi_draws, phi_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import phi_coverage  # noqa: E402

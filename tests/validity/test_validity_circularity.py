@@ -69,10 +69,12 @@ def test_two_feature_rule_like_kidney_sofa():
     d["temp"] += 0.5 * d["urine"]
     d["label"] = np.maximum(np.digitize(d["crea"], [0.0, 1.0]), np.digitize(-d["urine"], [0.5])).astype(float)
     res = _quiet(circularity_test, d, "label", k=30)
-    assert set(res.best) == {"crea", "urine"}
-    # additivity cannot represent max() exactly, so D^2 is high but not 1 (the book: 93-95%)
-    assert res.d2 > 0.85
-    assert max(res.nullification.values()) < 0.2
+    assert set(res.best) == {"crea", "urine"} and res.is_circular
+    # additivity cannot represent max() exactly, so D^2 is high but not 1 (the book: 93-95%) ...
+    assert 0.85 < res.d2 < 0.99
+    # ... while the label is a function of (crea, urine): the neighbour estimate of its noise is ~0
+    assert res.determinism > 0.98
+    assert res.added_ratio < 0.05
 
 
 def test_greedy_search_beyond_max_exhaustive():
@@ -80,17 +82,21 @@ def test_greedy_search_beyond_max_exhaustive():
     rng = np.random.default_rng(3)
     for j in range(8):
         d[f"n{j}"] = rng.normal(size=len(d)) + 0.1 * d["a"]
-    res = _quiet(circularity_test, d, "label", top=None, max_exhaustive=5, k=30)
+    res = _quiet(circularity_test, d, "label", top=None, max_exhaustive=5, k=30, k_check=False)
     assert res.search == "greedy" and res.circular == ("a",)
     assert len(res.models) < 2 ** 12 - 1
 
 
 def test_tolerance_and_thresholds_are_respected():
     d = _rule_data()
-    strict = _quiet(circularity_test, d, "label", k=30, nullification_threshold=1e-6, negligible=0.0)
-    assert not strict.is_circular and "partial" in strict.reason
-    high = _quiet(circularity_test, d, "label", k=30, d2_threshold=0.99999)
-    assert not high.is_circular
+    strict = _quiet(circularity_test, d, "label", k=30, k_check=False, gain_threshold=0.0, negligible_gain=0.0)
+    assert strict.added > 0 and not strict.is_circular and "partial" in strict.reason
+    high = _quiet(circularity_test, d, "label", k=30, k_check=False, d2_threshold=0.99999)
+    assert not high.is_circular and "no subset" in high.reason
+    exact = _quiet(circularity_test, d, "label", k=30, k_check=False, determinism_threshold=0.99999999)
+    assert not exact.is_circular and "function of it" in exact.reason
+    loose_sd = _quiet(circularity_test, d, "label", k=30, k_check=False, nullification_threshold=1e-6, negligible=0.0)
+    assert loose_sd.is_circular  # the sd view is reported, the deviance view decides
 
 
 def test_binomial_family_on_thresholded_labels():
@@ -98,7 +104,8 @@ def test_binomial_family_on_thresholded_labels():
     d = _rule_data(n=2000)
     rng = np.random.default_rng(4)
     d["pos"] = (d["a"] + rng.normal(0, 0.1, len(d)) > 0.3).astype(int)
-    res = _quiet(circularity_test, d, "pos", features=["a", "b", "c", "e"], family="binomial", d2_threshold=0.7)
+    res = _quiet(circularity_test, d, "pos", features=["a", "b", "c", "e"], family="binomial", d2_threshold=0.7,
+                 determinism_threshold=0.7)
     assert res.best == ("a",) and res.d2 > 0.7
     assert res.is_circular
 
@@ -125,11 +132,12 @@ def test_distillation_with_callable_estimator_and_array():
             return np.digitize(frame["a"], [-1.0, 0.0, 1.0]) + 0.0
 
     for model in (Teacher(), Teacher().predict, Teacher().predict(X)):
-        res = _quiet(distillation_test, model, X, k=30)
+        res = _quiet(distillation_test, model, X, k=30, k_check=False)
         assert res.circular == ("a",) and res.target == "prediction"
     rng = np.random.default_rng(5)
     noisy = X["a"].to_numpy() + rng.normal(0, 0.1, len(X))  # a noisy classifier score
-    binary = _quiet(distillation_test, noisy, X, threshold=0.3, features=["a", "b"], d2_threshold=0.7)
+    binary = _quiet(distillation_test, noisy, X, threshold=0.3, features=["a", "b"], d2_threshold=0.7,
+                    determinism_threshold=0.7)
     assert binary.family == "binomial" and binary.best == ("a",) and binary.is_circular
     with pytest.raises(InputError, match="predictions for"):
         distillation_test(np.zeros(3), X)
@@ -149,7 +157,9 @@ def test_json_shape():
     out = json.loads(json.dumps(res.to_dict()))
     assert out["circular"] == ["a"]
     assert {"features", "d2", "edf"} <= set(out["models"][0])
-    assert set(out["nullification"]) == {"b", "c", "e"}
+    assert set(out["nullification"]) == set(out["gain"]) == {"b", "c", "e"}
+    assert {"determinism", "added", "explained_alone", "added_ratio", "k", "basis"} <= set(out)
+    assert out["basis"][0]["feature"] == "a" and out["k"]["a"] > 10
     assert "CIRCULAR" in res.summary()
 
 
@@ -168,22 +178,36 @@ def test_bad_input():
 
 
 # --- the book's liver SOFA analyses (Section 2.4.3) ----------------------------------------
+@pytest.fixture(scope="module")
+def liver_results(liver):
+    return {label: _quiet(circularity_test, liver, label, exclude=[l for l in LABELS if l != label]) for label in LABELS}
+
+
 @pytest.mark.parametrize("label", ["target", "sofa_circ"])
-def test_liver_circular_labels_name_bili(liver, label):
-    with pytest.warns(BasisLimitWarning):  # k = 10 cannot resolve the bilirubin steps
-        res = circularity_test(liver, label, exclude=[l for l in LABELS if l != label])
+def test_liver_circular_labels_name_bili(liver_results, label):
+    res = liver_results[label]
     assert res.circular == ("bili",)
     assert res.candidates[:4] == ("bili", "thrombo", "hzv", "svri")
     assert len(res.models) == 31
-    assert res.d2 > 0.97
-    assert max(res.nullification.values()) < 0.1  # 0.03-0.08 measured
+    # k = 10 cannot resolve the bilirubin steps: the k-check raises its basis (only its)
+    assert res.k["bili"] == 40 and all(v == 10 for f, v in res.k.items() if f != "bili")
+    assert res.basis.set_index("feature").loc["bili", "k"] == 40
+    assert res.d2 > 0.98 and res.determinism > 0.99
+    assert res.added_ratio < 0.01  # 0.0003-0.0013 measured
+    assert max(res.nullification.values()) < 0.1  # the sd view agrees (0.03-0.08 measured)
     assert min(res.sd_without.values()) > 0.1  # the others matter without bilirubin (0.14-0.31)
 
 
-def test_liver_noncircular_teacher(liver):
-    res = _quiet(circularity_test, liver, "sofa_nocirc", exclude=["target", "sofa_circ"])
+def test_liver_without_k_check_keeps_k_and_warns(liver):
+    with pytest.warns(BasisLimitWarning):  # k = 10 cannot resolve the bilirubin steps, and says so
+        fixed = circularity_test(liver, "target", exclude=["sofa_circ", "sofa_nocirc"], k_check=False)
+    assert fixed.circular == ("bili",) and fixed.k["bili"] == 10 and fixed.basis.empty
+
+
+def test_liver_noncircular_teacher(liver, liver_results):
+    res = liver_results["sofa_nocirc"]
     assert not res.is_circular and res.circular == ()
-    assert res.d2 < 0.5
+    assert res.d2 < 0.6 and "no subset" in res.reason
     tab = _quiet(nullification_ratios, liver, "sofa_nocirc", ["bili"], ["asat", "hzv", "alat", "lactate"])
     assert (tab["ratio"] > 0.5).all()  # about 0.7-0.9: bilirubin does not nullify the others
 
@@ -214,3 +238,60 @@ def test_nullification_shrinks_with_sample_size_proposition_2_1():
             d["y"] = np.digitize(d["a"], [-1.0, 0.0, 1.0]).astype(float)
             ratios.append(_quiet(nullification_ratios, d, "y", ["a"], ["b"], k=20)["ratio"].iloc[0])
         assert ratios[1] < ratios[0] and ratios[1] < 0.005  # measured 0.0006-0.0021 at n = 25,600
+
+
+# --- simulated rules of book Table 2.7's kind and non-circular labels (docs/circularity_calibration.md) ---
+from mixeval.validity._simulate import simulate  # noqa: E402
+
+
+@pytest.mark.parametrize("family", ["step", "max"])
+def test_simulated_circular_rules_are_found(family):
+    d = simulate(family, 4000, seed=11)
+    res = _quiet(circularity_test, d, "y")
+    assert res.is_circular and set(res.circular) == set(d.attrs["circular"])
+    assert res.determinism > 0.97 and res.added_ratio < 0.05
+
+
+def test_max_rule_nullifies_by_deviance_where_the_sd_view_would_not():
+    # the issue's example: a distractor correlated with both defining features keeps much of its
+    # partial-effect sd (the additive fit of max() leaves a residual it can partly follow) but adds
+    # almost nothing to D^2 relative to what it explains alone
+    d = simulate("max", 4000, seed=12)
+    res = _quiet(circularity_test, d, "y")
+    assert res.is_circular and set(res.circular) == {"u", "v"}
+    assert res.nullification["d3"] > 0.2 and res.gain["d3"] < 0.01
+    old_rule = res.d2 >= 0.9 and all(v <= 0.2 or res.share[f] <= 0.025 for f, v in res.nullification.items())
+    assert not old_rule
+
+
+def test_simulated_and_rule_with_binomial_family():
+    d = simulate("and", 1500, seed=13)
+    res = _quiet(circularity_test, d, "y", ["u", "v", "d1", "d3"], family="binomial", top=4, k_max=20)
+    assert res.is_circular and set(res.circular) == {"u", "v"}
+
+
+@pytest.mark.parametrize("family", ["additive", "latent"])
+def test_simulated_noisy_labels_are_not_circular(family):
+    d = simulate(family, 4000, seed=14)
+    res = _quiet(circularity_test, d, "y")
+    assert not res.is_circular
+    if family == "additive":
+        # D^2 0.9 with the four true features: only the determinism tells 10% noise from a rule
+        assert res.d2 > 0.85 and res.determinism < 0.93 and "function of it" in res.reason
+
+
+def test_simulated_noisy_binary_label_is_not_circular():
+    d = simulate("logistic", 1500, seed=15)
+    res = _quiet(circularity_test, d, "y", ["u", "v", "d1", "d3"], family="binomial", top=4, k_check=False)
+    assert not res.is_circular and res.d2 < 0.8
+
+
+def test_k_check_raises_only_the_terms_that_need_it():
+    d = _rule_data()
+    res = _quiet(circularity_test, d, "label")
+    assert res.k["a"] > 10 and all(v == 10 for f, v in res.k.items() if f != "a")
+    row = res.basis.iloc[0]
+    assert row["feature"] == "a" and row["k_initial"] == 10 and row["k"] == res.k["a"]
+    assert "basis check" in res.summary()
+    capped = _quiet(circularity_test, d, "label", k_max=10)
+    assert capped.k["a"] == 10

@@ -12,7 +12,7 @@ import pytest
 matplotlib.use("Agg")
 
 
-@pytest.mark.parametrize("module", ["_gam", "_circularity", "_bias", "_invariance", "_plots"])
+@pytest.mark.parametrize("module", ["_gam", "_gam_basis", "_gam_design", "_gam_result", "_gam_smoothing", "_circularity", "_determinism", "_simulate", "_bias", "_invariance", "_plots"])
 def test_examples(module):
     mod = importlib.import_module(f"mixeval.validity.{module}")
     with warnings.catch_warnings():

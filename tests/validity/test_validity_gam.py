@@ -258,7 +258,7 @@ def test_errors_are_clear():
         fit_gam(d, "y", [])
     with pytest.raises(InputError, match="single level"):
         fit_gam(d.assign(s="a"), "y", ["s"])
-    with pytest.raises(TypeError):
+    with pytest.raises(InputError):
         fit_gam(d, "y", "x1")
     with pytest.raises(InputError, match="method"):
         fit_gam(d, "y", ["x1"], method="ML")

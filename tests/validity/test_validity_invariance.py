@@ -111,5 +111,5 @@ def test_invariance_bad_input():
         transformation_invariance_test(OLS(), d, "y", "marker", "log")
     with pytest.raises(InputError, match="features"):
         transformation_invariance_test(OLS(), d, "y", "marker", "interval", features=["patient_id"])
-    with pytest.raises(TypeError, match="fit"):
+    with pytest.raises(InputError, match="fit"):
         transformation_invariance_test(object(), d, "y", "marker", "interval")

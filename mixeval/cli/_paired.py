@@ -6,10 +6,12 @@ import argparse
 
 import pandas as pd
 
-from ._multi import compare_systems, wide_scores
-from ._paired import paired_bootstrap_test, permutation_test
+from .._adjust import ADJUST_METHODS
+from ..errors import InputError
+from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
+from ._io import print_json, read_table
 
-__all__ = ["add_common_arguments", "run_paired_command", "resolve_seed", "SEED_HELP"]
+__all__ = ["add_common_arguments", "adjust_method", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
 SEED_HELP = ("random seed (same seed, same result); without it a fresh seed is drawn from the operating "
              "system and printed, so that the run can be repeated with --seed")
@@ -23,8 +25,16 @@ def resolve_seed(seed: int | None) -> int:
 
         return int(np.random.SeedSequence().entropy)
     if seed < 0:
-        raise ValueError(f"--seed must be a non-negative integer; got {seed}.")
+        raise InputError(f"--seed must be a non-negative integer; got {seed}.")
     return seed
+
+
+def adjust_method(text: str) -> str:
+    """``--adjust`` checked when the flags are read (also with two systems, where it is not used)."""
+    aliases = {a for names in ADJUST_METHODS.values() for a in names}
+    if text.strip().lower() not in aliases:
+        raise argparse.ArgumentTypeError(f"unknown adjustment {text!r}; choose one of {', '.join(ADJUST_METHODS)}")
+    return text
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,15 +49,12 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                    help="'greater': first system scores higher (default two-sided)")
     p.add_argument("--n-resamples", type=int, default=10_000, help="number of resamples (default 10000)")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
-    p.add_argument("--adjust", default="holm", help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, "
-                                                   "bh, by, none (default holm)")
+    p.add_argument("--adjust", default="holm", type=adjust_method,
+                   help="p-value adjustment for >2 systems: holm, bonferroni, hochberg, bh, by, none (default holm)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
-    from ..cli import print_json
-    from ..cli._io import read_table
-
     data = read_table(args.path)
     seed = resolve_seed(args.seed)
     wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
@@ -72,7 +79,7 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
             print(f"seed: {seed}")
         return 0
     if getattr(args, "exact", False):
-        raise ValueError("--exact works for one comparison of two systems; for more, drop --exact.")
+        raise InputError("--exact works for one comparison of two systems; for more, drop --exact.")
     table = compare_systems(wide, baseline=args.baseline, test=test, adjust=args.adjust,
                             alternative=args.alternative, level=level, n_resamples=args.n_resamples,
                             random_state=seed)

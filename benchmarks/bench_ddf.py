@@ -1,0 +1,113 @@
+"""Benchmark: emmeans degrees of freedom (asymptotic, Satterthwaite, Kenward-Roger) and emtrends, mixeval vs R.
+
+    python benchmarks/bench_ddf.py [--data ../shared/bookdata] [--repeat 5] [--skip-r]
+
+For each model and df method: the time of the pairwise contrasts (Tukey) on an existing REML fit,
+with every cache cleared (reference grid, Kenward-Roger pieces) so the full computation is timed.
+R: ``summary(emmeans(m, pairwise ~ system, lmer.df = DF)$contrasts)`` (``emtrends`` for the slopes)
+with ``emm_options(pbkrtest.limit = 1e6, lmerTest.limit = 1e6)``; best of ``--repeat`` on both sides,
+data loading and the fit excluded. Prints a markdown table for benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+UNBALANCED = ROOT / "tests" / "significance" / "fixtures" / "unbalanced_crossed.csv"
+# name -> (data, formula, specs, trend variable or None)
+CASES = {
+    "Table 4.2": ("bookdata:mt_ter.csv.gz", "ter ~ system + (1|sentence_id)", "system", None),
+    "TER slopes in src_length": ("bookdata:mt_ter.csv.gz", "ter ~ system * src_length + (1|sentence_id)", "system",
+                                 "src_length"),
+    "unbalanced item x rater": (str(UNBALANCED), "y ~ sys + (1|item) + (1|rater)", "sys", None),
+}
+METHODS = ["asymptotic", "satterthwaite", "kenward-roger"]
+
+R_TEMPLATE = r"""
+suppressMessages({library(lme4); library(emmeans); library(pbkrtest); library(lmerTest)})
+emm_options(pbkrtest.limit = 1e6, lmerTest.limit = 1e6)
+invisible(Sys.setlocale("LC_COLLATE", "C"))
+d <- read.csv("%(path)s")
+for (cc in names(d)) if (is.character(d[[cc]])) d[[cc]] <- factor(d[[cc]])
+m <- lme4::lmer(%(formula)s, data = d)
+best <- function(expr_fn) min(sapply(1:%(repeat)d, function(i) system.time(expr_fn())[["elapsed"]]))
+for (dfm in c("asymptotic", "satterthwaite", "kenward-roger")) {
+  t <- best(function() %(call)s)
+  cat(sprintf("%%s %%.6f\n", dfm, t))
+}
+"""
+
+
+def best_time(fn, repeat: int) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def load(source: str, bookdata: Path) -> tuple[pd.DataFrame, Path]:
+    if source.startswith("bookdata:"):
+        path = bookdata / source.split(":", 1)[1]
+    else:
+        path = Path(source)
+    return pd.read_csv(path), path
+
+
+def run_r(path: Path, formula: str, specs: str, var: str | None, repeat: int) -> dict[str, float]:
+    call = (f"summary(emmeans(m, pairwise ~ {specs}, lmer.df = dfm)$contrasts)" if var is None else
+            f"summary(emtrends(m, pairwise ~ {specs}, var = '{var}', lmer.df = dfm)$contrasts)")
+    script = R_TEMPLATE % {"path": path, "formula": formula, "call": call, "repeat": repeat}
+    out = subprocess.run(["Rscript", "-e", script], capture_output=True, text=True, check=True)
+    return {line.split()[0]: float(line.split()[1]) for line in out.stdout.strip().splitlines()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(ROOT.parent / "shared" / "bookdata"))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-r", action="store_true")
+    args = parser.parse_args(argv)
+    from mixeval.mixed import lmer
+    from mixeval.significance import _ddf, _grid, _trends, pairwise, pairwise_trends
+
+    bookdata = Path(args.data)
+    rows = []
+    for name, (source, formula, specs, var) in CASES.items():
+        df, path = load(source, bookdata)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = lmer(formula, df)
+            for method in METHODS:
+                def contrasts(method=method):
+                    _grid._GRID_CACHE.clear()
+                    _trends._TREND_CACHE.clear()
+                    _ddf._CACHE.clear()
+                    if var is None:
+                        return pairwise(fit, specs, df=method)
+                    return pairwise_trends(fit, specs, var, df=method)
+
+                rows.append([name, len(df), method, best_time(contrasts, args.repeat)])
+        r = {} if args.skip_r else run_r(path, formula.replace("(1|", "(1 | "), specs, var, args.repeat)
+        for row in rows[-len(METHODS):]:
+            row.append(r.get(row[2], np.nan))
+        print(f"{name}: done", file=sys.stderr)
+    print("| model | rows | df | mixeval (s) | emmeans (s) | emmeans / mixeval |")
+    print("| --- | ---: | --- | ---: | ---: | ---: |")
+    for name, n, method, t, tr in rows:
+        print(f"| {name} | {n:,} | {method} | {t:.4f} | {tr:.4f} | {tr / t:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""The "Coming from R" table: one record per R call, rendered into the docs and run by the tests.
+
+Adding a row is adding one ``Row(...)`` to ``ROWS``: the R call, the mixeval call, a runnable example and
+what differs. The example runs after ``SETUP`` (which loads the bundled simulated evaluation ``demo`` and
+fits ``m``, the model most rows use); ``tests/docs/test_coming_from_r.py`` runs every example, so a row
+whose example breaks fails the tests. ``conf.py`` renders the page (``write_page``) at build time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+SETUP = '''\
+import numpy as np
+import pandas as pd
+import mixeval
+from mixeval.datasets import load_demo
+
+demo = load_demo()            # simulated MT evaluation: score ~ system, items, raters, seeds
+m = mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)     # REML, as lmer's default
+'''
+
+
+@dataclass(frozen=True)
+class Row:
+    """One translation: ``r_call`` (package::call as an R user types it) -> ``mixeval_call``."""
+
+    package: str
+    r_call: str
+    mixeval_call: str
+    example: str
+    differs: str
+
+    @property
+    def anchor(self) -> str:
+        """The id of the row's example on the page: ``r-<package>-<R call>`` in lowercase words, 48 characters."""
+        name = re.sub(r"[^a-z0-9]+", "-", f"{self.package} {self.r_call.split('#')[0]}".lower()).strip("-")
+        return f"r-{name[:48].strip('-')}"
+
+
+ROWS: list[Row] = [
+    # ------------------------------------------------------------------------------------------- lme4
+    Row("lme4", 'lmer(score ~ system + (1|item) + (1|rater), data = demo)',
+        'mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)',
+        'm = mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)\nprint(m.summary())',
+        "The formula is a string. REML by default, as lme4. Random intercepts for crossed, nested `(1|a/b)` "
+        "and interaction `(1|a:b)` groups; random slopes raise a clear error."),
+    Row("lme4", "summary(m)", "m.summary()", "print(m.summary())",
+        "Text summary with the random-effect variances, the fixed effects and the REML criterion."),
+    Row("lme4", "fixef(m)", "m.fixef", "m.fixef",
+        "A pandas Series named by formulaic's column names (`systemsystem_a`, as R's treatment coding)."),
+    Row("lme4", "VarCorr(m)", "m.varcorr",
+        "m.varcorr          # group, variance, std, percent\nm.varcorr_se       # with standard errors",
+        "A DataFrame with variance, standard deviation and percent of the total; `varcorr_se` adds "
+        "standard errors of the variances (lme4 gives none)."),
+    Row("lme4", "ranef(m)", "m.ranef", 'm.ranef["item"].head()',
+        "A dict of Series (one per grouping factor) of conditional modes, like `ranef(m)`'s list of data frames."),
+    Row("lme4", "fitted(m); residuals(m)", "m.fitted; m.residuals", "m.fitted[:3], m.residuals[:3]",
+        "Arrays in the row order of the data used for the fit."),
+    Row("lme4", "logLik(m); AIC(m); BIC(m)", "m.loglik; m.aic; m.bic", "m.loglik, m.aic, m.bic",
+        "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it."),
+    Row("lme4", "anova(m0, m)", "mixeval.compare(m, m0)",
+        'm0 = mixeval.lmer("score ~ 1 + (1|item) + (1|rater)", demo)\nmixeval.compare(m, m0)',
+        "Refits both models by ML first (`refit=True`), as `anova` does; returns a `TestResult` "
+        "(`statistic`, `df`, `pvalue`)."),
+    Row("lme4", "anova(lmer(null, REML = FALSE), lmer(full, REML = FALSE))",
+        'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
+        'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
+        "The generalized likelihood-ratio test of the book's Section 4.3 from two formulas, ML fits."),
+    # ---------------------------------------------------------------------------------------- lmerTest
+    Row("lmerTest", "summary(m)  # t tests with Satterthwaite df", "m.coef_tests()", "m.coef_tests()",
+        "Satterthwaite's df, as lmerTest's default; Kenward-Roger is not available."),
+    Row("lmerTest", 'ranova(m)', 'mixeval.Study(demo, formula).variance_lrt("rater")',
+        'study = mixeval.Study(demo, "score ~ system + (1|item) + (1|rater)")\nstudy.variance_lrt("rater")',
+        "One component at a time. The p-value uses the 50:50 chi-square mixture of a variance on its "
+        "boundary (Self & Liang); `ranova` reports the naive chi-square(1) p-value, which is twice as large."),
+    # ----------------------------------------------------------------------------------------- emmeans
+    Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system", df="kenward-roger")',
+        'mixeval.emmeans(m, "system", df="kenward-roger")',
+        "The default is `df=\"asymptotic\"` (z intervals, the book's, emmeans' `lmer.df = \"asymptotic\"`); "
+        "emmeans' default for lmer fits is Kenward-Roger: say `df=\"kenward-roger\"` (or `\"satterthwaite\"`)."),
+    Row("emmeans", 'pairs(emmeans(m, ~ system), adjust = "tukey")', 'mixeval.pairwise(m, "system", adjust="tukey")',
+        'pw = mixeval.pairwise(m, "system", adjust="tukey")\npw.table',
+        "Tukey by default, as `pairs`; also `holm`, `bonferroni`, `BH`, `none`. The table keeps the "
+        "unadjusted p-value beside the adjusted one."),
+    Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
+        'mixeval.pairwise(m, "system", by="length_class")',
+        'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
+        'mixeval.pairwise(mc, "system", by="length_class").table',
+        "`by=` is the `|` of emmeans: comparisons within each level, adjusted within each level."),
+    Row("emmeans", "emtrends(m, ~ system, var = \"src_length\")",
+        'mixeval.significance.emtrends(m, "system", "src_length")',
+        'from mixeval.significance import emtrends\n'
+        'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
+        'emtrends(ms, "system", "src_length")',
+        "The slope of a numeric covariate per level of `specs`, with the same `df=` choices as `emmeans`."),
+    Row("emmeans", "pairs(emtrends(m, ~ system, var = \"src_length\"))",
+        'mixeval.significance.pairwise_trends(m, "system", "src_length")',
+        'from mixeval.significance import pairwise_trends\n'
+        'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
+        'pairwise_trends(ms, "system", "src_length").table',
+        "Tukey-adjusted differences of the slopes, as `pairs` on an `emtrends` object; "
+        "`Study.conditional(prop)` with a numeric property and no `cuts` runs it with the interaction GLRT."),
+    # ------------------------------------------------------------------------------------------- mgcv
+    Row("mgcv", 'gam(y ~ s(x, bs = "cr", k = 10), data = d)', 'mixeval.fit_gam(d, "y", ["x"], k=10)',
+        'rng = np.random.default_rng(1)\nd = pd.DataFrame({"x": rng.uniform(0, 1, 500)})\n'
+        'd["y"] = np.sin(6 * d["x"]) + rng.normal(0, 0.3, 500)\n'
+        'g = mixeval.fit_gam(d, "y", ["x"], k=10)\nprint(g.summary())',
+        "Cubic regression splines (`bs = \"cr\"`; mgcv's default is thin plate), smoothing parameters by GCV "
+        "as mgcv's default `method = \"GCV.Cp\"`; Gaussian and binomial (`family=\"binomial\"`)."),
+    Row("mgcv", "k.check(g)", "g.basis_check(random_state=0)",
+        'rng = np.random.default_rng(1)\nd = pd.DataFrame({"x": rng.uniform(0, 1, 500)})\n'
+        'd["y"] = np.sin(6 * d["x"]) + rng.normal(0, 0.3, 500)\n'
+        'mixeval.fit_gam(d, "y", ["x"]).basis_check(random_state=0)',
+        "k', edf, k-index and a permutation p-value per smooth, as `k.check`; seeded by `random_state`."),
+    # --------------------------------------------------------------------------------------------- irr
+    Row("irr", 'kripp.alpha(t(ratings), method = "interval")',
+        'mixeval.krippendorff_alpha(ratings, measurement="interval")',
+        'ratings = demo[demo["seed"] == 1].pivot_table(index=["item", "system"], columns="rater", values="score")\n'
+        'mixeval.krippendorff_alpha(ratings.to_numpy(), measurement="interval", random_state=0).value',
+        "Rows are units (items) and columns raters, the transpose of irr's layout; NaN marks a missing rating. "
+        "Adds a bootstrap interval over units (`level=None` to skip); `measurement=` is irr's `method`."),
+    Row("irr", "kappa2(ratings[, 1:2])", 'mixeval.cohens_kappa(ratings, "nominal")',
+        'two = np.array([[1, 1], [1, 0], [0, 0], [0, 0], [1, 1], [0, 1], [0, 0], [1, 1]])\n'
+        'mixeval.cohens_kappa(two, "nominal", level=None).value',
+        "Same coefficient; `scotts_pi` is the pooled-marginal variant."),
+    # ------------------------------------------------------------------------------------ base R, boot
+    Row("stats", "t.test(a, b, paired = TRUE)", "mixeval.resampling.paired_t_test(a, b)",
+        'from mixeval.resampling import paired_t_test\n'
+        'wide = demo[demo["seed"] == 1].groupby(["item", "system"])["score"].mean().unstack()\n'
+        'paired_t_test(wide["system_a"], wide["baseline"])',
+        "Returns a `TestResult` with scipy's names (`statistic`, `pvalue`, `df`) and the interval."),
+    Row("boot", 'boot.ci(boot(d, mean_diff, R = 10000), type = "bca")',
+        'mixeval.resampling.bootstrap_ci(a, b, method="bca", n_resamples=10_000)',
+        'from mixeval.resampling import bootstrap_ci\n'
+        'wide = demo[demo["seed"] == 1].groupby(["item", "system"])["score"].mean().unstack()\n'
+        'bootstrap_ci(wide["system_a"], wide["baseline"], method="bca", n_resamples=2000, random_state=1)',
+        "Paired over items; `random_state=` seeds it; `metric=` takes a corpus metric from per-item counts."),
+]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render(rows: list[Row] = ROWS) -> str:
+    """The page body (MyST markdown): the table, then one runnable example per row."""
+    out = ["| R | mixeval | what differs |", "| --- | --- | --- |"]
+    for row in rows:
+        out.append(f"| `{_cell(row.r_call)}` ({row.package}) | [`{_cell(row.mixeval_call)}`](#{row.anchor}) "
+                   f"| {_cell(row.differs)} |")
+    out += ["", "## Runnable examples", "",
+            "Every example below runs after this set-up (the tests run each one):", "",
+            "```python", SETUP.rstrip("\n"), "```", ""]
+    for row in rows:
+        out += [f"({row.anchor})=", f"### `{row.r_call}` ({row.package})", "",
+                "```r", f"{row.r_call}", "```", "", "```python", row.example.rstrip("\n"), "```", ""]
+    return "\n".join(out)
+
+
+def write_page(path: Path) -> None:
+    text = render()
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")

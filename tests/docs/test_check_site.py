@@ -1,0 +1,74 @@
+"""Negative controls of docs/check_site.py: it finds broken links, missing anchors, network assets, and in
+the browser an image that does not decode and a search that finds nothing."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+_spec = importlib.util.spec_from_file_location("check_site", DOCS / "check_site.py")
+check_site = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = check_site
+_spec.loader.exec_module(check_site)
+
+
+def _png() -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1], [0, 1])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=30)
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+@pytest.fixture
+def site(tmp_path) -> Path:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "good.png").write_bytes(base64.b64decode(_png()))
+    (tmp_path / "img" / "bad.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really")
+    (tmp_path / "index.html").write_text(
+        '<html><body><h1 id="top">t</h1><a href="page.html#here">ok</a><a href="page.html#nowhere">bad anchor</a>'
+        '<a href="missing.html">missing</a><a href="https://example.org/">external link is fine</a>'
+        '<script src="https://cdn.example.org/x.js"></script><a href="#top">self</a></body></html>')
+    (tmp_path / "page.html").write_text('<html><body><p id="here">x</p><img src="img/good.png">'
+                                        '<img src="img/bad.png"></body></html>')
+    (tmp_path / "search.html").write_text('<html><body><div id="search-results">'
+                                          '<p class="search-summary">Your search did not match any documents.</p>'
+                                          '</div></body></html>')
+    return tmp_path
+
+
+def test_static_check_finds_broken_links_anchors_and_network_assets(site):
+    problems, with_images, _ = check_site.static_problems(site)
+    text = "\n".join(problems)
+    assert "missing.html" in text and "no id 'nowhere'" in text and "cdn.example.org" in text
+    assert "#here" not in text and "example.org/\"" not in text and "#top" not in text
+    assert len(problems) == 3
+    assert [p.name for p in with_images] == ["page.html"]
+
+
+def test_browser_check_finds_an_undecodable_image_and_an_empty_search(site):
+    browser = check_site.chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed; .ci/run installs it")
+        pytest.skip("chromium not installed")
+    report = check_site.browser_check(site, ["page.html"], "anything", browser)
+    sizes = {src: (w, h) for src, w, h in report["pages"]["page.html"]["images"]}
+    assert sizes["img/good.png"][0] > 0 and sizes["img/bad.png"] == (0, 0)
+    problems = check_site.browser_problems(report, "anything", {"page.html"})
+    assert any("img/bad.png" in p for p in problems)
+    assert any("search for 'anything' returned no results" in p for p in problems)
+    assert not any("img/good.png" in p for p in problems)
