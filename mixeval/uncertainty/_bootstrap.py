@@ -96,7 +96,19 @@ def refit_blocks(model: FitModel, blocks: Iterator[np.ndarray], *, reml: bool | 
 
 def parametric_refits(fit, *, n_resamples: int = 1000, random_state: Any = None, reml: bool | None = None,
                       n_jobs: int = 1, progress: bool | None = None) -> list[RefitSummary]:
-    """``n_resamples`` refits of the model to responses simulated from it (parameters, variances, ...)."""
+    """``n_resamples`` refits of the model to responses simulated from it (parameters, variances, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> len(parametric_refits(fit, n_resamples=5, random_state=0))
+    5
+    """
     model = as_fit_model(fit)
     n = _check_count(n_resamples)
     rng = as_generator(random_state)
@@ -127,6 +139,18 @@ class BootstrapResult:
     n_resamples : int
     n_singular : int
         Refits with a variance component at 0 (counted when the default statistic is used).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> b = bootstrap_fit(fit, n_resamples=20, random_state=1, progress=False)
+    >>> b.draws.shape, list(b.interval().columns)
+    ((20, 3), ['lower', 'upper'])
     """
 
     estimate: pd.Series

@@ -32,6 +32,17 @@ class ConfintResult:
     level : float
     n_resamples : int or None
         Refits of a bootstrap interval.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> confint(fit, method="wald").to_dict()["method"]
+    'wald'
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -70,6 +81,18 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     deviations and ``sigma`` (lme4 gives NA): the delta method on the asymptotic covariance of the variances,
     ``se(sd) = se(variance) / (2 sd)``, truncated at 0; NaN for a component on the boundary (estimated 0),
     where the normal approximation does not hold (use the profile or the bootstrap).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> lo, hi = wald_intervals(fit)["(Intercept)"]
+    >>> bool(lo < fit.coef[0] < hi)
+    True
     """
     _check_level(level)
     z = float(norm.ppf(0.5 + level / 2.0))

@@ -51,6 +51,19 @@ class RefitSummary:
     criterion : float
         ``-2 log L`` (REML criterion or ML deviance) of the refit.
     singular : bool
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> model = as_fit_model(fit)
+    >>> r = model.refit(model.simulate(1, np.random.default_rng(1)))[0]
+    >>> sorted(r.variances)
+    ['Residual', 'g']
     """
 
     params: np.ndarray
@@ -104,6 +117,17 @@ class FitModel(Protocol):
     evaluates ``log|A(theta)| + r2(theta) / sigma^2 + n log(2 pi sigma^2)``. GLMMs have no sigma
     (``varpar_kinds`` without ``"sigma"``) and, as lme4's ``devfun2`` for GLMMs, their deviance at given
     variance parameters must be minimised over the fixed effects inside ``ml_deviance``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> isinstance(as_fit_model(fit), FitModel)
+    True
     """
 
     varpar_names: tuple[str, ...]
@@ -159,6 +183,17 @@ class LmmFitModel:
     A new response changes only the response column of the sufficient statistics
     (``Z'y``, ``X'y``, ``y'y``); ``Z'Z``, ``Z'X`` and ``X'X`` are reused, so a refit never passes over the
     rows again, and a block of simulated responses gets its statistics from one sparse product.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> LmmFitModel(fit).param_names
+    ('sd_(Intercept)|g', 'sigma', '(Intercept)')
     """
 
     def __init__(self, fit: LmerResult) -> None:
@@ -358,7 +393,19 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
 
 def as_fit_model(fit) -> FitModel:
     """The :class:`FitModel` of a fit: an :class:`LmerResult`, a result with an ``uncertainty_model()`` method
-    returning its :class:`FitModel`, or anything implementing the interface."""
+    returning its :class:`FitModel`, or anything implementing the interface.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> as_fit_model(fit).nobs
+    60
+    """
     hook = getattr(fit, "uncertainty_model", None)
     if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
         return hook()

@@ -196,6 +196,13 @@ class PowerResult:
         ``sqrt(p (1 - p) / n_resamples)``) and ``singular`` (share of simulated fits with a zero component).
     test, alpha, n_resamples, effect
         What was simulated.
+
+    Examples
+    --------
+    >>> r = power_from_components({"item": 1.0, "Residual": 1.0}, delta=0.5, n={"item": [10, 20]},
+    ...                           n_resamples=20, random_state=0, progress=False)
+    >>> list(r.table["item"]), r.smallest(1.01) is None
+    ([10, 20], True)
     """
 
     table: pd.DataFrame = field(repr=False)
@@ -345,6 +352,11 @@ def closed_form_paired_power(delta: float, sd_diff: float, n_items: int, alpha: 
     differences, i.e. a t statistic with ``n - 1`` degrees of freedom and non-centrality
     ``delta sqrt(n) / sd_diff``. The test rejects when ``|z| > z_{1 - alpha/2}``:
     ``power = P(|T_{n-1, ncp}| > z_{1 - alpha/2})``.
+
+    Examples
+    --------
+    >>> round(closed_form_paired_power(0.5, 2 ** 0.5, 40), 3)
+    0.611
     """
     from scipy.stats import nct
 

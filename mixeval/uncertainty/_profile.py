@@ -194,7 +194,21 @@ def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
 
 
 def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[float, float]:
-    """Profile-likelihood interval of one parameter (lme4 name, e.g. ``"sd_(Intercept)|item"``)."""
+    """Profile-likelihood interval of one parameter (lme4 name, e.g. ``"sd_(Intercept)|item"``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.uncertainty import as_fit_model
+    >>> lo, hi = profile_interval(as_fit_model(fit), "sigma")
+    >>> bool(0 < lo < fit.sigma < hi)
+    True
+    """
     from ._interface import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
@@ -205,7 +219,20 @@ def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[f
 
 def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] | None = None,
                       progress: bool | None = None) -> dict[str, tuple[float, float]]:
-    """Profile-likelihood intervals of every parameter (variance parameters, sigma, fixed effects)."""
+    """Profile-likelihood intervals of every parameter (variance parameters, sigma, fixed effects).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.uncertainty import as_fit_model
+    >>> list(profile_intervals(as_fit_model(fit), progress=False))
+    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    """
     from .._progress import progress as bar
     from ._interface import single_threaded_blas
 

@@ -83,6 +83,18 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
     -------
     dict
         ``estimate`` (at the fit's components), ``lower``, ``upper``, ``se`` (standard deviation of the draws).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> ci = coefficient_interval(lambda c: c["g"] / (c["g"] + c["Residual"]), fit, n_resamples=30, random_state=0)
+    >>> bool(0 <= ci["lower"] <= ci["upper"] <= 1)
+    True
     """
     _check_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
@@ -155,6 +167,18 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
         Facet columns, ``phi``, ``phi_lower``, ``phi_upper``, ``phi_relative``, ``phi_relative_lower``,
         ``phi_relative_upper``, and with ``target`` the bootstrap probability that the design reaches it
         (``p_reach``, ``p_reach_relative``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "r": np.tile([1, 2, 3, 4], 15), "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g) + (1|r)", df)
+    >>> t = dstudy_intervals(fit, "g", {"r": [1, 2]}, n_resamples=30, random_state=0)
+    >>> list(t.columns[:4])
+    ['r', 'phi', 'phi_lower', 'phi_upper']
     """
     from ..reliability import dstudy
 

@@ -21,6 +21,17 @@ def variance_table_ci(fit, *, method: str = "profile", level: float = 0.95, **kw
     The interval of a variance is the interval of its standard deviation squared (``confint``'s ``sd_...``
     and ``sigma`` rows); ``kwargs`` go to :func:`mixeval.uncertainty.confint` (``n_resamples``,
     ``random_state`` for ``method="boot"``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> list(variance_table_ci(fit, method="wald").columns)
+    ['component', 'variance', 'percent', 'lower', 'upper']
     """
     from ..reliability import variance_table
 
@@ -107,6 +118,19 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     system, ``replicates`` rows per cell; interaction factors (``a:b``) follow from the crossing. Responses
     are drawn from the fitted variance components and fixed effects (changed by ``delta``/``effect``), and
     each simulated data set is refitted and tested (as R's simr ``extend`` + ``powerSim``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import Study
+    >>> rng = np.random.default_rng(0)
+    >>> item = np.repeat(np.arange(20), 2)
+    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 20)})
+    >>> df["score"] = rng.normal(size=20)[item] + 0.5 * (df.system == "B") + rng.normal(size=40)
+    >>> r = study_power(Study(df, "score ~ system + (1|item)"), n={"item": [10]}, n_resamples=20, random_state=0,
+    ...                 progress=False)
+    >>> list(r.table["nobs"])
+    [20]
     """
     fit = study.fit
     systems, fixed, pair = _systems_and_fixed(study, fit, pair, delta, effect)
