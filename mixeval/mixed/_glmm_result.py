@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from .._results import Result, to_plain
 from ..errors import SeparationWarning
 from ._design import Design
 from ._family import DISTRIBUTION_VARIANCE, Family
@@ -20,8 +21,8 @@ from ._reterms import theta_to_factors
 __all__ = ["GlmerResult", "SeparationWarning", "make_glmer_result"]
 
 
-@dataclass(frozen=True)
-class GlmerResult:
+@dataclass(frozen=True, eq=False)
+class GlmerResult(Result):
     """A fitted generalised linear mixed model, all numbers unrounded.
 
     Attributes
@@ -276,9 +277,6 @@ class GlmerResult:
             out.append("warning: the optimiser did not converge")
         return "\n".join(out)
 
-    def __str__(self) -> str:
-        return self.summary()
-
     def _repr_html_(self) -> str:
         head = (f"<p><b>Generalized linear mixed model ({html.escape(self.family)}, {html.escape(self.link)}; "
                 f"nAGQ = {self.nAGQ})</b>: <code>{html.escape(self.formula)}</code><br>{self.nobs} observations; "
@@ -289,8 +287,8 @@ class GlmerResult:
         return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --family ... --json``."""
-        return {
+        """The JSON object of ``mixeval fit --family ... --json`` (plain, JSON-safe Python; numbers unrounded)."""
+        return to_plain({
             "nobs": self.nobs,
             "family": self.family,
             "link": self.link,
@@ -307,7 +305,7 @@ class GlmerResult:
             "singular": self.singular,
             "converged": self.converged,
             "separation": list(self.separation),
-        }
+        })
 
 
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._results import ConfidenceInterval, TestResult
+from .._results import ConfidenceInterval, Result, TestResult
 from .._validation import (
     as_1d_float,
     require_columns,
@@ -151,8 +151,8 @@ def correlation_difference_test(
     )
 
 
-@dataclass(frozen=True)
-class DatasetBiasResult:
+@dataclass(frozen=True, eq=False)
+class DatasetBiasResult(Result):
     """Per-feature correlations with the label in two domains and their difference.
 
     Attributes
@@ -188,9 +188,6 @@ class DatasetBiasResult:
 
     def __repr__(self) -> str:
         return f"DatasetBiasResult(biased={self.biased}, n_features={len(self.table)})"
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def dataset_bias_test(

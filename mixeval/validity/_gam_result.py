@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import InputError
 from ._gam_basis import Term, cr_local
@@ -16,8 +17,8 @@ from ._gam_family import expit
 __all__ = ["GAMResult"]
 
 
-@dataclass(frozen=True)
-class GAMResult:
+@dataclass(frozen=True, eq=False)
+class GAMResult(Result):
     """A fitted GAM: deviance explained, effective degrees of freedom and feature shapes.
 
     Examples
@@ -248,6 +249,3 @@ class GAMResult:
 
     def __repr__(self) -> str:
         return f"GAMResult(features={list(self.features)}, family={self.family!r}, d2={self.d2:.6g}, edf={self.edf:.6g}, n={self.n})"
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"

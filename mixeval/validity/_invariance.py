@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import InputError
 
@@ -95,8 +96,8 @@ def permissible_transform(values: object, scale: str, *, random_state: int | np.
     return L
 
 
-@dataclass(frozen=True)
-class InvarianceResult:
+@dataclass(frozen=True, eq=False)
+class InvarianceResult(Result):
     """Outcome of the transformation invariance test.
 
     Attributes
@@ -134,9 +135,6 @@ class InvarianceResult:
         worst = float(self.table["metric_change"].abs().max()) if len(self.table) else 0.0
         return (f"InvarianceResult(feature={self.feature!r}, scale={self.scale!r}, invariant={self.invariant}, "
                 f"max_metric_change={worst:.6g})")
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def _new_model(model: Any) -> Any:
