@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress
+from .._random import as_generator
 from .._results import Result, to_plain
 from .._validation import require_columns, require_dataframe, require_positive_int
 from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
@@ -354,7 +355,7 @@ def adapt_basis(
     design
         The design built with the final ``k`` (reused by the search).
     """
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     kmap = {c: k for c in candidates}
     while True:
         design = make_design(data, target, candidates, family, kmap, categorical, method)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
 from .._results import Result
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import InputError
@@ -208,7 +209,7 @@ class GAMResult(Result):
         pandas.DataFrame
             Columns ``feature``, ``k_prime``, ``edf``, ``k_index``, ``p_value`` (smooth terms only).
         """
-        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+        rng = as_generator(random_state)
         rsd = self.residuals()
         n = rsd.size
         idx = np.arange(n) if n <= subsample else np.sort(rng.choice(n, subsample, replace=False))
