@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._results import Result, to_plain
-from ..errors import SeparationWarning
+from ..errors import InputError, SeparationWarning
 from ._design import Design
 from ._family import DISTRIBUTION_VARIANCE, Family
 from ._optimize import SINGULAR_TOL, OptimResult
@@ -234,6 +234,8 @@ class GlmerResult(Result):
 
     def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "link", re: bool = True) -> np.ndarray:
         """Predictions on the link or response scale; for ``newdata``, fixed effects only (``re.form = NA``)."""
+        if type not in ("link", "response"):
+            raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
         if newdata is None:
             eta = self.fitted_link if re else self.design.X @ self.coef
         else:
@@ -243,9 +245,7 @@ class GlmerResult(Result):
             eta = X @ self.coef
         if type == "link":
             return np.asarray(eta, dtype=float)
-        if type == "response":
-            return self.family_object.linkinv(np.asarray(eta, dtype=float))
-        raise ValueError(f"type must be 'link' or 'response'; got {type!r}.")
+        return self.family_object.linkinv(np.asarray(eta, dtype=float))
 
     # ----------------------------------------------------------------- printing
     def summary(self) -> str:
