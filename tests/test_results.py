@@ -19,6 +19,7 @@ def _results():
     from mixeval.reliability import cheapest_design
     from mixeval.mixed import glmer, lmer
     from mixeval.resampling import budget_ci, paired_bootstrap_test
+    from mixeval.significance import reference_grid
     from mixeval.validity import circularity_test, dataset_bias_test, fit_gam, transformation_invariance_test
 
     rng = np.random.default_rng(0)
@@ -51,6 +52,7 @@ def _results():
         "CircularityResult": lambda: circularity_test(feats, "y", ["a", "b"]),
         "InvarianceResult": lambda: transformation_invariance_test(_OLS, feats, "y", "b", "interval", random_state=1),
         "DatasetBiasResult": lambda: dataset_bias_test(feats, other, "y"),
+        "ReferenceGrid": lambda: reference_grid(lmer("y ~ C(rater) + (1 | item)", ratings_long)),
     }
 
 
@@ -66,7 +68,7 @@ class _OLS:
 
 NAMES = ["TestResult", "AgreementResult", "DesignChoice", "BudgetResult", "CoverageCurve", "DiscaResult",
          "LocalAccuracyResult", "MetricCI", "LmerResult", "GlmerResult", "GAMResult", "CircularityResult",
-         "InvarianceResult", "DatasetBiasResult"]
+         "InvarianceResult", "DatasetBiasResult", "ReferenceGrid"]
 
 
 @pytest.mark.parametrize("name", NAMES)
