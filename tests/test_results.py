@@ -16,8 +16,8 @@ def _results():
     from mixeval.meta import disca, example_translations, local_accuracy, score_pairs, word_error_rate
     from mixeval.meta._selective import accuracy_coverage_curve
     from mixeval.metric_model import MetricModel, metric_ci
-    from mixeval.reliability import cheapest_design
     from mixeval.mixed import glmer, lmer
+    from mixeval.reliability import cheapest_design
     from mixeval.resampling import budget_ci, paired_bootstrap_test
     from mixeval.significance import reference_grid
     from mixeval.validity import circularity_test, dataset_bias_test, fit_gam, transformation_invariance_test
