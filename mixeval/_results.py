@@ -53,10 +53,11 @@ class Result:
                 if f.name not in self._dict_exclude and not f.name.startswith("_")}
 
     def __eq__(self, other: object) -> bool:
-        """Field by field; arrays and tables compare by value, NaN equal to NaN."""
+        """Field by field (but ``compare=False`` ones); arrays and tables compare by value, NaN equal to NaN."""
         if type(other) is not type(self):
             return NotImplemented
-        return all(_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))  # type: ignore[arg-type]
+        return all(_equal(getattr(self, f.name), getattr(other, f.name))
+                   for f in fields(self) if f.compare)  # type: ignore[arg-type]
 
     __hash__ = None  # type: ignore[assignment]  # mutable contents (details, arrays, tables)
 

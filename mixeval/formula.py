@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import FormulaError
+from .errors import FormulaError, InputTypeError
 
 __all__ = ["RandomTerm", "ParsedFormula", "parse_formula"]
 
@@ -210,7 +210,7 @@ def parse_formula(formula: str) -> ParsedFormula:
     ['(1 | subject)', '(0 + x | subject)']
     """
     if not isinstance(formula, str):
-        raise TypeError(f"`formula` must be a string such as 'score ~ system + (1|item)'; got {type(formula).__name__}.")
+        raise InputTypeError(f"`formula` must be a string such as 'score ~ system + (1|item)'; got {type(formula).__name__}.")
     if formula.count("~") != 1:
         raise FormulaError(
             f"formula {formula!r} must have exactly one '~' separating the response from the terms, "

@@ -88,6 +88,15 @@ def test_metric_that_errs_differently_per_system_only_ppi_holds():
     assert calibrated(t.loc["ppi", "coverage"])
 
 
+def test_rates_control_moves_the_control_systems_truth():
+    # the mirror case: FOR doubles on the control's outputs; theta_R = (0.05*0.9 + 0.8*0.1) - (0.10*0.9 + 0.8*0.1)
+    t = _run(200, p_control=0.10, p_treatment=0.10, n=5000, rates=(0.05, 0.8), rates_control=(0.10, 0.8))
+    assert t.loc["uncorrected", "target_true"] == pytest.approx(-0.045)
+    assert t.loc["uncorrected", "target_observed"] == 0.0
+    for m in ["uncorrected", "goyal", "calibrated"]:  # all assume the test-set rates hold for both systems
+        assert t.loc[m, "coverage"] < 0.05
+
+
 def test_paired_design_a3():
     joint = np.array([[0.62, 0.08], [0.03, 0.27]])  # P(O_C = x, O_T = y), positively dependent
     t = _run(joint=joint, n=3000, rates=(0.05, 0.8), seed=3)

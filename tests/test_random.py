@@ -42,3 +42,20 @@ def test_every_public_random_state_shares_the_helper():
         paired_bootstrap_test([1.0, 2.0, 3.0], [1.0, 1.0, 1.0], random_state=True)
     with pytest.raises(InputTypeError, match="bool is not a seed"):
         poisson_weights(np.arange(3), np.arange(2), True)
+
+
+def test_validity_and_example_data_seeds_share_the_helper():
+    """validity's random_state/seed arguments and the example data go through as_generator (no local copies)."""
+    import mixeval._random
+    from mixeval.meta import _example_data
+    from mixeval.validity import _bias, _circularity, _gam_result, _invariance
+    from mixeval.validity import _simulate as validity_simulate
+    from mixeval.validity import permissible_transform
+
+    for module in (_bias, _circularity, _gam_result, _invariance, validity_simulate, _example_data):
+        assert module.as_generator is mixeval._random.as_generator
+        assert not hasattr(module, "_rng")
+    with pytest.raises(InputTypeError, match="bool is not a seed"):
+        permissible_transform([1, 2, 3], "ordinal", random_state=True)
+    with pytest.raises(InputTypeError, match="`seed`"):
+        validity_simulate.simulate("max", 10, seed=True)

@@ -16,8 +16,11 @@ def _results():
     from mixeval.meta import disca, example_translations, local_accuracy, score_pairs, word_error_rate
     from mixeval.meta._selective import accuracy_coverage_curve
     from mixeval.metric_model import MetricModel, metric_ci
+    from mixeval.mixed import glmer, lmer
     from mixeval.reliability import cheapest_design
     from mixeval.resampling import budget_ci, paired_bootstrap_test
+    from mixeval.significance import reference_grid
+    from mixeval.validity import circularity_test, dataset_bias_test, fit_gam, transformation_invariance_test
 
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=30), rng.normal(size=30)
@@ -26,6 +29,13 @@ def _results():
     pairs = score_pairs(example_translations(12), {"wer": word_error_rate}, context="reference", output="hypothesis",
                         subset="system", context_id="context", random_state=1)
     u = rng.beta(5, 2, size=20)
+    ratings_long = pd.DataFrame({"item": np.repeat(np.arange(12), 3), "rater": np.tile(np.arange(3), 12)})
+    ratings_long["y"] = rng.normal(size=12)[ratings_long["item"]] + rng.normal(size=36)
+    ratings_long["hit"] = (ratings_long["y"] + rng.normal(size=36) > 0).astype(float)
+    feats = pd.DataFrame(rng.normal(size=(300, 2)), columns=["a", "b"])
+    feats["y"] = feats["a"] + feats["b"]
+    other = pd.DataFrame(rng.normal(size=(300, 2)), columns=["a", "b"])
+    other["y"] = other["b"] - other["a"]
     return {
         "TestResult": lambda: paired_bootstrap_test(a, b, n_resamples=200, random_state=1),
         "AgreementResult": lambda: cohens_kappa(ratings, n_resamples=100, random_state=1),
@@ -36,11 +46,29 @@ def _results():
         "DiscaResult": lambda: disca(conf, correct),
         "LocalAccuracyResult": lambda: local_accuracy(pairs, lower_is_better=["wer"]),
         "MetricCI": lambda: metric_ci(0.4, 0.5, 200, metric=MetricModel.from_rates(0.9, 0.1)),
+        "LmerResult": lambda: lmer("y ~ 1 + (1 | item)", ratings_long),
+        "GlmerResult": lambda: glmer("hit ~ 1 + (1 | item)", ratings_long, family="binomial"),
+        "GAMResult": lambda: fit_gam(feats, "y", ["a"], k=8),
+        "CircularityResult": lambda: circularity_test(feats, "y", ["a", "b"]),
+        "InvarianceResult": lambda: transformation_invariance_test(_OLS, feats, "y", "b", "interval", random_state=1),
+        "DatasetBiasResult": lambda: dataset_bias_test(feats, other, "y"),
+        "ReferenceGrid": lambda: reference_grid(lmer("y ~ C(rater) + (1 | item)", ratings_long)),
     }
 
 
+class _OLS:
+    def fit(self, X, y):
+        X = np.column_stack([np.ones(len(X)), np.asarray(X, dtype=float)])
+        self.beta = np.linalg.lstsq(X, np.asarray(y, dtype=float), rcond=None)[0]
+        return self
+
+    def predict(self, X):
+        return np.column_stack([np.ones(len(X)), np.asarray(X, dtype=float)]) @ self.beta
+
+
 NAMES = ["TestResult", "AgreementResult", "DesignChoice", "BudgetResult", "CoverageCurve", "DiscaResult",
-         "LocalAccuracyResult", "MetricCI"]
+         "LocalAccuracyResult", "MetricCI", "LmerResult", "GlmerResult", "GAMResult", "CircularityResult",
+         "InvarianceResult", "DatasetBiasResult", "ReferenceGrid"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -55,6 +83,8 @@ def test_result_convention(name):
     json.dumps(plain, allow_nan=False)  # JSON-safe: no NaN, no numpy types
     assert res == res
     assert make() == res  # same input and seed, equal result (compared by value, arrays included)
+    with pytest.raises(TypeError):
+        hash(res)
 
 
 def test_test_results_compare_by_value_with_arrays():

@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
+
 __all__ = ["example_translations"]
 
 _VOCABULARY = (
@@ -73,7 +75,7 @@ def example_translations(n_contexts: int = 40, *, seed: int = 20240501) -> pd.Da
     >>> data.shape, sorted(data["system"].unique())
     ((120, 5), ['faithful', 'terse', 'verbose'])
     """
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     rows = []
     for x in range(int(n_contexts)):
         length = int(rng.integers(4, 17))

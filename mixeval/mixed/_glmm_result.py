@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..errors import SeparationWarning
+from .._results import Result, to_plain
+from ..errors import InputError, SeparationWarning
 from ._design import Design
 from ._family import DISTRIBUTION_VARIANCE, Family
 from ._optimize import SINGULAR_TOL, OptimResult
@@ -20,8 +21,8 @@ from ._reterms import theta_to_factors
 __all__ = ["GlmerResult", "SeparationWarning", "make_glmer_result"]
 
 
-@dataclass(frozen=True)
-class GlmerResult:
+@dataclass(frozen=True, eq=False)
+class GlmerResult(Result):
     """A fitted generalised linear mixed model, all numbers unrounded.
 
     Attributes
@@ -233,6 +234,8 @@ class GlmerResult:
 
     def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "link", re: bool = True) -> np.ndarray:
         """Predictions on the link or response scale; for ``newdata``, fixed effects only (``re.form = NA``)."""
+        if type not in ("link", "response"):
+            raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
         if newdata is None:
             eta = self.fitted_link if re else self.design.X @ self.coef
         else:
@@ -242,9 +245,7 @@ class GlmerResult:
             eta = X @ self.coef
         if type == "link":
             return np.asarray(eta, dtype=float)
-        if type == "response":
-            return self.family_object.linkinv(np.asarray(eta, dtype=float))
-        raise ValueError(f"type must be 'link' or 'response'; got {type!r}.")
+        return self.family_object.linkinv(np.asarray(eta, dtype=float))
 
     # ----------------------------------------------------------------- printing
     def summary(self) -> str:
@@ -276,9 +277,6 @@ class GlmerResult:
             out.append("warning: the optimiser did not converge")
         return "\n".join(out)
 
-    def __str__(self) -> str:
-        return self.summary()
-
     def _repr_html_(self) -> str:
         head = (f"<p><b>Generalized linear mixed model ({html.escape(self.family)}, {html.escape(self.link)}; "
                 f"nAGQ = {self.nAGQ})</b>: <code>{html.escape(self.formula)}</code><br>{self.nobs} observations; "
@@ -289,8 +287,8 @@ class GlmerResult:
         return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --family ... --json``."""
-        return {
+        """The JSON object of ``mixeval fit --family ... --json`` (plain, JSON-safe Python; numbers unrounded)."""
+        return to_plain({
             "nobs": self.nobs,
             "family": self.family,
             "link": self.link,
@@ -307,7 +305,7 @@ class GlmerResult:
             "singular": self.singular,
             "converged": self.converged,
             "separation": list(self.separation),
-        }
+        })
 
 
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,

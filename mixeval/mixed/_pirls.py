@@ -173,7 +173,7 @@ class _System:
         """``(X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X)^{-1}``: lme4's ``unsc()`` (RX-based vcov)."""
         p = self.problem.p
         if not (self.joint and p):
-            raise ValueError("needs the joint system")
+            raise ValueError("needs the joint system")  # internal: callers use it only on the joint system
         lower = self.schur[0]
         lbb = np.tril(lower[self.q_rest:, self.q_rest:])
         inv = np.linalg.inv(lbb)
@@ -534,6 +534,7 @@ def agq_deviance(problem: GlmmProblem, state: PirlsState, theta: np.ndarray, n_a
     """
     re = problem.re
     if len(re.terms) != 1 or re.terms[0].n_coef != 1:
+        # internal guard: fit_glmm refuses such a model with an InputError before it gets here
         raise ValueError("adaptive Gauss-Hermite quadrature (nAGQ > 1) needs a single scalar random-effects term")
     fam, y, wt = problem.family, problem.y, problem.weights
     term = re.terms[0]

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
+from .._results import Result, to_plain
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
 from ._design import Design
@@ -27,8 +28,8 @@ from ._stats import SufficientStats, compute_stats
 __all__ = ["LmerResult", "make_result", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
-@dataclass(frozen=True)
-class LmerResult:
+@dataclass(frozen=True, eq=False)
+class LmerResult(Result):
     """A fitted linear mixed-effects model (lme4's ``merMod``), all numbers unrounded.
 
     Attributes
@@ -572,17 +573,14 @@ class LmerResult:
 
         return format_summary(self)
 
-    def __str__(self) -> str:
-        return self.summary()
-
     def _repr_html_(self) -> str:
         from ._printing import format_html
 
         return format_html(self)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --json``."""
-        return {
+        """The JSON object of ``mixeval fit --json`` (plain, JSON-safe Python; numbers unrounded)."""
+        return to_plain({
             "nobs": self.nobs,
             "reml": self.reml,
             "loglik": self.loglik,
@@ -591,7 +589,7 @@ class LmerResult:
             "fixef": {k: float(v) for k, v in zip(self.fixed_names, self.coef)},
             "singular": self.singular,
             "converged": self.converged,
-        }
+        })
 
 
 @dataclass(frozen=True)

@@ -149,7 +149,6 @@ def variance_section(
     singular: bool = False,
     formula: str | None = None,
     reference: Mapping[str, float] | None = None,
-    reference_label: str = "true variance",
     title: str = "Variance components and reliability",
 ) -> Section:
     """Variance-component table and chart, reliability coefficient(s) and D-study curves.
@@ -169,7 +168,7 @@ def variance_section(
         The model, shown as a paragraph.
     reference : mapping, optional
         Known variances by component name (e.g. the simulation truth of the demo data), shown as
-        column ``reference_label`` beside the estimates; every name must be a component.
+        column ``true variance`` beside the estimates; every name must be a component.
 
     Returns
     -------
@@ -202,7 +201,7 @@ def variance_section(
         if unknown:
             raise InputError(f"`reference` names {unknown!r}, which are not components; components: "
                              f"{', '.join(map(str, table[component]))}.")
-        table[reference_label] = [float(reference[c]) if c in reference else np.nan
+        table["true variance"] = [float(reference[c]) if c in reference else np.nan
                                   for c in table[component].astype(str)]
     top = int(np.argmax(values))
     summary = [f"largest component: {table[component].iloc[top]}, {percent[top]:.2f}% of the total variance"]

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._results import Result
 from ..errors import FormulaError, InputError
 
 __all__ = ["ReferenceGrid", "reference_grid", "cached_reference_grid", "marginal_linfct", "normalise_names", "level_label"]
 
 
-@dataclass(frozen=True)
-class ReferenceGrid:
+@dataclass(frozen=True, eq=False)
+class ReferenceGrid(Result):
     """The reference grid of a fit.
 
     Attributes
@@ -42,6 +43,16 @@ class ReferenceGrid:
     covariates: dict[str, float]
     grid: pd.DataFrame = field(repr=False)
     X: np.ndarray = field(repr=False)
+
+    def summary(self) -> str:
+        """The factors, the covariates' values and the grid."""
+        factors = "; ".join(f"{k}: {', '.join(map(str, v))}" for k, v in self.factors.items()) or "none"
+        covariates = "; ".join(f"{k} = {v:.6g}" for k, v in self.covariates.items()) or "none"
+        return (f"Reference grid ({len(self.grid)} rows)\nfactors: {factors}\ncovariates held at: {covariates}\n"
+                + self.grid.to_string(index=False))
+
+    def _repr_html_(self) -> str:
+        return self.grid.to_html(index=False)
 
 
 def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:

@@ -63,6 +63,7 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
 
 def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> float:
     """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``."""
+    level = require_probability(level, "level", open_interval=True)
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
     return qtukey(level, n_means, df) / np.sqrt(2)

@@ -14,6 +14,8 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
+from .._validation import require_probability
+
 __all__ = ["ptukey", "qtukey"]
 
 _GL_Z = np.polynomial.legendre.leggauss(32)
@@ -86,8 +88,7 @@ def qtukey(p: float, k: int, df: float = np.inf) -> float:
     >>> round(qtukey(0.95, 3, np.inf), 5)  # R: qtukey(0.95, 3, Inf)
     3.31449
     """
-    if not 0 < p < 1:
-        raise ValueError(f"p must lie in (0, 1); got {p!r}.")
+    p = require_probability(p, "p", open_interval=True)
     hi = 10.0
     while _cdf_one(hi, int(k), df) < p:
         hi *= 2

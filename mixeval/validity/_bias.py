@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._results import ConfidenceInterval, TestResult
+from .._random import as_generator
+from .._results import ConfidenceInterval, Result, TestResult
 from .._validation import (
     as_1d_float,
     require_columns,
@@ -37,12 +38,6 @@ def _fisher_ci(r: float, n: int, z: float, constant: bool) -> tuple[float, float
     rr = np.clip(r, -1 + 1e-15, 1 - 1e-15)
     half = z / np.sqrt(n - 3)
     return float(np.tanh(np.arctanh(rr) - half)), float(np.tanh(np.arctanh(rr) + half))
-
-
-def _rng(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def correlation_difference_test(
@@ -129,7 +124,7 @@ def correlation_difference_test(
     if n_resamples:
         if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
             raise InputError(f"`n_resamples` must be a positive integer (or 0 to skip); got {n_resamples!r}.")
-        rng = _rng(random_state)
+        rng = as_generator(random_state)
         boot = np.empty(int(n_resamples))
         for b in range(int(n_resamples)):
             i = rng.integers(0, n1, n1)
@@ -151,8 +146,8 @@ def correlation_difference_test(
     )
 
 
-@dataclass(frozen=True)
-class DatasetBiasResult:
+@dataclass(frozen=True, eq=False)
+class DatasetBiasResult(Result):
     """Per-feature correlations with the label in two domains and their difference.
 
     Attributes
@@ -188,9 +183,6 @@ class DatasetBiasResult:
 
     def __repr__(self) -> str:
         return f"DatasetBiasResult(biased={self.biased}, n_features={len(self.table)})"
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def dataset_bias_test(
@@ -257,7 +249,7 @@ def dataset_bias_test(
         require_no_missing(d, [target, *features])
     y_in = require_numeric_column(in_domain, target, "label")
     y_out = require_numeric_column(out_of_domain, target, "label")
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     rows = []
     tests: dict[str, TestResult] = {}
     for f in features:

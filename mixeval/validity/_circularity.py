@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress
+from .._random import as_generator
+from .._results import Result, to_plain
 from .._validation import require_columns, require_dataframe, require_positive_int
 from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
 from ._determinism import determinism
@@ -35,8 +37,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class CircularityResult:
+@dataclass(frozen=True, eq=False)
+class CircularityResult(Result):
     """Outcome of the circularity test.
 
     Attributes
@@ -158,8 +160,8 @@ class CircularityResult:
                                            "share", "nullified"])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly summary (the ``mixeval circularity --json`` output)."""
-        return {
+        """JSON-safe summary, numbers unrounded (the ``mixeval circularity --json`` output)."""
+        return to_plain({
             "circular": list(self.circular),
             "is_circular": self.is_circular,
             "best": list(self.best),
@@ -192,7 +194,7 @@ class CircularityResult:
             "family": self.family,
             "search": self.search,
             "reason": self.reason,
-        }
+        })
 
     def summary(self) -> str:
         """Human-readable report: verdict, the decisive numbers, top models, basis check and nullification."""
@@ -230,9 +232,6 @@ class CircularityResult:
             f"CircularityResult(circular={list(self.circular)}, best={list(self.best)}, d2={self.d2:.6g}, "
             f"determinism={self.determinism:.6g}, added_ratio={self.added_ratio:.6g}, edf={self.edf:.6g})"
         )
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def rank_features(data: pd.DataFrame, target: str, features: list[str] | None = None) -> pd.DataFrame:
@@ -356,7 +355,7 @@ def adapt_basis(
     design
         The design built with the final ``k`` (reused by the search).
     """
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    rng = as_generator(random_state)
     kmap = {c: k for c in candidates}
     while True:
         design = make_design(data, target, candidates, family, kmap, categorical, method)

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
+from .._results import Result
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import InputError
 from ._gam_basis import Term, cr_local
@@ -16,8 +18,8 @@ from ._gam_family import expit
 __all__ = ["GAMResult"]
 
 
-@dataclass(frozen=True)
-class GAMResult:
+@dataclass(frozen=True, eq=False)
+class GAMResult(Result):
     """A fitted GAM: deviance explained, effective degrees of freedom and feature shapes.
 
     Examples
@@ -207,7 +209,7 @@ class GAMResult:
         pandas.DataFrame
             Columns ``feature``, ``k_prime``, ``edf``, ``k_index``, ``p_value`` (smooth terms only).
         """
-        rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+        rng = as_generator(random_state)
         rsd = self.residuals()
         n = rsd.size
         idx = np.arange(n) if n <= subsample else np.sort(rng.choice(n, subsample, replace=False))
@@ -248,6 +250,3 @@ class GAMResult:
 
     def __repr__(self) -> str:
         return f"GAMResult(features={list(self.features)}, family={self.family!r}, d2={self.d2:.6g}, edf={self.edf:.6g}, n={self.n})"
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"

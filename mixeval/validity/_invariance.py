@@ -10,18 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
+from .._results import Result
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import InputError
 
 __all__ = ["InvarianceResult", "permissible_transform", "transformation_invariance_test"]
 
 SCALES = ("nominal", "ordinal", "interval", "ratio")
-
-
-def _rng(random_state) -> np.random.Generator:
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    return np.random.default_rng(random_state)
 
 
 def permissible_transform(values: object, scale: str, *, random_state: int | np.random.Generator | None = None
@@ -57,7 +53,7 @@ def permissible_transform(values: object, scale: str, *, random_state: int | np.
     """
     if scale not in SCALES:
         raise InputError(f"`scale` must be one of {', '.join(SCALES)}; got {scale!r}.")
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
     v = np.asarray(values)
     if scale in ("nominal", "ordinal"):
         uniq = np.unique(v)
@@ -95,8 +91,8 @@ def permissible_transform(values: object, scale: str, *, random_state: int | np.
     return L
 
 
-@dataclass(frozen=True)
-class InvarianceResult:
+@dataclass(frozen=True, eq=False)
+class InvarianceResult(Result):
     """Outcome of the transformation invariance test.
 
     Attributes
@@ -134,9 +130,6 @@ class InvarianceResult:
         worst = float(self.table["metric_change"].abs().max()) if len(self.table) else 0.0
         return (f"InvarianceResult(feature={self.feature!r}, scale={self.scale!r}, invariant={self.invariant}, "
                 f"max_metric_change={worst:.6g})")
-
-    def _repr_html_(self) -> str:
-        return "<pre>" + self.summary() + "</pre>"
 
 
 def _new_model(model: Any) -> Any:
@@ -252,7 +245,7 @@ def transformation_invariance_test(
     require_no_missing(data, [target, *features])
     require_no_missing(test_data, [target, *features])
     n_transforms = require_positive_int(n_transforms, "n_transforms")
-    rng = _rng(random_state)
+    rng = as_generator(random_state)
 
     y_train = data[target].to_numpy()
     y_test = test_data[target].to_numpy()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
 from ..errors import InputError
 
 __all__ = ["FAMILIES", "simulate", "CIRCULAR_SETS"]
@@ -69,7 +70,7 @@ def simulate(family: str, n: int, seed: int | np.random.Generator | None = None)
     """
     if family not in FAMILIES:
         raise InputError(f"`family` must be one of {', '.join(FAMILIES)}; got {family!r}.")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed, "seed")
     d = _features(rng, int(n))
     u, v = d["u"].to_numpy(), d["v"].to_numpy()
     lu, lv = np.log(u) / 0.6, np.log(v) / 0.5  # the standard normal scores behind u and v

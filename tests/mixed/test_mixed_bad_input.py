@@ -111,3 +111,19 @@ def test_drop_missing_only_when_asked_and_says_how_many(df):
     with pytest.warns(DroppedRowsWarning, match="dropped 3 of 60"):
         study = Study(bad, "y ~ s + (1|g)", drop_missing=True)
     assert len(study.data) == 57 and len(bad) == 60  # input untouched
+
+
+def test_formula_that_is_not_a_string_is_an_input_type_error(df):
+    from mixeval.errors import InputTypeError
+
+    with pytest.raises(InputTypeError, match="`formula` must be a string"):
+        lmer(["y ~ s + (1|g)"], df)
+
+
+def test_glmer_predict_type_is_checked_before_predicting(df):
+    from mixeval.mixed import glmer
+
+    df = df.assign(hit=(df["y"] > 0).astype(float))
+    fit = glmer("hit ~ 1 + (1|g)", df)
+    with pytest.raises(InputError, match="`type` must be 'link' or 'response'; got 'probability'"):
+        fit.predict(type="probability")

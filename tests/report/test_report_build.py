@@ -70,6 +70,14 @@ def test_variance_and_reliability_numbers_are_the_studys(report, study):
     assert len(section.figures) == 2
 
 
+def test_dstudy_grid_sets_the_facet_sizes(study):
+    section = build_report(study, dstudy_grid={"seed": [1, 4], "rater": [2]}, progress=False).section(
+        "Variance components and reliability")
+    grid = section.tables[2].data
+    pd.testing.assert_frame_equal(grid, study.dstudy({"seed": [1, 4], "rater": [2]}))
+    assert len(grid) == 2 and section.figures[-1].caption == "D-study: phi against seed"
+
+
 def test_glrt_line_is_the_studys_test(report, study):
     section = report.section("Do the systems differ?")
     glrt = study.glrt()

@@ -165,6 +165,20 @@ def test_variance_section_phi_dstudy_and_singular_note():
     assert unreachable.summary[-1] == "no design in the D-study grid reaches phi >= 0.99"
 
 
+def test_variance_section_dstudy_y_picks_the_coefficient_column():
+    """``dstudy_y`` plots and thresholds another coefficient of the grid (here the relative one)."""
+    vc = pd.DataFrame({"component": ["sentence", "Residual"], "variance": [0.04787343, 0.01059404]})
+    grid = _post_edit_dstudy()
+    s2_s, s2_rs, s2_e = 0.04787343, 0.01874915, 0.01059404  # relative error: interactions with sentence only
+    grid["relative"] = s2_s / (s2_s + s2_rs / grid["n_rater"] + s2_e / (grid["n_rater"] * grid["n_occasion"]))
+    # by hand: 2 x 1: 0.04787343 / (0.04787343 + 0.009374575 + 0.00529702) = 0.76542 >= 0.76 (phi there: 0.7534);
+    # 1 x 2: 0.6654; so the cheapest design reaching 0.76 is 2 raters x 1 occasion
+    section = variance_section(vc, dstudy=grid, dstudy_x="n_rater", dstudy_trace="n_occasion",
+                               dstudy_y="relative", threshold=0.76)
+    assert section.summary[-1] == "smallest design with relative >= 0.76: n_rater = 2, n_occasion = 1 (relative = 0.765)"
+    assert section.figures[-1].caption == "D-study: relative against n_rater"
+
+
 # --------------------------------------------------------------------------- significance
 
 

@@ -288,3 +288,15 @@ def test_docstring_examples(module):
 def test_public_names():
     assert set(sig.__all__) >= {"emmeans", "pairwise", "PairwiseResult", "glrt", "glrt_averaged", "bin_property",
                                 "plot_emmeans"}
+
+
+def test_tukey_critical_value_refuses_a_level_outside_0_1():
+    from mixeval.errors import InputError
+    from mixeval.significance import tukey_critical_value
+
+    with pytest.raises(InputError, match="`level` must lie in"):
+        tukey_critical_value(95, 4, 10.0)
+    from mixeval.significance._tukey import qtukey
+
+    with pytest.raises(InputError, match="`p` must lie in"):
+        qtukey(1.0, 4)
