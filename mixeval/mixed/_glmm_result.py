@@ -287,7 +287,7 @@ class GlmerResult(Result):
         return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --family ... --json`` (plain, JSON-safe Python; numbers unrounded)."""
+        """The JSON object that ``mixeval fit --family FAMILY --json`` prints (plain, JSON-safe Python; numbers unrounded)."""
         return to_plain({
             "nobs": self.nobs,
             "family": self.family,
