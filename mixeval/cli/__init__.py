@@ -53,7 +53,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def command_modules() -> list[str]:
-    """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported)."""
+    """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported).
+
+    Examples
+    --------
+    >>> command_modules()[:4]
+    ['cmd_agreement', 'cmd_bootstrap', 'cmd_circularity', 'cmd_fit']
+    >>> sorted({module for module, _ in COMMANDS.values()}) == command_modules()  # every module is listed
+    True
+    """
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
 
 

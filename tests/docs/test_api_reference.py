@@ -91,7 +91,7 @@ mixeval.reproductions.book.table_4_3 mixeval.reproductions.default_data_dir mixe
 mixeval.resampling.BudgetResult mixeval.resampling.wide_scores mixeval.scale.AggregateDesign
 mixeval.scale.aggregate_stats mixeval.scale.as_engine mixeval.scale.is_aggregate_source
 mixeval.significance.PairwiseResult mixeval.significance.ReferenceGrid mixeval.significance.tukey_critical_value
-mixeval.validity.CircularityResult mixeval.validity.DatasetBiasResult mixeval.validity.GAMResult
+mixeval.validity.CircularityResult mixeval.validity.DatasetBiasResult
 mixeval.validity.InvarianceResult
 """.split())
 
