@@ -36,7 +36,18 @@ RESIDUAL = "Residual"
 
 
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
-    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
+    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
+
+    Examples
+    --------
+    >>> components_of({"item": 2.0, "Residual": 1.0})
+    {'item': 2.0, 'Residual': 1.0}
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> fit = lmer("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> {k: round(v, 4) for k, v in components_of(fit).items()}  # REML: (MSB - MSW) / 2 and MSW
+    {'g': 4.5833, 'Residual': 1.0}
+    """
     if isinstance(source, LmerResult):
         if source.has_slopes:
             slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
@@ -293,6 +304,15 @@ class DesignChoice(Result):
     frontier : DataFrame
         The designs that reach the target and are not dominated (no other feasible design is at most as
         large in every facet), sorted by cost.
+
+    Examples
+    --------
+    With ``sigma^2_s = 4``, ``sigma^2_r = 1``, ``sigma^2_rs + sigma^2_e = 4``: ``phi = 4 / (4 + 5 / n_r)``,
+    so three raters reach 0.7 (two give 0.615):
+
+    >>> c = cheapest_design({"s": 4.0, "r": 1.0, "r:s": 2.0, "Residual": 2.0}, "s", 0.7, max_n={"r": 10})
+    >>> c.n, round(c.phi, 4), c.kind
+    ({'r': 3}, 0.7059, 'absolute')
     """
 
     target: float

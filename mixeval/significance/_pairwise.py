@@ -62,7 +62,17 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
 
 
 def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> float:
-    """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``."""
+    """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``.
+
+    Examples
+    --------
+    With two means the Tukey interval is the unadjusted one (``z_0.975 = 1.96``); three means widen it:
+
+    >>> round(tukey_critical_value(0.95, 2), 4), round(float(tukey_critical_value(0.95, 3)), 4)
+    (1.96, 2.3437)
+    >>> round(float(tukey_critical_value(0.95, 3, df=20)), 4)  # qtukey(0.95, 3, 20) / sqrt(2) in R
+    2.53
+    """
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
     return qtukey(level, n_means, df) / np.sqrt(2)
