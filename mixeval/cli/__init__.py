@@ -82,8 +82,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     >>> args = build_parser().parse_args(["reproduce", "goyal-table-1"])
     >>> args.command, args.name, args.json
     ('reproduce', 'goyal-table-1', False)
-    >>> sorted(build_parser(["fit"])._subparsers._group_actions[0].choices)[:4]  # every command is listed
-    ['agreement', 'bootstrap', 'circularity', 'compare']
+    >>> "reliability" in build_parser(["fit"]).format_help()  # listed, though only cmd_fit was imported
+    True
     """
     parser = argparse.ArgumentParser(
         prog="mixeval",

@@ -109,6 +109,25 @@ class PairwiseResult(Result):
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
         The residual standard deviation dividing the estimates in ``effect_size``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
+    >>> res.adjust, res.ci_method, res.family_size, res.df_method
+    ('tukey', 'tukey', 3, 'asymptotic')
+    >>> res.emmeans[["system", "emmean"]].round(4)
+      system  emmean
+    0      A -0.3035
+    1      B  0.1612
+    2      C  0.8242
+    >>> float(res.table.estimate[0]) == float(res.emmeans.emmean[0] - res.emmeans.emmean[1])  # A - B
+    True
     """
 
     table: pd.DataFrame = field(repr=False)
