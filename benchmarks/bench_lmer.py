@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # this checkout's mixeval (also in the child processes), not an installed one
 META = "ter ~ (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|decoder_dropout) + (1|decoder_dropout_hidden) + (1|encoder_dropout)"
 MODELS = {
     "table-3.4": ("liver_gridsearch.csv.gz", False,

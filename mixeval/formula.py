@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import FormulaError, InputError
+from .errors import FormulaError
 
 __all__ = ["RandomTerm", "ParsedFormula", "parse_formula"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, lapack
 
-from ._stats import SufficientStats, weighted_gram
+from ._stats import SufficientStats
 
 __all__ = ["DevianceParts", "deviance_parts", "deviance_and_gradient", "profiled_deviance", "make_deviance_function", "solve_random_effects"]
 

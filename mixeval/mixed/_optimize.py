@@ -32,12 +32,12 @@ SINGULAR_TOL = 1e-4
 #: twice the log-likelihood, which does not depend on where the response is located or on its units)
 DECREASE_TOL = 1e-6
 
-#: iterations stop when the predicted decrease is below this, or when the step no longer changes theta
-#: (relative 1e-10); Newton's quadratic convergence makes the extra precision nearly free
-_STOP_TOL = 1e-12
+#: iterations stop when the predicted decrease is below this, or (usually first) when the step no longer
+#: changes theta (relative 1e-10); Newton's quadratic convergence makes the extra precision nearly free
+_STOP_TOL = 1e-16
 
 #: another round (with the Hessian formed afresh) only when the fresh Newton step predicts more than this
-_ROUND_TOL = 1e-9
+_ROUND_TOL = 1e-13
 
 #: steps predicted to gain less than this are not used to judge the quadratic model (rounding dominates)
 _JUDGE_TOL = 1e-6
@@ -165,25 +165,31 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     for _ in range(max_iter):
         held = bounded & (x <= lower) & (grad >= 0)
         free = ~held
+        # standard deviations away from 0 take Newton steps in log(theta): the deviance is roughly
+        # logarithmic in them far from the optimum (where steps in theta overshoot), and a step in the
+        # logarithm never reaches 0, where the deviance is stationary
+        logs = bounded & (lower == 0.0) & (x > 0.0)
+        sc = np.where(logs, x, 1.0)
+        g_t = grad * sc
+        h_t = hess * sc[:, None] * sc[None, :] + np.diag(np.where(logs, grad * x, 0.0))
         step = np.zeros_like(x)
-        step[free] = _newton_direction(hess[np.ix_(free, free)], grad[free])
-        decrease = -0.5 * float(grad @ step)
-        if not decrease > _STOP_TOL or np.all(np.abs(step) <= 1e-10 * np.maximum(np.abs(x), 1e-6)):
+        step[free] = _newton_direction(h_t[np.ix_(free, free)], g_t[free])
+        decrease = -0.5 * float(g_t @ step)
+        if not decrease > _STOP_TOL or np.all(np.abs(step) <= 1e-10 * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
             decrease = max(decrease, 0.0)
             break
         # near the optimum differences of the deviance are at its rounding error: a Newton step that does
         # not increase it beyond rounding is taken (the gradient, not the difference, is then the guide)
         rounding = 1e-12 * max(1.0, abs(value)) if decrease < _JUDGE_TOL else 0.0
-        # trust box: no coordinate moves by more than `radius` times its own size (the deviance is
-        # roughly logarithmic in a standard deviation far from the optimum, where Newton steps overshoot)
-        reach = radius * np.maximum(np.abs(x), 0.05)
+        # trust box: no log-coordinate moves by more than `radius`, no other by more than `radius` times its size
+        reach = np.where(logs, radius, radius * np.maximum(np.abs(x), 0.05))
         size = np.max(np.abs(step) / reach)
         if size > 1.0:
             step /= size
         floor = np.where(bounded, lower + 0.1 * (x - lower), -np.inf)
         alpha = 1.0
         while alpha > 1e-10:
-            trial = np.maximum(x + alpha * step, floor)
+            trial = np.where(logs, x * np.exp(alpha * step), np.maximum(x + alpha * step, floor))
             t_value, t_grad = fg(trial)
             slope = float(grad @ (trial - x))
             if t_value <= value + 1e-4 * min(slope, 0.0) + rounding and np.isfinite(t_value):
@@ -199,7 +205,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         if tiny_steps > 3:
             x, value, grad = trial, t_value, t_grad
             break
-        predicted = -float(grad @ (trial - x)) - 0.5 * float((trial - x) @ hess @ (trial - x))
+        taken = alpha * step
+        predicted = -float(g_t @ taken) - 0.5 * float(taken @ h_t @ taken)
         ratio = (value - t_value) / predicted if predicted > 0 else 0.0
         poor = (alpha < 1.0 or ratio < 0.25) and decrease > _JUDGE_TOL
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
@@ -243,8 +250,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     Projected Newton iterations: the step solves ``|H| d = -g`` on the coordinates not held at their
     bound (absolute eigenvalues, no step along flat directions), a backtracking line search along the
     step clipped to the bounds, BFGS updates of ``H`` between iterations. A round ends when the
-    predicted decrease ``-g'd / 2`` is below 1e-11; the Hessian is then formed afresh and another round
-    starts until one ends at once. The deviance is even in every bounded coordinate, so ``theta_k = 0``
+    step changes theta by less than 1e-10 (relative) or the
+    predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
+    starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
+    from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
     is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to exactly
     0 when that does not increase the deviance, zero coordinates are probed away from 0 and the search
     restarted from any better point. Convergence (lme4's ``checkConv`` in spirit) means the Newton step

@@ -778,10 +778,13 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
             parts = _at_optimum(lambda: general_deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         else:
             opt = optimize_theta(stats, reml)
-            if stats.n_terms:
-                theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml), opt.theta,
-                                                    np.zeros(stats.n_terms))
-                opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+            if stats.n_terms and np.isfinite(opt.deviance):
+                try:
+                    theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml),
+                                                        opt.theta, np.zeros(stats.n_terms))
+                    opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+                except LinAlgError:  # undefined at the optimum (exact fit): _at_optimum says so
+                    pass
             parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         result = make_result(design, stats, opt, parts, data, scaling)
     if warn:
