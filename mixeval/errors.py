@@ -23,6 +23,8 @@ __all__ = [
     "BasisLimitWarning",
     "IdentifiabilityWarning",
     "DroppedRowsWarning",
+    "SeparationWarning",
+    "FamilyWarning",
 ]
 
 
@@ -237,3 +239,11 @@ class DroppedRowsWarning(MixevalWarning):
     >>> fit.nobs, str(caught[0].message)
     (5, "drop_missing=True: dropped 1 of 6 rows with missing or non-finite values (missing per column: {'y': 1}).")
     """
+
+
+class SeparationWarning(MixevalWarning):
+    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates)."""
+
+
+class FamilyWarning(MixevalWarning):
+    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts."""

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ._results import Result
 from .errors import InputError, InputTypeError
-from .mixed import LmerResult
+from .mixed import GlmerResult, LmerResult
 
 __all__ = [
     "components_of",
@@ -30,6 +30,8 @@ __all__ = [
     "dstudy",
     "cheapest_design",
     "DesignChoice",
+    "latent_components",
+    "latent_scale_note",
 ]
 
 RESIDUAL = "Residual"
@@ -59,6 +61,8 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
                 "components at a covariate value from fit.covariances and pass them as a mapping."
             )
         return source.variances
+    if isinstance(source, GlmerResult):
+        return latent_components(source)
     if not isinstance(source, Mapping):
         raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}
@@ -68,6 +72,49 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     if bad:
         raise InputError(f"variance components must be finite and >= 0; check {bad}.")
     return comps
+
+
+def latent_components(fit: GlmerResult) -> dict[str, float]:
+    """Variance components of a GLMM on the latent (link) scale, with the distribution-specific variance as ``"Residual"``.
+
+    Notes
+    -----
+    Nakagawa & Schielzeth (2010, 2017): on the latent scale of a binomial model the residual is the
+    variance of the standard logistic distribution, ``pi^2 / 3`` (logit link), or of the standard normal,
+    ``1`` (probit link); phi and the D-study computed from these components are reliabilities of the
+    latent propensity, not of the observed 0/1 scores. For a Poisson model with log link the observation-level
+    variance is the lognormal approximation ``log(1 + 1 / lambda)`` with ``lambda = mean(exp(X beta)) exp(s2 / 2)``
+    (``s2`` the summed random-effect variances).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(60), 4)})
+    >>> df["correct"] = (rng.random(240) < 1 / (1 + np.exp(-rng.normal(0, 1.5, 60)[df.item]))).astype(int)
+    >>> round(latent_components(glmer("correct ~ 1 + (1|item)", df))["Residual"], 4)  # pi^2 / 3
+    3.2899
+    """
+    comps = dict(fit.variances)
+    if fit.family == "binomial":
+        comps[RESIDUAL] = fit.distribution_variance
+    else:
+        s2 = sum(comps.values())
+        lam = float(np.mean(np.exp(fit.design.X @ fit.coef))) * float(np.exp(0.5 * s2))
+        comps[RESIDUAL] = float(np.log1p(1.0 / lam))
+    return comps
+
+
+def latent_scale_note(fit: GlmerResult) -> str:
+    """One sentence stating the scale of a GLMM's variance components (for tables and reports)."""
+    if fit.family == "binomial":
+        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
+        return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
+                f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
+                "of a correct answer, not of the observed 0/1 scores.")
+    return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
+            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 
 
 def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:

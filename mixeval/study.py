@@ -88,6 +88,15 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
+def _require_asymptotic(df: str) -> None:
+    """GLMM contrasts are z tests (emmeans for glmer fits); other df methods are for Gaussian fits."""
+    from .significance._ddf import canonical_df
+
+    if canonical_df(df) != "asymptotic":
+        raise InputError(f"df={df!r} applies to Gaussian (lmer) fits; a Study with family= uses asymptotic z "
+                         "tests, as emmeans does for glmer fits. Leave df='asymptotic'.")
+
+
 def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame:
     """Warn about (and leave out) classes no row falls into; fewer than two non-empty classes is an error."""
     counts = data[cls].value_counts(sort=False)
@@ -105,6 +114,26 @@ def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame
     out = data.copy()
     out[cls] = out[cls].cat.remove_unused_categories()
     return out
+
+
+def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str | None, Any]:
+    """Normalised ``family``/``link``/``weights`` of a Study (``None``/``"gaussian"``: linear mixed models)."""
+    if family is None or str(family).lower() == "gaussian":
+        if link is not None or weights is not None:
+            raise InputError("link= and weights= need family=\"binomial\" or \"poisson\".")
+        return None, None, None
+    from .mixed._family import get_family
+
+    fam = get_family(family, link)
+    return fam.name, fam.link, weights
+
+
+def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
+    if value is None:
+        return allowed[0]
+    if value not in allowed:
+        raise InputError(f"{argument}={value!r} is not one of {list(allowed)}.")
+    return value
 
 
 class Study:
@@ -130,6 +159,14 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
+    family : {"binomial", "poisson"}, optional
+        Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
+        (correct or not) with ``family="binomial"``, counts with ``"poisson"``. Marginal means are then on
+        the response scale (accuracy) by default, pairwise comparisons are odds ratios (or differences in
+        accuracy with ``scale="difference"``), and variance components, phi and the D-study are on the
+        latent scale with the distribution-specific residual variance (pi^2/3 for the logit link).
+    link, weights :
+        Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
 
     Examples
     --------
@@ -144,10 +181,12 @@ class Study:
     """
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
-                 metric_model: Any = None, drop_missing: bool = False) -> None:
+                 metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
+                 link: str | None = None, weights: Any = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
+        self.family, self.link, self.weights = _glmm_options(family, link, weights)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
@@ -162,6 +201,10 @@ class Study:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
             self._design = build_design(self.parsed, self.data)  # validates the data once
+            if self.family is None:
+                from .mixed._family import warn_discrete_response
+
+                warn_discrete_response(self._design.y, self.parsed.response)
             groups = [(g.name, g.n_levels) for g in self._design.groups]
         names = [g for g, _ in groups]
         single = [(g, n) for g, n in groups if ":" not in g]
@@ -221,12 +264,14 @@ class Study:
         if subset.empty:
             raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
         return Study(subset.reset_index(drop=True), self.formula, item=self.item, system=self.system,
-                     metric_model=self.metric_model)
+                     metric_model=self.metric_model, **self._glmm_kwargs(subset))
 
     # ---------------------------------------------------------------- fits
     @cached_property
     def fit(self) -> LmerResult:
-        """The REML fit of the study's formula (variance components)."""
+        """The REML fit of the study's formula (variance components); the ML glmer fit with ``family=``."""
+        if self.family is not None:
+            return self._fit_formula(self.formula, reml=False)
         if self._design is None:
             return lmer(self.formula, self.source, REML=True)
         return fit_design(self._design, reml=True, data=self._design.data)
@@ -234,7 +279,37 @@ class Study:
     @cached_property
     def fit_ml(self) -> LmerResult:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects)."""
+        if self.family is not None:
+            return self.fit
         return self.fit.refit(REML=False)
+
+    # ---------------------------------------------------------------- GLMM (family=) helpers
+    def _glmm_kwargs(self, data: Any = None) -> dict[str, Any]:
+        """``family``/``link``/``weights`` for a Study on (a subset of) the same rows."""
+        if self.family is None:
+            return {}
+        weights = self.weights
+        if weights is not None and not isinstance(weights, str):
+            raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
+        return {"family": self.family, "link": self.link, "weights": weights}
+
+    def _fit_formula(self, formula: str, *, reml: bool):
+        """lmer of ``formula`` (REML or ML), or glmer with the study's family, on the study's data."""
+        if self.family is None:
+            import warnings
+
+            from .errors import FamilyWarning
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
+                return lmer(formula, self.source, REML=reml)
+        from .mixed import glmer
+
+        if self.data is None:
+            from .scale import glmer_aggregate
+
+            return glmer_aggregate(formula, self.source, family=self.family, link=self.link)
+        return glmer(formula, self.data, family=self.family, link=self.link, weights=self.weights)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
@@ -244,8 +319,15 @@ class Study:
 
     # ---------------------------------------------------------------- reliability
     def variance_components(self) -> pd.DataFrame:
-        """Variance-component table (component, variance, percent), as the book's Tables 3.1-3.12."""
-        return _rel.variance_table(self.fit)
+        """Variance-component table (component, variance, percent), as the book's Tables 3.1-3.12.
+
+        With ``family=`` the components are on the latent (link) scale and ``Residual`` is the
+        distribution-specific variance (pi^2/3 for the logit link; ``table.attrs["note"]`` says so).
+        """
+        table = _rel.variance_table(self.fit)
+        if self.family is not None:
+            table.attrs["note"] = _rel.latent_scale_note(self.fit)
+        return table
 
     def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute") -> float:
         """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each)."""
@@ -296,7 +378,7 @@ class Study:
 
     def glrt(self, effect: str | None = None) -> TestResult:
         """GLRT of ``effect`` (default: the system): ML fits of the formula and of :meth:`null_formula`."""
-        null = lmer(self.null_formula(effect), self.source, REML=False)
+        null = self._fit_formula(self.null_formula(effect), reml=False)
         return compare(self.fit_ml, null)
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
@@ -316,24 +398,51 @@ class Study:
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        if self.family is not None:
+            if len(names) < 2:
+                raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
+            reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
+            return compare(self.fit, reduced)
         reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
         return compare(self.fit, reduced, refit=False)
 
-    def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str = "asymptotic") -> pd.DataFrame:
-        """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`."""
-        from .significance import emmeans
+    def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str = "asymptotic",
+                type: str | None = None) -> pd.DataFrame:
+        """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
-        return emmeans(self.fit, specs or self._require_system(None), by=by, df=df)
+        With ``family=``: ``type="response"`` (default; accuracy per system for a binary score, with the
+        back-transformed intervals) or ``type="link"`` (the logit scale); asymptotic (z) inference.
+        """
+        from .significance import emmeans, emmeans_response
+
+        specs = specs or self._require_system(None)
+        if self.family is not None:
+            _require_asymptotic(df)
+            if _scale(type, ("response", "link"), "type") == "response":
+                return emmeans_response(self.fit, specs, by=by)
+        return emmeans(self.fit, specs, by=by, df=df)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
-                 level: float = 0.95, df: str = "asymptotic"):
+                 level: float = 0.95, df: str = "asymptotic", scale: str | None = None):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's), ``"satterthwaite"`` or ``"kenward-roger"``.
+        ``df``: ``"asymptotic"`` (z tests, the book's), ``"satterthwaite"`` or ``"kenward-roger"`` (Gaussian
+        fits). With ``family=``: ``scale="ratio"`` (default; odds ratios for the logit link, rate ratios for
+        the log link), ``"difference"`` (differences of the response-scale means: accuracy differences) or
+        ``"link"``; asymptotic (z) inference, as emmeans for glmer fits.
         """
-        from .significance import pairwise
+        from .significance import pairwise, pairwise_differences, pairwise_ratios
 
-        return pairwise(self.fit, specs or self._require_system(None), by=by, adjust=adjust, level=level, df=df)
+        specs = specs or self._require_system(None)
+        if self.family is not None:
+            _require_asymptotic(df)
+            default = "ratio" if self.fit.link in ("logit", "log") else "difference"
+            chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
+            if chosen == "ratio":
+                return pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level)
+            if chosen == "difference":
+                return pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level)
+        return pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=df)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str = "asymptotic", level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
@@ -399,7 +508,7 @@ class Study:
             cls = f"{prop}_class"
             data = _drop_empty_classes(bin_property(self.data, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
         cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
-                     metric_model=self.metric_model)
+                     metric_model=self.metric_model, **self._glmm_kwargs(data))
         return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level), cond
 
     # ---------------------------------------------------------------- metric models and validity
@@ -448,14 +557,18 @@ class Study:
     def summary(self) -> str:
         """Roles, size and the variance components."""
         lines = [f"Study: {self.formula}", f"  {self._size()}; items: {self.item!r}; system: {self.system!r}"]
-        lines.append(self.variance_components().to_string(index=False))
+        table = self.variance_components()
+        lines.append(table.to_string(index=False))
+        if "note" in table.attrs:
+            lines.append(table.attrs["note"])
         return "\n".join(lines)
 
     def _size(self) -> str:
         return f"{len(self.data)} rows" if self.data is not None else f"{self.fit.nobs} rows (from aggregates)"
 
     def __repr__(self) -> str:
-        return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r})"
+        fam = f", family={self.family!r}" if self.family else ""
+        return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r}{fam})"
 
     def _repr_html_(self) -> str:
         return (f"<p><b>Study</b> <code>{self.formula}</code>: {self._size()}, items <code>{self.item}</code>, "

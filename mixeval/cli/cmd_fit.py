@@ -1,11 +1,11 @@
-"""``mixeval fit DATA.csv "FORMULA" [--ml] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
+"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
 
 from __future__ import annotations
 
 import argparse
 import warnings
 
-from ..mixed import compare, lmer
+from ..mixed import compare, glmer, lmer
 from . import print_json
 from ._io import read_table
 
@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("formula", help='lme4-style formula, e.g. "score ~ system + (1|item)"')
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_family_arguments(p)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -24,14 +25,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
     c.add_argument("--json", action="store_true")
+    add_family_arguments(c)
     c.set_defaults(handler=_compare)
+
+
+def add_family_arguments(p: argparse.ArgumentParser) -> None:
+    """``--family``, ``--link``, ``--nagq``, ``--weights``: a generalised linear mixed model (glmer)."""
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+                   help="response distribution: gaussian (lmer, default), binomial (0/1 or proportion with "
+                        "--weights trials) or poisson (counts); the last two fit glmer")
+    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    p.add_argument("--nagq", type=int, default=1, help="glmer's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite")
+    p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row)")
+
+
+def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
+    """lmer for --family gaussian, glmer otherwise."""
+    family = getattr(args, "family", "gaussian")
+    if family == "gaussian":
+        return lmer(formula, data, REML=reml)
+    return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 
 def _fit(args: argparse.Namespace) -> int:
     data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = lmer(args.formula, data, REML=not args.ml)
+        fit = fit_model(args.formula, data, args, reml=not args.ml)
     if args.json:
         out = fit.to_dict()
         out["warnings"] = [str(w.message) for w in caught]
@@ -47,7 +67,7 @@ def _compare(args: argparse.Namespace) -> int:
     data = read_table(args.data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = compare(lmer(args.full, data, REML=False), lmer(args.null, data, REML=False))
+        res = compare(fit_model(args.full, data, args, reml=False), fit_model(args.null, data, args, reml=False))
     if args.json:
         print_json({"statistic": res.statistic, "df": res.df, "pvalue": res.pvalue,
                     "formula_full": res.details["formula_full"], "formula_null": res.details["formula_null"],

@@ -29,6 +29,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--labels", help="labels of the bins, comma separated")
     r.add_argument("--out", default="report.html", help="HTML file to write (default report.html)")
     r.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
+    r.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+                   help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
+                        "poisson for counts; gaussian (default) fits linear mixed models")
+    r.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    r.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
     r.set_defaults(handler=_report)
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
@@ -48,8 +53,12 @@ def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, 
     if args.json:
         vc = study.variance_components()
         glrt = study.glrt()
-        print_json({"html": str(path), "phi": study.phi(), "variance_components": vc.to_dict(orient="records"),
-                    "glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue}})
+        out = {"html": str(path), "phi": study.phi(), "variance_components": vc.to_dict(orient="records"),
+               "glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue}}
+        if getattr(study, "family", None):
+            out.update({"family": study.family, "link": study.fit.link, "scale": vc.attrs.get("note"),
+                        "means": study.emmeans().to_dict(orient="records")})
+        print_json(out)
     else:
         print(report.to_text())
         print(f"\nHTML report written to {Path(path).resolve()}")
@@ -64,7 +73,9 @@ def _report(args: argparse.Namespace) -> int:
     check_evaluation_log(data, score=args.score, system=args.system, item=args.item,
                          facets=list(dict.fromkeys(c for c in facet_columns if c != args.system)))
     formula = f"{args.score} ~ {args.system} + (1|{args.item})" + "".join(f" + (1|{f})" for f in args.facet)
-    study = Study(data, formula, item=args.item, system=args.system)
+    family = None if args.family == "gaussian" else args.family
+    study = Study(data, formula, item=args.item, system=args.system, family=family,
+                  **({"link": args.link, "weights": args.weights} if family else {}))
     cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
     labels = args.labels.split(",") if args.labels else None
     return _emit(study, args, args.by, cuts, labels)

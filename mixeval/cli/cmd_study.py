@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--target", type=float, default=0.8, help="target phi for the cheapest design (default 0.8)")
     r.add_argument("--kind", choices=["absolute", "relative"], default="absolute")
     r.add_argument("--json", action="store_true")
+    _family_arguments(r)
     r.set_defaults(handler=_reliability)
 
     s = sub.add_parser("significance", help="GLRT of the system effect and pairwise comparisons for your CSV",
@@ -43,11 +44,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true")
+    _family_arguments(s)
+    s.add_argument("--scale", choices=["ratio", "difference", "link"], default=None,
+                   help="with --family: pairwise odds/rate ratios (default), differences of accuracies, or the link scale")
     s.set_defaults(handler=_significance)
 
 
+def _family_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+                   help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
+    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    p.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+
+
+def _family_kwargs(args: argparse.Namespace) -> dict:
+    if args.family == "gaussian":
+        return {}
+    return {"family": args.family, "link": args.link, "weights": args.weights}
+
+
 def _reliability(args: argparse.Namespace) -> int:
-    study = Study(read_table(args.data), args.formula, item=args.item)
+    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
     n = facet_sizes(args.n, "--n")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -60,6 +77,8 @@ def _reliability(args: argparse.Namespace) -> int:
         "n": n,
         "warnings": [str(w.message) for w in caught],
     }
+    if "note" in table.attrs:
+        out["scale"] = table.attrs["note"]
     if args.grid:
         grid = facet_ranges(args.grid, "--grid")
         out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
@@ -85,13 +104,17 @@ def _significance(args: argparse.Namespace) -> int:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
-    study = Study(data, args.formula, system=args.system)
+    study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
+    extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.by:
-            glrt, pairs, _ = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
+            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
+            if extra:
+                pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
+                                      adjust=args.adjust, level=args.level, **extra)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
     messages = [str(w.message) for w in caught]
     if args.json:

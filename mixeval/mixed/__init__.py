@@ -7,11 +7,16 @@ Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
 fits a centred and scaled copy and maps back; models with random slopes go to the general evaluator
 of :mod:`._general`) and
 :func:`compare` performs the likelihood-ratio test of nested fits.
+:func:`glmer` fits generalised linear mixed models (binomial, Poisson) on the same random-effects structure
+(:mod:`._reterms`): PIRLS and the Laplace / adaptive Gauss-Hermite deviance (:mod:`._pirls`), lme4's two
+optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 """
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
 from ._fit import fit_design, fit_from_stats, lmer
+from ._glmm import glmer
+from ._glmm_result import GlmerResult
 from ._lrt import compare
 from ._optimize import optimize_theta
 from ._result import LmerResult, make_result
@@ -19,6 +24,8 @@ from ._stats import SufficientStats, compute_stats
 
 __all__ = [
     "lmer",
+    "glmer",
+    "GlmerResult",
     "compare",
     "LmerResult",
     "Design",

@@ -189,14 +189,14 @@ def require_unique_columns(data: pd.DataFrame, columns: list[str]) -> None:
                           "column a unique name (e.g. data.loc[:, ~data.columns.duplicated()]).")
 
 
-def check_group_levels(name: str, n_levels: int, nobs: int) -> None:
-    """A random effect needs at least 2 levels and fewer levels than observations."""
+def check_group_levels(name: str, n_levels: int, nobs: int, allow_n: bool = False) -> None:
+    """A random effect needs at least 2 levels and fewer levels than observations (GLMMs, ``allow_n``: at most as many)."""
     if n_levels < 2:
         raise InputError(
             f"grouping factor {name!r} has only {n_levels} level; a random effect needs at least 2 "
             f"levels. Drop (1|{name}) from the formula."
         )
-    if n_levels >= nobs:
+    if n_levels > nobs or (n_levels == nobs and not allow_n):
         raise InputError(
             f"grouping factor {name!r} has {n_levels} levels for {nobs} observations; its variance "
             f"cannot be separated from the residual. Drop (1|{name}) or check that the data are in long "
@@ -233,7 +233,7 @@ def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | Non
     return X, names
 
 
-def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> GroupingFactor:
+def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
     """Codes of the groups of one random term (an interaction of one or more columns) and its model matrix."""
     codes = np.zeros(nobs, dtype=np.int64)
     labels: np.ndarray | None = None
@@ -248,7 +248,7 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int) -> Groupin
             codes = codes.astype(np.int64)
             # labels of the combinations, as lme4 prints them ("a:b")
             labels = np.array([f"{labels[v // len(lab)]}:{lab[v % len(lab)]}" for v in first], dtype=object)
-    check_group_levels(term.name, len(labels), nobs)
+    check_group_levels(term.name, len(labels), nobs, allow_n)
     X, coef_names = _term_matrix(term, data)
     return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels), coef_names=coef_names, X=X)
 
@@ -370,7 +370,8 @@ def prepare_fixed_columns(data: pd.DataFrame, columns: list[str]) -> pd.DataFram
     return data.assign(**changes) if changes else data
 
 
-def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False) -> Design:
+def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False,
+                 allow_n: bool = False) -> Design:
     """Validate ``data`` against ``formula`` and build the design of a linear mixed model.
 
     Parameters
@@ -382,6 +383,9 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     drop_missing : bool, default False
         Drop rows with missing values in the columns the formula uses (or a non-finite response) and warn
         with their number (:class:`~mixeval.errors.DroppedRowsWarning`); by default such rows are an error.
+    allow_n : bool, default False
+        Allow a grouping factor with as many levels as rows (glmer's ``allow.n = TRUE``: a binomial row
+        with several trials identifies its own random effect).
 
     Returns
     -------
@@ -419,7 +423,7 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     X, names, spec = _fixed_matrix(parsed, data)
     if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
         raise InputError("the fixed-effects matrix lost rows; check the data for missing values.")
-    groups = [_grouping_factor(t, data, len(y)) for t in parsed.random]
+    groups = [_grouping_factor(t, data, len(y), allow_n) for t in parsed.random]
     groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
     warn_confounded(groups)
     warn_unidentified(groups, X)

@@ -7,6 +7,7 @@ import pandas as pd
 from .._validation import require_bool
 from ..errors import InputTypeError
 from ._design import build_design, complete_rows
+from ._family import warn_discrete_response
 from ._result import LmerResult, check_fit, design_stats, fit_design, fit_from_stats
 
 __all__ = ["lmer", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
@@ -86,4 +87,5 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     if drop_missing:
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
+    warn_discrete_response(design.y, design.parsed.response)  # 0/1 or small counts: name the family= to use
     return fit_design(design, reml=reml, data=design.data)

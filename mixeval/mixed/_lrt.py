@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from ..errors import InputTypeError, ModelComparisonError
 from .._results import TestResult
+from ._glmm_result import GlmerResult
 from ._result import LmerResult
 
 __all__ = ["compare", "boundary_mixture_pvalue"]
@@ -31,7 +32,8 @@ def _fixed_nested(big: LmerResult, small: LmerResult) -> bool:
     Fits from aggregates (``mixeval.scale``) have no model matrix; for them nesting is judged
     by the coefficient names (every column of ``small`` is a column of ``big``).
     """
-    if big.design.X is None or small.design.X is None:
+    if big.design.X is None or small.design.X is None or big.design.X.shape[0] != small.design.X.shape[0]:
+        # (aggregate GLMM fits: cells of different models differ; both are fitted to the same rows)
         return set(small.fixed_names) <= set(big.fixed_names)
     return _spans(big.design.X, small.design.X)
 
@@ -56,6 +58,19 @@ def _check_nested(full: LmerResult, null: LmerResult) -> None:
             f"models are not nested: the fixed effects of {null.formula!r} are not contained in those of "
             f"{full.formula!r}."
         )
+
+
+def _check_same_family(a, b) -> None:
+    """Both fits Gaussian, or both GLMMs of the same family, link, quadrature and prior weights."""
+    kinds = [(m.family, m.link, m.nAGQ) if isinstance(m, GlmerResult) else ("gaussian", "identity", None) for m in (a, b)]
+    if kinds[0] != kinds[1]:
+        raise ModelComparisonError(
+            f"the two models differ in family, link or nAGQ ({kinds[0]} vs {kinds[1]}); a likelihood-ratio test "
+            "needs both fitted with the same response distribution and the same likelihood approximation."
+        )
+    per_row = isinstance(a, GlmerResult) and all(m.nobs == len(m.weights) for m in (a, b))  # not cells (mixeval.scale)
+    if per_row and not np.array_equal(a.weights, b.weights):
+        raise ModelComparisonError("the two GLMMs were fitted with different weights; refit both with the same weights.")
 
 
 def boundary_mixture_pvalue(statistic: float, n_components: int) -> float:
@@ -118,8 +133,9 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
     >>> res.df
     2.0
     """
-    if not isinstance(model_a, LmerResult) or not isinstance(model_b, LmerResult):
-        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer().")
+    if not isinstance(model_a, (LmerResult, GlmerResult)) or not isinstance(model_b, (LmerResult, GlmerResult)):
+        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer() or mixeval.glmer().")
+    _check_same_family(model_a, model_b)
     _check_same_rows(model_a, model_b)
     null, full = sorted((model_a, model_b), key=lambda m: m.n_params)
     if null.n_params == full.n_params:

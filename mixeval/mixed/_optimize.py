@@ -186,7 +186,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         size = np.max(np.abs(step) / reach)
         if size > 1.0:
             step /= size
-        floor = np.where(bounded, lower + 0.1 * (x - lower), -np.inf)
+        floor = np.full_like(x, -np.inf)  # unbounded coordinates (lower = -inf) have no floor
+        floor[bounded] = lower[bounded] + 0.1 * (x[bounded] - lower[bounded])
         alpha = 1.0
         while alpha > 1e-10:
             trial = np.where(logs, x * np.exp(alpha * step), np.maximum(x + alpha * step, floor))

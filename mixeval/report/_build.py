@@ -15,7 +15,7 @@ from ._sections import comparison_section, conditional_section, data_section, tr
 
 __all__ = ["build_report", "default_dstudy_grid"]
 
-_MEAN_COLUMNS = ("emmean", "estimate", "mean", "response")
+_MEAN_COLUMNS = ("emmean", "estimate", "mean", "response", "prob", "rate")
 _SE_COLUMNS = ("SE", "se", "std_error", "std.error")
 
 
@@ -173,6 +173,9 @@ def build_report(
             dstudy_x=names[0] if names else None, dstudy_trace=names[1] if len(names) > 1 else None,
             singular=bool(study.fit.singular), formula=study.formula, reference=truth,
         )
+        if "note" in components.attrs:  # a GLMM (Study(..., family=)): the latent scale, stated
+            section = Section(section.title, section.blocks + (Note(components.attrs["note"], "note"),),
+                              section.summary, section.text_tables)
         if truth is None:
             return section
         return Section(section.title, section.blocks + (Note(recovery_statement(components, truth), "note"),),

@@ -9,6 +9,7 @@ DuckDB, the embedded default) and Spark DataFrames (run by Spark SQL; optional
 
 * :func:`lmer_aggregate`: the same fit as :func:`mixeval.lmer` from aggregates;
 * :func:`aggregate_stats`: the design and sufficient statistics alone;
+* :func:`glmer_aggregate`: a binomial GLMM of a 0/1 response from successes and trials per cell;
 * :func:`poisson_bootstrap_paired`: a paired Poisson bootstrap of a mean difference
   computed inside the engine with hash-based, seeded weights;
 * :func:`poisson_weights`: the same weights in numpy (for checks and in-memory use).
@@ -16,10 +17,13 @@ DuckDB, the embedded default) and Spark DataFrames (run by Spark SQL; optional
 
 from ._aggregate import SUPPORTED_MODELS, AggregateDesign, aggregate_stats, lmer_aggregate
 from ._bootstrap import poisson_bootstrap_paired, poisson_weights
+from ._glmm_aggregate import binary_cells, glmer_aggregate
 from ._sources import as_engine, is_aggregate_source
 
 __all__ = [
     "lmer_aggregate",
+    "glmer_aggregate",
+    "binary_cells",
     "aggregate_stats",
     "AggregateDesign",
     "SUPPORTED_MODELS",

@@ -23,6 +23,7 @@ from ._grid import ReferenceGrid, reference_grid
 from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
 from ._plots import plot_contrasts, plot_emmeans, plot_trends
 from ._trends import emtrends, pairwise_trends
+from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
 
 __all__ = [
     "emmeans",
@@ -43,4 +44,7 @@ __all__ = [
     "tukey_pvalue",
     "tukey_critical_value",
     "ADJUSTMENTS",
+    "emmeans_response",
+    "pairwise_ratios",
+    "pairwise_differences",
 ]

@@ -1,0 +1,376 @@
+"""``glmer``: generalised linear mixed models (binomial, Poisson) fitted as lme4 fits them.
+
+Stages, each callable alone: :func:`glmm_problem` (design -> response, weights, random-effects
+structure), :func:`check_separation` (complete / quasi-complete separation of a binary response by
+the fixed effects), :func:`optimize_glmm` (lme4's two stages: theta with beta from PIRLS, then theta
+and beta jointly by the Laplace or adaptive Gauss-Hermite deviance), :func:`make_glmer_result`
+(the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer` chains them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import linprog
+
+from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ._design import Design, build_design
+from ._family import Family, get_family
+from ._glmm_result import GlmerResult, SeparationWarning
+from ._optimize import (
+    OptimResult,
+    finite_difference_gradient,
+    minimize_deviance,
+)
+from ._pirls import (
+    GlmmProblem,
+    PirlsState,
+    agq_deviance,
+    joint_system,
+    laplace_beta_gradient,
+    laplace_deviance,
+    pirls,
+    supports_beta_gradient,
+)
+from ._reterms import ReStructure, build_restructure
+
+__all__ = ["GlmmFit", "check_separation", "fit_glmm", "glmer", "glmm_problem", "optimize_glmm", "response_values"]
+
+
+def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:
+    """Validate the response of a binomial (0/1 or proportion in [0, 1]) or Poisson (counts >= 0) model."""
+    if family.name == "binomial":
+        bad = (y < 0) | (y > 1)
+        if bad.any():
+            raise InputError(
+                f"the response {name!r} of a binomial model must be 0/1, logical or a proportion in [0, 1]; "
+                f"{int(bad.sum())} value(s) lie outside (e.g. {y[bad][:3].tolist()}). For successes out of "
+                "trials pass the proportion successes / trials with weights=trials (R's cbind(successes, failures))."
+            )
+        m = weights * y
+        if np.any(np.abs(m - np.round(m)) > 1e-3):
+            raise InputError(
+                f"the response {name!r} times weights is not a whole number of successes; a binomial proportion "
+                "needs weights = the number of trials of each row."
+            )
+    else:
+        if np.any(y < 0):
+            raise InputError(f"the response {name!r} of a Poisson model must be counts >= 0; it has negative values.")
+
+
+def _weights_array(weights: Any, data: pd.DataFrame | None, n: int) -> np.ndarray:
+    if weights is None:
+        return np.ones(n)
+    if isinstance(weights, str):
+        if data is None or weights not in data.columns:
+            raise InputError(f"weights={weights!r} is not a column of the data.")
+        w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
+    else:
+        w = np.asarray(weights, dtype=float).ravel()
+    if w.shape != (n,):
+        raise InputError(f"weights must have one value per row ({n}); got {w.shape[0]}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise InputError("weights must be finite and >= 0 (the number of trials of each row).")
+    return w
+
+
+def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStructure | None = None) -> GlmmProblem:
+    """Response, prior weights, fixed-effects matrix and random-effects structure of a GLMM."""
+    y = np.asarray(design.y, dtype=float)
+    response_values(y, family, weights, design.parsed.response)
+    re = build_restructure(design) if re is None else re
+    return GlmmProblem(y=y, X=np.asarray(design.X, dtype=float), weights=weights, offset=np.zeros(len(y)), re=re,
+                       family=family)
+
+
+#: Above this many distinct rows of ``[X, outcome]`` the separation LP is skipped (continuous covariates on
+#: millions of rows); estimates beyond :data:`DIVERGED_LOGIT` on the link scale are flagged instead.
+MAX_SEPARATION_ROWS = 20_000
+DIVERGED_LOGIT = 15.0
+
+
+def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
+    """Fixed-effect columns involved in complete or quasi-complete separation of a binomial response.
+
+    Notes
+    -----
+    Konis' linear program: the response is separated when some direction ``b != 0`` has
+    ``X_i b >= 0`` wherever every trial succeeded, ``X_i b <= 0`` wherever every trial failed and
+    ``X_i b = 0`` on rows with both outcomes. Maximising ``sum s_i X_i b`` (``s_i = +-1``) over
+    ``-1 <= b <= 1`` under these constraints gives a positive value exactly then; the columns with
+    ``b_j != 0`` are those whose maximum-likelihood estimates diverge. Computed on the distinct rows
+    of ``[X, outcome class]``.
+    """
+    if problem.family.name != "binomial" or problem.p == 0:
+        return []
+    keep = problem.weights > 0
+    y = problem.y[keep]
+    s = np.where(y >= 1, 1.0, np.where(y <= 0, -1.0, 0.0))
+    rows = np.column_stack([problem.X[keep], s])
+    rows = np.unique(rows, axis=0)
+    if len(rows) > MAX_SEPARATION_ROWS:
+        return []  # too many distinct rows for the LP: make_glmer_result's check of diverging estimates applies
+    X, s = rows[:, :-1], rows[:, -1]
+    signed = X[s != 0] * s[s != 0][:, None]
+    eq = X[s == 0]
+    c = -signed.sum(axis=0)
+    res = linprog(c, A_ub=-signed if len(signed) else None, b_ub=np.zeros(len(signed)) if len(signed) else None,
+                  A_eq=eq if len(eq) else None, b_eq=np.zeros(len(eq)) if len(eq) else None,
+                  bounds=[(-1, 1)] * X.shape[1], method="highs")
+    if res.status != 0 or -res.fun <= 1e-7 * max(1.0, len(signed)):
+        return []
+    return [n for n, b in zip(names, res.x) if abs(b) > 1e-7]
+
+
+def _start_beta(problem: GlmmProblem) -> np.ndarray:
+    """R's ``mustart`` linearised: weighted least squares of ``g(mustart)`` on ``X``."""
+    y, wt, fam = problem.y, problem.weights, problem.family
+    if problem.p == 0:
+        return np.zeros(0)
+    mustart = (wt * y + 0.5) / (wt + 1) if fam.name == "binomial" else y + 0.1
+    eta = fam.linkfun(mustart)
+    sw = np.sqrt(np.maximum(wt, 1e-12))
+    beta, *_ = np.linalg.lstsq(problem.X * sw[:, None], eta * sw, rcond=None)
+    return beta
+
+
+class GlmmFit:
+    """The deviance functions of a GLMM with warm-started PIRLS (state carried between evaluations)."""
+
+    def __init__(self, problem: GlmmProblem, n_agq: int):
+        self.problem = problem
+        self.n_agq = int(n_agq)
+        self.n_theta = problem.re.n_theta
+        self.beta = _start_beta(problem)
+        self.u = np.zeros(problem.re.q)
+
+    def stage1(self, theta: np.ndarray) -> float:
+        """Laplace deviance at ``theta`` with ``beta`` from PIRLS (lme4's ``nAGQ = 0`` criterion)."""
+        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+        if np.all(np.isfinite(st.u)):
+            self.u, self.beta = st.u, st.beta
+        return laplace_deviance(self.problem, st)
+
+    def state(self, x: np.ndarray) -> PirlsState:
+        theta, beta = x[: self.n_theta], x[self.n_theta:]
+        return pirls(self.problem, theta, beta, self.u, joint=False)
+
+    def stage2(self, x: np.ndarray) -> float:
+        """Laplace (``nAGQ = 1``) or adaptive Gauss-Hermite deviance at ``(theta, beta)``."""
+        st = self.state(x)
+        if np.all(np.isfinite(st.u)):
+            self.u = st.u
+        if self.n_agq > 1:
+            return agq_deviance(self.problem, st, x[: self.n_theta], self.n_agq)
+        return laplace_deviance(self.problem, st)
+
+
+    def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """Laplace deviance and its gradient: analytic in ``beta`` (:func:`laplace_beta_gradient`), central
+        differences in ``theta`` (the steps of :func:`finite_difference_gradient`)."""
+        k = self.n_theta
+        st = self.state(x)
+        if np.all(np.isfinite(st.u)):
+            self.u = st.u
+        value = laplace_deviance(self.problem, st)
+        grad = np.empty_like(x)
+        grad[k:] = laplace_beta_gradient(self.problem, x[:k], st)
+        for i in range(k):
+            step = 1e-6 * max(abs(x[i]), 1e-2)
+            up, down = x.copy(), x.copy()
+            up[i] += step
+            down[i] -= step
+            grad[i] = (self.stage2(up) - self.stage2(down)) / (2 * step)
+        self.u = st.u
+        return value, grad
+
+
+def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
+    """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result."""
+    re = fit.problem.re
+    opt1 = minimize_deviance(finite_difference_gradient(fit.stage1), re.theta0, re.lower)
+    fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
+    if fit.n_agq == 0:
+        return opt1.theta, fit.beta.copy(), opt1
+    x0 = np.concatenate([opt1.theta, fit.beta])
+    lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
+    if fit.n_agq == 1 and fit.problem.p and supports_beta_gradient(fit.problem):
+        fun_and_grad = fit.stage2_and_gradient
+    else:
+        fun_and_grad = finite_difference_gradient(fit.stage2)
+    opt2 = minimize_deviance(fun_and_grad, x0, lower)
+    return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
+
+
+def _hessian(f, x: np.ndarray, delta: float = 1e-4) -> np.ndarray:
+    """Central-difference Hessian of ``f`` at ``x`` (lme4's ``deriv12`` step)."""
+    k = x.size
+    h = np.empty((k, k))
+    f0 = f(x)
+    for i in range(k):
+        ei = np.zeros(k)
+        ei[i] = delta
+        h[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / delta**2
+        for j in range(i):
+            ej = np.zeros(k)
+            ej[j] = delta
+            h[i, j] = h[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * delta**2)
+    return h
+
+
+def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int = 1, re: ReStructure | None = None,
+             data: Any = None, warn: bool = True) -> GlmerResult:
+    """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure)."""
+    from ._blas import single_threaded_blas
+    from ._glmm_result import make_glmer_result
+
+    problem = glmm_problem(design, family, weights, re)
+    if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1):
+        raise InputError(
+            f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects term such "
+            "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
+        )
+    separated = check_separation(problem, design.fixed_names)
+    check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
+    with single_threaded_blas():
+        fit = GlmmFit(problem, n_agq)
+        theta, beta, opt = optimize_glmm(fit)
+        x = np.concatenate([theta, beta])
+        state = pirls(problem, theta, beta, fit.u, joint=False)
+        dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
+        unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+        cov, cov_params = unsc, None
+        if n_agq >= 1 and problem.p:
+            try:
+                h = _hessian(fit.stage2, x)
+                full = 2 * np.linalg.inv(h)
+                full = 0.5 * (full + full.T)
+                cand = full[fit.n_theta:, fit.n_theta:]
+                if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
+                    cov, cov_params = cand, full
+            except np.linalg.LinAlgError:
+                pass
+    if check_diverged:
+        # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
+        # where the LP was not run or did not see it
+        separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
+    result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
+                               cov_params)
+    if warn:
+        check_glmer_fit(result)
+    return result
+
+
+def check_glmer_fit(result: GlmerResult) -> None:
+    """Warn on separation, singular (boundary) fits and non-convergence."""
+    if result.separation:
+        warnings.warn(
+            f"complete or quasi-complete separation: the response is perfectly predicted by the fixed effect(s) "
+            f"{', '.join(result.separation)} on some rows (e.g. a system with every answer correct or every answer "
+            "wrong), so their maximum-likelihood estimates are infinite and the reported values, standard errors "
+            "and Wald tests are meaningless. Merge or drop the affected levels, or compare them by a test that "
+            "does not rely on the estimate (the likelihood-ratio test of mixeval.compare remains usable).",
+            SeparationWarning,
+            stacklevel=3,
+        )
+    if result.singular:
+        warnings.warn(
+            f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
+            "estimated as (numerically) zero. This is a valid estimate, not a failure.",
+            SingularFitWarning,
+            stacklevel=3,
+        )
+    if not result.converged:
+        warnings.warn(
+            "the optimiser did not meet its convergence criterion; treat the estimates with care.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+
+
+def _prepare_response(data: pd.DataFrame, response: str) -> pd.DataFrame:
+    """Logical responses become 0/1 floats (on a copy)."""
+    if response in data.columns and pd.api.types.is_bool_dtype(data[response]):
+        return data.assign(**{response: data[response].astype(float)})
+    return data
+
+
+def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
+          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False) -> GlmerResult:
+    """Fit a generalised linear mixed model (lme4's ``glmer``).
+
+    Parameters
+    ----------
+    formula : str
+        lme4 formula, e.g. ``"correct ~ system + (1|item) + (1|seed)"``; the same random-effects terms
+        as :func:`~mixeval.lmer`.
+    data : pandas.DataFrame
+        Long-format data, one row per observation; never modified.
+    family : {"binomial", "poisson"}
+        Binomial: the response is 0/1, logical, or a proportion with ``weights=`` the number of trials
+        (R's ``cbind(successes, failures)``). Poisson: counts.
+    link : {"logit", "probit"} or "log", optional
+        Link function; the family's canonical link by default.
+    nAGQ : int, default 1
+        1: Laplace approximation; > 1: adaptive Gauss-Hermite quadrature with that many nodes (a single
+        scalar random-effects term only); 0: the faster, less exact criterion with beta from PIRLS.
+    weights : str or array-like, optional
+        Prior weights (the number of trials of each row for binomial proportions): a column name or values.
+    drop_missing : bool, default False
+        Drop rows with missing values in the used columns (warning with their number) instead of raising;
+        ``weights`` must then be a column name.
+
+    Returns
+    -------
+    GlmerResult
+
+    Warns
+    -----
+    SeparationWarning, SingularFitWarning, ConvergenceWarning
+
+    Notes
+    -----
+    ``y_i | b ~ F(mu_i)``, ``g(mu_i) = x_i' beta + z_i' b``, ``b = Lambda u``, ``u ~ N(0, I)``. For given
+    ``theta`` and ``beta``, PIRLS finds the mode ``u*`` of ``-2 log p(y | u) + ||u||^2`` and the Laplace
+    approximation of the deviance is ``-2 log p(y | u*) + ||u*||^2 + log|L|^2`` with ``L L' = Lambda' Z' W Z
+    Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). As lme4, theta is first optimised with beta
+    from PIRLS, then (theta, beta) jointly. Fixed-effect standard errors come from the finite-difference
+    Hessian of the deviance over (theta, beta) as lme4's ``vcov`` (the RX-based matrix if that is not
+    positive definite); z tests are Wald tests.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
+    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
+    >>> list(fit.fixef.index)
+    ['(Intercept)', 'systemB']
+    """
+    fam = get_family(family, link)
+    n_agq = int(nAGQ)
+    if n_agq < 0 or n_agq > 100:
+        raise InputError(f"nAGQ must be an integer between 0 and 100; got {nAGQ!r}.")
+    if not isinstance(data, pd.DataFrame):
+        raise InputError("glmer() takes a pandas DataFrame; for Parquet, DuckDB or Spark sources of a binary "
+                         "response use mixeval.scale.glmer_aggregate.")
+    from ..formula import parse_formula
+
+    parsed = parse_formula(formula)
+    if not parsed.random:
+        raise InputError(f"the formula {formula!r} has no random-effects term; glmer needs at least one, e.g. (1|item).")
+    if drop_missing:
+        if weights is not None and not isinstance(weights, str):
+            raise InputError("drop_missing=True needs weights= as a column name (so that it follows the kept rows).")
+        from ._design import complete_rows
+
+        data = complete_rows(parsed, data)  # warns with the number of rows dropped
+    data = _prepare_response(data, parsed.response)
+    design = build_design(parsed, data, allow_n=True)
+    w = _weights_array(weights, design.data, design.nobs)
+    return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data)

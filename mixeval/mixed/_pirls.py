@@ -1,0 +1,559 @@
+"""Penalised iteratively reweighted least squares (PIRLS) and the Laplace / adaptive Gauss-Hermite deviance.
+
+lme4's ``pwrssUpdate``, ``glmerLaplace`` and ``glmerAGQ`` on a :class:`~._reterms.ReStructure`. For
+spherical random effects ``u`` (``b = Lambda u``) and fixed effects ``beta`` the linear predictor is
+``eta = offset + X beta + Z Lambda u``; PIRLS minimises the penalised deviance
+``sum d_i(y_i, mu_i) + ||u||^2`` by Fisher scoring with step halving. The penalised system
+
+``A = [Lambda' Z' W Z Lambda + I, Lambda' Z' W X; X' W Z Lambda, X' W X]``
+
+(``W`` the working weights ``w_i mu_eta_i^2 / V(mu_i)``) is solved by block elimination: the random-
+effects term with the most levels gives a block-diagonal block (each row meets one level of it), the
+other terms and ``X`` a small dense Schur complement. ``log|L|^2`` is ``log`` of the determinant of the
+random-effects part of ``A``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ._family import Family
+from ._reterms import ReStructure, theta_to_factors
+
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "pirls", "supports_beta_gradient"]
+
+
+@dataclass(frozen=True)
+class GlmmProblem:
+    """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure."""
+
+    y: np.ndarray = field(repr=False)
+    X: np.ndarray = field(repr=False)
+    weights: np.ndarray = field(repr=False)
+    offset: np.ndarray = field(repr=False)
+    re: ReStructure = field(repr=False)
+    family: Family
+
+    @property
+    def nobs(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.X.shape[1])
+
+    def block_term(self) -> int:
+        """Index of the term eliminated block-diagonally: the one with the most levels."""
+        if not self.re.terms:
+            return -1
+        return int(np.argmax([t.n_levels for t in self.re.terms]))
+
+    def term_slices(self) -> list[slice]:
+        """Positions of every term's random effects in ``u`` (lme4's order)."""
+        out, start = [], 0
+        for t in self.re.terms:
+            out.append(slice(start, start + t.n_levels * t.n_coef))
+            start += t.n_levels * t.n_coef
+        return out
+
+
+@dataclass
+class PirlsState:
+    """Where PIRLS ended: spherical effects, fixed effects, linear predictor, mean and diagnostics.
+
+    ``pwrss`` is the penalised deviance ``sum d_i + ||u||^2`` up to a constant that depends only on ``y``.
+    """
+
+    u: np.ndarray
+    beta: np.ndarray
+    eta: np.ndarray
+    mu: np.ndarray
+    ldl2: float
+    pwrss: float
+    iterations: int
+    converged: bool
+    system: _System
+
+
+class _System:
+    """The factorised penalised system at given weights (block-diagonal part + dense Schur complement).
+
+    ``blocks`` (``L x p_b x p_b``) is the block term's part of ``A`` (identity added), ``c`` (``q_b x m``) its
+    coupling to the dense columns and ``d`` (``m x m``) the dense columns' part (identity added on the
+    random-effects columns).
+    """
+
+    def __init__(self, problem: GlmmProblem, joint: bool, blocks: np.ndarray, c: np.ndarray, d: np.ndarray):
+        self.problem = problem
+        self.b = problem.block_term()
+        self.slices = problem.term_slices()
+        self.joint = joint
+        self.m = d.shape[0]
+        self.q_rest = self.m - (problem.p if joint else 0)
+        self.n_lev, self.p_b = (blocks.shape[0], blocks.shape[1]) if self.b >= 0 else (0, 0)
+        if self.b >= 0:
+            if self.p_b == 1:
+                diag = blocks[:, 0, 0]
+                if np.any(diag <= 0) or not np.all(np.isfinite(diag)):
+                    raise LinAlgError("penalised system not positive definite")
+                self.block_chol = np.sqrt(blocks)
+            else:
+                self.block_chol = np.linalg.cholesky(blocks)  # L x pb x pb, lower
+            self.logdet_block = float(2 * np.sum(np.log(np.diagonal(self.block_chol, axis1=1, axis2=2))))
+        else:
+            self.block_chol = np.zeros((0, 0, 0))
+            self.logdet_block = 0.0
+        self.c = c
+        if self.m:
+            if self.b >= 0:
+                d = d - c.T @ self._block_solve(c)
+            self.schur = cho_factor(d, lower=True, check_finite=False)
+            diag = np.diag(self.schur[0])
+            if np.any(diag <= 0) or not np.all(np.isfinite(diag)):
+                raise LinAlgError("penalised system not positive definite")
+            self.logdet_rest = float(2 * np.sum(np.log(diag[: self.q_rest])))
+        else:
+            self.schur = None
+            self.logdet_rest = 0.0
+
+    @property
+    def ldl2(self) -> float:
+        """``log|L|^2``: log-determinant of the random-effects part of the penalised system."""
+        return self.logdet_block + self.logdet_rest
+
+    def _block_solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``B^{-1} rhs`` for the block-diagonal part (rhs: q_b x k)."""
+        L, pb = self.n_lev, self.p_b
+        r = rhs.reshape(L, pb, -1)
+        if pb == 1:
+            return (r / (self.block_chol**2)).reshape(rhs.shape)
+        from numpy.linalg import solve
+
+        full = self.block_chol @ np.swapaxes(self.block_chol, 1, 2)
+        return solve(full, r).reshape(rhs.shape)
+
+    def solve(self, rhs_u: np.ndarray, rhs_beta: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Solve ``A x = rhs`` (rhs and x in lme4's ``u`` order, then ``beta`` when joint)."""
+        p = self.problem
+        sl = self.slices
+        b = self.b
+        if b >= 0:
+            r_b = rhs_u[sl[b]]
+            r_rest = np.concatenate([rhs_u[sl[k]] for k in range(len(sl)) if k != b]) if self.q_rest else np.zeros(0)
+        else:
+            r_b, r_rest = np.zeros(0), rhs_u
+        r_m = np.concatenate([r_rest, rhs_beta]) if self.joint and p.p else r_rest
+        if b >= 0:
+            binv_rb = self._block_solve(r_b[:, None])[:, 0]
+            if self.m:
+                x_m = cho_solve(self.schur, r_m - self.c.T @ binv_rb, check_finite=False)
+                x_b = self._block_solve((r_b - self.c @ x_m)[:, None])[:, 0]
+            else:
+                x_m, x_b = np.zeros(0), binv_rb
+        else:
+            x_m = cho_solve(self.schur, r_m, check_finite=False) if self.m else np.zeros(0)
+            x_b = np.zeros(0)
+        x_u = np.empty_like(rhs_u)
+        start = 0
+        for k, s in enumerate(sl):
+            if k == b:
+                x_u[s] = x_b
+            else:
+                n = s.stop - s.start
+                x_u[s] = x_m[start:start + n]
+                start += n
+        x_beta = x_m[self.q_rest:] if self.joint and p.p else None
+        return x_u, x_beta
+
+    def beta_covariance_unscaled(self) -> np.ndarray:
+        """``(X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X)^{-1}``: lme4's ``unsc()`` (RX-based vcov)."""
+        p = self.problem.p
+        if not (self.joint and p):
+            raise ValueError("needs the joint system")
+        lower = self.schur[0]
+        lbb = np.tril(lower[self.q_rest:, self.q_rest:])
+        inv = np.linalg.inv(lbb)
+        return inv.T @ inv
+
+
+def problem_theta_slice(problem: GlmmProblem, theta: np.ndarray, k: int) -> np.ndarray:
+    """The entries of ``theta`` belonging to term ``k``."""
+    start = sum(t.n_theta for t in problem.re.terms[:k])
+    return np.asarray(theta, dtype=float)[start:start + problem.re.terms[k].n_theta]
+
+
+def dense_part(problem: GlmmProblem, zl: list[sp.csr_matrix], joint: bool):
+    """The columns eliminated densely: ``Z Lambda`` of every term but the block term, then ``X`` when joint.
+
+    A dense array when it is small (``n m <= 4e6``), else a sparse matrix.
+    """
+    b = problem.block_term()
+    rest = [zl[k] for k in range(len(zl)) if k != b]
+    m = sum(z.shape[1] for z in rest) + (problem.p if joint else 0)
+    if problem.nobs * m <= 4_000_000:
+        cols = [z.toarray() for z in rest] + ([problem.X] if joint and problem.p else [])
+        return np.hstack(cols) if cols else np.zeros((problem.nobs, 0))
+    cols = rest + ([sp.csr_matrix(problem.X)] if joint and problem.p else [])
+    return sp.hstack(cols, format="csc")
+
+
+def zl_blocks(problem: GlmmProblem, theta: np.ndarray) -> list[sp.csr_matrix]:
+    """``Z Lambda`` per term, each ``n x (n_levels p_k)`` sparse (rows: observations)."""
+    out = []
+    n = problem.nobs
+    rows = np.arange(n)
+    for term, lam in zip(problem.re.terms, theta_to_factors(problem.re.terms, theta)):
+        p = term.n_coef
+        v = term.X @ lam  # n x p: row i's coefficients x_i' Lambda_k
+        cols = (term.codes[:, None] * p + np.arange(p)[None, :]).ravel()
+        out.append(sp.csr_matrix((v.ravel(), (np.repeat(rows, p), cols)), shape=(n, term.n_levels * p)))
+    return out
+
+
+class _SparseOps:
+    """``Z Lambda`` products and the penalised system for any terms (sparse ``Z Lambda`` per term)."""
+
+    def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
+        self.problem, self.theta, self.joint = problem, theta, joint
+        self.zl = zl_blocks(problem, theta)
+        self.slices = problem.term_slices()
+        b = problem.block_term()
+        self.b = b
+        self.dm = dense_part(problem, self.zl, joint)
+        if b >= 0:
+            term = problem.re.terms[b]
+            self.v_b = term.X @ theta_to_factors((term,), problem_theta_slice(problem, theta, b))[0]
+            self.zbt = self.zl[b].T.tocsr()
+
+    def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        p = self.problem
+        eta = p.offset + (p.X @ beta if p.p else 0.0)
+        for z, s in zip(self.zl, self.slices):
+            eta = eta + z @ u[s]
+        return eta
+
+    def zlt(self, r: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.asarray(z.T @ r) for z in self.zl]) if self.zl else np.zeros(0)
+
+    def system(self, w: np.ndarray) -> _System:
+        p, b = self.problem, self.b
+        if b >= 0:
+            term = p.re.terms[b]
+            pb, L, v = term.n_coef, term.n_levels, self.v_b
+            blocks = np.empty((L, pb, pb))
+            for a in range(pb):
+                for c2 in range(a, pb):
+                    s_ac = np.bincount(term.codes, weights=w * v[:, a] * v[:, c2], minlength=L)
+                    blocks[:, a, c2] = s_ac
+                    blocks[:, c2, a] = s_ac
+            blocks += np.eye(pb)[None, :, :]
+        else:
+            blocks = np.zeros((0, 0, 0))
+        dm = self.dm
+        m = dm.shape[1]
+        if m:
+            if sp.issparse(dm):
+                wd = dm.multiply(w[:, None]).tocsc()
+                d = (dm.T @ wd).toarray()
+            else:
+                wd = dm * w[:, None]
+                d = dm.T @ wd
+            q_rest = m - (p.p if self.joint else 0)
+            d[np.arange(q_rest), np.arange(q_rest)] += 1.0
+            if b >= 0:
+                c = self.zbt @ wd
+                c = c.toarray() if sp.issparse(c) else np.asarray(c)
+            else:
+                c = np.zeros((0, m))
+        else:
+            d = np.zeros((0, 0))
+            c = np.zeros((blocks.shape[0] * max(blocks.shape[1], 0), 0))
+        return _System(p, self.joint, blocks, c, d)
+
+
+class _ScalarOps:
+    """The same for scalar terms only (``(1|g)``, ``(0 + x|g)``): weighted counts by ``np.bincount``, no sparse matrices.
+
+    With ``v_k = theta_k x_k`` the entries of ``Lambda' Z' W Z Lambda`` are weighted cross-tabulations of the
+    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``.
+    """
+
+    def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
+        self.problem, self.joint = problem, joint
+        terms = problem.re.terms
+        self.codes = [t.codes for t in terms]
+        self.levels = [t.n_levels for t in terms]
+        self.v = [t.X[:, 0] * float(th) for t, th in zip(terms, theta)]
+        self.slices = problem.term_slices()
+        self.b = problem.block_term()
+        self.rest = [k for k in range(len(terms)) if k != self.b]
+
+    def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
+        p = self.problem
+        eta = p.offset + (p.X @ beta if p.p else 0.0)
+        for codes, v, s in zip(self.codes, self.v, self.slices):
+            eta = eta + v * u[s][codes]
+        return eta
+
+    def zlt(self, r: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.bincount(c, weights=v * r, minlength=L) for c, v, L in zip(self.codes, self.v, self.levels)])
+
+    def _cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
+        ck, cl, Lk, Ll = self.codes[k], self.codes[l], self.levels[k], self.levels[l]
+        flat = np.bincount(ck * Ll + cl, weights=w * self.v[k] * self.v[l], minlength=Lk * Ll)
+        return flat.reshape(Lk, Ll)
+
+    def _by_level(self, k: int, w: np.ndarray) -> np.ndarray:
+        """``Lambda_k' Z_k' W X``: levels x p."""
+        X = self.problem.X
+        wv = w * self.v[k]
+        return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
+                                for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
+
+    def system(self, w: np.ndarray) -> _System:
+        p, b, rest = self.problem, self.b, self.rest
+        with_x = self.joint and p.p
+        blocks = (np.bincount(self.codes[b], weights=w * self.v[b] ** 2, minlength=self.levels[b]) + 1.0)[:, None, None]
+        sizes = [self.levels[k] for k in rest]
+        q_rest = sum(sizes)
+        m = q_rest + (p.p if with_x else 0)
+        d = np.zeros((m, m))
+        c = np.zeros((self.levels[b], m))
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        for a, k in enumerate(rest):
+            sa = slice(offs[a], offs[a + 1])
+            d[sa, sa] = np.diag(np.bincount(self.codes[k], weights=w * self.v[k] ** 2, minlength=self.levels[k]) + 1.0)
+            for a2 in range(a + 1, len(rest)):
+                sb = slice(offs[a2], offs[a2 + 1])
+                x = self._cross(k, rest[a2], w)
+                d[sa, sb] = x
+                d[sb, sa] = x.T
+            c[:, sa] = self._cross(b, k, w)
+            if with_x:
+                zx = self._by_level(k, w)
+                d[sa, q_rest:] = zx
+                d[q_rest:, sa] = zx.T
+        if with_x:
+            X = p.X
+            d[q_rest:, q_rest:] = X.T @ (X * w[:, None])
+            c[:, q_rest:] = self._by_level(b, w)
+        return _System(p, self.joint, blocks, c, d)
+
+
+def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
+    """The fast scalar-term operators when every term is scalar and the cross-tabulations are small."""
+    terms = problem.re.terms
+    if terms and all(t.n_coef == 1 for t in terms):
+        b = problem.block_term()
+        big = sum(terms[b].n_levels * t.n_levels for k, t in enumerate(terms) if k != b)
+        if big <= 4_000_000:
+            return _ScalarOps(problem, theta, joint)
+    return _SparseOps(problem, theta, joint)
+
+
+def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
+          joint: bool = False, tol: float = 1e-20, maxit: int = 100) -> PirlsState:
+    """Conditional modes ``u`` (and ``beta`` when ``joint``) at ``theta`` by PIRLS.
+
+    Parameters
+    ----------
+    problem : GlmmProblem
+    theta : ndarray
+        Relative covariance parameters.
+    beta : ndarray
+        Fixed effects (held fixed unless ``joint``; the start when ``joint``).
+    u0 : ndarray, optional
+        Starting spherical random effects (zeros by default).
+    joint : bool
+        Optimise ``beta`` with ``u`` (lme4's ``nAGQ = 0`` stage) instead of holding it fixed.
+    tol : float
+        Stop when the Newton decrement ``delta' grad`` of the penalised deviance falls below
+        ``tol * (1 + pwrss)`` or the largest step below ``1e-10`` (that last step is taken). The Laplace
+        deviance is not stationary in ``u`` (``log|L|^2`` depends on it), so the modes must be exact to
+        near rounding for finite-difference gradients of the deviance to be usable.
+
+    Returns
+    -------
+    PirlsState
+    """
+    fam, y, wt = problem.family, problem.y, problem.weights
+    ops = _ops(problem, np.asarray(theta, dtype=float), joint)
+    q = problem.re.q
+    u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
+    beta = np.asarray(beta, dtype=float).copy()
+    eta = ops.eta(u, beta)
+    mu = fam.linkinv(eta)
+    pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+    converged = False
+    it = 0
+    system = None
+    for it in range(1, maxit + 1):
+        me = fam.mu_eta(eta)
+        var = fam.variance(mu)
+        w = wt * me * me / var
+        r = wt * (y - mu) * me / var
+        system = ops.system(w)
+        rhs_u = ops.zlt(r) - u
+        rhs_b = problem.X.T @ r if joint and problem.p else None
+        du, db = system.solve(rhs_u, rhs_b)
+        decrement = float(du @ rhs_u + (db @ rhs_b if db is not None else 0.0))
+        size = max(float(np.max(np.abs(du), initial=0.0)), float(np.max(np.abs(db), initial=0.0)) if db is not None else 0.0)
+        if decrement < tol * (1.0 + abs(pwrss)) or size < 1e-10:
+            # the last Newton step is tiny: take it (quadratic convergence leaves an error ~ size^2) and stop
+            u = u + du
+            beta = beta + db if db is not None else beta
+            eta = ops.eta(u, beta)
+            mu = fam.linkinv(eta)
+            pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+            converged = True
+            break
+        step = 1.0
+        for _ in range(30):
+            u_new = u + step * du
+            beta_new = beta + step * db if db is not None else beta
+            eta_new = ops.eta(u_new, beta_new)
+            mu_new = fam.linkinv(eta_new)
+            pw_new = fam.dev_kernel(y, mu_new, wt) + float(u_new @ u_new)
+            if pw_new <= pwrss + 1e-14 * (1.0 + abs(pwrss)):
+                break
+            step /= 2
+        else:
+            break  # no decrease along the Newton direction: at the optimum within rounding
+        u, beta, eta, mu, pwrss = u_new, beta_new, eta_new, mu_new, pw_new
+    # weights and factorisation at the final modes (the Laplace approximation's curvature)
+    me = fam.mu_eta(eta)
+    w = wt * me * me / fam.variance(mu)
+    system = ops.system(w)
+    return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
+                      converged=converged, system=system)
+
+
+def supports_beta_gradient(problem: GlmmProblem) -> bool:
+    """The analytic beta-gradient applies: canonical link (logit, log) and scalar random-effects terms."""
+    fam = problem.family
+    return (fam.link in ("logit", "log") and bool(problem.re.terms)
+            and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps))
+
+
+def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> np.ndarray:
+    """Gradient of the Laplace deviance with respect to ``beta`` at ``(theta, beta)`` (``state`` from PIRLS on u).
+
+    Notes
+    -----
+    With ``u*`` the conditional mode, ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``.
+    The first two terms are stationary in ``u``, so their derivative is ``-2 X' r`` (``r_i = w_i (y_i - mu_i)
+    mu_eta_i / V_i``). ``d log|A| / d beta_j = sum_i h_i w'_i d eta_i / d beta_j`` with ``h_i = v_i' A^{-1} v_i``
+    (``v_i = Lambda' z_i``), ``w'_i = dw_i / d eta_i`` and ``d eta / d beta = X - Z Lambda A^{-1} Lambda' Z' W X``
+    (implicit differentiation of the mode; for a canonical link the observed and expected information agree).
+    Only for canonical links and scalar terms (:func:`supports_beta_gradient`).
+    """
+    fam, X, wt = problem.family, problem.X, problem.weights
+    ops = _ops(problem, np.asarray(theta, dtype=float), False)
+    system = state.system
+    mu, eta = state.mu, state.eta
+    me = fam.mu_eta(eta)
+    var = fam.variance(mu)
+    w = wt * me * me / var
+    r = wt * (problem.y - mu) * me / var
+    dw = w * (1 - 2 * mu) if fam.name == "binomial" else w
+    b, rest = ops.b, ops.rest
+    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+    m = system.m
+    sizes = [ops.levels[k] for k in rest]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    cb, vb = ops.codes[b], ops.v[b]
+    if m:
+        sinv = cho_solve(system.schur, np.eye(m), check_finite=False)
+        g = system.c * binv[:, None]
+        gs = g @ sinv
+        diag_bb = binv + np.einsum("ij,ij->i", gs, g)
+    else:
+        diag_bb = binv
+    h = vb * vb * diag_bb[cb]
+    for a, k in enumerate(rest):
+        ck = offs[a] + ops.codes[k]
+        h += -2 * vb * ops.v[k] * gs[cb, ck]
+        for a2 in range(a, len(rest)):
+            k2 = rest[a2]
+            cl = offs[a2] + ops.codes[k2]
+            h += (1 if a2 == a else 2) * ops.v[k] * ops.v[k2] * sinv[ck, cl]
+    grad = -2 * (X.T @ r)
+    hd = h * dw
+    for j in range(X.shape[1]):
+        mj, _ = system.solve(ops.zlt(w * X[:, j]), None)
+        deta = X[:, j] - (ops.eta(mj, np.zeros(problem.p)) - problem.offset)
+        grad[j] += hd @ deta
+    return grad
+
+
+def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:
+    """The penalised system in ``(u, beta)`` at the weights of ``state`` (for lme4's RX-based ``vcov``)."""
+    fam = problem.family
+    me = fam.mu_eta(state.eta)
+    w = problem.weights * me * me / fam.variance(state.mu)
+    return _ops(problem, np.asarray(theta, dtype=float), True).system(w)
+
+
+def laplace_deviance(problem: GlmmProblem, state: PirlsState) -> float:
+    """lme4's Laplace deviance ``-2 log p(y | u) + ||u||^2 + log|L|^2`` (``glmResp::Laplace``)."""
+    return float(problem.family.aic(problem.y, state.mu, problem.weights) + state.u @ state.u + state.ldl2)
+
+
+def gauss_hermite_rule(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of the ``n``-point Gauss-Hermite rule for the standard normal density (weights sum to 1).
+
+    Examples
+    --------
+    >>> z, w = gauss_hermite_rule(3)
+    >>> [round(float(v), 6) for v in z], [round(float(v), 6) for v in w]
+    ([-1.732051, 0.0, 1.732051], [0.166667, 0.666667, 0.166667])
+    """
+    z, w = np.polynomial.hermite_e.hermegauss(int(n))
+    w = w / w.sum()
+    # symmetrise as lme4's GHrule does
+    z = (z - z[::-1]) / 2
+    w = (w + w[::-1]) / 2
+    return z, w
+
+
+def agq_deviance(problem: GlmmProblem, state: PirlsState, theta: np.ndarray, n_agq: int) -> float:
+    """lme4's adaptive Gauss-Hermite deviance for one scalar random-effects term (``glmerAGQ``).
+
+    Notes
+    -----
+    Per level ``j`` with conditional mode ``u_j`` and conditional SD ``s_j = 1 / L_jj``,
+    ``devc_j(u) = u^2 + sum_{i in j} d_i(u)`` (deviance residuals) and
+    ``m_j = sum_k w_k exp(-(devc_j(u_j + s_j z_k) - devc_j(u_j)) / 2 + z_k^2 / 2)``; the deviance is
+    ``sum_j devc_j(u_j) + log|L|^2 - 2 sum_j log m_j``. As lme4, it is built on the deviance residuals
+    (not on ``-2 log p(y | u)``), so for proportions and counts it differs from the Laplace scale by the
+    saturated model's constant (for 0/1 responses the two coincide).
+    """
+    re = problem.re
+    if len(re.terms) != 1 or re.terms[0].n_coef != 1:
+        raise ValueError("adaptive Gauss-Hermite quadrature (nAGQ > 1) needs a single scalar random-effects term")
+    fam, y, wt = problem.family, problem.y, problem.weights
+    term = re.terms[0]
+    codes = term.codes
+    L = term.n_levels
+    sd = 1.0 / state.system.block_chol[:, 0, 0]
+    zl_col = term.X[:, 0] * float(theta[0])
+    u0 = state.u
+    base = state.eta
+    def devc(u: np.ndarray) -> np.ndarray:
+        eta = base + zl_col * (u - u0)[codes]
+        mu = fam.linkinv(eta)
+        return u * u + np.bincount(codes, weights=fam.dev_resid(y, mu, wt), minlength=L)
+
+    devc0 = devc(u0)
+    z, w = gauss_hermite_rule(n_agq)
+    mult = np.zeros(L)
+    for zk, wk in zip(z, w):
+        if zk == 0.0:
+            mult += wk
+        else:
+            mult += wk * np.exp(-0.5 * (devc(u0 + zk * sd) - devc0) + 0.5 * zk * zk)
+    return float(devc0.sum() + state.ldl2 - 2 * np.sum(np.log(mult)))

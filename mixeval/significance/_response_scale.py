@@ -1,0 +1,183 @@
+"""Marginal means and pairwise comparisons of a GLMM on the response scale (emmeans' ``type = "response"``).
+
+* :func:`emmeans_response` -- marginal means back-transformed: probabilities (accuracy) of a binomial
+  model, rates of a Poisson model, with the link-scale intervals back-transformed;
+* :func:`pairwise_ratios` -- pairwise contrasts as odds ratios (logit link) or rate ratios (log link):
+  ``pairs(emmeans(fit, ~ system), type = "response")``;
+* :func:`pairwise_differences` -- pairwise differences of the probabilities (differences in accuracy)
+  by the delta method: ``pairs(regrid(emmeans(fit, ~ system)))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .._adjust import adjust_pvalues
+from .._validation import require_probability
+from ..errors import InputError
+from ._emmeans import marginal_means, means_table
+from ._grid import level_label
+from ._pairwise import (
+    PairwiseResult,
+    _canonical_adjust,
+    pairwise,
+    tukey_critical_value,
+    tukey_pvalue,
+)
+
+__all__ = ["emmeans_response", "pairwise_differences", "pairwise_ratios", "response_name"]
+
+
+def _family(fit: object):
+    fam = getattr(getattr(fit, "problem", None), "family", None)
+    if fam is None:
+        raise InputError("response-scale means need a generalised linear mixed model fitted by mixeval.glmer().")
+    return fam
+
+
+def response_name(fit: object) -> str:
+    """emmeans' name of the back-transformed mean: ``prob`` (binomial) or ``rate`` (Poisson)."""
+    return "prob" if _family(fit).name == "binomial" else "rate"
+
+
+def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+                     level: float = 0.95) -> pd.DataFrame:
+    """Estimated marginal means on the response scale (accuracy per system for a binary score).
+
+    Returns
+    -------
+    DataFrame
+        ``*specs``, ``*by``, ``prob`` (or ``rate``), ``se`` (delta method: ``mu_eta(eta) se_eta``), ``df``
+        (inf), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1)).
+
+    Notes
+    -----
+    The mean is taken on the link scale over the reference grid and then back-transformed, as emmeans
+    does with ``type = "response"``: ``g^{-1}(l' b)``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(50), 2), "system": np.tile(["A", "B"], 50)})
+    >>> df["correct"] = (rng.random(100) < np.where(df.system == "A", 0.6, 0.8)).astype(int)
+    >>> table = emmeans_response(glmer("correct ~ system + (1|item)", df), "system")
+    >>> list(table.columns)
+    ['system', 'prob', 'se', 'df', 'ci_low', 'ci_high']
+    """
+    level = require_probability(level, "level", open_interval=True)
+    fam = _family(fit)
+    cells, L, _, _ = marginal_means(fit, specs, by)
+    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), np.asarray(fit.cov_coef, dtype=float), level)
+    name = response_name(fit)
+    out = cells.reset_index(drop=True).copy()
+    out[name] = fam.linkinv(link.emmean.to_numpy())
+    out["se"] = fam.mu_eta(link.emmean.to_numpy()) * link.se.to_numpy()
+    out["df"] = np.inf
+    out["ci_low"] = fam.linkinv(link.ci_low.to_numpy())
+    out["ci_high"] = fam.linkinv(link.ci_high.to_numpy())
+    return out
+
+
+def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+                    adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+    """Pairwise contrasts as odds ratios (logit) or rate ratios (log link), emmeans' ``type = "response"``.
+
+    The table has ``odds_ratio`` (or ``ratio``) ``= exp(estimate)``, ``se`` (delta method), ``z`` and the
+    adjusted ``pvalue`` of the link-scale test, and the link-scale (adjusted) interval exponentiated.
+    """
+    fam = _family(fit)
+    if fam.link not in ("logit", "log"):
+        raise InputError(f"ratios need a logit or log link; this model has link={fam.link!r}. Use "
+                         "pairwise_differences (differences of probabilities) or the link scale.")
+    res = pairwise(fit, specs, by=by, adjust=adjust, level=level)
+    t = res.table.copy()
+    name = "odds_ratio" if fam.link == "logit" else "ratio"
+    ratio = np.exp(t.estimate.to_numpy())
+    cols = [c for c in t.columns if c not in ("estimate", "se", "z", "pvalue", "ci_low", "ci_high", "pvalue_unadjusted")]
+    out = t[cols].copy()
+    out[name] = ratio
+    out["se"] = ratio * t.se.to_numpy()
+    out["z"] = t.z.to_numpy()
+    out["pvalue"] = t.pvalue.to_numpy()
+    out["ci_low"] = np.exp(t.ci_low.to_numpy())
+    out["ci_high"] = np.exp(t.ci_high.to_numpy())
+    out["pvalue_unadjusted"] = t.pvalue_unadjusted.to_numpy()
+    out["contrast"] = out["contrast"].str.replace(" - ", " / ", regex=False)
+    emm = emmeans_response(fit, specs, by=by, level=level)
+    return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
+                          ci_method=res.ci_method, level=res.level, family_size=res.family_size)
+
+
+def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+                         adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+    """Pairwise differences of the response-scale means (differences in accuracy), delta method.
+
+    Notes
+    -----
+    With ``p = g^{-1}(L b)`` and ``G = diag(mu_eta(L b)) L``, ``Cov(p) = G V G'``; a contrast ``c`` of the
+    means has estimate ``c' p`` and ``se = sqrt(c' G V G' c)`` (emmeans' ``regrid`` followed by ``pairs``).
+    Adjustments as :func:`~mixeval.significance.pairwise`.
+    """
+    fam = _family(fit)
+    method = _canonical_adjust(adjust)
+    level = require_probability(level, "level", open_interval=True)
+    cells, L, specs_list, by_list = marginal_means(fit, specs, by)
+    coef = np.asarray(fit.coef, dtype=float)
+    V = np.asarray(fit.cov_coef, dtype=float)
+    eta = L @ coef
+    p = fam.linkinv(eta)
+    G = fam.mu_eta(eta)[:, None] * L
+    cov_p = G @ V @ G.T
+    n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
+    if n_spec < 2:
+        raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
+    n_groups = len(cells) // n_spec
+    labels = [level_label(row) for row in cells[specs_list].itertuples(index=False)]
+    pairs = [(i, j) for i in range(n_spec - 1) for j in range(i + 1, n_spec)]
+    m = len(pairs)
+    rows, C = [], []
+    for g in range(n_groups):
+        base = g * n_spec
+        for i, j in pairs:
+            row = {"contrast": f"{labels[base + i]} - {labels[base + j]}"}
+            for b in by_list:
+                row[b] = cells[b].iloc[base]
+            rows.append(row)
+            c = np.zeros(len(cells))
+            c[base + i], c[base + j] = 1.0, -1.0
+            C.append(c)
+    C = np.asarray(C)
+    est = C @ p
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_p, C), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
+    p_raw = 2 * sps.norm.sf(np.abs(z))
+    if method == "tukey":
+        p_adj, ci_method, crit = tukey_pvalue(z, n_spec), "tukey", tukey_critical_value(level, n_spec)
+    else:
+        p_adj = np.empty_like(p_raw)
+        for g in range(n_groups):
+            block = slice(g * m, (g + 1) * m)
+            p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
+        ci_method = "none" if method == "none" else "bonferroni"
+        alpha = 1 - level
+        crit = float(sps.norm.ppf(1 - alpha / 2)) if method == "none" else float(sps.norm.ppf(1 - alpha / (2 * m)))
+    if m == 1:
+        ci_method = "none"
+    table = pd.DataFrame(rows)
+    table["estimate"] = est
+    table["se"] = se
+    table["z"] = z
+    table["pvalue"] = p_adj
+    table["ci_low"] = est - crit * se
+    table["ci_high"] = est + crit * se
+    table["pvalue_unadjusted"] = p_raw
+    emm = emmeans_response(fit, specs, by=by, level=level)
+    return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
+                          ci_method=ci_method, level=level, family_size=n_spec)
