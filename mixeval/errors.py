@@ -242,8 +242,35 @@ class DroppedRowsWarning(MixevalWarning):
 
 
 class SeparationWarning(MixevalWarning):
-    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates)."""
+    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates).
+
+    Examples
+    --------
+    Every answer of system B is correct and every answer of A wrong:
+
+    >>> import warnings, numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(10), 2), "system": np.tile(["A", "B"], 10)})
+    >>> df["correct"] = (df.system == "B").astype(int)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = glmer("correct ~ system + (1|item)", df, family="binomial")
+    >>> "SeparationWarning" in [w.category.__name__ for w in caught]
+    True
+    """
 
 
 class FamilyWarning(MixevalWarning):
-    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts."""
+    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts.
+
+    Examples
+    --------
+    >>> import warnings, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"correct": [0, 1, 1, 0, 1, 1, 0, 1], "item": list("aabbccdd")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("correct ~ 1 + (1|item)", df)
+    >>> "FamilyWarning" in [w.category.__name__ for w in caught]
+    True
+    """

@@ -107,7 +107,20 @@ def latent_components(fit: GlmerResult) -> dict[str, float]:
 
 
 def latent_scale_note(fit: GlmerResult) -> str:
-    """One sentence stating the scale of a GLMM's variance components (for tables and reports)."""
+    """One sentence stating the scale of a GLMM's variance components (for tables and reports).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
+    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
+    >>> print(latent_scale_note(fit))
+    Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...
+    """
     if fit.family == "binomial":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
