@@ -46,7 +46,19 @@ ROWS: list[Row] = [
         'mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)',
         'm = mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)\nprint(m.summary())',
         "The formula is a string. REML by default, as lme4. Random intercepts for crossed, nested `(1|a/b)` "
-        "and interaction `(1|a:b)` groups; random slopes raise a clear error."),
+        "and interaction `(1|a:b)` groups, random slopes as below."),
+    Row("lme4", "lmer(rt ~ x + (1 + x | subject) + (1 | item), data = d)",
+        'mixeval.lmer("rt ~ x + (1 + x | subject) + (1 | item)", d)',
+        'rng = np.random.default_rng(2)\n'
+        'd = pd.DataFrame({"subject": np.repeat(np.arange(20), 16), "item": np.tile(np.arange(16), 20)})\n'
+        'd["x"] = np.where(d["item"] < 8, -0.5, 0.5)\n'
+        'b0, b1 = rng.normal(0, 0.3, 20), rng.normal(0, 0.2, 20)\n'
+        'd["rt"] = 6 + 0.1 * d["x"] + b0[d["subject"]] + b1[d["subject"]] * d["x"] + rng.normal(0, 0.2, 320)\n'
+        'ms = mixeval.lmer("rt ~ x + (1 + x | subject) + (1 | item)", d)\n'
+        'print(ms.summary())\nms.components',
+        "`(1 + x | g)`, `(x | g)`, `(0 + x | g)`, `(1 + x || g)` and factor slopes `(1 + system | item)` as lme4. "
+        "`components` uses `as.data.frame(VarCorr(m))`'s names (`subject.x`, `subject.(Intercept).x`); "
+        "the `||` terms are named `subject.x`, where lme4 prints `subject.1`."),
     Row("lme4", "summary(m)", "m.summary()", "print(m.summary())",
         "Text summary with the random-effect variances, the fixed effects and the REML criterion."),
     Row("lme4", "fixef(m)", "m.fixef", "m.fixef",
@@ -69,9 +81,20 @@ ROWS: list[Row] = [
         'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
         'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
         "The generalized likelihood-ratio test of the book's Section 4.3 from two formulas, ML fits."),
+    Row("lme4", "glmer(correct ~ system + (1|item), family = binomial, data = d)",
+        'mixeval.glmer("correct ~ system + (1|item)", d, family="binomial")',
+        'rng = np.random.default_rng(3)\n'
+        'd = pd.DataFrame({"item": np.repeat(np.arange(150), 2), "system": np.tile(["A", "B"], 150)})\n'
+        'eta = 0.3 + 0.5 * (d["system"] == "B") + rng.normal(0, 1.0, 150)[d["item"]]\n'
+        'd["correct"] = (rng.uniform(size=300) < 1 / (1 + np.exp(-eta))).astype(int)\n'
+        'g = mixeval.glmer("correct ~ system + (1|item)", d, family="binomial")\n'
+        'print(g.summary())',
+        "Laplace approximation by PIRLS as glmer (`nAGQ=` > 1: adaptive Gauss-Hermite for one scalar term); "
+        "binomial (logit, probit; proportions with `weights=` for `cbind(successes, failures)`) and Poisson; "
+        "`mixeval.compare` for the LRT of nested fits."),
     # ---------------------------------------------------------------------------------------- lmerTest
     Row("lmerTest", "summary(m)  # t tests with Satterthwaite df", "m.coef_tests()", "m.coef_tests()",
-        "Satterthwaite's df, as lmerTest's default; Kenward-Roger is not available."),
+        "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df='kenward-roger')`."),
     Row("lmerTest", 'ranova(m)', 'mixeval.Study(demo, formula).variance_lrt("rater")',
         'study = mixeval.Study(demo, "score ~ system + (1|item) + (1|rater)")\nstudy.variance_lrt("rater")',
         "One component at a time. The p-value uses the 50:50 chi-square mixture of a variance on its "
