@@ -92,6 +92,20 @@ ROWS: list[Row] = [
         "Laplace approximation by PIRLS as glmer (`nAGQ=` > 1: adaptive Gauss-Hermite for one scalar term); "
         "binomial (logit, probit; proportions with `weights=` for `cbind(successes, failures)`) and Poisson; "
         "`mixeval.compare` for the LRT of nested fits."),
+    Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
+        'from mixeval.uncertainty import confint\n'
+        'confint(m, method="wald").table',
+        "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects); "
+        "`method=\"profile\"` (the ML profile, as lme4, with exact roots instead of lme4's spline), "
+        "`\"boot\"` (parametric bootstrap percentiles) or `\"wald\"` (standard deviations by the delta method, "
+        "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables."),
+    Row("lme4", "bootMer(m, FUN, nsim = 1000, seed = 1)",
+        'mixeval.uncertainty.bootstrap_fit(m, statistic, n_resamples=1000, random_state=1)',
+        'from mixeval.uncertainty import bootstrap_fit\n'
+        'b = bootstrap_fit(m, lambda refit: refit.fixef.iloc[1], n_resamples=20, random_state=1, progress=False)\n'
+        'b.interval(0.95)',
+        "Simulate from the fit, refit, collect any statistic of the refit; seeded (the same draws for any "
+        "`n_jobs`), progress bar; the default statistic is `confint`'s parameters (fast path, no full refit result)."),
     # ---------------------------------------------------------------------------------------- lmerTest
     Row("lmerTest", "summary(m)  # t tests with Satterthwaite df", "m.coef_tests()", "m.coef_tests()",
         "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df='kenward-roger')`."),
@@ -149,6 +163,16 @@ ROWS: list[Row] = [
         'two = np.array([[1, 1], [1, 0], [0, 0], [0, 0], [1, 1], [0, 1], [0, 0], [1, 1]])\n'
         'mixeval.cohens_kappa(two, "nominal", level=None).value',
         "Same coefficient; `scotts_pi` is the pooled-marginal variant."),
+    # ----------------------------------------------------------------------------------------------- simr
+    Row("simr", "powerSim(extend(m, along = \"item\", n = 200), nsim = 500)",
+        'Study(demo, formula).power(n={"item": [100, 200]}, delta=0.05, n_resamples=500)',
+        'from mixeval.uncertainty import power_from_components\n'
+        'r = power_from_components({"item": 0.05, "Residual": 0.02}, delta=0.05, n={"item": [20, 40]},\n'
+        '                          n_resamples=40, random_state=0, progress=False)\n'
+        'r.table',
+        "Power by simulation from a fitted `Study` with the design changed (`Study.power`), or from assumed "
+        "components without data (`power_from_components`, planning a new study); the table carries "
+        "Monte-Carlo standard errors and `.smallest(target)` the smallest design reaching it."),
     # ------------------------------------------------------------------------------------ base R, boot
     Row("stats", "t.test(a, b, paired = TRUE)", "mixeval.resampling.paired_t_test(a, b)",
         'from mixeval.resampling import paired_t_test\n'

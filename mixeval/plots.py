@@ -227,6 +227,8 @@ def plot_dstudy(
     y: str = "phi",
     threshold: float | None = 0.8,
     ax: Axes | None = None,
+    lower: str | None = None,
+    upper: str | None = None,
 ) -> Figure:
     """D-study curves: the reliability coefficient against a facet's size, one curve per ``trace`` level.
 
@@ -243,6 +245,9 @@ def plot_dstudy(
     threshold : float or None, default 0.8
         Draw a dashed horizontal line at this value (the usual target phi >= 0.8).
     ax : matplotlib Axes, optional
+    lower, upper : str, optional
+        Columns with the ends of an interval of ``y`` per design (e.g. ``phi_lower``, ``phi_upper`` of
+        :func:`mixeval.uncertainty.dstudy_intervals`): drawn as a shaded band around each curve.
 
     Returns
     -------
@@ -264,7 +269,10 @@ def plot_dstudy(
     3
     """
     phi_grid = require_dataframe(phi_grid, "phi_grid")
-    require_columns(phi_grid, [x, y] + ([trace] if trace is not None else []), "phi_grid")
+    require_columns(phi_grid, [x, y] + ([trace] if trace is not None else [])
+                    + [c for c in (lower, upper) if c is not None], "phi_grid")
+    if (lower is None) != (upper is None):
+        raise InputError("give both `lower` and `upper` (the interval's columns) or neither.")
     x_values = require_numeric_column(phi_grid, x, role="facet size")
     y_values = require_numeric_column(phi_grid, y, role="coefficient")
     if threshold is not None and not np.isfinite(float(threshold)):
@@ -284,7 +292,11 @@ def plot_dstudy(
         idx = np.flatnonzero(rows)
         idx = idx[np.argsort(x_values[idx], kind="stable")]
         label = None if level is None else f"{trace} = {level}"
-        ax.plot(x_values[idx], y_values[idx], marker="o", markersize=3, label=label)
+        line = ax.plot(x_values[idx], y_values[idx], marker="o", markersize=3, label=label)[0]
+        if lower is not None and upper is not None:
+            lo = phi_grid[lower].to_numpy(dtype=float)[idx]
+            hi = phi_grid[upper].to_numpy(dtype=float)[idx]
+            ax.fill_between(x_values[idx], lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
     if threshold is not None:
         ax.axhline(float(threshold), color="grey", linestyle="--", linewidth=1,
                    label=f"{y} = {float(threshold):g}")

@@ -363,7 +363,14 @@ class DesignChoice(Result):
         Its cost.
     frontier : DataFrame
         The designs that reach the target and are not dominated (no other feasible design is at most as
-        large in every facet), sorted by cost.
+        large in every facet), sorted by cost. With ``confidence``: also ``phi_lower`` (the one-sided lower
+        confidence bound) and ``p_reach`` (bootstrap probability that the design's phi reaches the target).
+    confidence : float or None
+        The confidence of the lower bound the choice was made on (None: on the point estimate).
+    phi_lower, p_reach : float
+        The chosen design's lower bound and probability of reaching the target (NaN without ``confidence``).
+    designs : DataFrame or None
+        Every design of the search space with ``phi``, ``phi_lower``, ``p_reach`` and ``cost`` (with ``confidence``).
 
     Examples
     --------
@@ -381,6 +388,10 @@ class DesignChoice(Result):
     phi: float
     cost: float
     frontier: pd.DataFrame = field(repr=False)
+    confidence: float | None = None
+    phi_lower: float = float("nan")
+    p_reach: float = float("nan")
+    designs: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def reached(self) -> bool:
@@ -388,8 +399,15 @@ class DesignChoice(Result):
 
     def summary(self) -> str:
         if self.n is None:
+            if self.confidence is not None:
+                return (f"no design in the search space has a {100 * self.confidence:g}% lower confidence bound of "
+                        f"{self.kind} phi >= {self.target}")
             return f"no design in the search space reaches {self.kind} phi >= {self.target}"
         sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
+        if self.confidence is not None:
+            return (f"cheapest design whose {100 * self.confidence:g}% lower bound of {self.kind} phi reaches "
+                    f"{self.target}: {sizes} (phi = {self.phi:.4f}, lower bound = {self.phi_lower:.4f}, "
+                    f"P(phi >= {self.target}) = {self.p_reach:.3f}, cost = {self.cost:g})")
         return f"cheapest design with {self.kind} phi >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
 
 
@@ -402,6 +420,8 @@ def cheapest_design(
     cost_per_unit: Mapping[str, float] | None = None,
     cost_per_observation: float = 0.0,
     kind: str = "absolute",
+    confidence: float | None = None,
+    draws: pd.DataFrame | None = None,
 ) -> DesignChoice:
     """The cheapest design (facet sample sizes) whose phi reaches ``target``.
 
@@ -418,10 +438,18 @@ def cheapest_design(
     cost_per_observation : float
         Cost of one observation per item (``prod n_f`` observations per item), e.g. one rating.
     kind : {"absolute", "relative"}
+    confidence : float, optional
+        Choose on the one-sided lower confidence bound of phi instead of its estimate: the cheapest design
+        whose bound at this confidence (e.g. 0.9) reaches ``target``. Needs ``draws``.
+    draws : DataFrame, optional
+        Bootstrap draws of the components, ``mixeval.uncertainty.component_draws(fit)`` (``Study.cheapest_design``
+        makes them itself).
 
     Notes
     -----
-    ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. All designs in the grid are evaluated (the grid
+    ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. With ``confidence`` the bound of a design is
+    the ``1 - confidence`` quantile of phi over the bootstrap draws and ``p_reach`` the share of draws with
+    phi >= target, an estimate of the probability that the design reaches the target. All designs in the grid are evaluated (the grid
     is small); ties in cost are broken by higher phi. Without any cost, cost = number of observations.
 
     Examples
@@ -443,12 +471,23 @@ def cheapest_design(
     facets = list(max_n)
     sizes = table[facets].to_numpy(dtype=float)
     table["cost"] = sizes @ np.array([costs.get(f, 0.0) for f in facets]) + per_obs * sizes.prod(axis=1)
-    feasible = table[table[col] >= target]
+    crit = col
+    if confidence is not None:
+        if not (isinstance(confidence, (float, int)) and 0 < confidence < 1):
+            raise InputError(f"confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
+        if not isinstance(draws, pd.DataFrame) or RESIDUAL not in draws.columns:
+            raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
+                             "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")
+        table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target)
+        crit = "phi_lower"
+    feasible = table[table[crit] >= target]
+    designs = table.copy() if confidence is not None else None
     if feasible.empty:
-        return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True))
+        return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True),
+                            confidence=confidence, designs=designs)
     fs = feasible[facets].to_numpy()
     dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
-    frontier = feasible[~np.array(dominated)].sort_values(["cost", col], ascending=[True, False]).reset_index(drop=True)
+    frontier = feasible[~np.array(dominated)].sort_values(["cost", crit], ascending=[True, False]).reset_index(drop=True)
     best = frontier.iloc[0]
     return DesignChoice(
         target=target,
@@ -457,4 +496,38 @@ def cheapest_design(
         phi=float(best[col]),
         cost=float(best["cost"]),
         frontier=frontier,
+        confidence=confidence,
+        phi_lower=float(best["phi_lower"]) if confidence is not None else float("nan"),
+        p_reach=float(best["p_reach"]) if confidence is not None else float("nan"),
+        designs=designs,
     )
+
+
+
+def _phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
+               kind: str = "absolute") -> np.ndarray:
+    """phi of every row of ``draws`` (one column per component and ``"Residual"``) at sample sizes ``n``.
+
+    The error variance is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``, with the weights of
+    :func:`error_variance` at unit components, so ``phi = s2_item / (s2_item + D w)`` for the matrix ``D``.
+    """
+    cols = list(draws.columns)
+    if item not in cols:
+        raise InputError(f"the objects of measurement {item!r} are not a component of the draws; columns: {cols}.")
+    w = np.array([error_variance({c: float(c == k) for c in cols}, item, n, kind=kind) for k in cols])
+    D = draws.to_numpy(dtype=float)
+    s2 = D[:, cols.index(item)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s2 / (s2 + D @ w)
+
+
+def _lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
+                  confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided lower confidence bound of phi (the ``1 - confidence`` quantile of the draws) and the share of
+    draws with phi >= target, per design of ``table``."""
+    lower, prob = [], []
+    for _, cell in table.iterrows():
+        values = _phi_draws(draws, item, {f: float(cell[f]) for f in facets}, kind=kind)
+        lower.append(float(np.quantile(values, 1.0 - confidence)))
+        prob.append(float(np.mean(values >= target)))
+    return np.array(lower), np.array(prob)

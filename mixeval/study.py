@@ -318,12 +318,18 @@ class Study:
         return f"{self.parsed.response} ~ {fixed}" + "".join(f" + ({t.lhs}|{_group_expr(t)})" for t in terms)
 
     # ---------------------------------------------------------------- reliability
-    def variance_components(self) -> pd.DataFrame:
+    def variance_components(self, *, ci: str | None = None, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
         """Variance-component table (component, variance, percent), as the book's Tables 3.1-3.12.
 
         With ``family=`` the components are on the latent (link) scale and ``Residual`` is the
         distribution-specific variance (pi^2/3 for the logit link; ``table.attrs["note"]`` says so).
+        ``ci="profile" | "boot" | "wald"`` adds the interval of every variance (``lower``, ``upper``; see
+        :func:`mixeval.uncertainty.variance_table_ci`; ``kwargs`` go to :func:`mixeval.uncertainty.confint`).
         """
+        if ci is not None:
+            from .uncertainty import variance_table_ci
+
+            return variance_table_ci(self.fit, method=ci, level=level, **kwargs)
         table = _rel.variance_table(self.fit)
         if self.family is not None:
             table.attrs["note"] = _rel.latent_scale_note(self.fit)
@@ -349,21 +355,64 @@ class Study:
         """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3)."""
         return _rel.dstudy(self.fit, self.item, grid)
 
-    def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8):
-        """Figure 3.3: phi against the first facet's size, one curve per size of the second."""
+    def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8,
+                    bands: bool = False, level: float = 0.95, **kwargs: Any):
+        """Figure 3.3: phi against the first facet's size, one curve per size of the second; ``bands=True``
+        shades the parametric-bootstrap interval of every design (``kwargs``: ``n_resamples``, ``random_state``)."""
         from .plots import plot_dstudy
 
-        table = self.dstudy(grid)
+        table = self.dstudy_intervals(grid, level=level, **kwargs) if bands else self.dstudy(grid)
         facets = list(grid)
         column = "phi" if kind == "absolute" else "phi_relative"
-        return plot_dstudy(table, x=facets[0], trace=facets[1] if len(facets) > 1 else None, y=column, threshold=target)
+        extra = {"lower": f"{column}_lower", "upper": f"{column}_upper"} if bands else {}
+        return plot_dstudy(table, x=facets[0], trace=facets[1] if len(facets) > 1 else None, y=column, threshold=target,
+                           **extra)
 
     def cheapest_design(self, target: float = 0.8, *, max_n: Mapping[str, int],
                         cost_per_unit: Mapping[str, float] | None = None, cost_per_observation: float = 0.0,
-                        kind: str = "absolute") -> _rel.DesignChoice:
-        """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`)."""
+                        kind: str = "absolute", confidence: float | None = None, **kwargs: Any) -> _rel.DesignChoice:
+        """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
+        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it."""
+        draws = kwargs.pop("draws", None)
+        if confidence is not None and draws is None:
+            from .uncertainty import component_draws
+
+            draws = component_draws(self.fit, **kwargs)  # n_resamples=, random_state=, progress=
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
-                                    cost_per_observation=cost_per_observation, kind=kind)
+                                    cost_per_observation=cost_per_observation, kind=kind, confidence=confidence,
+                                    draws=draws)
+
+    # ---------------------------------------------------------------- uncertainty (mixeval.uncertainty)
+    def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):
+        """Confidence intervals of the REML fit's parameters (see :func:`mixeval.uncertainty.confint`)."""
+        from .uncertainty import confint
+
+        return confint(self.fit, method=method, level=level, **kwargs)
+
+    def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
+                     **kwargs: Any) -> dict[str, float]:
+        """phi with its parametric-bootstrap interval (see :func:`mixeval.uncertainty.phi_interval`)."""
+        from .uncertainty import phi_interval
+
+        return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
+
+    def dstudy_intervals(self, grid: Mapping[str, Sequence[int]], *, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
+        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`)."""
+        from .uncertainty import dstudy_intervals
+
+        return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
+
+    def power(self, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
+              effect: Mapping[str, float] | None = None, pair: tuple[str, str] | None = None, alpha: float = 0.05,
+              test: str = "glrt", n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
+              progress: bool | None = None):
+        """Power of the system comparison by simulation from this study's fit with a changed design
+        (see :func:`mixeval.uncertainty.study_power`)."""
+        from .uncertainty import study_power
+
+        return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
+                           n_resamples=n_resamples, random_state=random_state, replicates=replicates,
+                           progress=progress)
 
     # ---------------------------------------------------------------- significance
     def _require_system(self, effect: str | None) -> str:

@@ -228,6 +228,95 @@ print("Post Edit, raters cost 50 each plus 1 per rating:", paid.summary())
 # 0.8". The cheapest Post Edit design above 0.8 is three raters rating once. Marking: phi = 0.12 at 1 x 1;
 # the relative coefficient reaches 0.8 at 12 x 3, 11 x 4 or 10 x 5, the absolute one only 0.775 at 12 x 5.
 #
+# ## 4b. How sure are these numbers? Intervals for Tables 3.1/3.2, phi and Figure 3.3
+#
+# Every number so far is a point estimate from **5 sentences**, 10 raters and 3 instantiations. A variance
+# component estimated from 5 levels has roughly 4 degrees of freedom, so the sentence variance (the
+# numerator of phi) is very uncertain. `mixeval.uncertainty` gives:
+#
+# * profile-likelihood intervals for every standard deviation (lme4's `confint(method = "profile")`; the
+#   ends are found by root finding on the profiled ML deviance, as exact as lme4's own deviance function —
+#   lme4's spline interpolation of the profile misses some of them by up to 30 % on these short profiles,
+#   see `tests/uncertainty/test_confint.py`). Squared, they are intervals for the variances in the tables;
+# * intervals for phi and for every cell of the D-study from one parametric bootstrap of the components
+#   (simulate from the fit, refit, recompute phi; percentile intervals; coverage measured by simulation in
+#   `benchmarks/phi_coverage.py`);
+# * `cheapest_design(..., confidence=0.9)`: the cheapest design whose 90 % lower confidence bound of phi
+#   reaches the target, with the bootstrap probability that each design reaches it.
+
+# %%
+from mixeval.uncertainty import component_draws
+
+ci_tables = {}
+for name, study in (("Marking", marking), ("Post Edit", post)):
+    with Caught():
+        ci_tables[name] = study.variance_components(ci="profile", progress=False)
+    print(f"{'Table 3.1' if name == 'Marking' else 'Table 3.2'} ({name}) with 95% profile intervals of the variances")
+    print(ci_tables[name].to_string(index=False))
+    for row in ci_tables[name].itertuples():
+        show(f"{name} {row.component} variance 95% lower", row.lower, 4)
+        show(f"{name} {row.component} variance 95% upper", row.upper, 4)
+
+# %% [markdown]
+# The sentence variance of Post Edit lies between 0.012 and 0.19 (estimate 0.048): a factor of 16. For
+# Marking the interval of the sentence variance (0.00013 to 0.015) reaches down almost to zero. The
+# residual and the rater:sentence components, estimated from many more cells, are much better determined.
+#
+# Now phi. One bootstrap of the components (300 refits per mode) serves every coefficient and every design.
+
+# %%
+DRAWS = {}
+for name, study in (("Marking", marking), ("Post Edit", post)):
+    with Caught():
+        DRAWS[name] = component_draws(study.fit, n_resamples=300, random_state=2026, progress=False)
+    for n, label in ((None, "1x1"), ({"rater": 2, "occasion": 2}, "2x2"), ({"rater": 12, "occasion": 5}, "12x5")):
+        for kind in ("absolute", "relative"):
+            ci = study.phi_interval(n, kind=kind, draws=DRAWS[name])
+            word = "phi" if kind == "absolute" else "relative"
+            show(f"{name} {word} {label} 95% lower", ci["lower"], 3)
+            show(f"{name} {word} {label} 95% upper", ci["upper"], 3)
+
+# %%
+bands = {name: s.dstudy_intervals(GRID, draws=DRAWS[name], target=0.8) for name, s in (("Marking", marking), ("Post Edit", post))}
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
+for j, name in enumerate(("Post Edit", "Marking")):
+    plot_dstudy(bands[name][bands[name].occasion.isin([1, 5])], x="rater", trace="occasion", y="phi",
+                threshold=0.8, lower="phi_lower", upper="phi_upper", ax=axes[j])
+    axes[j].set_title(f"{name}: absolute phi with 95% bands")
+    axes[j].set_ylim(0, 1)
+fig.tight_layout()
+show_figure(fig, dpi=70)
+
+# %%
+for name, study in (("Post Edit", post), ("Marking", marking)):
+    for kind in ("absolute", "relative"):
+        choice = study.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind=kind, confidence=0.9,
+                                       draws=DRAWS[name])
+        print(f"{name}: {choice.summary()}")
+        best = choice.designs.sort_values(["p_reach", "cost"], ascending=[False, True]).iloc[0]
+        show(f"{name} {kind} best P(phi >= 0.8) in 12x5 grid", best["p_reach"], 3)
+        if choice.reached:
+            show(f"{name} {kind} raters at 90% confidence", choice.n["rater"], 3)
+            show(f"{name} {kind} instantiations at 90% confidence", choice.n["occasion"], 3)
+p2 = bands["Post Edit"].set_index(["rater", "occasion"]).loc[(2, 2)]
+show("Post Edit P(phi >= 0.8) at 2x2", p2["p_reach"], 3)
+show("Post Edit P(phi >= 0.8) at 3x1", bands["Post Edit"].set_index(["rater", "occasion"]).loc[(3, 1), "p_reach"], 3)
+
+# %% [markdown]
+# **What the intervals change in the book's advice.** On the point estimates, two Post Edit raters rating
+# twice reach phi of about 0.8, and three raters rating once are the cheapest design above 0.8. With the
+# uncertainty of 5 sentences, the 95 % interval of phi at 2 x 2 runs from below 0.2 to above 0.9, and that
+# design reaches 0.8 with a bootstrap probability of only about one third (three raters once: under one
+# half). Asking to be 90 % sure of phi >= 0.8 moves the answer to the far corner of the grid: 12 raters
+# with 4 instantiations for the relative coefficient, and no design up to 12 x 5 for the absolute one
+# (its best probability is just under 0.9). For Marking no design in the grid can be called reliable with
+# any confidence: the lower bound of phi is 0 everywhere (the sentence variance may be nearly 0), and the
+# probability of reaching 0.8 stays below one half even at 12 x 5. More raters and instantiations cannot
+# fix this: they shrink the error variance, but what is uncertain is the sentence variance itself. The
+# practical lesson — before buying more ratings per sentence, *rate more sentences*: with 5 objects of
+# measurement, their number, not the number of raters, limits what can be known about reliability here.
+#
+# %% [markdown]
 # ## 5. Is a variance component needed? The likelihood-ratio test on the boundary
 #
 # Dropping a random intercept tests `H0: sigma^2 = 0`, a value on the boundary of the parameter space, so

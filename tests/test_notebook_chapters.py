@@ -44,7 +44,7 @@ def _percent(v: dict[str, float]) -> dict[str, float]:
 
 # ====================================================================================== Chapter 3
 def test_ch3_executes_with_figures(ch3):
-    assert ch3.images == 2  # the D-study panels and Figure 3.5 were drawn
+    assert ch3.images == 3  # the D-study panels, the D-study with bands and Figure 3.5 were drawn
     assert not ch3.errors and "Traceback" not in ch3.text
 
 
@@ -132,6 +132,40 @@ def test_dstudy_designers_answers(ch3, lme4_fixtures):
     assert "no design in the search space reaches absolute phi >= 0.8" in ch3.text
 
 
+def test_tables_3_1_3_2_profile_intervals(ch3):
+    """The variance intervals are the squared profile intervals of the sd's (exact ends on lme4's devfun2 for
+    Table 3.1: tests/uncertainty/fixtures/confint_fixtures.json; printed to 4 digits)."""
+    import json
+
+    exact = next(f for f in json.loads((Path(__file__).parent / "uncertainty" / "fixtures" / "confint_fixtures.json")
+                                       .read_text())["fits"] if f["name"] == "table_3_1")["profile_exact"]
+    for group in ("sentence", "rater", "rater:sentence"):
+        lo, hi = exact[f"sd_(Intercept)|{group}"]
+        assert ch3[f"Marking {group} variance 95% lower"] == pytest.approx(lo**2, rel=1e-3)
+        assert ch3[f"Marking {group} variance 95% upper"] == pytest.approx(hi**2, rel=1e-3)
+    lo, hi = exact["sigma"]
+    assert ch3["Marking Residual variance 95% lower"] == pytest.approx(lo**2, rel=1e-3)
+    for mode in ("Marking", "Post Edit"):
+        for comp in ("sentence", "Residual"):
+            assert ch3[f"{mode} {comp} variance 95% lower"] < ch3[f"{mode} {comp} variance 95% upper"]
+
+
+def test_phi_intervals_and_confident_designs(ch3):
+    for mode in ("Marking", "Post Edit"):
+        for word in ("phi", "relative"):
+            for design in ("1x1", "2x2", "12x5"):
+                lo, hi = ch3[f"{mode} {word} {design} 95% lower"], ch3[f"{mode} {word} {design} 95% upper"]
+                assert 0 <= lo < hi <= 1
+    # the point estimates lie inside their intervals; Marking's sentence variance may be ~0: its bound is 0
+    assert ch3["Post Edit phi 1x1 95% lower"] < 0.604 < ch3["Post Edit phi 1x1 95% upper"]
+    assert ch3["Marking phi 1x1 95% lower"] == 0
+    # at 90% confidence Post Edit needs more than the 3 x 1 design chosen on the point estimate
+    assert ch3["Post Edit relative raters at 90% confidence"] * ch3["Post Edit relative instantiations at 90% confidence"] > 3
+    assert ch3["Post Edit absolute best P(phi >= 0.8) in 12x5 grid"] < 0.95
+    assert 0 < ch3["Post Edit P(phi >= 0.8) at 2x2"] < 0.6
+    assert ch3["Marking absolute best P(phi >= 0.8) in 12x5 grid"] < 0.5
+
+
 def test_variance_lrt_against_lme4(ch3, lme4_fixtures):
     ref = lme4_fixtures.section("varcomp_lrt", "table3.1_marking_drop_rater")
     assert ch3["Marking variance LRT rater chi2"] == pytest.approx(ref["statistic"], rel=1e-4)
@@ -206,7 +240,7 @@ def test_figure_3_5_against_emmeans(ch3, lme4_fixtures):
 
 # ====================================================================================== Chapter 4
 def test_ch4_executes_with_figures(ch4):
-    assert ch4.images == 3  # Figure 4.7, the null p-value plots, the A.2.2 conditional modes
+    assert ch4.images == 4  # Figure 4.7, the null p-value plots, the A.2.2 conditional modes, the power curve
     assert not ch4.errors and "Traceback" not in ch4.text
 
 
@@ -328,3 +362,23 @@ def test_appendix_a22_random_slope_against_lme4(ch4):
     assert ch4["A.2.2 REML se of x"] == pytest.approx(ref["se"]["x"], rel=1e-5)
     assert ch4["A.2.2 LRT random slope df"] == 2
     assert ch4["A.2.2 largest relative change of a component after adding 1e9"] < 1e-8
+
+
+def test_power_of_table_4_2_comparisons(ch4, bookdata):
+    """Simulated power against the normal approximation ``Phi(|d| / se_n - z) + Phi(-|d| / se_n - z)`` with
+    ``se_n = se sqrt(1041 / n)`` from the Marking/PostEdit fit (the simulated design equals the data's layout
+    at n = 1041: 3 runs per sentence and system); 200 simulations: 4 Monte-Carlo standard errors + 0.02."""
+    from mixeval import Study
+
+    for pair in ("Baseline - Marking", "Baseline - PostEdit"):
+        assert ch4[f"power in the 3-system study {pair} at 1041 sentences"] >= 0.99
+    ter = pd.read_csv(bookdata / "mt_ter.csv.gz")
+    mp = Study(ter[ter.system != "Baseline"].reset_index(drop=True), "ter ~ system + (1|sentence_id)")
+    row = mp.pairwise(adjust="none").table.iloc[0]
+    z = stats.norm.ppf(0.975)
+    for n in (1041, 1500, 2000, 3000, 4000):
+        shift = abs(row["estimate"]) / (row["se"] * math.sqrt(1041 / n))
+        approx = stats.norm.cdf(shift - z) + stats.norm.cdf(-shift - z)
+        p = ch4[f"power Marking - PostEdit at {n} sentences"]
+        assert abs(p - approx) <= 4 * math.sqrt(approx * (1 - approx) / 200) + 0.02, (n, p, approx)
+    assert ch4["sentences for 80% power Marking - PostEdit (grid)"] in (1500, 2000, 3000)

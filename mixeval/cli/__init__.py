@@ -49,6 +49,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("cmd_reproduce", "recompute a table of the book or a paper"),
     "reliability": ("cmd_study", "variance components, phi and a D-study for your CSV"),
     "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
+    "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects"),
+    "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
 }
 
 
@@ -57,8 +59,8 @@ def command_modules() -> list[str]:
 
     Examples
     --------
-    >>> command_modules()[:4]
-    ['cmd_agreement', 'cmd_bootstrap', 'cmd_circularity', 'cmd_fit']
+    >>> command_modules()[:3]
+    ['cmd_agreement', 'cmd_bootstrap', 'cmd_circularity']
     >>> sorted({module for module, _ in COMMANDS.values()}) == command_modules()  # every module is listed
     True
     """

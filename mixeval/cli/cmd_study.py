@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import warnings
 
+import pandas as pd
+
 from ..errors import InputError
 from ..study import Study
 from . import print_json
@@ -23,6 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--grid", nargs="*", metavar="FACET=LO:HI", help="D-study grid, e.g. rater=1:12 occasion=1:5")
     r.add_argument("--target", type=float, default=0.8, help="target phi for the cheapest design (default 0.8)")
     r.add_argument("--kind", choices=["absolute", "relative"], default="absolute")
+    r.add_argument("--ci", action="store_true", help="parametric-bootstrap intervals for phi and every D-study cell")
+    r.add_argument("--level", type=float, default=0.95, help="confidence level of --ci (default 0.95)")
+    r.add_argument("--confidence", type=float, help="cheapest design on the lower confidence bound at this level "
+                                                    "(e.g. 0.9; implies --ci)")
+    r.add_argument("--nsim", type=int, default=1000, help="bootstrap refits for --ci (default 1000)")
+    r.add_argument("--seed", type=int, default=None, help="random seed of --ci (default: fresh, printed)")
     r.add_argument("--json", action="store_true")
     _family_arguments(r)
     r.set_defaults(handler=_reliability)
@@ -79,11 +87,27 @@ def _reliability(args: argparse.Namespace) -> int:
     }
     if "note" in table.attrs:
         out["scale"] = table.attrs["note"]
+    draws = None
+    if args.ci or args.confidence is not None:
+        from ._seed import resolve_seed
+        from ..uncertainty import component_draws, phi_interval
+
+        out["seed"] = resolve_seed(args.seed)
+        draws = component_draws(study.fit, n_resamples=args.nsim, random_state=out["seed"], progress=not args.json)
+        for key, kind in (("phi_ci", "absolute"), ("phi_relative_ci", "relative")):
+            ci = phi_interval(study.fit, study.item, n, kind=kind, level=args.level, draws=draws)
+            out[key] = [ci["lower"], ci["upper"]]
+        out["level"] = args.level
     if args.grid:
         grid = facet_ranges(args.grid, "--grid")
-        out["dstudy"] = study.dstudy(grid).to_dict(orient="records")
-        choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind)
+        dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
+                  else study.dstudy(grid))
+        out["dstudy"] = dtable.to_dict(orient="records")
+        choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind,
+                                       confidence=args.confidence, draws=draws)
         out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
+        if args.confidence is not None:
+            out["design"].update(confidence=args.confidence, phi_lower=choice.phi_lower, p_reach=choice.p_reach)
     if args.json:
         print_json(out)
         return 0
@@ -91,9 +115,13 @@ def _reliability(args: argparse.Namespace) -> int:
         print(f"warning: {w}")
     print(study.summary())
     print(f"\nphi = {out['phi']:.4f} (absolute), {out['phi_relative']:.4f} (relative) at n = {n or 'one of each facet'}")
+    if "phi_ci" in out:
+        print(f"{100 * args.level:g}% intervals (parametric bootstrap, {args.nsim} refits, seed {out['seed']}): "
+              f"phi [{out['phi_ci'][0]:.4f}, {out['phi_ci'][1]:.4f}], relative "
+              f"[{out['phi_relative_ci'][0]:.4f}, {out['phi_relative_ci'][1]:.4f}]")
     if args.grid:
         print("\nD-study:")
-        print(study.dstudy(grid).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(pd.DataFrame(out["dstudy"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         print("\n" + choice.summary())
     return 0
 

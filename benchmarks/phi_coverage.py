@@ -1,0 +1,124 @@
+"""Coverage of the parametric-bootstrap interval of phi by simulation (known components, several designs).
+
+For each design: draw a data set from known variance components, fit it (REML), compute the 95%
+percentile interval of phi from ``--boot`` parametric-bootstrap refits (mixeval.reliability.phi_interval)
+and record whether it contains the true phi. Prints a markdown table (coverage, its Monte-Carlo standard
+error, mean width, share of singular fits) and writes it as JSON next to this script.
+
+    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 0,3 --out benchmarks/phi_coverage_a.json
+    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 2,1 --out benchmarks/phi_coverage_b.json
+
+Every replicate is also appended to ``<out>.jsonl``, so an interrupted run still reports its completed
+replicates (``--summarise FILE.jsonl`` prints the table from such a log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mixeval import lmer
+from mixeval.reliability import phi
+from mixeval.uncertainty import phi_interval
+
+# (name, facet sizes, formula, components, phi at n)
+DESIGNS = [
+    ("items 40 x raters 4 (1 rating each)", {"item": 40, "rater": 4}, "y ~ 1 + (1|item) + (1|rater)",
+     {"item": 1.0, "rater": 0.3, "Residual": 1.0}, {"rater": 2}),
+    ("items 20 x raters 5 x 2 occasions", {"item": 20, "rater": 5, "occ": 2},
+     "y ~ 1 + (1|item) + (1|rater) + (1|rater:item)",
+     {"item": 1.0, "rater": 0.2, "rater:item": 0.5, "Residual": 0.8}, {"rater": 3}),
+    ("items 100 x raters 3, rater variance 0", {"item": 100, "rater": 3}, "y ~ 1 + (1|item) + (1|rater)",
+     {"item": 0.5, "rater": 0.0, "Residual": 1.0}, {"rater": 1}),
+    ("items 20 x raters 10", {"item": 20, "rater": 10}, "y ~ 1 + (1|item) + (1|rater)",
+     {"item": 0.6, "rater": 0.1, "Residual": 1.0}, {"rater": 1}),
+]
+
+
+def simulate(sizes: dict, comps: dict, rng: np.random.Generator) -> pd.DataFrame:
+    names = list(sizes)
+    grids = np.meshgrid(*[np.arange(sizes[f]) for f in names], indexing="ij")
+    df = pd.DataFrame({f: g.ravel() for f, g in zip(names, grids)})
+    y = rng.normal(0, np.sqrt(comps["Residual"]), len(df))
+    for comp, var in comps.items():
+        if comp == "Residual":
+            continue
+        factors = comp.split(":")
+        key = df[factors].astype(str).agg("_".join, axis=1)
+        codes, uniq = pd.factorize(key)
+        y += rng.normal(0, np.sqrt(var), len(uniq))[codes]
+    df["y"] = y
+    for f in names:
+        df[f] = df[f].astype(str)
+    return df
+
+
+def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = None) -> list[dict]:
+    """Coverage per design; with ``log``, every replicate is appended to it as a JSON line (partial runs count)."""
+    rows = []
+    for name, sizes, formula, comps, n in designs:
+        rng = np.random.default_rng([seed, DESIGNS.index((name, sizes, formula, comps, n))])
+        truth = phi(comps, "item", n)
+        hits, widths, singular = [], [], []
+        t0 = time.perf_counter()
+        for r in range(reps):
+            df = simulate(sizes, comps, rng)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit = lmer(formula, df)
+            ci = phi_interval(fit, "item", n, n_resamples=boot, random_state=rng, progress=False)
+            hits.append(ci["lower"] <= truth <= ci["upper"])
+            widths.append(ci["upper"] - ci["lower"])
+            singular.append(fit.singular)
+            if log is not None:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps({"design": name, "rep": r, "hit": bool(hits[-1]), "lower": ci["lower"],
+                                         "upper": ci["upper"], "phi_hat": ci["estimate"], "truth": truth,
+                                         "singular": bool(fit.singular)}) + "\n")
+        cov = float(np.mean(hits))
+        rows.append({"design": name, "phi": truth, "n": n, "reps": reps, "boot": boot, "coverage": cov,
+                     "mc_se": float(np.sqrt(cov * (1 - cov) / reps)), "mean_width": float(np.mean(widths)),
+                     "singular_fits": float(np.mean(singular)), "seconds": time.perf_counter() - t0})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def summarise(path: Path) -> None:
+    log = pd.read_json(path, lines=True)
+    print("| design | true phi | replicates | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|")
+    for name, g in log.groupby("design", sort=False):
+        cov = g.hit.mean()
+        print(f"| {name} | {g.truth.iloc[0]:.3f} | {len(g)} | {cov:.3f} | {np.sqrt(cov * (1 - cov) / len(g)):.3f} | "
+              f"{(g.upper - g.lower).mean():.3f} | {g.singular.mean():.2f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=250)
+    ap.add_argument("--boot", type=int, default=120)
+    ap.add_argument("--seed", type=int, default=20261123)
+    ap.add_argument("--designs", default=None, help="comma-separated indices into DESIGNS (default: all)")
+    ap.add_argument("--out", default=str(Path(__file__).with_name("phi_coverage.json")))
+    ap.add_argument("--summarise", default=None, help="print the coverage table of a .jsonl log and exit")
+    args = ap.parse_args()
+    if args.summarise:
+        summarise(Path(args.summarise))
+        return
+    chosen = DESIGNS if args.designs is None else [DESIGNS[int(i)] for i in args.designs.split(",")]
+    rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))
+    Path(args.out).write_text(json.dumps({"reps": args.reps, "boot": args.boot, "seed": args.seed, "rows": rows},
+                                         indent=1, default=float))
+    print("\n| design | true phi | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|")
+    for r in rows:
+        print(f"| {r['design']} (n = {r['n']}) | {r['phi']:.3f} | {r['coverage']:.3f} | {r['mc_se']:.3f} | "
+              f"{r['mean_width']:.3f} | {r['singular_fits']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

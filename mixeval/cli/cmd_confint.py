@@ -1,0 +1,54 @@
+"""``mixeval confint``: confidence intervals of a mixed-model fit (profile likelihood, parametric bootstrap, Wald)."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ._seed import SEED_HELP
+
+    p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects",
+                       description="Confidence intervals of the standard deviations, the residual sd and the fixed "
+                                   "effects of an lme4-style model fitted by REML, named as lme4's "
+                                   "confint(..., oldNames = FALSE): profile likelihood (default), parametric "
+                                   "bootstrap percentiles (bootMer) or Wald.")
+    p.add_argument("data", help="CSV (or .parquet), one row per observation")
+    p.add_argument("formula", help='e.g. "score ~ (1|sentence) + (1|rater) + (1|rater:sentence)"')
+    p.add_argument("--method", choices=["profile", "boot", "wald"], default="profile")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument("--nsim", type=int, default=500, help="bootstrap refits (default 500, as lme4)")
+    p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    p.add_argument("--jobs", type=int, default=1, help="worker processes for the bootstrap refits (-1: all cores)")
+    p.add_argument("--json", action="store_true", help='print {"intervals": {name: [lower, upper]}, ...}')
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..mixed import lmer
+    from ._seed import resolve_seed
+    from ..uncertainty import confint
+    from . import print_json
+    from ._io import read_table
+
+    data = read_table(args.data)
+    seed = resolve_seed(args.seed) if args.method == "boot" else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = lmer(args.formula, data)
+        result = confint(fit, method=args.method, level=args.level, n_resamples=args.nsim, random_state=seed,
+                         n_jobs=args.jobs, progress=None if not args.json else False)
+    out = result.to_dict()
+    out["warnings"] = sorted({str(w.message) for w in caught})
+    if seed is not None:
+        out["seed"] = seed
+    if args.json:
+        print_json(out)
+        return 0
+    for w in out["warnings"]:
+        print(f"warning: {w}")
+    print(result.summary())
+    if seed is not None:
+        print(f"seed: {seed}")
+    return 0

@@ -1,0 +1,172 @@
+"""``confint``: confidence intervals of a mixed-model fit by profile likelihood, parametric bootstrap or Wald."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from ..errors import InputError
+from ._bootstrap import _check_level, bootstrap_fit
+from ._interface import as_fit_model
+from ._profile import profile_intervals
+
+__all__ = ["ConfintResult", "confint", "wald_intervals"]
+
+METHODS = ("profile", "boot", "wald")
+
+
+@dataclass(frozen=True)
+class ConfintResult:
+    """Confidence intervals of a fit's parameters (rows named as lme4's ``confint(oldNames = FALSE)``).
+
+    Attributes
+    ----------
+    table : DataFrame
+        Index: parameter; columns ``estimate``, ``lower``, ``upper``.
+    method : str
+        ``"profile"``, ``"boot"`` or ``"wald"``.
+    level : float
+    n_resamples : int or None
+        Refits of a bootstrap interval.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> confint(fit, method="wald").to_dict()["method"]
+    'wald'
+    """
+
+    table: pd.DataFrame = field(repr=False)
+    method: str
+    level: float
+    n_resamples: int | None = None
+
+    @property
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        return {k: (float(r.lower), float(r.upper)) for k, r in self.table.iterrows()}
+
+    def summary(self) -> str:
+        pct = f"{100 * self.level:g}%"
+        extra = f", {self.n_resamples} refits" if self.n_resamples else ""
+        return f"{pct} {self.method} intervals{extra}\n" + self.table.to_string(float_format=lambda v: f"{v:.6g}")
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def _repr_html_(self) -> str:
+        return f"<p>{100 * self.level:g}% {self.method} intervals</p>" + self.table.to_html()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``mixeval confint --json``."""
+        return {"method": self.method, "level": self.level, "n_resamples": self.n_resamples,
+                "intervals": {k: [lo, hi] for k, (lo, hi) in self.intervals.items()},
+                "estimate": {k: float(v) for k, v in self.table["estimate"].items()}}
+
+
+def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Wald intervals: ``estimate -/+ z se``.
+
+    Notes
+    -----
+    Fixed effects: the standard errors of the fit (as lme4's ``confint(method = "Wald")``). Standard
+    deviations and ``sigma`` (lme4 gives NA): the delta method on the asymptotic covariance of the variances,
+    ``se(sd) = se(variance) / (2 sd)``, truncated at 0; NaN for a component on the boundary (estimated 0),
+    where the normal approximation does not hold (use the profile or the bootstrap).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> lo, hi = wald_intervals(fit)["(Intercept)"]
+    >>> bool(lo < fit.coef[0] < hi)
+    True
+    """
+    _check_level(level)
+    z = float(norm.ppf(0.5 + level / 2.0))
+    model = as_fit_model(fit)
+    out: dict[str, tuple[float, float]] = {}
+    cov = fit.varcomp_cov()
+    for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
+        var = fit.variances[group]
+        sd = float(np.sqrt(var))
+        cvv = cov.loc[group, group]
+        if var > 0 and np.isfinite(cvv) and cvv >= 0:
+            se = float(np.sqrt(cvv)) / (2.0 * sd)
+            out[name] = (max(sd - z * se, 0.0), sd + z * se)
+        else:
+            out[name] = (float("nan"), float("nan"))
+    se = np.sqrt(np.diag(fit.cov_coef))
+    for name, b, s in zip(fit.fixed_names, fit.coef, se):
+        out[name] = (float(b - z * s), float(b + z * s))
+    return out
+
+
+def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: int = 500,
+            random_state: Any = None, n_jobs: int = 1, progress: bool | None = None) -> ConfintResult:
+    """Confidence intervals for the standard deviations, ``sigma`` and the fixed effects of a fit.
+
+    Parameters
+    ----------
+    fit : LmerResult
+        A fitted model (:func:`mixeval.lmer`).
+    method : {"profile", "boot", "wald"}
+        Profile likelihood (lme4's default), parametric-bootstrap percentiles, or Wald.
+    level : float, default 0.95
+    n_resamples, random_state, n_jobs, progress
+        For ``method="boot"``: refits (lme4's ``nsim``, default 500), seed, worker processes, progress bar.
+
+    Returns
+    -------
+    ConfintResult
+
+    Notes
+    -----
+    Profile: ``{v : |zeta(v)| <= z_{1 - alpha/2}}`` with ``zeta`` the signed root of the ML deviance
+    increase, every other parameter re-optimised (see :mod:`mixeval.uncertainty._profile`); as in lme4 the
+    ML fit is profiled also for a REML fit. Bootstrap: percentiles of the refits' estimates (REML refits for a
+    REML fit, as ``bootMer``). Wald: see :func:`wald_intervals`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> ci = confint(lmer("y ~ 1 + (1|g)", df), method="wald")
+    >>> list(ci.table.index)
+    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    """
+    method = str(method).lower()
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}.")
+    _check_level(level)
+    model = as_fit_model(fit)
+    names = list(model.param_names)
+    estimate = model.estimates()
+    n_used = None
+    if method == "profile":
+        iv = profile_intervals(model, level, progress=progress)
+    elif method == "wald":
+        iv = wald_intervals(fit, level)
+    else:
+        boot = bootstrap_fit(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs, progress=progress)
+        q = boot.interval(level)
+        iv = {k: (float(q.loc[k, "lower"]), float(q.loc[k, "upper"])) for k in names}
+        n_used = boot.n_resamples
+    table = pd.DataFrame({"estimate": estimate, "lower": [iv[k][0] for k in names], "upper": [iv[k][1] for k in names]},
+                         index=pd.Index(names, name="parameter"))
+    return ConfintResult(table=table, method=method, level=float(level), n_resamples=n_used)

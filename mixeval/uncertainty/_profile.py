@@ -1,0 +1,250 @@
+"""Profile-likelihood intervals (lme4's ``confint(method = "profile")``).
+
+For a parameter ``psi`` the profile zeta is ``zeta(v) = sign(v - psi_hat) sqrt(d(v) - d_hat)``, where
+``d(v)`` is the ML deviance minimised over every other parameter with ``psi = v`` and ``d_hat`` the
+minimum ML deviance (lme4 profiles the ML fit, also for a REML fit: ``devfun2`` calls ``refitML``).
+The interval at level ``1 - alpha`` is ``{v : |zeta(v)| <= z_{1 - alpha/2}}``; its ends are found by
+bracketing and Brent's method on ``zeta`` (lme4 interpolates ``zeta`` by splines on a grid). A standard
+deviation whose zeta at 0 does not reach the critical value gets the lower end 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from ..mixed._optimize import finite_difference_gradient, minimize_deviance
+from ._interface import FitModel
+
+__all__ = ["profile_zeta", "profile_interval", "profile_intervals"]
+
+
+def _transform(kinds: tuple[str, ...]):
+    """Maps between the optimiser's coordinates (sd >= 0, atanh(cor), log(sigma)) and the parameters."""
+    kinds_arr = np.array(kinds)
+    sd = kinds_arr == "sd"
+    cor = kinds_arr == "cor"
+    sig = kinds_arr == "sigma"
+
+    def to_par(x: np.ndarray) -> np.ndarray:
+        p = np.empty_like(x)
+        p[sd] = np.abs(x[sd])
+        p[cor] = np.tanh(x[cor])
+        p[sig] = np.exp(x[sig])
+        return p
+
+    def to_x(p: np.ndarray) -> np.ndarray:
+        x = np.empty_like(p)
+        x[sd] = p[sd]
+        x[cor] = np.arctanh(np.clip(p[cor], -1 + 1e-12, 1 - 1e-12))
+        x[sig] = np.log(p[sig])
+        return x
+
+    lower = np.where(sd, 0.0, -np.inf)
+    return to_par, to_x, lower
+
+
+def _jacobian(kinds: tuple[str, ...]):
+    """Derivative of each parameter with respect to its optimiser coordinate (diagonal)."""
+    kinds_arr = np.array(kinds)
+
+    def jac(x: np.ndarray) -> np.ndarray:
+        d = np.ones_like(x)
+        d[kinds_arr == "sd"] = np.sign(x[kinds_arr == "sd"]) + (x[kinds_arr == "sd"] == 0)
+        c = kinds_arr == "cor"
+        d[c] = 1.0 - np.tanh(x[c]) ** 2
+        s = kinds_arr == "sigma"
+        d[s] = np.exp(x[s])
+        return d
+
+    return jac
+
+
+def _varpar_profile(model: FitModel, index: int, value: float, start: np.ndarray) -> tuple[float, np.ndarray]:
+    """ML deviance minimised over the other variance parameters with parameter ``index`` at ``value``."""
+    kinds = tuple(model.varpar_kinds)
+    others = [i for i in range(len(kinds)) if i != index]
+    to_par, to_x, lower = _transform(tuple(kinds[i] for i in others))
+
+    def full(x: np.ndarray) -> np.ndarray:
+        par = np.empty(len(kinds))
+        par[others] = to_par(x)
+        par[index] = value
+        return par
+
+    analytic = getattr(model, "ml_deviance_and_gradient", None)
+    if analytic is not None:
+        sub = tuple(kinds[i] for i in others)
+        jac = _jacobian(sub)
+
+        def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+            dev, grad = analytic(full(x))
+            return dev, grad[others] * jac(x)
+    else:
+        fg = finite_difference_gradient(lambda x: model.ml_deviance(full(x)))
+    x0 = to_x(np.asarray(start, dtype=float)[others])
+    res = minimize_deviance(fg, x0, lower)
+    par = np.empty(len(kinds))
+    par[others] = to_par(res.theta)
+    par[index] = value
+    return float(res.deviance), par
+
+
+def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
+    """The signed square root of the deviance increase, ``zeta``, of parameter ``name`` at ``values``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> from mixeval.uncertainty import as_fit_model
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(12), 5)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=12)[g] + rng.normal(size=60)})
+    >>> m = as_fit_model(lmer("y ~ 1 + (1|g)", df))
+    >>> z = profile_zeta(m, "sigma", np.array([0.8, 1.5]))
+    >>> bool(z[0] < 0 < z[1])
+    True
+    """
+    from ._interface import single_threaded_blas
+
+    with single_threaded_blas():
+        profiler = _Profiler(model)
+        return np.array([profiler.zeta(name, float(v)) for v in np.atleast_1d(values)])
+
+
+class _Profiler:
+    """Evaluates zeta of one fit, warm-starting each constrained optimisation from the last optimum."""
+
+    def __init__(self, model: FitModel) -> None:
+        self.model = model
+        varpar, beta, dev = model.ml_estimates()
+        self.varpar_hat, self.beta_hat, self.dev_hat = varpar, beta, dev
+        self.names = tuple(model.varpar_names) + tuple(model.fixed_names)
+        self.n_var = len(model.varpar_names)
+        self.estimate = np.concatenate([varpar, beta])
+        self._start = varpar.copy()
+
+    def zeta(self, name: str, value: float) -> float:
+        i = self.names.index(name)
+        if i < self.n_var:
+            start = self._start.copy()
+            start[i] = value
+            # keep the other standard deviations off 0 so the optimiser can move them
+            dev, par = _varpar_profile(self.model, i, value, np.where(start > 0, start, np.where(
+                np.array(self.model.varpar_kinds) == "sd", 1e-3 * self.varpar_hat[-1], start)))
+            if np.isfinite(dev):
+                self._start = par
+        else:
+            dev = self.model.ml_deviance_fixed(i - self.n_var, value)
+        inc = max(dev - self.dev_hat, 0.0)
+        return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
+
+
+def _scale(profiler: _Profiler, i: int) -> float:
+    """A first step for bracketing: about one standard error."""
+    est = profiler.estimate[i]
+    sigma = profiler.varpar_hat[-1]
+    kind = profiler.model.varpar_kinds[i] if i < profiler.n_var else "fixed"
+    n = max(profiler.model.nobs, 2)
+    if kind == "sigma":
+        return est / np.sqrt(2.0 * n)
+    if kind == "sd":
+        return max(0.25 * est, 0.05 * sigma)
+    if kind == "cor":
+        return 0.2
+    return max(abs(est) * 1e-3, sigma / np.sqrt(n))
+
+
+def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
+    """The end of the interval on one side (``side = -1`` lower, ``+1`` upper): the root of ``zeta = side * crit``."""
+    i = profiler.names.index(name)
+    est = profiler.estimate[i]
+    kind = profiler.model.varpar_kinds[i] if i < profiler.n_var else "fixed"
+    target = side * crit
+
+    def g(v: float) -> float:
+        return profiler.zeta(name, v) - target
+
+    step = _scale(profiler, i)
+    inner = est
+    for _ in range(80):
+        outer = est + side * step
+        if kind == "sd" and outer <= 0.0:
+            if g(0.0) >= 0.0:  # even at 0 the deviance has not risen enough: the interval reaches 0
+                return 0.0
+            outer = 0.0
+            break
+        if kind == "sigma" and outer <= 0.0:
+            outer = inner / 2.0
+        if kind == "cor" and abs(outer) >= 1.0:
+            outer = side * (1.0 - 1e-10)
+            if side * g(outer) <= 0.0:
+                return float(side)
+            break
+        if side * g(outer) > 0.0:
+            break
+        inner = outer
+        step = 2.0 * step
+    else:
+        return float("nan")
+    a, b = sorted((inner, outer))
+    return float(brentq(g, a, b, xtol=1e-9 * max(abs(est), 1e-8), rtol=1e-10))
+
+
+def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[float, float]:
+    """Profile-likelihood interval of one parameter (lme4 name, e.g. ``"sd_(Intercept)|item"``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.uncertainty import as_fit_model
+    >>> lo, hi = profile_interval(as_fit_model(fit), "sigma")
+    >>> bool(0 < lo < fit.sigma < hi)
+    True
+    """
+    from ._interface import single_threaded_blas
+
+    crit = float(norm.ppf(0.5 + level / 2.0))
+    with single_threaded_blas():
+        profiler = _Profiler(model)
+        return _bound(profiler, name, -1, crit), _bound(profiler, name, +1, crit)
+
+
+def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] | None = None,
+                      progress: bool | None = None) -> dict[str, tuple[float, float]]:
+    """Profile-likelihood intervals of every parameter (variance parameters, sigma, fixed effects).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.uncertainty import as_fit_model
+    >>> list(profile_intervals(as_fit_model(fit), progress=False))
+    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    """
+    from .._progress import progress as bar
+    from ._interface import single_threaded_blas
+
+    crit = float(norm.ppf(0.5 + level / 2.0))
+    profiler = _Profiler(model)
+    names = list(profiler.names) if names is None else list(names)
+    out = {}
+    with single_threaded_blas():
+        for name in bar(names, total=len(names), desc="profile", enabled=progress):
+            profiler._start = profiler.varpar_hat.copy()
+            lower = _bound(profiler, name, -1, crit)
+            profiler._start = profiler.varpar_hat.copy()
+            upper = _bound(profiler, name, +1, crit)
+            out[name] = (lower, upper)
+    return out

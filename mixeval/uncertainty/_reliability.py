@@ -1,0 +1,203 @@
+"""Intervals for reliability coefficients and D-studies from the parametric bootstrap of the components.
+
+Every coefficient of :mod:`mixeval.reliability` (phi, the relative coefficient, intra- and inter-rater
+reliability, every cell of a D-study) is a function of the variance components. The fit is simulated
+and refitted (:func:`~mixeval.uncertainty.parametric_refits`), the coefficient is recomputed from each
+refit's components, and the interval is the percentile interval of those values. One set of draws
+serves every coefficient and every design, so a whole D-study costs one bootstrap.
+
+Why this construction: phi is a ratio of variance components whose estimates are skewed and often on
+the boundary (a component at 0). The bootstrap distribution carries both without a normal
+approximation (a delta-method interval is symmetric and undefined at 0), refits at the boundary are
+ordinary draws, and the interval stays within [0, 1]. Its coverage is measured by simulation in
+``benchmarks/phi_coverage.py`` (results in ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..mixed import LmerResult
+from ._bootstrap import _check_level, parametric_refits
+
+__all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
+           "reach_probability"]
+
+
+def component_draws(fit: LmerResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
+                    progress: bool | None = None) -> pd.DataFrame:
+    """Variance components of ``n_resamples`` parametric-bootstrap refits: one row per refit, one column per group.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> component_draws(lmer("y ~ 1 + (1|g)", df), n_resamples=20, random_state=0, progress=False).shape
+    (20, 2)
+    """
+    if not isinstance(fit, LmerResult):
+        raise InputError("intervals need a fitted model (mixeval.lmer or Study.fit) to simulate from; "
+                         f"got {type(fit).__name__}. Published components alone carry no uncertainty.")
+    refits = parametric_refits(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs,
+                               progress=progress)
+    return pd.DataFrame([r.variances for r in refits])
+
+
+def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any,
+           progress: bool | None = None) -> pd.DataFrame:
+    if draws is not None:
+        if not isinstance(draws, pd.DataFrame) or "Residual" not in draws.columns:
+            raise InputError("draws must be the DataFrame of component_draws() (one column per component and 'Residual').")
+        return draws
+    return component_draws(source, n_resamples=n_resamples, random_state=random_state, progress=progress)
+
+
+def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> np.ndarray:
+    cols = list(draws.columns)
+    return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
+
+
+def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
+    a = (1.0 - level) / 2.0
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.quantile(finite, [a, 1.0 - a])
+    return float(lo), float(hi)
+
+
+def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
+                         draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                         random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
+    """Percentile interval of any function of the variance components, e.g. intra-rater reliability.
+
+    Returns
+    -------
+    dict
+        ``estimate`` (at the fit's components), ``lower``, ``upper``, ``se`` (standard deviation of the draws).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> ci = coefficient_interval(lambda c: c["g"] / (c["g"] + c["Residual"]), fit, n_resamples=30, random_state=0)
+    >>> bool(0 <= ci["lower"] <= ci["upper"] <= 1)
+    True
+    """
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state, progress)
+    values = _values(fn, d)
+    lo, hi = _percentiles(values, level)
+    return {"estimate": float(fn(source.variances)), "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
+
+
+def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
+                 level: float = 0.95, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                 random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
+    """Percentile parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 4)
+    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=30)[g] + rng.normal(size=120)})
+    >>> ci = phi_interval(lmer("y ~ 1 + (1|g)", df), "g", n_resamples=100, random_state=0)
+    >>> 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
+    True
+    """
+    from ..reliability import phi
+
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state, progress)
+    values = phi_draws(d, item, n, kind=kind)
+    lo, hi = _percentiles(values, level)
+    return {"estimate": float(phi(source, item, n, kind=kind)), "lower": lo, "upper": hi,
+            "se": float(np.nanstd(values, ddof=1))}
+
+
+def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
+              kind: str = "absolute") -> np.ndarray:
+    """phi of every row of ``draws`` at sample sizes ``n`` (vectorised).
+
+    Notes
+    -----
+    The error variance of Definition 3.2 is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``; the
+    weights are those of :func:`mixeval.reliability.error_variance` at unit components, so
+    ``phi = s2_item / (s2_item + D w)`` for the matrix ``D`` of draws.
+
+    Examples
+    --------
+    >>> d = pd.DataFrame({"s": [4.0, 1.0], "r": [1.0, 1.0], "Residual": [1.0, 2.0]})
+    >>> phi_draws(d, "s", {"r": 2}).round(3).tolist()
+    [0.8, 0.4]
+    """
+    from ..reliability import _phi_draws
+
+    return _phi_draws(draws, item, n, kind=kind)
+
+
+def reach_probability(values: np.ndarray, target: float) -> float:
+    """Share of the bootstrap draws of a coefficient at or above ``target``."""
+    values = np.asarray(values, dtype=float)
+    return float(np.mean(values >= target))
+
+
+def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
+                     target: float | None = None, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                     random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:
+    """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
+
+    Returns
+    -------
+    DataFrame
+        Facet columns, ``phi``, ``phi_lower``, ``phi_upper``, ``phi_relative``, ``phi_relative_lower``,
+        ``phi_relative_upper``, and with ``target`` the bootstrap probability that the design reaches it
+        (``p_reach``, ``p_reach_relative``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(15), 4)
+    >>> df = pd.DataFrame({"g": g, "r": np.tile([1, 2, 3, 4], 15), "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    >>> fit = lmer("y ~ 1 + (1|g) + (1|r)", df)
+    >>> t = dstudy_intervals(fit, "g", {"r": [1, 2]}, n_resamples=30, random_state=0)
+    >>> list(t.columns[:4])
+    ['r', 'phi', 'phi_lower', 'phi_upper']
+    """
+    from ..reliability import dstudy
+
+    _check_level(level)
+    d = _draws(source, draws, n_resamples, random_state, progress)
+    table = dstudy(source, item, grid)
+    names = list(grid)
+    rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
+    for _, cell in table.iterrows():
+        n = {f: float(cell[f]) for f in names}
+        for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):
+            values = phi_draws(d, item, n, kind=kind)
+            lo, hi = _percentiles(values, level)
+            rows[f"{prefix}_lower"].append(lo)
+            rows[f"{prefix}_upper"].append(hi)
+            key = "p_reach" if kind == "absolute" else "p_reach_relative"
+            rows[key].append(reach_probability(values, target) if target is not None else np.nan)
+    out = table.assign(**{k: v for k, v in rows.items() if target is not None or not k.startswith("p_reach")})
+    order = names + ["phi", "phi_lower", "phi_upper", "phi_relative", "phi_relative_lower", "phi_relative_upper"]
+    if target is not None:
+        order += ["p_reach", "p_reach_relative"]
+    return out[order]

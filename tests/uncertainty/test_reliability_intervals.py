@@ -1,0 +1,103 @@
+"""Intervals for phi and the D-study, cheapest_design(confidence=): correctness and (small) coverage."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mixeval import lmer
+from mixeval.errors import InputError
+from mixeval.reliability import cheapest_design, dstudy, phi
+from mixeval.uncertainty import component_draws, dstudy_intervals, phi_draws, phi_interval
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import phi_coverage  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def fit():
+    rng = np.random.default_rng(8)
+    df = phi_coverage.simulate({"item": 25, "rater": 4, "occ": 2},
+                               {"item": 1.0, "rater": 0.2, "rater:item": 0.4, "Residual": 0.6}, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return lmer("y ~ 1 + (1|item) + (1|rater) + (1|rater:item)", df)
+
+
+@pytest.fixture(scope="module")
+def draws(fit):
+    return component_draws(fit, n_resamples=100, random_state=3, progress=False)
+
+
+def test_phi_draws_equal_phi_row_by_row(draws):
+    for kind in ("absolute", "relative"):
+        vec = phi_draws(draws, "item", {"rater": 3}, kind=kind)
+        loop = [phi(dict(zip(draws.columns, row)), "item", {"rater": 3}, kind=kind) for row in draws.to_numpy()]
+        np.testing.assert_allclose(vec, loop, rtol=1e-13)
+
+
+def test_phi_interval(fit, draws):
+    ci = phi_interval(fit, "item", {"rater": 2}, draws=draws)
+    assert ci["estimate"] == pytest.approx(phi(fit, "item", {"rater": 2}))
+    assert 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
+    values = phi_draws(draws, "item", {"rater": 2})
+    assert ci["lower"] == pytest.approx(np.quantile(values, 0.025))
+    again = phi_interval(fit, "item", {"rater": 2}, n_resamples=100, random_state=3, progress=False)
+    assert again == ci  # seeded: the same draws
+
+
+def test_dstudy_intervals(fit, draws):
+    grid = {"rater": [1, 2, 4, 8]}
+    table = dstudy_intervals(fit, "item", grid, draws=draws, target=0.8)
+    point = dstudy(fit, "item", grid)
+    np.testing.assert_allclose(table["phi"], point["phi"])
+    assert (table["phi_lower"] <= table["phi_upper"]).all()
+    assert table["phi_lower"].is_monotonic_increasing and table["p_reach"].is_monotonic_increasing
+    assert ((0 <= table["p_reach"]) & (table["p_reach"] <= 1)).all()
+
+
+def test_cheapest_design_with_confidence(fit, draws):
+    plain = cheapest_design(fit, "item", 0.8, max_n={"rater": 20})
+    sure = cheapest_design(fit, "item", 0.8, max_n={"rater": 20}, confidence=0.9, draws=draws)
+    assert sure.reached and sure.phi_lower >= 0.8
+    assert sure.n["rater"] >= plain.n["rater"]
+    designs = sure.designs.set_index("rater")
+    assert (designs.loc[: sure.n["rater"] - 1, "phi_lower"] < 0.8).all()  # every cheaper design misses
+    assert sure.p_reach == pytest.approx(float(np.mean(phi_draws(draws, "item", sure.n) >= 0.8)))
+    assert "lower bound" in sure.summary()
+    none = cheapest_design(fit, "item", 0.999, max_n={"rater": 3}, confidence=0.9, draws=draws)
+    assert not none.reached and "lower confidence bound" in none.summary()
+    assert len(none.designs) == 3 and none.frontier.empty
+    with pytest.raises(InputError, match="confidence"):
+        cheapest_design(fit, "item", 0.8, max_n={"rater": 5}, confidence=90)
+
+
+def test_boundary_component_does_not_break_the_interval():
+    rng = np.random.default_rng(2)
+    df = phi_coverage.simulate({"item": 30, "rater": 3}, {"item": 0.5, "rater": 0.0, "Residual": 1.0}, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = lmer("y ~ 1 + (1|item) + (1|rater)", df)
+    ci = phi_interval(f, "item", n_resamples=60, random_state=0, progress=False)
+    assert np.isfinite([ci["lower"], ci["upper"]]).all() and 0 <= ci["lower"] <= ci["upper"] <= 1
+
+
+def test_intervals_need_a_fit():
+    with pytest.raises(InputError, match="fitted model"):
+        phi_interval({"item": 1.0, "Residual": 1.0}, "item")
+
+
+@pytest.mark.slow
+def test_phi_interval_coverage_small():
+    """A small version of benchmarks/phi_coverage.py (the committed study has 250 data sets per design).
+
+    30 data sets: under a true coverage of 95% fewer than 25 hits has probability 0.0002.
+    """
+    design = phi_coverage.DESIGNS[0]
+    rows = phi_coverage.run(reps=30, boot=40, seed=99, designs=[design])
+    assert rows[0]["coverage"] >= 25 / 30
