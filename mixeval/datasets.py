@@ -167,7 +167,15 @@ def list_datasets() -> pd.DataFrame:
 
 
 def cache_dir() -> Path:
-    """The download cache: ``$MIXEVAL_CACHE`` if set, else ``~/.cache/mixeval``."""
+    """The download cache: ``$MIXEVAL_CACHE`` if set, else ``~/.cache/mixeval``.
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict("os.environ", {"MIXEVAL_CACHE": "/tmp/mixeval-cache"}):
+    ...     cache_dir().as_posix()
+    '/tmp/mixeval-cache'
+    """
     env = os.environ.get(_ENV_CACHE)
     return Path(env).expanduser() if env else Path.home() / ".cache" / "mixeval"
 

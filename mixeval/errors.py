@@ -29,60 +29,248 @@ __all__ = [
 
 
 class MixevalError(Exception):
-    """Base class of every exception mixeval raises on purpose."""
+    """Base class of every exception mixeval raises on purpose.
+
+    Examples
+    --------
+    One ``except`` catches every error of the input; each is also the builtin it refines:
+
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> try:
+    ...     lmer("y ~ 1 + (1|rater)", df)
+    ... except MixevalError as exc:
+    ...     print(type(exc).__name__, isinstance(exc, ValueError))
+    ColumnError True
+    """
 
 
 class InputError(MixevalError, ValueError):
-    """A value, array or table handed to mixeval cannot be used as given."""
+    """A value, array or table handed to mixeval cannot be used as given.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> lmer("y ~ 1 + (1|g)", df.assign(y=[1.0, 2, np.nan, 4, 5, 7]))
+    Traceback (most recent call last):
+        ...
+    mixeval.errors.InputError: column 'y' has 1 missing value(s) out of 6 rows. mixeval drops nothing silently: ...
+    >>> issubclass(InputError, ValueError)
+    True
+    """
 
 
 class InputTypeError(MixevalError, TypeError):
-    """An argument handed to mixeval has the wrong type (e.g. a list where a DataFrame is needed)."""
+    """An argument handed to mixeval has the wrong type (e.g. a list where a DataFrame is needed).
+
+    Examples
+    --------
+    >>> from mixeval.mixed import lmer
+    >>> lmer("y ~ 1 + (1|g)", [1.0, 2.0])
+    Traceback (most recent call last):
+        ...
+    mixeval.errors.InputTypeError: `data` must be a pandas DataFrame in long format (one row per observation); got list. ...
+    >>> issubclass(InputTypeError, TypeError)
+    True
+    """
 
 
 class ColumnError(InputError):
-    """A column named by the user is missing or unusable (message lists the available columns)."""
+    """A column named by the user is missing or unusable (message lists the available columns).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> lmer("y ~ 1 + (1|rater)", df)
+    Traceback (most recent call last):
+        ...
+    mixeval.errors.ColumnError: column(s) 'rater' not found in `data`; available columns: y, g.
+    """
 
 
 class FormulaError(InputError):
-    """A model formula mixeval cannot parse or does not support (message says what to write)."""
+    """A model formula mixeval cannot parse or does not support (message says what to write).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> lmer("y ~ 1 + (1|g", df)
+    Traceback (most recent call last):
+        ...
+    mixeval.errors.FormulaError: unbalanced parentheses in formula: '1 + (1|g'
+    """
 
 
 class ModelComparisonError(InputError):
-    """Two fitted models cannot be compared (not nested, or fitted to different rows)."""
+    """Two fitted models cannot be compared (not nested, or fitted to different rows).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mixeval.mixed import compare, lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> compare(lmer("y ~ 1 + (1|g)", df, REML=False), lmer("y ~ 1 + (1|g)", df.iloc[:4], REML=False))
+    Traceback (most recent call last):
+        ...
+    mixeval.errors.ModelComparisonError: the two models were fitted to different rows (6 vs 4 observations, ...
+    """
 
 
 class MixevalWarning(UserWarning):
-    """Base class of every warning mixeval emits."""
+    """Base class of every warning mixeval emits.
+
+    Examples
+    --------
+    Silence (or turn into errors) every warning of mixeval at once:
+
+    >>> import warnings
+    >>> issubclass(SingularFitWarning, MixevalWarning), issubclass(MixevalWarning, UserWarning)
+    (True, True)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", MixevalWarning)
+    ...     warnings.warn("not shown", SingularFitWarning)
+    """
 
 
 class SingularFitWarning(MixevalWarning):
-    """A variance component was estimated at zero (a boundary fit): reported, not a failure."""
+    """A variance component was estimated at zero (a boundary fit): reported, not a failure.
+
+    Examples
+    --------
+    The group means are equal, so the group variance is estimated as 0:
+
+    >>> import warnings, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 1.5, 1, 2, 1.5], "g": list("aabbcc")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("y ~ 1 + (1|g)", df)
+    >>> [w.category.__name__ for w in caught], float(fit.varcorr.variance[0])
+    (['SingularFitWarning'], 0.0)
+    """
 
 
 class ConvergenceWarning(MixevalWarning):
-    """An optimiser stopped without meeting its convergence criteria."""
+    """An optimiser stopped without meeting its convergence criteria.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warnings.warn("optimiser stopped after 1000 evaluations", ConvergenceWarning)
+    >>> caught[0].category.__name__, issubclass(ConvergenceWarning, MixevalWarning)
+    ('ConvergenceWarning', True)
+    """
 
 
 class BoundaryWarning(MixevalWarning):
-    """An estimate lies on the boundary of its parameter space; tests based on it need care."""
+    """An estimate lies on the boundary of its parameter space; tests based on it need care.
+
+    Examples
+    --------
+    No false positive among 80 positive predictions: the precision is estimated as exactly 1, with variance 0:
+
+    >>> import warnings
+    >>> from mixeval.metric_model import MetricModel
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     m = MetricModel.from_confusion(tp=80, fp=0, fn=10, tn=890)
+    >>> [w.category.__name__ for w in caught], m.precision
+    (['BoundaryWarning'], 1.0)
+    """
 
 
 class BasisLimitWarning(MixevalWarning):
-    """A smooth term uses (nearly) all the freedom its basis allows; enlarge the basis."""
+    """A smooth term uses (nearly) all the freedom its basis allows; enlarge the basis.
+
+    Examples
+    --------
+    A step function fitted with a 5-knot spline uses all of its basis:
+
+    >>> import warnings, numpy as np, pandas as pd
+    >>> from mixeval.validity import fit_gam
+    >>> df = pd.DataFrame({"x": np.random.default_rng(0).uniform(size=300)})
+    >>> df["y"] = (df.x > 0.5) * 1.0
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     gam = fit_gam(df, "y", ["x"], k=5)
+    >>> [w.category.__name__ for w in caught]
+    ['BasisLimitWarning']
+    """
 
 
 class IdentifiabilityWarning(MixevalWarning):
-    """Parameters that the data cannot tell apart (e.g. two grouping factors with the same partition)."""
+    """Parameters that the data cannot tell apart (e.g. two grouping factors with the same partition).
+
+    Examples
+    --------
+    ``h`` relabels ``g`` (same partition of the rows):
+
+    >>> import warnings, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("y ~ 1 + (1|g) + (1|h)", df.assign(h=list("xxyyzz")))
+    >>> sorted({w.category.__name__ for w in caught})
+    ['IdentifiabilityWarning']
+    """
 
 
 class DroppedRowsWarning(MixevalWarning):
-    """Rows were removed because the user asked for it (e.g. ``drop_missing=True``); says how many."""
+    """Rows were removed because the user asked for it (e.g. ``drop_missing=True``); says how many.
+
+    Examples
+    --------
+    >>> import warnings, numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("y ~ 1 + (1|g)", df.assign(y=[1.0, 2, np.nan, 4, 5, 7]), drop_missing=True)
+    >>> fit.nobs, str(caught[0].message)
+    (5, "drop_missing=True: dropped 1 of 6 rows with missing or non-finite values (missing per column: {'y': 1}).")
+    """
 
 
 class SeparationWarning(MixevalWarning):
-    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates)."""
+    """A binary response is perfectly predicted by fixed effects on some rows (infinite ML estimates).
+
+    Examples
+    --------
+    Every answer of system B is correct and every answer of A wrong:
+
+    >>> import warnings, numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(10), 2), "system": np.tile(["A", "B"], 10)})
+    >>> df["correct"] = (df.system == "B").astype(int)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = glmer("correct ~ system + (1|item)", df, family="binomial")
+    >>> "SeparationWarning" in [w.category.__name__ for w in caught]
+    True
+    """
 
 
 class FamilyWarning(MixevalWarning):
-    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts."""
+    """A Gaussian model fitted to a response that only takes the values 0 and 1, or small counts.
+
+    Examples
+    --------
+    >>> import warnings, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"correct": [0, 1, 1, 0, 1, 1, 0, 1], "item": list("aabbccdd")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("correct ~ 1 + (1|item)", df)
+    >>> "FamilyWarning" in [w.category.__name__ for w in caught]
+    True
+    """

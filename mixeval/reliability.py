@@ -38,7 +38,18 @@ RESIDUAL = "Residual"
 
 
 def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
-    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping."""
+    """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
+
+    Examples
+    --------
+    >>> components_of({"item": 2.0, "Residual": 1.0})
+    {'item': 2.0, 'Residual': 1.0}
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> fit = lmer("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> {k: round(v, 4) for k, v in components_of(fit).items()}  # REML: (MSB - MSW) / 2 and MSW
+    {'g': 4.5833, 'Residual': 1.0}
+    """
     if isinstance(source, LmerResult):
         if source.has_slopes:
             slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
@@ -96,7 +107,20 @@ def latent_components(fit: GlmerResult) -> dict[str, float]:
 
 
 def latent_scale_note(fit: GlmerResult) -> str:
-    """One sentence stating the scale of a GLMM's variance components (for tables and reports)."""
+    """One sentence stating the scale of a GLMM's variance components (for tables and reports).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
+    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
+    >>> print(latent_scale_note(fit))
+    Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...
+    """
     if fit.family == "binomial":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
@@ -347,6 +371,15 @@ class DesignChoice(Result):
         The chosen design's lower bound and probability of reaching the target (NaN without ``confidence``).
     designs : DataFrame or None
         Every design of the search space with ``phi``, ``phi_lower``, ``p_reach`` and ``cost`` (with ``confidence``).
+
+    Examples
+    --------
+    With ``sigma^2_s = 4``, ``sigma^2_r = 1``, ``sigma^2_rs + sigma^2_e = 4``: ``phi = 4 / (4 + 5 / n_r)``,
+    so three raters reach 0.7 (two give 0.615):
+
+    >>> c = cheapest_design({"s": 4.0, "r": 1.0, "r:s": 2.0, "Residual": 2.0}, "s", 0.7, max_n={"r": 10})
+    >>> c.n, round(c.phi, 4), c.kind
+    ({'r': 3}, 0.7059, 'absolute')
     """
 
     target: float

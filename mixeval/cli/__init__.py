@@ -55,7 +55,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def command_modules() -> list[str]:
-    """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported)."""
+    """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported).
+
+    Examples
+    --------
+    >>> command_modules()[:3]
+    ['cmd_agreement', 'cmd_bootstrap', 'cmd_circularity']
+    >>> sorted({module for module, _ in COMMANDS.values()}) == command_modules()  # every module is listed
+    True
+    """
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
 
 
@@ -70,6 +78,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     Without ``argv``, every ``cmd_*`` module is imported and registers its sub-commands (the full
     parser). With ``argv`` (what :func:`main` passes), only the module of the command named there is
     imported; the other commands are listed by name and help (:data:`COMMANDS`) without importing them.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["reproduce", "goyal-table-1"])
+    >>> args.command, args.name, args.json
+    ('reproduce', 'goyal-table-1', False)
+    >>> "reliability" in build_parser(["fit"]).format_help()  # listed, though only cmd_fit was imported
+    True
     """
     parser = argparse.ArgumentParser(
         prog="mixeval",
@@ -91,7 +107,20 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mixeval`` command."""
+    """Entry point of the ``mixeval`` command.
+
+    Examples
+    --------
+    The exit code is returned (the console script passes it to ``sys.exit``); an error of the input prints one
+    line to stderr and returns 2.
+
+    >>> code = main(["reproduce", "goyal-table-1", "--json"])
+    {"rows": [{"dataset": "BOLD", "n": 23679, ...}]}
+    >>> code
+    0
+    >>> main(["reproduce", "no-such-table"])  # stderr: mixeval reproduce: error: unknown reproduction ...
+    2
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)

@@ -97,7 +97,14 @@ def _default(obj: Any) -> Any:
 
 
 def print_json(obj: Any) -> None:
-    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither)."""
+    """Print ``obj`` as one JSON object (NaN/inf become null, as JSON has neither).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print_json({"d2": np.float64(0.5), "edf": float("nan"), "features": ("a", "b"), "n": np.array([1, 2])})
+    {"d2": 0.5, "edf": null, "features": ["a", "b"], "n": [1, 2]}
+    """
     print(json.dumps(_nan_to_none(obj), default=_default, indent=None))
 
 

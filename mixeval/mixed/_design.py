@@ -39,6 +39,14 @@ class GroupingFactor:
         ``("(Intercept)", "x")`` for ``(1 + x|g)``, ``("systemA", "systemB")`` for ``(0 + system|g)``.
     X : ndarray, shape (n, p_k), or None
         The term's model matrix; None for a random intercept (a column of ones).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = build_design("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> g = d.groups[0]
+    >>> g.name, g.codes.tolist(), g.labels, g.coef_names, g.n_levels
+    ('g', [0, 0, 1, 1, 2, 2], ('a', 'b', 'c'), ('(Intercept)',), 3)
     """
 
     name: str
@@ -69,7 +77,15 @@ class GroupingFactor:
 
 @dataclass(frozen=True)
 class Design:
-    """Validated inputs of a fit: response, fixed-effects matrix and grouping factors."""
+    """Validated inputs of a fit: response, fixed-effects matrix and grouping factors.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = build_design("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> d.nobs, d.fixed_names, d.X.ravel().tolist(), [g.name for g in d.groups]
+    (6, ('(Intercept)',), [1.0, 1.0, 1.0, 1.0, 1.0, 1.0], ['g'])
+    """
 
     parsed: ParsedFormula
     y: np.ndarray = field(repr=False)

@@ -78,7 +78,22 @@ def _schur(stats: SufficientStats, lam0: float, lam_r: np.ndarray, kkw: np.ndarr
 
 
 def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
-    """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors (see :func:`_evaluate`)."""
+    """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors (see :func:`_evaluate`).
+
+    Examples
+    --------
+    At ``theta = 0`` the model is the linear model ``y ~ 1``: ``beta`` is the mean, ``r2`` the residual sum of
+    squares around it and the ML deviance ``n (1 + log(2 pi r2 / n))``.
+
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import build_design, compute_stats
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> p = deviance_parts(compute_stats(build_design("y ~ 1 + (1|g)", df)), np.array([0.0]), reml=False)
+    >>> round(float(p.beta[0]), 4), round(float(p.r2), 4)
+    (3.6667, 23.3333)
+    >>> bool(np.isclose(p.deviance, 6 * (1 + np.log(2 * np.pi * p.r2 / 6))))
+    True
+    """
     return _evaluate(stats, theta, reml)
 
 

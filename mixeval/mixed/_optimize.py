@@ -346,6 +346,17 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     Notes
     -----
     :func:`minimize_deviance` with the exact gradient of :func:`deviance_and_gradient`.
+
+    Examples
+    --------
+    Three groups of two: the ML optimum is ``theta = sigma_g / sigma = sqrt(2.889 / 1)``.
+
+    >>> import pandas as pd
+    >>> from mixeval.mixed import build_design, compute_stats
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> opt = optimize_theta(compute_stats(build_design("y ~ 1 + (1|g)", df)), reml=False)
+    >>> opt.converged, round(float(opt.theta[0]), 4), round(float(opt.deviance), 4)
+    (True, 1.6997, 22.7682)
     """
     k = stats.n_terms
     if k == 0:

@@ -66,6 +66,20 @@ class LmerResult(Result):
     scaling : Scaling or None
         The map between the data as given and the centred, scaled copy the optimiser saw
         (:mod:`mixeval.mixed._scaling`); ``stats`` belong to the scaled copy.
+
+    Examples
+    --------
+    Balanced one-way data: the REML group variance is ``(MSB - MSW) / 2 = (10.1667 - 1) / 2``.
+
+    >>> import pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> fit = lmer("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> fit.reml, fit.nobs, fit.fixed_names
+    (True, 6, ('(Intercept)',))
+    >>> fit.varcorr.round(4)
+          group  variance     std  percent
+    0         g    4.5833  2.1409  82.0896
+    1  Residual    1.0000  1.0000  17.9104
     """
 
     formula: str
@@ -620,6 +634,21 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
 
     ``stats``, ``opt`` and ``parts`` belong to the (possibly centred and scaled) problem the optimiser saw;
     ``scaling`` maps them back to the data as given (:mod:`._scaling`); ``design`` is the design as given.
+
+    Examples
+    --------
+    The stages of :func:`~mixeval.mixed.lmer` one by one (here without the centring and scaling of
+    :func:`fit_design`):
+
+    >>> import pandas as pd
+    >>> from mixeval.mixed import build_design, compute_stats, deviance_parts, optimize_theta
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> d = build_design("y ~ 1 + (1|g)", df)
+    >>> s = compute_stats(d)
+    >>> opt = optimize_theta(s, reml=False)
+    >>> fit = make_result(d, s, opt, deviance_parts(s, opt.theta, reml=False), df)
+    >>> round(float(fit.loglik), 4), fit.varcorr.variance.round(4).tolist()
+    (-11.3841, [2.8889, 1.0])
     """
     n, p = stats.nobs, stats.p
     reml = parts.reml
@@ -702,7 +731,23 @@ def design_stats(design: Design) -> SufficientStats | BlockStats:
 
 def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
     """Fit a validated design: centre and scale (:func:`~._scaling.standardize`), form the statistics,
-    optimise, map back to the data as given."""
+    optimise, map back to the data as given.
+
+    Examples
+    --------
+    The stage after :func:`~mixeval.mixed.build_design`; :func:`~mixeval.mixed.lmer` is the two chained.
+    Balanced one-way data with three groups of two: by ML the residual variance is the within-group mean
+    square (3/3 = 1) and the group variance ``((a-1)/a MSB - MSW)/n = (6.778 - 1)/2 = 2.889``.
+
+    >>> import pandas as pd
+    >>> from mixeval.mixed import build_design, lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> fit = fit_design(build_design("y ~ 1 + (1|g)", df), reml=False)
+    >>> fit.varcorr.variance.round(4).tolist()
+    [2.8889, 1.0]
+    >>> bool(fit.loglik == lmer("y ~ 1 + (1|g)", df, REML=False).loglik)
+    True
+    """
     scaled, scaling = standardize(design)
     return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
 
@@ -714,6 +759,16 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
     ``stats`` may belong to a centred and scaled copy of ``design`` (then ``scaling`` maps back,
     :func:`fit_design`); random-intercept statistics go to the intercept path, per-level blocks
     (:class:`~._general.BlockStats`) to the general evaluator.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mixeval.mixed import build_design, compute_stats
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> d = build_design("y ~ 1 + (1|g)", df)
+    >>> fit = fit_from_stats(d, compute_stats(d), reml=False)  # statistics of the data as given: no scaling
+    >>> round(float(fit.loglik), 4), fit.varcorr.variance.round(4).tolist()
+    (-11.3841, [2.8889, 1.0])
     """
     with single_threaded_blas():
         if isinstance(stats, BlockStats):

@@ -55,6 +55,15 @@ class SufficientStats:
         When the statistics are those of a centred response ``y - c`` (summed by a query engine, where
         the sums of ``y = 1e12 + noise`` would lose the noise), the coefficients ``delta`` with
         ``X delta = c 1``: the fit is the same except ``beta = beta_centred + delta``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from mixeval.mixed import build_design
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> s = compute_stats(build_design("y ~ 1 + (1|g)", df))
+    >>> s.nobs, s.p, s.n_levels, s.counts0.tolist()  # counts0: rows per level of g (the diagonal of Z'Z)
+    (6, 1, (3,), [2.0, 2.0, 2.0])
     """
 
     nobs: int

@@ -36,7 +36,22 @@ def _facets(study: Any) -> list[str]:
 
 
 def default_dstudy_grid(study: Any, facets: Sequence[str] | None = None) -> dict[str, list[int]]:
-    """Up to two facets of the study: the first 1..10 conditions, the second 1..3 (Figure 3.3's layout)."""
+    """Up to two facets of the study: the first 1..10 conditions, the second 1..3 (Figure 3.3's layout).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import Study
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(20), 4), "rater": np.tile([1, 2, 1, 2], 20),
+    ...                    "occasion": np.tile([1, 1, 2, 2], 20)})
+    >>> df["score"] = rng.normal(size=20)[df.item] + rng.normal(size=80)
+    >>> grid = default_dstudy_grid(Study(df, "score ~ (1|item) + (1|rater) + (1|occasion)", item="item"))
+    >>> {k: (v[0], v[-1]) for k, v in grid.items()}
+    {'rater': (1, 10), 'occasion': (1, 3)}
+    >>> default_dstudy_grid(None, ["rater"])
+    {'rater': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+    """
     facets = list(facets) if facets is not None else _facets(study)
     sizes = (list(range(1, 11)), [1, 2, 3])
     return {f: s for f, s in zip(facets[:2], sizes)}

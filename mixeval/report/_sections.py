@@ -244,7 +244,15 @@ def variance_section(
 
 
 def result_table(result: TestResult, label: str = "") -> pd.DataFrame:
-    """One-row DataFrame of a TestResult: test, statistic, df, p-value (unrounded)."""
+    """One-row DataFrame of a TestResult: test, statistic, df, p-value (unrounded).
+
+    Examples
+    --------
+    >>> from mixeval.resampling import paired_t_test
+    >>> result_table(paired_t_test([1.0, 2.0, 3.0, 4.0], [0.5, 1.6, 2.4, 3.1]), "t-test").round(4)
+         test  statistic   df  p.value
+    0  t-test     5.5549  3.0   0.0115
+    """
     if not isinstance(result, TestResult):
         raise InputTypeError(f"expected a mixeval TestResult; got {type(result).__name__}.")
     return pd.DataFrame(

@@ -24,7 +24,20 @@ _REGISTRY: dict[str, tuple[Reproduction, str]] = {}
 
 
 def register(name: str, description: str) -> Callable[[Reproduction], Reproduction]:
-    """Decorator registering ``f`` under ``name`` (e.g. ``"table-3.1"``)."""
+    """Decorator registering ``f`` under ``name`` (e.g. ``"table-3.1"``).
+
+    Examples
+    --------
+    Every reproduction module registers its tables at import; a name can be registered only once:
+
+    >>> from mixeval.reproductions.book import table_3_1
+    >>> get("table-3.1") is table_3_1
+    True
+    >>> register("table-3.1", "again")(table_3_1)
+    Traceback (most recent call last):
+        ...
+    RuntimeError: reproduction 'table-3.1' registered twice
+    """
 
     def deco(f: Reproduction) -> Reproduction:
         if name in _REGISTRY:
@@ -69,7 +82,15 @@ def get(name: str) -> Reproduction:
 
 
 def default_data_dir() -> Path | None:
-    """``$MIXEVAL_DATA`` if set, else ``../shared/bookdata`` (relative to cwd or the repo) if it exists."""
+    """``$MIXEVAL_DATA`` if set, else ``../shared/bookdata`` (relative to cwd or the repo) if it exists.
+
+    Examples
+    --------
+    >>> from unittest import mock
+    >>> with mock.patch.dict("os.environ", {"MIXEVAL_DATA": "/data/book"}):
+    ...     default_data_dir().as_posix()
+    '/data/book'
+    """
     env = os.environ.get("MIXEVAL_DATA")
     if env:
         return Path(env)

@@ -74,7 +74,17 @@ def expected_max(scores: object, budgets: object = None) -> pd.DataFrame:
 
 @dataclass(frozen=True, eq=False)
 class BudgetResult(Result):
-    """Result of :func:`budget_ci`: one row per budget in :attr:`table`."""
+    """Result of :func:`budget_ci`: one row per budget in :attr:`table`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = budget_ci(np.random.default_rng(0).beta(5, 2, size=50), budgets=[1, 5], n_resamples=500, random_state=1)
+    >>> res.table["budget"].tolist(), res.level, res.n_resamples
+    ([1, 5], 0.95, 500)
+    >>> bool((res.table["mean"].diff().dropna() > 0).all())  # the expected best of more runs is higher
+    True
+    """
 
     _dict_exclude: ClassVar[tuple[str, ...]] = ("scores",)  # the input, not the result
 

@@ -43,6 +43,18 @@ def wide_scores(
     ``scores`` is a wide DataFrame (or a mapping ``name -> scores``) or, with
     ``item``, ``system`` and ``score``, a long DataFrame with one row per
     (item, system).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> long = pd.DataFrame({"item": [1, 1, 2, 2], "system": ["A", "B", "A", "B"], "score": [0.5, 0.7, 0.2, 0.4]})
+    >>> wide_scores(long, item="item", system="system", score="score")
+    system    A    B
+    item
+    1       0.5  0.7
+    2       0.2  0.4
+    >>> wide_scores({"A": [0.5, 0.2], "B": [0.7, 0.4]}).columns.tolist()
+    ['A', 'B']
     """
     if item is not None or system is not None or score is not None:
         if not (item and system and score):

@@ -56,6 +56,16 @@ class AggregateDesign:
     ``X`` and ``y`` are None and the grouping factors carry labels but no per-row codes, so a
     result built from it has ``fitted`` and ``residuals`` set to None; per-level random effects
     (``ranef``) are available.
+
+    Examples
+    --------
+    >>> import pandas as pd, pyarrow as pa
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> design, _ = aggregate_stats("y ~ 1 + (1|g)", pa.Table.from_pandas(df))
+    >>> design.nobs, design.fixed_names, design.X is None, design.groups[0].codes is None
+    (6, ('(Intercept)',), True, True)
+    >>> design.source
+    'Arrow table (DuckDB)'
     """
 
     parsed: ParsedFormula
@@ -212,7 +222,25 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     -------
     (AggregateDesign, SufficientStats)
         The statistics equal :func:`mixeval.mixed.compute_stats` of the in-memory design up to
-        floating-point summation order.
+        floating-point summation order, except that when the fixed part holds the constant (an
+        intercept) they are those of the response centred at its mean, with ``coef_shift`` to add back
+        to the coefficients (same theta, sigma and likelihood; see :class:`~mixeval.mixed.SufficientStats`).
+
+    Examples
+    --------
+    The statistics of an Arrow table, summed by DuckDB; fitted, they give the in-memory fit (balanced one-way
+    data: ML group variance 2.889, residual variance 1):
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> from mixeval.mixed import fit_from_stats
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> design, stats = aggregate_stats("y ~ 1 + (1|g)", pa.Table.from_pandas(df))
+    >>> design.nobs, design.groups[0].labels, stats.counts0.tolist()
+    (6, ('a', 'b', 'c'), [2.0, 2.0, 2.0])
+    >>> stats.coef_shift  # the response was summed centred at its mean 11/3
+    array([3.66666667])
+    >>> fit_from_stats(design, stats, reml=False).varcorr.variance.round(4).tolist()
+    [2.8889, 1.0]
     """
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     if parsed.has_slopes:

@@ -55,6 +55,23 @@ def binary_cells(formula: str, source: Any) -> tuple[pd.DataFrame, int]:
     ------
     InputError
         The response takes values other than 0 and 1 (or false/true), or a model column has NULLs.
+
+    Examples
+    --------
+    Eight 0/1 answers in four cells of (system, item):
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> df = pd.DataFrame({"system": list("AABBAABB"), "item": [1, 1, 1, 1, 2, 2, 2, 2],
+    ...                    "correct": [1, 0, 1, 1, 0, 0, 1, 0]})
+    >>> cells, n_rows = binary_cells("correct ~ system + (1|item)", pa.Table.from_pandas(df))
+    >>> n_rows
+    8
+    >>> cells.sort_values(["system", "item"]).reset_index(drop=True)
+      system  item  trials  successes  correct
+    0      A     1     2.0        1.0      0.5
+    1      A     2     2.0        0.0      0.0
+    2      B     1     2.0        2.0      1.0
+    3      B     2     2.0        1.0      0.5
     """
     engine = as_engine(source)
     available = engine.columns()

@@ -51,7 +51,16 @@ def _spark_dataframe_type():
 
 
 def is_aggregate_source(data: object) -> bool:
-    """True for inputs handled by :mod:`mixeval.scale` (not a pandas DataFrame)."""
+    """True for inputs handled by :mod:`mixeval.scale` (not a pandas DataFrame).
+
+    Examples
+    --------
+    >>> import pandas as pd, pyarrow as pa
+    >>> is_aggregate_source(pd.DataFrame({"x": [1.0]})), is_aggregate_source("logs/*.parquet")
+    (False, True)
+    >>> is_aggregate_source(pa.table({"x": [1.0]}))
+    True
+    """
     if isinstance(data, (str, Path)):
         return True
     mod = type(data).__module__ or ""
@@ -93,6 +102,15 @@ def as_engine(source: object) -> Engine:
     ------
     TypeError
         For any other input.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> engine = as_engine(pa.table({"item": [1, 1, 2], "score": [0.5, 0.7, 0.2]}))
+    >>> engine.dialect, engine.description
+    ('duckdb', 'Arrow table (DuckDB)')
+    >>> engine.column_kind("score")
+    'numeric'
     """
     from ._duckdb import DuckDBEngine
 

@@ -37,6 +37,27 @@ class ReferenceGrid(Result):
         ``expand.grid``), covariates at their means.
     X : ndarray
         The fixed-effects model matrix of ``grid`` (columns as ``fit.fixed_names``).
+
+    Examples
+    --------
+    One row per level of ``system``; ``X @ fixef`` gives the estimated marginal means.
+
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> fit = lmer("score ~ system + (1|item)", df)
+    >>> rg = reference_grid(fit)
+    >>> rg.factors, rg.covariates, rg.grid.system.tolist()
+    ({'system': ['A', 'B', 'C']}, {}, ['A', 'B', 'C'])
+    >>> rg.X
+    array([[1., 0., 0.],
+           [1., 1., 0.],
+           [1., 0., 1.]])
+    >>> (rg.X @ fit.fixef.to_numpy()).round(4)
+    array([-0.3035,  0.1612,  0.8242])
     """
 
     factors: dict[str, list]

@@ -62,7 +62,17 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
 
 
 def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> float:
-    """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``."""
+    """Critical value of Tukey-adjusted intervals: ``qtukey(level, k, df) / sqrt(2)``.
+
+    Examples
+    --------
+    With two means the Tukey interval is the unadjusted one (``z_0.975 = 1.96``); three means widen it:
+
+    >>> round(tukey_critical_value(0.95, 2), 4), round(float(tukey_critical_value(0.95, 3)), 4)
+    (1.96, 2.3437)
+    >>> round(float(tukey_critical_value(0.95, 3, df=20)), 4)  # qtukey(0.95, 3, 20) / sqrt(2) in R
+    2.53
+    """
     level = require_probability(level, "level", open_interval=True)
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
@@ -100,6 +110,25 @@ class PairwiseResult(Result):
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
         The residual standard deviation dividing the estimates in ``effect_size``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(np.arange(30), 3)
+    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
+    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
+    >>> res.adjust, res.ci_method, res.family_size, res.df_method
+    ('tukey', 'tukey', 3, 'asymptotic')
+    >>> res.emmeans[["system", "emmean"]].round(4)
+      system  emmean
+    0      A -0.3035
+    1      B  0.1612
+    2      C  0.8242
+    >>> float(res.table.estimate[0]) == float(res.emmeans.emmean[0] - res.emmeans.emmean[1])  # A - B
+    True
     """
 
     table: pd.DataFrame = field(repr=False)

@@ -163,6 +163,23 @@ class DatasetBiasResult(Result):
     threshold : float or None
         Absolute difference in correlation regarded as substantial (None: only a change of
         sign category counts).
+
+    Examples
+    --------
+    The feature predicts the label with opposite signs in the two domains:
+
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> a = pd.DataFrame({"f": rng.normal(size=400)}); a["y"] = (a["f"] + rng.normal(size=400) > 0) * 1
+    >>> b = pd.DataFrame({"f": rng.normal(size=400)}); b["y"] = (-b["f"] + rng.normal(size=400) > 0) * 1
+    >>> res = dataset_bias_test(a, b, "y")
+    >>> res.biased
+    ['f']
+    >>> res.table[["feature", "r_in", "r_out", "difference", "ci_low", "ci_high"]].round(3)
+      feature   r_in  r_out  difference  ci_low  ci_high
+    0       f  0.576 -0.569       1.145   1.047    1.233
+    >>> res.tests["f"].pvalue < 1e-10
+    True
     """
 
     table: pd.DataFrame

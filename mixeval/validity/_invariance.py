@@ -109,6 +109,26 @@ class InvarianceResult(Result):
         ``metric_change``.
     tolerance, metric_tolerance : float
     metric_name : str
+
+    Examples
+    --------
+    A linear regression is invariant to interval-scale transformations of its feature (``x -> a x + b``,
+    ``a > 0``) but not to arbitrary monotone (ordinal) ones:
+
+    >>> import numpy as np, pandas as pd
+    >>> class OLS:
+    ...     def fit(self, X, y):
+    ...         A = np.column_stack([np.ones(len(X)), X.to_numpy(float)])
+    ...         self.b = np.linalg.lstsq(A, y, rcond=None)[0]; return self
+    ...     def predict(self, X):
+    ...         return np.column_stack([np.ones(len(X)), X.to_numpy(float)]) @ self.b
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"x": rng.normal(size=100)}); df["y"] = 2 * df["x"] + rng.normal(size=100)
+    >>> res = transformation_invariance_test(OLS(), df, "y", "x", "interval", random_state=1)
+    >>> res.invariant, res.feature, res.scale, len(res.table)
+    (True, 'x', 'interval', 5)
+    >>> transformation_invariance_test(OLS(), df, "y", "x", "ordinal", random_state=1).invariant
+    False
     """
 
     invariant: bool
