@@ -77,6 +77,34 @@ def _schur(stats: SufficientStats, lam0: float, lam_r: np.ndarray, kkw: np.ndarr
     return s
 
 
+
+def profile_fixed_effects(m: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Profile the fixed effects out of ``M(theta)``: ``(beta, M_XX, log|M_XX|, r^2)``.
+
+    ``beta = M_XX^{-1} M_Xy`` and ``r^2 = M_yy - M_yX beta`` (the penalised residual sum of squares); raises
+    ``LinAlgError`` when ``r^2`` is not positive (the response is fitted exactly).
+    """
+    mxx = m[:p, :p]
+    if p:
+        chol_x = cholesky(mxx, lower=True, check_finite=False)
+        beta = cho_solve((chol_x, True), m[:p, p], check_finite=False)
+        logdet_mxx = 2.0 * float(np.sum(np.log(np.diag(chol_x))))
+    else:
+        beta = np.zeros(0)
+        logdet_mxx = 0.0
+    r2 = float(m[p, p] - m[:p, p] @ beta)
+    if not r2 > 0.0:
+        raise LinAlgError("penalised residual sum of squares is not positive (the response is fitted exactly)")
+    return beta, mxx, logdet_mxx, r2
+
+
+def profiled_criterion(logdet_a: float, logdet_mxx: float, r2: float, n: int, p: int, reml: bool) -> float:
+    """The profiled REML criterion or ML deviance from its pieces (Bates et al. 2015, Eqs. 34 and 41)."""
+    if reml:
+        dof = n - p
+        return logdet_a + logdet_mxx + dof * (1.0 + _LOG_2PI + np.log(r2 / dof))
+    return logdet_a + n * (1.0 + _LOG_2PI + np.log(r2 / n))
+
 def deviance_parts(stats: SufficientStats, theta: np.ndarray, reml: bool) -> DevianceParts:
     """Evaluate the profiled deviance at ``theta`` and keep the intermediate factors (see :func:`_evaluate`).
 
@@ -142,26 +170,11 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         logdet_a += 2.0 * float(np.sum(np.log(np.diag(chol_s))))
     else:
         chol_s = np.zeros((0, 0))
-    m = stats.ww - quad
-    mxx = m[:p, :p]
-    if p:
-        chol_x = cholesky(mxx, lower=True, check_finite=False)
-        beta = cho_solve((chol_x, True), m[:p, p], check_finite=False)
-        logdet_mxx = 2.0 * float(np.sum(np.log(np.diag(chol_x))))
-    else:
-        beta = np.zeros(0)
-        logdet_mxx = 0.0
-    r2 = float(m[p, p] - m[:p, p] @ beta)
+    beta, mxx, logdet_mxx, r2 = profile_fixed_effects(stats.ww - quad, p)
     beta_centred = None
     if stats.coef_shift is not None:  # statistics of a centred response: report beta on the response's scale
         beta_centred, beta = beta, beta + stats.coef_shift
-    if not r2 > 0.0:
-        raise LinAlgError("penalised residual sum of squares is not positive (the response is fitted exactly)")
-    if reml:
-        dof = n - p
-        dev = logdet_a + logdet_mxx + dof * (1.0 + _LOG_2PI + np.log(r2 / dof))
-    else:
-        dev = logdet_a + n * (1.0 + _LOG_2PI + np.log(r2 / n))
+    dev = profiled_criterion(logdet_a, logdet_mxx, r2, n, p, reml)
     parts = DevianceParts(
         theta=theta.copy(),
         deviance=float(dev),

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import InputError
+from ._deviance import profile_fixed_effects, profiled_criterion
 from ._optimize import OptimResult, minimize_deviance
 from ._reterms import ReStructure, _tril_template, theta_to_factors
 
@@ -41,7 +42,6 @@ __all__ = ["BlockStats", "GeneralParts", "compute_block_stats", "general_devianc
            "general_deviance_and_gradient", "general_random_effects", "optimize_general", "gradient_polish",
            "MAX_CROSS_ENTRIES"]
 
-_LOG_2PI = float(np.log(2.0 * np.pi))
 
 #: largest ``q_0 * q_r`` (entries of the dense cross block) the evaluator accepts (about 400 MB)
 MAX_CROSS_ENTRIES = 50_000_000
@@ -268,23 +268,8 @@ def general_deviance_parts(stats: BlockStats, theta: np.ndarray, reml: bool) -> 
         f = np.zeros((g0.shape[0], 0))
         h = np.zeros((0, p + 1))
         chol_s = np.zeros((0, 0))
-    m = stats.ww - quad
-    mxx = m[:p, :p]
-    if p:
-        chol_x = cholesky(mxx, lower=True, check_finite=False)
-        beta = cho_solve((chol_x, True), m[:p, p], check_finite=False)
-        logdet_mxx = 2.0 * float(np.sum(np.log(np.diag(chol_x))))
-    else:
-        beta = np.zeros(0)
-        logdet_mxx = 0.0
-    r2 = float(m[p, p] - m[:p, p] @ beta)
-    if not r2 > 0.0:
-        raise LinAlgError("penalised residual sum of squares is not positive (the response is fitted exactly)")
-    if reml:
-        dof = n - p
-        dev = logdet_a + logdet_mxx + dof * (1.0 + _LOG_2PI + np.log(r2 / dof))
-    else:
-        dev = logdet_a + n * (1.0 + _LOG_2PI + np.log(r2 / n))
+    beta, mxx, logdet_mxx, r2 = profile_fixed_effects(stats.ww - quad, p)
+    dev = profiled_criterion(logdet_a, logdet_mxx, r2, n, p, reml)
     return GeneralParts(theta=theta.copy(), deviance=float(dev), reml=reml, logdet_a=logdet_a,
                         logdet_mxx=logdet_mxx, r2=r2, beta=beta, mxx=mxx, factors=lams, linv=linv, g0=g0,
                         f=f, h=h, chol_s=chol_s)
