@@ -140,19 +140,8 @@ class FitModel(Protocol):
     def ml_deviance(self, varpar: np.ndarray) -> float: ...
 
     def ml_deviance_and_gradient(self, varpar: np.ndarray) -> tuple[float, np.ndarray]:
-        """:meth:`ml_deviance` and its gradient in ``varpar`` (sd_1..sd_k, sigma)."""
-        from scipy.linalg import LinAlgError
-
-        varpar = np.asarray(varpar, dtype=float)
-        sigma = float(varpar[-1])
-        theta = varpar[:-1] / sigma
-        try:
-            value, g_theta, g_sigma = _ml_deviance_and_gradient(self.stats, theta, sigma)
-        except LinAlgError:
-            return float("inf"), np.zeros(varpar.size)
-        # d = d(theta = sd / sigma, sigma): chain rule
-        grad = np.append(g_theta / sigma, g_sigma - float(g_theta @ theta) / sigma)
-        return value, grad
+        """:meth:`ml_deviance` and its gradient in ``varpar`` (optional; see the class docstring)."""
+        ...
 
     def ml_deviance_fixed(self, j: int, value: float) -> float: ...
 
