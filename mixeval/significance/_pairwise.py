@@ -276,31 +276,43 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
                            means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level))
 
 
+
+def contrast_layout(cells: pd.DataFrame, specs_list: list[str], by_list: list[str],
+                    parenthesize: bool = True) -> tuple[int, int, list[dict], list[tuple[int, int]]]:
+    """The pairwise contrasts of the cells within each ``by`` group, as emmeans' ``pairs`` orders them.
+
+    Returns ``(n_spec, m, rows, idx)``: the number of compared level combinations, the contrasts per
+    group, one row per contrast (``contrast`` label and the ``by`` values) and the pair of cell indices
+    ``(a, b)`` of each contrast (estimate ``a - b``). ``parenthesize`` wraps labels containing ``-`` or
+    spaces in parentheses, as emmeans does.
+    """
+    n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
+    if n_spec < 2:
+        raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
+    labels = [level_label(row) for row in cells[specs_list].itertuples(index=False)]
+    if parenthesize:
+        labels = [f"({lab})" if _PARENS.search(lab) else lab for lab in labels]
+    pairs = [(i, j) for i in range(n_spec - 1) for j in range(i + 1, n_spec)]
+    rows: list[dict] = []
+    idx: list[tuple[int, int]] = []
+    for base in range(0, len(cells) - len(cells) % n_spec, n_spec):
+        for i, j in pairs:
+            row = {"contrast": f"{labels[base + i]} - {labels[base + j]}"}
+            for b in by_list:
+                row[b] = cells[b].iloc[base]
+            rows.append(row)
+            idx.append((base + i, base + j))
+    return n_spec, len(pairs), rows, idx
+
 def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
                     method: str, level: float, inference: DfInference, means: pd.DataFrame,
                     trend: str | None = None) -> PairwiseResult:
     """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
     coef = np.asarray(fit.coef, dtype=float)
     V = inference.vcov
-    n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
-    if n_spec < 2:
-        raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
-    n_groups = len(cells) // n_spec
-    labels = [level_label(row) for row in cells[specs_list].itertuples(index=False)]
-    labels = [f"({lab})" if _PARENS.search(lab) else lab for lab in labels]
-    pairs = [(i, j) for i in range(n_spec - 1) for j in range(i + 1, n_spec)]
-    m = len(pairs)
-    rows: list[dict] = []
-    C_all = []
-    for g in range(n_groups):
-        base = g * n_spec
-        for i, j in pairs:
-            row = {"contrast": f"{labels[base + i]} - {labels[base + j]}"}
-            for b in by_list:
-                row[b] = cells[b].iloc[base]
-            rows.append(row)
-            C_all.append(L[base + i] - L[base + j])
-    C = np.asarray(C_all)
+    n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list)
+    n_groups = len(idx) // m
+    C = np.asarray([L[a] - L[b] for a, b in idx])
     est = C @ coef
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
     dof = inference.df(C)

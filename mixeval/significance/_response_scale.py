@@ -20,10 +20,10 @@ from .._adjust import adjust_pvalues
 from .._validation import require_probability
 from ..errors import InputError
 from ._emmeans import marginal_means, means_table
-from ._grid import level_label
 from ._pairwise import (
     PairwiseResult,
     _canonical_adjust,
+    contrast_layout,
     pairwise,
     tukey_critical_value,
     tukey_pvalue,
@@ -166,25 +166,11 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     p = fam.linkinv(eta)
     G = fam.mu_eta(eta)[:, None] * L
     cov_p = G @ V @ G.T
-    n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
-    if n_spec < 2:
-        raise InputError(f"`specs` {specs_list} has a single level combination; there is nothing to compare.")
-    n_groups = len(cells) // n_spec
-    labels = [level_label(row) for row in cells[specs_list].itertuples(index=False)]
-    pairs = [(i, j) for i in range(n_spec - 1) for j in range(i + 1, n_spec)]
-    m = len(pairs)
-    rows, C = [], []
-    for g in range(n_groups):
-        base = g * n_spec
-        for i, j in pairs:
-            row = {"contrast": f"{labels[base + i]} - {labels[base + j]}"}
-            for b in by_list:
-                row[b] = cells[b].iloc[base]
-            rows.append(row)
-            c = np.zeros(len(cells))
-            c[base + i], c[base + j] = 1.0, -1.0
-            C.append(c)
-    C = np.asarray(C)
+    n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list, parenthesize=False)
+    n_groups = len(idx) // m
+    C = np.zeros((len(idx), len(cells)))
+    for k, (a, b) in enumerate(idx):
+        C[k, a], C[k, b] = 1.0, -1.0
     est = C @ p
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_p, C), 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
