@@ -177,26 +177,12 @@ class GeneralParts:
 
 def _left_lambda_t(m: np.ndarray, dims, n_levels, lams) -> np.ndarray:
     """``Lambda' M`` for ``M`` with rows in the ReStructure layout (terms, levels, coefficients)."""
-    out = np.empty_like(m)
-    start = 0
-    for d, nl, lam in zip(dims, n_levels, lams):
-        size = d * nl
-        block = m[start:start + size].reshape(nl, d, -1)
-        out[start:start + size] = (lam.T @ block).reshape(size, -1)
-        start += size
-    return out
+    return _left_lambda(m, dims, n_levels, [lam.T for lam in lams])
 
 
 def _right_lambda(m: np.ndarray, dims, n_levels, lams) -> np.ndarray:
-    """``M Lambda`` for ``M`` with columns in the ReStructure layout."""
-    out = np.empty_like(m)
-    start = 0
-    for d, nl, lam in zip(dims, n_levels, lams):
-        size = d * nl
-        block = m[:, start:start + size].reshape(m.shape[0], nl, d)
-        out[:, start:start + size] = (block @ lam).reshape(m.shape[0], size)
-        start += size
-    return out
+    """``M Lambda`` for ``M`` with columns in the ReStructure layout: ``(Lambda' M')'``."""
+    return _left_lambda_t(m.T, dims, n_levels, lams).T
 
 
 def _terms_of(stats: BlockStats):
