@@ -98,16 +98,21 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     z = float(norm.ppf(0.5 + level / 2.0))
     model = as_fit_model(fit)
     out: dict[str, tuple[float, float]] = {}
-    cov = fit.varcomp_cov()
-    for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
-        var = fit.variances[group]
-        sd = float(np.sqrt(var))
-        cvv = cov.loc[group, group]
-        if var > 0 and np.isfinite(cvv) and cvv >= 0:
-            se = float(np.sqrt(cvv)) / (2.0 * sd)
-            out[name] = (max(sd - z * se, 0.0), sd + z * se)
-        else:
-            out[name] = (float("nan"), float("nan"))
+    if getattr(fit, "has_slopes", False):  # sd's and correlations of vector-valued terms
+        from ._slopes_model import wald_varpar_slopes
+
+        out.update(wald_varpar_slopes(fit, z))
+    else:
+        cov = fit.varcomp_cov()
+        for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
+            var = fit.variances[group]
+            sd = float(np.sqrt(var))
+            cvv = cov.loc[group, group]
+            if var > 0 and np.isfinite(cvv) and cvv >= 0:
+                se = float(np.sqrt(cvv)) / (2.0 * sd)
+                out[name] = (max(sd - z * se, 0.0), sd + z * se)
+            else:
+                out[name] = (float("nan"), float("nan"))
     se = np.sqrt(np.diag(fit.cov_coef))
     for name, b, s in zip(fit.fixed_names, fit.coef, se):
         out[name] = (float(b - z * s), float(b + z * s))

@@ -399,6 +399,10 @@ def as_fit_model(fit) -> FitModel:
     if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
         return hook()
     if isinstance(fit, LmerResult):
+        if fit.has_slopes:  # random slopes: the general evaluator's FitModel
+            from ._slopes_model import SlopeFitModel
+
+            return SlopeFitModel(fit)
         return LmmFitModel(fit)
     if isinstance(fit, FitModel):
         return fit

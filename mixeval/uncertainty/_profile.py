@@ -114,6 +114,21 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
         return np.array([profiler.zeta(name, float(v)) for v in np.atleast_1d(values)])
 
 
+def _feasible_start(model: FitModel, start: np.ndarray, index: int, value: float) -> np.ndarray:
+    """``start`` with parameter ``index`` at ``value`` and the other correlations shrunk toward 0 until the
+    deviance is defined (with three or more coefficients in a term, a correlation moved alone can leave its
+    correlation matrix indefinite)."""
+    start[index] = value
+    cor = np.array(model.varpar_kinds) == "cor"
+    cor[index] = False
+    if cor.any():
+        for _ in range(60):
+            if np.isfinite(model.ml_deviance(start)):
+                break
+            start[cor] *= 0.5
+    return start
+
+
 class _Profiler:
     """Evaluates zeta of one fit, warm-starting each constrained optimisation from the last optimum."""
 
@@ -129,8 +144,7 @@ class _Profiler:
     def zeta(self, name: str, value: float) -> float:
         i = self.names.index(name)
         if i < self.n_var:
-            start = self._start.copy()
-            start[i] = value
+            start = _feasible_start(self.model, self._start.copy(), i, value)
             # keep the other standard deviations off 0 so the optimiser can move them
             dev, par = _varpar_profile(self.model, i, value, np.where(start > 0, start, np.where(
                 np.array(self.model.varpar_kinds) == "sd", 1e-3 * self.varpar_hat[-1], start)))
