@@ -224,7 +224,8 @@ def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 
     -----
     Each simulated response is ``y* = X beta_hat + sum_k Z_k b_k* + e*`` with
     ``b_k* ~ N(0, sigma_hat^2 theta_k^2 I)`` and ``e* ~ N(0, sigma_hat^2 I)`` (new random effects:
-    ``use.u = FALSE``). Only ``Z'y*``, ``X'y*`` and ``y*'y*`` are recomputed per draw, for a block of
+    ``use.u = FALSE``); with random slopes each level's ``b_k*`` is ``N(0, sigma_hat^2 Lambda_k Lambda_k')``
+    and the statistic's sd's and correlations are lme4's ``sd_x|g`` and ``cor_x.(Intercept)|g``. Only ``Z'y*``, ``X'y*`` and ``y*'y*`` are recomputed per draw, for a block of
     draws by one sparse product; ``Z'Z``, ``Z'X``, ``X'X`` are the original fit's.
 
     Examples

@@ -2,8 +2,9 @@
 
 Every interval and simulation in :mod:`mixeval.uncertainty` is written against the small
 interface :class:`FitModel`; :class:`LmmFitModel` implements it for the linear mixed models with
-random intercepts of :func:`mixeval.lmer`. A random-slope or generalised fit joins by implementing
-the same members (see the class docstring); nothing else in this package looks inside a fit.
+random intercepts of :func:`mixeval.lmer`, ``SlopeFitModel`` (:mod:`._slopes_model`) for those with random
+slopes. A generalised fit joins by implementing the same members (see the class docstring); nothing else in
+this package looks inside a fit.
 
 Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the standard deviations
 ``"sd_(Intercept)|group"`` (and correlations ``"cor_x.(Intercept)|group"``) term by term, then
@@ -189,8 +190,8 @@ class LmmFitModel:
         if not isinstance(fit, LmerResult):
             raise InputError(f"expected a fitted model (mixeval.lmer); got {type(fit).__name__}.")
         if len(np.atleast_1d(fit.theta)) != len(fit.group_names):
-            raise InputError("intervals, the bootstrap and power are implemented for random-intercept fits; this fit has "
-                             "random slopes (its FitModel is not wired yet); fit.varcorr_se gives asymptotic standard errors.")
+            raise InputError("LmmFitModel is for random-intercept fits; this fit has random slopes: use "
+                             "as_fit_model(fit), which returns its SlopeFitModel.")
         if fit.design.X is None:
             raise InputError("this fit was made from aggregates (no rows): simulation and refits need the rows; "
                              "fit a pandas DataFrame with mixeval.lmer.")

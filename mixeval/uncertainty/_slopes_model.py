@@ -78,10 +78,37 @@ def _unpack(values: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return sd, corr
 
 
+def _chol_psd(r: np.ndarray) -> np.ndarray:
+    """Cholesky factor of a positive semi-definite matrix (a column with a zero pivot is set to 0).
+
+    Raises ``LinAlgError`` for an indefinite matrix.
+    """
+    try:
+        return np.linalg.cholesky(r)
+    except np.linalg.LinAlgError:
+        pass
+    d = r.shape[0]
+    c = np.zeros_like(r)
+    tol = 1e-10 * max(1.0, float(np.max(np.abs(np.diag(r)))))
+    for j in range(d):
+        pivot = r[j, j] - c[j, :j] @ c[j, :j]
+        if pivot < -tol:
+            raise LinAlgError("the correlation matrix is not positive semi-definite")
+        if pivot <= tol:
+            resid = r[j + 1:, j] - c[j + 1:, :j] @ c[j, :j]
+            if np.any(np.abs(resid) > np.sqrt(tol)):
+                raise LinAlgError("the correlation matrix is not positive semi-definite")
+            continue
+        c[j, j] = np.sqrt(pivot)
+        c[j + 1:, j] = (r[j + 1:, j] - c[j + 1:, :j] @ c[j, :j]) / c[j, j]
+    return c
+
+
 def sdcor_to_factor(values: np.ndarray, d: int) -> np.ndarray:
     """The lower-triangular ``L`` (diagonal >= 0) with ``L L' = D R D`` from one term's sd's and correlations.
 
-    ``L = D chol(R)``: defined for any sd >= 0 and a positive definite correlation matrix ``R``.
+    ``L = D chol(R)``: defined for any sd >= 0 and a positive semi-definite correlation matrix ``R`` (a
+    correlation of +-1, as in a singular fit, gives a zero diagonal element).
 
     Examples
     --------
@@ -90,7 +117,7 @@ def sdcor_to_factor(values: np.ndarray, d: int) -> np.ndarray:
            [1.5   , 2.5981]])
     """
     sd, corr = _unpack(np.asarray(values, dtype=float), d)
-    return np.abs(sd)[:, None] * np.linalg.cholesky(corr)
+    return np.abs(sd)[:, None] * _chol_psd(corr)
 
 
 def factor_to_sdcor(lam: np.ndarray) -> np.ndarray:
@@ -305,6 +332,8 @@ class SlopeFitModel:
         try:
             theta = self.varpar_to_theta(varpar)
             logdet, r2, dlogdet, dr2 = self._theta_pieces(theta)
+            derivs = [_factor_derivatives(varpar[a:a + d * (d + 1) // 2], d)
+                      for a, d in zip(np.cumsum([0] + [d * (d + 1) // 2 for d in self.dims[:-1]]), self.dims)]
         except (LinAlgError, np.linalg.LinAlgError):
             return float("inf"), np.zeros(varpar.size)
         n, s2 = self.nobs, sigma * sigma
@@ -312,10 +341,10 @@ class SlopeFitModel:
         g_theta = dlogdet + dr2 / s2  # d value / d theta at fixed sigma
         grad = np.empty(varpar.size)
         start = 0
-        for d in self.dims:
+        for d, term_derivs in zip(self.dims, derivs):
             k = d * (d + 1) // 2
             rows, cols = _tril_template(d)
-            for a, dl in enumerate(_factor_derivatives(varpar[start:start + k], d)):
+            for a, dl in enumerate(term_derivs):
                 grad[start + a] = float(g_theta[start:start + k] @ dl[rows, cols]) / sigma
             start += k
         grad[-1] = float(2.0 * n / sigma - 2.0 * r2 / (s2 * sigma) - g_theta @ theta / sigma)
@@ -462,7 +491,8 @@ def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, floa
     Delta method on the asymptotic covariance of the variances and covariances (:meth:`LmerResult.varcomp_cov`):
     ``se(sd_i) = se(v_i) / (2 sd_i)`` truncated at 0, and for ``rho = c_ij / sqrt(v_i v_j)`` the gradient
     ``(1 / sqrt(v_i v_j), -rho / (2 v_i), -rho / (2 v_j))`` in ``(c_ij, v_i, v_j)``, the ends clipped to [-1, 1].
-    NaN where a variance is 0 (the normal approximation does not hold on the boundary).
+    NaN where a variance is 0 and for the correlations of a singular term (a correlation at +-1): the normal
+    approximation does not hold on the boundary (use the profile or the bootstrap).
 
     Examples
     --------
@@ -480,8 +510,9 @@ def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, floa
     cov = fit.varcomp_cov()
     out: dict[str, tuple[float, float]] = {}
     nan = (float("nan"), float("nan"))
+    lams = theta_to_factors(tuple(_Dims(len(c)) for c in fit.term_coef_names), fit.theta)
     row = 0
-    for g, coefs in zip(fit.group_names, fit.term_coef_names):
+    for term, (g, coefs) in enumerate(zip(fit.group_names, fit.term_coef_names)):
         d = len(coefs)
         var_keys = list(frame.name[row:row + d])
         cov_keys = list(frame.name[row + d:row + d * (d + 1) // 2])
@@ -498,10 +529,11 @@ def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, floa
             else:
                 out[name] = nan
         pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
+        singular = bool(np.any(np.diag(lams[term]) < SINGULAR_TOL))
         for (i, j), key in zip(pairs, cov_keys):
             name = f"cor_{coefs[j]}.{coefs[i]}|{g}"
             vi, vj = float(variances[i]), float(variances[j])
-            if not (vi > 0 and vj > 0):
+            if singular or not (vi > 0 and vj > 0):
                 out[name] = nan
                 continue
             k = cov.index.get_loc(key)

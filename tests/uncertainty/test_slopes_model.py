@@ -225,3 +225,49 @@ def test_repeated_names_refused():
     fit = _fit("y ~ x + (1 | g) + (1 + x | g)", df)
     with pytest.raises(InputError, match="repeated parameter names"):
         as_fit_model(fit)
+
+
+def test_cli_confint_slope_model(capsys):
+    from mixeval.cli import main
+
+    path = FIX / SLOPES["data"]["file"]
+    assert main(["confint", str(path), "rt ~ x + (1+x|subject) + (1|item)", "--method", "wald", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["intervals"]) == list(SLOPES["profile"])
+    lo, hi = out["intervals"]["x"]
+    assert (lo, hi) == pytest.approx(SLOPES["wald"]["x"], rel=1e-4)
+    assert -1 <= out["intervals"]["cor_x.(Intercept)|subject"][0] < out["intervals"]["cor_x.(Intercept)|subject"][1] <= 1
+
+
+def test_doctests():
+    import doctest
+
+    import mixeval.uncertainty._slopes_model as mod
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_singular_slope_fit_profiles():
+    """A fit with the correlation at 1 (singular): the profile is defined there (a correlation of 1 gives a
+    zero diagonal of Lambda); lme4 1.1.31 gives cor [-1, 1], sd_x [0, 0.303] (with 'non-monotonic profile'
+    warnings), sigma [0.8829, 1.1574]; the Wald interval of the correlation is NaN on the boundary."""
+    rng = np.random.default_rng(4)
+    g = np.repeat(np.arange(15), 8)
+    x = np.tile(np.linspace(-1, 1, 8), 15)
+    y = rng.normal(size=15)[g] + 0.5 * x + rng.normal(size=120)
+    fit = _fit("y ~ x + (1 + x|g)", pd.DataFrame({"g": g, "x": x, "y": y}))
+    assert fit.singular
+    model = as_fit_model(fit)
+    varpar = model.ml_estimates()[0]
+    assert varpar[1] == pytest.approx(1.0) and np.isfinite(model.ml_deviance(varpar))
+    from mixeval.uncertainty import profile_intervals
+
+    ci = profile_intervals(model, names=["cor_x.(Intercept)|g", "sd_x|g", "sigma"], progress=False)
+    assert ci["cor_x.(Intercept)|g"] == (-1.0, 1.0)
+    assert ci["sd_x|g"][0] == 0.0 and 0.25 < ci["sd_x|g"][1] < 0.4
+    assert ci["sigma"] == pytest.approx((0.8829, 1.1574), rel=2e-3)
+    wald = wald_varpar_slopes(fit, 1.96)
+    assert np.isnan(wald["cor_x.(Intercept)|g"][0])
