@@ -95,7 +95,8 @@ ROWS: list[Row] = [
     Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
         'from mixeval.uncertainty import confint\n'
         'confint(m, method="wald").table',
-        "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects); "
+        "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects; with random "
+        "slopes also `sd_x|subject` and `cor_x.(Intercept)|subject`); "
         "`method=\"profile\"` (the ML profile, as lme4, with exact roots instead of lme4's spline), "
         "`\"boot\"` (parametric bootstrap percentiles) or `\"wald\"` (standard deviations by the delta method, "
         "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables."),

@@ -199,6 +199,8 @@ def test_bootstrap_statistic_and_seed(three_coef):
     b = bootstrap_fit(fit, lambda m: [m.sigma, m.coef[1]], n_resamples=6, random_state=5, progress=False)
     np.testing.assert_allclose(b.draws.to_numpy(), a.draws[["sigma", "x"]].to_numpy(), rtol=1e-6)
     assert b.estimate.tolist() == pytest.approx([fit.sigma, fit.coef[1]])
+    c = bootstrap_fit(fit, n_resamples=6, random_state=5, progress=False, n_jobs=2)
+    pd.testing.assert_frame_equal(a.draws, c.draws)
 
 
 def test_profile_three_coefficient_term_brackets_ml_estimates(three_coef):
