@@ -182,9 +182,8 @@ class SlopeFitModel:
 
     ``d = log|A(theta)| + r2(theta) / sigma^2 + n log(2 pi sigma^2)``.
 
-    Its gradient follows from the evaluator's exact theta gradient, split into ``dlog|A|`` and ``dr2`` by
-    evaluating it at two values of ``n`` (``n`` enters the profiled gradient only as ``n dr2 / r2``), and
-    the chain rule through ``Lambda(Sv, sigma)`` (:func:`_factor_derivatives`; ``dLambda / dsigma =
+    Its gradient follows from the evaluator's exact theta gradient at fixed ``sigma`` (:meth:`_theta_pieces`)
+    and the chain rule through ``Lambda(Sv, sigma)`` (:func:`_factor_derivatives`; ``dLambda / dsigma =
     -Lambda / sigma``).
 
     The profile works on the block statistics of the response centred and scaled as the fit's
@@ -308,20 +307,18 @@ class SlopeFitModel:
         r2 = parts.r2 * self.scaling.y_scale**2
         return float(parts.logdet_a + r2 / sigma**2 + self.nobs * (_LOG_2PI + 2.0 * np.log(sigma)))
 
-    def _theta_pieces(self, theta: np.ndarray) -> tuple[float, float, np.ndarray, np.ndarray]:
-        """``log|A|``, ``r2`` (of the data) and their theta gradients at ``theta``."""
+    def _theta_pieces(self, theta: np.ndarray, sigma: float) -> tuple[float, float, np.ndarray]:
+        """``log|A|``, ``r2`` (of the data) and the theta gradient of ``log|A| + r2 / sigma^2`` at ``theta``.
+
+        The evaluator's profiled gradient is ``dlog|A| + m dr2 / r2`` with ``m`` the statistics' ``nobs``
+        (it enters nowhere else); evaluated with ``m = r2 / sigma^2`` (scaled units) it is the gradient at
+        fixed ``sigma``: one gradient evaluation after one deviance evaluation.
+        """
         stats = self._profile_stats
-        n = stats.nobs
-        d1, g1 = general_deviance_and_gradient(stats, theta, False)
-        d2, g2 = general_deviance_and_gradient(replace(stats, nobs=2 * n), theta, False)
-        # d_m = log|A| + m (1 + log(2 pi r2 / m)) for m = n, 2n; grad_m = dlog|A| + m dr2 / r2
-        log_r2 = (d2 - d1 - n * (1.0 + _LOG_2PI) + 2.0 * n * np.log(2.0 * n) - n * np.log(n)) / n
-        r2_scaled = float(np.exp(log_r2))
-        logdet = float(d1 - n * (1.0 + _LOG_2PI + log_r2 - np.log(n)))
-        dr2_scaled = (g2 - g1) * r2_scaled / n
-        dlogdet = g1 - n * dr2_scaled / r2_scaled
-        s2 = self.scaling.y_scale**2
-        return logdet, r2_scaled * s2, dlogdet, dr2_scaled * s2
+        s_y = self.scaling.y_scale
+        parts = general_deviance_parts(stats, theta, False)
+        _, grad = general_deviance_and_gradient(replace(stats, nobs=parts.r2 / (sigma / s_y) ** 2), theta, False)
+        return float(parts.logdet_a), float(parts.r2 * s_y**2), grad
 
     def ml_deviance_and_gradient(self, varpar: np.ndarray) -> tuple[float, np.ndarray]:
         """:meth:`ml_deviance` and its gradient in ``varpar`` (``Sv`` term by term, then ``sigma``)."""
@@ -331,14 +328,13 @@ class SlopeFitModel:
             return float("inf"), np.zeros(varpar.size)
         try:
             theta = self.varpar_to_theta(varpar)
-            logdet, r2, dlogdet, dr2 = self._theta_pieces(theta)
+            logdet, r2, g_theta = self._theta_pieces(theta, sigma)
             derivs = [_factor_derivatives(varpar[a:a + d * (d + 1) // 2], d)
                       for a, d in zip(np.cumsum([0] + [d * (d + 1) // 2 for d in self.dims[:-1]]), self.dims)]
         except (LinAlgError, np.linalg.LinAlgError):
             return float("inf"), np.zeros(varpar.size)
         n, s2 = self.nobs, sigma * sigma
         value = float(logdet + r2 / s2 + n * (_LOG_2PI + np.log(s2)))
-        g_theta = dlogdet + dr2 / s2  # d value / d theta at fixed sigma
         grad = np.empty(varpar.size)
         start = 0
         for d, term_derivs in zip(self.dims, derivs):
