@@ -146,8 +146,11 @@ class _Profiler:
         if i < self.n_var:
             start = _feasible_start(self.model, self._start.copy(), i, value)
             # keep the other standard deviations off 0 so the optimiser can move them
-            dev, par = _varpar_profile(self.model, i, value, np.where(start > 0, start, np.where(
-                np.array(self.model.varpar_kinds) == "sd", 1e-3 * self.varpar_hat[-1], start)))
+            start = np.where(start > 0, start, np.where(np.array(self.model.varpar_kinds) == "sd",
+                                                         1e-3 * self.varpar_hat[-1], start))
+            own = getattr(self.model, "profile_varpar", None)  # a FitModel's own constrained optimisation
+            found = own(i, value, start) if own is not None else None
+            dev, par = found if found is not None else _varpar_profile(self.model, i, value, start)
             if np.isfinite(dev):
                 self._start = par
         else:

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..mixed import LmerResult
 from ..mixed._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
                               general_deviance_parts, optimize_general)
-from ..mixed._optimize import SINGULAR_TOL
+from ..mixed._optimize import SINGULAR_TOL, minimize_deviance
 from ..mixed._reterms import _tril_template, build_restructure, theta_to_factors
 from ..mixed._scaling import Scaling, identity_scaling, map_factor
 from ._interface import RefitSummary, single_threaded_blas
@@ -345,6 +345,97 @@ class SlopeFitModel:
             start += k
         grad[-1] = float(2.0 * n / sigma - 2.0 * r2 / (s2 * sigma) - g_theta @ theta / sigma)
         return value, grad
+
+    def profile_varpar(self, index: int, value: float, start: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """The ML deviance minimised over the other parameters with standard deviation or ``sigma`` number
+        ``index`` held at ``value``, optimised over theta (an optional :class:`FitModel` member; None for a
+        correlation, which the profile optimises in lme4's ``Sv`` coordinates).
+
+        Returns ``(deviance, varpar)`` at the optimum. Over theta, where a variance goes to 0 the correlations
+        that lose their meaning are no coordinates and the optimum is a smooth interior or bound point; over
+        ``Sv`` they are flat directions with several local optima (a 3 x 3 term on a small design: the
+        intervals came out 3% narrower than lme4's, the optimiser stopping short of the minimum).
+
+        Notes
+        -----
+        ``sigma`` held: the coordinates are theta (``theta_ii >= 0``). ``sd_i`` of term ``k`` held: row ``i``
+        of ``Lambda_k`` is ``(v / sigma) w / |w|`` (``w`` free, its last element >= 0; row 0 is the constant
+        ``v / sigma``), the other elements of theta free, and ``log sigma``. Gradients by the chain rule from
+        the theta gradient at fixed sigma (:meth:`_theta_pieces`) and ``dd/dsigma = 2 n / sigma - 2 r2 / sigma^3``.
+        """
+        kind = self.varpar_kinds[index]
+        if kind == "cor":
+            return None
+        start = np.asarray(start, dtype=float).copy()
+        start[index] = value
+        n = self.nobs
+        theta0 = self.varpar_to_theta(start)
+        diag = np.concatenate([(lambda rc: rc[0] == rc[1])(_tril_template(d)) for d in self.dims])
+        theta_lower = np.where(diag, 0.0, -np.inf)
+
+        def deviance(theta: np.ndarray, sigma: float):
+            logdet, r2, g = self._theta_pieces(theta, sigma)
+            return float(logdet + r2 / sigma**2 + n * (_LOG_2PI + 2.0 * np.log(sigma))), g, r2
+
+        if kind == "sigma":
+            sigma = float(value)
+
+            def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+                value_, g, _ = deviance(x, sigma)
+                return value_, g
+
+            res = minimize_deviance(fg, np.maximum(theta0, theta_lower), theta_lower)
+            par = self.theta_to_varpar(np.maximum(res.theta, theta_lower), sigma)
+            return float(res.deviance), par
+        # a standard deviation: locate its row in theta
+        offset, local = 0, index
+        for d in self.dims:
+            k = d * (d + 1) // 2
+            if local < k:
+                break
+            offset += k
+            local -= k
+        rows, cols = _tril_template(d)
+        row = int(rows[local])
+        in_row = offset + np.flatnonzero(rows == row)  # theta positions of row `row` (its diagonal last)
+        free = np.setdiff1d(np.arange(theta0.size), in_row)
+        nw = row + 1 if row > 0 else 0
+        v = float(abs(value))
+        w0 = theta0[in_row].copy() if nw else np.zeros(0)
+        if nw and not np.any(w0):
+            w0[-1] = 1.0
+        x0 = np.concatenate([theta0[free], w0, [np.log(start[-1])]])
+        lower = np.concatenate([theta_lower[free], np.where(np.arange(nw) == nw - 1, 0.0, -np.inf),
+                                [-np.inf]])
+
+        def unpack(x: np.ndarray):
+            theta = np.empty(theta0.size)
+            theta[free] = x[:free.size]
+            w = x[free.size:free.size + nw]
+            sigma = float(np.exp(x[-1]))
+            norm_w = float(np.linalg.norm(w)) if nw else 1.0
+            u = w / norm_w if nw else np.ones(1)
+            theta[in_row] = (v / sigma) * u
+            return theta, sigma, u, norm_w
+
+        def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+            theta, sigma, u, norm_w = unpack(x)
+            if not np.isfinite(norm_w) or norm_w == 0.0:
+                return float("inf"), np.zeros(x.size)
+            value_, g, r2 = deviance(theta, sigma)
+            g_row = g[in_row]
+            grad = np.empty(x.size)
+            grad[:free.size] = g[free]
+            if nw:
+                grad[free.size:free.size + nw] = (v / sigma) * (g_row - u * float(u @ g_row)) / norm_w
+            grad[-1] = 2.0 * n - 2.0 * r2 / sigma**2 - (v / sigma) * float(g_row @ u)
+            return value_, grad
+
+        res = minimize_deviance(fg, np.maximum(x0, lower), lower)
+        theta, sigma, _, _ = unpack(np.maximum(res.theta, lower))
+        par = self.theta_to_varpar(theta, sigma)
+        par[index] = value
+        return float(res.deviance), par
 
     def stats_with_fixed(self, j: int, value: float) -> BlockStats:
         """Profile statistics of the model with fixed effect ``j`` (of the data) held at ``value``.
