@@ -278,3 +278,25 @@ def test_singular_slope_fit_profiles():
     assert ci["sigma"] == pytest.approx((0.8829, 1.1574), rel=2e-3)
     wald = wald_varpar_slopes(fit, 1.96)
     assert np.isnan(wald["cor_x.(Intercept)|g"][0])
+
+
+@pytest.mark.slow
+def test_profile_factor_slopes_matches_lme4():
+    """``y ~ system + (1 + system | item)`` (a 3 x 3 term, three correlations; fixture factor_slopes_sim.csv),
+    whose profiles reach the boundaries: every end within 1e-3 relative of lme4's ``confint`` but the lower end
+    of the intercept sd, where lme4's spline is off (its own deviance function gives zeta -1.954 at its end;
+    ours is the exact root, checked here by zeta itself)."""
+    from mixeval.uncertainty import profile_intervals, profile_zeta
+
+    case = CASES["factor_slopes"]
+    fit = _fit(case["formula"], pd.read_csv(FIX / case["data"]["file"]))
+    model = as_fit_model(fit)
+    ours = profile_intervals(model, 0.95, progress=False)
+    assert sorted(ours) == sorted(case["profile"])
+    for param, ref in case["profile"].items():
+        for side, (o, r) in enumerate(zip(ours[param], ref)):
+            if (param, side) == ("sd_(Intercept)|item", 0):
+                assert o < r and profile_zeta(model, param, [r])[0] > -1.96 + 1e-3
+                assert profile_zeta(model, param, [o])[0] == pytest.approx(-norm.ppf(0.975), abs=1e-5)
+                continue
+            assert abs(o - r) <= max(1e-3 * abs(r), 1e-7), (param, ours[param], ref)
