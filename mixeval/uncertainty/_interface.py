@@ -107,6 +107,10 @@ class FitModel(Protocol):
         A full fit on one new response (for user statistics).
     ml_deviance_and_gradient(varpar) -> (float, ndarray), optional
         :meth:`ml_deviance` with its gradient (the profile uses finite differences without it).
+    profile_varpar(index, value, start) -> (float, ndarray) or None, optional
+        The ML deviance minimised over the other variance parameters with ``varpar[index] = value``, and the
+        minimising ``varpar``, in the fit's own coordinates (random slopes: over theta); None to leave it to
+        the profile's optimisation over ``varpar``.
     estimates() -> ndarray, param_names, fit
         The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
         the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
