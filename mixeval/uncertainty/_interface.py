@@ -381,7 +381,8 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
 
 
 def as_fit_model(fit) -> FitModel:
-    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a result with an ``uncertainty_model()`` method
+    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a :class:`~mixeval.mixed.GlmerResult`
+    (:class:`~mixeval.uncertainty.GlmmFitModel`), a result with an ``uncertainty_model()`` method
     returning its :class:`FitModel`, or anything implementing the interface.
 
     Examples
@@ -400,6 +401,12 @@ def as_fit_model(fit) -> FitModel:
         return hook()
     if isinstance(fit, LmerResult):
         return LmmFitModel(fit)
+    from ..mixed import GlmerResult
+
+    if isinstance(fit, GlmerResult):
+        from ._glmm_model import GlmmFitModel
+
+        return GlmmFitModel(fit)
     if isinstance(fit, FitModel):
         return fit
-    raise InputError(f"expected a fitted mixed model (mixeval.lmer); got {type(fit).__name__}.")
+    raise InputError(f"expected a fitted mixed model (mixeval.lmer or mixeval.glmer); got {type(fit).__name__}.")
