@@ -81,7 +81,8 @@ def main() -> None:
             row = ours["table"].loc[param]
             scale = ours["se"].get(param, 0.25 * row.estimate)
             diff = max(diff, abs(row.lower - lo) / scale, abs(row.upper - hi) / scale)
-        print(f"| `{CASES[name][1]}` ({CASES[name][2]}) | {ours['rows']:,} | {ours['profile_seconds']:.2f} | "
+        formula = CASES[name][1].replace("|", "\\|")  # a markdown table cell
+        print(f"| `{formula}` ({CASES[name][2]}) | {ours['rows']:,} | {ours['profile_seconds']:.2f} | "
               f"{ref['profile_seconds']:.2f} | {ref['profile_seconds'] / ours['profile_seconds']:.2f} | "
               f"{ours['boot_seconds']:.2f} | {ref['boot_seconds']:.2f} | "
               f"{ref['boot_seconds'] / ours['boot_seconds']:.2f} | {diff:.1e} |", flush=True)

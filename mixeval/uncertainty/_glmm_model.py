@@ -24,7 +24,7 @@ from scipy.stats import norm
 from ..errors import InputError
 from ..mixed._glmm import GlmmFit, fit_glmm
 from ..mixed._glmm_result import GlmerResult
-from ..mixed._optimize import SINGULAR_TOL, finite_difference_gradient, minimize_deviance
+from ..mixed._optimize import SINGULAR_TOL, finite_difference_gradient, finite_difference_hessian, minimize_deviance
 from ..mixed._pirls import agq_deviance, joint_system, laplace_deviance, pirls, supports_beta_gradient
 from ..mixed._reterms import ReTerm, _tril_template, theta_to_factors
 from ._interface import RefitSummary, single_threaded_blas
@@ -139,11 +139,12 @@ class GlmmFitModel:
     -----
     The deviance is the fit's own criterion: the Laplace deviance (``nAGQ = 1``) or the adaptive
     Gauss-Hermite deviance (``nAGQ > 1``) as a function of ``(theta, beta)`` (the engine's stage-2
-    criterion, lme4's ``devfun2`` for a GLMM). A fit with ``nAGQ = 0`` is profiled on the Laplace deviance,
-    from the Laplace optimum (lme4's ``devfun2`` uses the fit's own ``nAGQ = 0`` criterion, whose optimum
-    in beta is not a likelihood's). The profile of any parameter (a standard deviation, a correlation or a
-    fixed effect) holds it and minimises the deviance over all the others, standard deviations, correlations
-    and fixed effects together, as ``profile.merMod`` does for a GLMM.
+    criterion, lme4's ``devfun2`` for a GLMM). A fit with ``nAGQ = 0`` (whose fixed effects come from PIRLS,
+    not from a likelihood's optimum) is profiled on the Laplace deviance around the Laplace optimum. The
+    profile of any parameter (a standard deviation, a correlation or a fixed effect) holds it and minimises
+    the deviance over all the others, standard deviations, correlations and fixed effects together, as
+    ``profile.merMod`` does for a GLMM. Each constrained search starts from the last one's optimum with the
+    Hessian at the fit (``2 cov_params^-1``), updated by BFGS.
 
     Examples
     --------
@@ -218,15 +219,32 @@ class GlmmFitModel:
         return float(self._engine.stage2(np.concatenate([theta, par[self.n_var:]])))
 
     @cached_property
-    def _hessian_at_optimum(self) -> np.ndarray | None:
-        """Hessian of the deviance over ``(theta, beta)`` at the fit (``2 cov_params^-1``), if the fit has it."""
+    def _start_hessian(self) -> np.ndarray | None:
+        """Hessian of the deviance at the optimum in the profile's coordinates (sd's, ``atanh`` of the
+        correlations, fixed effects); it starts every constrained search (BFGS updates it). ``2 cov_params^-1``
+        of the fit where those coordinates are ``(theta, beta)`` (scalar terms), else forward differences of a
+        central-difference gradient (once)."""
         cov = self.fit.cov_params
-        if cov is None or int(self.fit.nAGQ) == 0:
-            return None
-        try:
-            return 2.0 * np.linalg.inv(cov)
-        except np.linalg.LinAlgError:
-            return None
+        if all(t.n_coef == 1 for t in self.terms) and cov is not None and int(self.fit.nAGQ) >= 1:
+            try:
+                return 2.0 * np.linalg.inv(cov)
+            except np.linalg.LinAlgError:
+                pass
+        varpar, beta, _ = self.ml_estimates()
+        cor = np.zeros(self.n_var + beta.size, dtype=bool)
+        cor[: self.n_var] = np.array(self.varpar_kinds) == "cor"
+        x = np.concatenate([varpar, beta])
+        x[cor] = np.arctanh(np.clip(x[cor], -1 + 1e-10, 1 - 1e-10))
+
+        def to_par(z: np.ndarray) -> np.ndarray:
+            p = z.copy()
+            p[cor] = np.tanh(z[cor])
+            return p
+
+        fg = finite_difference_gradient(lambda z: self.deviance(to_par(z)))
+        _, grad = fg(x)
+        h = finite_difference_hessian(fg, x, grad)
+        return h if np.all(np.isfinite(h)) else None
 
     @cached_property
     def _analytic(self) -> bool:
@@ -263,18 +281,17 @@ class GlmmFitModel:
             par[index] = value
             return par
 
-        hess = None
         if self._analytic:  # par = (theta, beta): the engine's gradient, the held coordinate dropped
             def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
                 d, g = self._engine.stage2_and_gradient(full(x))
                 return d, g[others]
-
-            h_opt = self._hessian_at_optimum
-            if h_opt is not None:  # the optimum's Hessian starts the quasi-Newton search (BFGS updates it)
-                h_sub = h_opt[np.ix_(others, others)]
-                hess = lambda x: h_sub  # noqa: E731
         else:
             fg = finite_difference_gradient(lambda x: self.deviance(full(x)))
+        h_opt = self._start_hessian
+        hess = None
+        if h_opt is not None:
+            h_sub = h_opt[np.ix_(others, others)]
+            hess = lambda x: h_sub  # noqa: E731
         x0 = np.asarray(start, dtype=float)[others].copy()
         x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
         lower = np.where(sub == "sd", 0.0, -np.inf)
