@@ -219,17 +219,25 @@ class GlmmFitModel:
         return float(self._engine.stage2(np.concatenate([theta, par[self.n_var:]])))
 
     @cached_property
+    def _hessian_theta_beta(self) -> np.ndarray | None:
+        """``2 cov_params^-1``: the Hessian of the deviance over ``(theta, beta)`` at the fit (None without it)."""
+        cov = self.fit.cov_params
+        if cov is None or int(self.fit.nAGQ) == 0:
+            return None
+        try:
+            h = 2.0 * np.linalg.inv(cov)
+        except np.linalg.LinAlgError:
+            return None
+        return h if np.all(np.isfinite(h)) else None
+
+    @cached_property
     def _start_hessian(self) -> np.ndarray | None:
         """Hessian of the deviance at the optimum in the profile's coordinates (sd's, ``atanh`` of the
         correlations, fixed effects); it starts every constrained search (BFGS updates it). ``2 cov_params^-1``
         of the fit where those coordinates are ``(theta, beta)`` (scalar terms), else forward differences of a
         central-difference gradient (once)."""
-        cov = self.fit.cov_params
-        if all(t.n_coef == 1 for t in self.terms) and cov is not None and int(self.fit.nAGQ) >= 1:
-            try:
-                return 2.0 * np.linalg.inv(cov)
-            except np.linalg.LinAlgError:
-                pass
+        if all(t.n_coef == 1 for t in self.terms) and self._hessian_theta_beta is not None:
+            return self._hessian_theta_beta
         varpar, beta, _ = self.ml_estimates()
         cor = np.zeros(self.n_var + beta.size, dtype=bool)
         cor[: self.n_var] = np.array(self.varpar_kinds) == "cor"
@@ -347,8 +355,8 @@ class GlmmFitModel:
         return rng.poisson(mu).astype(float)
 
     def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
-        """The fit's criterion minimised on the response ``y``, started at the fit's estimates (as lme4's
-        ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``."""
+        """The fit's criterion minimised on the response ``y``, started at the fit's estimates and Hessian (as
+        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``."""
         problem = replace(self.problem, y=np.asarray(y, dtype=float))
         n_agq = int(self.fit.nAGQ)
         engine = GlmmFit(problem, n_agq)
@@ -364,7 +372,8 @@ class GlmmFitModel:
             lower = np.concatenate([re.lower, np.full(problem.p, -np.inf)])
             analytic = n_agq == 1 and problem.p and supports_beta_gradient(problem)
             fg = engine.stage2_and_gradient if analytic else finite_difference_gradient(engine.stage2)
-            opt = minimize_deviance(fg, x0, lower)
+            h_fit = self._hessian_theta_beta  # the fit's Hessian starts the search (BFGS updates it)
+            opt = minimize_deviance(fg, x0, lower, hess=None if h_fit is None else (lambda x: h_fit))
             theta, beta = opt.theta[: self.n_theta], opt.theta[self.n_theta:]
         state = pirls(problem, theta, beta, engine.u, joint=False)
         if n_agq > 1:
