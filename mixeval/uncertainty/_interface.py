@@ -2,8 +2,9 @@
 
 Every interval and simulation in :mod:`mixeval.uncertainty` is written against the small
 interface :class:`FitModel`; :class:`LmmFitModel` implements it for the linear mixed models with
-random intercepts of :func:`mixeval.lmer`. A random-slope or generalised fit joins by implementing
-the same members (see the class docstring); nothing else in this package looks inside a fit.
+random intercepts of :func:`mixeval.lmer`, :class:`~mixeval.uncertainty.GlmmFitModel` (``_glmm_model.py``)
+for :func:`mixeval.glmer`. Another fit joins by implementing the same members (see the class docstring);
+nothing else in this package looks inside a fit.
 
 Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the standard deviations
 ``"sd_(Intercept)|group"`` (and correlations ``"cor_x.(Intercept)|group"``) term by term, then
@@ -109,6 +110,12 @@ class FitModel(Protocol):
     estimates() -> ndarray, param_names, fit
         The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
         the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
+    profiler() -> profile evaluator, optional
+        The model's own evaluator of the profile zeta (``zeta(name, value)``, ``step(i)``, ``reset()``), used
+        by :func:`~mixeval.uncertainty.profile_intervals` instead of the linear mixed model's (GLMMs:
+        every parameter profiled jointly over all the others).
+    wald_intervals(level) -> dict, optional
+        The model's own Wald intervals (used by :func:`~mixeval.uncertainty.wald_intervals`).
 
     Notes
     -----
