@@ -50,7 +50,7 @@ def run_mixeval(name: str, nsim: int) -> dict:
         prof = confint(fit, method="profile", progress=False)
         t_prof = time.perf_counter() - t
         t = time.perf_counter()
-        boot = bootstrap_fit(fit, n_resamples=nsim, random_state=1, progress=False)
+        bootstrap_fit(fit, n_resamples=nsim, random_state=1, progress=False)
         t_boot = time.perf_counter() - t
     return {"fit_seconds": t_fit, "profile_seconds": t_prof, "boot_seconds": t_boot, "table": prof.table,
             "se": dict(zip(fit.fixed_names, np.sqrt(np.diag(fit.cov_coef)))), "rows": fit.nobs}

@@ -24,8 +24,19 @@ from scipy.stats import norm
 from ..errors import InputError
 from ..mixed._glmm import GlmmFit, fit_glmm
 from ..mixed._glmm_result import GlmerResult
-from ..mixed._optimize import SINGULAR_TOL, finite_difference_gradient, finite_difference_hessian, minimize_deviance
-from ..mixed._pirls import agq_deviance, joint_system, laplace_deviance, pirls, supports_beta_gradient
+from ..mixed._optimize import (
+    SINGULAR_TOL,
+    finite_difference_gradient,
+    finite_difference_hessian,
+    minimize_deviance,
+)
+from ..mixed._pirls import (
+    agq_deviance,
+    joint_system,
+    laplace_deviance,
+    pirls,
+    supports_beta_gradient,
+)
 from ..mixed._reterms import ReTerm, _tril_template, theta_to_factors
 from ._interface import RefitSummary, single_threaded_blas
 from ._profile import _Profiler
@@ -299,7 +310,7 @@ class GlmmFitModel:
         hess = None
         if h_opt is not None:
             h_sub = h_opt[np.ix_(others, others)]
-            hess = lambda x: h_sub  # noqa: E731
+            hess = lambda x: h_sub
         x0 = np.asarray(start, dtype=float)[others].copy()
         x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
         lower = np.where(sub == "sd", 0.0, -np.inf)
@@ -318,7 +329,7 @@ class GlmmFitModel:
         p = self.problem.p
         if p == 0:
             return self.deviance(varpar)
-        f = lambda b: self._engine.stage2(np.concatenate([theta, b]))  # noqa: E731
+        f = lambda b: self._engine.stage2(np.concatenate([theta, b]))
         res = minimize_deviance(finite_difference_gradient(f), self.ml_estimates()[1], np.full(p, -np.inf))
         return float(res.deviance)
 

@@ -33,7 +33,14 @@ from scipy.stats import norm
 
 from mixeval import glmer
 from mixeval.errors import InputError
-from mixeval.uncertainty import GlmmFitModel, as_fit_model, bootstrap_fit, confint, profile_intervals, profile_zeta
+from mixeval.uncertainty import (
+    GlmmFitModel,
+    as_fit_model,
+    bootstrap_fit,
+    confint,
+    profile_intervals,
+    profile_zeta,
+)
 from mixeval.uncertainty._glmm_model import theta_from_varpar, varpar_from_theta
 
 FIX = Path(__file__).parent / "fixtures"
@@ -237,6 +244,20 @@ def test_slope_model_profile_matches_lme4():
         lo, hi = ours[param]
         scale = ref["se"].get(param, (hi_r - lo_r) / (2 * 1.96))
         assert abs(lo - lo_r) <= 0.01 * scale and abs(hi - hi_r) <= 0.01 * scale, (param, (lo, hi), (lo_r, hi_r))
+
+
+def test_singular_fit_profile_reaches_zero():
+    """A sd estimated 0 (binary_singular.csv, the seed sd) gets the lower end 0 and an upper end where zeta is
+    the normal quantile (lme4's confint stops on this fit: "profiling detected new, lower deviance")."""
+    df = pd.read_csv(DATA / "binary_singular.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = glmer("correct ~ system + (1|item) + (1|seed)", df)
+    model = as_fit_model(fit)
+    name = "sd_(Intercept)|seed"
+    lo, hi = profile_intervals(model, 0.95, names=[name], progress=False)[name]
+    assert fit.theta[1] == 0.0 and lo == 0.0 and hi > 0
+    assert profile_zeta(model, name, np.array([hi]))[0] == pytest.approx(norm.ppf(0.975), abs=1e-6)
 
 
 def test_refused_inputs():
