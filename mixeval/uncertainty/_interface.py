@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..mixed import LmerResult
+from ..mixed import GlmerResult, LmerResult
 from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
@@ -408,8 +408,6 @@ def as_fit_model(fit) -> FitModel:
         return hook()
     if isinstance(fit, LmerResult):
         return LmmFitModel(fit)
-    from ..mixed import GlmerResult
-
     if isinstance(fit, GlmerResult):
         from ._glmm_model import GlmmFitModel
 
