@@ -100,6 +100,18 @@ ROWS: list[Row] = [
         "`method=\"profile\"` (the ML profile, as lme4, with exact roots instead of lme4's spline), "
         "`\"boot\"` (parametric bootstrap percentiles) or `\"wald\"` (standard deviations by the delta method, "
         "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables."),
+    Row("lme4", 'confint(gm, method = "profile")  # gm <- glmer(...)', 'mixeval.uncertainty.confint(gm, method="profile")',
+        'from mixeval.uncertainty import confint\n'
+        'rng = np.random.default_rng(3)\n'
+        'd = pd.DataFrame({"item": np.repeat(np.arange(60), 2), "system": np.tile(["A", "B"], 60)})\n'
+        'eta = 0.3 + 0.5 * (d["system"] == "B") + rng.normal(0, 1.0, 60)[d["item"]]\n'
+        'd["correct"] = (rng.uniform(size=120) < 1 / (1 + np.exp(-eta))).astype(int)\n'
+        'gm = mixeval.glmer("correct ~ system + (1|item)", d, family="binomial")\n'
+        'confint(gm, method="profile", progress=False).table',
+        "GLMMs (binomial, Poisson): sd's (and correlations) and fixed effects, no `sigma`; the profile of lme4's "
+        "`profile.glmerMod` on the Laplace (or `nAGQ` > 1 quadrature) deviance with exact roots; "
+        "`method=\"boot\"` draws binomial/Poisson responses with new random effects as `bootMer`; "
+        "`\"wald\"` gives the sd's by the delta method where lme4 gives NA."),
     Row("lme4", "bootMer(m, FUN, nsim = 1000, seed = 1)",
         'mixeval.uncertainty.bootstrap_fit(m, statistic, n_resamples=1000, random_state=1)',
         'from mixeval.uncertainty import bootstrap_fit\n'

@@ -3,8 +3,9 @@
 Every interval and simulation in :mod:`mixeval.uncertainty` is written against the small
 interface :class:`FitModel`; :class:`LmmFitModel` implements it for the linear mixed models with
 random intercepts of :func:`mixeval.lmer`, ``SlopeFitModel`` (:mod:`._slopes_model`) for those with random
-slopes. A generalised fit joins by implementing the same members (see the class docstring); nothing else in
-this package looks inside a fit.
+slopes, :class:`~mixeval.uncertainty.GlmmFitModel` (``_glmm_model.py``) for :func:`mixeval.glmer`. Another fit
+joins by implementing the same members (see the class docstring); nothing else in this package looks inside
+a fit.
 
 Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the standard deviations
 ``"sd_(Intercept)|group"`` (and correlations ``"cor_x.(Intercept)|group"``) term by term, then
@@ -21,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..mixed import LmerResult
+from ..mixed import GlmerResult, LmerResult
 from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
@@ -114,6 +115,12 @@ class FitModel(Protocol):
     estimates() -> ndarray, param_names, fit
         The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
         the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
+    profiler() -> profile evaluator, optional
+        The model's own evaluator of the profile zeta (``zeta(name, value)``, ``step(i)``, ``reset()``), used
+        by :func:`~mixeval.uncertainty.profile_intervals` instead of the linear mixed model's (GLMMs:
+        every parameter profiled jointly over all the others).
+    wald_intervals(level) -> dict, optional
+        The model's own Wald intervals (used by :func:`~mixeval.uncertainty.wald_intervals`).
 
     Notes
     -----
@@ -386,7 +393,8 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
 
 
 def as_fit_model(fit) -> FitModel:
-    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a result with an ``uncertainty_model()`` method
+    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a :class:`~mixeval.mixed.GlmerResult`
+    (:class:`~mixeval.uncertainty.GlmmFitModel`), a result with an ``uncertainty_model()`` method
     returning its :class:`FitModel`, or anything implementing the interface.
 
     Examples
@@ -409,6 +417,10 @@ def as_fit_model(fit) -> FitModel:
 
             return SlopeFitModel(fit)
         return LmmFitModel(fit)
+    if isinstance(fit, GlmerResult):
+        from ._glmm_model import GlmmFitModel
+
+        return GlmmFitModel(fit)
     if isinstance(fit, FitModel):
         return fit
-    raise InputError(f"expected a fitted mixed model (mixeval.lmer); got {type(fit).__name__}.")
+    raise InputError(f"expected a fitted mixed model (mixeval.lmer or mixeval.glmer); got {type(fit).__name__}.")
