@@ -130,3 +130,22 @@ def test_response_scale_contrasts_carry_the_df(fit):
 def test_kenward_roger_is_refused_for_glmer(fit):
     with pytest.raises(InputError, match="satterthwaite"):
         emmeans_response(fit, "system", df="kenward-roger")
+
+
+def test_aggregate_fit_has_the_row_fit_df():
+    """Successes and trials per cell (the DuckDB/Spark path) give the same linearised model, hence the same df."""
+    pytest.importorskip("duckdb")
+    from mixeval.scale import glmer_aggregate
+
+    rng = np.random.default_rng(4)
+    d = pd.MultiIndex.from_product([range(20), range(3), range(3), range(2)],
+                                   names=["item", "seed", "template", "system"]).to_frame(index=False)
+    eta = 0.5 + 0.4 * d.system + rng.normal(0, 1.0, 20)[d.item] + rng.normal(0, 0.6, 3)[d.seed]
+    d["correct"] = (rng.random(len(d)) < 1 / (1 + np.exp(-eta))).astype(int)  # 3 templates: 3 trials per cell
+    d["item"] = "i" + d.item.astype(str).str.zfill(2)
+    d["seed"] = "s" + d.seed.astype(str)
+    d["system"] = np.array(["A", "B"])[d.system]
+    formula = "correct ~ system + (1|item) + (1|seed)"
+    rows, agg = glmer(formula, d), glmer_aggregate(formula, d)
+    np.testing.assert_allclose(emmeans_response(agg, "system", df="satterthwaite").df,
+                               emmeans_response(rows, "system", df="satterthwaite").df, rtol=1e-4)
