@@ -32,9 +32,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mixeval import compare, glmer
-from mixeval.significance import emmeans_response, pairwise_differences
+from mixeval.significance import emmeans, emmeans_response, pairwise_differences
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "results", "sim_glmer_df")
@@ -111,6 +112,9 @@ def one(design: SimDesign, rng: np.random.Generator) -> dict:
             emm = emmeans_response(full, "system", df=m)
             row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
             row[f"df_mean_{m}"] = emm.df.tolist()
+            if m == "asymptotic":  # link-scale estimate and se: coverage for any other df, after the fact
+                link = emmeans(full, "system")
+                row["z_mean"] = ((link.emmean - np.log(acc / (1 - acc))) / link.se).tolist()
             pd_ = pairwise_differences(full, "system", adjust="none", df=m).table
             true = pd_.contrast.map(diffs).to_numpy()
             row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
@@ -159,6 +163,13 @@ def summarise_design(design: SimDesign, rows: list[dict]) -> dict:
             per_rep = np.array([np.mean(r[f"cover_mean_{m}"]) for r in regular])
             out[f"cover_mean_{m}_regular"] = float(per_rep.mean())
             out[f"cover_mean_{m}_regular_mcse"] = float(per_rep.std(ddof=1) / np.sqrt(len(regular)))
+    with_z = [r for r in rows if "z_mean" in r]
+    if len(with_z) > 1:  # t intervals with seeds - 1 df: the conservative bound (the seed variance's own df)
+        crit = float(stats.t.ppf(0.975, max(design.seeds - 1, 1)))
+        per_rep = np.array([np.mean(np.abs(r["z_mean"]) <= crit) for r in with_z])
+        out["cover_mean_seeds_minus_1"] = float(per_rep.mean())
+        out["cover_mean_seeds_minus_1_mcse"] = float(per_rep.std(ddof=1) / np.sqrt(len(with_z)))
+        out["n_rep_seeds_minus_1"] = len(with_z)
     out["median_df_mean"] = float(np.median([x for r in rows for x in r["df_mean_satterthwaite"]]))
     for comp, sd in (("item", design.sd_item), ("seed", design.sd_seed)):
         v = np.array([r[f"var_{comp}"] for r in rows])
