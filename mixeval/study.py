@@ -282,9 +282,11 @@ class Study:
     # ---------------------------------------------------------------- fits
     @cached_property
     def fit(self) -> LmerResult:
-        """The REML fit of the study's formula (variance components); the ML glmer fit with ``family=``."""
+        """The REML fit of the study's formula (variance components, marginal means); with ``family=`` the
+        restricted-Laplace glmer fit (``glmer(..., REML=True)``: lme4's ML fit shrinks components estimated
+        from few levels, such as 5 seeds, and the intervals of accuracies with them)."""
         if self.family is not None:
-            return self._fit_formula(self.formula, reml=False)
+            return self._fit_formula(self.formula, reml=True)
         if self._design is None:
             return lmer(self.formula, self.source, REML=True)
         return fit_design(self._design, reml=True, data=self._design.data)
@@ -293,7 +295,7 @@ class Study:
     def fit_ml(self) -> LmerResult:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects)."""
         if self.family is not None:
-            return self.fit
+            return self._fit_formula(self.formula, reml=False)
         return self.fit.refit(REML=False)
 
     # ---------------------------------------------------------------- GLMM (family=) helpers
@@ -321,8 +323,8 @@ class Study:
         if self.data is None:
             from .scale import glmer_aggregate
 
-            return glmer_aggregate(formula, self.source, family=self.family, link=self.link)
-        return glmer(formula, self.data, family=self.family, link=self.link, weights=self.weights)
+            return glmer_aggregate(formula, self.source, family=self.family, link=self.link, REML=reml)
+        return glmer(formula, self.data, family=self.family, link=self.link, weights=self.weights, REML=reml)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
@@ -464,7 +466,7 @@ class Study:
             if len(names) < 2:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
             reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
-            return compare(self.fit, reduced)
+            return compare(self.fit_ml, reduced)
         reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
         return compare(self.fit, reduced, refit=False)
 

@@ -188,4 +188,11 @@ def deviance_hessian(fit: object) -> np.ndarray:
 
     engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
     engine.u = np.asarray(fit.u, dtype=float).copy()
+    if getattr(fit, "reml", False):  # restricted criterion over theta; beta's block from its RX-based covariance
+        engine.beta = np.asarray(fit.coef, dtype=float).copy()
+        k, p = np.asarray(fit.theta).size, len(fit.coef)
+        H = np.zeros((k + p, k + p))
+        H[:k, :k] = _hessian(engine.stage1_reml, np.asarray(fit.theta, dtype=float))
+        H[k:, k:] = 2.0 * np.linalg.inv(np.asarray(fit.cov_coef, dtype=float))
+        return H
     return _hessian(engine.stage2, np.concatenate([np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float)]))
