@@ -18,11 +18,14 @@ Usage::
     python benchmarks/sim_glmer_df.py run NAME [n_rep]      # appends replicates to benchmarks/results/sim_glmer_df/NAME.jsonl
     python benchmarks/sim_glmer_df.py summarise             # -> benchmarks/results/sim_glmer_df.{json,csv,md}
 
+The replicate logs are committed gzipped (``sim_glmer_df/NAME.jsonl.gz``; ``summarise`` reads either form).
+
 The replicates are seeded per design (``20261123 + index``), and a run resumes where its log ends.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -186,10 +189,14 @@ def summarise() -> list[dict]:
     results = []
     for design in DESIGNS:
         path = os.path.join(OUT, f"{design.name}.jsonl")
-        if not os.path.exists(path):
+        if os.path.exists(path):
+            with open(path) as fh:
+                rows = [json.loads(line) for line in fh if line.strip()]
+        elif os.path.exists(path + ".gz"):  # the committed logs are gzipped
+            with gzip.open(path + ".gz", "rt") as fh:
+                rows = [json.loads(line) for line in fh if line.strip()]
+        else:
             continue
-        with open(path) as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
         if len(rows) > 1:
             results.append(summarise_design(design, rows))
     with open(os.path.join(HERE, "results", "sim_glmer_df.json"), "w") as fh:

@@ -147,8 +147,8 @@ ROWS: list[Row] = [
         "Accuracy per system with the logit-scale interval back-transformed. `df=\"asymptotic\"` (the function's "
         "default) gives emmeans' z intervals for glmer exactly; `df=\"satterthwaite\"` (the default of "
         "`Study(..., family=\"binomial\")`) uses t intervals with the linearised model's Satterthwaite df, "
-        "as SAS GLIMMIX's `ddfm=satterthwaite`, which keep 95% coverage where the z intervals undercover "
-        "(few seeds; `benchmarks/sim_glmer_df.py`). `pairwise_ratios` / `pairwise_differences` take the same `df=`."),
+        "as SAS GLIMMIX's `ddfm=satterthwaite`, which cover closer to 95% than the z intervals with few seeds "
+        "(`benchmarks/sim_glmer_df.py`). `pairwise_ratios` / `pairwise_differences` take the same `df=`."),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'

@@ -16,6 +16,12 @@ Hessian of the Laplace deviance over ``(theta, beta)``. It is the construction o
 for ``lmer`` fits (:mod:`mixeval.significance._ddf`) with the GLMM's working residual covariance ``W^-1`` in
 place of ``sigma^2 I``. Components on the boundary (``theta < 1e-4`` where ``theta >= 0`` is required) are
 held fixed, as in the LMM version.
+
+Simulation (``benchmarks/sim_glmer_df.py``, 8 binary designs): 95% accuracy intervals cover 92.2% (z) and
+93.7% (Satterthwaite) with 60 items x 5 seeds, 90.8% and 92.5% with 40 items x 3 seeds (2,000 replicates
+each, MC SE 0.5); Satterthwaite never covered less than z. The remaining gap comes from the maximum-likelihood
+(Laplace) fit's downward bias of the seed variance and from fits with the seed variance on the boundary, not
+from the df; ``Study(..., family=)`` uses Satterthwaite by default.
 """
 
 from __future__ import annotations

@@ -58,8 +58,8 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     df : {"asymptotic", "satterthwaite"}, default "asymptotic"
         ``"asymptotic"``: z intervals on the link scale (emmeans for glmer fits); ``"satterthwaite"``: t
         intervals with the linearised model's Satterthwaite df (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
-        :mod:`mixeval.significance._glmm_ddf`), which keep their coverage when a variance component is
-        estimated from few levels (seeds, prompt templates).
+        :mod:`mixeval.significance._glmm_ddf`), which cover closer to the nominal level when a variance
+        component is estimated from few levels (seeds, prompt templates).
 
     Returns
     -------
