@@ -155,7 +155,8 @@ class GlmmFitModel:
     profile of any parameter (a standard deviation, a correlation or a fixed effect) holds it and minimises
     the deviance over all the others, standard deviations, correlations and fixed effects together, as
     ``profile.merMod`` does for a GLMM. Each constrained search starts from the last one's optimum with the
-    Hessian at the fit (``2 cov_params^-1``), updated by BFGS.
+    Hessian at the fit (``2 cov_params^-1``), updated by BFGS. A restricted (``REML=True``) fit, which has no
+    likelihood in the fixed effects, is replaced by the ML fit of the same model: the intervals are lme4's.
 
     Examples
     --------
@@ -174,6 +175,8 @@ class GlmmFitModel:
     def __init__(self, fit: GlmerResult) -> None:
         if not isinstance(fit, GlmerResult):
             raise InputError(f"expected a generalised linear mixed model (mixeval.glmer); got {type(fit).__name__}.")
+        if fit.reml:  # profiles and refits are of the Laplace likelihood, as lme4's: the ML fit of the same model
+            fit = fit.refit(REML=False)
         self.fit = fit
         self.problem = fit.problem
         self.terms = fit.problem.re.terms

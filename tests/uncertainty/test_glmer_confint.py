@@ -263,3 +263,18 @@ def test_singular_fit_profile_reaches_zero():
 def test_refused_inputs():
     with pytest.raises(InputError, match="glmer"):
         GlmmFitModel({"a": 1})
+
+
+def test_reml_fit_is_profiled_as_its_ml_fit():
+    """A glmer(REML=True) fit (the Study default) gets the intervals of the ML fit of the same model."""
+    from mixeval import glmer
+    from mixeval.uncertainty import confint
+
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
+    df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    reml = glmer("correct ~ system + (1|item)", df, REML=True)
+    ml = glmer("correct ~ system + (1|item)", df)
+    a, b = confint(reml, method="wald").table, confint(ml, method="wald").table
+    pd.testing.assert_frame_equal(a, b)
