@@ -20,6 +20,7 @@ import numpy as np
 from scipy.linalg import LinAlgError
 
 from ._deviance import deviance_and_gradient, profiled_deviance
+from ._start import moment_start
 from ._stats import SufficientStats
 
 __all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "finite_difference_hessian",
@@ -337,7 +338,8 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     stats : SufficientStats
     reml : bool
     theta0 : ndarray, optional
-        Starting values (lme4 starts at 1 for every random intercept).
+        Starting values; by default the moment estimates of :func:`~._start.moment_start` (lme4 starts
+        at 1 for every random intercept, which is used when those fail).
 
     Returns
     -------
@@ -345,7 +347,9 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
 
     Notes
     -----
-    :func:`minimize_deviance` with the exact gradient of :func:`deviance_and_gradient`.
+    :func:`minimize_deviance` with the exact gradient of :func:`deviance_and_gradient`, started from
+    Henderson's Method 1 estimates (exact for balanced designs, close otherwise), which saves the
+    evaluations lme4's start at 1 spends finding the region of the optimum.
 
     Examples
     --------
@@ -361,6 +365,8 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     k = stats.n_terms
     if k == 0:
         return OptimResult(np.zeros(0), profiled_deviance(stats, np.zeros(0), reml), True, 1, "no random effects", np.zeros(0))
+    if theta0 is None:
+        theta0 = moment_start(stats)
     x0 = np.ones(k) if theta0 is None else np.asarray(theta0, dtype=float)
     return minimize_deviance(lambda t: deviance_and_gradient(stats, np.abs(t), reml), x0, np.zeros(k),
                              fun=lambda t: profiled_deviance(stats, np.abs(t), reml))
