@@ -54,6 +54,8 @@ class OptimResult:
     n_evaluations: int
     message: str
     gradient: np.ndarray
+    #: the Hessian (or its approximation) the convergence check used at ``theta``, when one was formed
+    hessian: np.ndarray | None = None
 
 
 def finite_difference_gradient(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
@@ -327,7 +329,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     if not converged:
         message = f"predicted decrease {decrease:.3g} above {DECREASE_TOL:g}"
     return OptimResult(theta=x, deviance=float(value), converged=converged, n_evaluations=n_evals[0],
-                       message=message, gradient=grad)
+                       message=message, gradient=grad, hessian=h)
 
 
 def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None = None) -> OptimResult:
