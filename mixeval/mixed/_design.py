@@ -261,9 +261,11 @@ def confounded_pairs(groups: list[GroupingFactor] | tuple[GroupingFactor, ...]) 
         for b in groups[i + 1 :]:
             if a.n_levels != b.n_levels:
                 continue
-            # same partition <=> every level of a meets exactly one level of b
-            n_pairs = np.unique(a.codes * b.n_levels + b.codes).size
-            if n_pairs == a.n_levels:
+            # same partition <=> every level of a meets exactly one level of b (then, with as many levels,
+            # the reverse holds too): map each level of a to a level of b it meets, and check every row
+            meets = np.empty(a.n_levels, dtype=b.codes.dtype)
+            meets[a.codes] = b.codes
+            if np.array_equal(meets[a.codes], b.codes):
                 pairs.append((a.name, b.name))
     return pairs
 

@@ -478,6 +478,8 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6, *,
         return theta, float(dev), grad
     for _ in range(steps):
         delta = np.linalg.solve(chol.T, np.linalg.solve(chol, grad[idx]))
+        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
+            break  # at the optimum to rounding: the step would not change theta
         trial = theta.copy()
         trial[idx] = np.maximum(theta[idx] - delta, lower[idx])
         try:
@@ -487,6 +489,4 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6, *,
         if not (np.linalg.norm(new_grad[idx]) < np.linalg.norm(grad[idx]) and new_dev <= dev + 1e-11 * abs(dev)):
             break
         theta, dev, grad = trial, new_dev, new_grad
-        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
-            break
     return theta, float(dev), grad

@@ -310,11 +310,27 @@ def _cross_representation(cross) -> np.ndarray | sp.csr_matrix:
     return cross.toarray() if sp.issparse(cross) else np.asarray(cross, dtype=float)
 
 
+#: contingency tables up to this many cells are counted densely (one bincount) before being made sparse
+DENSE_TABLE_CELLS = 2**22
+
+
 def _sparse_cross(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> sp.csr_matrix:
-    """Contingency table of two code vectors as a sparse ``na x nb`` matrix (duplicates summed)."""
-    m = sp.csr_matrix((np.ones(a.size), (a, b)), shape=(na, nb))
-    m.sum_duplicates()
-    return m
+    """Contingency table of two code vectors as a sparse ``na x nb`` matrix (canonical CSR: sorted, summed).
+
+    Small tables are counted by one ``bincount`` of the cell index; large ones by the sorted distinct cell
+    indices, which are already in CSR order (row-major), so no sparse constructor has to sort or sum.
+    """
+    cell = a.astype(np.int64) * nb + b
+    if na * nb <= DENSE_TABLE_CELLS:
+        table = np.bincount(cell, minlength=na * nb)
+        cells = np.flatnonzero(table)
+        counts = table[cells]
+    else:
+        cells, counts = np.unique(cell, return_counts=True)
+    rows, cols = np.divmod(cells, nb)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=na))])
+    index_type = np.int32 if max(nb, cells.size) < 2**31 else np.int64
+    return sp.csr_matrix((counts.astype(float), cols.astype(index_type), indptr.astype(index_type)), shape=(na, nb))
 
 
 def _level_sums(codes: np.ndarray, n: int, W: np.ndarray) -> np.ndarray:
