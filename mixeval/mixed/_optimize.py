@@ -115,6 +115,15 @@ def _bfgs_update(hess: np.ndarray, s: np.ndarray, y: np.ndarray) -> np.ndarray:
     return hess - np.outer(hs, hs) / shs + np.outer(y, y) / sy
 
 
+def _positive_definite(hess: np.ndarray, x: np.ndarray, grad: np.ndarray, lower: np.ndarray, bounded: np.ndarray) -> bool:
+    """The Hessian is clearly positive definite on the coordinates not held at their bound (a minimum, not a saddle)."""
+    free = ~(bounded & (x <= lower) & (grad >= 0))
+    if not free.any():
+        return True
+    values = np.linalg.eigvalsh(hess[np.ix_(free, free)])
+    return bool(values[0] > 1e-8 * max(values[-1], 0.0))
+
+
 def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) -> tuple[np.ndarray, float]:
     """Set near-zero bounded thetas to exactly 0 when that does not increase the deviance (beyond rounding)."""
     theta = theta.copy()
@@ -308,6 +317,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter)
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
+                break
+            if decrease <= _ROUND_TOL and _positive_definite(h, x, grad, lower, bounded):
+                # the round ended on a step predicted (by the updated Hessian) to gain below rounding: a fresh
+                # Hessian would cost k evaluations to confirm what the gradient polish then checks anyway
                 break
             h = hessian(x, grad)
             held = bounded & (x <= lower) & (grad >= 0)
