@@ -235,20 +235,29 @@ def _pair_table(k, order: np.ndarray, ptr: np.ndarray) -> sp.csc_matrix:
     ``K_la K_lb`` (``a >= b``) of the rows ``order[ptr[j]:ptr[j + 1]]``, listed at once; duplicate
     positions are summed by the product itself, so nothing is sorted.
     """
-    k = sp.csr_matrix(k)[order]
+    k = sp.csr_matrix(k)
+    if not np.array_equal(order, np.arange(k.shape[0])):
+        k = k[order]
     k.sum_duplicates()
     qr = k.shape[1]
     nnz_row = np.diff(k.indptr)
-    row_of_entry = np.repeat(np.arange(k.shape[0]), nnz_row)
-    rank = np.arange(k.nnz) - k.indptr[row_of_entry]  # position of the entry within its row (columns sorted)
-    left = np.repeat(np.arange(k.nnz), rank + 1)  # entry e is paired with the entries of its row up to e
-    first = np.cumsum(rank + 1) - (rank + 1)
-    right = np.repeat(k.indptr[row_of_entry] - first, rank + 1) + np.arange(left.size)
-    position = k.indices[left].astype(np.int64) * qr + k.indices[right]
-    pairs_per_row = np.bincount(row_of_entry[left], minlength=k.shape[0]) if left.size else np.zeros(k.shape[0], int)
+    pairs_per_row = nnz_row * (nnz_row + 1) // 2
+    # 32-bit indices where they fit: the arrays below have one entry per pair of entries in a row
+    small = int(pairs_per_row.sum()) < 2**31 and qr * qr < 2**31
+    it = np.int32 if small else np.int64
+    row_of_entry = np.repeat(np.arange(k.shape[0], dtype=it), nnz_row)
+    row_start = k.indptr.astype(it)[row_of_entry]
+    rank = np.arange(k.nnz, dtype=it) - row_start  # position of the entry within its row (columns sorted)
+    left = np.repeat(np.arange(k.nnz, dtype=it), rank + 1)  # entry e is paired with the entries of its row up to e
+    first = np.cumsum(rank + 1, dtype=it) - (rank + 1)
+    right = np.repeat(row_start - first, rank + 1)
+    right += np.arange(left.size, dtype=it)
+    indices = k.indices.astype(it)
+    position = indices[left] * it(qr)
+    position += indices[right]
     col_ptr = np.concatenate([[0], np.cumsum(pairs_per_row)])[ptr]
-    index_type = np.int32 if qr * qr < 2**31 else np.int64
-    return sp.csc_matrix((k.data[left] * k.data[right], position.astype(index_type), col_ptr), shape=(qr * qr, ptr.size - 1))
+    index_type = it
+    return sp.csc_matrix((k.data[left] * k.data[right], position.astype(index_type, copy=False), col_ptr), shape=(qr * qr, ptr.size - 1))
 
 
 def _class_products(k, a: np.ndarray, members: list[np.ndarray]):
