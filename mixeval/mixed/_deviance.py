@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, lapack
 
+from ._blas import blas_threads_for
 from ._stats import SufficientStats
 
 __all__ = ["DevianceParts", "deviance_parts", "deviance_and_gradient", "profiled_deviance", "make_deviance_function", "solve_random_effects"]
@@ -48,6 +49,9 @@ class DevianceParts:
     lam_r: np.ndarray = field(repr=False)
     #: beta of the statistics' own response when it is centred (``beta`` is then on the response's scale)
     beta_centred: np.ndarray | None = field(default=None, repr=False)
+    #: ``K' D^{-1} A`` and ``S^{-1} H`` (``H = Lr (Z_r'W - lam0^2 K' D^{-1} A)``), re-used by the gradient
+    ka_w: np.ndarray | None = field(default=None, repr=False)
+    s_inv_h: np.ndarray | None = field(default=None, repr=False)
 
 
 def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -162,14 +166,18 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         logdet_a = 0.0
     if qr:
         s = _schur(stats, lam0, lam_r, cls.kk(w, full=False))
-        chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
-        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * cls.ka(w))
+        with blas_threads_for(qr):
+            chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
+        ka_w = cls.ka(w)
+        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * ka_w)
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
         # matrices when the BLAS is multi-threaded)
-        quad = quad + h.T @ cho_solve((chol_s, True), h, check_finite=False)
+        s_inv_h = cho_solve((chol_s, True), h, check_finite=False)
+        quad = quad + h.T @ s_inv_h
         logdet_a += 2.0 * float(np.sum(np.log(np.diag(chol_s))))
     else:
         chol_s = np.zeros((0, 0))
+        ka_w = s_inv_h = None
     beta, mxx, logdet_mxx, r2 = profile_fixed_effects(stats.ww - quad, p)
     beta_centred = None
     if stats.coef_shift is not None:  # statistics of a centred response: report beta on the response's scale
@@ -188,6 +196,8 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         chol_s=chol_s,
         lam_r=lam_r,
         beta_centred=beta_centred,
+        ka_w=ka_w,
+        s_inv_h=s_inv_h,
     )
     return parts
 
@@ -261,6 +271,25 @@ def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
     return float(2.0 * np.vdot(inv_lower, m) - np.diag(inv_lower) @ np.diag(m))
 
 
+def _weighted_trace(cls, v: np.ndarray, inv_lower: np.ndarray, lam_r: np.ndarray) -> float:
+    """``tr(S^{-1} Lr K' diag(w) K Lr)`` for class weights ``v`` from the lower triangle of ``S^{-1}``.
+
+    With the per-level pair table ``T`` (``T @ w`` the lower triangle of ``K' diag(w) K``) this is
+    ``w' T' vec(P)`` with ``P = Lr S^{-1} Lr`` (off-diagonal entries doubled): one product with the table
+    instead of forming ``K' diag(w) K`` and a pass over it.
+    """
+    if cls.rowwise and cls._kk_table is not None:
+        p = inv_lower * lam_r[:, None]
+        p *= 2.0 * lam_r[None, :]
+        p[np.diag_indices_from(p)] *= 0.5
+        per_level = cls._kk_table.T @ p.ravel()
+        return float(v[cls.of_level] @ per_level)
+    kk = cls.kk(v, full=False)
+    kk *= lam_r[:, None]
+    kk *= lam_r[None, :]
+    return _trace_product(inv_lower, kk)
+
+
 def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[float, np.ndarray]:
     """The profiled deviance and its exact gradient with respect to theta.
 
@@ -291,26 +320,23 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     aa_w2 = cls.aa(w2)
     tr_ainv0 = float(cls.sizes @ w)
     if qr:
-        ka_w = cls.ka(w)
-        rhs = lam_r[:, None] * (stats.zrw - l2 * ka_w)
-        ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
+        ka_w, ur = parts.ka_w, parts.s_inv_h  # U_r = S^{-1} Lr (Z_r'W - lam0^2 K'D^{-1}A), formed by the evaluation
         b = lam_r[:, None] * ur
         kk_w_b = cls.kk_times(w, b)
         rr = stats.zrw - l2 * (ka_w - kk_w_b) - stats.crr @ b
         if cls.counts.size == 1 and cls.diagonal_crr:
             # one count class: K'D^-2K = w K'D^-1K, so tr(S^-1 lam0^2 Lr K'D^-2K Lr) = w tr(S^-1 (I + Lr C_rr Lr - S))
             # needs diag(S^-1) only
-            trace_r = _inverse_diagonal(parts.chol_s)
+            with blas_threads_for(qr):
+                trace_r = _inverse_diagonal(parts.chol_s)
             kk_w2_b = w[0] * kk_w_b
             tr_ainv0 += float(w[0] * (trace_r @ (1.0 + lam_r * lam_r * np.diag(stats.crr)) - qr))
         else:
-            kk_w2 = cls.kk(w2, full=False)
             kk_w2_b = cls.kk_times(w2, b)
-            s_inv = _cholesky_inverse(parts.chol_s)
+            with blas_threads_for(qr):
+                s_inv = _cholesky_inverse(parts.chol_s)
             trace_r = np.diag(s_inv).copy()
-            kk_w2 *= l2 * lam_r[:, None]
-            kk_w2 *= lam_r[None, :]
-            tr_ainv0 += _trace_product(s_inv, kk_w2)
+            tr_ainv0 += l2 * _weighted_trace(cls, w2, s_inv, lam_r)
         p0 = lam0 * (aa_w2 - ka_w2.T @ b - b.T @ ka_w2 + b.T @ kk_w2_b)
     else:
         p0 = lam0 * aa_w2

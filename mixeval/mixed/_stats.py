@@ -350,6 +350,51 @@ def _level_sums(codes: np.ndarray, n: int, W: np.ndarray) -> np.ndarray:
     return out
 
 
+#: the factors besides the largest are tabulated jointly when they have at most this many level combinations
+JOINT_CELLS = 2**16
+
+
+def _joint_cell_stats(g0, rest, W: np.ndarray):
+    """``(Z_0'Z_r, Z_r'W, Z_r'Z_r)`` from one table of the rest factors' joint cells, or None when too many.
+
+    When the factors besides the largest have few level combinations (a grid of hyperparameters), the
+    rows are counted once per (level of factor 0, joint cell) and summed once per joint cell; every
+    block is then a marginal of those tables, which replaces a pass over the rows per pair of factors.
+    """
+    sizes = [g.n_levels for g in rest]
+    n_cells = int(np.prod(sizes, dtype=np.int64))
+    if n_cells > JOINT_CELLS or g0.n_levels * n_cells > DENSE_TABLE_CELLS:
+        return None
+    cell = np.zeros(W.shape[0], dtype=np.int64)
+    for g in rest:  # mixed radix, first factor most significant (C order of the reshaped tables)
+        cell *= g.n_levels
+        cell += g.codes
+    table = np.bincount(g0.codes.astype(np.int64) * n_cells + cell, minlength=g0.n_levels * n_cells)
+    table = table.reshape([g0.n_levels, *sizes]).astype(float)
+    cell_counts = table.sum(axis=0)
+    cell_w = np.stack([np.bincount(cell, weights=W[:, j], minlength=n_cells) for j in range(W.shape[1])], axis=-1)
+    cell_w = cell_w.reshape([*sizes, W.shape[1]])
+    m = len(rest)
+    axes = range(m)
+
+    def marginal(a: np.ndarray, keep: tuple[int, ...], offset: int = 0) -> np.ndarray:
+        return a.sum(axis=tuple(offset + i for i in axes if i not in keep))
+
+    cross0r = np.hstack([marginal(table, (i,), offset=1) for i in axes])
+    zrw = np.vstack([marginal(cell_w, (i,)) for i in axes])
+    blocks = []
+    for i in axes:
+        row = []
+        for j in axes:
+            if i == j:
+                row.append(np.diag(marginal(cell_counts, (i,))))
+            else:
+                both = marginal(cell_counts, (i, j))  # axes in increasing order
+                row.append(both if i < j else both.T)
+        blocks.append(row)
+    return cross0r, zrw, np.block(blocks)
+
+
 def compute_stats(design: Design) -> SufficientStats:
     """One pass over the rows: all cross-products of ``Z`` and ``[X y]``.
 
@@ -385,7 +430,10 @@ def compute_stats(design: Design) -> SufficientStats:
     counts0 = np.bincount(g0.codes, minlength=g0.n_levels).astype(float)
     z0w = _level_sums(g0.codes, g0.n_levels, W)
     rest = groups[1:]
-    if rest:
+    joint = _joint_cell_stats(g0, rest, W) if rest else None
+    if joint is not None:
+        cross0r, zrw, crr = joint
+    elif rest:
         cross0r = sp.hstack([_sparse_cross(g0.codes, g0.n_levels, g.codes, g.n_levels) for g in rest], format="csr")
         zrw = np.vstack([_level_sums(g.codes, g.n_levels, W) for g in rest])
         blocks = [[np.diag(np.bincount(a.codes, minlength=a.n_levels).astype(float)) if a is b
