@@ -9,8 +9,10 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_threaded_blas", "blas_threads_for", "THREADED_ROWS"]
 
-#: dense factorisations of at least this many rows run on the BLAS's own thread count (below, one thread)
-THREADED_ROWS = 1024
+#: dense factorisations of at least this many rows (seconds each) run on the BLAS's own thread count; below, one
+#: thread: under load (other processes, parallel refits) threads oversubscribe the cores, which costs a
+#: 1,000-row factorisation 3-4 times its single-threaded time on a shared 2-core machine
+THREADED_ROWS = 2048
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,8 +41,8 @@ def single_threaded_blas():
 
 def blas_threads_for(rows: int):
     """Context manager for one dense factorisation of ``rows`` rows: the configured BLAS threads when
-    ``rows >= THREADED_ROWS`` (an ``O(rows^3)`` factorisation that takes from tens of milliseconds to
-    seconds, where threads pay), otherwise nothing changes.
+    ``rows >= THREADED_ROWS`` (an ``O(rows^3)`` factorisation of seconds, where threads pay on an idle
+    machine), otherwise nothing changes.
 
     Set the BLAS's own variable (``OPENBLAS_NUM_THREADS=1``) to keep every factorisation on one thread,
     e.g. when many fits run in parallel processes.
