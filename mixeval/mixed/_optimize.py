@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError
 
-from ._deviance import deviance_and_gradient, profiled_deviance
+from ._deviance import average_information, deviance_and_gradient, profiled_deviance
 from ._start import moment_start
 from ._stats import SufficientStats
 
 __all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "finite_difference_hessian",
-           "optimize_theta", "SINGULAR_TOL", "DECREASE_TOL"]
+           "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
@@ -83,13 +83,19 @@ def finite_difference_hessian(fg: Callable[[np.ndarray], tuple[float, np.ndarray
     Upward steps keep a coordinate at its lower bound feasible; at ``theta_k = 0``, where the deviance is
     even, ``g_k(h) / h`` is the curvature itself.
     """
-    k = theta.size
-    h = np.empty((k, k))
-    for i in range(k):
+    return _complete_hessian(fg, theta, grad, np.full((theta.size, theta.size), np.nan))
+
+
+def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
+    """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient, symmetrised."""
+    h = np.array(hess, dtype=float)
+    missing = np.flatnonzero(np.isnan(h).any(axis=1) | np.isnan(h).any(axis=0))
+    for i in missing:
         step = 1e-4 * max(abs(theta[i]), 0.1)
         trial = theta.copy()
         trial[i] += step
         h[i] = (fg(trial)[1] - grad) / step
+    h[:, missing] = h[missing].T  # the differenced rows also give those columns
     return 0.5 * (h + h.T)
 
 
@@ -246,8 +252,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         Lower bounds: 0 for the diagonal elements of the relative covariance factors (standard deviations),
         ``-inf`` for off-diagonal elements (lme4's ``lower``).
     hess : callable, optional
-        ``theta -> Hessian`` of the deviance; by default forward differences of ``fun_and_grad``'s gradient
-        (:func:`finite_difference_hessian`), formed only at the start and to confirm the optimum.
+        ``theta -> Hessian`` of the deviance (or an approximation); rows it leaves NaN, and by default all,
+        are forward differences of ``fun_and_grad``'s gradient (:func:`finite_difference_hessian`, one
+        evaluation per row), formed at the start, after poor steps and to confirm the optimum.
     fun : callable, optional
         ``theta -> deviance`` alone, when cheaper than with the gradient (used for the boundary checks).
     max_iter : int
@@ -300,7 +307,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
 
     def hessian(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
         if hess is not None:
-            return np.asarray(hess(np.maximum(x, lower)), dtype=float)
+            return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float))
         return finite_difference_hessian(fg, x, grad)
 
     if k == 0:
@@ -384,4 +391,31 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
         theta0 = moment_start(stats)
     x0 = np.ones(k) if theta0 is None else np.asarray(theta0, dtype=float)
     return minimize_deviance(lambda t: deviance_and_gradient(stats, np.abs(t), reml), x0, np.zeros(k),
-                             fun=lambda t: profiled_deviance(stats, np.abs(t), reml))
+                             fun=lambda t: profiled_deviance(stats, np.abs(t), reml),
+                             hess=lambda t: information_hessian(stats, np.abs(t), reml))
+
+
+#: at or below this theta (on the boundary, :data:`SINGULAR_TOL`) the average information misses the curvature:
+#: the deviance is even in theta_j with a curvature of its own at 0, the information vanishes like theta_j^2;
+#: those rows are finite differences
+AI_MIN_THETA = SINGULAR_TOL
+
+
+def information_hessian(stats: SufficientStats, theta: np.ndarray, reml: bool) -> np.ndarray:
+    """The average-information Hessian (:func:`~._deviance.average_information`) with NaN rows for the thetas
+    below :data:`AI_MIN_THETA` (left to finite differences by :func:`minimize_deviance`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import build_design, compute_stats
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
+    >>> s = compute_stats(build_design("y ~ 1 + (1|g)", df))
+    >>> bool(information_hessian(s, np.array([1.5]), reml=False)[0, 0] > 0), information_hessian(s, np.array([0.0]), False)
+    (True, array([[nan]]))
+    """
+    h = average_information(stats, theta, reml)
+    small = np.abs(theta) <= AI_MIN_THETA
+    h[small, :] = np.nan
+    h[:, small] = np.nan
+    return h

@@ -438,7 +438,7 @@ def compute_stats(design: Design) -> SufficientStats:
         zrw = np.vstack([_level_sums(g.codes, g.n_levels, W) for g in rest])
         blocks = [[np.diag(np.bincount(a.codes, minlength=a.n_levels).astype(float)) if a is b
                    else _cross_counts(a.codes, a.n_levels, b.codes, b.n_levels) for b in rest] for a in rest]
-        crr = np.block(blocks)
+        crr = blocks[0][0] if len(rest) == 1 else np.block(blocks)
     else:
         cross0r = np.zeros((g0.n_levels, 0))
         zrw = np.zeros((0, p + 1))
