@@ -27,7 +27,7 @@ from ._blas import blas_threads_for
 from ._stats import SufficientStats
 
 __all__ = ["DevianceParts", "deviance_parts", "deviance_and_gradient", "profiled_deviance", "make_deviance_function",
-           "solve_random_effects", "average_information"]
+           "solve_random_effects", "average_information", "gradient_from_parts"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -307,8 +307,12 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     ``R_0 = D^{-1} (A_0 - K B)`` and ``U_0 = lam0 R_0``, so ``P_0`` and ``tr_0(A^{-1}) = sum 1/d +
     lam0^2 tr(S^{-1} Lr K' D^{-2} K Lr)`` are sums over count classes with weights ``1/d^2``.
     """
-    theta = np.abs(np.asarray(theta, dtype=float))
-    parts = _evaluate(stats, theta, reml)
+    return gradient_from_parts(stats, _evaluate(stats, np.abs(np.asarray(theta, dtype=float)), reml))
+
+
+def gradient_from_parts(stats: SufficientStats, parts: DevianceParts) -> tuple[float, np.ndarray]:
+    """:func:`deviance_and_gradient` from an evaluation already made (``deviance_parts`` at ``parts.theta``)."""
+    theta, reml = parts.theta, parts.reml
     k_terms = stats.n_terms
     p, n = stats.p, stats.nobs
     lam0, lam_r = theta[0], parts.lam_r
@@ -368,7 +372,8 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     return parts.deviance, grad
 
 
-def average_information(stats: SufficientStats, theta: np.ndarray, reml: bool) -> np.ndarray:
+def average_information(stats: SufficientStats, theta: np.ndarray, reml: bool,
+                        parts: DevianceParts | None = None) -> np.ndarray:
     """The average-information approximation of the profiled deviance's Hessian in theta.
 
     Notes
@@ -384,9 +389,11 @@ def average_information(stats: SufficientStats, theta: np.ndarray, reml: bool) -
 
     It needs ``K + p`` solves with the Schur complement's factor, not its inverse: a Hessian for the
     price of a fraction of one evaluation, close to the exact one when the factors have many levels.
+    ``parts``, the evaluation at ``theta`` when already made, spares the factorisation.
     """
     theta = np.abs(np.asarray(theta, dtype=float))
-    parts = _evaluate(stats, theta, reml)
+    if parts is None or parts.reml != reml or not np.array_equal(parts.theta, theta):
+        parts = _evaluate(stats, theta, reml)
     p, n = stats.p, stats.nobs
     nu = n - p if reml else n
     lam0, lam_r = float(theta[0]), parts.lam_r

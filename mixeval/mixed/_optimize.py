@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError
 
-from ._deviance import average_information, deviance_and_gradient, profiled_deviance
+from ._deviance import average_information, deviance_and_gradient, deviance_parts, gradient_from_parts, profiled_deviance
 from ._start import moment_start
 from ._stats import SufficientStats
 
@@ -371,7 +371,11 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     -----
     :func:`minimize_deviance` with the exact gradient of :func:`deviance_and_gradient`, started from
     Henderson's Method 1 estimates (exact for balanced designs, close otherwise), which saves the
-    evaluations lme4's start at 1 spends finding the region of the optimum.
+    evaluations lme4's start at 1 spends finding the region of the optimum, and with Hessians from the
+    average information (:func:`information_hessian`: ``k + p`` solves with the factor an evaluation
+    has formed, in place of ``k`` gradient evaluations of finite differences; within a few percent of the
+    exact Hessian near the optimum of designs with many levels). Convergence is still judged by the
+    exact gradient and the optimum is the same; only the path to it is shorter.
 
     Examples
     --------
@@ -390,9 +394,14 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
     if theta0 is None:
         theta0 = moment_start(stats)
     x0 = np.ones(k) if theta0 is None else np.asarray(theta0, dtype=float)
-    return minimize_deviance(lambda t: deviance_and_gradient(stats, np.abs(t), reml), x0, np.zeros(k),
-                             fun=lambda t: profiled_deviance(stats, np.abs(t), reml),
-                             hess=lambda t: information_hessian(stats, np.abs(t), reml))
+    last: list = [None]  # the latest evaluation: the Hessian is asked for where the gradient was just formed
+
+    def fun_and_grad(t: np.ndarray) -> tuple[float, np.ndarray]:
+        last[0] = deviance_parts(stats, np.abs(t), reml)
+        return gradient_from_parts(stats, last[0])
+
+    return minimize_deviance(fun_and_grad, x0, np.zeros(k), fun=lambda t: profiled_deviance(stats, np.abs(t), reml),
+                             hess=lambda t: information_hessian(stats, np.abs(t), reml, last[0]))
 
 
 #: at or below this theta (on the boundary, :data:`SINGULAR_TOL`) the average information misses the curvature:
@@ -401,7 +410,7 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
 AI_MIN_THETA = SINGULAR_TOL
 
 
-def information_hessian(stats: SufficientStats, theta: np.ndarray, reml: bool) -> np.ndarray:
+def information_hessian(stats: SufficientStats, theta: np.ndarray, reml: bool, parts=None) -> np.ndarray:
     """The average-information Hessian (:func:`~._deviance.average_information`) with NaN rows for the thetas
     below :data:`AI_MIN_THETA` (left to finite differences by :func:`minimize_deviance`).
 
@@ -414,7 +423,7 @@ def information_hessian(stats: SufficientStats, theta: np.ndarray, reml: bool) -
     >>> bool(information_hessian(s, np.array([1.5]), reml=False)[0, 0] > 0), information_hessian(s, np.array([0.0]), False)
     (True, array([[nan]]))
     """
-    h = average_information(stats, theta, reml)
+    h = average_information(stats, theta, reml, parts)
     small = np.abs(theta) <= AI_MIN_THETA
     h[small, :] = np.nan
     h[:, small] = np.nan
