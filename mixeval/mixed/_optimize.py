@@ -166,7 +166,7 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     return best
 
 
-def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int):
+def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -174,8 +174,9 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
     stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
     snapped). After a step that needed backtracking or gained less than a quarter of the predicted
-    decrease the Hessian is formed afresh, otherwise BFGS-updated. Stops when the predicted decrease is
-    below ``_STOP_TOL`` or no step decreases the deviance.
+    decrease the Hessian is formed afresh, otherwise BFGS-updated, or taken from ``cheap_hessian(x)``
+    when that returns one (a given Hessian that needs no evaluations there). Stops when the predicted
+    decrease is below ``_STOP_TOL`` or no step decreases the deviance.
     """
     decrease = np.inf
     radius = 1.0
@@ -231,7 +232,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
         x, value, grad = trial, t_value, t_grad
-        hess = hessian(x, grad) if poor else _bfgs_update(hess, s_, y_)
+        fresh = None if poor or cheap_hessian is None else cheap_hessian(x)
+        hess = hessian(x, grad) if poor else (fresh if fresh is not None else _bfgs_update(hess, s_, y_))
         steps += 1
     return x, value, grad, hess, decrease, steps
 
@@ -269,7 +271,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     -----
     Projected Newton iterations: the step solves ``|H| d = -g`` on the coordinates not held at their
     bound (absolute eigenvalues, no step along flat directions), a backtracking line search along the
-    step clipped to the bounds, BFGS updates of ``H`` between iterations. A round ends when the
+    step clipped to the bounds, BFGS updates of ``H`` between iterations (or ``hess`` afresh at every
+    iterate when it is given and leaves no row to finite differences there). A round ends when the
     step changes theta by less than 1e-10 (relative) or the
     predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
     starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
@@ -305,6 +308,13 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
             return float("inf")
         return value if np.isfinite(value) else float("inf")
 
+    def cheap_hessian(x: np.ndarray) -> np.ndarray | None:
+        """The given Hessian at ``x`` when it is complete (no rows left to finite differences), else None."""
+        if hess is None:
+            return None
+        h = np.asarray(hess(np.maximum(x, lower)), dtype=float)
+        return None if np.isnan(h).any() else 0.5 * (h + h.T)
+
     def hessian(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
         if hess is not None:
             return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float))
@@ -322,7 +332,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     message = "predicted decrease below tolerance"
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
-            x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter)
+            x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
+                                                                    cheap_hessian)
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
                 break
             if decrease <= _ROUND_TOL and _positive_definite(h, x, grad, lower, bounded):
