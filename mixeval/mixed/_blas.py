@@ -7,7 +7,7 @@ import functools
 
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["single_threaded_blas", "blas_threads_for", "THREADED_ROWS"]
+__all__ = ["single_threaded_blas", "blas_threads_for", "limit_threads_per_process", "THREADED_ROWS"]
 
 #: dense factorisations of at least this many rows (seconds each) run on the BLAS's own thread count; below, one
 #: thread: under load (other processes, parallel refits) threads oversubscribe the cores, which costs a
@@ -24,12 +24,22 @@ def _state() -> tuple[ThreadpoolController, int]:
     return controller, max(counts, default=1)
 
 
+_MAX_THREADS: list[int | None] = [None]
+
+
+def limit_threads_per_process(n: int) -> None:
+    """Cap the threads of the large factorisations in this process (worker processes of parallel refits
+    call it with 1: the processes already use the cores)."""
+    _MAX_THREADS[0] = int(n)
+
+
 def _controller() -> ThreadpoolController:
     return _state()[0]
 
 
 def _configured_threads() -> int:
-    return _state()[1]
+    cap = _MAX_THREADS[0]
+    return _state()[1] if cap is None else min(cap, _state()[1])
 
 
 def single_threaded_blas():

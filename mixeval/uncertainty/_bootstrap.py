@@ -49,6 +49,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(model: FitModel, reml: bool | None, statistic: Callable | None) -> None:
+    from ..mixed._blas import limit_threads_per_process
+
+    limit_threads_per_process(1)  # n_jobs processes already use the cores: no BLAS threads on top
     _WORKER.update(model=model, reml=reml, statistic=statistic)
 
 

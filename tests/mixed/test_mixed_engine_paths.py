@@ -97,3 +97,17 @@ def test_joint_cell_statistics_equal_pairwise_tables(formula, monkeypatch):
     for name in ("cross0r", "zrw", "crr", "z0w", "counts0", "ww"):
         np.testing.assert_allclose(dense(getattr(joint, name)), dense(getattr(pairwise, name)), rtol=1e-13, atol=1e-10,
                                    err_msg=name)
+
+
+def test_worker_processes_cap_the_blas_threads():
+    """Parallel refits call limit_threads_per_process(1): large factorisations then stay on one thread."""
+    from threadpoolctl import threadpool_info
+
+    from mixeval.mixed import _blas
+
+    try:
+        _blas.limit_threads_per_process(1)
+        with _blas.single_threaded_blas(), _blas.blas_threads_for(_blas.THREADED_ROWS):
+            assert max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas") == 1
+    finally:
+        _blas._MAX_THREADS[0] = None
