@@ -101,8 +101,10 @@ ROWS: list[Row] = [
         'd["correct"] = (rng.uniform(size=600) < 1 / (1 + np.exp(-eta))).astype(int)\n'
         'g = mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial", REML=True)\n'
         'print(g.varcorr)',
-        "The restricted Laplace criterion (fixed effects integrated with the random effects), as glmmTMB's "
-        "`REML = TRUE` (tested against it: criterion 1e-12, estimates 1e-6). lme4 has no REML for glmer; its ML "
+        "Variance components from the restricted Laplace criterion (fixed effects integrated with the random "
+        "effects), as glmmTMB's `REML = TRUE` (tested against it: criterion 1e-12, components 1e-6); fixed effects "
+        "from the Laplace deviance at those components (glmmTMB's joint mode is biased towards 0 for binary "
+        "data). lme4 has no REML for glmer; its ML "
         "shrinks a variance estimated from few levels (5 seeds) and narrows the intervals of accuracies that "
         "contain it. `Study(..., family=)` takes variance components and marginal means from this fit, the GLRT "
         "from ML fits (`benchmarks/sim_glmer_reml.py`)."),
