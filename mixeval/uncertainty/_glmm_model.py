@@ -57,17 +57,13 @@ def varpar_layout(terms: tuple[ReTerm, ...]) -> tuple[tuple[str, ...], tuple[str
     >>> varpar_layout((t,))
     (('sd_(Intercept)|g', 'cor_x.(Intercept)|g', 'sd_x|g'), ('sd', 'cor', 'sd'))
     """
-    names, kinds = [], []
+    from ._slopes_model import term_layout
+
+    names, kinds = (), ()
     for t in terms:
-        rows, cols = _tril_template(t.n_coef)
-        for i, j in zip(rows, cols):
-            if i == j:
-                names.append(f"sd_{t.coef_names[i]}|{t.group}")
-                kinds.append("sd")
-            else:
-                names.append(f"cor_{t.coef_names[i]}.{t.coef_names[j]}|{t.group}")
-                kinds.append("cor")
-    return tuple(names), tuple(kinds)
+        n, k = term_layout(t.group, tuple(t.coef_names))
+        names, kinds = names + n, kinds + k
+    return names, kinds
 
 
 def varpar_from_theta(terms: tuple[ReTerm, ...], theta: np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ design (:class:`SlopeFitModel`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -23,6 +23,7 @@ from ..mixed import LmerResult
 from ..mixed._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
                               general_deviance_parts, optimize_general)
 from ..mixed._optimize import SINGULAR_TOL, minimize_deviance
+from ..mixed._result import _Dims
 from ..mixed._reterms import _tril_template, build_restructure, theta_to_factors
 from ..mixed._scaling import Scaling, identity_scaling, map_factor
 from ._interface import RefitSummary, single_threaded_blas
@@ -30,15 +31,6 @@ from ._interface import RefitSummary, single_threaded_blas
 __all__ = ["SlopeFitModel", "term_layout", "sdcor_to_factor", "factor_to_sdcor", "wald_varpar_slopes"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-@dataclass(frozen=True)
-class _Dims:
-    n_coef: int
-
-    @property
-    def n_theta(self) -> int:
-        return self.n_coef * (self.n_coef + 1) // 2
 
 
 def term_layout(group: str, coef_names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -634,7 +626,6 @@ def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, floa
                 out[name] = (max(rho - z * se, -1.0), min(rho + z * se, 1.0))
             else:
                 out[name] = nan
-    var_res = fit.sigma2
     cvv = float(cov.loc["Residual", "Residual"])
     if np.isfinite(cvv) and cvv >= 0:
         se = np.sqrt(cvv) / (2.0 * fit.sigma)
