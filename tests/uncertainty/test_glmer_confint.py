@@ -177,7 +177,9 @@ def test_bootstrap_is_seeded_jobs_do_not_change_draws_and_fast_path_is_a_full_fi
     pd.testing.assert_frame_equal(a.draws, b.draws)
     c = bootstrap_fit(fit, lambda m: np.concatenate([m.theta, m.coef]),
                       n_resamples=6, random_state=11, progress=False)
-    np.testing.assert_allclose(c.draws.to_numpy(), a.draws.to_numpy(), rtol=1e-6, atol=1e-7)
+    # the two optimisations stop within the optimiser's tolerance of the same optimum (DECREASE_TOL = 1e-6 in
+    # deviance units: about 1e-5 relative in a flat standard deviation)
+    np.testing.assert_allclose(c.draws.to_numpy(), a.draws.to_numpy(), rtol=1e-5, atol=1e-7)
 
 
 def test_simulated_responses_have_the_fitted_distribution(fits):
