@@ -30,10 +30,10 @@ from ._pirls import (
     PirlsState,
     agq_deviance,
     joint_system,
-    laplace_beta_gradient,
     laplace_deviance,
+    laplace_gradient,
     pirls,
-    supports_beta_gradient,
+    supports_gradient,
 )
 from ._reterms import ReStructure, build_restructure
 
@@ -168,40 +168,58 @@ class GlmmFit:
         return laplace_deviance(self.problem, st)
 
 
+    def stage1_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`stage1` and its analytic gradient in ``theta`` (:func:`laplace_gradient` with ``joint=True``)."""
+        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+        if np.all(np.isfinite(st.u)):
+            self.u, self.beta = st.u, st.beta
+        return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True)
+
     def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """Laplace deviance and its gradient: analytic in ``beta`` (:func:`laplace_beta_gradient`), central
-        differences in ``theta`` (the steps of :func:`finite_difference_gradient`)."""
-        k = self.n_theta
+        """Laplace deviance and its analytic gradient in ``(theta, beta)`` (:func:`laplace_gradient`)."""
         st = self.state(x)
         if np.all(np.isfinite(st.u)):
             self.u = st.u
-        value = laplace_deviance(self.problem, st)
-        grad = np.empty_like(x)
-        grad[k:] = laplace_beta_gradient(self.problem, x[:k], st)
-        for i in range(k):
-            step = 1e-6 * max(abs(x[i]), 1e-2)
-            up, down = x.copy(), x.copy()
-            up[i] += step
-            down[i] -= step
-            grad[i] = (self.stage2(up) - self.stage2(down)) / (2 * step)
-        self.u = st.u
-        return value, grad
+        return laplace_deviance(self.problem, st), laplace_gradient(self.problem, x[: self.n_theta], st)
+
+    def stage2_hessian(self, x: np.ndarray, delta: float = 1e-4) -> np.ndarray:
+        """Hessian of the Laplace deviance in ``(theta, beta)``: central differences of the analytic gradient
+        (``2 (k + p)`` evaluations), symmetrised; PIRLS warm-starts from the modes at ``x``."""
+        st = self.state(x)
+        u0 = st.u
+        h = np.empty((x.size, x.size))
+        for i in range(x.size):
+            e = np.zeros(x.size)
+            e[i] = delta
+            self.u = u0
+            up = self.stage2_and_gradient(x + e)[1]
+            self.u = u0
+            down = self.stage2_and_gradient(x - e)[1]
+            h[i] = (up - down) / (2 * delta)
+        self.u = u0
+        return 0.5 * (h + h.T)
 
 
 def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
-    """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result."""
+    """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result.
+
+    With scalar random-effects terms (:func:`supports_gradient`) both stages use the analytic gradient of
+    :func:`laplace_gradient`; otherwise central differences (in ``beta`` analytic where available).
+    """
     re = fit.problem.re
-    opt1 = minimize_deviance(finite_difference_gradient(fit.stage1), re.theta0, re.lower)
+    analytic = supports_gradient(fit.problem)
+    stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
+    opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1)
     fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
     if fit.n_agq == 0:
         return opt1.theta, fit.beta.copy(), opt1
     x0 = np.concatenate([opt1.theta, fit.beta])
     lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
-    if fit.n_agq == 1 and fit.problem.p and supports_beta_gradient(fit.problem):
+    if fit.n_agq == 1 and analytic:
         fun_and_grad = fit.stage2_and_gradient
     else:
         fun_and_grad = finite_difference_gradient(fit.stage2)
-    opt2 = minimize_deviance(fun_and_grad, x0, lower)
+    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2)
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 
@@ -245,7 +263,8 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
         cov, cov_params = unsc, None
         if n_agq >= 1 and problem.p:
             try:
-                h = _hessian(fit.stage2, x)
+                analytic = n_agq == 1 and supports_gradient(problem)
+                h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
                 full = 2 * np.linalg.inv(h)
                 full = 0.5 * (full + full.T)
                 cand = full[fit.n_theta:, fit.n_theta:]

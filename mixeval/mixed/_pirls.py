@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
 
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "pirls", "supports_beta_gradient"]
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls",
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives"]
 
 
 @dataclass(frozen=True)
@@ -392,11 +393,10 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     it = 0
     system = None
     for it in range(1, maxit + 1):
-        me = fam.mu_eta(eta)
-        var = fam.variance(mu)
-        w = wt * me * me / var
-        r = wt * (y - mu) * me / var
-        system = ops.system(w)
+        w, r, _, wo = weights_and_derivatives(fam, y, wt, eta, mu)
+        # Newton steps: the observed information (equal to the working weights for canonical links; for probit
+        # Fisher scoring would converge only linearly)
+        system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
         rhs_u = ops.zlt(r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
@@ -432,11 +432,118 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
                       converged=converged, system=system)
 
 
+def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: np.ndarray,
+                            mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """PIRLS' working weights ``w``, the score ``r``, ``dw / d eta`` and the observed weights ``-dr / d eta``.
+
+    Notes
+    -----
+    ``w = wt mu_eta^2 / V``, ``r = wt (y - mu) mu_eta / V`` (``d log p / d eta``). Canonical links (logit, log):
+    ``-dr / d eta = w`` and ``dw / d eta = w (1 - 2 mu)`` (logit) or ``w`` (log). Probit (``mu_eta = phi``,
+    ``k = phi / V``): ``dw / d eta = w (-2 eta - (1 - 2 mu) k)`` and ``-dr / d eta = w + r (eta + (1 - 2 mu) k)``,
+    positive because the probit log-likelihood is concave in ``eta``.
+    """
+    me = family.mu_eta(eta)
+    var = family.variance(mu)
+    k = me / var
+    w = wt * me * k
+    r = wt * (y - mu) * k
+    if family.link == "logit":
+        return w, r, w * (1 - 2 * mu), w
+    if family.link == "log":
+        return w, r, w, w
+    spread = (1 - 2 * mu) * k
+    return w, r, w * (-2 * eta - spread), w + r * (eta + spread)
+
+
+def supports_gradient(problem: GlmmProblem) -> bool:
+    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts)."""
+    return bool(problem.re.terms) and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps)
+
+
 def supports_beta_gradient(problem: GlmmProblem) -> bool:
-    """The analytic beta-gradient applies: canonical link (logit, log) and scalar random-effects terms."""
-    fam = problem.family
-    return (fam.link in ("logit", "log") and bool(problem.re.terms)
-            and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps))
+    """The analytic beta-gradient applies (:func:`supports_gradient`)."""
+    return supports_gradient(problem)
+
+
+def _inverse_diagonal_terms(ops: _ScalarOps, system: _System) -> list[np.ndarray]:
+    """``g_ki = (A^{-1} z_i)_{(k, c_k(i))}`` per term ``k``: row ``i``'s entry of ``A^{-1} Lambda' z_i`` at its level of ``k``.
+
+    ``A`` is the random-effects part of the penalised system (for a joint system, the leading block of its Schur
+    complement's Cholesky factor is that of ``A``'s).
+    """
+    b, rest = ops.b, ops.rest
+    q_rest = system.q_rest
+    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+    cb, vb = ops.codes[b], ops.v[b]
+    g = [np.zeros(0)] * len(ops.codes)
+    if not q_rest:
+        g[b] = vb * binv[cb]
+        return g
+    low = np.tril(system.schur[0][:q_rest, :q_rest])
+    linv = solve_triangular(low, np.eye(q_rest), lower=True, check_finite=False)
+    sinv = linv.T @ linv
+    gmat = system.c[:, :q_rest] * binv[:, None]
+    gs = gmat @ sinv
+    diag_bb = binv + np.einsum("ij,ij->i", gs, gmat)
+    sizes = [ops.levels[k] for k in rest]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    cols = {k: offs[a] + ops.codes[k] for a, k in enumerate(rest)}
+    g[b] = vb * diag_bb[cb]
+    for k in rest:
+        cross = gs[cb, cols[k]]  # -(A^{-1})_{b, k} at row i's levels
+        g[b] = g[b] - ops.v[k] * cross
+        gk = -vb * cross
+        for k2 in rest:
+            gk = gk + ops.v[k2] * sinv[cols[k], cols[k2]]
+        g[k] = gk
+    return g
+
+
+def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool = False) -> np.ndarray:
+    """Gradient of the Laplace deviance: in ``(theta, beta)`` at fixed ``beta`` (``joint=False``, ``state`` from
+    PIRLS on ``u``), or in ``theta`` with ``beta`` from PIRLS (``joint=True``, lme4's ``nAGQ = 0`` criterion).
+
+    Notes
+    -----
+    ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``, scalar terms
+    ``eta = X beta + sum_k theta_k x_k u_k[c_k]``. The first two terms are stationary in the mode
+    (``u* = Lambda' Z' r``; with ``joint`` also ``X' r = 0``), so their derivative is the partial one at fixed
+    ``u*``: ``-2 sum_i r_i d eta_i`` with ``d eta / d theta_k = s_k = x_k u_k[c_k]`` and ``d eta / d beta = X``.
+    ``d log|A| = tr(A^{-1} dA)``: at fixed ``W``, ``2 sum_i w_i x_ki g_ki`` (:func:`_inverse_diagonal_terms`);
+    through ``W``, ``sum_i h_i w'_i d eta_i`` with ``h_i = sum_k theta_k x_ki g_ki = z_i' Lambda A^{-1} Lambda'
+    z_i``, where the mode moves: ``A_o du = E_k' Z' r - Lambda' Z' W_o s_k`` (``A_o`` with the observed weights
+    ``W_o``; with ``joint`` the full system in ``(u, beta)``). One adjoint solve ``A_o lambda = Lambda' Z' (h w')``
+    (joint: ``[Lambda' Z' (h w'); X' (h w')]``) and ``zeta = Z Lambda lambda_u (+ X lambda_beta)`` give every
+    component: ``a = h w' - w_o zeta``, ``dD / d theta_k = s_k' (a - 2 r) + 2 (w x_k)' g_k + lambda_k' Z_k' r``
+    and ``dD / d beta = X' (a - 2 r)``. Only for scalar terms (:func:`supports_gradient`).
+    """
+    fam, X, wt = problem.family, problem.X, problem.weights
+    theta = np.asarray(theta, dtype=float)
+    ops = _ops(problem, theta, joint)
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+    system = state.system
+    g = _inverse_diagonal_terms(ops, system)
+    terms = problem.re.terms
+    h = sum(v * gk for v, gk in zip(ops.v, g))
+    hd = h * dw
+    with_x = joint and problem.p
+    if fam.link != "probit":
+        system_o = system
+    else:
+        system_o = ops.system(wo)
+    lam_u, lam_b = system_o.solve(ops.zlt(hd), X.T @ hd if with_x else None)
+    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p)) - problem.offset
+    base = hd - wo * zeta - 2 * r
+    grad = np.empty(len(terms) + (0 if joint else problem.p))
+    for k, (term, codes, sl) in enumerate(zip(terms, ops.codes, ops.slices)):
+        xk = term.X[:, 0]
+        s_k = xk * state.u[sl][codes]
+        zr = np.bincount(codes, weights=xk * r, minlength=ops.levels[k])
+        grad[k] = s_k @ base + 2 * ((w * xk) @ g[k]) + lam_u[sl] @ zr
+    if not joint:
+        grad[len(terms):] = X.T @ base
+    return grad
 
 
 def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> np.ndarray:
@@ -444,50 +551,11 @@ def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsS
 
     Notes
     -----
-    With ``u*`` the conditional mode, ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``.
-    The first two terms are stationary in ``u``, so their derivative is ``-2 X' r`` (``r_i = w_i (y_i - mu_i)
-    mu_eta_i / V_i``). ``d log|A| / d beta_j = sum_i h_i w'_i d eta_i / d beta_j`` with ``h_i = v_i' A^{-1} v_i``
-    (``v_i = Lambda' z_i``), ``w'_i = dw_i / d eta_i`` and ``d eta / d beta = X - Z Lambda A^{-1} Lambda' Z' W X``
-    (implicit differentiation of the mode; for a canonical link the observed and expected information agree).
-    Only for canonical links and scalar terms (:func:`supports_beta_gradient`).
+    The ``beta`` part of :func:`laplace_gradient`: ``-2 X' r + sum_i h_i w'_i d eta_i / d beta`` with
+    ``d eta / d beta = X - Z Lambda A_o^{-1} Lambda' Z' W_o X`` (implicit differentiation of the mode).
+    Only for scalar terms (:func:`supports_gradient`).
     """
-    fam, X, wt = problem.family, problem.X, problem.weights
-    ops = _ops(problem, np.asarray(theta, dtype=float), False)
-    system = state.system
-    mu, eta = state.mu, state.eta
-    me = fam.mu_eta(eta)
-    var = fam.variance(mu)
-    w = wt * me * me / var
-    r = wt * (problem.y - mu) * me / var
-    dw = w * (1 - 2 * mu) if fam.name == "binomial" else w
-    b, rest = ops.b, ops.rest
-    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
-    m = system.m
-    sizes = [ops.levels[k] for k in rest]
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    cb, vb = ops.codes[b], ops.v[b]
-    if m:
-        sinv = cho_solve(system.schur, np.eye(m), check_finite=False)
-        g = system.c * binv[:, None]
-        gs = g @ sinv
-        diag_bb = binv + np.einsum("ij,ij->i", gs, g)
-    else:
-        diag_bb = binv
-    h = vb * vb * diag_bb[cb]
-    for a, k in enumerate(rest):
-        ck = offs[a] + ops.codes[k]
-        h += -2 * vb * ops.v[k] * gs[cb, ck]
-        for a2 in range(a, len(rest)):
-            k2 = rest[a2]
-            cl = offs[a2] + ops.codes[k2]
-            h += (1 if a2 == a else 2) * ops.v[k] * ops.v[k2] * sinv[ck, cl]
-    grad = -2 * (X.T @ r)
-    hd = h * dw
-    for j in range(X.shape[1]):
-        mj, _ = system.solve(ops.zlt(w * X[:, j]), None)
-        deta = X[:, j] - (ops.eta(mj, np.zeros(problem.p)) - problem.offset)
-        grad[j] += hd @ deta
-    return grad
+    return laplace_gradient(problem, theta, state, joint=False)[problem.re.n_theta:]
 
 
 def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:
