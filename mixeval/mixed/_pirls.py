@@ -16,6 +16,7 @@ random-effects part of ``A``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -52,6 +53,20 @@ class GlmmProblem:
         if not self.re.terms:
             return -1
         return int(np.argmax([t.n_levels for t in self.re.terms]))
+
+    @cached_property
+    def unit_weights(self) -> bool:
+        """Every prior weight is 1 (0/1 responses): products with the weights are skipped."""
+        return bool(np.all(self.weights == 1.0))
+
+    @cached_property
+    def has_offset(self) -> bool:
+        return bool(np.any(self.offset != 0.0))
+
+    @cached_property
+    def layout(self) -> CountLayout | None:
+        """The weighted-count layout of scalar terms (:func:`count_layout`), built once per problem."""
+        return count_layout(self)
 
     def term_slices(self) -> list[slice]:
         """Positions of every term's random effects in ``u`` (lme4's order)."""
@@ -276,49 +291,169 @@ class _SparseOps:
         return _System(p, self.joint, blocks, c, d)
 
 
+#: the cross-tabulations of the largest factor with the others (entries) above which the sparse operators are used
+MAX_CROSS_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class CountLayout:
+    """Index arrays, built once per problem, that turn every sum of :class:`_ScalarOps` into one ``np.bincount``.
+
+    ``patterns`` indexes each row's distinct row of ``X`` (``x_patterns``: P x p) when there are few of them
+    (categorical fixed effects), else is ``None``; ``by_pattern[k]`` is ``codes_k * P + patterns``; ``pairs[(k, l)]``
+    is ``codes_k * L_l + codes_l`` for the cross-tabulations the penalised system needs; ``ones[k]`` says
+    term ``k`` is a random intercept (``x_k = 1``, so its weights need no product).
+    """
+
+    patterns: np.ndarray | None = field(repr=False)
+    x_patterns: np.ndarray = field(repr=False)
+    by_pattern: tuple[np.ndarray, ...] = field(repr=False)
+    pairs: dict = field(repr=False)
+    ones: tuple[bool, ...]
+
+
+def row_patterns(X: np.ndarray, max_patterns: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Index of each row's distinct row of ``X`` and those rows, or ``None`` beyond ``max_patterns`` of them.
+
+    Rows are told apart by a projection on a fixed direction and the result checked exactly (a collision of
+    projections gives ``None``).
+    """
+    n, p = X.shape
+    if p == 0:
+        return np.zeros(n, dtype=np.intp), np.zeros((1, 0))
+    proj = X @ (1.0 + np.sqrt(np.arange(2, p + 2)) / 7.0)
+    values, first, index = np.unique(proj, return_index=True, return_inverse=True)
+    if len(values) > max_patterns:
+        return None
+    x_patterns = X[first]
+    if not np.array_equal(x_patterns[index], X):
+        return None
+    return index.astype(np.intp).ravel(), x_patterns
+
+
+def count_layout(problem: GlmmProblem) -> CountLayout | None:
+    """The :class:`CountLayout` of a problem whose random-effects terms are all scalar, else ``None``."""
+    terms = problem.re.terms
+    if not terms or any(t.n_coef != 1 for t in terms):
+        return None
+    b = problem.block_term()
+    levels = [t.n_levels for t in terms]
+    if sum(levels[b] * levels[k] for k in range(len(terms)) if k != b) > MAX_CROSS_CELLS:
+        return None
+    n = problem.nobs
+    # pattern sums pay when the pattern cross-tabulations are smaller than the rows
+    found = row_patterns(problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
+    if found is None:
+        patterns, x_patterns, by_pattern = None, np.zeros((0, problem.p)), ()
+    else:
+        patterns, x_patterns = found
+        n_pat = x_patterns.shape[0]
+        by_pattern = tuple(t.codes.astype(np.intp) * n_pat + patterns for t in terms)
+    rest = [k for k in range(len(terms)) if k != b]
+    pairs = {}
+    for a, k in enumerate(rest):
+        pairs[(b, k)] = terms[b].codes.astype(np.intp) * levels[k] + terms[k].codes
+        for k2 in rest[a + 1:]:
+            pairs[(k, k2)] = terms[k].codes.astype(np.intp) * levels[k2] + terms[k2].codes
+    ones = tuple(bool(np.all(t.X[:, 0] == 1.0)) for t in terms)
+    return CountLayout(patterns, x_patterns, by_pattern, pairs, ones)
+
+
 class _ScalarOps:
     """The same for scalar terms only (``(1|g)``, ``(0 + x|g)``): weighted counts by ``np.bincount``, no sparse matrices.
 
     With ``v_k = theta_k x_k`` the entries of ``Lambda' Z' W Z Lambda`` are weighted cross-tabulations of the
-    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``.
+    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``, each one ``np.bincount`` over the
+    index arrays of the problem's :class:`CountLayout`. With few distinct rows of ``X`` (P patterns) the
+    products with ``X`` come from the cross-tabulation of each factor with the patterns
+    (``Lambda_k' Z_k' W X = theta_k N_k X_P``, ``N_k`` levels x P) and ``X beta`` from ``X_P beta``.
+    ``v[k]`` is ``theta_k`` itself for a random intercept.
     """
 
     def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
         self.problem, self.joint = problem, joint
+        self.layout = layout = problem.layout
         terms = problem.re.terms
         self.codes = [t.codes for t in terms]
         self.levels = [t.n_levels for t in terms]
-        self.v = [t.X[:, 0] * float(th) for t, th in zip(terms, theta)]
+        self.theta = [float(th) for th in theta]
+        self.x = [None if one else t.X[:, 0] for t, one in zip(terms, layout.ones)]
+        self.v = [th if x is None else x * th for th, x in zip(self.theta, self.x)]
         self.slices = problem.term_slices()
         self.b = problem.block_term()
         self.rest = [k for k in range(len(terms)) if k != self.b]
 
     def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
-        p = self.problem
-        eta = p.offset + (p.X @ beta if p.p else 0.0)
-        for codes, v, s in zip(self.codes, self.v, self.slices):
-            eta = eta + v * u[s][codes]
+        p, lay = self.problem, self.layout
+        if not p.p:
+            eta = p.offset.copy()
+        else:
+            eta = (lay.x_patterns @ beta)[lay.patterns] if lay.patterns is not None else p.X @ beta
+            if p.has_offset:
+                eta += p.offset
+        for codes, th, x, s in zip(self.codes, self.theta, self.x, self.slices):
+            eta += (th * u[s])[codes] if x is None else x * (th * u[s])[codes]
         return eta
 
+    def _weighted(self, k: int, w: np.ndarray, power: int = 1) -> np.ndarray:
+        """``w x_k^power`` (``w`` itself for a random intercept)."""
+        x = self.x[k]
+        return w if x is None else w * x**power
+
     def zlt(self, r: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.bincount(c, weights=v * r, minlength=L) for c, v, L in zip(self.codes, self.v, self.levels)])
+        return np.concatenate([th * np.bincount(c, weights=self._weighted(k, r), minlength=L)
+                               for k, (c, th, L) in enumerate(zip(self.codes, self.theta, self.levels))])
 
-    def _cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
-        ck, cl, Lk, Ll = self.codes[k], self.codes[l], self.levels[k], self.levels[l]
-        flat = np.bincount(ck * Ll + cl, weights=w * self.v[k] * self.v[l], minlength=Lk * Ll)
-        return flat.reshape(Lk, Ll)
+    def _raw_cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
+        """``sum w x_k x_l`` per pair of levels of terms ``k`` and ``l`` (``L_k x L_l``, without the thetas)."""
+        Lk, Ll = self.levels[k], self.levels[l]
+        wkl = self._weighted(k, w) if self.x[l] is None else self._weighted(k, w) * self.x[l]
+        return np.bincount(self.layout.pairs[(k, l)], weights=wkl, minlength=Lk * Ll).reshape(Lk, Ll)
 
-    def _by_level(self, k: int, w: np.ndarray) -> np.ndarray:
+    def _table(self, k: int, w: np.ndarray) -> np.ndarray:
+        """The level x pattern table of ``w x_k`` (``L_k x P``)."""
+        lay, L = self.layout, self.levels[k]
+        n_pat = lay.x_patterns.shape[0]
+        return np.bincount(lay.by_pattern[k], weights=self._weighted(k, w), minlength=L * n_pat).reshape(L, n_pat)
+
+    def _by_level(self, k: int, w: np.ndarray, table: np.ndarray | None) -> np.ndarray:
         """``Lambda_k' Z_k' W X``: levels x p."""
+        if table is not None:
+            return self.theta[k] * (table @ self.layout.x_patterns)
         X = self.problem.X
-        wv = w * self.v[k]
+        wv = self._weighted(k, w) * self.theta[k]
         return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
                                 for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
 
+    def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
+        lay, X = self.layout, self.problem.X
+        if lay.patterns is None:
+            return X.T @ (X * w[:, None])
+        n_pat = lay.x_patterns.shape[0]
+        counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
+        return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])
+
     def system(self, w: np.ndarray) -> _System:
-        p, b, rest = self.problem, self.b, self.rest
-        with_x = self.joint and p.p
-        blocks = (np.bincount(self.codes[b], weights=w * self.v[b] ** 2, minlength=self.levels[b]) + 1.0)[:, None, None]
+        """The penalised system at weights ``w``: one ``np.bincount`` per cross-tabulation of the largest factor
+        with another (and of the other factors among themselves), plus, with ``X`` (joint), one per factor
+        with the patterns of ``X``; the diagonal sums are margins of those tables where every term involved
+        is a random intercept."""
+        p, b, rest, th = self.problem, self.b, self.rest, self.theta
+        with_x = bool(self.joint and p.p)
+        tables = {k: self._table(k, w) for k in [b, *rest]} if with_x and self.layout.patterns is not None else {}
+        cross = {k: self._raw_cross(b, k, w) for k in rest}
+        intercept_pair = [k for k in rest if self.x[k] is None] if self.x[b] is None else []
+
+        def level_sums(k: int) -> np.ndarray:  # sum w x_k^2 per level of term k
+            if self.x[k] is None and k in tables:
+                return tables[k].sum(axis=1)
+            if k == b and intercept_pair:
+                return cross[intercept_pair[0]].sum(axis=1)
+            if k != b and k in intercept_pair:
+                return cross[k].sum(axis=0)
+            return np.bincount(self.codes[k], weights=self._weighted(k, w, 2), minlength=self.levels[k])
+
+        blocks = (th[b] ** 2 * level_sums(b) + 1.0)[:, None, None]
         sizes = [self.levels[k] for k in rest]
         q_rest = sum(sizes)
         m = q_rest + (p.p if with_x else 0)
@@ -327,32 +462,27 @@ class _ScalarOps:
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for a, k in enumerate(rest):
             sa = slice(offs[a], offs[a + 1])
-            d[sa, sa] = np.diag(np.bincount(self.codes[k], weights=w * self.v[k] ** 2, minlength=self.levels[k]) + 1.0)
+            d[sa, sa] = np.diag(th[k] ** 2 * level_sums(k) + 1.0)
             for a2 in range(a + 1, len(rest)):
                 sb = slice(offs[a2], offs[a2 + 1])
-                x = self._cross(k, rest[a2], w)
+                x = (th[k] * th[rest[a2]]) * self._raw_cross(k, rest[a2], w)
                 d[sa, sb] = x
                 d[sb, sa] = x.T
-            c[:, sa] = self._cross(b, k, w)
+            c[:, sa] = (th[b] * th[k]) * cross[k]
             if with_x:
-                zx = self._by_level(k, w)
+                zx = self._by_level(k, w, tables.get(k))
                 d[sa, q_rest:] = zx
                 d[q_rest:, sa] = zx.T
         if with_x:
-            X = p.X
-            d[q_rest:, q_rest:] = X.T @ (X * w[:, None])
-            c[:, q_rest:] = self._by_level(b, w)
+            d[q_rest:, q_rest:] = self._xwx(w, tables.get(b))
+            c[:, q_rest:] = self._by_level(b, w, tables.get(b))
         return _System(p, self.joint, blocks, c, d)
 
 
 def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
     """The fast scalar-term operators when every term is scalar and the cross-tabulations are small."""
-    terms = problem.re.terms
-    if terms and all(t.n_coef == 1 for t in terms):
-        b = problem.block_term()
-        big = sum(terms[b].n_levels * t.n_levels for k, t in enumerate(terms) if k != b)
-        if big <= 4_000_000:
-            return _ScalarOps(problem, theta, joint)
+    if problem.layout is not None:
+        return _ScalarOps(problem, theta, joint)
     return _SparseOps(problem, theta, joint)
 
 
@@ -382,6 +512,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     PirlsState
     """
     fam, y, wt = problem.family, problem.y, problem.weights
+    wt_w = 1.0 if problem.unit_weights else wt
     ops = _ops(problem, np.asarray(theta, dtype=float), joint)
     q = problem.re.q
     u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
@@ -393,7 +524,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     it = 0
     system = None
     for it in range(1, maxit + 1):
-        w, r, _, wo = weights_and_derivatives(fam, y, wt, eta, mu)
+        w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)
         # Newton steps: the observed information (equal to the working weights for canonical links; for probit
         # Fisher scoring would converge only linearly)
         system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
@@ -425,15 +556,14 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             break  # no decrease along the Newton direction: at the optimum within rounding
         u, beta, eta, mu, pwrss = u_new, beta_new, eta_new, mu_new, pw_new
     # weights and factorisation at the final modes (the Laplace approximation's curvature)
-    me = fam.mu_eta(eta)
-    w = wt * me * me / fam.variance(mu)
+    w = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)[0]
     system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
 
 
-def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: np.ndarray,
-                            mu: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: np.ndarray, mu: np.ndarray,
+                            derivatives: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """PIRLS' working weights ``w``, the score ``r``, ``dw / d eta`` and the observed weights ``-dr / d eta``.
 
     Notes
@@ -441,17 +571,23 @@ def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: 
     ``w = wt mu_eta^2 / V``, ``r = wt (y - mu) mu_eta / V`` (``d log p / d eta``). Canonical links (logit, log):
     ``-dr / d eta = w`` and ``dw / d eta = w (1 - 2 mu)`` (logit) or ``w`` (log). Probit (``mu_eta = phi``,
     ``k = phi / V``): ``dw / d eta = w (-2 eta - (1 - 2 mu) k)`` and ``-dr / d eta = w + r (eta + (1 - 2 mu) k)``,
-    positive because the probit log-likelihood is concave in ``eta``.
+    positive because the probit log-likelihood is concave in ``eta``. ``wt`` may be the scalar 1 (unit prior
+    weights); without ``derivatives`` the third value is ``None``.
     """
+    if family.link in ("logit", "log"):
+        # mu_eta / V = 1 (logit: mu (1 - mu) / (mu (1 - mu)), log: mu / mu)
+        w = mu * (1 - mu) if family.link == "logit" else mu
+        r = y - mu
+        if not np.isscalar(wt):
+            w, r = wt * w, wt * r
+        if not derivatives:
+            return w, r, None, w
+        return w, r, (w * (1 - 2 * mu) if family.link == "logit" else w), w
     me = family.mu_eta(eta)
     var = family.variance(mu)
     k = me / var
     w = wt * me * k
     r = wt * (y - mu) * k
-    if family.link == "logit":
-        return w, r, w * (1 - 2 * mu), w
-    if family.link == "log":
-        return w, r, w, w
     spread = (1 - 2 * mu) * k
     return w, r, w * (-2 * eta - spread), w + r * (eta + spread)
 
