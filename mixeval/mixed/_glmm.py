@@ -33,6 +33,7 @@ from ._pirls import (
     laplace_deviance,
     laplace_gradient,
     pirls,
+    row_patterns,
     supports_gradient,
 )
 from ._reterms import ReStructure, build_restructure
@@ -109,10 +110,10 @@ def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
     keep = problem.weights > 0
     y = problem.y[keep]
     s = np.where(y >= 1, 1.0, np.where(y <= 0, -1.0, 0.0))
-    rows = np.column_stack([problem.X[keep], s])
-    rows = np.unique(rows, axis=0)
-    if len(rows) > MAX_SEPARATION_ROWS:
+    found = row_patterns(np.column_stack([problem.X[keep], s]), MAX_SEPARATION_ROWS)
+    if found is None:
         return []  # too many distinct rows for the LP: make_glmer_result's check of diverging estimates applies
+    rows = found[1]
     X, s = rows[:, :-1], rows[:, -1]
     signed = X[s != 0] * s[s != 0][:, None]
     eq = X[s == 0]

@@ -25,7 +25,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls",
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
            "supports_beta_gradient", "supports_gradient", "weights_and_derivatives"]
 
 
@@ -58,6 +58,22 @@ class GlmmProblem:
     def unit_weights(self) -> bool:
         """Every prior weight is 1 (0/1 responses): products with the weights are skipped."""
         return bool(np.all(self.weights == 1.0))
+
+    @cached_property
+    def binary(self) -> bool:
+        """A binomial response of 0/1 values with unit weights (``-2 log p(y | u)`` is then the deviance kernel)."""
+        return bool(self.family.name == "binomial" and self.unit_weights and np.all((self.y == 0) | (self.y == 1)))
+
+    @cached_property
+    def _success(self) -> np.ndarray:
+        return self.y == 1
+
+    def kernel(self, mu: np.ndarray) -> float:
+        """The sum of the deviance residuals up to a constant in ``y`` (PIRLS' criterion; for a 0/1 response
+        ``-2 sum log P(y_i)``, one logarithm per row)."""
+        if self.binary:
+            return float(-2 * np.sum(np.log(np.where(self._success, mu, 1 - mu))))
+        return self.family.dev_kernel(self.y, mu, self.weights)
 
     @cached_property
     def has_offset(self) -> bool:
@@ -315,20 +331,24 @@ class CountLayout:
 def row_patterns(X: np.ndarray, max_patterns: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Index of each row's distinct row of ``X`` and those rows, or ``None`` beyond ``max_patterns`` of them.
 
-    Rows are told apart by a projection on a fixed direction and the result checked exactly (a collision of
-    projections gives ``None``).
+    Rows are told apart by their projection on a fixed direction (one sort of ``n`` numbers), the result
+    checked exactly; on a collision of projections, by ``np.unique`` over the rows.
     """
     n, p = X.shape
     if p == 0:
         return np.zeros(n, dtype=np.intp), np.zeros((1, 0))
     proj = X @ (1.0 + np.sqrt(np.arange(2, p + 2)) / 7.0)
     values, first, index = np.unique(proj, return_index=True, return_inverse=True)
-    if len(values) > max_patterns:
+    if len(values) > max_patterns:  # distinct rows are at least as many as distinct projections
         return None
     x_patterns = X[first]
+    index = index.astype(np.intp).ravel()
     if not np.array_equal(x_patterns[index], X):
-        return None
-    return index.astype(np.intp).ravel(), x_patterns
+        x_patterns, index = np.unique(X, axis=0, return_inverse=True)
+        if len(x_patterns) > max_patterns:
+            return None
+        index = index.astype(np.intp).ravel()
+    return index, x_patterns
 
 
 def count_layout(problem: GlmmProblem) -> CountLayout | None:
@@ -394,6 +414,13 @@ class _ScalarOps:
         for codes, th, x, s in zip(self.codes, self.theta, self.x, self.slices):
             eta += (th * u[s])[codes] if x is None else x * (th * u[s])[codes]
         return eta
+
+    def xt(self, r: np.ndarray) -> np.ndarray:
+        """``X' r`` (through the patterns of ``X`` when there are few)."""
+        lay = self.layout
+        if lay.patterns is None:
+            return self.problem.X.T @ r
+        return lay.x_patterns.T @ np.bincount(lay.patterns, weights=r, minlength=lay.x_patterns.shape[0])
 
     def _weighted(self, k: int, w: np.ndarray, power: int = 1) -> np.ndarray:
         """``w x_k^power`` (``w`` itself for a random intercept)."""
@@ -486,6 +513,11 @@ def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
     return _SparseOps(problem, theta, joint)
 
 
+#: PIRLS takes its last Newton step when the largest step is below this (the steps shrink quadratically,
+#: typically 1e-4, 1e-9, 1e-14 from a warm start: the error after a step of 1e-8 is at rounding level)
+STEP_TOL = 1e-8
+
+
 def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
           joint: bool = False, tol: float = 1e-20, maxit: int = 100) -> PirlsState:
     """Conditional modes ``u`` (and ``beta`` when ``joint``) at ``theta`` by PIRLS.
@@ -503,9 +535,9 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         Optimise ``beta`` with ``u`` (lme4's ``nAGQ = 0`` stage) instead of holding it fixed.
     tol : float
         Stop when the Newton decrement ``delta' grad`` of the penalised deviance falls below
-        ``tol * (1 + pwrss)`` or the largest step below ``1e-10`` (that last step is taken). The Laplace
-        deviance is not stationary in ``u`` (``log|L|^2`` depends on it), so the modes must be exact to
-        near rounding for finite-difference gradients of the deviance to be usable.
+        ``tol * (1 + pwrss)`` or the largest step below :data:`STEP_TOL` (that last step is taken: Newton's
+        quadratic convergence leaves an error of order ``STEP_TOL^2``). The Laplace deviance is not stationary
+        in ``u`` (``log|L|^2`` depends on it), so the modes must be exact to near rounding for its gradients.
 
     Returns
     -------
@@ -519,7 +551,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     beta = np.asarray(beta, dtype=float).copy()
     eta = ops.eta(u, beta)
     mu = fam.linkinv(eta)
-    pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+    pwrss = problem.kernel(mu) + float(u @ u)
     converged = False
     it = 0
     system = None
@@ -533,13 +565,13 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         du, db = system.solve(rhs_u, rhs_b)
         decrement = float(du @ rhs_u + (db @ rhs_b if db is not None else 0.0))
         size = max(float(np.max(np.abs(du), initial=0.0)), float(np.max(np.abs(db), initial=0.0)) if db is not None else 0.0)
-        if decrement < tol * (1.0 + abs(pwrss)) or size < 1e-10:
+        if decrement < tol * (1.0 + abs(pwrss)) or size < STEP_TOL:
             # the last Newton step is tiny: take it (quadratic convergence leaves an error ~ size^2) and stop
             u = u + du
             beta = beta + db if db is not None else beta
             eta = ops.eta(u, beta)
             mu = fam.linkinv(eta)
-            pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+            pwrss = problem.kernel(mu) + float(u @ u)
             converged = True
             break
         step = 1.0
@@ -548,7 +580,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             beta_new = beta + step * db if db is not None else beta
             eta_new = ops.eta(u_new, beta_new)
             mu_new = fam.linkinv(eta_new)
-            pw_new = fam.dev_kernel(y, mu_new, wt) + float(u_new @ u_new)
+            pw_new = problem.kernel(mu_new) + float(u_new @ u_new)
             if pw_new <= pwrss + 1e-14 * (1.0 + abs(pwrss)):
                 break
             step /= 2
@@ -624,15 +656,19 @@ def _inverse_diagonal_terms(ops: _ScalarOps, system: _System) -> list[np.ndarray
     diag_bb = binv + np.einsum("ij,ij->i", gs, gmat)
     sizes = [ops.levels[k] for k in rest]
     offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    cols = {k: offs[a] + ops.codes[k] for a, k in enumerate(rest)}
+    sl = {k: slice(offs[a], offs[a + 1]) for a, k in enumerate(rest)}
+    pairs = ops.layout.pairs
     g[b] = vb * diag_bb[cb]
     for k in rest:
-        cross = gs[cb, cols[k]]  # -(A^{-1})_{b, k} at row i's levels
+        g[k] = ops.v[k] * np.diag(sinv[sl[k], sl[k]])[ops.codes[k]]
+    for a, k in enumerate(rest):
+        cross = np.ascontiguousarray(gs[:, sl[k]]).ravel()[pairs[(b, k)]]  # -(A^{-1})_{b, k} at row i's levels
         g[b] = g[b] - ops.v[k] * cross
-        gk = -vb * cross
-        for k2 in rest:
-            gk = gk + ops.v[k2] * sinv[cols[k], cols[k2]]
-        g[k] = gk
+        g[k] = g[k] - vb * cross
+        for k2 in rest[a + 1:]:
+            between = np.ascontiguousarray(sinv[sl[k], sl[k2]]).ravel()[pairs[(k, k2)]]
+            g[k] = g[k] + ops.v[k2] * between
+            g[k2] = g[k2] + ops.v[k] * between
     return g
 
 
@@ -654,31 +690,33 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
     component: ``a = h w' - w_o zeta``, ``dD / d theta_k = s_k' (a - 2 r) + 2 (w x_k)' g_k + lambda_k' Z_k' r``
     and ``dD / d beta = X' (a - 2 r)``. Only for scalar terms (:func:`supports_gradient`).
     """
-    fam, X, wt = problem.family, problem.X, problem.weights
+    fam = problem.family
     theta = np.asarray(theta, dtype=float)
     ops = _ops(problem, theta, joint)
+    wt = 1.0 if problem.unit_weights else problem.weights
     w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
     system = state.system
     g = _inverse_diagonal_terms(ops, system)
-    terms = problem.re.terms
     h = sum(v * gk for v, gk in zip(ops.v, g))
     hd = h * dw
     with_x = joint and problem.p
-    if fam.link != "probit":
-        system_o = system
-    else:
-        system_o = ops.system(wo)
-    lam_u, lam_b = system_o.solve(ops.zlt(hd), X.T @ hd if with_x else None)
-    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p)) - problem.offset
+    system_o = ops.system(wo) if fam.link == "probit" else system
+    lam_u, lam_b = system_o.solve(ops.zlt(hd), ops.xt(hd) if with_x else None)
+    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
+    if problem.has_offset:
+        zeta -= problem.offset
     base = hd - wo * zeta - 2 * r
-    grad = np.empty(len(terms) + (0 if joint else problem.p))
-    for k, (term, codes, sl) in enumerate(zip(terms, ops.codes, ops.slices)):
-        xk = term.X[:, 0]
-        s_k = xk * state.u[sl][codes]
-        zr = np.bincount(codes, weights=xk * r, minlength=ops.levels[k])
-        grad[k] = s_k @ base + 2 * ((w * xk) @ g[k]) + lam_u[sl] @ zr
+    grad = np.empty(len(ops.codes) + (0 if joint else problem.p))
+    for k, (codes, x, sl, L) in enumerate(zip(ops.codes, ops.x, ops.slices, ops.levels)):
+        u_k = state.u[sl]
+        if x is None:  # random intercept: x_k = 1
+            grad[k] = u_k @ np.bincount(codes, weights=base, minlength=L) + 2 * (w @ g[k]) + \
+                lam_u[sl] @ np.bincount(codes, weights=r, minlength=L)
+        else:
+            grad[k] = u_k @ np.bincount(codes, weights=x * base, minlength=L) + 2 * ((w * x) @ g[k]) + \
+                lam_u[sl] @ np.bincount(codes, weights=x * r, minlength=L)
     if not joint:
-        grad[len(terms):] = X.T @ base
+        grad[len(ops.codes):] = ops.xt(base)
     return grad
 
 
@@ -704,6 +742,8 @@ def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> 
 
 def laplace_deviance(problem: GlmmProblem, state: PirlsState) -> float:
     """lme4's Laplace deviance ``-2 log p(y | u) + ||u||^2 + log|L|^2`` (``glmResp::Laplace``)."""
+    if problem.binary:  # R's aic is the kernel itself for 0/1 responses, and pwrss = kernel + ||u||^2
+        return float(state.pwrss + state.ldl2)
     return float(problem.family.aic(problem.y, state.mu, problem.weights) + state.u @ state.u + state.ldl2)
 
 
