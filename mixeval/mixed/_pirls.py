@@ -402,17 +402,27 @@ class _ScalarOps:
         self.slices = problem.term_slices()
         self.b = problem.block_term()
         self.rest = [k for k in range(len(terms)) if k != self.b]
+        # two random intercepts (the block term and the first other) are handled together through their
+        # cross-tabulation: one gather for Z Lambda u and one bincount for Lambda' Z' r instead of two each
+        first = self.rest[0] if self.rest else None
+        self.pair = (self.b, first) if first is not None and self.x[self.b] is None and self.x[first] is None else None
 
     def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
         p, lay = self.problem, self.layout
         if not p.p:
             eta = p.offset.copy()
         else:
-            eta = (lay.x_patterns @ beta)[lay.patterns] if lay.patterns is not None else p.X @ beta
+            eta = np.take(lay.x_patterns @ beta, lay.patterns) if lay.patterns is not None else p.X @ beta
             if p.has_offset:
                 eta += p.offset
-        for codes, th, x, s in zip(self.codes, self.theta, self.x, self.slices):
-            eta += (th * u[s])[codes] if x is None else x * (th * u[s])[codes]
+        for k, (codes, th, x, s) in enumerate(zip(self.codes, self.theta, self.x, self.slices)):
+            if self.pair and k in self.pair:
+                if k == self.pair[0]:
+                    b, k0 = self.pair
+                    table = (th * u[s])[:, None] + (self.theta[k0] * u[self.slices[k0]])[None, :]
+                    eta += np.take(table.ravel(), lay.pairs[self.pair])
+                continue
+            eta += np.take(th * u[s], codes) if x is None else x * np.take(th * u[s], codes)
         return eta
 
     def xt(self, r: np.ndarray) -> np.ndarray:
@@ -427,9 +437,19 @@ class _ScalarOps:
         x = self.x[k]
         return w if x is None else w * x**power
 
+    def sums(self, r: np.ndarray) -> np.ndarray:
+        """``Z' r``: ``sum x_ki r_i`` per level of every term (``Lambda' Z' r`` without the thetas)."""
+        out = {}
+        if self.pair:
+            b, k0 = self.pair
+            table = np.bincount(self.layout.pairs[self.pair], weights=r,
+                                minlength=self.levels[b] * self.levels[k0]).reshape(self.levels[b], self.levels[k0])
+            out[b], out[k0] = table.sum(axis=1), table.sum(axis=0)
+        return np.concatenate([out[k] if k in out else np.bincount(c, weights=self._weighted(k, r), minlength=L)
+                               for k, (c, L) in enumerate(zip(self.codes, self.levels))])
+
     def zlt(self, r: np.ndarray) -> np.ndarray:
-        return np.concatenate([th * np.bincount(c, weights=self._weighted(k, r), minlength=L)
-                               for k, (c, th, L) in enumerate(zip(self.codes, self.theta, self.levels))])
+        return self.sums(r) * np.repeat(self.theta, self.levels)
 
     def _raw_cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
         """``sum w x_k x_l`` per pair of levels of terms ``k`` and ``l`` (``L_k x L_l``, without the thetas)."""
@@ -707,14 +727,9 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
         zeta -= problem.offset
     base = hd - wo * zeta - 2 * r
     grad = np.empty(len(ops.codes) + (0 if joint else problem.p))
-    for k, (codes, x, sl, L) in enumerate(zip(ops.codes, ops.x, ops.slices, ops.levels)):
-        u_k = state.u[sl]
-        if x is None:  # random intercept: x_k = 1
-            grad[k] = u_k @ np.bincount(codes, weights=base, minlength=L) + 2 * (w @ g[k]) + \
-                lam_u[sl] @ np.bincount(codes, weights=r, minlength=L)
-        else:
-            grad[k] = u_k @ np.bincount(codes, weights=x * base, minlength=L) + 2 * ((w * x) @ g[k]) + \
-                lam_u[sl] @ np.bincount(codes, weights=x * r, minlength=L)
+    z_base, z_r = ops.sums(base), ops.sums(r)
+    for k, (x, sl) in enumerate(zip(ops.x, ops.slices)):
+        grad[k] = state.u[sl] @ z_base[sl] + 2 * ((w if x is None else w * x) @ g[k]) + lam_u[sl] @ z_r[sl]
     if not joint:
         grad[len(ops.codes):] = ops.xt(base)
     return grad
