@@ -3,8 +3,9 @@
 Stages, each callable alone: :func:`glmm_problem` (design -> response, weights, random-effects
 structure), :func:`check_separation` (complete / quasi-complete separation of a binary response by
 the fixed effects), :func:`optimize_glmm` (lme4's two stages: theta with beta from PIRLS, then theta
-and beta jointly by the Laplace or adaptive Gauss-Hermite deviance), :func:`make_glmer_result`
-(the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer` chains them.
+and beta jointly by the Laplace or adaptive Gauss-Hermite deviance; analytic gradients for scalar
+terms), :func:`make_glmer_result` (the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer`
+chains them.
 """
 
 from __future__ import annotations
@@ -357,9 +358,12 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     ``theta`` and ``beta``, PIRLS finds the mode ``u*`` of ``-2 log p(y | u) + ||u||^2`` and the Laplace
     approximation of the deviance is ``-2 log p(y | u*) + ||u*||^2 + log|L|^2`` with ``L L' = Lambda' Z' W Z
     Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). As lme4, theta is first optimised with beta
-    from PIRLS, then (theta, beta) jointly. Fixed-effect standard errors come from the finite-difference
-    Hessian of the deviance over (theta, beta) as lme4's ``vcov`` (the RX-based matrix if that is not
-    positive definite); z tests are Wald tests.
+    from PIRLS, then (theta, beta) jointly. With scalar random-effects terms (random intercepts, ``(0 + x|g)``)
+    both stages use the analytic gradient of the Laplace deviance (envelope theorem at the conditional
+    modes plus the derivative of ``log|L|^2`` through the weights; see ``mixed/_pirls.laplace_gradient``).
+    Fixed-effect standard errors come from the Hessian of the deviance over (theta, beta) as lme4's ``vcov``
+    (central differences of the analytic gradient, or of the deviance for vector-valued terms and
+    ``nAGQ > 1``; the RX-based matrix if that is not positive definite); z tests are Wald tests.
 
     Examples
     --------

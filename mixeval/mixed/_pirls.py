@@ -3,14 +3,17 @@
 lme4's ``pwrssUpdate``, ``glmerLaplace`` and ``glmerAGQ`` on a :class:`~._reterms.ReStructure`. For
 spherical random effects ``u`` (``b = Lambda u``) and fixed effects ``beta`` the linear predictor is
 ``eta = offset + X beta + Z Lambda u``; PIRLS minimises the penalised deviance
-``sum d_i(y_i, mu_i) + ||u||^2`` by Fisher scoring with step halving. The penalised system
+``sum d_i(y_i, mu_i) + ||u||^2`` by Newton steps with step halving (Fisher scoring for the canonical
+links, where the two agree; the observed information for probit). The penalised system
 
 ``A = [Lambda' Z' W Z Lambda + I, Lambda' Z' W X; X' W Z Lambda, X' W X]``
 
 (``W`` the working weights ``w_i mu_eta_i^2 / V(mu_i)``) is solved by block elimination: the random-
 effects term with the most levels gives a block-diagonal block (each row meets one level of it), the
 other terms and ``X`` a small dense Schur complement. ``log|L|^2`` is ``log`` of the determinant of the
-random-effects part of ``A``.
+random-effects part of ``A``. For scalar terms every entry of ``A`` is a weighted cross-tabulation
+computed by one ``np.bincount`` over index arrays built once (:class:`CountLayout`), and
+:func:`laplace_gradient` gives the exact gradient of the Laplace deviance for one adjoint solve.
 """
 
 from __future__ import annotations
