@@ -54,3 +54,16 @@ def test_row_patterns_are_exact_and_bounded():
     np.testing.assert_array_equal(pats[index], X)
     assert len(pats) == 3
     assert row_patterns(X, 2) is None
+
+
+def test_hessian_from_the_gradient_equals_second_differences_of_the_deviance():
+    """fit_glmm's covariance Hessian (central differences of the analytic gradient) against lme4's deriv12-style
+    second differences of the deviance itself."""
+    from mixeval.mixed._glmm import _hessian, optimize_glmm
+
+    df = _data(seed=5)
+    problem = glmm_problem(build_design("y ~ system + (1|item) + (1|tmpl)", df), get_family("binomial"), np.ones(len(df)))
+    gf = GlmmFit(problem, 1)
+    theta, beta, _ = optimize_glmm(gf)
+    x = np.concatenate([theta, beta])
+    np.testing.assert_allclose(gf.stage2_hessian(x), _hessian(gf.stage2, x), rtol=1e-4, atol=1e-4)
