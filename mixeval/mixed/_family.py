@@ -51,7 +51,7 @@ class Family:
 
 def _logit_linkinv(eta):
     mu = special.expit(eta)
-    return np.clip(mu, _EPS, 1 - _EPS, out=mu)
+    return np.clip(mu, _EPS, 1 - _EPS, out=mu) if isinstance(mu, np.ndarray) else np.clip(mu, _EPS, 1 - _EPS)
 
 
 def _logit_mu_eta(eta):
