@@ -140,7 +140,7 @@ warnings.simplefilter("ignore")
 t, c = time.perf_counter(), time.process_time()
 m = glmer_aggregate("correct ~ system + (1|item) + (1|seed) + (1|template)", {path!r})
 s, cpu = time.perf_counter() - t, time.process_time() - c
-print(json.dumps({{"seconds": s, "cpu_seconds": cpu, "loglik": m.loglik, "nobs": m.nobs, "cells": int(len(m.y)),
+print(json.dumps({{"seconds": s, "cpu_seconds": cpu, "loglik": m.loglik, "nobs": m.nobs, "cells": int(len(m.y)), "converged": m.converged,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "fixef": dict(zip(m.fixed_names, map(float, m.coef))), "variances": m.variances}}))
 """
