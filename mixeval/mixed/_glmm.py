@@ -179,12 +179,16 @@ class GlmmFit:
         return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True)
 
     def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """Laplace deviance and its analytic gradient in ``(theta, beta)`` (:func:`laplace_gradient`)."""
+        """Laplace deviance and its analytic gradient in ``(theta, beta)`` (:func:`laplace_gradient`); the last
+        gradients are kept (by point) for :meth:`stage2_hessian`."""
         st = self.state(x)
         if np.all(np.isfinite(st.u)):
             self.u = st.u
         value, grad = laplace_deviance(self.problem, st), laplace_gradient(self.problem, x[: self.n_theta], st)
-        self._last_gradient = (np.array(x, dtype=float), grad)
+        cache = self.__dict__.setdefault("_gradients", {})
+        if len(cache) >= 4 * (x.size + 1):
+            cache.pop(next(iter(cache)))
+        cache[np.asarray(x, dtype=float).tobytes()] = grad
         return value, grad
 
     @staticmethod
@@ -193,12 +197,18 @@ class GlmmFit:
         return 1e-4 * np.maximum(np.abs(x), 0.1)
 
     def _gradient_rows(self, x: np.ndarray, steps: np.ndarray, sign: float) -> np.ndarray:
-        """Gradients at ``x + sign * steps_i e_i`` (rows), PIRLS warm-started from the modes at ``x``."""
+        """Gradients at ``x + sign * steps_i e_i`` (rows), PIRLS warm-started from the modes at ``x``; those the
+        optimiser's forward differences already evaluated are taken from the cache."""
+        cache = self.__dict__.get("_gradients", {})
         u0 = self.u.copy()
         rows = np.empty((x.size, x.size))
         for i in range(x.size):
             trial = x.copy()
             trial[i] += sign * steps[i]
+            kept = cache.get(trial.tobytes())
+            if kept is not None:
+                rows[i] = kept
+                continue
             self.u = u0
             try:
                 rows[i] = self.stage2_and_gradient(trial)[1]
@@ -207,31 +217,14 @@ class GlmmFit:
         self.u = u0
         return rows
 
-    def stage2_forward_hessian(self, x: np.ndarray) -> np.ndarray:
-        """The stage-2 optimiser's Hessian (``hess=`` of :func:`minimize_deviance`): forward differences of the
-        analytic gradient with upward steps (as ``finite_difference_hessian``), symmetrised. The gradients are kept
-        so that :meth:`stage2_hessian` at the same point needs only the backward ones."""
-        x = np.array(x, dtype=float)
-        last = getattr(self, "_last_gradient", None)
-        g0 = last[1] if last is not None and np.array_equal(last[0], x) else self.stage2_and_gradient(x)[1]
-        steps = self.hessian_steps(x)
-        plus = self._gradient_rows(x, steps, 1.0)
-        self._forward = (x, steps, plus)
-        h = (plus - g0) / steps[:, None]
-        return 0.5 * (h + h.T)
-
     def stage2_hessian(self, x: np.ndarray) -> np.ndarray:
         """Hessian of the Laplace deviance in ``(theta, beta)``: central differences of the analytic gradient,
         symmetrised (``2 (k + p)`` PIRLS runs; ``k + p`` when the optimiser's last forward differences were taken
-        at ``x``, as they are at a converged optimum)."""
+        at ``x``, as they are at a converged optimum whose Hessian it formed)."""
         x = np.array(x, dtype=float)
-        forward = getattr(self, "_forward", None)
-        if forward is not None and np.array_equal(forward[0], x):
-            steps, plus = forward[1], forward[2]
-        else:
-            steps = self.hessian_steps(x)
-            self.u = self.state(x).u
-            plus = self._gradient_rows(x, steps, 1.0)
+        steps = self.hessian_steps(x)
+        self.u = self.state(x).u
+        plus = self._gradient_rows(x, steps, 1.0)
         minus = self._gradient_rows(x, steps, -1.0)
         h = (plus - minus) / (2 * steps[:, None])
         return 0.5 * (h + h.T)
@@ -252,12 +245,11 @@ def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
         return opt1.theta, fit.beta.copy(), opt1
     x0 = np.concatenate([opt1.theta, fit.beta])
     lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
-    hess = None
     if fit.n_agq == 1 and analytic:
-        fun_and_grad, hess = fit.stage2_and_gradient, fit.stage2_forward_hessian
+        fun_and_grad = fit.stage2_and_gradient
     else:
         fun_and_grad = finite_difference_gradient(fit.stage2)
-    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2, hess=hess)
+    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2)
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 
