@@ -14,7 +14,8 @@ Workloads (issue 19):
 
 Times are wall-clock seconds of one complete fit from an in-memory DataFrame (formula -> result), best of
 ``--repeat`` for mixeval (one run on ``crossed``), one run for mixedlm and lme4 (data loading excluded for
-all). ``evals`` is the number of deviance evaluations of mixeval's fit (lme4: ``feval``). Also timed:
+all); ``cpu s`` is the process's CPU time of the same fit (all its threads), less sensitive than wall time
+to other jobs on a shared machine. ``evals`` is the number of deviance evaluations of mixeval's fit (lme4: ``feval``). Also timed:
 ``mixeval --help`` and ``import mixeval`` in a fresh interpreter (best of 5). Prints markdown tables.
 """
 
@@ -76,14 +77,15 @@ def _columns(formula: str) -> list[str]:
 def run_mixeval(df: pd.DataFrame, formula: str, repeat: int) -> dict:
     from mixeval import lmer
 
-    best, fit = np.inf, None
+    best, cpu, fit = np.inf, np.inf, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fit = lmer(formula, df)
             best = min(best, time.perf_counter() - t0)
-    return {"seconds": best, "evals": fit.n_evaluations, "criterion": fit.criterion,
+            cpu = min(cpu, time.process_time() - c0)
+    return {"seconds": best, "cpu": cpu, "evals": fit.n_evaluations, "criterion": fit.criterion,
             "vc": {str(k): float(v) for k, v in fit.variances.items()}}
 
 
@@ -94,10 +96,10 @@ def run_mixedlm(df: pd.DataFrame, formula: str, response: str) -> dict:
     df = df.astype({c: str for c in cols})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fit = mixedlm.lmer(formula, df)
-        seconds = time.perf_counter() - t0
-    out = {"seconds": seconds, "vc": {}}
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out = {"seconds": seconds, "cpu": cpu, "vc": {}}
     try:
         vc = fit.VarCorr()
         out["vc"] = {str(k): float(np.asarray(v.cov if hasattr(v, "cov") else v).ravel()[0]) for k, v in vc.groups.items()}
@@ -159,8 +161,8 @@ def main() -> None:
             r = run_lme4(df, formula, response, name)
             print(f"{name}: lme4 {r['seconds']:.2f} s", file=sys.stderr, flush=True)
         rows.append({
-            "workload": name, "rows": len(df), "mixeval s": me["seconds"], "mixeval evals": me["evals"],
-            "mixedlm s": ml.get("seconds", np.nan), "lme4 s": r.get("seconds", np.nan), "lme4 evals": r.get("evals", np.nan),
+            "workload": name, "rows": len(df), "mixeval s": me["seconds"], "mixeval cpu s": me["cpu"],
+            "mixeval evals": me["evals"], "mixedlm s": ml.get("seconds", np.nan), "mixedlm cpu s": ml.get("cpu", np.nan), "lme4 s": r.get("seconds", np.nan), "lme4 evals": r.get("evals", np.nan),
             "mixedlm / mixeval": ml.get("seconds", np.nan) / me["seconds"],
             "lme4 / mixeval": r.get("seconds", np.nan) / me["seconds"],
             "REML crit. mixeval - lme4": me["criterion"] - r["criterion"] if r else np.nan,

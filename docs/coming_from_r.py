@@ -92,13 +92,42 @@ ROWS: list[Row] = [
         "Laplace approximation by PIRLS as glmer (`nAGQ=` > 1: adaptive Gauss-Hermite for one scalar term); "
         "binomial (logit, probit; proportions with `weights=` for `cbind(successes, failures)`) and Poisson; "
         "`mixeval.compare` for the LRT of nested fits."),
+    Row("glmmTMB", "glmmTMB(correct ~ system + (1|item) + (1|seed), family = binomial, REML = TRUE, data = d)",
+        'mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial", REML=True)',
+        'rng = np.random.default_rng(5)\n'
+        'd = pd.DataFrame({"item": np.repeat(np.arange(60), 10), "seed": np.tile(np.repeat(np.arange(5), 2), 60),\n'
+        '                  "system": np.tile(["A", "B"], 300)})\n'
+        'eta = 0.4 * (d["system"] == "B") + rng.normal(0, 1, 60)[d["item"]] + rng.normal(0, 0.5, 5)[d["seed"]]\n'
+        'd["correct"] = (rng.uniform(size=600) < 1 / (1 + np.exp(-eta))).astype(int)\n'
+        'g = mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial", REML=True)\n'
+        'print(g.varcorr)',
+        "Variance components from the restricted Laplace criterion (fixed effects integrated with the random "
+        "effects), as glmmTMB's `REML = TRUE` (tested against it: criterion 1e-12, components 1e-6); fixed effects "
+        "from the Laplace deviance at those components (glmmTMB's joint mode is biased towards 0 for binary "
+        "data). lme4 has no REML for glmer; its ML "
+        "shrinks a variance estimated from few levels (5 seeds) and narrows the intervals of accuracies that "
+        "contain it. `Study(..., family=)` takes variance components and marginal means from this fit, the GLRT "
+        "from ML fits (`benchmarks/sim_glmer_reml.py`)."),
     Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
         'from mixeval.uncertainty import confint\n'
         'confint(m, method="wald").table',
-        "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects); "
+        "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects; with random "
+        "slopes also `sd_x|subject` and `cor_x.(Intercept)|subject`); "
         "`method=\"profile\"` (the ML profile, as lme4, with exact roots instead of lme4's spline), "
         "`\"boot\"` (parametric bootstrap percentiles) or `\"wald\"` (standard deviations by the delta method, "
         "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables."),
+    Row("lme4", 'confint(gm, method = "profile")  # gm <- glmer(...)', 'mixeval.uncertainty.confint(gm, method="profile")',
+        'from mixeval.uncertainty import confint\n'
+        'rng = np.random.default_rng(3)\n'
+        'd = pd.DataFrame({"item": np.repeat(np.arange(60), 2), "system": np.tile(["A", "B"], 60)})\n'
+        'eta = 0.3 + 0.5 * (d["system"] == "B") + rng.normal(0, 1.0, 60)[d["item"]]\n'
+        'd["correct"] = (rng.uniform(size=120) < 1 / (1 + np.exp(-eta))).astype(int)\n'
+        'gm = mixeval.glmer("correct ~ system + (1|item)", d, family="binomial")\n'
+        'confint(gm, method="profile", progress=False).table',
+        "GLMMs (binomial, Poisson): sd's (and correlations) and fixed effects, no `sigma`; the profile of lme4's "
+        "`profile.glmerMod` on the Laplace (or `nAGQ` > 1 quadrature) deviance with exact roots; "
+        "`method=\"boot\"` draws binomial/Poisson responses with new random effects as `bootMer`; "
+        "`\"wald\"` gives the sd's by the delta method where lme4 gives NA."),
     Row("lme4", "bootMer(m, FUN, nsim = 1000, seed = 1)",
         'mixeval.uncertainty.bootstrap_fit(m, statistic, n_resamples=1000, random_state=1)',
         'from mixeval.uncertainty import bootstrap_fit\n'
@@ -122,6 +151,19 @@ ROWS: list[Row] = [
         'pw = mixeval.pairwise(m, "system", adjust="tukey")\npw.table',
         "Tukey by default, as `pairs`; also `holm`, `bonferroni`, `BH`, `none`. The table keeps the "
         "unadjusted p-value beside the adjusted one."),
+    Row("emmeans", 'emmeans(g, ~ system, type = "response")  # g from glmer',
+        'mixeval.significance.emmeans_response(g, "system", df="satterthwaite")',
+        'rng = np.random.default_rng(5)\n'
+        'd = pd.MultiIndex.from_product([range(60), range(5), ["A", "B"]], names=["item", "seed", "system"]).to_frame(index=False)\n'
+        'eta = 1.0 + 0.3 * (d["system"] == "B") + rng.normal(0, 1, 60)[d["item"]] + rng.normal(0, 0.4, 5)[d["seed"]]\n'
+        'd["correct"] = (rng.uniform(size=len(d)) < 1 / (1 + np.exp(-eta))).astype(int)\n'
+        'g = mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial")\n'
+        'mixeval.significance.emmeans_response(g, "system", df="satterthwaite")',
+        "Accuracy per system with the logit-scale interval back-transformed. `df=\"asymptotic\"` (the function's "
+        "default) gives emmeans' z intervals for glmer exactly; `df=\"satterthwaite\"` (the default of "
+        "`Study(..., family=\"binomial\")`) uses t intervals with the linearised model's Satterthwaite df, "
+        "as SAS GLIMMIX's `ddfm=satterthwaite`, which cover closer to 95% than the z intervals with few seeds "
+        "(`benchmarks/sim_glmer_df.py`). `pairwise_ratios` / `pairwise_differences` take the same `df=`."),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'

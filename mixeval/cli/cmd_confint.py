@@ -8,10 +8,12 @@ import warnings
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ._seed import SEED_HELP
+    from .cmd_fit import add_family_arguments
 
     p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects",
                        description="Confidence intervals of the standard deviations, the residual sd and the fixed "
-                                   "effects of an lme4-style model fitted by REML, named as lme4's "
+                                   "effects of an lme4-style model fitted by REML (or, with --family binomial or "
+                                   "poisson, of a GLMM fitted as glmer: sd's and fixed effects), named as lme4's "
                                    "confint(..., oldNames = FALSE): profile likelihood (default), parametric "
                                    "bootstrap percentiles (bootMer) or Wald.")
     p.add_argument("data", help="CSV (or .parquet), one row per observation")
@@ -22,12 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--jobs", type=int, default=1, help="worker processes for the bootstrap refits (-1: all cores)")
     p.add_argument("--json", action="store_true", help='print {"intervals": {name: [lower, upper]}, ...}')
+    add_family_arguments(p)
     p.set_defaults(handler=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..mixed import lmer
     from ._seed import resolve_seed
+    from .cmd_fit import fit_model
     from ..uncertainty import confint
     from . import print_json
     from ._io import read_table
@@ -36,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
     seed = resolve_seed(args.seed) if args.method == "boot" else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = lmer(args.formula, data)
+        fit = fit_model(args.formula, data, args, reml=True)
         result = confint(fit, method=args.method, level=args.level, n_resamples=args.nsim, random_state=seed,
                          n_jobs=args.jobs, progress=None if not args.json else False)
     out = result.to_dict()

@@ -44,9 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
-    s.add_argument("--df", default="asymptotic", choices=["asymptotic", "satterthwaite", "kenward-roger"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default), lmerTest's "
-                        "Satterthwaite or pbkrtest's Kenward-Roger (emmeans' default for lmer fits)")
+    s.add_argument("--df", default=None, choices=["asymptotic", "satterthwaite", "kenward-roger"],
+                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default for Gaussian "
+                        "fits), lmerTest's Satterthwaite or pbkrtest's Kenward-Roger (emmeans' default for lmer "
+                        "fits); with --family the linearised model's Satterthwaite (default) or asymptotic z")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
@@ -140,7 +141,7 @@ def _significance(args: argparse.Namespace) -> int:
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
             if extra:
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
-                                      adjust=args.adjust, level=args.level, **extra)
+                                      adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:
             glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
     table = pairs.table

@@ -154,6 +154,8 @@ def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) 
     pivot-free Cholesky-like sweep marks column ``j`` aliased when its squared residual norm after
     projecting on the kept earlier columns is below ``tol``.
     """
+    if X.shape[1] == 1:  # one column is aliased only when it is zero
+        return [] if np.any(X[:, 0]) else [names[0]]
     ones = [j for j, nm in enumerate(names) if nm == "(Intercept)" and np.all(X[:, j] == 1.0)]
     if ones:  # centring the other columns keeps the rank and removes a large offset's near-collinearity
         keep = X[:, ones[0]].copy()
@@ -261,9 +263,11 @@ def confounded_pairs(groups: list[GroupingFactor] | tuple[GroupingFactor, ...]) 
         for b in groups[i + 1 :]:
             if a.n_levels != b.n_levels:
                 continue
-            # same partition <=> every level of a meets exactly one level of b
-            n_pairs = np.unique(a.codes * b.n_levels + b.codes).size
-            if n_pairs == a.n_levels:
+            # same partition <=> every level of a meets exactly one level of b (then, with as many levels,
+            # the reverse holds too): map each level of a to a level of b it meets, and check every row
+            meets = np.empty(a.n_levels, dtype=b.codes.dtype)
+            meets[a.codes] = b.codes
+            if np.array_equal(meets[a.codes], b.codes):
                 pairs.append((a.name, b.name))
     return pairs
 
@@ -290,8 +294,8 @@ def unidentified_groups(groups, X: np.ndarray, tol: float = 1e-8) -> list[str]:
     """
     out = []
     p = X.shape[1]
-    if p == 0:
-        return out
+    if p == 0 or (p == 1 and X[0, 0] != 0.0 and np.all(X[:, 0] == X[0, 0])):
+        return out  # an intercept alone spans no level indicator of a factor with two or more levels
     gram = X.T @ X
     try:
         inv = np.linalg.pinv(gram)

@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_solve, cholesky, lapack
 
+from ._blas import blas_threads_for
 from ._stats import SufficientStats
 
-__all__ = ["DevianceParts", "deviance_parts", "deviance_and_gradient", "profiled_deviance", "make_deviance_function", "solve_random_effects"]
+__all__ = ["DevianceParts", "deviance_parts", "deviance_and_gradient", "profiled_deviance", "make_deviance_function",
+           "solve_random_effects", "average_information", "gradient_from_parts"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -48,6 +50,9 @@ class DevianceParts:
     lam_r: np.ndarray = field(repr=False)
     #: beta of the statistics' own response when it is centred (``beta`` is then on the response's scale)
     beta_centred: np.ndarray | None = field(default=None, repr=False)
+    #: ``K' D^{-1} A`` and ``S^{-1} H`` (``H = Lr (Z_r'W - lam0^2 K' D^{-1} A)``), re-used by the gradient
+    ka_w: np.ndarray | None = field(default=None, repr=False)
+    s_inv_h: np.ndarray | None = field(default=None, repr=False)
 
 
 def _expand_theta(stats: SufficientStats, theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -162,14 +167,18 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         logdet_a = 0.0
     if qr:
         s = _schur(stats, lam0, lam_r, cls.kk(w, full=False))
-        chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
-        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * cls.ka(w))
+        with blas_threads_for(qr):
+            chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
+        ka_w = cls.ka(w)
+        h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * ka_w)
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
         # matrices when the BLAS is multi-threaded)
-        quad = quad + h.T @ cho_solve((chol_s, True), h, check_finite=False)
+        s_inv_h = cho_solve((chol_s, True), h, check_finite=False)
+        quad = quad + h.T @ s_inv_h
         logdet_a += 2.0 * float(np.sum(np.log(np.diag(chol_s))))
     else:
         chol_s = np.zeros((0, 0))
+        ka_w = s_inv_h = None
     beta, mxx, logdet_mxx, r2 = profile_fixed_effects(stats.ww - quad, p)
     beta_centred = None
     if stats.coef_shift is not None:  # statistics of a centred response: report beta on the response's scale
@@ -188,6 +197,8 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         chol_s=chol_s,
         lam_r=lam_r,
         beta_centred=beta_centred,
+        ka_w=ka_w,
+        s_inv_h=s_inv_h,
     )
     return parts
 
@@ -261,6 +272,25 @@ def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
     return float(2.0 * np.vdot(inv_lower, m) - np.diag(inv_lower) @ np.diag(m))
 
 
+def _weighted_trace(cls, v: np.ndarray, inv_lower: np.ndarray, lam_r: np.ndarray) -> float:
+    """``tr(S^{-1} Lr K' diag(w) K Lr)`` for class weights ``v`` from the lower triangle of ``S^{-1}``.
+
+    With the per-level pair table ``T`` (``T @ w`` the lower triangle of ``K' diag(w) K``) this is
+    ``w' T' vec(P)`` with ``P = Lr S^{-1} Lr`` (off-diagonal entries doubled): one product with the table
+    instead of forming ``K' diag(w) K`` and a pass over it.
+    """
+    if cls.rowwise and cls._kk_table is not None:
+        p = inv_lower * lam_r[:, None]
+        p *= 2.0 * lam_r[None, :]
+        p[np.diag_indices_from(p)] *= 0.5
+        per_level = cls._kk_table.T @ p.ravel()
+        return float(v[cls.of_level] @ per_level)
+    kk = cls.kk(v, full=False)
+    kk *= lam_r[:, None]
+    kk *= lam_r[None, :]
+    return _trace_product(inv_lower, kk)
+
+
 def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool) -> tuple[float, np.ndarray]:
     """The profiled deviance and its exact gradient with respect to theta.
 
@@ -277,8 +307,12 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     ``R_0 = D^{-1} (A_0 - K B)`` and ``U_0 = lam0 R_0``, so ``P_0`` and ``tr_0(A^{-1}) = sum 1/d +
     lam0^2 tr(S^{-1} Lr K' D^{-2} K Lr)`` are sums over count classes with weights ``1/d^2``.
     """
-    theta = np.abs(np.asarray(theta, dtype=float))
-    parts = _evaluate(stats, theta, reml)
+    return gradient_from_parts(stats, _evaluate(stats, np.abs(np.asarray(theta, dtype=float)), reml))
+
+
+def gradient_from_parts(stats: SufficientStats, parts: DevianceParts) -> tuple[float, np.ndarray]:
+    """:func:`deviance_and_gradient` from an evaluation already made (``deviance_parts`` at ``parts.theta``)."""
+    theta, reml = parts.theta, parts.reml
     k_terms = stats.n_terms
     p, n = stats.p, stats.nobs
     lam0, lam_r = theta[0], parts.lam_r
@@ -291,26 +325,23 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
     aa_w2 = cls.aa(w2)
     tr_ainv0 = float(cls.sizes @ w)
     if qr:
-        ka_w = cls.ka(w)
-        rhs = lam_r[:, None] * (stats.zrw - l2 * ka_w)
-        ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
+        ka_w, ur = parts.ka_w, parts.s_inv_h  # U_r = S^{-1} Lr (Z_r'W - lam0^2 K'D^{-1}A), formed by the evaluation
         b = lam_r[:, None] * ur
         kk_w_b = cls.kk_times(w, b)
         rr = stats.zrw - l2 * (ka_w - kk_w_b) - stats.crr @ b
         if cls.counts.size == 1 and cls.diagonal_crr:
             # one count class: K'D^-2K = w K'D^-1K, so tr(S^-1 lam0^2 Lr K'D^-2K Lr) = w tr(S^-1 (I + Lr C_rr Lr - S))
             # needs diag(S^-1) only
-            trace_r = _inverse_diagonal(parts.chol_s)
+            with blas_threads_for(qr):
+                trace_r = _inverse_diagonal(parts.chol_s)
             kk_w2_b = w[0] * kk_w_b
             tr_ainv0 += float(w[0] * (trace_r @ (1.0 + lam_r * lam_r * np.diag(stats.crr)) - qr))
         else:
-            kk_w2 = cls.kk(w2, full=False)
             kk_w2_b = cls.kk_times(w2, b)
-            s_inv = _cholesky_inverse(parts.chol_s)
+            with blas_threads_for(qr):
+                s_inv = _cholesky_inverse(parts.chol_s)
             trace_r = np.diag(s_inv).copy()
-            kk_w2 *= l2 * lam_r[:, None]
-            kk_w2 *= lam_r[None, :]
-            tr_ainv0 += _trace_product(s_inv, kk_w2)
+            tr_ainv0 += l2 * _weighted_trace(cls, w2, s_inv, lam_r)
         p0 = lam0 * (aa_w2 - ka_w2.T @ b - b.T @ ka_w2 + b.T @ kk_w2_b)
     else:
         p0 = lam0 * aa_w2
@@ -339,3 +370,79 @@ def deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, reml: bool)
             g = dlogdet + n * dr2 / parts.r2
         grad[k] = g
     return parts.deviance, grad
+
+
+def average_information(stats: SufficientStats, theta: np.ndarray, reml: bool,
+                        parts: DevianceParts | None = None) -> np.ndarray:
+    """The average-information approximation of the profiled deviance's Hessian in theta.
+
+    Notes
+    -----
+    With ``V = sigma^2 V_1``, ``V_1 = I + Z Lambda^2 Z'``, ``P_1`` its REML projection (``V_1^{-1}`` less
+    the fixed effects' part), ``e = P_1 y`` (the penalised residual) and ``a_j = Z_j'e`` its level sums,
+    the average information of ``-2 log L`` (the mean of the observed and the expected information,
+    Gilmour, Thompson and Cullis 1995) in ``(sigma^2, theta)`` is ``y'P V_a P V_b P y``:
+    ``r^2 / sigma^6``, ``2 theta_j |a_j|^2 / sigma^4`` and ``4 theta_j theta_k a_j' Z_j'P_1 Z_k a_k / sigma^2``.
+    Profiling ``sigma^2 = r^2 / nu`` out (``nu = n - p`` for REML, ``n`` for ML) leaves
+
+    ``H_jk = 4 theta_j theta_k nu / r^2 (a_j' Z_j'P_1 Z_k a_k - |a_j|^2 |a_k|^2 / r^2)``.
+
+    It needs ``K + p`` solves with the Schur complement's factor, not its inverse: a Hessian for the
+    price of a fraction of one evaluation, close to the exact one when the factors have many levels.
+    ``parts``, the evaluation at ``theta`` when already made, spares the factorisation.
+    """
+    theta = np.abs(np.asarray(theta, dtype=float))
+    if parts is None or parts.reml != reml or not np.array_equal(parts.theta, theta):
+        parts = _evaluate(stats, theta, reml)
+    p, n = stats.p, stats.nobs
+    nu = n - p if reml else n
+    lam0, lam_r = float(theta[0]), parts.lam_r
+    k0 = stats.cross0r
+
+    def c_times(v0: np.ndarray, vr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # Z'Z v
+        out0 = stats.counts0[:, None] * v0
+        outr = np.zeros((lam_r.size, v0.shape[1]))
+        if lam_r.size:
+            out0 = out0 + np.asarray(k0 @ vr)
+            outr = np.asarray(k0.T @ v0) + stats.crr @ vr
+        return out0, outr
+
+    def a_solve(r0: np.ndarray, rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # A^{-1} [r0; rr]
+        d0 = parts.d0[:, None]
+        if not lam_r.size:
+            return r0 / d0, rr
+        t = rr - lam0 * lam_r[:, None] * np.asarray(k0.T @ (r0 / d0))
+        xr = cho_solve((parts.chol_s, True), t, check_finite=False)
+        x0 = (r0 - lam0 * np.asarray(k0 @ (lam_r[:, None] * xr))) / d0
+        return x0, xr
+
+    def v_inverse(y0: np.ndarray, yr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # Y - C Lambda A^{-1} Lambda Y
+        x0, xr = a_solve(lam0 * y0, lam_r[:, None] * yr)
+        c0, cr = c_times(lam0 * x0, lam_r[:, None] * xr)
+        return y0 - c0, yr - cr
+
+    u0, ur = solve_random_effects(stats, parts)
+    coef = np.append(-_centred_beta(stats, parts), 1.0)
+    c0, cr = c_times((lam0 * u0)[:, None], (lam_r * ur)[:, None])
+    a0 = stats.z0w @ coef - c0[:, 0]
+    ar = stats.zrw @ coef - cr[:, 0]
+    k_terms = stats.n_terms
+    bounds = np.concatenate([[0], np.cumsum(stats.n_levels[1:])]).astype(int)
+    # b_j: a restricted to term j's block, one column per term
+    b0 = np.zeros((a0.size, k_terms))
+    br = np.zeros((ar.size, k_terms))
+    b0[:, 0] = a0
+    for j in range(1, k_terms):
+        br[bounds[j - 1]:bounds[j], j] = ar[bounds[j - 1]:bounds[j]]
+    g0, gr = v_inverse(*c_times(b0, br))  # Z'V_1^{-1} Z b
+    if p:
+        x0, xr = v_inverse(stats.z0w[:, :p], stats.zrw[:, :p])  # Z'V_1^{-1} X
+        proj = cho_solve((cholesky(parts.mxx, lower=True, check_finite=False), True),
+                         x0.T @ b0 + xr.T @ br, check_finite=False)
+        g0 = g0 - x0 @ proj
+        gr = gr - xr @ proj
+    m = b0.T @ g0 + br.T @ gr
+    sq = np.diag(b0.T @ b0 + br.T @ br)
+    r2 = parts.r2
+    h = 4.0 * np.outer(theta, theta) * nu / r2 * (m - np.outer(sq, sq) / r2)
+    return 0.5 * (h + h.T)

@@ -436,30 +436,41 @@ def optimize_general(stats: BlockStats, reml: bool, theta0: np.ndarray | None = 
             raise LinAlgError(str(exc)) from exc
 
     opt = minimize_deviance(fg, x0, lo)
-    theta, dev, grad = gradient_polish(fg, opt.theta, lo)
-    return dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+    calls = [0]
+
+    def counted(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        calls[0] += 1
+        return fg(theta)
+
+    theta, dev, grad = gradient_polish(counted, opt.theta, lo, hessian=opt.hessian, start=(opt.deviance, opt.gradient))
+    return dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad, n_evaluations=opt.n_evaluations + calls[0])
 
 
-def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6):
+def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6, *, hessian: np.ndarray | None = None,
+                    start: tuple[float, np.ndarray] | None = None):
     """Newton steps on the zero of the exact gradient over the interior coordinates.
 
     Near the optimum the deviance is flat to rounding (a change of ``1e-7`` in theta moves it by
     ``~1e-13``), so a search that compares deviance values stops anywhere in that flat region;
     the gradient is exact to ``~1e-12`` and locates the optimum to about ``1e-12`` in theta. The
-    Hessian (forward differences of the exact gradient, formed once: ``k + 1`` gradient calls) is
-    kept for all steps; a step is kept when it reduces the gradient's norm without increasing the
-    deviance beyond rounding.
+    Hessian (``hessian``, the optimiser's at ``theta``, or forward differences of the exact gradient,
+    formed once: ``k`` gradient calls) is kept for all steps; a step is kept when it reduces the
+    gradient's norm without increasing the deviance beyond rounding. ``start`` is ``fg(theta)`` when
+    already known.
     """
-    dev, grad = fg(theta)
+    dev, grad = fg(theta) if start is None else start
     idx = np.flatnonzero(theta > lower)
     if not idx.size:
         return theta, float(dev), grad
-    h = np.empty((idx.size, idx.size))
-    for a, i in enumerate(idx):
-        step = 1e-6 * max(abs(theta[i]), 1e-2)
-        tp = theta.copy()
-        tp[i] += step
-        h[a] = (fg(tp)[1][idx] - grad[idx]) / step
+    if hessian is not None and np.all(np.isfinite(hessian)):
+        h = np.asarray(hessian, dtype=float)[np.ix_(idx, idx)]
+    else:
+        h = np.empty((idx.size, idx.size))
+        for a, i in enumerate(idx):
+            step = 1e-6 * max(abs(theta[i]), 1e-2)
+            tp = theta.copy()
+            tp[i] += step
+            h[a] = (fg(tp)[1][idx] - grad[idx]) / step
     h = 0.5 * (h + h.T)
     try:
         chol = np.linalg.cholesky(h)
@@ -467,6 +478,8 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6):
         return theta, float(dev), grad
     for _ in range(steps):
         delta = np.linalg.solve(chol.T, np.linalg.solve(chol, grad[idx]))
+        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
+            break  # at the optimum to rounding: the step would not change theta
         trial = theta.copy()
         trial[idx] = np.maximum(theta[idx] - delta, lower[idx])
         try:
@@ -476,6 +489,4 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6):
         if not (np.linalg.norm(new_grad[idx]) < np.linalg.norm(grad[idx]) and new_dev <= dev + 1e-11 * abs(dev)):
             break
         theta, dev, grad = trial, new_dev, new_grad
-        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
-            break
     return theta, float(dev), grad

@@ -18,7 +18,7 @@ import pandas as pd
 from scipy.linalg import LinAlgError
 from scipy.optimize import linprog
 
-from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ..errors import ConvergenceWarning, InputError, InputTypeError, SingularFitWarning
 from ._design import Design, build_design
 from ._family import Family, get_family
 from ._glmm_result import GlmerResult, SeparationWarning
@@ -32,15 +32,19 @@ from ._pirls import (
     PirlsState,
     agq_deviance,
     joint_system,
+    laplace_beta_gradient,
     laplace_deviance,
     laplace_gradient,
     pirls,
     row_patterns,
+    supports_beta_gradient,
     supports_gradient,
 )
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["GlmmFit", "check_separation", "fit_glmm", "glmer", "glmm_problem", "optimize_glmm", "response_values"]
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+__all__ = ["GlmmFit", "reml_criterion", "check_separation", "fit_glmm", "glmer", "glmm_problem", "optimize_glmm", "response_values"]
 
 
 def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:
@@ -140,6 +144,11 @@ def _start_beta(problem: GlmmProblem) -> np.ndarray:
     return beta
 
 
+def reml_criterion(problem: GlmmProblem, state: PirlsState) -> float:
+    """The restricted Laplace criterion at a joint PIRLS mode (see :meth:`GlmmFit.stage1_reml`)."""
+    return laplace_deviance(problem, state) + state.system.logdet_beta - problem.p * _LOG_2PI
+
+
 class GlmmFit:
     """The deviance functions of a GLMM with warm-started PIRLS (state carried between evaluations)."""
 
@@ -156,6 +165,19 @@ class GlmmFit:
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return laplace_deviance(self.problem, st)
+
+    def stage1_reml(self, theta: np.ndarray) -> float:
+        """The restricted Laplace criterion at ``theta``: ``u`` and ``beta`` integrated out together.
+
+        ``-2 log p(y | u*, beta*) + ||u*||^2 + log|L|^2 + log|R_X|^2 - p log(2 pi)`` at the joint mode
+        ``(u*, beta*)`` of PIRLS: minus twice the Laplace approximation of the likelihood integrated over
+        ``beta`` with a flat prior (glmmTMB's ``REML = TRUE``), which for a Gaussian response is lmer's REML
+        criterion.
+        """
+        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+        if np.all(np.isfinite(st.u)):
+            self.u, self.beta = st.u, st.beta
+        return reml_criterion(self.problem, st)
 
     def state(self, x: np.ndarray) -> PirlsState:
         theta, beta = x[: self.n_theta], x[self.n_theta:]
@@ -177,6 +199,13 @@ class GlmmFit:
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True)
+
+    def stage2_and_gradient_beta(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """Laplace deviance at ``x = (theta, beta)`` and its analytic gradient in ``beta`` alone."""
+        st = self.state(x)
+        if np.all(np.isfinite(st.u)):
+            self.u = st.u
+        return laplace_deviance(self.problem, st), laplace_beta_gradient(self.problem, x[: self.n_theta], st)
 
     def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Laplace deviance and its analytic gradient in ``(theta, beta)`` (:func:`laplace_gradient`); the last
@@ -230,13 +259,19 @@ class GlmmFit:
         return 0.5 * (h + h.T)
 
 
-def optimize_glmm(fit: GlmmFit) -> tuple[np.ndarray, np.ndarray, OptimResult]:
+def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndarray, OptimResult]:
     """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result.
 
-    With scalar random-effects terms (:func:`supports_gradient`) both stages use the analytic gradient of
-    :func:`laplace_gradient`; otherwise central differences (in ``beta`` analytic where available).
+    With ``reml`` the restricted criterion (:meth:`GlmmFit.stage1_reml`) is minimised over ``theta`` alone
+    and ``beta`` is the joint mode at the optimum. Otherwise, with scalar random-effects terms
+    (:func:`supports_gradient`) both stages use the analytic gradient of :func:`laplace_gradient`; else
+    central differences (in ``beta`` analytic where available).
     """
     re = fit.problem.re
+    if reml:
+        opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), re.theta0, re.lower)
+        fit.stage1_reml(opt.theta)  # leaves beta and u at the optimum
+        return opt.theta, fit.beta.copy(), opt
     analytic = supports_gradient(fit.problem)
     stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
     opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1)
@@ -270,7 +305,7 @@ def _hessian(f, x: np.ndarray, delta: float = 1e-4) -> np.ndarray:
 
 
 def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int = 1, re: ReStructure | None = None,
-             data: Any = None, warn: bool = True) -> GlmerResult:
+             data: Any = None, warn: bool = True, reml: bool = False) -> GlmerResult:
     """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure)."""
     from ._blas import single_threaded_blas
     from ._glmm_result import make_glmer_result
@@ -281,36 +316,92 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
             f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects term such "
             "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
         )
+    if reml and n_agq != 1:
+        raise InputError(f"REML=True integrates the fixed effects with the random effects by the Laplace "
+                         f"approximation; it takes nAGQ=1 (got nAGQ={n_agq}).")
     separated = check_separation(problem, design.fixed_names)
     check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
     with single_threaded_blas():
         fit = GlmmFit(problem, n_agq)
-        theta, beta, opt = optimize_glmm(fit)
-        x = np.concatenate([theta, beta])
-        state = pirls(problem, theta, beta, fit.u, joint=False)
-        dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
-        unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
-        cov, cov_params = unsc, None
-        if n_agq >= 1 and problem.p:
-            try:
-                analytic = n_agq == 1 and supports_gradient(problem)
-                h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
-                full = 2 * np.linalg.inv(h)
-                full = 0.5 * (full + full.T)
-                cand = full[fit.n_theta:, fit.n_theta:]
-                if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
-                    cov, cov_params = cand, full
-            except np.linalg.LinAlgError:
-                pass
+        if reml:
+            theta, beta, opt, state, dev, cov, cov_params = _reml_fit(fit)
+            unsc = cov
+        else:
+            theta, beta, opt = optimize_glmm(fit)
+            x = np.concatenate([theta, beta])
+            state = pirls(problem, theta, beta, fit.u, joint=False)
+            dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
+            unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+            cov, cov_params = unsc, None
+            if n_agq >= 1 and problem.p:
+                try:
+                    analytic = n_agq == 1 and supports_gradient(problem)
+                    h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
+                    full = 2 * np.linalg.inv(h)
+                    full = 0.5 * (full + full.T)
+                    cand = full[fit.n_theta:, fit.n_theta:]
+                    if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
+                        cov, cov_params = cand, full
+                except np.linalg.LinAlgError:
+                    pass
     if check_diverged:
         # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
         # where the LP was not run or did not see it
         separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
     result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
-                               cov_params)
+                               cov_params, reml=reml)
     if warn:
         check_glmer_fit(result)
     return result
+
+
+def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray) -> np.ndarray:
+    """``beta`` minimising the Laplace deviance at fixed ``theta`` (the marginal-likelihood mode).
+
+    For a linear mixed model this is the GLS estimate at ``theta``, which is also the joint mode of
+    ``(u, beta)``; for binary data the joint mode (PIRLS over both, the penalised quasi-likelihood
+    estimate) is biased towards 0 (by about half a standard error at 90% accuracy with 5 seeds), the
+    Laplace mode is not.
+    """
+    problem = fit.problem
+    if not problem.p:
+        return np.zeros(0)
+
+    def fg(b: np.ndarray) -> tuple[float, np.ndarray]:
+        x = np.concatenate([theta, b])
+        if supports_beta_gradient(problem):
+            value, grad = fit.stage2_and_gradient_beta(x)
+            return value, grad
+        return finite_difference_gradient(lambda bb: fit.stage2(np.concatenate([theta, bb])))(b)
+
+    opt = minimize_deviance(fg, np.asarray(beta0, dtype=float), np.full(problem.p, -np.inf))
+    return opt.theta
+
+
+def _reml_fit(fit: GlmmFit):
+    """Restricted-Laplace fit: ``theta`` minimising :meth:`GlmmFit.stage1_reml`; ``beta`` the Laplace
+    deviance's mode at that ``theta`` (:func:`laplace_beta_at`), its covariance lme4's RX-based matrix there;
+    the covariance of ``theta`` ``2 H^-1`` of the restricted criterion (block-diagonal ``cov_params``: the two
+    are asymptotically uncorrelated, as in REML for linear models)."""
+    problem = fit.problem
+    theta, beta_joint, opt = optimize_glmm(fit, reml=True)
+    joint = pirls(problem, theta, beta_joint, fit.u, joint=True)
+    dev = reml_criterion(problem, joint)
+    beta = laplace_beta_at(fit, theta, joint.beta)
+    state = pirls(problem, theta, beta, joint.u, joint=False)
+    unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+    k = theta.size
+    cov_params = None
+    try:
+        h = _hessian(fit.stage1_reml, theta)
+        cov_t = 2 * np.linalg.inv(h)
+        if np.all(np.isfinite(cov_t)):
+            cov_params = np.zeros((k + problem.p, k + problem.p))
+            cov_params[:k, :k] = 0.5 * (cov_t + cov_t.T)
+            cov_params[k:, k:] = unsc
+    except np.linalg.LinAlgError:
+        pass
+    return theta, beta, opt, state, dev, unsc, cov_params
 
 
 def check_glmer_fit(result: GlmerResult) -> None:
@@ -348,7 +439,7 @@ def _prepare_response(data: pd.DataFrame, response: str) -> pd.DataFrame:
 
 
 def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
-          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False) -> GlmerResult:
+          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False, REML: bool = False) -> GlmerResult:
     """Fit a generalised linear mixed model (lme4's ``glmer``).
 
     Parameters
@@ -371,6 +462,13 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     drop_missing : bool, default False
         Drop rows with missing values in the used columns (warning with their number) instead of raising;
         ``weights`` must then be a column name.
+    REML : bool, default False
+        False: maximum likelihood, as lme4's glmer. True: the variance components minimise the restricted
+        Laplace criterion (glmmTMB's ``REML = TRUE``), which does not bias them downwards for the fixed effects
+        estimated from the same data (with 5 seeds the ML seed variance is about 20% too small, and intervals
+        of marginal means too narrow); the fixed effects are the Laplace deviance's mode at those components
+        (glmmTMB reports the joint mode of random and fixed effects, which is biased towards 0 for binary
+        data); likelihood-ratio tests refit by ML.
 
     Returns
     -------
@@ -385,13 +483,16 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     ``y_i | b ~ F(mu_i)``, ``g(mu_i) = x_i' beta + z_i' b``, ``b = Lambda u``, ``u ~ N(0, I)``. For given
     ``theta`` and ``beta``, PIRLS finds the mode ``u*`` of ``-2 log p(y | u) + ||u||^2`` and the Laplace
     approximation of the deviance is ``-2 log p(y | u*) + ||u*||^2 + log|L|^2`` with ``L L' = Lambda' Z' W Z
-    Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). As lme4, theta is first optimised with beta
-    from PIRLS, then (theta, beta) jointly. With scalar random-effects terms (random intercepts, ``(0 + x|g)``)
-    both stages use the analytic gradient of the Laplace deviance (envelope theorem at the conditional
-    modes plus the derivative of ``log|L|^2`` through the weights; see ``mixed/_pirls.laplace_gradient``).
-    Fixed-effect standard errors come from the Hessian of the deviance over (theta, beta) as lme4's ``vcov``
-    (central differences of the analytic gradient, or of the deviance for vector-valued terms and
-    ``nAGQ > 1``; the RX-based matrix if that is not positive definite); z tests are Wald tests.
+    Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). The REML criterion integrates ``beta`` (flat
+    prior) with ``u``: at the joint mode ``(u*, beta*)`` it adds ``log|R_X|^2``, ``R_X' R_X = X'WX -
+    X'WZ Lambda (Lambda'Z'WZ Lambda + I)^-1 Lambda'Z'WX``; for a Gaussian response it is lmer's REML. As lme4,
+    theta is first optimised with beta from PIRLS, then (theta, beta) jointly. With scalar random-effects
+    terms (random intercepts, ``(0 + x|g)``) both ML stages use the analytic gradient of the Laplace deviance
+    (envelope theorem at the conditional modes plus the derivative of ``log|L|^2`` through the weights; see
+    ``mixed/_pirls.laplace_gradient``). Fixed-effect standard errors come from the Hessian of the deviance
+    over (theta, beta) as lme4's ``vcov`` (central differences of the analytic gradient, or of the deviance
+    for vector-valued terms and ``nAGQ > 1``; the RX-based matrix if that is not positive definite); z tests
+    are Wald tests.
 
     Examples
     --------
@@ -425,4 +526,6 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     data = _prepare_response(data, parsed.response)
     design = build_design(parsed, data, allow_n=True)
     w = _weights_array(weights, design.data, design.nobs)
-    return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data)
+    if not isinstance(REML, (bool, np.bool_)):
+        raise InputTypeError(f"REML must be True or False; got {REML!r}.")
+    return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data, reml=bool(REML))

@@ -249,6 +249,16 @@ class GlmerResult(Result):
     def bic(self) -> float:
         return -2.0 * self.loglik + np.log(self.nobs) * self.n_params
 
+    def refit(self, REML: bool = False) -> "GlmerResult":
+        """The same model fitted by maximum likelihood (``REML=False``, lme4's glmer) or by the restricted
+        Laplace criterion (``REML=True``); used by :func:`~mixeval.compare` to test REML fits."""
+        from ._glmm import fit_glmm
+
+        if bool(REML) == self.reml:
+            return self
+        return fit_glmm(self.design, self.problem.family, self.weights, n_agq=1 if REML else self.nAGQ,
+                        re=self.problem.re, data=self.data, reml=bool(REML))
+
     def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "link", re: bool = True) -> np.ndarray:
         """Predictions on the link or response scale; for ``newdata``, fixed effects only (``re.form = NA``)."""
         if type not in ("link", "response"):
@@ -269,11 +279,16 @@ class GlmerResult(Result):
         """lme4-style text summary."""
         kind = {0: "Adaptive Gauss-Hermite Quadrature (nAGQ = 0)", 1: "Laplace Approximation"}.get(
             self.nAGQ, f"Adaptive Gauss-Hermite Quadrature (nAGQ = {self.nAGQ})")
-        out = [f"Generalized linear mixed model fit by maximum likelihood ({kind}) [glmerMod]",
-               f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
-               "     AIC      BIC   logLik deviance df.resid",
-               f"{self.aic:>8.4f} {self.bic:>8.4f} {self.loglik:>8.4f} {self.deviance:>8.4f} {self.nobs - self.n_params:>8d}",
-               "", "Random effects (latent scale):"]
+        if self.reml:
+            out = ["Generalized linear mixed model fit by REML (restricted Laplace approximation)",
+                   f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
+                   f"REML criterion at convergence: {self.deviance:.4f}", "", "Random effects (latent scale):"]
+        else:
+            out = [f"Generalized linear mixed model fit by maximum likelihood ({kind}) [glmerMod]",
+                   f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
+                   "     AIC      BIC   logLik deviance df.resid",
+                   f"{self.aic:>8.4f} {self.bic:>8.4f} {self.loglik:>8.4f} {self.deviance:>8.4f} {self.nobs - self.n_params:>8d}",
+                   "", "Random effects (latent scale):"]
         vc = self.varcorr
         width = max(6, *(len(g) for g in vc.group)) if len(vc) else 6
         out.append(f" {'Groups':<{width}} {'Name':<12} {'Variance':>12} {'Std.Dev.':>11}")
@@ -310,7 +325,7 @@ class GlmerResult(Result):
             "family": self.family,
             "link": self.link,
             "nAGQ": self.nAGQ,
-            "reml": False,
+            "reml": self.reml,
             "loglik": self.loglik,
             "deviance": self.deviance,
             "criterion": self.deviance,
@@ -327,7 +342,8 @@ class GlmerResult(Result):
 
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,
                       deviance: float, cov: np.ndarray, cov_rx: np.ndarray, opt: OptimResult, n_agq: int,
-                      separation: list[str], data: Any, cov_params: np.ndarray | None = None) -> GlmerResult:
+                      separation: list[str], data: Any, cov_params: np.ndarray | None = None, *,
+                      reml: bool = False) -> GlmerResult:
     """Assemble the frozen result at the optimum (lme4's ``mkMerMod``)."""
     re = problem.re
     lams = theta_to_factors(re.terms, theta)
@@ -349,5 +365,5 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
         singular=singular, converged=bool(opt.converged), separation=tuple(separation),
         n_evaluations=opt.n_evaluations, u=state.u.copy(), random_effects=tuple(b),
         fitted_link=state.eta.copy(), fitted=state.mu.copy(), y=problem.y, weights=problem.weights,
-        design=design, problem=problem, data=data, cov_params=cov_params,
+        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml),
     )

@@ -160,6 +160,14 @@ class _System:
         """``log|L|^2``: log-determinant of the random-effects part of the penalised system."""
         return self.logdet_block + self.logdet_rest
 
+    @property
+    def logdet_beta(self) -> float:
+        """``log|R_X|^2``: log-determinant of the fixed effects' Schur complement ``X'WX - X'WZ Lambda A^-1
+        Lambda'Z'WX`` (joint systems; 0 without fixed effects)."""
+        if not (self.joint and self.problem.p):
+            return 0.0
+        return float(2 * np.sum(np.log(np.diag(self.schur[0])[self.q_rest:])))
+
     def _block_solve(self, rhs: np.ndarray) -> np.ndarray:
         """``B^{-1} rhs`` for the block-diagonal part (rhs: q_b x k)."""
         L, pb = self.n_lev, self.p_b

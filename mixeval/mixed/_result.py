@@ -777,10 +777,17 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
         else:
             opt = optimize_theta(stats, reml)
             if stats.n_terms and np.isfinite(opt.deviance):
+                calls = [0]
+
+                def counted(t: np.ndarray) -> tuple[float, np.ndarray]:
+                    calls[0] += 1
+                    return deviance_and_gradient(stats, np.abs(t), reml)
+
                 try:
-                    theta, dev, grad = gradient_polish(lambda t: deviance_and_gradient(stats, np.abs(t), reml),
-                                                        opt.theta, np.zeros(stats.n_terms))
-                    opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad)
+                    theta, dev, grad = gradient_polish(counted, opt.theta, np.zeros(stats.n_terms), hessian=opt.hessian,
+                                                       start=(opt.deviance, opt.gradient))
+                    opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad,
+                                              n_evaluations=opt.n_evaluations + calls[0])
                 except LinAlgError:  # undefined at the optimum (exact fit): _at_optimum says so
                     pass
             parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))

@@ -235,20 +235,29 @@ def _pair_table(k, order: np.ndarray, ptr: np.ndarray) -> sp.csc_matrix:
     ``K_la K_lb`` (``a >= b``) of the rows ``order[ptr[j]:ptr[j + 1]]``, listed at once; duplicate
     positions are summed by the product itself, so nothing is sorted.
     """
-    k = sp.csr_matrix(k)[order]
+    k = sp.csr_matrix(k)
+    if not np.array_equal(order, np.arange(k.shape[0])):
+        k = k[order]
     k.sum_duplicates()
     qr = k.shape[1]
     nnz_row = np.diff(k.indptr)
-    row_of_entry = np.repeat(np.arange(k.shape[0]), nnz_row)
-    rank = np.arange(k.nnz) - k.indptr[row_of_entry]  # position of the entry within its row (columns sorted)
-    left = np.repeat(np.arange(k.nnz), rank + 1)  # entry e is paired with the entries of its row up to e
-    first = np.cumsum(rank + 1) - (rank + 1)
-    right = np.repeat(k.indptr[row_of_entry] - first, rank + 1) + np.arange(left.size)
-    position = k.indices[left].astype(np.int64) * qr + k.indices[right]
-    pairs_per_row = np.bincount(row_of_entry[left], minlength=k.shape[0]) if left.size else np.zeros(k.shape[0], int)
+    pairs_per_row = nnz_row * (nnz_row + 1) // 2
+    # 32-bit indices where they fit: the arrays below have one entry per pair of entries in a row
+    small = int(pairs_per_row.sum()) < 2**31 and qr * qr < 2**31
+    it = np.int32 if small else np.int64
+    row_of_entry = np.repeat(np.arange(k.shape[0], dtype=it), nnz_row)
+    row_start = k.indptr.astype(it)[row_of_entry]
+    rank = np.arange(k.nnz, dtype=it) - row_start  # position of the entry within its row (columns sorted)
+    left = np.repeat(np.arange(k.nnz, dtype=it), rank + 1)  # entry e is paired with the entries of its row up to e
+    first = np.cumsum(rank + 1, dtype=it) - (rank + 1)
+    right = np.repeat(row_start - first, rank + 1)
+    right += np.arange(left.size, dtype=it)
+    indices = k.indices.astype(it)
+    position = indices[left] * it(qr)
+    position += indices[right]
     col_ptr = np.concatenate([[0], np.cumsum(pairs_per_row)])[ptr]
-    index_type = np.int32 if qr * qr < 2**31 else np.int64
-    return sp.csc_matrix((k.data[left] * k.data[right], position.astype(index_type), col_ptr), shape=(qr * qr, ptr.size - 1))
+    index_type = it
+    return sp.csc_matrix((k.data[left] * k.data[right], position.astype(index_type, copy=False), col_ptr), shape=(qr * qr, ptr.size - 1))
 
 
 def _class_products(k, a: np.ndarray, members: list[np.ndarray]):
@@ -310,11 +319,27 @@ def _cross_representation(cross) -> np.ndarray | sp.csr_matrix:
     return cross.toarray() if sp.issparse(cross) else np.asarray(cross, dtype=float)
 
 
+#: contingency tables up to this many cells are counted densely (one bincount) before being made sparse
+DENSE_TABLE_CELLS = 2**22
+
+
 def _sparse_cross(a: np.ndarray, na: int, b: np.ndarray, nb: int) -> sp.csr_matrix:
-    """Contingency table of two code vectors as a sparse ``na x nb`` matrix (duplicates summed)."""
-    m = sp.csr_matrix((np.ones(a.size), (a, b)), shape=(na, nb))
-    m.sum_duplicates()
-    return m
+    """Contingency table of two code vectors as a sparse ``na x nb`` matrix (canonical CSR: sorted, summed).
+
+    Small tables are counted by one ``bincount`` of the cell index; large ones by the sorted distinct cell
+    indices, which are already in CSR order (row-major), so no sparse constructor has to sort or sum.
+    """
+    cell = a.astype(np.int64) * nb + b
+    if na * nb <= DENSE_TABLE_CELLS:
+        table = np.bincount(cell, minlength=na * nb)
+        cells = np.flatnonzero(table)
+        counts = table[cells]
+    else:
+        cells, counts = np.unique(cell, return_counts=True)
+    rows, cols = np.divmod(cells, nb)
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=na))])
+    index_type = np.int32 if max(nb, cells.size) < 2**31 else np.int64
+    return sp.csr_matrix((counts.astype(float), cols.astype(index_type), indptr.astype(index_type)), shape=(na, nb))
 
 
 def _level_sums(codes: np.ndarray, n: int, W: np.ndarray) -> np.ndarray:
@@ -323,6 +348,51 @@ def _level_sums(codes: np.ndarray, n: int, W: np.ndarray) -> np.ndarray:
     for j in range(W.shape[1]):
         out[:, j] = np.bincount(codes, weights=W[:, j], minlength=n)
     return out
+
+
+#: the factors besides the largest are tabulated jointly when they have at most this many level combinations
+JOINT_CELLS = 2**16
+
+
+def _joint_cell_stats(g0, rest, W: np.ndarray):
+    """``(Z_0'Z_r, Z_r'W, Z_r'Z_r)`` from one table of the rest factors' joint cells, or None when too many.
+
+    When the factors besides the largest have few level combinations (a grid of hyperparameters), the
+    rows are counted once per (level of factor 0, joint cell) and summed once per joint cell; every
+    block is then a marginal of those tables, which replaces a pass over the rows per pair of factors.
+    """
+    sizes = [g.n_levels for g in rest]
+    n_cells = int(np.prod(sizes, dtype=np.int64))
+    if n_cells > JOINT_CELLS or g0.n_levels * n_cells > DENSE_TABLE_CELLS:
+        return None
+    cell = np.zeros(W.shape[0], dtype=np.int64)
+    for g in rest:  # mixed radix, first factor most significant (C order of the reshaped tables)
+        cell *= g.n_levels
+        cell += g.codes
+    table = np.bincount(g0.codes.astype(np.int64) * n_cells + cell, minlength=g0.n_levels * n_cells)
+    table = table.reshape([g0.n_levels, *sizes]).astype(float)
+    cell_counts = table.sum(axis=0)
+    cell_w = np.stack([np.bincount(cell, weights=W[:, j], minlength=n_cells) for j in range(W.shape[1])], axis=-1)
+    cell_w = cell_w.reshape([*sizes, W.shape[1]])
+    m = len(rest)
+    axes = range(m)
+
+    def marginal(a: np.ndarray, keep: tuple[int, ...], offset: int = 0) -> np.ndarray:
+        return a.sum(axis=tuple(offset + i for i in axes if i not in keep))
+
+    cross0r = np.hstack([marginal(table, (i,), offset=1) for i in axes])
+    zrw = np.vstack([marginal(cell_w, (i,)) for i in axes])
+    blocks = []
+    for i in axes:
+        row = []
+        for j in axes:
+            if i == j:
+                row.append(np.diag(marginal(cell_counts, (i,))))
+            else:
+                both = marginal(cell_counts, (i, j))  # axes in increasing order
+                row.append(both if i < j else both.T)
+        blocks.append(row)
+    return cross0r, zrw, np.block(blocks)
 
 
 def compute_stats(design: Design) -> SufficientStats:
@@ -360,12 +430,15 @@ def compute_stats(design: Design) -> SufficientStats:
     counts0 = np.bincount(g0.codes, minlength=g0.n_levels).astype(float)
     z0w = _level_sums(g0.codes, g0.n_levels, W)
     rest = groups[1:]
-    if rest:
+    joint = _joint_cell_stats(g0, rest, W) if rest else None
+    if joint is not None:
+        cross0r, zrw, crr = joint
+    elif rest:
         cross0r = sp.hstack([_sparse_cross(g0.codes, g0.n_levels, g.codes, g.n_levels) for g in rest], format="csr")
         zrw = np.vstack([_level_sums(g.codes, g.n_levels, W) for g in rest])
         blocks = [[np.diag(np.bincount(a.codes, minlength=a.n_levels).astype(float)) if a is b
                    else _cross_counts(a.codes, a.n_levels, b.codes, b.n_levels) for b in rest] for a in rest]
-        crr = np.block(blocks)
+        crr = blocks[0][0] if len(rest) == 1 else np.block(blocks)
     else:
         cross0r = np.zeros((g0.n_levels, 0))
         zrw = np.zeros((0, p + 1))

@@ -111,6 +111,24 @@ def _check_columns(engine: Engine, needed: list[str]) -> None:
         )
 
 
+def _overview(engine: Engine, needed: list[str], response: str) -> pd.Series:
+    """Rows, NULL counts of ``needed`` (``null0``, ...) and the response's sum and sum of squares.
+
+    Kept on the engine like its aggregate tables (:mod:`._cache`): a later fit on the same engine whose
+    columns were all counted (the null model of a likelihood-ratio test) needs no scan, and its response
+    is centred at the same constant, so the kept tables answer its sums.
+    """
+    kept = engine.__dict__.setdefault("_mixeval_overview", {"nulls": {}, "response": {}})
+    if not (set(needed) <= set(kept["nulls"]) and response in kept["response"]):
+        row = engine.query(overview_sql(needed, response, engine.quote)).iloc[0]
+        kept["n"] = int(row["n"])
+        kept["nulls"].update({c: int(row[f"null{i}"] or 0) for i, c in enumerate(needed)})
+        kept["response"][response] = (row["sy"], row["syy"])
+    sy, syy = kept["response"][response]
+    return pd.Series({"n": kept["n"], **{f"null{i}": kept["nulls"][c] for i, c in enumerate(needed)},
+                      "sy": sy, "syy": syy})
+
+
 def _check_nulls(engine: Engine, needed: list[str], overview: pd.Series) -> None:
     counts = {c: int(overview[f"null{i}"] or 0) for i, c in enumerate(needed)}
     bad = {c: n for c, n in counts.items() if n}
@@ -272,7 +290,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         (cell_cols if (c in wrapped or kind != "numeric") else numeric).append(c)
     values = [*numeric, parsed.response]
 
-    overview = engine.query(overview_sql(needed, parsed.response, q)).iloc[0]
+    overview = _overview(engine, needed, parsed.response)
     nobs = int(overview["n"])
     if nobs == 0:
         raise InputError(f"the {engine.description} has no rows.")

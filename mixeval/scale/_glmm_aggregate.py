@@ -98,7 +98,7 @@ def binary_cells(formula: str, source: Any) -> tuple[pd.DataFrame, int]:
 
 
 def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link: str | None = None,
-                    nAGQ: int = 1):
+                    nAGQ: int = 1, REML: bool = False):
     """A binomial GLMM of a 0/1 response from successes and trials per cell (same fit as on the rows).
 
     Parameters
@@ -107,7 +107,7 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
         As :func:`mixeval.glmer`; every variable must be categorical or take few values (each distinct
         combination of the model's columns is a cell).
     source : Parquet path/glob, Arrow table, DuckDB relation, Spark DataFrame or pandas DataFrame
-    family, link, nAGQ :
+    family, link, nAGQ, REML :
         ``family`` must be ``"binomial"``; see :func:`mixeval.glmer`.
 
     Returns
@@ -140,7 +140,7 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
         raise InputError("the aggregate GLMM path fits binomial models of 0/1 responses; for counts load the rows and "
                          "use mixeval.glmer(..., family='poisson').")
     cells, n_rows = binary_cells(formula, source)
-    fit = glmer(formula, cells, family=fam, nAGQ=nAGQ, weights=cells["trials"].to_numpy())
+    fit = glmer(formula, cells, family=fam, nAGQ=nAGQ, weights=cells["trials"].to_numpy(), REML=REML)
     m, k = cells["trials"].to_numpy(), cells["successes"].to_numpy()
     log_choose = float(np.sum(gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1)))
     if fit.nAGQ > 1:

@@ -2,7 +2,9 @@
 
 * ``"asymptotic"`` -- z tests (``df = inf``), the book's choice (emmeans' ``lmer.df = "asymptotic"``);
 * ``"satterthwaite"`` -- lmerTest's Satterthwaite approximation (the engine's
-  :meth:`LmerResult.satterthwaite_df`), standard errors from ``fit.cov_coef``;
+  :meth:`LmerResult.satterthwaite_df`), standard errors from ``fit.cov_coef``; for glmer fits the
+  linearised model's Satterthwaite approximation (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
+  :mod:`mixeval.significance._glmm_ddf`);
 * ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
   of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``).
 
@@ -24,6 +26,7 @@ from scipy.linalg import cho_factor, cho_solve
 from threadpoolctl import ThreadpoolController
 
 from ..errors import InputError
+from ._glmm_ddf import glmm_ddf_pieces, is_glmm
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
            "ddf_pieces"]
@@ -410,6 +413,8 @@ class DfInference:
             return np.full(len(L), np.inf)
         if self.method == "kenward-roger":
             return ddf_pieces(self.fit).df_kenward_roger(L)
+        if is_glmm(self.fit):
+            return glmm_ddf_pieces(self.fit).df_satterthwaite(L)
         if _has_pieces(self.fit):
             return ddf_pieces(self.fit).df_satterthwaite(L)
         return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
@@ -431,6 +436,12 @@ def _satterthwaite(fit: object, row: np.ndarray) -> float:
 def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
     """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``."""
     method = canonical_df(df)
+    if is_glmm(fit):
+        if method == "kenward-roger":
+            raise InputError("Kenward-Roger degrees of freedom are defined for linear mixed models; for a glmer fit "
+                             "use df='satterthwaite' (the linearised model's, SAS GLIMMIX's) or df='asymptotic' "
+                             "(z, emmeans' for glmer).")
+        return DfInference(method, np.asarray(fit.cov_coef, dtype=float), fit)
     if method == "kenward-roger":
         return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
     if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):

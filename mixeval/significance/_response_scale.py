@@ -19,6 +19,7 @@ from scipy import stats as sps
 from .._adjust import adjust_pvalues
 from .._validation import require_probability
 from ..errors import InputError
+from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._pairwise import (
     PairwiseResult,
@@ -45,19 +46,32 @@ def response_name(fit: object) -> str:
 
 
 def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                     level: float = 0.95) -> pd.DataFrame:
+                     level: float = 0.95, df: str = "asymptotic") -> pd.DataFrame:
     """Estimated marginal means on the response scale (accuracy per system for a binary score).
+
+    Parameters
+    ----------
+    fit : GlmerResult
+    specs, by : str or sequence of str
+        Factors of the means and of the groups, as :func:`~mixeval.significance.emmeans`.
+    level : float, default 0.95
+    df : {"asymptotic", "satterthwaite"}, default "asymptotic"
+        ``"asymptotic"``: z intervals on the link scale (emmeans for glmer fits); ``"satterthwaite"``: t
+        intervals with the linearised model's Satterthwaite df (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
+        :mod:`mixeval.significance._glmm_ddf`), which cover closer to the nominal level when a variance
+        component is estimated from few levels (seeds, prompt templates).
 
     Returns
     -------
     DataFrame
         ``*specs``, ``*by``, ``prob`` (or ``rate``), ``se`` (delta method: ``mu_eta(eta) se_eta``), ``df``
-        (inf), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1)).
+        (inf for z), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1)).
 
     Notes
     -----
     The mean is taken on the link scale over the reference grid and then back-transformed, as emmeans
-    does with ``type = "response"``: ``g^{-1}(l' b)``.
+    does with ``type = "response"``: ``g^{-1}(l' b)``; the interval is
+    ``g^{-1}(l' b +- t_{df, (1 + level) / 2} se_eta)``.
 
     Examples
     --------
@@ -71,25 +85,27 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     ['system', 'prob', 'se', 'df', 'ci_low', 'ci_high']
     """
     level = require_probability(level, "level", open_interval=True)
+    canonical_df(df)
     fam = _family(fit)
     cells, L, _, _ = marginal_means(fit, specs, by)
-    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), np.asarray(fit.cov_coef, dtype=float), level)
+    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), df_inference(fit, df), level)
     name = response_name(fit)
     out = cells.reset_index(drop=True).copy()
     out[name] = fam.linkinv(link.emmean.to_numpy())
     out["se"] = fam.mu_eta(link.emmean.to_numpy()) * link.se.to_numpy()
-    out["df"] = np.inf
+    out["df"] = link.df.to_numpy()
     out["ci_low"] = fam.linkinv(link.ci_low.to_numpy())
     out["ci_high"] = fam.linkinv(link.ci_high.to_numpy())
     return out
 
 
 def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                    adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+                    adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic") -> PairwiseResult:
     """Pairwise contrasts as odds ratios (logit) or rate ratios (log link), emmeans' ``type = "response"``.
 
-    The table has ``odds_ratio`` (or ``ratio``) ``= exp(estimate)``, ``se`` (delta method), ``z`` and the
-    adjusted ``pvalue`` of the link-scale test, and the link-scale (adjusted) interval exponentiated.
+    The table has ``odds_ratio`` (or ``ratio``) ``= exp(estimate)``, ``se`` (delta method), ``df``, the
+    statistic (``z``, or ``t`` with ``df="satterthwaite"``) and the adjusted ``pvalue`` of the link-scale
+    test, and the link-scale (adjusted) interval exponentiated. ``df`` as :func:`emmeans_response`.
 
     Examples
     --------
@@ -109,33 +125,40 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     if fam.link not in ("logit", "log"):
         raise InputError(f"ratios need a logit or log link; this model has link={fam.link!r}. Use "
                          "pairwise_differences (differences of probabilities) or the link scale.")
-    res = pairwise(fit, specs, by=by, adjust=adjust, level=level)
+    res = pairwise(fit, specs, by=by, adjust=adjust, level=level, df=df)
     t = res.table.copy()
     name = "odds_ratio" if fam.link == "logit" else "ratio"
+    stat = "z" if res.df_method == "asymptotic" else "t"
     ratio = np.exp(t.estimate.to_numpy())
-    cols = [c for c in t.columns if c not in ("estimate", "se", "z", "pvalue", "ci_low", "ci_high", "pvalue_unadjusted")]
+    cols = [c for c in t.columns if c not in ("estimate", "se", "z", "t", "pvalue", "ci_low", "ci_high",
+                                              "pvalue_unadjusted")]
     out = t[cols].copy()
     out[name] = ratio
     out["se"] = ratio * t.se.to_numpy()
-    out["z"] = t.z.to_numpy()
+    out[stat] = t[stat].to_numpy()
     out["pvalue"] = t.pvalue.to_numpy()
     out["ci_low"] = np.exp(t.ci_low.to_numpy())
     out["ci_high"] = np.exp(t.ci_high.to_numpy())
     out["pvalue_unadjusted"] = t.pvalue_unadjusted.to_numpy()
     out["contrast"] = out["contrast"].str.replace(" - ", " / ", regex=False)
-    emm = emmeans_response(fit, specs, by=by, level=level)
+    emm = emmeans_response(fit, specs, by=by, level=level, df=df)
     return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
-                          ci_method=res.ci_method, level=res.level, family_size=res.family_size)
+                          ci_method=res.ci_method, level=res.level, family_size=res.family_size,
+                          df_method=res.df_method)
 
 
 def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                         adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+                         adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic") -> PairwiseResult:
     """Pairwise differences of the response-scale means (differences in accuracy), delta method.
+
+    ``df`` as :func:`emmeans_response`: ``"asymptotic"`` (z, emmeans') or ``"satterthwaite"``.
 
     Notes
     -----
     With ``p = g^{-1}(L b)`` and ``G = diag(mu_eta(L b)) L``, ``Cov(p) = G V G'``; a contrast ``c`` of the
     means has estimate ``c' p`` and ``se = sqrt(c' G V G' c)`` (emmeans' ``regrid`` followed by ``pairs``).
+    With ``df="satterthwaite"`` the contrast is treated as the linear function ``c' G`` of the fixed
+    effects (``G`` at the estimate), whose Satterthwaite df gives ``t`` tests and intervals.
     Adjustments as :func:`~mixeval.significance.pairwise`.
 
     Examples
@@ -159,9 +182,11 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     fam = _family(fit)
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
+    canonical_df(df)
+    inference = df_inference(fit, df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by)
     coef = np.asarray(fit.coef, dtype=float)
-    V = np.asarray(fit.cov_coef, dtype=float)
+    V = inference.vcov
     eta = L @ coef
     p = fam.linkinv(eta)
     G = fam.mu_eta(eta)[:, None] * L
@@ -173,11 +198,13 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
         C[k, a], C[k, b] = 1.0, -1.0
     est = C @ p
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, cov_p, C), 0.0))
+    dof = inference.df(C @ G)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = est / se
-    p_raw = 2 * sps.norm.sf(np.abs(z))
+    p_raw = 2 * sps.t.sf(np.abs(z), dof)
     if method == "tukey":
-        p_adj, ci_method, crit = tukey_pvalue(z, n_spec), "tukey", tukey_critical_value(level, n_spec)
+        p_adj, ci_method = tukey_pvalue(z, n_spec, dof), "tukey"
+        crit = np.array([tukey_critical_value(level, n_spec, d) for d in dof])
     else:
         p_adj = np.empty_like(p_raw)
         for g in range(n_groups):
@@ -185,17 +212,19 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
             p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
         alpha = 1 - level
-        crit = float(sps.norm.ppf(1 - alpha / 2)) if method == "none" else float(sps.norm.ppf(1 - alpha / (2 * m)))
+        crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
     if m == 1:
         ci_method = "none"
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
-    table["z"] = z
+    if inference.method != "asymptotic":
+        table["df"] = dof
+    table["z" if inference.method == "asymptotic" else "t"] = z
     table["pvalue"] = p_adj
     table["ci_low"] = est - crit * se
     table["ci_high"] = est + crit * se
     table["pvalue_unadjusted"] = p_raw
-    emm = emmeans_response(fit, specs, by=by, level=level)
+    emm = emmeans_response(fit, specs, by=by, level=level, df=df)
     return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
-                          ci_method=ci_method, level=level, family_size=n_spec)
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method)

@@ -4,11 +4,13 @@ and power by simulation.
 
 Everything here works through the small interface :class:`FitModel` that a fit offers (its ML deviance
 as a function of the variance parameters, simulate-from-fit, refit-with-new-response);
-:class:`LmmFitModel` implements it for :func:`mixeval.lmer` fits.
+:class:`LmmFitModel` implements it for :func:`mixeval.lmer` fits, :class:`GlmmFitModel` for
+:func:`mixeval.glmer` fits (binomial, Poisson).
 """
 
 from ._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
 from ._confint import ConfintResult, confint, wald_intervals
+from ._glmm_model import GlmmFitModel
 from ._interface import FitModel, LmmFitModel, RefitSummary, as_fit_model
 from ._power import PowerResult, closed_form_paired_power, crossed_design, power_from_components
 from ._profile import profile_interval, profile_intervals, profile_zeta
@@ -24,6 +26,7 @@ __all__ = [
     "parametric_refits",
     "FitModel",
     "LmmFitModel",
+    "GlmmFitModel",
     "RefitSummary",
     "as_fit_model",
     "profile_interval",

@@ -49,6 +49,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(model: FitModel, reml: bool | None, statistic: Callable | None) -> None:
+    from ..mixed._blas import limit_threads_per_process
+
+    limit_threads_per_process(1)  # n_jobs processes already use the cores: no BLAS threads on top
     _WORKER.update(model=model, reml=reml, statistic=statistic)
 
 
@@ -199,10 +202,11 @@ def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 
 
     Parameters
     ----------
-    fit : LmerResult or FitModel
-        The fitted model (:func:`mixeval.lmer`).
+    fit : LmerResult, GlmerResult or FitModel
+        The fitted model (:func:`mixeval.lmer`, :func:`mixeval.glmer`).
     statistic : callable, optional
-        ``statistic(refit) -> float or array`` of each refit (an :class:`~mixeval.mixed.LmerResult`).
+        ``statistic(refit) -> float or array`` of each refit (an :class:`~mixeval.mixed.LmerResult` or
+        :class:`~mixeval.mixed.GlmerResult`).
         Default: the standard deviations, ``sigma`` and the fixed effects, named as lme4's
         ``confint(oldNames = FALSE)`` (the fast path: no full result is built per refit).
     n_resamples : int, default 1000
@@ -224,8 +228,13 @@ def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 
     -----
     Each simulated response is ``y* = X beta_hat + sum_k Z_k b_k* + e*`` with
     ``b_k* ~ N(0, sigma_hat^2 theta_k^2 I)`` and ``e* ~ N(0, sigma_hat^2 I)`` (new random effects:
-    ``use.u = FALSE``). Only ``Z'y*``, ``X'y*`` and ``y*'y*`` are recomputed per draw, for a block of
-    draws by one sparse product; ``Z'Z``, ``Z'X``, ``X'X`` are the original fit's.
+    ``use.u = FALSE``); with random slopes each level's ``b_k*`` is ``N(0, sigma_hat^2 Lambda_k Lambda_k')``
+    and the statistic's sd's and correlations are lme4's ``sd_x|g`` and ``cor_x.(Intercept)|g``. Only ``Z'y*``,
+    ``X'y*`` and ``y*'y*`` are recomputed per draw, for a block of draws by one sparse product; ``Z'Z``,
+    ``Z'X``, ``X'X`` are the original fit's. A GLMM (:class:`~mixeval.uncertainty.GlmmFitModel`) draws
+    ``u* ~ N(0, I)``, ``mu* = g^{-1}(X beta_hat + Z Lambda u*)`` and binomial successes out of each row's
+    trials (``weights``) or Poisson counts, and refits from the fit's estimates (as lme4's ``refit``);
+    ``reml`` does not apply.
 
     Examples
     --------

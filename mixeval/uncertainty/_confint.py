@@ -80,7 +80,9 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     Fixed effects: the standard errors of the fit (as lme4's ``confint(method = "Wald")``). Standard
     deviations and ``sigma`` (lme4 gives NA): the delta method on the asymptotic covariance of the variances,
     ``se(sd) = se(variance) / (2 sd)``, truncated at 0; NaN for a component on the boundary (estimated 0),
-    where the normal approximation does not hold (use the profile or the bootstrap).
+    where the normal approximation does not hold (use the profile or the bootstrap). A GLMM's variances take
+    their standard errors from the Hessian of its deviance (:attr:`~mixeval.mixed.GlmerResult.varcorr_se`);
+    its correlations get NaN.
 
     Examples
     --------
@@ -97,17 +99,25 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     _check_level(level)
     z = float(norm.ppf(0.5 + level / 2.0))
     model = as_fit_model(fit)
+    own = getattr(model, "wald_intervals", None)
+    if callable(own):  # a FitModel with its own Wald intervals (GLMMs)
+        return own(level)
     out: dict[str, tuple[float, float]] = {}
-    cov = fit.varcomp_cov()
-    for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
-        var = fit.variances[group]
-        sd = float(np.sqrt(var))
-        cvv = cov.loc[group, group]
-        if var > 0 and np.isfinite(cvv) and cvv >= 0:
-            se = float(np.sqrt(cvv)) / (2.0 * sd)
-            out[name] = (max(sd - z * se, 0.0), sd + z * se)
-        else:
-            out[name] = (float("nan"), float("nan"))
+    if getattr(fit, "has_slopes", False):  # sd's and correlations of vector-valued terms
+        from ._slopes_model import wald_varpar_slopes
+
+        out.update(wald_varpar_slopes(fit, z))
+    else:
+        cov = fit.varcomp_cov()
+        for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
+            var = fit.variances[group]
+            sd = float(np.sqrt(var))
+            cvv = cov.loc[group, group]
+            if var > 0 and np.isfinite(cvv) and cvv >= 0:
+                se = float(np.sqrt(cvv)) / (2.0 * sd)
+                out[name] = (max(sd - z * se, 0.0), sd + z * se)
+            else:
+                out[name] = (float("nan"), float("nan"))
     se = np.sqrt(np.diag(fit.cov_coef))
     for name, b, s in zip(fit.fixed_names, fit.coef, se):
         out[name] = (float(b - z * s), float(b + z * s))
@@ -120,8 +130,8 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
 
     Parameters
     ----------
-    fit : LmerResult
-        A fitted model (:func:`mixeval.lmer`).
+    fit : LmerResult or GlmerResult
+        A fitted model (:func:`mixeval.lmer`, or :func:`mixeval.glmer` for binomial and Poisson models).
     method : {"profile", "boot", "wald"}
         Profile likelihood (lme4's default), parametric-bootstrap percentiles, or Wald.
     level : float, default 0.95
@@ -138,6 +148,12 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     increase, every other parameter re-optimised (see :mod:`mixeval.uncertainty._profile`); as in lme4 the
     ML fit is profiled also for a REML fit. Bootstrap: percentiles of the refits' estimates (REML refits for a
     REML fit, as ``bootMer``). Wald: see :func:`wald_intervals`.
+
+    GLMMs (:class:`~mixeval.uncertainty.GlmmFitModel`): the parameters are the random effects' sd's (and
+    correlations) and the fixed effects, no ``sigma``; the profile is on the fit's own deviance (Laplace,
+    or adaptive Gauss-Hermite for ``nAGQ > 1``), every other parameter re-optimised as lme4's
+    ``profile.glmerMod``; the bootstrap draws binomial (out of each row's trials) or Poisson responses
+    with new random effects and refits.
 
     Examples
     --------

@@ -2,8 +2,10 @@
 
 Every interval and simulation in :mod:`mixeval.uncertainty` is written against the small
 interface :class:`FitModel`; :class:`LmmFitModel` implements it for the linear mixed models with
-random intercepts of :func:`mixeval.lmer`. A random-slope or generalised fit joins by implementing
-the same members (see the class docstring); nothing else in this package looks inside a fit.
+random intercepts of :func:`mixeval.lmer`, ``SlopeFitModel`` (:mod:`._slopes_model`) for those with random
+slopes, :class:`~mixeval.uncertainty.GlmmFitModel` (``_glmm_model.py``) for :func:`mixeval.glmer`. Another fit
+joins by implementing the same members (see the class docstring); nothing else in this package looks inside
+a fit.
 
 Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the standard deviations
 ``"sd_(Intercept)|group"`` (and correlations ``"cor_x.(Intercept)|group"``) term by term, then
@@ -20,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..mixed import LmerResult
+from ..mixed import GlmerResult, LmerResult
 from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
@@ -106,9 +108,19 @@ class FitModel(Protocol):
         A full fit on one new response (for user statistics).
     ml_deviance_and_gradient(varpar) -> (float, ndarray), optional
         :meth:`ml_deviance` with its gradient (the profile uses finite differences without it).
+    profile_varpar(index, value, start) -> (float, ndarray) or None, optional
+        The ML deviance minimised over the other variance parameters with ``varpar[index] = value``, and the
+        minimising ``varpar``, in the fit's own coordinates (random slopes: over theta); None to leave it to
+        the profile's optimisation over ``varpar``.
     estimates() -> ndarray, param_names, fit
         The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
         the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
+    profiler() -> profile evaluator, optional
+        The model's own evaluator of the profile zeta (``zeta(name, value)``, ``step(i)``, ``reset()``), used
+        by :func:`~mixeval.uncertainty.profile_intervals` instead of the linear mixed model's (GLMMs:
+        every parameter profiled jointly over all the others).
+    wald_intervals(level) -> dict, optional
+        The model's own Wald intervals (used by :func:`~mixeval.uncertainty.wald_intervals`).
 
     Notes
     -----
@@ -189,8 +201,8 @@ class LmmFitModel:
         if not isinstance(fit, LmerResult):
             raise InputError(f"expected a fitted model (mixeval.lmer); got {type(fit).__name__}.")
         if len(np.atleast_1d(fit.theta)) != len(fit.group_names):
-            raise InputError("intervals, the bootstrap and power are implemented for random-intercept fits; this fit has "
-                             "random slopes (its FitModel is not wired yet); fit.varcorr_se gives asymptotic standard errors.")
+            raise InputError("LmmFitModel is for random-intercept fits; this fit has random slopes: use "
+                             "as_fit_model(fit), which returns its SlopeFitModel.")
         if fit.design.X is None:
             raise InputError("this fit was made from aggregates (no rows): simulation and refits need the rows; "
                              "fit a pandas DataFrame with mixeval.lmer.")
@@ -381,7 +393,8 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
 
 
 def as_fit_model(fit) -> FitModel:
-    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a result with an ``uncertainty_model()`` method
+    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a :class:`~mixeval.mixed.GlmerResult`
+    (:class:`~mixeval.uncertainty.GlmmFitModel`), a result with an ``uncertainty_model()`` method
     returning its :class:`FitModel`, or anything implementing the interface.
 
     Examples
@@ -399,7 +412,15 @@ def as_fit_model(fit) -> FitModel:
     if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
         return hook()
     if isinstance(fit, LmerResult):
+        if fit.has_slopes:  # random slopes: the general evaluator's FitModel
+            from ._slopes_model import SlopeFitModel
+
+            return SlopeFitModel(fit)
         return LmmFitModel(fit)
+    if isinstance(fit, GlmerResult):
+        from ._glmm_model import GlmmFitModel
+
+        return GlmmFitModel(fit)
     if isinstance(fit, FitModel):
         return fit
-    raise InputError(f"expected a fitted mixed model (mixeval.lmer); got {type(fit).__name__}.")
+    raise InputError(f"expected a fitted mixed model (mixeval.lmer or mixeval.glmer); got {type(fit).__name__}.")

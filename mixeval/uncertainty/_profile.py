@@ -110,8 +110,23 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
     from ._interface import single_threaded_blas
 
     with single_threaded_blas():
-        profiler = _Profiler(model)
+        profiler = _profiler_for(model)
         return np.array([profiler.zeta(name, float(v)) for v in np.atleast_1d(values)])
+
+
+def _feasible_start(model: FitModel, start: np.ndarray, index: int, value: float) -> np.ndarray:
+    """``start`` with parameter ``index`` at ``value`` and the other correlations shrunk toward 0 until the
+    deviance is defined (with three or more coefficients in a term, a correlation moved alone can leave its
+    correlation matrix indefinite)."""
+    start[index] = value
+    cor = np.array(model.varpar_kinds) == "cor"
+    cor[index] = False
+    if cor.any():
+        for _ in range(60):
+            if np.isfinite(model.ml_deviance(start)):
+                break
+            start[cor] *= 0.5
+    return start
 
 
 class _Profiler:
@@ -126,20 +141,36 @@ class _Profiler:
         self.estimate = np.concatenate([varpar, beta])
         self._start = varpar.copy()
 
+    def reset(self) -> None:
+        """Start the next profile from the estimates (not from the last constrained optimum)."""
+        self._start = self.varpar_hat.copy()
+
+    def step(self, i: int) -> float:
+        """The first bracketing step of parameter ``i``."""
+        return _scale(self, i)
+
     def zeta(self, name: str, value: float) -> float:
         i = self.names.index(name)
         if i < self.n_var:
-            start = self._start.copy()
-            start[i] = value
+            start = _feasible_start(self.model, self._start.copy(), i, value)
             # keep the other standard deviations off 0 so the optimiser can move them
-            dev, par = _varpar_profile(self.model, i, value, np.where(start > 0, start, np.where(
-                np.array(self.model.varpar_kinds) == "sd", 1e-3 * self.varpar_hat[-1], start)))
+            start = np.where(start > 0, start, np.where(np.array(self.model.varpar_kinds) == "sd",
+                                                         1e-3 * self.varpar_hat[-1], start))
+            own = getattr(self.model, "profile_varpar", None)  # a FitModel's own constrained optimisation
+            found = own(i, value, start) if own is not None else None
+            dev, par = found if found is not None else _varpar_profile(self.model, i, value, start)
             if np.isfinite(dev):
                 self._start = par
         else:
             dev = self.model.ml_deviance_fixed(i - self.n_var, value)
         inc = max(dev - self.dev_hat, 0.0)
         return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
+
+
+def _profiler_for(model: FitModel) -> _Profiler:
+    """The model's own profiler (``model.profiler()``, e.g. a GLMM's) or the linear mixed model's."""
+    own = getattr(model, "profiler", None)
+    return own() if callable(own) else _Profiler(model)
 
 
 def _scale(profiler: _Profiler, i: int) -> float:
@@ -167,7 +198,7 @@ def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
     def g(v: float) -> float:
         return profiler.zeta(name, v) - target
 
-    step = _scale(profiler, i)
+    step = profiler.step(i)
     inner = est
     for _ in range(80):
         outer = est + side * step
@@ -213,7 +244,7 @@ def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[f
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     with single_threaded_blas():
-        profiler = _Profiler(model)
+        profiler = _profiler_for(model)
         return _bound(profiler, name, -1, crit), _bound(profiler, name, +1, crit)
 
 
@@ -237,14 +268,14 @@ def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] 
     from ._interface import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
-    profiler = _Profiler(model)
+    profiler = _profiler_for(model)
     names = list(profiler.names) if names is None else list(names)
     out = {}
     with single_threaded_blas():
         for name in bar(names, total=len(names), desc="profile", enabled=progress):
-            profiler._start = profiler.varpar_hat.copy()
+            profiler.reset()
             lower = _bound(profiler, name, -1, crit)
-            profiler._start = profiler.varpar_hat.copy()
+            profiler.reset()
             upper = _bound(profiler, name, +1, crit)
             out[name] = (lower, upper)
     return out

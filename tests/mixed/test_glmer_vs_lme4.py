@@ -80,6 +80,25 @@ def test_random_slope_with_hand_built_structure():
     np.testing.assert_allclose(fit.ranef["g"]["x"].to_numpy()[:5], [ref_ranef["x"][k] for k in list(ref_ranef["x"])[:5]], atol=1e-4)
 
 
+def test_random_slope_through_the_formula():
+    """``(1 + x | g)`` written in the formula (the ReStructure built by the formula path), same tolerances."""
+    c = CASES["binary_slope"]
+    df = pd.read_csv(FIX / c["file"])
+    fit = glmer(c["formula"], df, family=c["family"], link=c["link"], nAGQ=c["nAGQ"])
+    assert c["formula"] == "y ~ x + (1 + x|g)"
+    _check(fit, c)
+    assert fit.converged
+    assert fit.term_coef_names == (("(Intercept)", "x"),)
+    np.testing.assert_allclose(fit.theta, c["tight"]["theta"], rtol=1e-3)
+    corr = [v for v in c["tight"]["varcorr"] if v["var2"] is not None][0]["sdcor"]
+    assert fit.correlations["g"].iloc[0, 1] == pytest.approx(corr, rel=1e-3)
+    ref_ranef = c["tight"]["ranef"]["g"]
+    for coef in ("(Intercept)", "x"):
+        levels = list(ref_ranef[coef])
+        np.testing.assert_allclose(fit.ranef["g"].loc[levels, coef].to_numpy(), [ref_ranef[coef][k] for k in levels],
+                                   atol=1e-4)
+
+
 def test_conditional_modes_and_conditional_deviance():
     fit, c = _fit("binary_crossed")
     ref = c["tight"]["ranef"]["item"]["(Intercept)"]

@@ -81,3 +81,33 @@ def test_pair_table_equals_weighted_gram():
     full = lower + lower.T - np.diag(np.diag(lower))
     np.testing.assert_allclose(full, _stats.weighted_gram(k, w), rtol=1e-12, atol=1e-12)
     assert np.all(np.triu(lower, 1) == 0)
+
+
+@pytest.mark.parametrize("formula", ["y ~ x + (1|a) + (1|b) + (1|c)", "y ~ x + (1|a) + (1|b:c)", "y ~ 1 + (1|a) + (1|c)"])
+def test_joint_cell_statistics_equal_pairwise_tables(formula, monkeypatch):
+    """Small factors tabulated jointly give the same Z'Z and Z'W blocks as one pass per pair of factors."""
+    design = build_design(formula, _data(60, 5, 8, False, seed=3))
+    joint = compute_stats(design)
+    monkeypatch.setattr(_stats, "JOINT_CELLS", 0)
+    pairwise = compute_stats(design)
+
+    def dense(m):
+        return m.toarray() if sp.issparse(m) else np.asarray(m)
+
+    for name in ("cross0r", "zrw", "crr", "z0w", "counts0", "ww"):
+        np.testing.assert_allclose(dense(getattr(joint, name)), dense(getattr(pairwise, name)), rtol=1e-13, atol=1e-10,
+                                   err_msg=name)
+
+
+def test_worker_processes_cap_the_blas_threads():
+    """Parallel refits call limit_threads_per_process(1): large factorisations then stay on one thread."""
+    from threadpoolctl import threadpool_info
+
+    from mixeval.mixed import _blas
+
+    try:
+        _blas.limit_threads_per_process(1)
+        with _blas.single_threaded_blas(), _blas.blas_threads_for(_blas.THREADED_ROWS):
+            assert max(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas") == 1
+    finally:
+        _blas._MAX_THREADS[0] = None

@@ -62,3 +62,58 @@ def test_result_does_not_depend_on_the_response_scale(reml):
     for fit in fits[1:]:
         np.testing.assert_allclose(fit.theta, fits[0].theta, rtol=1e-7)
         assert fit.n_evaluations == pytest.approx(fits[0].n_evaluations, abs=6)
+
+
+def _crossed(n_a=400, n_b=60, per_a=8, seed=5):
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(2, 2 * per_a, n_a)
+    a = np.repeat(np.arange(n_a), counts)
+    b = np.concatenate([rng.choice(n_b, c, replace=False) for c in counts])
+    x = rng.normal(size=a.size)
+    y = 0.8 * rng.normal(size=n_a)[a] + 0.5 * rng.normal(size=n_b)[b] + 0.3 * x + rng.normal(size=a.size)
+    return pd.DataFrame({"a": a.astype(str), "b": b.astype(str), "x": x, "y": y})
+
+
+@pytest.mark.parametrize("reml", [True, False])
+def test_average_information_approximates_the_hessian_at_the_optimum(reml):
+    """The average information (no traces, k + p solves) is within a few percent of the exact Hessian
+    (finite differences of the exact gradient) at the optimum of a design with many levels."""
+    from mixeval.mixed import build_design, compute_stats
+    from mixeval.mixed._deviance import average_information, deviance_and_gradient
+    from mixeval.mixed._optimize import finite_difference_hessian, optimize_theta
+
+    stats = compute_stats(build_design("y ~ x + (1|a) + (1|b)", _crossed()))
+    opt = optimize_theta(stats, reml)
+    fg = lambda t: deviance_and_gradient(stats, np.abs(t), reml)  # noqa: E731
+    exact = finite_difference_hessian(fg, opt.theta, fg(opt.theta)[1])
+    approx = average_information(stats, opt.theta, reml)
+    np.testing.assert_allclose(approx, exact, rtol=0.02, atol=0.01 * np.abs(exact).max())
+
+
+def test_hessian_rows_left_nan_are_finite_differences():
+    """minimize_deviance completes a partial Hessian: NaN rows by forward differences of the gradient."""
+    from mixeval.mixed._optimize import _complete_hessian
+
+    def fg(t):
+        return float(t[0] ** 2 + 3 * t[0] * t[1] + 5 * t[1] ** 2), np.array([2 * t[0] + 3 * t[1], 3 * t[0] + 10 * t[1]])
+
+    theta = np.array([0.5, 1.0])
+    partial = np.array([[2.0, np.nan], [np.nan, np.nan]])
+    np.testing.assert_allclose(_complete_hessian(fg, theta, fg(theta)[1], partial), [[2.0, 3.0], [3.0, 10.0]], rtol=1e-6)
+
+
+def test_moment_start_is_the_anova_estimate_for_balanced_one_way_data():
+    """Henderson's Method 1 on balanced data is the ANOVA estimator, (MSB - MSW) / n over MSW for theta^2."""
+    from mixeval.mixed import build_design, compute_stats
+    from mixeval.mixed._start import moment_start
+
+    rng = np.random.default_rng(2)
+    a, n = 12, 5
+    g = np.repeat(np.arange(a), n)
+    y = 1.5 * rng.normal(size=a)[g] + rng.normal(size=a * n)
+    df = pd.DataFrame({"g": g.astype(str), "y": y})
+    means = df.groupby("g").y.mean()
+    msb = n * float(((means - y.mean()) ** 2).sum()) / (a - 1)
+    msw = float(((df.y - df.g.map(means)) ** 2).sum()) / (a * (n - 1))
+    start = moment_start(compute_stats(build_design("y ~ 1 + (1|g)", df)))
+    assert start[0] == pytest.approx(np.sqrt((msb - msw) / n / msw), rel=1e-10)

@@ -48,6 +48,26 @@ def test_confint_boot_json_is_seeded(csv, capsys):
     assert a["intervals"] == b["intervals"] and a["seed"] == 4 and a["n_resamples"] == 30
 
 
+def test_confint_glmer_profile_json(capsys):
+    """``--family binomial``: the GLMM's profile intervals (sd's and fixed effects, no sigma), as the Python call."""
+    from pathlib import Path
+
+    from mixeval import glmer
+
+    path = Path(__file__).parents[1] / "mixed" / "fixtures" / "glmer" / "binomial_proportions.csv"
+    formula = "prop ~ system + (1|item)"
+    out = _json(capsys, ["confint", str(path), formula, "--family", "binomial", "--weights", "trials",
+                         "--method", "profile", "--json"])
+    assert list(out["intervals"]) == ["sd_(Intercept)|item", "(Intercept)", "systemB", "systemC"]
+    fit = glmer(formula, pd.read_csv(path), family="binomial", weights="trials")
+    ref = confint(fit, method="profile", progress=False).intervals
+    for name, (lo, hi) in ref.items():
+        assert out["intervals"][name] == pytest.approx([lo, hi], rel=1e-9)
+    wald = _json(capsys, ["confint", str(path), formula, "--family", "binomial", "--weights", "trials", "--method",
+                          "wald", "--json"])
+    assert wald["intervals"]["systemB"] == pytest.approx(list(confint(fit, method="wald").intervals["systemB"]))
+
+
 def test_power_json(csv, capsys):
     path, _ = csv
     out = _json(capsys, ["power", str(path), "score ~ system + (1|sentence)", "--delta", "0.3", "--n", "item=10,20",

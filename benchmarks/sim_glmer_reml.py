@@ -1,0 +1,113 @@
+"""Coverage of the accuracy intervals of REML GLMM fits (``glmer(..., REML=True)``, the Study default).
+
+The same generated designs and random streams as ``sim_glmer_df.py`` (the same data sets, replicate by
+replicate), fitted by the restricted Laplace criterion instead of lme4's maximum likelihood; intervals of the
+accuracy per system and of the pairwise accuracy differences with Satterthwaite df (the Study default) and
+with z (``df="asymptotic"``); mean REML estimates of the latent variances.
+
+    python benchmarks/sim_glmer_reml.py run NAME [n_rep]     # -> benchmarks/results/sim_glmer_reml/NAME.jsonl
+    python benchmarks/sim_glmer_reml.py summarise            # -> benchmarks/results/sim_glmer_reml.{json,md}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sim_glmer_df import BY_NAME, DESIGNS, METHODS, simulate, truth  # noqa: E402
+
+from mixeval import glmer  # noqa: E402
+from mixeval.significance import emmeans_response, pairwise_differences  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "results", "sim_glmer_reml")
+
+
+def one(design, rng) -> dict:
+    d = simulate(design, rng)
+    acc, diffs = truth(design)
+    row: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = glmer("correct ~ system + (1|item) + (1|seed)", d, REML=True)
+        for m in METHODS:
+            emm = emmeans_response(fit, "system", df=m)
+            row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
+            row[f"df_mean_{m}"] = emm.df.tolist()
+            pd_ = pairwise_differences(fit, "system", adjust="none", df=m).table
+            true = pd_.contrast.map(diffs).to_numpy()
+            row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+    v = fit.variances
+    row.update(var_item=v["item"], var_seed=v["seed"], singular=bool(fit.singular))
+    return row
+
+
+def run(name: str, n_rep: int) -> None:
+    design = BY_NAME[name]
+    os.makedirs(OUT, exist_ok=True)
+    path = os.path.join(OUT, f"{name}.jsonl")
+    done = sum(1 for _ in open(path)) if os.path.exists(path) else 0
+    rng = np.random.default_rng(20261123 + DESIGNS.index(design))
+    for _ in range(done):
+        simulate(design, rng)
+    for _ in range(done, n_rep):
+        t0 = time.time()
+        row = one(design, rng)
+        row["seconds"] = time.time() - t0
+        with open(path, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+
+
+def summarise() -> list[dict]:
+    out = []
+    for design in DESIGNS:
+        path = os.path.join(OUT, f"{design.name}.jsonl")
+        if not os.path.exists(path):
+            continue
+        rows = [json.loads(line) for line in open(path)]
+        n = len(rows)
+        res = {"design": design.name, "reps": n}
+        for kind in ("mean", "diff"):
+            for m in METHODS:
+                per_rep = np.array([np.mean(r[f"cover_{kind}_{m}"]) for r in rows])
+                res[f"cover_{kind}_{m}"] = float(per_rep.mean())
+                res[f"cover_{kind}_{m}_se"] = float(per_rep.std(ddof=1) / np.sqrt(n))
+        res["median_df"] = float(np.median([np.median(r["df_mean_satterthwaite"]) for r in rows]))
+        for comp, true in (("item", design.sd_item ** 2), ("seed", design.sd_seed ** 2)):
+            v = np.array([r[f"var_{comp}"] for r in rows])
+            res[f"var_{comp}"], res[f"var_{comp}_true"] = float(v.mean()), true
+            res[f"var_{comp}_se"] = float(v.std(ddof=1) / np.sqrt(n))
+        res["singular"] = float(np.mean([r["singular"] for r in rows]))
+        out.append(res)
+    with open(os.path.join(HERE, "results", "sim_glmer_reml.json"), "w") as fh:
+        json.dump(out, fh, indent=1)
+    lines = ["| design | reps | accuracy cov. Satterthwaite % | accuracy cov. z % | median df | difference cov. "
+             "Satterthwaite % | var item (true) | var seed (true) | singular % |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for r in out:
+        lines.append(
+            f"| {r['design']} | {r['reps']} | {100 * r['cover_mean_satterthwaite']:.1f} "
+            f"({100 * r['cover_mean_satterthwaite_se']:.1f}) | {100 * r['cover_mean_asymptotic']:.1f} "
+            f"({100 * r['cover_mean_asymptotic_se']:.1f}) | {r['median_df']:.1f} | "
+            f"{100 * r['cover_diff_satterthwaite']:.1f} ({100 * r['cover_diff_satterthwaite_se']:.1f}) | "
+            f"{r['var_item']:.3f} ({r['var_item_true']:.2f}) | {r['var_seed']:.3f} ({r['var_seed_true']:.2f}) | "
+            f"{100 * r['singular']:.0f} |")
+    text = "\n".join(lines) + "\n\nMonte Carlo SEs in parentheses (percentage points).\n"
+    with open(os.path.join(HERE, "results", "sim_glmer_reml.md"), "w") as fh:
+        fh.write(text)
+    print(text)
+    return out
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
+    else:
+        summarise()

@@ -1,0 +1,204 @@
+"""Satterthwaite degrees of freedom of linear functions of a GLMM's fixed effects (link scale).
+
+emmeans gives asymptotic z intervals for glmer fits. Their standard error contains variance components
+estimated from few levels (5 seeds, 3 prompt templates), and the normal quantile ignores that uncertainty:
+accuracy intervals undercover. The Satterthwaite approximation of the linearised model (SAS/STAT PROC
+GLIMMIX, ``DDFM=SATTERTHWAITE``, also for ``METHOD=LAPLACE``; chapter "The GLIMMIX Procedure", section
+"Satterthwaite Degrees of Freedom Approximation") gives each linear function ``l' beta`` the degrees of
+freedom of a scaled chi-square matching the first two moments of its estimated variance:
+
+    df = 2 V^2 / (g' A g),   V = l' Phi l,   g_j = d (l' Phi(theta) l) / d theta_j,
+
+with ``Phi(theta) = (X' (W^-1 + Z Lambda(theta) Lambda(theta)' Z')^-1 X)^-1`` the covariance of the fixed
+effects of the linearised model (working weights ``W`` at the fitted means held fixed: lme4's RX-based
+``vcov``) and ``A`` the asymptotic covariance of ``theta-hat``: the ``theta`` block of ``2 H^-1``, ``H`` the
+Hessian of the Laplace deviance over ``(theta, beta)``. It is the construction of lmerTest's Satterthwaite
+for ``lmer`` fits (:mod:`mixeval.significance._ddf`) with the GLMM's working residual covariance ``W^-1`` in
+place of ``sigma^2 I``. Components on the boundary (``theta < 1e-4`` where ``theta >= 0`` is required) are
+held fixed, as in the LMM version.
+
+Simulation (``benchmarks/sim_glmer_df.py``, 8 binary designs): 95% accuracy intervals cover 92.2% (z) and
+93.7% (Satterthwaite) with 60 items x 5 seeds, 90.8% and 92.5% with 40 items x 3 seeds (2,000 replicates
+each, MC SE 0.5); Satterthwaite never covered less than z. The remaining gap comes from the maximum-likelihood
+(Laplace) fit's downward bias of the seed variance and from fits with the seed variance on the boundary, not
+from the df; ``Study(..., family=)`` uses Satterthwaite by default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["GlmmDdfPieces", "glmm_ddf_pieces", "is_glmm", "BOUNDARY_THETA"]
+
+#: Relative standard deviations below this are on the boundary and held fixed (lme4's singularity tolerance).
+BOUNDARY_THETA = 1e-4
+
+#: Relative step of the central differences of ``Phi(theta)``.
+FD_STEP = 1e-4
+
+
+def is_glmm(fit: object) -> bool:
+    """Whether ``fit`` is a generalised linear mixed model fitted by :func:`mixeval.glmer`."""
+    return getattr(getattr(fit, "problem", None), "family", None) is not None
+
+
+@dataclass(frozen=True)
+class GlmmDdfPieces:
+    """What the Satterthwaite df of a GLMM needs, computed once per fit.
+
+    Attributes
+    ----------
+    vcov : ndarray, shape (p, p)
+        The covariance of the fixed effects used for the standard errors (``fit.cov_coef``).
+    jacobian : ndarray, shape (k, p, p)
+        ``d Phi / d theta_j`` for the ``k`` free covariance parameters (central differences).
+    theta_cov : ndarray, shape (k, k)
+        Asymptotic covariance ``A`` of the free ``theta``.
+    free : ndarray of int
+        Indices of the free covariance parameters in ``fit.theta``.
+    """
+
+    vcov: np.ndarray = field(repr=False)
+    jacobian: np.ndarray = field(repr=False)
+    theta_cov: np.ndarray = field(repr=False)
+    free: np.ndarray = field(repr=False)
+
+    def variance(self, L: np.ndarray) -> np.ndarray:
+        """``l' V l`` for each row ``l`` of ``L``."""
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        return np.einsum("ij,jk,ik->i", L, self.vcov, L)
+
+    def gradient(self, L: np.ndarray) -> np.ndarray:
+        """``g_ij = l_i' (d Phi / d theta_j) l_i``, shape (rows of L, k)."""
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        return np.einsum("ia,jab,ib->ij", L, self.jacobian, L)
+
+    def df_satterthwaite(self, L: np.ndarray) -> np.ndarray:
+        """Satterthwaite degrees of freedom ``2 V^2 / (g' A g)`` of each row of ``L``.
+
+        ``inf`` when no free covariance parameter enters (``g' A g = 0``: e.g. every component on the
+        boundary), NaN for a zero row.
+        """
+        var = self.variance(L)
+        g = self.gradient(L)
+        quad = np.einsum("ij,jk,ik->i", g, self.theta_cov, g)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
+
+
+def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
+    """Satterthwaite pieces of a GLMM fit (cached per fit): ``Phi``'s Jacobian in ``theta`` and ``A``.
+
+    Parameters
+    ----------
+    fit : GlmerResult
+        A fit from :func:`mixeval.glmer`.
+
+    Returns
+    -------
+    GlmmDdfPieces
+
+    Notes
+    -----
+    ``Phi(theta)`` is the joint penalised system's fixed-effects block at the fit's working weights
+    (:func:`mixeval.mixed._pirls.joint_system`), differentiated by central differences with step
+    ``1e-4 max(|theta_j|, 1e-3)``. ``A`` is the ``theta`` block of ``(H_ff / 2)^-1``, ``H_ff`` the Hessian
+    of the deviance over the free ``theta`` and ``beta`` (recovered from ``fit.cov_params = 2 H^-1``, or
+    computed by central differences when the fit has none, e.g. ``nAGQ = 0``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer
+    >>> rng = np.random.default_rng(1)
+    >>> d = pd.DataFrame([(i, s) for i in range(40) for s in range(5)], columns=["item", "seed"])
+    >>> eta = 0.5 + rng.normal(size=40)[d.item] + rng.normal(0, 0.5, size=5)[d.seed]
+    >>> d["correct"] = (rng.random(len(d)) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> pieces = glmm_ddf_pieces(glmer("correct ~ 1 + (1|item) + (1|seed)", d))
+    >>> df = pieces.df_satterthwaite(np.array([[1.0]]))
+    >>> bool(1 < df[0] < 40)  # close to the 5 seeds' 4 df, far from the z interval's inf
+    True
+    """
+    if not is_glmm(fit):
+        raise InputError("GLMM Satterthwaite degrees of freedom need a fit from mixeval.glmer().")
+    key = id(fit)
+    cached = _CACHE.get(key)
+    if cached is not None and cached[0] is fit:
+        return cached[1]
+    free = free_theta(fit)
+    pieces = GlmmDdfPieces(vcov=np.asarray(fit.cov_coef, dtype=float), jacobian=phi_jacobian(fit, free),
+                           theta_cov=theta_covariance(fit, free), free=free)
+    if len(_CACHE) >= 8:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = (fit, pieces)
+    return pieces
+
+
+_CACHE: dict[int, tuple[object, GlmmDdfPieces]] = {}
+
+
+def free_theta(fit: object) -> np.ndarray:
+    """Indices of the covariance parameters not on the boundary (``theta >= 1e-4`` where bounded below by 0)."""
+    theta = np.asarray(fit.theta, dtype=float)
+    lower = np.asarray(fit.problem.re.lower, dtype=float)
+    return np.flatnonzero(~((lower == 0) & (np.abs(theta) < BOUNDARY_THETA)))
+
+
+def phi_at(fit: object, theta: np.ndarray) -> np.ndarray:
+    """``Phi(theta)``: the linearised model's fixed-effects covariance at the fit's working weights."""
+    from ..mixed._pirls import PirlsState, joint_system
+
+    state = PirlsState(u=np.asarray(fit.u), beta=np.asarray(fit.coef), eta=np.asarray(fit.fitted_link),
+                       mu=np.asarray(fit.fitted), ldl2=float("nan"), pwrss=float("nan"), iterations=0,
+                       converged=True, system=None)
+    return joint_system(fit.problem, np.asarray(theta, dtype=float), state).beta_covariance_unscaled()
+
+
+def phi_jacobian(fit: object, free: np.ndarray) -> np.ndarray:
+    """``d Phi / d theta_j`` for the free ``theta_j``, by central differences."""
+    theta = np.asarray(fit.theta, dtype=float)
+    p = len(fit.coef)
+    out = np.empty((len(free), p, p))
+    for i, j in enumerate(free):
+        h = FD_STEP * max(abs(theta[j]), 1e-3)
+        up, down = theta.copy(), theta.copy()
+        up[j] += h
+        down[j] -= h
+        out[i] = (phi_at(fit, up) - phi_at(fit, down)) / (2 * h)
+    return out
+
+
+def theta_covariance(fit: object, free: np.ndarray) -> np.ndarray:
+    """Asymptotic covariance of the free ``theta``: the ``theta`` block of ``2 H_ff^-1``."""
+    k = np.asarray(fit.theta).size
+    H = deviance_hessian(fit)
+    keep = np.concatenate([free, np.arange(k, H.shape[0])])
+    Hf = H[np.ix_(keep, keep)]
+    eig = np.linalg.eigvalsh(Hf)
+    inv = np.linalg.inv(Hf) if np.min(np.abs(eig)) > 1e-10 * max(1.0, np.max(np.abs(eig))) else np.linalg.pinv(Hf)
+    A = 2.0 * inv[: free.size, : free.size]
+    return 0.5 * (A + A.T)
+
+
+def deviance_hessian(fit: object) -> np.ndarray:
+    """Hessian of the deviance over ``(theta, beta)``: from ``fit.cov_params`` or by central differences."""
+    cov = getattr(fit, "cov_params", None)
+    if cov is not None:
+        H = 2.0 * np.linalg.inv(np.asarray(cov, dtype=float))
+        return 0.5 * (H + H.T)
+    from ..mixed._glmm import GlmmFit, _hessian
+
+    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
+    engine.u = np.asarray(fit.u, dtype=float).copy()
+    if getattr(fit, "reml", False):  # restricted criterion over theta; beta's block from its RX-based covariance
+        engine.beta = np.asarray(fit.coef, dtype=float).copy()
+        k, p = np.asarray(fit.theta).size, len(fit.coef)
+        H = np.zeros((k + p, k + p))
+        H[:k, :k] = _hessian(engine.stage1_reml, np.asarray(fit.theta, dtype=float))
+        H[k:, k:] = 2.0 * np.linalg.inv(np.asarray(fit.cov_coef, dtype=float))
+        return H
+    return _hessian(engine.stage2, np.concatenate([np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float)]))

@@ -1,0 +1,494 @@
+"""What a fitted GLMM (:func:`mixeval.glmer`) offers the uncertainty tools: lme4's ``profile.glmerMod``,
+``bootMer`` and Wald intervals for binomial and Poisson models.
+
+Parameters, named and ordered as lme4's ``confint(..., oldNames = FALSE)`` of a ``glmerMod``: the random
+effects' standard deviations and correlations term by term (``"sd_(Intercept)|item"``,
+``"cor_x.(Intercept)|g"``), then the fixed effects. There is no ``sigma`` (binomial and Poisson have no
+dispersion parameter).
+
+Stages, each callable alone: :func:`varpar_from_theta` / :func:`theta_from_varpar` (lme4's ``Cv_to_Sv`` and
+back), :meth:`GlmmFitModel.profile_deviance` (the deviance with one parameter held, every other one
+re-optimised), :meth:`GlmmFitModel.simulate` (responses from the fitted model with new random effects) and
+:meth:`GlmmFitModel.refit` (the engine's two-stage fit on a new response).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import norm
+
+from ..errors import InputError
+from ..mixed._glmm import GlmmFit, fit_glmm
+from ..mixed._glmm_result import GlmerResult
+from ..mixed._optimize import (
+    SINGULAR_TOL,
+    finite_difference_gradient,
+    finite_difference_hessian,
+    minimize_deviance,
+)
+from ..mixed._pirls import (
+    agq_deviance,
+    joint_system,
+    laplace_deviance,
+    pirls,
+    supports_beta_gradient,
+)
+from ..mixed._reterms import ReTerm, _tril_template, theta_to_factors
+from ._interface import RefitSummary, single_threaded_blas
+from ._profile import _Profiler
+
+__all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
+
+
+def varpar_layout(terms: tuple[ReTerm, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Names and kinds (``"sd"``/``"cor"``) of the variance parameters, in theta's order per term.
+
+    Each term contributes the lower triangle of its sd/correlation matrix column-wise (lme4's order:
+    for ``(1 + x | g)``: ``sd_(Intercept)|g``, ``cor_x.(Intercept)|g``, ``sd_x|g``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = ReTerm("g", ("(Intercept)", "x"), np.zeros(2, int), ("a",), np.ones((2, 2)))
+    >>> varpar_layout((t,))
+    (('sd_(Intercept)|g', 'cor_x.(Intercept)|g', 'sd_x|g'), ('sd', 'cor', 'sd'))
+    """
+    names, kinds = [], []
+    for t in terms:
+        rows, cols = _tril_template(t.n_coef)
+        for i, j in zip(rows, cols):
+            if i == j:
+                names.append(f"sd_{t.coef_names[i]}|{t.group}")
+                kinds.append("sd")
+            else:
+                names.append(f"cor_{t.coef_names[i]}.{t.coef_names[j]}|{t.group}")
+                kinds.append("cor")
+    return tuple(names), tuple(kinds)
+
+
+def varpar_from_theta(terms: tuple[ReTerm, ...], theta: np.ndarray) -> np.ndarray:
+    """Standard deviations and correlations of the random effects at ``theta`` (lme4's ``Cv_to_Sv``).
+
+    Notes
+    -----
+    Per term ``Sigma = Lambda Lambda'``; ``sd_i = sqrt(Sigma_ii)``, ``cor_ij = Sigma_ij / (sd_i sd_j)``
+    (0 where an sd is 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = ReTerm("g", ("(Intercept)", "x"), np.zeros(2, int), ("a",), np.ones((2, 2)))
+    >>> varpar_from_theta((t,), np.array([3.0, 2.4, 3.2])).round(6).tolist()  # sd 3, cor 0.6, sd 4
+    [3.0, 0.6, 4.0]
+    """
+    out = []
+    for t, lam in zip(terms, theta_to_factors(terms, theta)):
+        cov = lam @ lam.T
+        sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        rows, cols = _tril_template(t.n_coef)
+        for i, j in zip(rows, cols):
+            if i == j:
+                out.append(sd[i])
+            else:
+                d = sd[i] * sd[j]
+                out.append(cov[i, j] / d if d > 0 else 0.0)
+    return np.asarray(out, dtype=float)
+
+
+def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarray:
+    """``theta`` of standard deviations and correlations (lme4's ``Sv_to_Cv``); NaN if a correlation matrix is not positive definite.
+
+    Notes
+    -----
+    ``Lambda = diag(sd) chol(C)``: lower triangular, ``Lambda Lambda' = diag(sd) C diag(sd)``, and defined also
+    where an sd is 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = ReTerm("g", ("(Intercept)", "x"), np.zeros(2, int), ("a",), np.ones((2, 2)))
+    >>> theta_from_varpar((t,), np.array([3.0, 0.6, 4.0])).round(6).tolist()
+    [3.0, 2.4, 3.2]
+    """
+    varpar = np.asarray(varpar, dtype=float)
+    out, start = [], 0
+    for t in terms:
+        rows, cols = _tril_template(t.n_coef)
+        vals = varpar[start:start + t.n_theta]
+        start += t.n_theta
+        if t.n_coef == 1:
+            out.append(vals)
+            continue
+        sd = np.abs(vals[rows == cols])
+        c = np.eye(t.n_coef)
+        off = rows != cols
+        c[rows[off], cols[off]] = vals[off]
+        c[cols[off], rows[off]] = vals[off]
+        try:
+            lc = np.linalg.cholesky(c)
+        except np.linalg.LinAlgError:
+            out.append(np.full(t.n_theta, np.nan))
+            continue
+        lam = sd[:, None] * lc
+        out.append(lam[rows, cols])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+class GlmmFitModel:
+    """:class:`~mixeval.uncertainty.FitModel` of a generalised linear mixed model (:class:`mixeval.mixed.GlmerResult`).
+
+    Parameters
+    ----------
+    fit : GlmerResult
+        A binomial or Poisson fit of :func:`mixeval.glmer`.
+
+    Notes
+    -----
+    The deviance is the fit's own criterion: the Laplace deviance (``nAGQ = 1``) or the adaptive
+    Gauss-Hermite deviance (``nAGQ > 1``) as a function of ``(theta, beta)`` (the engine's stage-2
+    criterion, lme4's ``devfun2`` for a GLMM). A fit with ``nAGQ = 0`` (whose fixed effects come from PIRLS,
+    not from a likelihood's optimum) is profiled on the Laplace deviance around the Laplace optimum. The
+    profile of any parameter (a standard deviation, a correlation or a fixed effect) holds it and minimises
+    the deviance over all the others, standard deviations, correlations and fixed effects together, as
+    ``profile.merMod`` does for a GLMM. Each constrained search starts from the last one's optimum with the
+    Hessian at the fit (``2 cov_params^-1``), updated by BFGS. A restricted (``REML=True``) fit, which has no
+    likelihood in the fixed effects, is replaced by the ML fit of the same model: the intervals are lme4's.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import glmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
+    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> GlmmFitModel(glmer("correct ~ system + (1|item)", df)).param_names
+    ('sd_(Intercept)|item', '(Intercept)', 'systemB')
+    """
+
+    reml = False
+
+    def __init__(self, fit: GlmerResult) -> None:
+        if not isinstance(fit, GlmerResult):
+            raise InputError(f"expected a generalised linear mixed model (mixeval.glmer); got {type(fit).__name__}.")
+        if fit.reml:  # profiles and refits are of the Laplace likelihood, as lme4's: the ML fit of the same model
+            fit = fit.refit(REML=False)
+        self.fit = fit
+        self.problem = fit.problem
+        self.terms = fit.problem.re.terms
+        self.n_agq = max(int(fit.nAGQ), 1)
+        self.nobs = int(fit.nobs)
+        self.fixed_names = tuple(fit.fixed_names)
+        self.group_names = tuple(fit.group_names)
+        self.varpar_names, self.varpar_kinds = varpar_layout(self.terms)
+        self.param_names = self.varpar_names + self.fixed_names
+        self.n_var = len(self.varpar_names)
+        self.n_theta = int(fit.theta.size)
+        self._engine = GlmmFit(self.problem, self.n_agq)
+        self._engine.u = fit.u.copy()
+        self._engine.beta = fit.coef.copy()
+
+    # ------------------------------------------------------------------ parameters
+    def estimates(self) -> np.ndarray:
+        """The fit's parameters in :attr:`param_names` order (sd's and correlations, fixed effects)."""
+        return np.concatenate([varpar_from_theta(self.terms, self.fit.theta), self.fit.coef])
+
+    @cached_property
+    def _optimum(self) -> tuple[np.ndarray, float]:
+        """``(theta, beta)`` and the deviance the profile starts from (the fit's; for ``nAGQ = 0`` the Laplace optimum)."""
+        x = np.concatenate([self.fit.theta, self.fit.coef])
+        if int(self.fit.nAGQ) >= 1:
+            return x, float(self.fit.deviance)
+        lower = np.concatenate([self.problem.re.lower, np.full(self.problem.p, -np.inf)])
+        with single_threaded_blas():
+            res = minimize_deviance(finite_difference_gradient(self._engine.stage2), x, lower)
+        return res.theta.copy(), float(res.deviance)
+
+    def ml_estimates(self) -> tuple[np.ndarray, np.ndarray, float]:
+        x, dev = self._optimum
+        return varpar_from_theta(self.terms, x[: self.n_theta]), x[self.n_theta:].copy(), dev
+
+    def step(self, i: int) -> float:
+        """About one standard error of parameter ``i`` (the profile's first bracketing step)."""
+        est = self.ml_estimates()
+        value = np.concatenate([est[0], est[1]])[i]
+        if i >= self.n_var:
+            se = float(np.sqrt(self.fit.cov_coef[i - self.n_var, i - self.n_var]))
+            return se if np.isfinite(se) and se > 0 else max(abs(value), 1.0) * 0.1
+        if self.varpar_kinds[i] == "cor":
+            return 0.2
+        return max(0.25 * value, 0.05)
+
+    # ------------------------------------------------------------------ deviances
+    def deviance(self, par: np.ndarray) -> float:
+        """The fit's criterion at ``par`` = (sd's and correlations, fixed effects) (``inf`` where undefined)."""
+        par = np.asarray(par, dtype=float)
+        theta = theta_from_varpar(self.terms, par[: self.n_var])
+        if not np.all(np.isfinite(theta)):
+            return float("inf")
+        return float(self._engine.stage2(np.concatenate([theta, par[self.n_var:]])))
+
+    @cached_property
+    def _hessian_theta_beta(self) -> np.ndarray | None:
+        """``2 cov_params^-1``: the Hessian of the deviance over ``(theta, beta)`` at the fit (None without it)."""
+        cov = self.fit.cov_params
+        if cov is None or int(self.fit.nAGQ) == 0:
+            return None
+        try:
+            h = 2.0 * np.linalg.inv(cov)
+        except np.linalg.LinAlgError:
+            return None
+        return h if np.all(np.isfinite(h)) else None
+
+    @cached_property
+    def _start_hessian(self) -> np.ndarray | None:
+        """Hessian of the deviance at the optimum in the profile's coordinates (sd's, ``atanh`` of the
+        correlations, fixed effects); it starts every constrained search (BFGS updates it). ``2 cov_params^-1``
+        of the fit where those coordinates are ``(theta, beta)`` (scalar terms), else forward differences of a
+        central-difference gradient (once)."""
+        if all(t.n_coef == 1 for t in self.terms) and self._hessian_theta_beta is not None:
+            return self._hessian_theta_beta
+        varpar, beta, _ = self.ml_estimates()
+        cor = np.zeros(self.n_var + beta.size, dtype=bool)
+        cor[: self.n_var] = np.array(self.varpar_kinds) == "cor"
+        x = np.concatenate([varpar, beta])
+        x[cor] = np.arctanh(np.clip(x[cor], -1 + 1e-10, 1 - 1e-10))
+
+        def to_par(z: np.ndarray) -> np.ndarray:
+            p = z.copy()
+            p[cor] = np.tanh(z[cor])
+            return p
+
+        fg = finite_difference_gradient(lambda z: self.deviance(to_par(z)))
+        _, grad = fg(x)
+        h = finite_difference_hessian(fg, x, grad)
+        return h if np.all(np.isfinite(h)) else None
+
+    @cached_property
+    def _analytic(self) -> bool:
+        """Every term scalar (theta = sd) and the engine's beta gradient applies: use its gradient."""
+        return (self.n_agq == 1 and all(t.n_coef == 1 for t in self.terms) and self.problem.p > 0
+                and supports_beta_gradient(self.problem))
+
+    def profile_deviance(self, index: int, value: float, start: np.ndarray) -> tuple[float, np.ndarray]:
+        """The deviance minimised over every parameter but ``index``, held at ``value``.
+
+        Parameters
+        ----------
+        index : int
+            Position in :attr:`param_names`.
+        value : float
+        start : ndarray
+            Starting values of all parameters (the held one is ignored).
+
+        Returns
+        -------
+        deviance : float
+        par : ndarray
+            The optimum (with ``par[index] = value``).
+        """
+        kinds = np.array(list(self.varpar_kinds) + ["fixed"] * len(self.fixed_names))
+        others = np.array([i for i in range(kinds.size) if i != index], dtype=int)
+        sub = kinds[others]
+        is_cor = sub == "cor"
+
+        def full(x: np.ndarray) -> np.ndarray:
+            par = np.empty(kinds.size)
+            par[others] = x
+            par[others[is_cor]] = np.tanh(x[is_cor])
+            par[index] = value
+            return par
+
+        if self._analytic:  # par = (theta, beta): the engine's gradient, the held coordinate dropped
+            def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+                d, g = self._engine.stage2_and_gradient(full(x))
+                return d, g[others]
+        else:
+            fg = finite_difference_gradient(lambda x: self.deviance(full(x)))
+        h_opt = self._start_hessian
+        hess = None
+        if h_opt is not None:
+            h_sub = h_opt[np.ix_(others, others)]
+            hess = lambda x: h_sub
+        x0 = np.asarray(start, dtype=float)[others].copy()
+        x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
+        lower = np.where(sub == "sd", 0.0, -np.inf)
+        if others.size == 0:
+            par = full(x0)
+            return self.deviance(par), par
+        res = minimize_deviance(fg, x0, lower, hess=hess)
+        return float(res.deviance), full(np.maximum(res.theta, lower))
+
+    def ml_deviance(self, varpar: np.ndarray) -> float:
+        """The deviance at the variance parameters ``varpar``, minimised over the fixed effects."""
+        varpar = np.asarray(varpar, dtype=float)
+        theta = theta_from_varpar(self.terms, varpar)
+        if not np.all(np.isfinite(theta)) or np.any(theta[self.problem.re.lower == 0] < 0):
+            return float("inf")
+        p = self.problem.p
+        if p == 0:
+            return self.deviance(varpar)
+        f = lambda b: self._engine.stage2(np.concatenate([theta, b]))
+        res = minimize_deviance(finite_difference_gradient(f), self.ml_estimates()[1], np.full(p, -np.inf))
+        return float(res.deviance)
+
+    def ml_deviance_fixed(self, j: int, value: float) -> float:
+        x, _ = self._optimum
+        start = np.concatenate([varpar_from_theta(self.terms, x[: self.n_theta]), x[self.n_theta:]])
+        return self.profile_deviance(self.n_var + j, value, start)[0]
+
+    def profiler(self) -> _GlmmProfiler:
+        """The profile evaluator (:func:`mixeval.uncertainty.profile_intervals` uses it)."""
+        return _GlmmProfiler(self)
+
+    # ------------------------------------------------------------------ simulation and refits
+    @cached_property
+    def _zl(self) -> sp.csr_matrix:
+        """``Z Lambda`` at the fitted theta (``n x q``)."""
+        re = self.problem.re
+        return sp.csr_matrix((re.lambdat(self.fit.theta) @ re.Zt).T)
+
+    def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray:
+        """``n_sim`` responses from the fit with new random effects (lme4's ``simulate(use.u = FALSE)``).
+
+        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``; binomial: successes ``~ Bin(w_i, mu_i)``
+        divided by the trials ``w_i`` (0/1 for ``w_i = 1``); Poisson: ``~ Pois(mu_i)``.
+        """
+        pr = self.problem
+        eta = (pr.offset + pr.X @ self.fit.coef)[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
+        mu = pr.family.linkinv(eta)
+        if pr.family.name == "binomial":
+            trials = np.round(pr.weights).astype(np.int64)[:, None]
+            successes = rng.binomial(np.broadcast_to(trials, mu.shape), mu)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(trials > 0, successes / np.maximum(trials, 1), 0.0)
+        return rng.poisson(mu).astype(float)
+
+    def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+        """The fit's criterion minimised on the response ``y``, started at the fit's estimates and Hessian (as
+        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``."""
+        problem = replace(self.problem, y=np.asarray(y, dtype=float))
+        n_agq = int(self.fit.nAGQ)
+        engine = GlmmFit(problem, n_agq)
+        engine.beta = self.fit.coef.copy()
+        re = problem.re
+        theta0 = np.where(re.lower == 0, np.maximum(self.fit.theta, 0.1), self.fit.theta)
+        if n_agq == 0:  # lme4's nAGQ = 0 criterion: theta alone, beta from PIRLS
+            opt = minimize_deviance(finite_difference_gradient(engine.stage1), theta0, re.lower)
+            engine.stage1(opt.theta)
+            theta, beta = opt.theta, engine.beta.copy()
+        else:
+            x0 = np.concatenate([theta0, self.fit.coef])
+            lower = np.concatenate([re.lower, np.full(problem.p, -np.inf)])
+            analytic = n_agq == 1 and problem.p and supports_beta_gradient(problem)
+            fg = engine.stage2_and_gradient if analytic else finite_difference_gradient(engine.stage2)
+            h_fit = self._hessian_theta_beta  # the fit's Hessian starts the search (BFGS updates it)
+            opt = minimize_deviance(fg, x0, lower, hess=None if h_fit is None else (lambda x: h_fit))
+            theta, beta = opt.theta[: self.n_theta], opt.theta[self.n_theta:]
+        state = pirls(problem, theta, beta, engine.u, joint=False)
+        if n_agq > 1:
+            dev = agq_deviance(problem, state, theta, n_agq)
+        else:
+            dev = laplace_deviance(problem, state)
+        try:
+            cov = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+        except np.linalg.LinAlgError:
+            cov = np.full((problem.p, problem.p), np.nan)
+        return np.asarray(theta, dtype=float), np.asarray(beta, dtype=float), float(dev), cov
+
+    @cached_property
+    def _variance_keys(self) -> list[tuple[str, int]]:
+        """``(key, position in varpar)`` of every variance, keyed as :attr:`GlmerResult.variances`."""
+        rows = [(t.group, t.coef_names[i]) for t in self.terms for i in range(t.n_coef)]
+        sd_pos = [k for k, kind in enumerate(self.varpar_kinds) if kind == "sd"]
+        out = []
+        for (g, nm), k in zip(rows, sd_pos):
+            alone = sum(1 for gg, _ in rows if gg == g) == 1
+            out.append((g if alone and nm == "(Intercept)" else f"{g}.{nm}", k))
+        return out
+
+    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
+        """The model re-estimated on each column of ``Y`` (the engine's fit; ``reml`` does not apply to a GLMM).
+
+        ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)`` (the Hessian-based one costs
+        ``O(k^2)`` deviance evaluations per refit); ``variances`` hold the random-effect variances on the link
+        scale (no ``"Residual"``).
+        """
+        Y = np.asarray(Y, dtype=float)
+        if Y.ndim == 1:
+            Y = Y[:, None]
+        lower = self.problem.re.lower
+        out = []
+        with single_threaded_blas():
+            for b in range(Y.shape[1]):
+                theta, beta, dev, cov = self._refit_one(Y[:, b])
+                varpar = varpar_from_theta(self.terms, theta)
+                variances = {key: float(varpar[k] ** 2) for key, k in self._variance_keys}
+                out.append(RefitSummary(params=np.concatenate([varpar, beta]), variances=variances, cov_coef=cov,
+                                        criterion=dev, singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
+        return out
+
+    def refit_result(self, y: np.ndarray, reml: bool | None = None) -> GlmerResult:
+        """A full :class:`~mixeval.mixed.GlmerResult` on the new response ``y`` (same design and weights)."""
+        design = replace(self.fit.design, y=np.asarray(y, dtype=float).copy())
+        return fit_glmm(design, self.problem.family, self.problem.weights, n_agq=int(self.fit.nAGQ),
+                        re=self.problem.re, data=None, warn=False)
+
+    # ------------------------------------------------------------------ Wald
+    def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
+        """Wald intervals: fixed effects ``beta -/+ z se`` (lme4's ``vcov``); sd's by the delta method on
+        the fit's asymptotic variances (``se(sd) = se(variance) / (2 sd)``, lme4 gives NA); NaN for
+        correlations and for sd's on the boundary."""
+        z = float(norm.ppf(0.5 + level / 2.0))
+        out: dict[str, tuple[float, float]] = {}
+        table = self.fit.varcorr_se
+        se_var = {(g, n): s for g, n, s in zip(table.group, table.name, table.se)}
+        est = self.estimates()
+        pos = 0
+        for t in self.terms:
+            rows, cols = _tril_template(t.n_coef)
+            for i, j in zip(rows, cols):
+                name = self.varpar_names[pos]
+                sd = float(est[pos])
+                s = se_var.get((t.group, t.coef_names[i]), np.nan) if i == j else np.nan
+                if i == j and sd > 0 and np.isfinite(s):
+                    half = z * float(s) / (2.0 * sd)
+                    out[name] = (max(sd - half, 0.0), sd + half)
+                else:
+                    out[name] = (float("nan"), float("nan"))
+                pos += 1
+        se = np.sqrt(np.diag(self.fit.cov_coef))
+        for name, b, s in zip(self.fixed_names, self.fit.coef, se):
+            out[name] = (float(b - z * s), float(b + z * s))
+        return out
+
+
+class _GlmmProfiler(_Profiler):
+    """:class:`~mixeval.uncertainty._profile._Profiler` of a GLMM: every parameter profiled jointly over all the others."""
+
+    def __init__(self, model: GlmmFitModel) -> None:
+        super().__init__(model)
+        self._full_start = self.estimate.copy()
+
+    def reset(self) -> None:
+        self._full_start = self.estimate.copy()
+
+    def step(self, i: int) -> float:
+        return self.model.step(i)
+
+    def zeta(self, name: str, value: float) -> float:
+        i = self.names.index(name)
+        start = self._full_start.copy()
+        # keep the free standard deviations off 0 so that the optimiser can move them
+        sd = np.zeros(start.size, dtype=bool)
+        sd[: self.n_var] = np.array(self.model.varpar_kinds) == "sd"
+        start[sd] = np.maximum(start[sd], 1e-3)
+        dev, par = self.model.profile_deviance(i, value, start)
+        if np.isfinite(dev):
+            self._full_start = par
+        inc = max(dev - self.dev_hat, 0.0)
+        return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
