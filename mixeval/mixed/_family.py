@@ -50,7 +50,8 @@ class Family:
 
 
 def _logit_linkinv(eta):
-    return np.clip(special.expit(eta), _EPS, 1 - _EPS)
+    mu = special.expit(eta)
+    return np.clip(mu, _EPS, 1 - _EPS, out=mu) if isinstance(mu, np.ndarray) else np.clip(mu, _EPS, 1 - _EPS)
 
 
 def _logit_mu_eta(eta):

@@ -3,8 +3,9 @@
 Stages, each callable alone: :func:`glmm_problem` (design -> response, weights, random-effects
 structure), :func:`check_separation` (complete / quasi-complete separation of a binary response by
 the fixed effects), :func:`optimize_glmm` (lme4's two stages: theta with beta from PIRLS, then theta
-and beta jointly by the Laplace or adaptive Gauss-Hermite deviance), :func:`make_glmer_result`
-(the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer` chains them.
+and beta jointly by the Laplace or adaptive Gauss-Hermite deviance; analytic gradients for scalar
+terms), :func:`make_glmer_result` (the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer`
+chains them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.linalg import LinAlgError
 from scipy.optimize import linprog
 
 from ..errors import ConvergenceWarning, InputError, InputTypeError, SingularFitWarning
@@ -32,8 +34,11 @@ from ._pirls import (
     joint_system,
     laplace_beta_gradient,
     laplace_deviance,
+    laplace_gradient,
     pirls,
+    row_patterns,
     supports_beta_gradient,
+    supports_gradient,
 )
 from ._reterms import ReStructure, build_restructure
 
@@ -111,10 +116,10 @@ def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
     keep = problem.weights > 0
     y = problem.y[keep]
     s = np.where(y >= 1, 1.0, np.where(y <= 0, -1.0, 0.0))
-    rows = np.column_stack([problem.X[keep], s])
-    rows = np.unique(rows, axis=0)
-    if len(rows) > MAX_SEPARATION_ROWS:
+    found = row_patterns(np.column_stack([problem.X[keep], s]), MAX_SEPARATION_ROWS)
+    if found is None:
         return []  # too many distinct rows for the LP: make_glmer_result's check of diverging estimates applies
+    rows = found[1]
     X, s = rows[:, :-1], rows[:, -1]
     signed = X[s != 0] * s[s != 0][:, None]
     eq = X[s == 0]
@@ -188,6 +193,13 @@ class GlmmFit:
         return laplace_deviance(self.problem, st)
 
 
+    def stage1_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`stage1` and its analytic gradient in ``theta`` (:func:`laplace_gradient` with ``joint=True``)."""
+        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+        if np.all(np.isfinite(st.u)):
+            self.u, self.beta = st.u, st.beta
+        return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True)
+
     def stage2_and_gradient_beta(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Laplace deviance at ``x = (theta, beta)`` and its analytic gradient in ``beta`` alone."""
         st = self.state(x)
@@ -196,47 +208,83 @@ class GlmmFit:
         return laplace_deviance(self.problem, st), laplace_beta_gradient(self.problem, x[: self.n_theta], st)
 
     def stage2_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """Laplace deviance and its gradient: analytic in ``beta`` (:func:`laplace_beta_gradient`), central
-        differences in ``theta`` (the steps of :func:`finite_difference_gradient`)."""
-        k = self.n_theta
+        """Laplace deviance and its analytic gradient in ``(theta, beta)`` (:func:`laplace_gradient`); the last
+        gradients are kept (by point) for :meth:`stage2_hessian`."""
         st = self.state(x)
         if np.all(np.isfinite(st.u)):
             self.u = st.u
-        value = laplace_deviance(self.problem, st)
-        grad = np.empty_like(x)
-        grad[k:] = laplace_beta_gradient(self.problem, x[:k], st)
-        for i in range(k):
-            step = 1e-6 * max(abs(x[i]), 1e-2)
-            up, down = x.copy(), x.copy()
-            up[i] += step
-            down[i] -= step
-            grad[i] = (self.stage2(up) - self.stage2(down)) / (2 * step)
-        self.u = st.u
+        value, grad = laplace_deviance(self.problem, st), laplace_gradient(self.problem, x[: self.n_theta], st)
+        cache = self.__dict__.setdefault("_gradients", {})
+        if len(cache) >= 4 * (x.size + 1):
+            cache.pop(next(iter(cache)))
+        cache[np.asarray(x, dtype=float).tobytes()] = grad
         return value, grad
+
+    @staticmethod
+    def hessian_steps(x: np.ndarray) -> np.ndarray:
+        """Difference steps of the Hessians, ``1e-4 max(|x_i|, 0.1)`` (those of ``finite_difference_hessian``)."""
+        return 1e-4 * np.maximum(np.abs(x), 0.1)
+
+    def _gradient_rows(self, x: np.ndarray, steps: np.ndarray, sign: float) -> np.ndarray:
+        """Gradients at ``x + sign * steps_i e_i`` (rows), PIRLS warm-started from the modes at ``x``; those the
+        optimiser's forward differences already evaluated are taken from the cache."""
+        cache = self.__dict__.get("_gradients", {})
+        u0 = self.u.copy()
+        rows = np.empty((x.size, x.size))
+        for i in range(x.size):
+            trial = x.copy()
+            trial[i] += sign * steps[i]
+            kept = cache.get(trial.tobytes())
+            if kept is not None:
+                rows[i] = kept
+                continue
+            self.u = u0
+            try:
+                rows[i] = self.stage2_and_gradient(trial)[1]
+            except LinAlgError:
+                rows[i] = 0.0  # as minimize_deviance treats an undefined criterion
+        self.u = u0
+        return rows
+
+    def stage2_hessian(self, x: np.ndarray) -> np.ndarray:
+        """Hessian of the Laplace deviance in ``(theta, beta)``: central differences of the analytic gradient,
+        symmetrised (``2 (k + p)`` PIRLS runs; ``k + p`` when the optimiser's last forward differences were taken
+        at ``x``, as they are at a converged optimum whose Hessian it formed)."""
+        x = np.array(x, dtype=float)
+        steps = self.hessian_steps(x)
+        self.u = self.state(x).u
+        plus = self._gradient_rows(x, steps, 1.0)
+        minus = self._gradient_rows(x, steps, -1.0)
+        h = (plus - minus) / (2 * steps[:, None])
+        return 0.5 * (h + h.T)
 
 
 def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndarray, OptimResult]:
     """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result.
 
     With ``reml`` the restricted criterion (:meth:`GlmmFit.stage1_reml`) is minimised over ``theta`` alone
-    and ``beta`` is the joint mode at the optimum.
+    and ``beta`` is the joint mode at the optimum. Otherwise, with scalar random-effects terms
+    (:func:`supports_gradient`) both stages use the analytic gradient of :func:`laplace_gradient`; else
+    central differences (in ``beta`` analytic where available).
     """
     re = fit.problem.re
     if reml:
         opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), re.theta0, re.lower)
         fit.stage1_reml(opt.theta)  # leaves beta and u at the optimum
         return opt.theta, fit.beta.copy(), opt
-    opt1 = minimize_deviance(finite_difference_gradient(fit.stage1), re.theta0, re.lower)
+    analytic = supports_gradient(fit.problem)
+    stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
+    opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1)
     fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
     if fit.n_agq == 0:
         return opt1.theta, fit.beta.copy(), opt1
     x0 = np.concatenate([opt1.theta, fit.beta])
     lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
-    if fit.n_agq == 1 and fit.problem.p and supports_beta_gradient(fit.problem):
+    if fit.n_agq == 1 and analytic:
         fun_and_grad = fit.stage2_and_gradient
     else:
         fun_and_grad = finite_difference_gradient(fit.stage2)
-    opt2 = minimize_deviance(fun_and_grad, x0, lower)
+    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2)
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 
@@ -287,7 +335,8 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
             cov, cov_params = unsc, None
             if n_agq >= 1 and problem.p:
                 try:
-                    h = _hessian(fit.stage2, x)
+                    analytic = n_agq == 1 and supports_gradient(problem)
+                    h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
                     full = 2 * np.linalg.inv(h)
                     full = 0.5 * (full + full.T)
                     cand = full[fit.n_theta:, fit.n_theta:]
@@ -436,10 +485,14 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     approximation of the deviance is ``-2 log p(y | u*) + ||u*||^2 + log|L|^2`` with ``L L' = Lambda' Z' W Z
     Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). The REML criterion integrates ``beta`` (flat
     prior) with ``u``: at the joint mode ``(u*, beta*)`` it adds ``log|R_X|^2``, ``R_X' R_X = X'WX -
-    X'WZ Lambda (Lambda'Z'WZ Lambda + I)^-1 Lambda'Z'WX``; for a Gaussian response it is lmer's REML. As lme4, theta is first optimised with beta
-    from PIRLS, then (theta, beta) jointly. Fixed-effect standard errors come from the finite-difference
-    Hessian of the deviance over (theta, beta) as lme4's ``vcov`` (the RX-based matrix if that is not
-    positive definite); z tests are Wald tests.
+    X'WZ Lambda (Lambda'Z'WZ Lambda + I)^-1 Lambda'Z'WX``; for a Gaussian response it is lmer's REML. As lme4,
+    theta is first optimised with beta from PIRLS, then (theta, beta) jointly. With scalar random-effects
+    terms (random intercepts, ``(0 + x|g)``) both ML stages use the analytic gradient of the Laplace deviance
+    (envelope theorem at the conditional modes plus the derivative of ``log|L|^2`` through the weights; see
+    ``mixed/_pirls.laplace_gradient``). Fixed-effect standard errors come from the Hessian of the deviance
+    over (theta, beta) as lme4's ``vcov`` (central differences of the analytic gradient, or of the deviance
+    for vector-valued terms and ``nAGQ > 1``; the RX-based matrix if that is not positive definite); z tests
+    are Wald tests.
 
     Examples
     --------

@@ -3,28 +3,33 @@
 lme4's ``pwrssUpdate``, ``glmerLaplace`` and ``glmerAGQ`` on a :class:`~._reterms.ReStructure`. For
 spherical random effects ``u`` (``b = Lambda u``) and fixed effects ``beta`` the linear predictor is
 ``eta = offset + X beta + Z Lambda u``; PIRLS minimises the penalised deviance
-``sum d_i(y_i, mu_i) + ||u||^2`` by Fisher scoring with step halving. The penalised system
+``sum d_i(y_i, mu_i) + ||u||^2`` by Newton steps with step halving (Fisher scoring for the canonical
+links, where the two agree; the observed information for probit). The penalised system
 
 ``A = [Lambda' Z' W Z Lambda + I, Lambda' Z' W X; X' W Z Lambda, X' W X]``
 
 (``W`` the working weights ``w_i mu_eta_i^2 / V(mu_i)``) is solved by block elimination: the random-
 effects term with the most levels gives a block-diagonal block (each row meets one level of it), the
 other terms and ``X`` a small dense Schur complement. ``log|L|^2`` is ``log`` of the determinant of the
-random-effects part of ``A``.
+random-effects part of ``A``. For scalar terms every entry of ``A`` is a weighted cross-tabulation
+computed by one ``np.bincount`` over index arrays built once (:class:`CountLayout`), and
+:func:`laplace_gradient` gives the exact gradient of the Laplace deviance for one adjoint solve.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
 
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "pirls", "supports_beta_gradient"]
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,36 @@ class GlmmProblem:
         if not self.re.terms:
             return -1
         return int(np.argmax([t.n_levels for t in self.re.terms]))
+
+    @cached_property
+    def unit_weights(self) -> bool:
+        """Every prior weight is 1 (0/1 responses): products with the weights are skipped."""
+        return bool(np.all(self.weights == 1.0))
+
+    @cached_property
+    def binary(self) -> bool:
+        """A binomial response of 0/1 values with unit weights (``-2 log p(y | u)`` is then the deviance kernel)."""
+        return bool(self.family.name == "binomial" and self.unit_weights and np.all((self.y == 0) | (self.y == 1)))
+
+    @cached_property
+    def _success(self) -> np.ndarray:
+        return self.y == 1
+
+    def kernel(self, mu: np.ndarray) -> float:
+        """The sum of the deviance residuals up to a constant in ``y`` (PIRLS' criterion; for a 0/1 response
+        ``-2 sum log P(y_i)``, one logarithm per row)."""
+        if self.binary:
+            return float(-2 * np.sum(np.log(np.where(self._success, mu, 1 - mu))))
+        return self.family.dev_kernel(self.y, mu, self.weights)
+
+    @cached_property
+    def has_offset(self) -> bool:
+        return bool(np.any(self.offset != 0.0))
+
+    @cached_property
+    def layout(self) -> CountLayout | None:
+        """The weighted-count layout of scalar terms (:func:`count_layout`), built once per problem."""
+        return count_layout(self)
 
     def term_slices(self) -> list[slice]:
         """Positions of every term's random effects in ``u`` (lme4's order)."""
@@ -283,49 +318,200 @@ class _SparseOps:
         return _System(p, self.joint, blocks, c, d)
 
 
+#: the cross-tabulations of the largest factor with the others (entries) above which the sparse operators are used
+MAX_CROSS_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class CountLayout:
+    """Index arrays, built once per problem, that turn every sum of :class:`_ScalarOps` into one ``np.bincount``.
+
+    ``patterns`` indexes each row's distinct row of ``X`` (``x_patterns``: P x p) when there are few of them
+    (categorical fixed effects), else is ``None``; ``by_pattern[k]`` is ``codes_k * P + patterns``; ``pairs[(k, l)]``
+    is ``codes_k * L_l + codes_l`` for the cross-tabulations the penalised system needs; ``ones[k]`` says
+    term ``k`` is a random intercept (``x_k = 1``, so its weights need no product).
+    """
+
+    patterns: np.ndarray | None = field(repr=False)
+    x_patterns: np.ndarray = field(repr=False)
+    by_pattern: tuple[np.ndarray, ...] = field(repr=False)
+    pairs: dict = field(repr=False)
+    ones: tuple[bool, ...]
+
+
+def row_patterns(X: np.ndarray, max_patterns: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Index of each row's distinct row of ``X`` and those rows, or ``None`` beyond ``max_patterns`` of them.
+
+    Rows are told apart by their projection on a fixed direction (one sort of ``n`` numbers), the result
+    checked exactly; on a collision of projections, by ``np.unique`` over the rows.
+    """
+    n, p = X.shape
+    if p == 0:
+        return np.zeros(n, dtype=np.intp), np.zeros((1, 0))
+    proj = X @ (1.0 + np.sqrt(np.arange(2, p + 2)) / 7.0)
+    values, first, index = np.unique(proj, return_index=True, return_inverse=True)
+    if len(values) > max_patterns:  # distinct rows are at least as many as distinct projections
+        return None
+    x_patterns = X[first]
+    index = index.astype(np.intp).ravel()
+    if not np.array_equal(x_patterns[index], X):
+        x_patterns, index = np.unique(X, axis=0, return_inverse=True)
+        if len(x_patterns) > max_patterns:
+            return None
+        index = index.astype(np.intp).ravel()
+    return index, x_patterns
+
+
+def count_layout(problem: GlmmProblem) -> CountLayout | None:
+    """The :class:`CountLayout` of a problem whose random-effects terms are all scalar, else ``None``."""
+    terms = problem.re.terms
+    if not terms or any(t.n_coef != 1 for t in terms):
+        return None
+    b = problem.block_term()
+    levels = [t.n_levels for t in terms]
+    if sum(levels[b] * levels[k] for k in range(len(terms)) if k != b) > MAX_CROSS_CELLS:
+        return None
+    n = problem.nobs
+    # pattern sums pay when the pattern cross-tabulations are smaller than the rows
+    found = row_patterns(problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
+    if found is None:
+        patterns, x_patterns, by_pattern = None, np.zeros((0, problem.p)), ()
+    else:
+        patterns, x_patterns = found
+        n_pat = x_patterns.shape[0]
+        by_pattern = tuple(t.codes.astype(np.intp) * n_pat + patterns for t in terms)
+    rest = [k for k in range(len(terms)) if k != b]
+    pairs = {}
+    for a, k in enumerate(rest):
+        pairs[(b, k)] = terms[b].codes.astype(np.intp) * levels[k] + terms[k].codes
+        for k2 in rest[a + 1:]:
+            pairs[(k, k2)] = terms[k].codes.astype(np.intp) * levels[k2] + terms[k2].codes
+    ones = tuple(bool(np.all(t.X[:, 0] == 1.0)) for t in terms)
+    return CountLayout(patterns, x_patterns, by_pattern, pairs, ones)
+
+
 class _ScalarOps:
     """The same for scalar terms only (``(1|g)``, ``(0 + x|g)``): weighted counts by ``np.bincount``, no sparse matrices.
 
     With ``v_k = theta_k x_k`` the entries of ``Lambda' Z' W Z Lambda`` are weighted cross-tabulations of the
-    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``.
+    level codes, ``sum_i w_i v_ki v_li [codes_k(i) = a, codes_l(i) = c]``, each one ``np.bincount`` over the
+    index arrays of the problem's :class:`CountLayout`. With few distinct rows of ``X`` (P patterns) the
+    products with ``X`` come from the cross-tabulation of each factor with the patterns
+    (``Lambda_k' Z_k' W X = theta_k N_k X_P``, ``N_k`` levels x P) and ``X beta`` from ``X_P beta``.
+    ``v[k]`` is ``theta_k`` itself for a random intercept.
     """
 
     def __init__(self, problem: GlmmProblem, theta: np.ndarray, joint: bool):
         self.problem, self.joint = problem, joint
+        self.layout = layout = problem.layout
         terms = problem.re.terms
         self.codes = [t.codes for t in terms]
         self.levels = [t.n_levels for t in terms]
-        self.v = [t.X[:, 0] * float(th) for t, th in zip(terms, theta)]
+        self.theta = [float(th) for th in theta]
+        self.x = [None if one else t.X[:, 0] for t, one in zip(terms, layout.ones)]
+        self.v = [th if x is None else x * th for th, x in zip(self.theta, self.x)]
         self.slices = problem.term_slices()
         self.b = problem.block_term()
         self.rest = [k for k in range(len(terms)) if k != self.b]
+        # two random intercepts (the block term and the first other) are handled together through their
+        # cross-tabulation: one gather for Z Lambda u and one bincount for Lambda' Z' r instead of two each
+        first = self.rest[0] if self.rest else None
+        self.pair = (self.b, first) if first is not None and self.x[self.b] is None and self.x[first] is None else None
 
     def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
-        p = self.problem
-        eta = p.offset + (p.X @ beta if p.p else 0.0)
-        for codes, v, s in zip(self.codes, self.v, self.slices):
-            eta = eta + v * u[s][codes]
+        p, lay = self.problem, self.layout
+        if not p.p:
+            eta = p.offset.copy()
+        else:
+            eta = np.take(lay.x_patterns @ beta, lay.patterns) if lay.patterns is not None else p.X @ beta
+            if p.has_offset:
+                eta += p.offset
+        for k, (codes, th, x, s) in enumerate(zip(self.codes, self.theta, self.x, self.slices)):
+            if self.pair and k in self.pair:
+                if k == self.pair[0]:
+                    b, k0 = self.pair
+                    table = (th * u[s])[:, None] + (self.theta[k0] * u[self.slices[k0]])[None, :]
+                    eta += np.take(table.ravel(), lay.pairs[self.pair])
+                continue
+            eta += np.take(th * u[s], codes) if x is None else x * np.take(th * u[s], codes)
         return eta
 
+    def xt(self, r: np.ndarray) -> np.ndarray:
+        """``X' r`` (through the patterns of ``X`` when there are few)."""
+        lay = self.layout
+        if lay.patterns is None:
+            return self.problem.X.T @ r
+        return lay.x_patterns.T @ np.bincount(lay.patterns, weights=r, minlength=lay.x_patterns.shape[0])
+
+    def _weighted(self, k: int, w: np.ndarray, power: int = 1) -> np.ndarray:
+        """``w x_k^power`` (``w`` itself for a random intercept)."""
+        x = self.x[k]
+        return w if x is None else w * x**power
+
+    def sums(self, r: np.ndarray) -> np.ndarray:
+        """``Z' r``: ``sum x_ki r_i`` per level of every term (``Lambda' Z' r`` without the thetas)."""
+        out = {}
+        if self.pair:
+            b, k0 = self.pair
+            table = np.bincount(self.layout.pairs[self.pair], weights=r,
+                                minlength=self.levels[b] * self.levels[k0]).reshape(self.levels[b], self.levels[k0])
+            out[b], out[k0] = table.sum(axis=1), table.sum(axis=0)
+        return np.concatenate([out[k] if k in out else np.bincount(c, weights=self._weighted(k, r), minlength=L)
+                               for k, (c, L) in enumerate(zip(self.codes, self.levels))])
+
     def zlt(self, r: np.ndarray) -> np.ndarray:
-        return np.concatenate([np.bincount(c, weights=v * r, minlength=L) for c, v, L in zip(self.codes, self.v, self.levels)])
+        return self.sums(r) * np.repeat(self.theta, self.levels)
 
-    def _cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
-        ck, cl, Lk, Ll = self.codes[k], self.codes[l], self.levels[k], self.levels[l]
-        flat = np.bincount(ck * Ll + cl, weights=w * self.v[k] * self.v[l], minlength=Lk * Ll)
-        return flat.reshape(Lk, Ll)
+    def _raw_cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
+        """``sum w x_k x_l`` per pair of levels of terms ``k`` and ``l`` (``L_k x L_l``, without the thetas)."""
+        Lk, Ll = self.levels[k], self.levels[l]
+        wkl = self._weighted(k, w) if self.x[l] is None else self._weighted(k, w) * self.x[l]
+        return np.bincount(self.layout.pairs[(k, l)], weights=wkl, minlength=Lk * Ll).reshape(Lk, Ll)
 
-    def _by_level(self, k: int, w: np.ndarray) -> np.ndarray:
+    def _table(self, k: int, w: np.ndarray) -> np.ndarray:
+        """The level x pattern table of ``w x_k`` (``L_k x P``)."""
+        lay, L = self.layout, self.levels[k]
+        n_pat = lay.x_patterns.shape[0]
+        return np.bincount(lay.by_pattern[k], weights=self._weighted(k, w), minlength=L * n_pat).reshape(L, n_pat)
+
+    def _by_level(self, k: int, w: np.ndarray, table: np.ndarray | None) -> np.ndarray:
         """``Lambda_k' Z_k' W X``: levels x p."""
+        if table is not None:
+            return self.theta[k] * (table @ self.layout.x_patterns)
         X = self.problem.X
-        wv = w * self.v[k]
+        wv = self._weighted(k, w) * self.theta[k]
         return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
                                 for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
 
+    def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
+        lay, X = self.layout, self.problem.X
+        if lay.patterns is None:
+            return X.T @ (X * w[:, None])
+        n_pat = lay.x_patterns.shape[0]
+        counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
+        return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])
+
     def system(self, w: np.ndarray) -> _System:
-        p, b, rest = self.problem, self.b, self.rest
-        with_x = self.joint and p.p
-        blocks = (np.bincount(self.codes[b], weights=w * self.v[b] ** 2, minlength=self.levels[b]) + 1.0)[:, None, None]
+        """The penalised system at weights ``w``: one ``np.bincount`` per cross-tabulation of the largest factor
+        with another (and of the other factors among themselves), plus, with ``X`` (joint), one per factor
+        with the patterns of ``X``; the diagonal sums are margins of those tables where every term involved
+        is a random intercept."""
+        p, b, rest, th = self.problem, self.b, self.rest, self.theta
+        with_x = bool(self.joint and p.p)
+        tables = {k: self._table(k, w) for k in [b, *rest]} if with_x and self.layout.patterns is not None else {}
+        cross = {k: self._raw_cross(b, k, w) for k in rest}
+        intercept_pair = [k for k in rest if self.x[k] is None] if self.x[b] is None else []
+
+        def level_sums(k: int) -> np.ndarray:  # sum w x_k^2 per level of term k
+            if self.x[k] is None and k in tables:
+                return tables[k].sum(axis=1)
+            if k == b and intercept_pair:
+                return cross[intercept_pair[0]].sum(axis=1)
+            if k != b and k in intercept_pair:
+                return cross[k].sum(axis=0)
+            return np.bincount(self.codes[k], weights=self._weighted(k, w, 2), minlength=self.levels[k])
+
+        blocks = (th[b] ** 2 * level_sums(b) + 1.0)[:, None, None]
         sizes = [self.levels[k] for k in rest]
         q_rest = sum(sizes)
         m = q_rest + (p.p if with_x else 0)
@@ -334,33 +520,33 @@ class _ScalarOps:
         offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         for a, k in enumerate(rest):
             sa = slice(offs[a], offs[a + 1])
-            d[sa, sa] = np.diag(np.bincount(self.codes[k], weights=w * self.v[k] ** 2, minlength=self.levels[k]) + 1.0)
+            d[sa, sa] = np.diag(th[k] ** 2 * level_sums(k) + 1.0)
             for a2 in range(a + 1, len(rest)):
                 sb = slice(offs[a2], offs[a2 + 1])
-                x = self._cross(k, rest[a2], w)
+                x = (th[k] * th[rest[a2]]) * self._raw_cross(k, rest[a2], w)
                 d[sa, sb] = x
                 d[sb, sa] = x.T
-            c[:, sa] = self._cross(b, k, w)
+            c[:, sa] = (th[b] * th[k]) * cross[k]
             if with_x:
-                zx = self._by_level(k, w)
+                zx = self._by_level(k, w, tables.get(k))
                 d[sa, q_rest:] = zx
                 d[q_rest:, sa] = zx.T
         if with_x:
-            X = p.X
-            d[q_rest:, q_rest:] = X.T @ (X * w[:, None])
-            c[:, q_rest:] = self._by_level(b, w)
+            d[q_rest:, q_rest:] = self._xwx(w, tables.get(b))
+            c[:, q_rest:] = self._by_level(b, w, tables.get(b))
         return _System(p, self.joint, blocks, c, d)
 
 
 def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
     """The fast scalar-term operators when every term is scalar and the cross-tabulations are small."""
-    terms = problem.re.terms
-    if terms and all(t.n_coef == 1 for t in terms):
-        b = problem.block_term()
-        big = sum(terms[b].n_levels * t.n_levels for k, t in enumerate(terms) if k != b)
-        if big <= 4_000_000:
-            return _ScalarOps(problem, theta, joint)
+    if problem.layout is not None:
+        return _ScalarOps(problem, theta, joint)
     return _SparseOps(problem, theta, joint)
+
+
+#: PIRLS takes its last Newton step when the largest step is below this (the steps shrink quadratically,
+#: typically 1e-4, 1e-9, 1e-14 from a warm start: the error after a step of 1e-8 is at rounding level)
+STEP_TOL = 1e-8
 
 
 def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
@@ -380,43 +566,43 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         Optimise ``beta`` with ``u`` (lme4's ``nAGQ = 0`` stage) instead of holding it fixed.
     tol : float
         Stop when the Newton decrement ``delta' grad`` of the penalised deviance falls below
-        ``tol * (1 + pwrss)`` or the largest step below ``1e-10`` (that last step is taken). The Laplace
-        deviance is not stationary in ``u`` (``log|L|^2`` depends on it), so the modes must be exact to
-        near rounding for finite-difference gradients of the deviance to be usable.
+        ``tol * (1 + pwrss)`` or the largest step below :data:`STEP_TOL` (that last step is taken: Newton's
+        quadratic convergence leaves an error of order ``STEP_TOL^2``). The Laplace deviance is not stationary
+        in ``u`` (``log|L|^2`` depends on it), so the modes must be exact to near rounding for its gradients.
 
     Returns
     -------
     PirlsState
     """
     fam, y, wt = problem.family, problem.y, problem.weights
+    wt_w = 1.0 if problem.unit_weights else wt
     ops = _ops(problem, np.asarray(theta, dtype=float), joint)
     q = problem.re.q
     u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
     beta = np.asarray(beta, dtype=float).copy()
     eta = ops.eta(u, beta)
     mu = fam.linkinv(eta)
-    pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+    pwrss = problem.kernel(mu) + float(u @ u)
     converged = False
     it = 0
     system = None
     for it in range(1, maxit + 1):
-        me = fam.mu_eta(eta)
-        var = fam.variance(mu)
-        w = wt * me * me / var
-        r = wt * (y - mu) * me / var
-        system = ops.system(w)
+        w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)
+        # Newton steps: the observed information (equal to the working weights for canonical links; for probit
+        # Fisher scoring would converge only linearly)
+        system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
         rhs_u = ops.zlt(r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
         decrement = float(du @ rhs_u + (db @ rhs_b if db is not None else 0.0))
         size = max(float(np.max(np.abs(du), initial=0.0)), float(np.max(np.abs(db), initial=0.0)) if db is not None else 0.0)
-        if decrement < tol * (1.0 + abs(pwrss)) or size < 1e-10:
+        if decrement < tol * (1.0 + abs(pwrss)) or size < STEP_TOL:
             # the last Newton step is tiny: take it (quadratic convergence leaves an error ~ size^2) and stop
             u = u + du
             beta = beta + db if db is not None else beta
             eta = ops.eta(u, beta)
             mu = fam.linkinv(eta)
-            pwrss = fam.dev_kernel(y, mu, wt) + float(u @ u)
+            pwrss = problem.kernel(mu) + float(u @ u)
             converged = True
             break
         step = 1.0
@@ -425,7 +611,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             beta_new = beta + step * db if db is not None else beta
             eta_new = ops.eta(u_new, beta_new)
             mu_new = fam.linkinv(eta_new)
-            pw_new = fam.dev_kernel(y, mu_new, wt) + float(u_new @ u_new)
+            pw_new = problem.kernel(mu_new) + float(u_new @ u_new)
             if pw_new <= pwrss + 1e-14 * (1.0 + abs(pwrss)):
                 break
             step /= 2
@@ -433,18 +619,131 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             break  # no decrease along the Newton direction: at the optimum within rounding
         u, beta, eta, mu, pwrss = u_new, beta_new, eta_new, mu_new, pw_new
     # weights and factorisation at the final modes (the Laplace approximation's curvature)
-    me = fam.mu_eta(eta)
-    w = wt * me * me / fam.variance(mu)
+    w = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)[0]
     system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
                       converged=converged, system=system)
 
 
+def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: np.ndarray, mu: np.ndarray,
+                            derivatives: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """PIRLS' working weights ``w``, the score ``r``, ``dw / d eta`` and the observed weights ``-dr / d eta``.
+
+    Notes
+    -----
+    ``w = wt mu_eta^2 / V``, ``r = wt (y - mu) mu_eta / V`` (``d log p / d eta``). Canonical links (logit, log):
+    ``-dr / d eta = w`` and ``dw / d eta = w (1 - 2 mu)`` (logit) or ``w`` (log). Probit (``mu_eta = phi``,
+    ``k = phi / V``): ``dw / d eta = w (-2 eta - (1 - 2 mu) k)`` and ``-dr / d eta = w + r (eta + (1 - 2 mu) k)``,
+    positive because the probit log-likelihood is concave in ``eta``. ``wt`` may be the scalar 1 (unit prior
+    weights); without ``derivatives`` the third value is ``None``.
+    """
+    if family.link in ("logit", "log"):
+        # mu_eta / V = 1 (logit: mu (1 - mu) / (mu (1 - mu)), log: mu / mu)
+        w = mu * (1 - mu) if family.link == "logit" else mu
+        r = y - mu
+        if not np.isscalar(wt):
+            w, r = wt * w, wt * r
+        if not derivatives:
+            return w, r, None, w
+        return w, r, (w * (1 - 2 * mu) if family.link == "logit" else w), w
+    me = family.mu_eta(eta)
+    var = family.variance(mu)
+    k = me / var
+    w = wt * me * k
+    r = wt * (y - mu) * k
+    spread = (1 - 2 * mu) * k
+    return w, r, w * (-2 * eta - spread), w + r * (eta + spread)
+
+
+def supports_gradient(problem: GlmmProblem) -> bool:
+    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts)."""
+    return bool(problem.re.terms) and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps)
+
+
 def supports_beta_gradient(problem: GlmmProblem) -> bool:
-    """The analytic beta-gradient applies: canonical link (logit, log) and scalar random-effects terms."""
+    """The analytic beta-gradient applies (:func:`supports_gradient`)."""
+    return supports_gradient(problem)
+
+
+def _inverse_diagonal_terms(ops: _ScalarOps, system: _System) -> list[np.ndarray]:
+    """``g_ki = (A^{-1} z_i)_{(k, c_k(i))}`` per term ``k``: row ``i``'s entry of ``A^{-1} Lambda' z_i`` at its level of ``k``.
+
+    ``A`` is the random-effects part of the penalised system (for a joint system, the leading block of its Schur
+    complement's Cholesky factor is that of ``A``'s).
+    """
+    b, rest = ops.b, ops.rest
+    q_rest = system.q_rest
+    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+    cb, vb = ops.codes[b], ops.v[b]
+    g = [np.zeros(0)] * len(ops.codes)
+    if not q_rest:
+        g[b] = vb * binv[cb]
+        return g
+    low = np.tril(system.schur[0][:q_rest, :q_rest])
+    linv = solve_triangular(low, np.eye(q_rest), lower=True, check_finite=False)
+    sinv = linv.T @ linv
+    gmat = system.c[:, :q_rest] * binv[:, None]
+    gs = gmat @ sinv
+    diag_bb = binv + np.einsum("ij,ij->i", gs, gmat)
+    sizes = [ops.levels[k] for k in rest]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    sl = {k: slice(offs[a], offs[a + 1]) for a, k in enumerate(rest)}
+    pairs = ops.layout.pairs
+    g[b] = vb * diag_bb[cb]
+    for k in rest:
+        g[k] = ops.v[k] * np.diag(sinv[sl[k], sl[k]])[ops.codes[k]]
+    for a, k in enumerate(rest):
+        cross = np.ascontiguousarray(gs[:, sl[k]]).ravel()[pairs[(b, k)]]  # -(A^{-1})_{b, k} at row i's levels
+        g[b] = g[b] - ops.v[k] * cross
+        g[k] = g[k] - vb * cross
+        for k2 in rest[a + 1:]:
+            between = np.ascontiguousarray(sinv[sl[k], sl[k2]]).ravel()[pairs[(k, k2)]]
+            g[k] = g[k] + ops.v[k2] * between
+            g[k2] = g[k2] + ops.v[k] * between
+    return g
+
+
+def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool = False) -> np.ndarray:
+    """Gradient of the Laplace deviance: in ``(theta, beta)`` at fixed ``beta`` (``joint=False``, ``state`` from
+    PIRLS on ``u``), or in ``theta`` with ``beta`` from PIRLS (``joint=True``, lme4's ``nAGQ = 0`` criterion).
+
+    Notes
+    -----
+    ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``, scalar terms
+    ``eta = X beta + sum_k theta_k x_k u_k[c_k]``. The first two terms are stationary in the mode
+    (``u* = Lambda' Z' r``; with ``joint`` also ``X' r = 0``), so their derivative is the partial one at fixed
+    ``u*``: ``-2 sum_i r_i d eta_i`` with ``d eta / d theta_k = s_k = x_k u_k[c_k]`` and ``d eta / d beta = X``.
+    ``d log|A| = tr(A^{-1} dA)``: at fixed ``W``, ``2 sum_i w_i x_ki g_ki`` (:func:`_inverse_diagonal_terms`);
+    through ``W``, ``sum_i h_i w'_i d eta_i`` with ``h_i = sum_k theta_k x_ki g_ki = z_i' Lambda A^{-1} Lambda'
+    z_i``, where the mode moves: ``A_o du = E_k' Z' r - Lambda' Z' W_o s_k`` (``A_o`` with the observed weights
+    ``W_o``; with ``joint`` the full system in ``(u, beta)``). One adjoint solve ``A_o lambda = Lambda' Z' (h w')``
+    (joint: ``[Lambda' Z' (h w'); X' (h w')]``) and ``zeta = Z Lambda lambda_u (+ X lambda_beta)`` give every
+    component: ``a = h w' - w_o zeta``, ``dD / d theta_k = s_k' (a - 2 r) + 2 (w x_k)' g_k + lambda_k' Z_k' r``
+    and ``dD / d beta = X' (a - 2 r)``. Only for scalar terms (:func:`supports_gradient`).
+    """
     fam = problem.family
-    return (fam.link in ("logit", "log") and bool(problem.re.terms)
-            and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps))
+    theta = np.asarray(theta, dtype=float)
+    ops = _ops(problem, theta, joint)
+    wt = 1.0 if problem.unit_weights else problem.weights
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+    system = state.system
+    g = _inverse_diagonal_terms(ops, system)
+    h = sum(v * gk for v, gk in zip(ops.v, g))
+    hd = h * dw
+    with_x = joint and problem.p
+    system_o = ops.system(wo) if fam.link == "probit" else system
+    lam_u, lam_b = system_o.solve(ops.zlt(hd), ops.xt(hd) if with_x else None)
+    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
+    if problem.has_offset:
+        zeta -= problem.offset
+    base = hd - wo * zeta - 2 * r
+    grad = np.empty(len(ops.codes) + (0 if joint else problem.p))
+    z_base, z_r = ops.sums(base), ops.sums(r)
+    for k, (x, sl) in enumerate(zip(ops.x, ops.slices)):
+        grad[k] = state.u[sl] @ z_base[sl] + 2 * ((w if x is None else w * x) @ g[k]) + lam_u[sl] @ z_r[sl]
+    if not joint:
+        grad[len(ops.codes):] = ops.xt(base)
+    return grad
 
 
 def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> np.ndarray:
@@ -452,50 +751,11 @@ def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsS
 
     Notes
     -----
-    With ``u*`` the conditional mode, ``D = -2 log p(y | u*) + ||u*||^2 + log|A|``, ``A = Lambda' Z' W Z Lambda + I``.
-    The first two terms are stationary in ``u``, so their derivative is ``-2 X' r`` (``r_i = w_i (y_i - mu_i)
-    mu_eta_i / V_i``). ``d log|A| / d beta_j = sum_i h_i w'_i d eta_i / d beta_j`` with ``h_i = v_i' A^{-1} v_i``
-    (``v_i = Lambda' z_i``), ``w'_i = dw_i / d eta_i`` and ``d eta / d beta = X - Z Lambda A^{-1} Lambda' Z' W X``
-    (implicit differentiation of the mode; for a canonical link the observed and expected information agree).
-    Only for canonical links and scalar terms (:func:`supports_beta_gradient`).
+    The ``beta`` part of :func:`laplace_gradient`: ``-2 X' r + sum_i h_i w'_i d eta_i / d beta`` with
+    ``d eta / d beta = X - Z Lambda A_o^{-1} Lambda' Z' W_o X`` (implicit differentiation of the mode).
+    Only for scalar terms (:func:`supports_gradient`).
     """
-    fam, X, wt = problem.family, problem.X, problem.weights
-    ops = _ops(problem, np.asarray(theta, dtype=float), False)
-    system = state.system
-    mu, eta = state.mu, state.eta
-    me = fam.mu_eta(eta)
-    var = fam.variance(mu)
-    w = wt * me * me / var
-    r = wt * (problem.y - mu) * me / var
-    dw = w * (1 - 2 * mu) if fam.name == "binomial" else w
-    b, rest = ops.b, ops.rest
-    binv = 1.0 / system.block_chol[:, 0, 0] ** 2
-    m = system.m
-    sizes = [ops.levels[k] for k in rest]
-    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
-    cb, vb = ops.codes[b], ops.v[b]
-    if m:
-        sinv = cho_solve(system.schur, np.eye(m), check_finite=False)
-        g = system.c * binv[:, None]
-        gs = g @ sinv
-        diag_bb = binv + np.einsum("ij,ij->i", gs, g)
-    else:
-        diag_bb = binv
-    h = vb * vb * diag_bb[cb]
-    for a, k in enumerate(rest):
-        ck = offs[a] + ops.codes[k]
-        h += -2 * vb * ops.v[k] * gs[cb, ck]
-        for a2 in range(a, len(rest)):
-            k2 = rest[a2]
-            cl = offs[a2] + ops.codes[k2]
-            h += (1 if a2 == a else 2) * ops.v[k] * ops.v[k2] * sinv[ck, cl]
-    grad = -2 * (X.T @ r)
-    hd = h * dw
-    for j in range(X.shape[1]):
-        mj, _ = system.solve(ops.zlt(w * X[:, j]), None)
-        deta = X[:, j] - (ops.eta(mj, np.zeros(problem.p)) - problem.offset)
-        grad[j] += hd @ deta
-    return grad
+    return laplace_gradient(problem, theta, state, joint=False)[problem.re.n_theta:]
 
 
 def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:
@@ -508,6 +768,8 @@ def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> 
 
 def laplace_deviance(problem: GlmmProblem, state: PirlsState) -> float:
     """lme4's Laplace deviance ``-2 log p(y | u) + ||u||^2 + log|L|^2`` (``glmResp::Laplace``)."""
+    if problem.binary:  # R's aic is the kernel itself for 0/1 responses, and pwrss = kernel + ||u||^2
+        return float(state.pwrss + state.ldl2)
     return float(problem.family.aic(problem.y, state.mu, problem.weights) + state.u @ state.u + state.ldl2)
 
 

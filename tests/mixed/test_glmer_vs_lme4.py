@@ -239,3 +239,34 @@ def test_analytic_beta_gradient_equals_finite_differences(name):
     analytic = laplace_beta_gradient(problem, x[:k], gf.state(x))
     fd = [(gf.stage2(x + e) - gf.stage2(x - e)) / 2e-5 for e in 1e-5 * np.eye(x.size)[k:]]
     np.testing.assert_allclose(analytic, fd, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["binary_crossed", "binary_crossed_probit", "poisson_counts", "binomial_proportions",
+                                  "binary_nested"])
+def test_analytic_gradient_in_theta_and_beta_equals_finite_differences(name):
+    """laplace_gradient against central differences of the deviance, at fixed beta (stage 2) and with beta from
+    PIRLS (stage 1), away from the optimum."""
+    from mixeval.mixed._glmm import GlmmFit, glmm_problem
+    from mixeval.mixed._pirls import laplace_deviance, laplace_gradient, pirls, supports_gradient
+
+    c = CASES[name]
+    df = pd.read_csv(FIX / c["file"])
+    design = build_design(c["formula"], df, allow_n=True)
+    w = df[c["weights"]].to_numpy(float) if c.get("weights") else np.ones(len(df))
+    problem = glmm_problem(design, get_family(c["family"], c["link"]), w)
+    assert supports_gradient(problem)
+    theta = np.atleast_1d(c["tight"]["theta"])
+    x = np.concatenate([theta, list(c["tight"]["fixef"].values())]) + 0.05
+    gf = GlmmFit(problem, 1)
+    k = theta.size
+    gf.u = gf.state(x).u
+    analytic = laplace_gradient(problem, x[:k], gf.state(x))
+    fd = [(gf.stage2(x + e) - gf.stage2(x - e)) / 2e-5 for e in 1e-5 * np.eye(x.size)]
+    np.testing.assert_allclose(analytic, fd, rtol=1e-6, atol=1e-6)
+    st = pirls(problem, x[:k], gf.beta, gf.u, joint=True)
+
+    def stage1(t):
+        return laplace_deviance(problem, pirls(problem, t, st.beta, st.u, joint=True))
+
+    fd1 = [(stage1(x[:k] + e) - stage1(x[:k] - e)) / 2e-5 for e in 1e-5 * np.eye(k)]
+    np.testing.assert_allclose(laplace_gradient(problem, x[:k], st, joint=True), fd1, rtol=1e-6, atol=1e-6)
