@@ -129,7 +129,8 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
 
-def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray) -> np.ndarray | None:
+def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray,
+                     probes: tuple[float, ...] = _PROBES) -> np.ndarray | None:
     """A point with lower deviance than ``theta`` obtained by moving one zero bounded component off 0, if any.
 
     Where the curvature at 0 is negative a step off 0 decreases the deviance; where it is positive 0 is a
@@ -137,7 +138,7 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     """
     best, best_value = None, base - 1e-10 * max(1.0, abs(base))
     for i in np.flatnonzero(bounded & (theta == 0.0)):
-        for step in _PROBES:
+        for step in probes:
             trial = theta.copy()
             trial[i] = step
             value = f(trial)
@@ -148,7 +149,7 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     return best
 
 
-def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int):
+def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, fresh: bool = False):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -213,14 +214,15 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
         x, value, grad = trial, t_value, t_grad
-        hess = hessian(x, grad) if poor else _bfgs_update(hess, s_, y_)
+        hess = hessian(x, grad) if poor or fresh else _bfgs_update(hess, s_, y_)
         steps += 1
     return x, value, grad, hess, decrease, steps
 
 
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
-                      fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200) -> OptimResult:
+                      fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
+                      probes: tuple[float, ...] | None = None, fresh_hessian: bool = False) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -240,6 +242,13 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         ``theta -> deviance`` alone, when cheaper than with the gradient (used for the boundary checks).
     max_iter : int
         Newton iterations per round.
+    probes : tuple of float, optional
+        Values at which a component ending at 0 is tried (default ``(1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)``); a
+        caller that moves components with negative curvature off 0 itself (the exact Hessian tells) may
+        keep only the distant ones, which look for a better optimum away from 0.
+    fresh_hessian : bool, default False
+        Call ``hess`` at every iterate instead of updating the Hessian by BFGS between iterations: for an
+        exact ``hess`` that comes with the gradient at little extra cost (Newton's quadratic convergence).
 
     Returns
     -------
@@ -303,7 +312,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     message = "predicted decrease below tolerance"
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
-            x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter)
+            x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
+                                                                     fresh_hessian)
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
                 break
             h = hessian(x, grad)
@@ -316,7 +326,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         if not np.array_equal(snapped, x):  # (the Hessian of the unsnapped point serves the checks below)
             x = snapped
             value, grad = fg(x)
-        start = _escape_boundary(f, x, value, bounded, np.diag(h))
+        start = _escape_boundary(f, x, value, bounded, np.diag(h), _PROBES if probes is None else tuple(probes))
         if start is None:
             break
         x = start
