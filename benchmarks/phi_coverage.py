@@ -118,8 +118,8 @@ def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = Non
     return rows
 
 
-def summarise(path: Path) -> None:
-    log = pd.read_json(path, lines=True)
+def summarise(paths: list[Path]) -> None:
+    log = pd.concat([pd.read_json(p, lines=True) for p in paths], ignore_index=True)
     print("| design | true phi | replicates | percentile: coverage (MC se) | mean width | BC: coverage (MC se) | "
           "mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|--:|")
     for name, g in log.groupby("design", sort=False):
@@ -141,10 +141,11 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--designs", default=None, help="comma-separated indices into DESIGNS (default: all)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("phi_coverage.json")))
-    ap.add_argument("--summarise", default=None, help="print the coverage table of a .jsonl log and exit")
+    ap.add_argument("--summarise", default=None, nargs="+",
+                    help="print the coverage table of .jsonl logs (runs with different seeds pooled) and exit")
     args = ap.parse_args()
     if args.summarise:
-        summarise(Path(args.summarise))
+        summarise([Path(p) for p in args.summarise])
         return
     chosen = DESIGNS if args.designs is None else [DESIGNS[int(i)] for i in args.designs.split(",")]
     rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))

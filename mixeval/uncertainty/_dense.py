@@ -69,7 +69,7 @@ class DenseDesign:
     >>> zt = [sp.csr_matrix((np.ones(6), (codes, np.arange(6))), shape=(3, 6))]
     >>> design = DenseDesign(zt, np.ones((6, 1)))
     >>> y = np.array([1.0, 2, 3, 4, 5, 7])
-    >>> value, grad, hess = design.evaluate(np.array([1.6997]), design.sums(y), reml=False)
+    >>> value, grad, hess = design.evaluate(np.array([1.6997]), design.sums(y)[0], reml=False)
     >>> round(value, 4), bool(abs(grad[0]) < 1e-3), bool(hess[0, 0] > 0)
     (22.7682, True, True)
     """
