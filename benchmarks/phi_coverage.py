@@ -118,20 +118,30 @@ def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = Non
     return rows
 
 
-def summarise(paths: list[Path]) -> None:
+def summarise(paths: list[Path], out: Path | None = None) -> None:
+    """Coverage table of per-replicate logs (pooled); with ``out``, also written as JSON."""
     log = pd.concat([pd.read_json(p, lines=True) for p in paths], ignore_index=True)
     print("| design | true phi | replicates | percentile: coverage (MC se) | mean width | BC: coverage (MC se) | "
           "mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|--:|")
+    rows = []
     for name, g in log.groupby("design", sort=False):
-        cov = g.hit.mean()
-        line = (f"| {name} | {g.truth.iloc[0]:.3f} | {len(g)} | {cov:.3f} ({np.sqrt(cov * (1 - cov) / len(g)):.3f}) | "
-                f"{(g.upper - g.lower).mean():.3f} | ")
+        k = len(g)
+        cov = float(g.hit.mean())
+        row = {"design": name, "phi": float(g.truth.iloc[0]), "reps": k, "coverage": cov,
+               "mc_se": float(np.sqrt(cov * (1 - cov) / k)), "mean_width": float((g.upper - g.lower).mean()),
+               "singular_fits": float(g.singular.mean())}
+        line = f"| {name} | {row['phi']:.3f} | {k} | {cov:.3f} ({row['mc_se']:.3f}) | {row['mean_width']:.3f} | "
         if "bc_hit" in g and g.bc_hit.notna().all():
-            bc = g.bc_hit.astype(float).mean()
-            line += f"{bc:.3f} ({np.sqrt(bc * (1 - bc) / len(g)):.3f}) | {(g.bc_upper - g.bc_lower).mean():.3f} | "
+            bc = float(g.bc_hit.astype(float).mean())
+            row.update(bc_coverage=bc, bc_mc_se=float(np.sqrt(bc * (1 - bc) / k)),
+                       bc_mean_width=float((g.bc_upper - g.bc_lower).mean()))
+            line += f"{bc:.3f} ({row['bc_mc_se']:.3f}) | {row['bc_mean_width']:.3f} | "
         else:
             line += "- | - | "
-        print(line + f"{g.singular.mean():.2f} |")
+        rows.append(row)
+        print(line + f"{row['singular_fits']:.2f} |")
+    if out is not None:
+        out.write_text(json.dumps({"logs": [str(p) for p in paths], "rows": rows}, indent=1))
 
 
 def main() -> None:
@@ -144,8 +154,9 @@ def main() -> None:
     ap.add_argument("--summarise", default=None, nargs="+",
                     help="print the coverage table of .jsonl logs (runs with different seeds pooled) and exit")
     args = ap.parse_args()
+    args.out_given = "--out" in __import__("sys").argv
     if args.summarise:
-        summarise([Path(p) for p in args.summarise])
+        summarise([Path(p) for p in args.summarise], Path(args.out) if args.out_given else None)
         return
     chosen = DESIGNS if args.designs is None else [DESIGNS[int(i)] for i in args.designs.split(",")]
     rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))
