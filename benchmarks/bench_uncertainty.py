@@ -6,11 +6,15 @@
    ``confint(method = "profile")``.
 3. Power curve: 5 designs (1,000 ... 5,000 items x 5 seeds x 2 systems; 10,000 ... 50,000 rows) x
    ``--nsim`` simulations of ``score ~ system + (1|item) + (1|seed)``, GLRT of the system effect (ML fits):
-   mixeval ``power_from_components`` vs a simulate/refit loop in R (lmer twice + anova per simulation).
-   R runs ``--r-nsim`` simulations per design (it needs about a second per simulation at 50,000 rows);
-   its time for the full job is extrapolated per design from its measured time per simulation, and says so.
+   mixeval ``power_from_components`` vs the simulate/refit loop of ``power_lme4.R`` (lme4 ``simulate`` with
+   the assumed parameters, ``refit`` of the full and null models, ``anova``). R runs ``--r-nsim``
+   simulations per design here, or its log from a run started beside this one is read (``--r-power-log``:
+   the R loop takes hours at 500 simulations per design, so it runs in the background); the table reports
+   the simulations R completed and its measured time per simulation, nothing extrapolated.
 
-    python3 benchmarks/bench_uncertainty.py --bookdata /work/shared/bookdata --nsim 500 --r-nsim 20
+    Rscript benchmarks/power_lme4.R 1000,2000,3000,4000,5000 500 benchmarks/results/power_lme4.log &
+    python3 benchmarks/bench_uncertainty.py --bookdata /work/shared/bookdata --nsim 500 \
+        --r-power-log benchmarks/results/power_lme4.log
 """
 
 from __future__ import annotations
@@ -42,34 +46,20 @@ d <- read.csv(args[1], colClasses = "character"); d$score <- as.numeric(d$score)
 for (v in c("sentence", "rater", "occasion")) d[[v]] <- factor(d[[v]], levels = sort(unique(d[[v]])))
 fit <- lmer(%s, d)
 fun <- function(m) c(as.data.frame(VarCorr(m))$sdcor, fixef(m))
-t0 <- proc.time()[["elapsed"]]
+cpu <- function() { p <- proc.time(); p[["user.self"]] + p[["sys.self"]] }
+t0 <- proc.time()[["elapsed"]]; c0 <- cpu()
 b <- suppressWarnings(suppressMessages(bootMer(fit, fun, nsim = as.integer(args[2]), seed = 1, use.u = FALSE)))
-t_boot <- proc.time()[["elapsed"]] - t0
-t0 <- proc.time()[["elapsed"]]
-ci <- suppressWarnings(suppressMessages(confint(fit, method = "profile", oldNames = FALSE)))
-t_prof <- proc.time()[["elapsed"]] - t0
-cat(sprintf("%%.3f %%.3f\n", t_boot, t_prof))
+t_boot <- proc.time()[["elapsed"]] - t0; c_boot <- cpu() - c0
+t_prof <- NA
+if (args[3] == "1") {
+  t0 <- proc.time()[["elapsed"]]
+  ci <- suppressWarnings(suppressMessages(confint(fit, method = "profile", oldNames = FALSE)))
+  t_prof <- proc.time()[["elapsed"]] - t0
+}
+cat(sprintf("%%.3f %%.3f %%.3f\n", t_boot, c_boot, t_prof))
 """ % T31
 
-R_POWER = r"""
-suppressMessages(library(lme4))
-args <- commandArgs(trailingOnly = TRUE)
-items <- as.integer(strsplit(args[1], ",")[[1]]); nsim <- as.integer(args[2])
-set.seed(1)
-for (ni in items) {
-  d <- expand.grid(item = factor(1:ni), seed = factor(1:5), system = factor(c("A", "B")))
-  t0 <- proc.time()[["elapsed"]]
-  rej <- 0
-  for (s in seq_len(nsim)) {
-    d$y <- %g * (d$system == "B") + rnorm(ni, 0, sqrt(%g))[d$item] + rnorm(5, 0, sqrt(%g))[d$seed] +
-           rnorm(nrow(d), 0, sqrt(%g))
-    full <- suppressMessages(lmer(y ~ system + (1|item) + (1|seed), d, REML = FALSE))
-    null <- suppressMessages(lmer(y ~ 1 + (1|item) + (1|seed), d, REML = FALSE))
-    rej <- rej + (anova(null, full)[["Pr(>Chisq)"]][2] < 0.05)
-  }
-  cat(sprintf("%%d %%d %%.3f %%.4f\n", ni, nrow(d), proc.time()[["elapsed"]] - t0, rej / nsim))
-}
-""" % (DELTA, COMPS["item"], COMPS["seed"], COMPS["Residual"])
+R_POWER = Path(__file__).with_name("power_lme4.R")
 
 
 def rscript(code: str, *args: str) -> str:
@@ -78,18 +68,8 @@ def rscript(code: str, *args: str) -> str:
     return subprocess.run(["Rscript", f.name, *args], capture_output=True, text=True, check=True).stdout
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bookdata", default="/work/shared/bookdata")
-    ap.add_argument("--nboot", type=int, default=1000)
-    ap.add_argument("--nsim", type=int, default=500)
-    ap.add_argument("--r-nsim", type=int, default=20)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", default=str(Path(__file__).with_name("bench_uncertainty.json")))
-    args = ap.parse_args()
-    warnings.simplefilter("ignore")
-    results: dict = {}
-
+def bench_boot(args) -> dict:
+    """1000 parametric-bootstrap refits (and the profile intervals) of Table 3.1: mixeval, then lme4."""
     d = pd.read_csv(Path(args.bookdata) / "mt_annotation.csv.gz")
     d = d[d["mode"] == "Marking"].reset_index(drop=True)
     with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as f:
@@ -98,41 +78,95 @@ def main() -> None:
     t0 = time.perf_counter()
     fit = lmer(T31, d)
     t_fit = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     bootstrap_fit(fit, n_resamples=args.nboot, random_state=1, n_jobs=args.jobs, progress=False)
-    t_boot = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    confint(fit, method="profile", progress=False)
-    t_prof = time.perf_counter() - t0
-    r_boot, r_prof = (float(x) for x in rscript(R_BOOT, marking_csv, str(args.nboot)).split())
-    results["table_3_1"] = {"nboot": args.nboot, "jobs": args.jobs, "mixeval_fit": t_fit, "mixeval_boot": t_boot,
-                            "lme4_boot": r_boot, "mixeval_profile": t_prof, "lme4_profile": r_prof}
-    print(results["table_3_1"], flush=True)
+    t_boot, c_boot = time.perf_counter() - t0, time.process_time() - c0
+    t_prof = None
+    if not args.no_profile:
+        t0 = time.perf_counter()
+        confint(fit, method="profile", progress=False)
+        t_prof = time.perf_counter() - t0
+    print(f"mixeval: {args.nboot} refits in {t_boot:.1f} s ({c_boot:.1f} s CPU)", flush=True)
+    r_boot, r_cpu, r_prof = (float("nan") if x == "NA" else float(x) for x in
+                             rscript(R_BOOT, marking_csv, str(args.nboot), "0" if args.no_profile else "1").split())
+    return {"nboot": args.nboot, "jobs": args.jobs, "mixeval_fit": t_fit, "mixeval_boot": t_boot,
+            "mixeval_boot_cpu": c_boot, "lme4_boot": r_boot, "lme4_boot_cpu": r_cpu, "mixeval_profile": t_prof,
+            "lme4_profile": None if np.isnan(r_prof) else r_prof}
 
-    t0 = time.perf_counter()
-    res = power_from_components(COMPS, delta=DELTA, n={"item": ITEMS, "seed": 5}, test="glrt",
-                                n_resamples=args.nsim, random_state=1, progress=False)
-    t_power = time.perf_counter() - t0
-    r_rows = [line.split() for line in rscript(R_POWER, ",".join(map(str, ITEMS)), str(args.r_nsim)).strip().splitlines()]
-    r_per_sim = {int(r[0]): float(r[2]) / args.r_nsim for r in r_rows}
-    r_power = {int(r[0]): float(r[3]) for r in r_rows}
-    r_total = sum(r_per_sim[i] * args.nsim for i in ITEMS)
-    results["power"] = {"nsim": args.nsim, "r_nsim": args.r_nsim, "mixeval_seconds": t_power,
-                        "lme4_seconds_extrapolated": r_total, "lme4_seconds_per_sim": r_per_sim,
-                        "rows": res.table.to_dict(orient="records"), "lme4_power": r_power}
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bookdata", default="/work/shared/bookdata")
+    ap.add_argument("--nboot", type=int, default=1000)
+    ap.add_argument("--nsim", type=int, default=500)
+    ap.add_argument("--r-nsim", type=int, default=20)
+    ap.add_argument("--r-power-log", default=None, help="log of a power_lme4.R run (instead of running R here)")
+    ap.add_argument("--no-profile", action="store_true", help="skip the profile-interval timing")
+    ap.add_argument("--skip-boot", action="store_true", help="only the power job")
+    ap.add_argument("--skip-power", action="store_true", help="only the bootstrap (and profile) job")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", default=str(Path(__file__).with_name("bench_uncertainty.json")))
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    results: dict = {}
+
+    if not args.skip_boot:
+        results["table_3_1"] = bench_boot(args)
+        print(results["table_3_1"], flush=True)
+    if args.skip_power:
+        Path(args.out).write_text(json.dumps(results, indent=1))
+        report(args, results)
+        return
+    mix_per_sim, rows = {}, []
+    for items in ITEMS:
+        t0 = time.perf_counter()
+        res = power_from_components(COMPS, delta=DELTA, n={"item": [items], "seed": 5}, test="glrt",
+                                    n_resamples=args.nsim, random_state=items, progress=False)
+        mix_per_sim[items] = (time.perf_counter() - t0) / args.nsim
+        rows.extend(res.table.to_dict(orient="records"))
+        print(items, mix_per_sim[items], flush=True)
+    if args.r_power_log:
+        r_log = pd.read_csv(args.r_power_log, sep=" ")
+    else:
+        with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+            log_path = f.name
+        subprocess.run(["Rscript", str(R_POWER), ",".join(map(str, ITEMS)), str(args.r_nsim), log_path], check=True,
+                       capture_output=True)
+        r_log = pd.read_csv(log_path, sep=" ")
+    r_done = r_log.groupby("items")["sim"].count().to_dict()
+    r_per_sim = r_log.groupby("items")["seconds"].mean().to_dict()
+    r_power = r_log.groupby("items")["reject"].mean().to_dict()
+    results["power"] = {"nsim": args.nsim, "mixeval_seconds": sum(mix_per_sim.values()) * args.nsim,
+                        "mixeval_seconds_per_sim": mix_per_sim, "lme4_sims_completed": r_done,
+                        "lme4_seconds_per_sim": r_per_sim, "lme4_seconds_completed": float(r_log["seconds"].sum()),
+                        "rows": rows, "lme4_power": r_power}
     print(results["power"], flush=True)
     Path(args.out).write_text(json.dumps(results, indent=1))
+    report(args, results)
 
-    b = results["table_3_1"]
-    print("\n| job | mixeval s | lme4 s | lme4 / mixeval |\n|:--|--:|--:|--:|")
-    print(f"| {args.nboot} bootstrap refits, Table 3.1 ({args.jobs} process) | {b['mixeval_boot']:.1f} | {b['lme4_boot']:.1f} | "
-          f"{b['lme4_boot'] / b['mixeval_boot']:.2f}x |")
-    print(f"| profile intervals, Table 3.1 | {b['mixeval_profile']:.1f} | {b['lme4_profile']:.1f} | "
-          f"{b['lme4_profile'] / b['mixeval_profile']:.2f}x |")
-    p = results["power"]
-    print(f"| power curve, 5 designs x {args.nsim} sims (10k-50k rows) | {p['mixeval_seconds']:.1f} | "
-          f"{p['lme4_seconds_extrapolated']:.0f} (extrapolated from {args.r_nsim} sims per design) | "
-          f"{p['lme4_seconds_extrapolated'] / p['mixeval_seconds']:.0f}x |")
+
+def report(args, results: dict) -> None:
+    """Markdown tables of the results."""
+    b = results.get("table_3_1")
+    if b:
+        print("\n| job | mixeval s (CPU s) | lme4 s (CPU s) | lme4 / mixeval (elapsed; CPU) |\n|:--|--:|--:|--:|")
+        print(f"| {args.nboot} bootstrap refits, Table 3.1 ({args.jobs} process) | {b['mixeval_boot']:.1f} "
+              f"({b['mixeval_boot_cpu']:.1f}) | {b['lme4_boot']:.1f} ({b['lme4_boot_cpu']:.1f}) | "
+              f"{b['lme4_boot'] / b['mixeval_boot']:.2f}x; {b['lme4_boot_cpu'] / b['mixeval_boot_cpu']:.2f}x |")
+        if b["mixeval_profile"] is not None:
+            print(f"| profile intervals, Table 3.1 | {b['mixeval_profile']:.1f} | {b['lme4_profile']:.1f} | "
+                  f"{b['lme4_profile'] / b['mixeval_profile']:.2f}x |")
+    p = results.get("power")
+    if not p:
+        return
+    print("\n| items (rows) | mixeval power (se) | mixeval s / sim | lme4 sims done | lme4 power | lme4 s / sim | lme4 / mixeval |")
+    print("|--:|--:|--:|--:|--:|--:|--:|")
+    for row in p["rows"]:
+        i = row["item"]
+        print(f"| {i} ({row['nobs']}) | {row['power']:.3f} ({row['se']:.3f}) | {p['mixeval_seconds_per_sim'][i]:.3f} | "
+              f"{p['lme4_sims_completed'][i]} | {p['lme4_power'][i]:.3f} | {p['lme4_seconds_per_sim'][i]:.3f} | "
+              f"{p['lme4_seconds_per_sim'][i] / p['mixeval_seconds_per_sim'][i]:.0f}x |")
+    print(f"mixeval, all 5 x {args.nsim}: {p['mixeval_seconds']:.1f} s")
 
 
 if __name__ == "__main__":

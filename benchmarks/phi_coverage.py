@@ -1,15 +1,18 @@
 """Coverage of the parametric-bootstrap interval of phi by simulation (known components, several designs).
 
-For each design: draw a data set from known variance components, fit it (REML), compute the 95%
-percentile interval of phi from ``--boot`` parametric-bootstrap refits (mixeval.reliability.phi_interval)
-and record whether it contains the true phi. Prints a markdown table (coverage, its Monte-Carlo standard
-error, mean width, share of singular fits) and writes it as JSON next to this script.
+For each design: draw a data set from known variance components, fit it (REML), draw ``--boot``
+parametric-bootstrap refits (mixeval.uncertainty.component_draws), and record whether the 95% intervals
+of phi from those draws contain the true phi: the percentile interval (mixeval.uncertainty.phi_interval)
+and, from the same draws, the bias-corrected (BC) percentile interval (Efron 1982: the percentiles
+``Phi(2 z0 +- z_{0.975})`` with ``z0 = Phi^-1(share of draws below the estimate)``, ties counted half).
+Prints a markdown table (coverage, its Monte-Carlo standard error, mean width, share of singular fits)
+and writes it as JSON next to this script.
 
-    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 0,3 --out benchmarks/phi_coverage_a.json
-    python3 benchmarks/phi_coverage.py --reps 200 --boot 100 --designs 2,1 --out benchmarks/phi_coverage_b.json
+    python3 benchmarks/phi_coverage.py --reps 1000 --boot 200 --designs 0,2,3,1 --out benchmarks/phi_coverage_1000.json
 
-Every replicate is also appended to ``<out>.jsonl``, so an interrupted run still reports its completed
-replicates (``--summarise FILE.jsonl`` prints the table from such a log).
+The designs are visited round robin, and every replicate is appended to ``<out>.jsonl``, so an interrupted
+run still reports the same number of completed replicates per design (``--summarise FILE.jsonl`` prints the
+table from such a log).
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import pandas as pd
 
 from mixeval import lmer
 from mixeval.reliability import phi
-from mixeval.uncertainty import phi_interval
+from scipy.stats import norm
+
+from mixeval.uncertainty import component_draws, phi_draws, phi_interval
 
 # (name, facet sizes, formula, components, phi at n)
 DESIGNS = [
@@ -59,43 +64,84 @@ def simulate(sizes: dict, comps: dict, rng: np.random.Generator) -> pd.DataFrame
     return df
 
 
+def bc_interval(values: np.ndarray, estimate: float, level: float = 0.95) -> tuple[float, float]:
+    """Bias-corrected percentile interval: percentiles ``Phi(2 z0 -+ z)`` of the draws, ``z0`` from their median bias."""
+    values = values[np.isfinite(values)]
+    share = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / values.size
+    z0 = norm.ppf(np.clip(share, 0.5 / values.size, 1 - 0.5 / values.size))
+    z = norm.ppf(0.5 + level / 2)
+    lo, hi = np.quantile(values, norm.cdf([2 * z0 - z, 2 * z0 + z]))
+    return float(lo), float(hi)
+
+
 def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = None) -> list[dict]:
     """Coverage per design; with ``log``, every replicate is appended to it as a JSON line (partial runs count)."""
-    rows = []
+    state = []
     for name, sizes, formula, comps, n in designs:
-        rng = np.random.default_rng([seed, DESIGNS.index((name, sizes, formula, comps, n))])
-        truth = phi(comps, "item", n)
-        hits, widths, singular = [], [], []
-        t0 = time.perf_counter()
-        for r in range(reps):
+        state.append({"rng": np.random.default_rng([seed, DESIGNS.index((name, sizes, formula, comps, n))]),
+                      "truth": phi(comps, "item", n), "hits": [], "widths": [], "singular": [], "bc_hits": [],
+                      "bc_widths": [], "seconds": 0.0})
+    # round robin over the designs (replicate r of every design, then r + 1): a run stopped early has the
+    # same number of replicates for every design
+    for r in range(reps):
+        for (name, sizes, formula, comps, n), st in zip(designs, state):
+            t0 = time.perf_counter()
+            rng, truth = st["rng"], st["truth"]
             df = simulate(sizes, comps, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fit = lmer(formula, df)
-            ci = phi_interval(fit, "item", n, n_resamples=boot, random_state=rng, progress=False)
-            hits.append(ci["lower"] <= truth <= ci["upper"])
-            widths.append(ci["upper"] - ci["lower"])
-            singular.append(fit.singular)
+            draws = component_draws(fit, n_resamples=boot, random_state=rng, progress=False)
+            ci = phi_interval(fit, "item", n, draws=draws)
+            bc = bc_interval(phi_draws(draws, "item", n), ci["estimate"])
+            st["hits"].append(ci["lower"] <= truth <= ci["upper"])
+            st["widths"].append(ci["upper"] - ci["lower"])
+            st["bc_hits"].append(bc[0] <= truth <= bc[1])
+            st["bc_widths"].append(bc[1] - bc[0])
+            st["singular"].append(fit.singular)
+            st["seconds"] += time.perf_counter() - t0
             if log is not None:
                 with open(log, "a") as fh:
-                    fh.write(json.dumps({"design": name, "rep": r, "hit": bool(hits[-1]), "lower": ci["lower"],
+                    fh.write(json.dumps({"design": name, "rep": r, "hit": bool(st["hits"][-1]), "lower": ci["lower"],
                                          "upper": ci["upper"], "phi_hat": ci["estimate"], "truth": truth,
+                                         "bc_lower": bc[0], "bc_upper": bc[1], "bc_hit": bool(st["bc_hits"][-1]),
                                          "singular": bool(fit.singular)}) + "\n")
-        cov = float(np.mean(hits))
-        rows.append({"design": name, "phi": truth, "n": n, "reps": reps, "boot": boot, "coverage": cov,
-                     "mc_se": float(np.sqrt(cov * (1 - cov) / reps)), "mean_width": float(np.mean(widths)),
-                     "singular_fits": float(np.mean(singular)), "seconds": time.perf_counter() - t0})
+    rows = []
+    for (name, sizes, formula, comps, n), st in zip(designs, state):
+        cov, bcc = float(np.mean(st["hits"])), float(np.mean(st["bc_hits"]))
+        rows.append({"design": name, "phi": st["truth"], "n": n, "reps": reps, "boot": boot, "coverage": cov,
+                     "mc_se": float(np.sqrt(cov * (1 - cov) / reps)), "mean_width": float(np.mean(st["widths"])),
+                     "bc_coverage": bcc, "bc_mc_se": float(np.sqrt(bcc * (1 - bcc) / reps)),
+                     "bc_mean_width": float(np.mean(st["bc_widths"])),
+                     "singular_fits": float(np.mean(st["singular"])), "seconds": st["seconds"]})
         print(rows[-1], flush=True)
     return rows
 
 
-def summarise(path: Path) -> None:
-    log = pd.read_json(path, lines=True)
-    print("| design | true phi | replicates | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|")
+def summarise(paths: list[Path], out: Path | None = None) -> None:
+    """Coverage table of per-replicate logs (pooled); with ``out``, also written as JSON."""
+    log = pd.concat([pd.read_json(p, lines=True) for p in paths], ignore_index=True)
+    print("| design | true phi | replicates | percentile: coverage (MC se) | mean width | BC: coverage (MC se) | "
+          "mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|--:|--:|")
+    rows = []
     for name, g in log.groupby("design", sort=False):
-        cov = g.hit.mean()
-        print(f"| {name} | {g.truth.iloc[0]:.3f} | {len(g)} | {cov:.3f} | {np.sqrt(cov * (1 - cov) / len(g)):.3f} | "
-              f"{(g.upper - g.lower).mean():.3f} | {g.singular.mean():.2f} |")
+        k = len(g)
+        cov = float(g.hit.mean())
+        row = {"design": name, "phi": float(g.truth.iloc[0]), "reps": k, "coverage": cov,
+               "mc_se": float(np.sqrt(cov * (1 - cov) / k)), "mean_width": float((g.upper - g.lower).mean()),
+               "singular_fits": float(g.singular.mean())}
+        line = f"| {name} | {row['phi']:.3f} | {k} | {cov:.3f} ({row['mc_se']:.3f}) | {row['mean_width']:.3f} | "
+        if "bc_hit" in g and g.bc_hit.notna().all():
+            bc = float(g.bc_hit.astype(float).mean())
+            row.update(bc_coverage=bc, bc_mc_se=float(np.sqrt(bc * (1 - bc) / k)),
+                       bc_mean_width=float((g.bc_upper - g.bc_lower).mean()))
+            line += f"{bc:.3f} ({row['bc_mc_se']:.3f}) | {row['bc_mean_width']:.3f} | "
+        else:
+            line += "- | - | "
+        rows.append(row)
+        print(line + f"{row['singular_fits']:.2f} |")
+    if out is not None:
+        out.write_text(json.dumps({"logs": [str(p) for p in paths], "rows": rows}, indent=1))
 
 
 def main() -> None:
@@ -105,19 +151,23 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--designs", default=None, help="comma-separated indices into DESIGNS (default: all)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("phi_coverage.json")))
-    ap.add_argument("--summarise", default=None, help="print the coverage table of a .jsonl log and exit")
+    ap.add_argument("--summarise", default=None, nargs="+",
+                    help="print the coverage table of .jsonl logs (runs with different seeds pooled) and exit")
     args = ap.parse_args()
+    args.out_given = "--out" in __import__("sys").argv
     if args.summarise:
-        summarise(Path(args.summarise))
+        summarise([Path(p) for p in args.summarise], Path(args.out) if args.out_given else None)
         return
     chosen = DESIGNS if args.designs is None else [DESIGNS[int(i)] for i in args.designs.split(",")]
     rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))
     Path(args.out).write_text(json.dumps({"reps": args.reps, "boot": args.boot, "seed": args.seed, "rows": rows},
                                          indent=1, default=float))
-    print("\n| design | true phi | coverage | MC se | mean width | singular fits |\n|:--|--:|--:|--:|--:|--:|")
+    print("\n| design | true phi | percentile: coverage (MC se) | mean width | BC: coverage (MC se) | mean width | "
+          "singular fits |\n|:--|--:|--:|--:|--:|--:|--:|")
     for r in rows:
-        print(f"| {r['design']} (n = {r['n']}) | {r['phi']:.3f} | {r['coverage']:.3f} | {r['mc_se']:.3f} | "
-              f"{r['mean_width']:.3f} | {r['singular_fits']:.2f} |")
+        print(f"| {r['design']} (n = {r['n']}) | {r['phi']:.3f} | {r['coverage']:.3f} ({r['mc_se']:.3f}) | "
+              f"{r['mean_width']:.3f} | {r['bc_coverage']:.3f} ({r['bc_mc_se']:.3f}) | {r['bc_mean_width']:.3f} | "
+              f"{r['singular_fits']:.2f} |")
 
 
 if __name__ == "__main__":

@@ -147,7 +147,8 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
 
-def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray) -> np.ndarray | None:
+def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray,
+                     probes: tuple[float, ...] = _PROBES) -> np.ndarray | None:
     """A point with lower deviance than ``theta`` obtained by moving one zero bounded component off 0, if any.
 
     Where the curvature at 0 is negative a step off 0 decreases the deviance; where it is positive 0 is a
@@ -155,7 +156,7 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     """
     best, best_value = None, base - 1e-10 * max(1.0, abs(base))
     for i in np.flatnonzero(bounded & (theta == 0.0)):
-        for step in _PROBES:
+        for step in probes:
             trial = theta.copy()
             trial[i] = step
             value = f(trial)
@@ -240,7 +241,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
 
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
-                      fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200) -> OptimResult:
+                      fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
+                      probes: tuple[float, ...] | None = None) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -261,6 +263,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         ``theta -> deviance`` alone, when cheaper than with the gradient (used for the boundary checks).
     max_iter : int
         Newton iterations per round.
+    probes : tuple of float, optional
+        Values at which a component ending at 0 is tried (default ``(1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)``); a
+        caller that moves components with negative curvature off 0 itself (the exact Hessian tells) may
+        keep only the distant ones, which look for a better optimum away from 0.
 
     Returns
     -------
@@ -350,7 +356,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         if not np.array_equal(snapped, x):  # (the Hessian of the unsnapped point serves the checks below)
             x = snapped
             value, grad = fg(x)
-        start = _escape_boundary(f, x, value, bounded, np.diag(h))
+        start = _escape_boundary(f, x, value, bounded, np.diag(h), _PROBES if probes is None else tuple(probes))
         if start is None:
             break
         x = start

@@ -26,6 +26,7 @@ from ..mixed import GlmerResult, LmerResult
 from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
+from ._dense import DENSE_MAX_LEVELS, DenseDesign, ResponseSums
 
 try:  # the engine keeps its BLAS limiter in mixed/_blas.py on newer trees, in mixed/_fit.py before
     from ..mixed._blas import single_threaded_blas
@@ -325,27 +326,52 @@ class LmmFitModel:
             out.append(_with_response(s, z0w, zrw, ww))
         return out
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
-        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise)."""
-        from ..mixed._optimize import SINGULAR_TOL, optimize_theta
+    @cached_property
+    def _dense(self) -> DenseDesign | None:
+        """The design for refits with the exact Hessian, when its random effects are few enough (else None)."""
+        if not self.group_names or sum(z.shape[0] for z in self._zt) > DENSE_MAX_LEVELS:
+            return None
+        return DenseDesign(self._zt, self.design.X)
 
+    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
+        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise).
+
+        Every refit starts at the fit's theta (the simulated responses come from the fit, so their optima
+        are near it). Designs with at most :data:`~mixeval.uncertainty._dense.DENSE_MAX_LEVELS` random-effect
+        levels take Newton steps with the exact Hessian (:class:`~mixeval.uncertainty._dense.DenseDesign`);
+        larger ones the engine's evaluator, which eliminates the largest factor's block.
+        """
         reml = self.reml if reml is None else bool(reml)
-        out = []
-        n, p = self.stats.nobs, self.stats.p
-        start = self.fit.theta if self.fit.theta.size else None
         with single_threaded_blas():
-            for stats in self.stats_for(Y):
-                opt = optimize_theta(stats, reml, theta0=None if start is None else np.where(start > 0, start, 0.1))
-                parts = deviance_parts(stats, opt.theta, reml)
-                sigma2 = parts.r2 / (n - p if reml else n)
-                cov = sigma2 * np.linalg.inv(parts.mxx) if p else np.zeros((0, 0))
-                sigma = float(np.sqrt(sigma2))
-                variances = {g: float(sigma2 * t * t) for g, t in zip(self.group_names, opt.theta)}
-                variances["Residual"] = float(sigma2)
-                params = np.concatenate([sigma * opt.theta, [sigma], parts.beta])
-                out.append(RefitSummary(params=params, variances=variances, cov_coef=cov, criterion=parts.deviance,
-                                        singular=bool(np.any(opt.theta < SINGULAR_TOL))))
-        return out
+            if self._dense is not None:
+                return [self._summary(*self._dense_refit(s, reml)) for s in self._dense.sums(Y)]
+            return [self._summary(*self._engine_refit(stats, reml)) for stats in self.stats_for(Y)]
+
+    def _dense_refit(self, sums: ResponseSums, reml: bool):
+        opt = self._dense.optimize(sums, reml, self.fit.theta)
+        value, beta, mxx, r2, _, _ = self._dense.solve(opt.theta, sums, reml)
+        return opt.theta, value, beta, mxx, r2, reml
+
+    def _engine_refit(self, stats: SufficientStats, reml: bool):
+        from ..mixed._optimize import optimize_theta
+
+        start = np.where(self.fit.theta > 0, self.fit.theta, 0.1)
+        opt = optimize_theta(stats, reml, theta0=start)
+        parts = deviance_parts(stats, opt.theta, reml)
+        return opt.theta, parts.deviance, parts.beta, parts.mxx, parts.r2, reml
+
+    def _summary(self, theta, deviance, beta, mxx, r2, reml) -> RefitSummary:
+        from ..mixed._optimize import SINGULAR_TOL
+
+        n, p = self.stats.nobs, self.stats.p
+        sigma2 = r2 / (n - p if reml else n)
+        cov = sigma2 * np.linalg.inv(mxx) if p else np.zeros((0, 0))
+        sigma = float(np.sqrt(sigma2))
+        variances = {g: float(sigma2 * t * t) for g, t in zip(self.group_names, theta)}
+        variances["Residual"] = float(sigma2)
+        params = np.concatenate([sigma * theta, [sigma], beta])
+        return RefitSummary(params=params, variances=variances, cov_coef=cov, criterion=float(deviance),
+                            singular=bool(np.any(theta < SINGULAR_TOL)))
 
     def refit_result(self, y: np.ndarray, reml: bool | None = None) -> LmerResult:
         """A full :class:`LmerResult` on the new response ``y`` (same design)."""
