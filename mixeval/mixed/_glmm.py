@@ -348,8 +348,12 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
         # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
         # where the LP was not run or did not see it
         separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
+    def refitter(by_reml: bool) -> GlmerResult:
+        return fit_glmm(design, family, weights, n_agq=1 if by_reml else n_agq, re=problem.re, data=data,
+                        warn=warn, reml=by_reml)
+
     result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
-                               cov_params, reml=reml)
+                               cov_params, reml=reml, refitter=refitter)
     if warn:
         check_glmer_fit(result)
     return result

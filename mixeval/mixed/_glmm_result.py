@@ -103,6 +103,8 @@ class GlmerResult(Result):
     problem: GlmmProblem = field(repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
     reml: bool = field(default=False, repr=False)
+    refitter: Any = field(default=None, repr=False, compare=False)
+    """``reml -> GlmerResult``: the same model fitted again (set by the fitting function)."""
     cov_params: np.ndarray | None = field(default=None, repr=False)
     """``2 H^{-1}``: asymptotic covariance of (theta, beta) from the deviance's Hessian (None without it)."""
 
@@ -252,12 +254,11 @@ class GlmerResult(Result):
     def refit(self, REML: bool = False) -> "GlmerResult":
         """The same model fitted by maximum likelihood (``REML=False``, lme4's glmer) or by the restricted
         Laplace criterion (``REML=True``); used by :func:`~mixeval.compare` to test REML fits."""
-        from ._glmm import fit_glmm
-
         if bool(REML) == self.reml:
             return self
-        return fit_glmm(self.design, self.problem.family, self.weights, n_agq=1 if REML else self.nAGQ,
-                        re=self.problem.re, data=self.data, reml=bool(REML))
+        if self.refitter is None:
+            raise InputError("this GlmerResult was not made by mixeval.glmer and cannot be refitted.")
+        return self.refitter(bool(REML))
 
     def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "link", re: bool = True) -> np.ndarray:
         """Predictions on the link or response scale; for ``newdata``, fixed effects only (``re.form = NA``)."""
@@ -343,7 +344,7 @@ class GlmerResult(Result):
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,
                       deviance: float, cov: np.ndarray, cov_rx: np.ndarray, opt: OptimResult, n_agq: int,
                       separation: list[str], data: Any, cov_params: np.ndarray | None = None, *,
-                      reml: bool = False) -> GlmerResult:
+                      reml: bool = False, refitter: Any = None) -> GlmerResult:
     """Assemble the frozen result at the optimum (lme4's ``mkMerMod``)."""
     re = problem.re
     lams = theta_to_factors(re.terms, theta)
@@ -365,5 +366,5 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
         singular=singular, converged=bool(opt.converged), separation=tuple(separation),
         n_evaluations=opt.n_evaluations, u=state.u.copy(), random_effects=tuple(b),
         fitted_link=state.eta.copy(), fitted=state.mu.copy(), y=problem.y, weights=problem.weights,
-        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml),
+        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml), refitter=refitter,
     )

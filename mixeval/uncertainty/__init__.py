@@ -11,7 +11,8 @@ as a function of the variance parameters, simulate-from-fit, refit-with-new-resp
 from ._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
 from ._confint import ConfintResult, confint, wald_intervals
 from ._glmm_model import GlmmFitModel
-from ._interface import FitModel, LmmFitModel, RefitSummary, as_fit_model
+from ._interface import FitModel, LmmFitModel, RefitSummary
+from ._models import as_fit_model
 from ._power import PowerResult, closed_form_paired_power, crossed_design, power_from_components
 from ._profile import profile_interval, profile_intervals, profile_zeta
 from ._reliability import coefficient_interval, component_draws, dstudy_intervals, phi_draws, phi_interval

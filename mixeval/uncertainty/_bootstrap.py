@@ -20,7 +20,8 @@ import pandas as pd
 from .._progress import progress
 from ..errors import InputError
 from ..resampling import as_generator
-from ._interface import FitModel, RefitSummary, as_fit_model
+from ._interface import FitModel, RefitSummary
+from ._models import as_fit_model
 
 __all__ = ["BootstrapResult", "bootstrap_fit", "parametric_refits", "simulate_blocks"]
 

@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from ..errors import InputError
 from ._bootstrap import _check_level, bootstrap_fit
-from ._interface import as_fit_model
+from ._models import as_fit_model
 from ._profile import profile_intervals
 
 __all__ = ["ConfintResult", "confint", "wald_intervals"]

@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import InputError
-from ..mixed import GlmerResult, LmerResult
+from ..mixed import LmerResult
 from ..mixed._deviance import deviance_parts
 from ..mixed._fit import fit_from_stats
 from ..mixed._stats import SufficientStats
@@ -33,7 +33,7 @@ try:  # the engine keeps its BLAS limiter in mixed/_blas.py on newer trees, in m
 except ImportError:  # pragma: no cover - depends on the engine version
     from ..mixed._fit import single_threaded_blas
 
-__all__ = ["FitModel", "LmmFitModel", "as_fit_model", "RefitSummary"]
+__all__ = ["FitModel", "LmmFitModel", "RefitSummary"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -59,6 +59,7 @@ class RefitSummary:
     --------
     >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
+    >>> from mixeval.uncertainty import as_fit_model
     >>> rng = np.random.default_rng(0)
     >>> g = np.repeat(np.arange(15), 4)
     >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
@@ -135,6 +136,7 @@ class FitModel(Protocol):
     --------
     >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
+    >>> from mixeval.uncertainty import as_fit_model
     >>> rng = np.random.default_rng(0)
     >>> g = np.repeat(np.arange(15), 4)
     >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
@@ -416,37 +418,3 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
     s2 = sigma * sigma
     value = float(parts.logdet_a + parts.r2 / s2 + n * (_LOG_2PI + np.log(s2)))
     return value, dlogdet + dr2 / s2, float(2.0 * n / sigma - 2.0 * parts.r2 / (s2 * sigma))
-
-
-def as_fit_model(fit) -> FitModel:
-    """The :class:`FitModel` of a fit: an :class:`LmerResult`, a :class:`~mixeval.mixed.GlmerResult`
-    (:class:`~mixeval.uncertainty.GlmmFitModel`), a result with an ``uncertainty_model()`` method
-    returning its :class:`FitModel`, or anything implementing the interface.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
-    >>> as_fit_model(fit).nobs
-    60
-    """
-    hook = getattr(fit, "uncertainty_model", None)
-    if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
-        return hook()
-    if isinstance(fit, LmerResult):
-        if fit.has_slopes:  # random slopes: the general evaluator's FitModel
-            from ._slopes_model import SlopeFitModel
-
-            return SlopeFitModel(fit)
-        return LmmFitModel(fit)
-    if isinstance(fit, GlmerResult):
-        from ._glmm_model import GlmmFitModel
-
-        return GlmmFitModel(fit)
-    if isinstance(fit, FitModel):
-        return fit
-    raise InputError(f"expected a fitted mixed model (mixeval.lmer or mixeval.glmer); got {type(fit).__name__}.")
