@@ -195,8 +195,15 @@ def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
     kind = profiler.model.varpar_kinds[i] if i < profiler.n_var else "fixed"
     target = side * crit
 
+    seen: dict[float, float] = {}
+
     def g(v: float) -> float:
-        return profiler.zeta(name, v) - target
+        # each zeta is a constrained optimisation warm-started from the previous one: the bracket's ends are
+        # kept as evaluated, so that the root search sees the signs that bracketed it
+        v = float(v)
+        if v not in seen:
+            seen[v] = profiler.zeta(name, v) - target
+        return seen[v]
 
     step = profiler.step(i)
     inner = est
