@@ -7,10 +7,13 @@ with z (``df="asymptotic"``); mean REML estimates of the latent variances.
 
     python benchmarks/sim_glmer_reml.py run NAME [n_rep]     # -> benchmarks/results/sim_glmer_reml/NAME.jsonl
     python benchmarks/sim_glmer_reml.py summarise            # -> benchmarks/results/sim_glmer_reml.{json,md}
+
+Results (1,000 replicates per design, committed as gzipped logs): ``benchmarks/results/sim_glmer_reml.md``.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -69,9 +72,13 @@ def summarise() -> list[dict]:
     out = []
     for design in DESIGNS:
         path = os.path.join(OUT, f"{design.name}.jsonl")
-        if not os.path.exists(path):
+        if os.path.exists(path + ".gz"):  # committed logs are gzipped
+            with gzip.open(path + ".gz", "rt") as fh:
+                rows = [json.loads(line) for line in fh]
+        elif os.path.exists(path):
+            rows = [json.loads(line) for line in open(path)]
+        else:
             continue
-        rows = [json.loads(line) for line in open(path)]
         n = len(rows)
         res = {"design": design.name, "reps": n}
         for kind in ("mean", "diff"):
