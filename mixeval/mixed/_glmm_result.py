@@ -13,6 +13,7 @@ from scipy import stats as sps
 from .._results import Result, to_plain
 from ..errors import InputError, SeparationWarning
 from ._design import Design
+from ._fixef import FixedEffectTables
 from ._family import DISTRIBUTION_VARIANCE, Family
 from ._optimize import SINGULAR_TOL, OptimResult
 from ._pirls import GlmmProblem, PirlsState
@@ -22,7 +23,7 @@ __all__ = ["GlmerResult", "SeparationWarning", "make_glmer_result"]
 
 
 @dataclass(frozen=True, eq=False)
-class GlmerResult(Result):
+class GlmerResult(FixedEffectTables, Result):
     """A fitted generalised linear mixed model, all numbers unrounded.
 
     Attributes
@@ -122,16 +123,6 @@ class GlmerResult(Result):
         return DISTRIBUTION_VARIANCE.get(self.link, float("nan"))
 
     # ----------------------------------------------------------------- tables
-    @property
-    def fixef(self) -> pd.Series:
-        """Fixed-effect estimates (link scale) indexed by coefficient name."""
-        return pd.Series(self.coef, index=list(self.fixed_names), name="estimate")
-
-    @property
-    def vcov(self) -> pd.DataFrame:
-        names = list(self.fixed_names)
-        return pd.DataFrame(self.cov_coef, index=names, columns=names)
-
     @property
     def coefficients(self) -> pd.DataFrame:
         """Fixed effects with Wald z tests (lme4's summary table): estimate, se, z, pvalue."""

@@ -16,8 +16,9 @@ from .._results import Result, to_plain
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
 from ._design import Design
+from ._fixef import FixedEffectTables
 from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
-from ._general import (BlockStats, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
+from ._general import (BlockStats, _Dim, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
                        gradient_polish, optimize_general)
 from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
 from ._reterms import _tril_template, theta_to_factors
@@ -29,7 +30,7 @@ __all__ = ["LmerResult", "make_result", "fit_from_stats", "fit_design", "design_
 
 
 @dataclass(frozen=True, eq=False)
-class LmerResult(Result):
+class LmerResult(FixedEffectTables, Result):
     """A fitted linear mixed-effects model (lme4's ``merMod``), all numbers unrounded.
 
     Attributes
@@ -152,7 +153,7 @@ class LmerResult(Result):
         theta = np.asarray(theta, dtype=float)
         dims = [len(c) for c in self.term_coef_names]
         out = []
-        for Tk, lam in zip(self._scaling().term_T, theta_to_factors(tuple(_Dims(d) for d in dims), theta)):
+        for Tk, lam in zip(self._scaling().term_T, theta_to_factors(tuple(_Dim(d) for d in dims), theta)):
             lam_s = map_factor(np.linalg.inv(Tk), lam)
             rows, cols = _tril_template(lam.shape[0])
             out.append(lam_s[rows, cols])
@@ -177,7 +178,7 @@ class LmerResult(Result):
 
     def _factors(self) -> list[np.ndarray]:
         dims = [len(c) for c in self.term_coef_names]
-        return theta_to_factors(tuple(_Dims(d) for d in dims), self.theta)
+        return theta_to_factors(tuple(_Dim(d) for d in dims), self.theta)
 
     def varcorr_frame(self) -> pd.DataFrame:
         """lme4's ``as.data.frame(VarCorr(fit))``: grp, var1, var2, vcov, sdcor, and the ``name`` of each
@@ -214,17 +215,6 @@ class LmerResult(Result):
         return frame
 
     # ----------------------------------------------------------------- tables
-    @property
-    def fixef(self) -> pd.Series:
-        """Fixed-effect estimates indexed by coefficient name."""
-        return pd.Series(self.coef, index=list(self.fixed_names), name="estimate")
-
-    @property
-    def vcov(self) -> pd.DataFrame:
-        """Covariance matrix of the fixed effects."""
-        names = list(self.fixed_names)
-        return pd.DataFrame(self.cov_coef, index=names, columns=names)
-
     @property
     def coefficients(self) -> pd.DataFrame:
         """Fixed effects: estimate, standard error, t value (lme4's summary table)."""
@@ -459,7 +449,7 @@ class LmerResult(Result):
 
         def comps(v: np.ndarray) -> np.ndarray:
             out = []
-            for lam in theta_to_factors(tuple(_Dims(d) for d in dims), v[:-1]):
+            for lam in theta_to_factors(tuple(_Dim(d) for d in dims), v[:-1]):
                 cov = v[-1] ** 2 * lam @ lam.T
                 d = cov.shape[0]
                 out += [cov[i, i] for i in range(d)] + [cov[i, j] for i in range(d) for j in range(i + 1, d)]
@@ -606,15 +596,6 @@ class LmerResult(Result):
         })
 
 
-@dataclass(frozen=True)
-class _Dims:
-    n_coef: int
-
-    @property
-    def n_theta(self) -> int:
-        return self.n_coef * (self.n_coef + 1) // 2
-
-
 def singular_terms(terms_dims: tuple[int, ...], theta: np.ndarray) -> list[int]:
     """Indices of the terms whose relative covariance factor has a diagonal element below :data:`SINGULAR_TOL`
     (lme4's ``isSingular``: a variance at 0, or a correlation at +-1)."""
@@ -663,7 +644,7 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
         cov = np.zeros((0, 0))
     beta = sc.beta(parts.beta) if p else parts.beta.copy()
     # theta of the data as given: Lambda_k Lambda_k' = T_k Lambda_k* Lambda_k*' T_k'
-    factors = theta_to_factors(tuple(_Dims(d) for d in dims), opt.theta)
+    factors = theta_to_factors(tuple(_Dim(d) for d in dims), opt.theta)
     theta_parts = []
     for Tk, lam in zip(sc.term_T, factors):
         lam_raw = map_factor(Tk, lam)

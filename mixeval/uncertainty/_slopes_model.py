@@ -23,7 +23,7 @@ from ..mixed import LmerResult
 from ..mixed._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
                               general_deviance_parts, optimize_general)
 from ..mixed._optimize import SINGULAR_TOL, minimize_deviance
-from ..mixed._result import _Dims
+from ..mixed._general import _Dim
 from ..mixed._reterms import _tril_template, build_restructure, theta_to_factors
 from ..mixed._scaling import Scaling, identity_scaling, map_factor
 from ._interface import RefitSummary, single_threaded_blas
@@ -245,7 +245,7 @@ class SlopeFitModel:
 
     def theta_to_varpar(self, theta: np.ndarray, sigma: float) -> np.ndarray:
         """``(Sv, sigma)`` of lme4's theta (of the data) and ``sigma``."""
-        lams = theta_to_factors(tuple(_Dims(d) for d in self.dims), np.asarray(theta, dtype=float))
+        lams = theta_to_factors(tuple(_Dim(d) for d in self.dims), np.asarray(theta, dtype=float))
         return np.concatenate([factor_to_sdcor(sigma * lam) for lam in lams] + [[sigma]])
 
     # ------------------------------------------------------------------ estimates
@@ -532,7 +532,7 @@ class SlopeFitModel:
         sc = self.scaling
         n, p = self.nobs, len(self.fixed_names)
         start = self._start(self.fit.scaled_theta(self.fit.theta))
-        dims = tuple(_Dims(d) for d in self.dims)
+        dims = tuple(_Dim(d) for d in self.dims)
         out = []
         with single_threaded_blas():
             for stats in self.stats_for(Y):
@@ -589,7 +589,7 @@ def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, floa
     cov = fit.varcomp_cov()
     out: dict[str, tuple[float, float]] = {}
     nan = (float("nan"), float("nan"))
-    lams = theta_to_factors(tuple(_Dims(len(c)) for c in fit.term_coef_names), fit.theta)
+    lams = theta_to_factors(tuple(_Dim(len(c)) for c in fit.term_coef_names), fit.theta)
     row = 0
     for term, (g, coefs) in enumerate(zip(fit.group_names, fit.term_coef_names)):
         d = len(coefs)
