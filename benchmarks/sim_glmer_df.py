@@ -101,6 +101,19 @@ def truth(design: SimDesign) -> tuple[np.ndarray, dict[str, float]]:
     return acc, diffs
 
 
+def interval_coverage(fit, acc: np.ndarray, diffs: dict[str, float]) -> dict:
+    """Whether each accuracy interval and each pairwise-difference interval covers the truth, per df method."""
+    row: dict = {}
+    for m in METHODS:
+        emm = emmeans_response(fit, "system", df=m)
+        row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
+        row[f"df_mean_{m}"] = emm.df.tolist()
+        pd_ = pairwise_differences(fit, "system", adjust="none", df=m).table
+        true = pd_.contrast.map(diffs).to_numpy()
+        row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+    return row
+
+
 def one(design: SimDesign, rng: np.random.Generator) -> dict:
     d = simulate(design, rng)
     acc, diffs = truth(design)
@@ -111,16 +124,9 @@ def one(design: SimDesign, rng: np.random.Generator) -> dict:
         if design.glrt:
             null = glmer("correct ~ 1 + (1|item) + (1|seed)", d)
             row["pvalue"] = float(compare(full, null).pvalue)
-        for m in METHODS:
-            emm = emmeans_response(full, "system", df=m)
-            row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
-            row[f"df_mean_{m}"] = emm.df.tolist()
-            if m == "asymptotic":  # link-scale estimate and se: coverage for any other df, after the fact
-                link = emmeans(full, "system")
-                row["z_mean"] = ((link.emmean - np.log(acc / (1 - acc))) / link.se).tolist()
-            pd_ = pairwise_differences(full, "system", adjust="none", df=m).table
-            true = pd_.contrast.map(diffs).to_numpy()
-            row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+        row.update(interval_coverage(full, acc, diffs))
+        link = emmeans(full, "system")  # link-scale estimate and se: coverage for any other df, after the fact
+        row["z_mean"] = ((link.emmean - np.log(acc / (1 - acc))) / link.se).tolist()
     v = full.variances
     row.update(var_item=v["item"], var_seed=v["seed"], singular=bool(full.singular))
     return row

@@ -24,10 +24,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sim_glmer_df import BY_NAME, DESIGNS, METHODS, simulate, truth  # noqa: E402
+from sim_glmer_df import BY_NAME, DESIGNS, METHODS, interval_coverage, simulate, truth  # noqa: E402
 
 from mixeval import glmer  # noqa: E402
-from mixeval.significance import emmeans_response, pairwise_differences  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "results", "sim_glmer_reml")
@@ -36,17 +35,10 @@ OUT = os.path.join(HERE, "results", "sim_glmer_reml")
 def one(design, rng) -> dict:
     d = simulate(design, rng)
     acc, diffs = truth(design)
-    row: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = glmer("correct ~ system + (1|item) + (1|seed)", d, REML=True)
-        for m in METHODS:
-            emm = emmeans_response(fit, "system", df=m)
-            row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
-            row[f"df_mean_{m}"] = emm.df.tolist()
-            pd_ = pairwise_differences(fit, "system", adjust="none", df=m).table
-            true = pd_.contrast.map(diffs).to_numpy()
-            row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+        row = interval_coverage(fit, acc, diffs)
     v = fit.variances
     row.update(var_item=v["item"], var_seed=v["seed"], singular=bool(fit.singular))
     return row
