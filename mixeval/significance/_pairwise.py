@@ -304,20 +304,16 @@ def contrast_layout(cells: pd.DataFrame, specs_list: list[str], by_list: list[st
             idx.append((base + i, base + j))
     return n_spec, len(pairs), rows, idx
 
-def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
-                    method: str, level: float, inference: DfInference, means: pd.DataFrame,
-                    trend: str | None = None) -> PairwiseResult:
-    """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
-    coef = np.asarray(fit.coef, dtype=float)
-    V = inference.vcov
-    n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list)
-    n_groups = len(idx) // m
-    C = np.asarray([L[a] - L[b] for a, b in idx])
-    est = C @ coef
-    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
-    dof = inference.df(C)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stat = est / se
+def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: float, n_spec: int,
+                       m: int) -> tuple[np.ndarray, np.ndarray, str, np.ndarray]:
+    """Unadjusted and adjusted p-values, the interval method and the critical values of pairwise contrasts.
+
+    The contrasts come in families of ``m`` consecutive rows (one per ``by`` group) of ``n_spec`` means.
+    Tukey: the studentized range of ``n_spec`` means for p-values and intervals; other methods adjust the
+    p-values within each family (statsmodels' ``multipletests``) with Bonferroni intervals (emmeans' rule),
+    unadjusted intervals for ``"none"``. A family of one contrast has no adjustment (emmeans reports none).
+    Returns ``(p_raw, p_adj, ci_method, crit)``.
+    """
     p_raw = 2 * sps.t.sf(np.abs(stat), dof)
     alpha = 1 - level
     if method == "tukey":
@@ -326,13 +322,30 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
         crit = np.array([tukey_critical_value(level, n_spec, d) for d in dof])
     else:
         p_adj = np.empty_like(p_raw)
-        for g in range(n_groups):
+        for g in range(len(p_raw) // m):
             block = slice(g * m, (g + 1) * m)
             p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
         crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
-    if m == 1:  # a family of one contrast: every adjustment is the identity (emmeans reports none)
+    if m == 1:
         ci_method = "none"
+    return p_raw, p_adj, ci_method, crit
+
+
+def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
+                    method: str, level: float, inference: DfInference, means: pd.DataFrame,
+                    trend: str | None = None) -> PairwiseResult:
+    """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
+    coef = np.asarray(fit.coef, dtype=float)
+    V = inference.vcov
+    n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list)
+    C = np.asarray([L[a] - L[b] for a, b in idx])
+    est = C @ coef
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
+    dof = inference.df(C)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = est / se
+    p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
     sigma = float(np.sqrt(fit.sigma2)) if hasattr(fit, "sigma2") else float("nan")
     table = pd.DataFrame(rows)
     table["estimate"] = est

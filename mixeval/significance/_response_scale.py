@@ -14,9 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from .._adjust import adjust_pvalues
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import canonical_df, df_inference
@@ -24,10 +22,9 @@ from ._emmeans import marginal_means, means_table
 from ._pairwise import (
     PairwiseResult,
     _canonical_adjust,
+    adjusted_inference,
     contrast_layout,
     pairwise,
-    tukey_critical_value,
-    tukey_pvalue,
 )
 
 __all__ = ["emmeans_response", "pairwise_differences", "pairwise_ratios", "response_name"]
@@ -192,7 +189,6 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     G = fam.mu_eta(eta)[:, None] * L
     cov_p = G @ V @ G.T
     n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list, parenthesize=False)
-    n_groups = len(idx) // m
     C = np.zeros((len(idx), len(cells)))
     for k, (a, b) in enumerate(idx):
         C[k, a], C[k, b] = 1.0, -1.0
@@ -201,20 +197,7 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     dof = inference.df(C @ G)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = est / se
-    p_raw = 2 * sps.t.sf(np.abs(z), dof)
-    if method == "tukey":
-        p_adj, ci_method = tukey_pvalue(z, n_spec, dof), "tukey"
-        crit = np.array([tukey_critical_value(level, n_spec, d) for d in dof])
-    else:
-        p_adj = np.empty_like(p_raw)
-        for g in range(n_groups):
-            block = slice(g * m, (g + 1) * m)
-            p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
-        ci_method = "none" if method == "none" else "bonferroni"
-        alpha = 1 - level
-        crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
-    if m == 1:
-        ci_method = "none"
+    p_raw, p_adj, ci_method, crit = adjusted_inference(z, dof, method, level, n_spec, m)
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
