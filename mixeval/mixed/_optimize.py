@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import LinAlgError
 
-from ._deviance import average_information, deviance_and_gradient, deviance_parts, gradient_from_parts, profiled_deviance
+from ._deviance import average_information, deviance_parts, gradient_from_parts, profiled_deviance
 from ._start import moment_start
 from ._stats import SufficientStats
 
@@ -386,7 +386,7 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
 
     Notes
     -----
-    :func:`minimize_deviance` with the exact gradient of :func:`deviance_and_gradient`, started from
+    :func:`minimize_deviance` with the exact gradient of :func:`~._deviance.deviance_and_gradient`, started from
     Henderson's Method 1 estimates (exact for balanced designs, close otherwise), which saves the
     evaluations lme4's start at 1 spends finding the region of the optimum, and with Hessians from the
     average information (:func:`information_hessian`: ``k + p`` solves with the factor an evaluation

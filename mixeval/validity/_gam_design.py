@@ -23,7 +23,7 @@ from ._gam_basis import Term, build_term, penalty_scale
 from ._gam_family import binomial_deviance, expit
 from ._gam_result import GAMResult
 from ._gam_smoothing import PenalizedFit, select_smoothing
-from ._threads import single_blas_thread
+from ..mixed._blas import single_threaded_blas
 
 __all__ = ["GAMDesign", "SubsetFit", "make_design", "prepare_response", "validate_inputs", "FAMILIES", "RIDGE"]
 
@@ -144,7 +144,7 @@ class GAMDesign:
         :meth:`fit_pirls` for the binomial family), then the result (:meth:`result`).
         """
         idx = list(idx)
-        with single_blas_thread():
+        with single_threaded_blas():
             slices, penalties = self.layout(idx)
             if self.family == "gaussian":
                 fit = self.fit_gaussian(idx, penalties)
@@ -315,6 +315,6 @@ def make_design(data: pd.DataFrame, target: str, features: list[str], family: st
     unknown = cat - set(features)
     if unknown:
         raise InputError(f"`categorical` names {sorted(unknown)} which are not in `features`.")
-    with single_blas_thread():
+    with single_threaded_blas():
         design = GAMDesign(data, y, features, family, k, cat, method)
     return design
