@@ -324,21 +324,8 @@ class LmerResult(FixedEffectTables, Result):
 
     @staticmethod
     def _information(crit, v_hat: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """Central-difference Hessian of ``crit`` over the coordinates ``idx``."""
-        h = np.empty((idx.size, idx.size))
-        steps = 1e-4 * v_hat[idx]
-        for a, i in enumerate(idx):
-            for b, j in enumerate(idx[: a + 1]):
-                def f(di: float, dj: float) -> float:
-                    v = v_hat.copy()
-                    v[i] += di
-                    v[j] += dj
-                    return crit(v)
-
-                hi, hj = steps[a], steps[b]
-                value = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
-                h[a, b] = h[b, a] = value
-        return h
+        """Central-difference Hessian of ``crit`` over the coordinates ``idx`` (steps ``1e-4 v``)."""
+        return _central_hessian(crit, v_hat, idx, 1e-4 * v_hat[idx])
 
     def _cov_coef_at(self, v: np.ndarray) -> np.ndarray:
         """Covariance of the fixed effects at variance parameters ``v = (v_1..v_k, sigma2)``."""
@@ -420,18 +407,8 @@ class LmerResult(FixedEffectTables, Result):
         vp = np.append(self.theta, self.sigma)
         steps = 1e-4 * np.maximum(np.abs(vp), 1e-2 * max(1.0, float(np.max(np.abs(self.theta)))))
         steps[-1] = 1e-4 * vp[-1]
-        h = np.empty((vp.size, vp.size))
         with single_threaded_blas():
-            for i in range(vp.size):
-                for j in range(i + 1):
-                    def f(di: float, dj: float) -> float:
-                        v = vp.copy()
-                        v[i] += di
-                        v[j] += dj
-                        return crit(v)
-
-                    hi, hj = steps[i], steps[j]
-                    h[i, j] = h[j, i] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+            h = _central_hessian(crit, vp, np.arange(vp.size), steps)
         try:
             return vp, steps, 2.0 * np.linalg.inv(h)
         except np.linalg.LinAlgError:
@@ -731,6 +708,23 @@ def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = Tru
     """
     scaled, scaling = standardize(design)
     return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
+
+
+def _central_hessian(crit, x: np.ndarray, idx: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Hessian of ``crit`` at ``x`` over the coordinates ``idx`` by four-point central differences
+    (``steps[a]`` for coordinate ``idx[a]``), symmetric by construction."""
+    h = np.empty((idx.size, idx.size))
+    for a, i in enumerate(idx):
+        for b, j in enumerate(idx[: a + 1]):
+            def f(di: float, dj: float) -> float:
+                v = x.copy()
+                v[i] += di
+                v[j] += dj
+                return crit(v)
+
+            hi, hj = steps[a], steps[b]
+            h[a, b] = h[b, a] = (f(hi, hj) - f(hi, -hj) - f(-hi, hj) + f(-hi, -hj)) / (4 * hi * hj)
+    return h
 
 
 def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml: bool, data: Any = None,
