@@ -46,6 +46,7 @@ class DevianceParts:
     mxx: np.ndarray = field(repr=False)
     # pieces re-used to solve for the random effects
     d0: np.ndarray = field(repr=False)
+    #: upper Cholesky factor ``U`` of the Schur complement (``S = U'U``), Fortran-ordered as LAPACK returns it
     chol_s: np.ndarray = field(repr=False)
     lam_r: np.ndarray = field(repr=False)
     #: beta of the statistics' own response when it is centred (``beta`` is then on the response's scale)
@@ -167,13 +168,13 @@ def _evaluate(stats: SufficientStats, theta: np.ndarray, reml: bool) -> Deviance
         logdet_a = 0.0
     if qr:
         s = _schur(stats, lam0, lam_r, cls.kk(w, full=False))
-        with blas_threads_for(qr):
-            chol_s = cholesky(s, lower=True, overwrite_a=True, check_finite=False)
+        with blas_threads_for(qr):  # s.T: s's lower triangle as the upper one of a Fortran array (factored in place)
+            chol_s = cholesky(s.T, lower=False, overwrite_a=True, check_finite=False)
         ka_w = cls.ka(w)
         h = lam_r[:, None] * (stats.zrw - (lam0 * lam0) * ka_w)
         # H' S^{-1} H through potrs (a triangular solve with trsm is slow for tiny
         # matrices when the BLAS is multi-threaded)
-        s_inv_h = cho_solve((chol_s, True), h, check_finite=False)
+        s_inv_h = cho_solve((chol_s, False), h, check_finite=False)
         quad = quad + h.T @ s_inv_h
         logdet_a += 2.0 * float(np.sum(np.log(np.diag(chol_s))))
     else:
@@ -242,7 +243,7 @@ def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[
     g0 = lam0 * (stats.z0w @ coef)
     if parts.lam_r.shape[0]:
         rhs = parts.lam_r * (stats.zrw @ coef - lam0 * (stats.cross0r.T @ (g0 / parts.d0)))
-        ur = cho_solve((parts.chol_s, True), rhs, check_finite=False)
+        ur = cho_solve((parts.chol_s, False), rhs, check_finite=False)
         a0r_ur = (lam0 * stats.cross0r) @ (parts.lam_r * ur)
     else:
         ur = np.zeros(0)
@@ -252,19 +253,20 @@ def solve_random_effects(stats: SufficientStats, parts: DevianceParts) -> tuple[
 
 
 def _cholesky_inverse(chol: np.ndarray) -> np.ndarray:
-    """Lower triangle of ``S^{-1}`` from the Cholesky factor (LAPACK potri; the upper triangle stays zero)."""
-    inv, info = lapack.dpotri(chol, lower=1)
+    """``S^{-1}`` from the upper Cholesky factor (LAPACK potri), as a C-ordered array whose lower triangle
+    is exact (the upper one stays zero)."""
+    inv, info = lapack.dpotri(chol, lower=0)
     if info:
         raise LinAlgError("Schur complement is singular")
-    return inv
+    return inv.T
 
 
 def _inverse_diagonal(chol: np.ndarray) -> np.ndarray:
-    """``diag(S^{-1})``: column sums of squares of ``L^{-1}`` (trtri, half the work of a full inverse)."""
-    inv, info = lapack.dtrtri(chol, lower=1)
+    """``diag(S^{-1})`` from the upper factor: row sums of squares of ``U^{-1}`` (trtri, half the work of a full inverse)."""
+    inv, info = lapack.dtrtri(chol, lower=0)
     if info:
         raise LinAlgError("Schur complement is singular")
-    return np.einsum("ij,ij->j", inv, inv)
+    return np.einsum("ij,ij->i", inv, inv)
 
 
 def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
@@ -275,16 +277,11 @@ def _trace_product(inv_lower: np.ndarray, m: np.ndarray) -> float:
 def _weighted_trace(cls, v: np.ndarray, inv_lower: np.ndarray, lam_r: np.ndarray) -> float:
     """``tr(S^{-1} Lr K' diag(w) K Lr)`` for class weights ``v`` from the lower triangle of ``S^{-1}``.
 
-    With the per-level pair table ``T`` (``T @ w`` the lower triangle of ``K' diag(w) K``) this is
-    ``w' T' vec(P)`` with ``P = Lr S^{-1} Lr`` (off-diagonal entries doubled): one product with the table
-    instead of forming ``K' diag(w) K`` and a pass over it.
+    With the per-level pair table this is ``sum_l w_l k_l' Lr S^{-1} Lr k_l`` (``k_l`` the rows of ``K``):
+    one product with the table instead of forming ``K' diag(w) K`` and a pass over it.
     """
     if cls.rowwise and cls._kk_table is not None:
-        p = inv_lower * lam_r[:, None]
-        p *= 2.0 * lam_r[None, :]
-        p[np.diag_indices_from(p)] *= 0.5
-        per_level = cls._kk_table.T @ p.ravel()
-        return float(v[cls.of_level] @ per_level)
+        return float(v[cls.of_level] @ cls.level_quadratic_forms(inv_lower, lam_r))
     kk = cls.kk(v, full=False)
     kk *= lam_r[:, None]
     kk *= lam_r[None, :]
@@ -412,7 +409,7 @@ def average_information(stats: SufficientStats, theta: np.ndarray, reml: bool,
         if not lam_r.size:
             return r0 / d0, rr
         t = rr - lam0 * lam_r[:, None] * np.asarray(k0.T @ (r0 / d0))
-        xr = cho_solve((parts.chol_s, True), t, check_finite=False)
+        xr = cho_solve((parts.chol_s, False), t, check_finite=False)
         x0 = (r0 - lam0 * np.asarray(k0 @ (lam_r[:, None] * xr))) / d0
         return x0, xr
 

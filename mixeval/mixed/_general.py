@@ -35,7 +35,7 @@ from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import InputError
 from ._deviance import profile_fixed_effects, profiled_criterion
-from ._optimize import OptimResult, minimize_deviance
+from ._optimize import THETA_RTOL, OptimResult, minimize_deviance
 from ._reterms import ReStructure, _tril_template, theta_to_factors
 
 __all__ = ["BlockStats", "GeneralParts", "compute_block_stats", "general_deviance_parts", "general_deviance",
@@ -452,7 +452,8 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6, *,
 
     Near the optimum the deviance is flat to rounding (a change of ``1e-7`` in theta moves it by
     ``~1e-13``), so a search that compares deviance values stops anywhere in that flat region;
-    the gradient is exact to ``~1e-12`` and locates the optimum to about ``1e-12`` in theta. The
+    the gradient is exact to ``~1e-12`` and locates the optimum far more closely: steps are taken until
+    the next one would move no theta by more than :data:`~._optimize.THETA_RTOL` (relative). The
     Hessian (``hessian``, the optimiser's at ``theta``, or forward differences of the exact gradient,
     formed once: ``k`` gradient calls) is kept for all steps; a step is kept when it reduces the
     gradient's norm without increasing the deviance beyond rounding. ``start`` is ``fg(theta)`` when
@@ -478,7 +479,7 @@ def gradient_polish(fg, theta: np.ndarray, lower: np.ndarray, steps: int = 6, *,
         return theta, float(dev), grad
     for _ in range(steps):
         delta = np.linalg.solve(chol.T, np.linalg.solve(chol, grad[idx]))
-        if np.max(np.abs(delta)) < 1e-12 * max(1.0, float(np.max(np.abs(theta[idx])))):
+        if np.all(np.abs(delta) <= THETA_RTOL * np.maximum(np.abs(theta[idx]), 1e-6)):
             break  # at the optimum to rounding: the step would not change theta
         trial = theta.copy()
         trial[idx] = np.maximum(theta[idx] - delta, lower[idx])

@@ -14,7 +14,7 @@ of every mixed model of the package (random intercepts, random slopes, GLMMs).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.linalg import LinAlgError
@@ -24,7 +24,7 @@ from ._start import moment_start
 from ._stats import SufficientStats
 
 __all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "finite_difference_hessian",
-           "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL"]
+           "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL", "THETA_RTOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
@@ -33,15 +33,29 @@ SINGULAR_TOL = 1e-4
 #: twice the log-likelihood, which does not depend on where the response is located or on its units)
 DECREASE_TOL = 1e-6
 
-#: iterations stop when the predicted decrease is below this, or (usually first) when the step no longer
-#: changes theta (relative 1e-10); Newton's quadratic convergence makes the extra precision nearly free
+#: iterations stop when the predicted decrease is below this, or (usually first) when the Newton step would
+#: change no theta by more than :data:`THETA_RTOL`
 _STOP_TOL = 1e-16
+
+#: a Newton step smaller than this (relative to theta, absolute below 1e-6; in log(theta) for standard
+#: deviations) is not taken: theta is then known to about eight digits, two orders of magnitude beyond
+#: lme4's optimisers, and a further evaluation (a factorisation and its inverse) would buy only digits
+#: that the deviance's rounding hides
+THETA_RTOL = 1e-8
 
 #: another round (with the Hessian formed afresh) only when the fresh Newton step predicts more than this
 _ROUND_TOL = 1e-13
 
 #: steps predicted to gain less than this are not used to judge the quadratic model (rounding dominates)
 _JUDGE_TOL = 1e-6
+
+#: a step predicted to gain less than this (deviance units) ends within about 0.0015 standard errors of the
+#: optimum (a gain of ``z^2 / 2``), where the deviance is quadratic to its third-order terms: there the
+#: Hessian is not formed afresh (it hardly changes over such a step) but corrected along the step by the
+#: secant condition (a BFGS update), which supplies the curvature a given approximation (the average
+#: information, least accurate for terms with few levels) misses and makes the last iterations superlinear.
+#: Longer steps carry the curvature of a region the iterations have left and are not used that way.
+_SECANT_TOL = 1e-6
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,9 @@ class OptimResult:
     gradient: np.ndarray
     #: the Hessian (or its approximation) the convergence check used at ``theta``, when one was formed
     hessian: np.ndarray | None = None
+    #: the model's own evaluation at ``theta`` (``DevianceParts`` for :func:`optimize_theta`) when the
+    #: optimiser's last evaluation was there, so that the caller need not repeat it
+    parts: object | None = field(default=None, repr=False)
 
 
 def finite_difference_gradient(f: Callable[[np.ndarray], float]) -> Callable[[np.ndarray], tuple[float, np.ndarray]]:
@@ -175,9 +192,11 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
     stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
     snapped). After a step that needed backtracking or gained less than a quarter of the predicted
-    decrease the Hessian is formed afresh, otherwise BFGS-updated, or taken from ``cheap_hessian(x)``
-    when that returns one (a given Hessian that needs no evaluations there). Stops when the predicted
-    decrease is below ``_STOP_TOL`` or no step decreases the deviance.
+    decrease the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
+    returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
+    predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
+    Stops when the predicted decrease is below ``_STOP_TOL``, the Newton step would move no theta by
+    more than :data:`THETA_RTOL`, or no step decreases the deviance.
     """
     decrease = np.inf
     radius = 1.0
@@ -195,7 +214,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         step = np.zeros_like(x)
         step[free] = _newton_direction(h_t[np.ix_(free, free)], g_t[free])
         decrease = -0.5 * float(g_t @ step)
-        if not decrease > _STOP_TOL or np.all(np.abs(step) <= 1e-10 * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
+        if not decrease > _STOP_TOL or np.all(np.abs(step) <= THETA_RTOL * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
             decrease = max(decrease, 0.0)
             break
         # near the optimum differences of the deviance are at its rounding error: a Newton step that does
@@ -233,8 +252,13 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
         x, value, grad = trial, t_value, t_grad
-        fresh = None if poor or cheap_hessian is None else cheap_hessian(x)
-        hess = hessian(x, grad) if poor else (fresh if fresh is not None else _bfgs_update(hess, s_, y_))
+        if poor:
+            hess = hessian(x, grad)
+        elif decrease < _SECANT_TOL or cheap_hessian is None:
+            hess = _bfgs_update(hess, s_, y_)
+        else:
+            fresh = cheap_hessian(x)
+            hess = _bfgs_update(hess, s_, y_) if fresh is None else fresh
         steps += 1
     return x, value, grad, hess, decrease, steps
 
@@ -279,7 +303,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     bound (absolute eigenvalues, no step along flat directions), a backtracking line search along the
     step clipped to the bounds, BFGS updates of ``H`` between iterations (or ``hess`` afresh at every
     iterate when it is given and leaves no row to finite differences there). A round ends when the
-    step changes theta by less than 1e-10 (relative) or the
+    step changes theta by less than :data:`THETA_RTOL` (relative) or the
     predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
     starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
     from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
@@ -417,8 +441,11 @@ def optimize_theta(stats: SufficientStats, reml: bool, theta0: np.ndarray | None
         last[0] = deviance_parts(stats, np.abs(t), reml)
         return gradient_from_parts(stats, last[0])
 
-    return minimize_deviance(fun_and_grad, x0, np.zeros(k), fun=lambda t: profiled_deviance(stats, np.abs(t), reml),
-                             hess=lambda t: information_hessian(stats, np.abs(t), reml, last[0]))
+    res = minimize_deviance(fun_and_grad, x0, np.zeros(k), fun=lambda t: profiled_deviance(stats, np.abs(t), reml),
+                            hess=lambda t: information_hessian(stats, np.abs(t), reml, last[0]))
+    if last[0] is not None and np.array_equal(last[0].theta, np.abs(res.theta)):
+        res = replace(res, parts=last[0])
+    return res
 
 
 #: at or below this theta (on the boundary, :data:`SINGULAR_TOL`) the average information misses the curvature:

@@ -751,6 +751,7 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
             parts = _at_optimum(lambda: general_deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
         else:
             opt = optimize_theta(stats, reml)
+            at_theta = opt.parts  # the optimiser's evaluation at its theta, unless the polish moves it
             if stats.n_terms and np.isfinite(opt.deviance):
                 calls = [0]
 
@@ -761,11 +762,14 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
                 try:
                     theta, dev, grad = gradient_polish(counted, opt.theta, np.zeros(stats.n_terms), hessian=opt.hessian,
                                                        start=(opt.deviance, opt.gradient))
+                    if not np.array_equal(theta, opt.theta):
+                        at_theta = None
                     opt = dataclasses.replace(opt, theta=theta, deviance=dev, gradient=grad,
                                               n_evaluations=opt.n_evaluations + calls[0])
                 except LinAlgError:  # undefined at the optimum (exact fit): _at_optimum says so
                     pass
-            parts = _at_optimum(lambda: deviance_parts(stats, opt.theta, reml), design, _yy(stats, scaling))
+            parts = _at_optimum(lambda: at_theta if at_theta is not None else deviance_parts(stats, opt.theta, reml),
+                                design, _yy(stats, scaling))
         result = make_result(design, stats, opt, parts, data, scaling)
     if warn:
         check_fit(result)

@@ -179,6 +179,25 @@ class LevelClasses:
             return out
         return weighted_gram(s.cross0r, v[self.of_level])
 
+    def level_quadratic_forms(self, lower: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """``k_l' diag(s) P diag(s) k_l`` for every level ``l`` (``k_l`` its row of ``K``), from the pair table.
+
+        ``P`` is symmetric and given by the lower triangle of the C-ordered ``lower`` (the upper triangle is
+        not read); only for the per-level pair table (``rowwise`` with a sparse ``K``).
+        """
+        p = lower * scale[:, None]
+        p *= scale[None, :]
+        return self._kk_table_symmetric.T @ p.ravel()
+
+    @cached_property
+    def _kk_table_symmetric(self) -> sp.csc_matrix:
+        """The pair table with the entries below the diagonal doubled (each stands for itself and its mirror)."""
+        table = self._kk_table
+        qr = self._stats.crr.shape[0]
+        a, b = np.divmod(table.indices, qr)
+        return sp.csc_matrix((np.where(a == b, table.data, 2.0 * table.data), table.indices, table.indptr),
+                             shape=table.shape)
+
     def kk_times(self, v: np.ndarray, b: np.ndarray) -> np.ndarray:
         """``K' diag(w) K b`` without forming ``K' diag(w) K`` when ``K`` is kept per level."""
         if self._kk_dense is not None:
