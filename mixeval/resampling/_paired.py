@@ -225,8 +225,12 @@ def permutation_test(
     )
 
 
-def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarray, level: float = 0.95) -> ConfidenceInterval:
+def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarray | None,
+                 level: float = 0.95) -> ConfidenceInterval:
     """Bias-corrected and accelerated (BCa) bootstrap interval (Efron & Tibshirani 1993, 14.3).
+
+    With ``jackknife=None`` the acceleration is 0: the bias-corrected (BC) percentile interval
+    (Efron 1982), for replicates of a parametric bootstrap, where no jackknife applies.
 
     Notes
     -----
@@ -264,16 +268,18 @@ def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarra
             MixevalWarning,
             stacklevel=2,
         )
-        return ConfidenceInterval(float("nan"), float("nan"), level, "BCa")
+        return ConfidenceInterval(float("nan"), float("nan"), level, "BCa" if jackknife is not None else "BC")
     z0 = special.ndtri(prop)
-    jk = np.asarray(jackknife, dtype=float)
-    dev = jk.mean() - jk
-    den = 6.0 * np.sum(dev**2) ** 1.5
-    accel = float(np.sum(dev**3) / den) if den > 0 else 0.0
+    accel = 0.0
+    if jackknife is not None:
+        jk = np.asarray(jackknife, dtype=float)
+        dev = jk.mean() - jk
+        den = 6.0 * np.sum(dev**2) ** 1.5
+        accel = float(np.sum(dev**3) / den) if den > 0 else 0.0
     z = special.ndtri(np.array([(1 - level) / 2, (1 + level) / 2]))
     alphas = special.ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     lo, hi = np.quantile(dist, alphas)
-    return ConfidenceInterval(float(lo), float(hi), level, "BCa")
+    return ConfidenceInterval(float(lo), float(hi), level, "BCa" if jackknife is not None else "BC")
 
 
 def _interval(method: str, dist: np.ndarray, observed: float, pair: _Paired, level: float) -> ConfidenceInterval:

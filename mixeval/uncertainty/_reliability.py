@@ -3,7 +3,8 @@
 Every coefficient of :mod:`mixeval.reliability` (phi, the relative coefficient, intra- and inter-rater
 reliability, every cell of a D-study) is a function of the variance components. The fit is simulated
 and refitted (:func:`~mixeval.uncertainty.parametric_refits`), the coefficient is recomputed from each
-refit's components, and the interval is the percentile interval of those values. One set of draws
+refit's components, and the interval is the bias-corrected percentile interval of those values (or,
+with ``method="percentile"``, the plain one). One set of draws
 serves every coefficient and every design, so a whole D-study costs one bootstrap.
 
 Why this construction: phi is a ratio of variance components whose estimates are skewed and often on
@@ -23,6 +24,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..mixed import LmerResult
+from ..reliability import INTERVAL_METHODS, draws_interval
 from ._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
@@ -65,19 +67,12 @@ def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> 
     return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
 
 
-def _percentiles(values: np.ndarray, level: float) -> tuple[float, float]:
-    a = (1.0 - level) / 2.0
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return float("nan"), float("nan")
-    lo, hi = np.quantile(finite, [a, 1.0 - a])
-    return float(lo), float(hi)
-
-
 def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
-                         draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                         method: str = "bc", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                          random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
-    """Percentile interval of any function of the variance components, e.g. intra-rater reliability.
+    """Bootstrap interval of any function of the variance components, e.g. intra-rater reliability.
+
+    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
 
     Returns
     -------
@@ -99,14 +94,18 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
     _check_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
-    lo, hi = _percentiles(values, level)
-    return {"estimate": float(fn(source.variances)), "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
+    estimate = float(fn(source.variances))
+    lo, hi = draws_interval(values, estimate, level, method)
+    return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
 
 
 def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
-                 level: float = 0.95, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                 level: float = 0.95, method: str = "bc", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                  random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
-    """Percentile parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
+    """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
+
+    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
+    Coverage of both, by simulation on four designs: ``benchmarks/phi_coverage.py``.
 
     Examples
     --------
@@ -124,9 +123,9 @@ def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = 
     _check_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = phi_draws(d, item, n, kind=kind)
-    lo, hi = _percentiles(values, level)
-    return {"estimate": float(phi(source, item, n, kind=kind)), "lower": lo, "upper": hi,
-            "se": float(np.nanstd(values, ddof=1))}
+    estimate = float(phi(source, item, n, kind=kind))
+    lo, hi = draws_interval(values, estimate, level, method)
+    return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
 
 
 def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
@@ -157,9 +156,12 @@ def reach_probability(values: np.ndarray, target: float) -> float:
 
 
 def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
-                     target: float | None = None, draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                     method: str = "bc", target: float | None = None, draws: pd.DataFrame | None = None,
+                     n_resamples: int = 1000,
                      random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
+
+    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
 
     Returns
     -------
@@ -191,7 +193,7 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
         n = {f: float(cell[f]) for f in names}
         for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):
             values = phi_draws(d, item, n, kind=kind)
-            lo, hi = _percentiles(values, level)
+            lo, hi = draws_interval(values, float(cell[prefix]), level, method)
             rows[f"{prefix}_lower"].append(lo)
             rows[f"{prefix}_upper"].append(hi)
             key = "p_reach" if kind == "absolute" else "p_reach_relative"

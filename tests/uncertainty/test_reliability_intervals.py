@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import norm
 
 from mixeval import lmer
 from mixeval.errors import InputError
@@ -46,7 +47,13 @@ def test_phi_interval(fit, draws):
     assert ci["estimate"] == pytest.approx(phi(fit, "item", {"rater": 2}))
     assert 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
     values = phi_draws(draws, "item", {"rater": 2})
-    assert ci["lower"] == pytest.approx(np.quantile(values, 0.025))
+    # bias-corrected percentiles (Efron 1982): quantiles Phi(2 z0 -+ 1.96), z0 from the share of draws below
+    z0 = norm.ppf(np.mean(values < ci["estimate"]))
+    assert [ci["lower"], ci["upper"]] == pytest.approx(np.quantile(values, norm.cdf([2 * z0 - 1.959964, 2 * z0 + 1.959964])))
+    plain = phi_interval(fit, "item", {"rater": 2}, draws=draws, method="percentile")
+    assert [plain["lower"], plain["upper"]] == pytest.approx(np.quantile(values, [0.025, 0.975]))
+    with pytest.raises(InputError, match="method"):
+        phi_interval(fit, "item", {"rater": 2}, draws=draws, method="bca")
     again = phi_interval(fit, "item", {"rater": 2}, n_resamples=100, random_state=3, progress=False)
     assert again == ci  # seeded: the same draws
 
@@ -100,4 +107,4 @@ def test_phi_interval_coverage_small():
     """
     design = phi_coverage.DESIGNS[0]
     rows = phi_coverage.run(reps=30, boot=40, seed=99, designs=[design])
-    assert rows[0]["coverage"] >= 25 / 30
+    assert rows[0]["coverage"] >= 25 / 30 and rows[0]["bc_coverage"] >= 25 / 30
