@@ -9,10 +9,12 @@ from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_threaded_blas", "blas_threads_for", "limit_threads_per_process", "THREADED_ROWS"]
 
-#: dense factorisations of at least this many rows (seconds each) run on the BLAS's own thread count; below, one
-#: thread: under load (other processes, parallel refits) threads oversubscribe the cores, which costs a
-#: 1,000-row factorisation 3-4 times its single-threaded time on a shared 2-core machine
-THREADED_ROWS = 2048
+#: dense factorisations of at least this many rows (tens of milliseconds and more) run on the BLAS's own thread
+#: count; below, one thread. On an idle 2-core machine two threads factor and invert 768-3,000 rows 1.5-1.7x
+#: faster (``benchmarks/bench_blas_threads.py``), and below ~500 rows the gain is small against what thread
+#: oversubscription costs under load (a factorisation several times its single-threaded time); the many
+#: small systems of refits and profiles stay on one thread, and parallel-refit workers are capped at one
+THREADED_ROWS = 1024
 
 
 @functools.lru_cache(maxsize=1)
