@@ -14,21 +14,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 from scipy.linalg import lapack
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from _timing import best_time
 
-def best_time(fn, repeat: int) -> float:
-    fn()
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def factor_and_invert(s: np.ndarray) -> None:
@@ -49,9 +41,9 @@ def main() -> None:
         a = rng.standard_normal((n, n))
         s = np.asfortranarray(a @ a.T + n * np.eye(n))
         with threadpool_limits(1, user_api="blas"):
-            one = best_time(lambda: factor_and_invert(s), args.repeat)
+            one = best_time(lambda: factor_and_invert(s), args.repeat)[0]
         with threadpool_limits(threads, user_api="blas"):
-            many = best_time(lambda: factor_and_invert(s), args.repeat)
+            many = best_time(lambda: factor_and_invert(s), args.repeat)[0]
         print(f"| {n:,} | {1e3 * one:.2f} | {1e3 * many:.2f} | {one / many:.2f}x |", flush=True)
 
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from _timing import best_time
+
 
 ROOT = Path(__file__).resolve().parents[1]
 UNBALANCED = ROOT / "tests" / "significance" / "fixtures" / "unbalanced_crossed.csv"
@@ -45,15 +47,6 @@ for (dfm in c("asymptotic", "satterthwaite", "kenward-roger")) {
   cat(sprintf("%%s %%.6f\n", dfm, t))
 }
 """
-
-
-def best_time(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def load(source: str, bookdata: Path) -> tuple[pd.DataFrame, Path]:
@@ -97,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                         return pairwise(fit, specs, df=method)
                     return pairwise_trends(fit, specs, var, df=method)
 
-                rows.append([name, len(df), method, best_time(contrasts, args.repeat)])
+                rows.append([name, len(df), method, best_time(contrasts, args.repeat)[0]])
         r = {} if args.skip_r else run_r(path, formula.replace("(1|", "(1 | "), specs, var, args.repeat)
         for row in rows[-len(METHODS):]:
             row.append(r.get(row[2], np.nan))

@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from _timing import best_time
+
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's mixeval (also in the child processes), not an installed one
 META = "ter ~ (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|decoder_dropout) + (1|decoder_dropout_hidden) + (1|encoder_dropout)"
@@ -43,15 +46,6 @@ def load(bookdata: Path, model: str) -> pd.DataFrame:
     if subset:
         df = df[df.delta_scheme == "(-0.5:0.5)"].reset_index(drop=True)
     return df
-
-
-def best_time(fn, repeat: int) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def run_mixeval(df, formula, repeat):

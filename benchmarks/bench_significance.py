@@ -13,12 +13,14 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from _timing import best_time
+
 
 CASES = {
     "Table 4.2": ("mt_ter.csv.gz", "ter ~ system + (1|sentence_id)", "system", None),
@@ -43,15 +45,6 @@ t_con <- best(function() summary(emmeans(m, %(specs)s, lmer.df = "asymptotic")$c
 t_all <- best(function() { m2 <- lmer(f, data = d); summary(emmeans(m2, %(specs)s, lmer.df = "asymptotic")$contrasts) })
 cat(sprintf("%%.6f %%.6f\n", t_con, t_all))
 """
-
-
-def best_time(fn, repeat: int) -> float:
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def load(bookdata: Path, file: str) -> pd.DataFrame:
@@ -93,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             def whole():
                 return pairwise(lmer(formula, df), specs, by=by)
 
-            t_con = best_time(contrasts, args.repeat)
-            t_all = best_time(whole, args.repeat)
+            t_con = best_time(contrasts, args.repeat)[0]
+            t_all = best_time(whole, args.repeat)[0]
         r_con, r_all = (np.nan, np.nan) if args.skip_r else run_r(bookdata, file, formula, specs, by, args.repeat)
         rows.append((name, len(df), t_con, r_con, t_all, r_all))
         print(f"{name}: done", file=sys.stderr)

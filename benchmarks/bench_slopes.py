@@ -17,12 +17,14 @@ import argparse
 import json
 import subprocess
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from _timing import best_time
+
 
 HERE = Path(__file__).resolve().parent
 
@@ -56,15 +58,6 @@ CASES = {
     "A.2.2 lexical ||, 60 x 80": (lambda: lexical(60, 80, 2), "rt ~ x + (1 + x || subject) + (1 | item)"),
     "eval log, 1000 items": (lambda: evaluation_log(1000, 3), "score ~ system + (1 + system | item) + (1 | seed)"),
 }
-
-
-def best_time(fn, repeat: int):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def run_mixeval(df, formula, repeat):
