@@ -449,8 +449,8 @@ def cheapest_design(
     Notes
     -----
     ``cost(n) = sum_f c_f n_f + c_obs prod_f n_f`` per item. With ``confidence`` the bound of a design is
-    the bias-corrected ``1 - confidence`` quantile of phi over the bootstrap draws (:func:`draws_interval`)
-    and ``p_reach`` the share of draws with
+    the one-sided bound at that confidence from the bootstrap draws (the basic bootstrap bound on the logit
+    scale, :func:`draws_interval`) and ``p_reach`` the share of draws with
     phi >= target, an estimate of the probability that the design reaches the target. All designs in the grid are evaluated (the grid
     is small); ties in cost are broken by higher phi. Without any cost, cost = number of observations.
 
@@ -523,29 +523,55 @@ def _phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = N
         return s2 / (s2 + D @ w)
 
 
-#: interval methods of the bootstrap draws of a coefficient
-INTERVAL_METHODS = ("bc", "percentile")
+#: interval methods of the bootstrap draws of a coefficient (the first is the default)
+INTERVAL_METHODS = ("basic-logit", "bc", "percentile")
 
 
-def draws_interval(values: np.ndarray, estimate: float, level: float, method: str = "bc") -> tuple[float, float]:
-    """Interval of a coefficient from its bootstrap draws: bias-corrected (``"bc"``) or plain percentile.
+def draws_interval(values: np.ndarray, estimate: float, level: float, method: str = "basic-logit") -> tuple[float, float]:
+    """Interval of a coefficient in [0, 1] from its bootstrap draws.
+
+    Parameters
+    ----------
+    values : ndarray
+        The coefficient recomputed from each bootstrap refit's components (non-finite draws are left out).
+    estimate : float
+        The coefficient at the fit's components.
+    level : float
+        Two-sided confidence level.
+    method : {"basic-logit", "bc", "percentile"}
+        The basic bootstrap interval on the logit scale (default), the bias-corrected percentile interval,
+        or the plain percentile interval.
+
+    Returns
+    -------
+    (lower, upper)
 
     Notes
     -----
-    The BC interval (Efron 1982) takes the quantiles ``Phi(2 z0 -+ z_{(1+level)/2})`` of the draws, with
-    ``z0 = Phi^{-1}(share of draws below the estimate)`` (ties count half): it corrects the median bias of
-    the estimator, which for a ratio of variance components estimated from few levels (20 items) is what
-    makes the percentile interval undercover (``benchmarks/phi_coverage.py``). With ``z0 = 0`` the two agree.
-    Non-finite draws (a refit with no variance at all) are left out.
+    ``"basic-logit"``: with ``L = logit`` and ``q_a`` the ``a`` quantile of ``L(values)``, the interval is
+    ``expit(2 L(estimate) - q_{(1+level)/2}), expit(2 L(estimate) - q_{(1-level)/2})`` (Davison & Hinkley 1997,
+    Eq. 5.6, on a transformed scale). It is exact when ``L(estimate) - L(coefficient)`` is a pivot, and phi
+    and its kin are close to one: ``logit(phi) = log s2_item - log s2_error``, and on the log scale the error
+    of a variance estimate hardly depends on the variance (``log(chi2_nu / nu)``). The percentile interval
+    reads the same quantiles the other way round; when the estimate is biased and skewed (a variance
+    estimated from 20 items) it sits too low and undercovers, by 3-4 points on such designs, and the BC
+    correction (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron
+    1982) recovers only one (``benchmarks/phi_coverage.py``). Where the estimate or one of the two quantiles
+    is 0 or 1 (a component of the coefficient on the boundary in the fit or in at least ``(1 - level) / 2``
+    of the refits), the logit pivot does not exist and the interval is the percentile interval, which
+    carries such point masses as they are (quantiles commute with the monotone logit, so the pivot
+    needs only the two quantiles of the draws).
 
     Examples
     --------
     >>> import numpy as np
-    >>> values = np.linspace(0.0, 1.0, 1001)
-    >>> bool(np.allclose(draws_interval(values, 0.5, 0.9, "percentile"), draws_interval(values, 0.5, 0.9)))
+    >>> rng = np.random.default_rng(0)
+    >>> values = 1 / (1 + np.exp(-(0.5 + 0.3 * rng.standard_normal(4000))))  # symmetric on the logit scale
+    >>> basic, pct = draws_interval(values, 1 / (1 + np.exp(-0.5)), 0.95), draws_interval(values, 0.6225, 0.95, "percentile")
+    >>> bool(np.allclose(basic, pct, atol=0.01))  # a symmetric pivot: basic and percentile agree
     True
-    >>> lo, hi = draws_interval(values, 0.6, 0.9)  # the draws lie mostly below the estimate: shifted up
-    >>> bool(lo > 0.05 and hi > 0.95)
+    >>> lo, hi = draws_interval(np.linspace(0.2, 0.6, 401), 0.5, 0.9)  # draws mostly below the estimate
+    >>> bool(hi > 0.6)  # the interval reaches above them
     True
     """
     from .resampling import bca_interval, percentile_interval  # imported when intervals are asked for
@@ -555,14 +581,35 @@ def draws_interval(values: np.ndarray, estimate: float, level: float, method: st
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return float("nan"), float("nan")
-    ci = percentile_interval(finite, level) if method == "percentile" else bca_interval(finite, estimate, None, level)
-    return float(ci.low), float(ci.high)
+    if method == "percentile":
+        ci = percentile_interval(finite, level)
+        return float(ci.low), float(ci.high)
+    if method == "bc":
+        ci = bca_interval(finite, estimate, None, level)
+        return float(ci.low), float(ci.high)
+    if np.any((finite < 0) | (finite > 1)) or not 0 <= estimate <= 1:
+        raise InputError("method='basic-logit' is for coefficients in [0, 1]; use method='bc' or 'percentile' "
+                         "for other functions of the components.")
+    a = (1.0 - level) / 2.0
+    q_lo, q_hi = np.quantile(finite, [a, 1.0 - a])
+    if not (0.0 < estimate < 1.0 and 0.0 < q_lo and q_hi < 1.0):  # no logit pivot at the boundary
+        return float(q_lo), float(q_hi)
+    centre = 2.0 * _logit(estimate)
+    return float(_expit(centre - _logit(q_hi))), float(_expit(centre - _logit(q_lo)))
+
+
+def _logit(p):
+    return np.log(p) - np.log1p(-p)
+
+
+def _expit(x):
+    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def _lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
                   confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided lower confidence bound of phi (the lower end of the bias-corrected interval at level
-    ``2 confidence - 1``, :func:`draws_interval`) and the share of draws with phi >= target, per design of ``table``."""
+    """One-sided lower confidence bound of phi (the lower end of the two-sided :func:`draws_interval` at level
+    ``2 confidence - 1``) and the share of draws with phi >= target, per design of ``table``."""
     lower, prob = [], []
     col = "phi" if kind == "absolute" else "phi_relative"
     for _, cell in table.iterrows():

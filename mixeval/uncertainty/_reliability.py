@@ -3,8 +3,8 @@
 Every coefficient of :mod:`mixeval.reliability` (phi, the relative coefficient, intra- and inter-rater
 reliability, every cell of a D-study) is a function of the variance components. The fit is simulated
 and refitted (:func:`~mixeval.uncertainty.parametric_refits`), the coefficient is recomputed from each
-refit's components, and the interval is the bias-corrected percentile interval of those values (or,
-with ``method="percentile"``, the plain one). One set of draws
+refit's components, and the interval is the basic bootstrap interval of those values on the logit scale
+(:func:`mixeval.reliability.draws_interval`; ``method="bc"`` or ``"percentile"`` for the others). One set of draws
 serves every coefficient and every design, so a whole D-study costs one bootstrap.
 
 Why this construction: phi is a ratio of variance components whose estimates are skewed and often on
@@ -68,11 +68,11 @@ def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> 
 
 
 def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
-                         method: str = "bc", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                         method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                          random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Bootstrap interval of any function of the variance components, e.g. intra-rater reliability.
 
-    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
+    ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
 
     Returns
     -------
@@ -100,11 +100,11 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
 
 
 def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
-                 level: float = 0.95, method: str = "bc", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
+                 level: float = 0.95, method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                  random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
 
-    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
+    ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
     Coverage of both, by simulation on four designs: ``benchmarks/phi_coverage.py``.
 
     Examples
@@ -156,12 +156,12 @@ def reach_probability(values: np.ndarray, target: float) -> float:
 
 
 def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
-                     method: str = "bc", target: float | None = None, draws: pd.DataFrame | None = None,
+                     method: str = "basic-logit", target: float | None = None, draws: pd.DataFrame | None = None,
                      n_resamples: int = 1000,
                      random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:
     """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
 
-    ``method``: ``"bc"`` (bias-corrected percentile, the default) or ``"percentile"`` (:func:`draws_interval`).
+    ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
 
     Returns
     -------

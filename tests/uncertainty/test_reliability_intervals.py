@@ -47,15 +47,33 @@ def test_phi_interval(fit, draws):
     assert ci["estimate"] == pytest.approx(phi(fit, "item", {"rater": 2}))
     assert 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
     values = phi_draws(draws, "item", {"rater": 2})
+    # the basic bootstrap interval on the logit scale: 2 logit(estimate) - quantiles of the draws' logits
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    q_lo, q_hi = logit(np.quantile(values, [0.025, 0.975]))
+    expected = 1 / (1 + np.exp(-(2 * logit(ci["estimate"]) - np.array([q_hi, q_lo]))))
+    assert [ci["lower"], ci["upper"]] == pytest.approx(expected)
     # bias-corrected percentiles (Efron 1982): quantiles Phi(2 z0 -+ 1.96), z0 from the share of draws below
+    bc = phi_interval(fit, "item", {"rater": 2}, draws=draws, method="bc")
     z0 = norm.ppf(np.mean(values < ci["estimate"]))
-    assert [ci["lower"], ci["upper"]] == pytest.approx(np.quantile(values, norm.cdf([2 * z0 - 1.959964, 2 * z0 + 1.959964])))
+    assert [bc["lower"], bc["upper"]] == pytest.approx(np.quantile(values, norm.cdf([2 * z0 - 1.959964, 2 * z0 + 1.959964])))
     plain = phi_interval(fit, "item", {"rater": 2}, draws=draws, method="percentile")
     assert [plain["lower"], plain["upper"]] == pytest.approx(np.quantile(values, [0.025, 0.975]))
     with pytest.raises(InputError, match="method"):
         phi_interval(fit, "item", {"rater": 2}, draws=draws, method="bca")
     again = phi_interval(fit, "item", {"rater": 2}, n_resamples=100, random_state=3, progress=False)
     assert again == ci  # seeded: the same draws
+
+
+def test_basic_logit_interval_at_the_boundary_and_outside_0_1():
+    from mixeval.reliability import draws_interval
+
+    values = np.linspace(0.0, 0.4, 101)
+    for estimate in (0.0, 0.2):  # an estimate, or the draws' 5% quantile, on the boundary: the percentile interval
+        values[:6] = 0.0
+        assert draws_interval(values, estimate, 0.9) == pytest.approx(tuple(np.quantile(values, [0.05, 0.95])))
+    with pytest.raises(InputError, match=r"\[0, 1\]"):
+        draws_interval(np.array([-1.0, 2.0]), 0.5, 0.9)
+    assert draws_interval(np.array([-1.0, 2.0, 0.5]), 0.5, 0.5, "percentile")[0] < 0.5
 
 
 def test_dstudy_intervals(fit, draws):
@@ -107,4 +125,4 @@ def test_phi_interval_coverage_small():
     """
     design = phi_coverage.DESIGNS[0]
     rows = phi_coverage.run(reps=30, boot=40, seed=99, designs=[design])
-    assert rows[0]["coverage"] >= 25 / 30 and rows[0]["bc_coverage"] >= 25 / 30
+    assert min(rows[0]["coverage"], rows[0]["bc_coverage"], rows[0]["logit_coverage"]) >= 25 / 30
