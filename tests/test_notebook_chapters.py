@@ -160,10 +160,12 @@ def test_phi_intervals_and_confident_designs(ch3):
     assert ch3["Post Edit phi 1x1 95% lower"] < 0.604 < ch3["Post Edit phi 1x1 95% upper"]
     assert ch3["Marking phi 1x1 95% lower"] == 0
     # at 90% confidence Post Edit needs more than the 3 x 1 design chosen on the point estimate
-    assert ch3["Post Edit relative raters at 90% confidence"] * ch3["Post Edit relative instantiations at 90% confidence"] > 3
-    assert ch3["Post Edit absolute best P(phi >= 0.8) in 12x5 grid"] < 0.95
-    assert 0 < ch3["Post Edit P(phi >= 0.8) at 2x2"] < 0.6
-    assert ch3["Marking absolute best P(phi >= 0.8) in 12x5 grid"] < 0.5
+    for kind in ("absolute", "relative"):
+        assert ch3[f"Post Edit {kind} raters at 90% confidence"] * ch3[f"Post Edit {kind} instantiations at 90% confidence"] > 3
+        assert ch3[f"Post Edit {kind} best P(phi >= 0.8) in 12x5 grid"] >= 0.9
+        # Marking: no design of the grid reaches 0.8 with 90% confidence (its sentence variance may be ~0)
+        assert ch3[f"Marking {kind} best P(phi >= 0.8) in 12x5 grid"] < 0.9
+    assert 0 < ch3["Post Edit P(phi >= 0.8) at 2x2"] < ch3["Post Edit P(phi >= 0.8) at 3x1"] < 0.9
 
 
 def test_variance_lrt_against_lme4(ch3, lme4_fixtures):

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..mixed import LmerResult
-from ..reliability import INTERVAL_METHODS, draws_interval
+from ..reliability import draws_interval, reach_probability
 from ._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
@@ -149,12 +149,6 @@ def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = No
     return _phi_draws(draws, item, n, kind=kind)
 
 
-def reach_probability(values: np.ndarray, target: float) -> float:
-    """Share of the bootstrap draws of a coefficient at or above ``target``."""
-    values = np.asarray(values, dtype=float)
-    return float(np.mean(values >= target))
-
-
 def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
                      method: str = "basic-logit", target: float | None = None, draws: pd.DataFrame | None = None,
                      n_resamples: int = 1000,
@@ -167,8 +161,8 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
     -------
     DataFrame
         Facet columns, ``phi``, ``phi_lower``, ``phi_upper``, ``phi_relative``, ``phi_relative_lower``,
-        ``phi_relative_upper``, and with ``target`` the bootstrap probability that the design reaches it
-        (``p_reach``, ``p_reach_relative``).
+        ``phi_relative_upper``, and with ``target`` the confidence that the design reaches it
+        (``p_reach``, ``p_reach_relative``; :func:`mixeval.reliability.reach_probability` with the same ``method``).
 
     Examples
     --------
@@ -197,7 +191,8 @@ def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[
             rows[f"{prefix}_lower"].append(lo)
             rows[f"{prefix}_upper"].append(hi)
             key = "p_reach" if kind == "absolute" else "p_reach_relative"
-            rows[key].append(reach_probability(values, target) if target is not None else np.nan)
+            rows[key].append(reach_probability(values, float(cell[prefix]), target, method) if target is not None
+                             else np.nan)
     out = table.assign(**{k: v for k, v in rows.items() if target is not None or not k.startswith("p_reach")})
     order = names + ["phi", "phi_lower", "phi_upper", "phi_relative", "phi_relative_lower", "phi_relative_upper"]
     if target is not None:

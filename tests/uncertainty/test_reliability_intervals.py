@@ -68,9 +68,11 @@ def test_basic_logit_interval_at_the_boundary_and_outside_0_1():
     from mixeval.reliability import draws_interval
 
     values = np.linspace(0.0, 0.4, 101)
-    for estimate in (0.0, 0.2):  # an estimate, or the draws' 5% quantile, on the boundary: the percentile interval
-        values[:6] = 0.0
-        assert draws_interval(values, estimate, 0.9) == pytest.approx(tuple(np.quantile(values, [0.05, 0.95])))
+    values[:6] = 0.0  # the draws' 5% quantile on the boundary
+    assert draws_interval(values, 0.0, 0.9) == pytest.approx(tuple(np.quantile(values, [0.05, 0.95])))  # no pivot
+    lo, hi = draws_interval(values, 0.2, 0.9)  # pivot for the lower end; no upper bound from the draws
+    q_hi = np.quantile(values, 0.95)
+    assert hi == 1.0 and lo == pytest.approx(1 / (1 + np.exp(-(2 * np.log(0.25) - np.log(q_hi / (1 - q_hi))))))
     with pytest.raises(InputError, match=r"\[0, 1\]"):
         draws_interval(np.array([-1.0, 2.0]), 0.5, 0.9)
     assert draws_interval(np.array([-1.0, 2.0, 0.5]), 0.5, 0.5, "percentile")[0] < 0.5
@@ -93,7 +95,14 @@ def test_cheapest_design_with_confidence(fit, draws):
     assert sure.n["rater"] >= plain.n["rater"]
     designs = sure.designs.set_index("rater")
     assert (designs.loc[: sure.n["rater"] - 1, "phi_lower"] < 0.8).all()  # every cheaper design misses
-    assert sure.p_reach == pytest.approx(float(np.mean(phi_draws(draws, "item", sure.n) >= 0.8)))
+    # p_reach: the share of reflected draws (2 logit(phi-hat) - logit(phi*)) reaching 0.8; >= 0.9 with the bound
+    values = phi_draws(draws, "item", sure.n)
+    est = phi(fit, "item", sure.n)
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    assert sure.p_reach == pytest.approx(float(np.mean(2 * logit(est) - logit(values) >= logit(0.8))))
+    assert sure.p_reach >= 0.9 - 1 / len(values)
+    cheaper = designs.loc[: sure.n["rater"] - 1]
+    assert (cheaper["p_reach"] <= 0.9 + 1 / len(values)).all()
     assert "lower bound" in sure.summary()
     none = cheapest_design(fit, "item", 0.999, max_n={"rater": 3}, confidence=0.9, draws=draws)
     assert not none.reached and "lower confidence bound" in none.summary()
