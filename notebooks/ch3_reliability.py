@@ -239,7 +239,8 @@ print("Post Edit, raters cost 50 each plus 1 per rating:", paid.summary())
 #   lme4's spline interpolation of the profile misses some of them by up to 30 % on these short profiles,
 #   see `tests/uncertainty/test_confint.py`). Squared, they are intervals for the variances in the tables;
 # * intervals for phi and for every cell of the D-study from one parametric bootstrap of the components
-#   (simulate from the fit, refit, recompute phi; percentile intervals; coverage measured by simulation in
+#   (simulate from the fit, refit, recompute phi; basic bootstrap intervals on the logit scale, where
+#   logit(phi) = log(sentence variance) - log(error variance) is close to a pivot; coverage measured by simulation in
 #   `benchmarks/phi_coverage.py`);
 # * `cheapest_design(..., confidence=0.9)`: the cheapest design whose 90 % lower confidence bound of phi
 #   reaches the target, with the bootstrap probability that each design reaches it.
@@ -305,14 +306,18 @@ show("Post Edit P(phi >= 0.8) at 3x1", bands["Post Edit"].set_index(["rater", "o
 # %% [markdown]
 # **What the intervals change in the book's advice.** On the point estimates, two Post Edit raters rating
 # twice reach phi of about 0.8, and three raters rating once are the cheapest design above 0.8. With the
-# uncertainty of 5 sentences, the 95 % interval of phi at 2 x 2 runs from below 0.2 to above 0.9, and that
-# design reaches 0.8 with a bootstrap probability of only about one third (three raters once: under one
-# half). Asking to be 90 % sure of phi >= 0.8 moves the answer to the far corner of the grid: 12 raters
-# with 4 instantiations for the relative coefficient, and no design up to 12 x 5 for the absolute one
-# (its best probability is just under 0.9). For Marking no design in the grid can be called reliable with
-# any confidence: the lower bound of phi is 0 everywhere (the sentence variance may be nearly 0), and the
-# probability of reaching 0.8 stays below one half even at 12 x 5. More raters and instantiations cannot
-# fix this: they shrink the error variance, but what is uncertain is the sentence variance itself. The
+# uncertainty of 5 sentences, the 95 % interval of phi at 2 x 2 runs from about 0.56 to 0.99: it reaches
+# further above the estimate than below, because a variance estimated from 5 sentences (4 degrees of
+# freedom) errs on the log scale about twice as far downwards as upwards, so the truth is more likely above
+# the estimate than below (the profile interval of the sentence variance, 0.012 to 0.19 around 0.048, says
+# the same). The confidence that 2 x 2 reaches 0.8 is about 0.6, that three raters rating once do about
+# 0.7. To be 90 % confident of phi >= 0.8, the cheapest design is five raters rating once (absolute and
+# relative coefficient alike): two more raters than the point estimate asks for. For Marking no design in
+# the grid reaches 0.8 with 90 % confidence (at 12 x 5 the confidence is about 0.6 for the absolute
+# coefficient, the 95 % lower bound 0.51), and nothing bounds phi from above: so many refits put the
+# sentence variance at 0 that the upper ends are 1 — the data cannot tell a nearly constant sentence
+# effect from a large one. More raters and instantiations cannot fix this: they shrink the
+# error variance, but what is uncertain is the sentence variance itself. The
 # practical lesson — before buying more ratings per sentence, *rate more sentences*: with 5 objects of
 # measurement, their number, not the number of raters, limits what can be known about reliability here.
 #

@@ -156,9 +156,9 @@ def test_phi_intervals_and_confident_designs(ch3):
             for design in ("1x1", "2x2", "12x5"):
                 lo, hi = ch3[f"{mode} {word} {design} 95% lower"], ch3[f"{mode} {word} {design} 95% upper"]
                 assert 0 <= lo < hi <= 1
-    # the point estimates lie inside their intervals; Marking's sentence variance may be ~0: its bound is 0
+    # the point estimates lie inside their intervals; Marking's sentence variance may be ~0: no upper bound
     assert ch3["Post Edit phi 1x1 95% lower"] < 0.604 < ch3["Post Edit phi 1x1 95% upper"]
-    assert ch3["Marking phi 1x1 95% lower"] == 0
+    assert ch3["Marking phi 1x1 95% lower"] < 0.1 and ch3["Marking phi 1x1 95% upper"] == 1
     # at 90% confidence Post Edit needs more than the 3 x 1 design chosen on the point estimate
     for kind in ("absolute", "relative"):
         assert ch3[f"Post Edit {kind} raters at 90% confidence"] * ch3[f"Post Edit {kind} instantiations at 90% confidence"] > 3
