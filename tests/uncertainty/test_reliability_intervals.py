@@ -128,7 +128,7 @@ def test_intervals_need_a_fit():
 
 @pytest.mark.slow
 def test_phi_interval_coverage_small():
-    """A small version of benchmarks/phi_coverage.py (the committed study has 250 data sets per design).
+    """A small version of benchmarks/phi_coverage.py (the committed study has 600 data sets per design).
 
     30 data sets: under a true coverage of 95% fewer than 25 hits has probability 0.0002.
     """
