@@ -83,6 +83,21 @@ def test_pair_table_equals_weighted_gram():
     assert np.all(np.triu(lower, 1) == 0)
 
 
+def test_level_quadratic_forms_equal_dense_products():
+    """k_l' Lr P Lr k_l per level from the doubled pair table, P given by its lower triangle only."""
+    stats = compute_stats(build_design(*CASES["unbalanced two factors (pair table)"][::-1]))
+    cls = stats.classes
+    assert cls.rowwise and cls._kk_table is not None
+    rng = np.random.default_rng(2)
+    q = stats.crr.shape[0]
+    m = rng.normal(size=(q, q))
+    p_full = m @ m.T
+    scale = rng.uniform(0.5, 2.0, q)
+    k = sp.csr_matrix(stats.cross0r).toarray()
+    expected = np.einsum("li,ij,lj->l", k * scale, p_full, k * scale)
+    np.testing.assert_allclose(cls.level_quadratic_forms(np.tril(p_full), scale), expected, rtol=1e-11)
+
+
 @pytest.mark.parametrize("formula", ["y ~ x + (1|a) + (1|b) + (1|c)", "y ~ x + (1|a) + (1|b:c)", "y ~ 1 + (1|a) + (1|c)"])
 def test_joint_cell_statistics_equal_pairwise_tables(formula, monkeypatch):
     """Small factors tabulated jointly give the same Z'Z and Z'W blocks as one pass per pair of factors."""
