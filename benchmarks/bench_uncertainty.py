@@ -109,12 +109,15 @@ def main() -> None:
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     results: dict = {}
+    out = Path(args.out)
+    # a run of one job keeps the other job's last results in the file
+    kept = json.loads(out.read_text()) if out.exists() else {}
 
     if not args.skip_boot:
         results["table_3_1"] = bench_boot(args)
         print(results["table_3_1"], flush=True)
     if args.skip_power:
-        Path(args.out).write_text(json.dumps(results, indent=1))
+        out.write_text(json.dumps({**kept, **results}, indent=1))
         report(args, results)
         return
     mix_per_sim, rows = {}, []
@@ -141,7 +144,7 @@ def main() -> None:
                         "lme4_seconds_per_sim": r_per_sim, "lme4_seconds_completed": float(r_log["seconds"].sum()),
                         "rows": rows, "lme4_power": r_power}
     print(results["power"], flush=True)
-    Path(args.out).write_text(json.dumps(results, indent=1))
+    out.write_text(json.dumps({**kept, **results}, indent=1))
     report(args, results)
 
 
