@@ -14,8 +14,16 @@ effects of the linearised model (working weights ``W`` at the fitted means held 
 ``vcov``) and ``A`` the asymptotic covariance of ``theta-hat``: the ``theta`` block of ``2 H^-1``, ``H`` the
 Hessian of the Laplace deviance over ``(theta, beta)``. It is the construction of lmerTest's Satterthwaite
 for ``lmer`` fits (:mod:`mixeval.significance._ddf`) with the GLMM's working residual covariance ``W^-1`` in
-place of ``sigma^2 I``. Components on the boundary (``theta < 1e-4`` where ``theta >= 0`` is required) are
-held fixed, as in the LMM version.
+place of ``sigma^2 I``.
+
+A scalar component estimated at 0 (``theta < 1e-4``) is not held fixed, as lmerTest does: the criterion is
+even in ``theta``, so in ``theta`` its gradient and its contribution vanish, an artefact of the
+parametrisation; in the variance ``v = theta^2`` the criterion has a positive curvature at 0 (usually) and
+``Phi`` a non-zero slope, so the variance estimated from 3 seeds still carries its sampling uncertainty
+into the df. ``A`` and the slopes then come from finite differences in ``(theta_free, v_boundary)``, forward
+in ``v``. Where the criterion is concave in ``v`` at 0 the component is held fixed. With 40 items x 3 seeds
+(29 % of REML fits put the seed variance at 0) the accuracy intervals cover 94.4 %, against 93.2 % with the
+component held fixed.
 
 Simulation (``benchmarks/sim_glmer_df.py``, 8 binary designs): 95% accuracy intervals cover 92.2% (z) and
 93.7% (Satterthwaite) with 60 items x 5 seeds, 90.8% and 92.5% with 40 items x 3 seeds (2,000 replicates
@@ -129,9 +137,16 @@ def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
     cached = _CACHE.get(key)
     if cached is not None and cached[0] is fit:
         return cached[1]
-    free = free_theta(fit)
-    pieces = GlmmDdfPieces(vcov=np.asarray(fit.cov_coef, dtype=float), jacobian=phi_jacobian(fit, free),
-                           theta_cov=theta_covariance(fit, free), free=free)
+    free, bnd = free_theta(fit), boundary_variances(fit)
+    theta_cov = None
+    if bnd.size:
+        theta_cov, bnd = mixed_covariance(fit, free, bnd)
+    if bnd.size:
+        jacobian = np.concatenate([phi_jacobian(fit, free), variance_jacobian(fit, bnd)])
+    else:
+        jacobian, theta_cov = phi_jacobian(fit, free), theta_covariance(fit, free)
+    pieces = GlmmDdfPieces(vcov=np.asarray(fit.cov_coef, dtype=float), jacobian=jacobian, theta_cov=theta_cov,
+                           free=np.concatenate([free, bnd]))
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -146,6 +161,116 @@ def free_theta(fit: object) -> np.ndarray:
     theta = np.asarray(fit.theta, dtype=float)
     lower = np.asarray(fit.problem.re.lower, dtype=float)
     return np.flatnonzero(~((lower == 0) & (np.abs(theta) < BOUNDARY_THETA)))
+
+
+#: step in a boundary component's variance ``v = theta^2`` (latent scale) for its finite differences
+FD_VARIANCE = 1e-3
+
+
+def boundary_variances(fit: object) -> np.ndarray:
+    """Indices in ``fit.theta`` of the scalar terms whose standard deviation is on the boundary (``< 1e-4``)."""
+    theta = np.asarray(fit.theta, dtype=float)
+    out, pos = [], 0
+    for term in fit.problem.re.terms:
+        if term.n_theta == 1 and abs(theta[pos]) < BOUNDARY_THETA:
+            out.append(pos)
+        pos += term.n_theta
+    return np.array(out, dtype=int)
+
+
+def _theta_of(theta: np.ndarray, bnd: np.ndarray, v: np.ndarray) -> np.ndarray:
+    t = np.asarray(theta, dtype=float).copy()
+    t[bnd] = np.sqrt(np.maximum(v, 0.0))
+    return t
+
+
+def variance_jacobian(fit: object, bnd: np.ndarray) -> np.ndarray:
+    """``d Phi / d v_j`` at ``v_j = 0`` for the boundary components (forward differences in ``v = theta^2``)."""
+    theta = np.asarray(fit.theta, dtype=float)
+    base = phi_at(fit, _theta_of(theta, bnd, np.zeros(bnd.size)))
+    out = np.empty((bnd.size, *base.shape))
+    for i in range(bnd.size):
+        v = np.zeros(bnd.size)
+        v[i] = FD_VARIANCE
+        out[i] = (phi_at(fit, _theta_of(theta, bnd, v)) - base) / FD_VARIANCE
+    return out
+
+
+def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Asymptotic covariance of ``(theta_free, v_boundary)``: ``2 H^-1`` of the criterion in that parametrisation.
+
+    The criterion is even in a standard deviation at 0, so its information there vanishes in ``theta`` but not
+    in the variance ``v = theta^2``. Central differences in the free ``theta`` (and ``beta`` for an ML fit),
+    forward ones in ``v`` (which cannot go below 0); ``beta`` is profiled out of a REML criterion. A boundary
+    variance whose curvature is not positive (the criterion is concave in ``v`` at 0: the observed information
+    says nothing there) is held fixed, as every boundary component was before. Returns the covariance and the
+    boundary indices kept.
+    """
+    from ..mixed._glmm import GlmmFit
+
+    theta = np.asarray(fit.theta, dtype=float)
+    beta = np.asarray(fit.coef, dtype=float)
+    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
+    engine.u = np.asarray(fit.u, dtype=float).copy()
+    engine.beta = beta.copy()
+    reml = bool(getattr(fit, "reml", False))
+    nf, nb, p = free.size, bnd.size, beta.size
+    n_z = nf + nb + (0 if reml else p)
+
+    def f(z: np.ndarray) -> float:
+        t = theta.copy()
+        t[free] = z[:nf]
+        t = _theta_of(t, bnd, z[nf:nf + nb])
+        return engine.stage1_reml(t) if reml else engine.stage2(np.concatenate([t, z[nf + nb:]]))
+
+    z0 = np.concatenate([theta[free], np.zeros(nb), [] if reml else beta])
+    forward = np.zeros(n_z, dtype=bool)
+    forward[nf:nf + nb] = True
+    steps = np.where(forward, FD_VARIANCE, 1e-4)
+    H = _one_sided_hessian(f, z0, steps, forward)
+    keep = np.ones(n_z, dtype=bool)
+    keep[nf:nf + nb] = np.diag(H)[nf:nf + nb] > 0
+    Hk = H[np.ix_(keep, keep)]
+    inv = np.linalg.inv(Hk) if np.all(np.linalg.eigvalsh(Hk) > 0) else np.linalg.pinv(Hk)
+    m = nf + int(keep[nf:nf + nb].sum())
+    A = 2.0 * inv[:m, :m]
+    return 0.5 * (A + A.T), bnd[keep[nf:nf + nb]]
+
+
+def _one_sided_hessian(f, z: np.ndarray, steps: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """Hessian by finite differences: central in the coordinates not ``forward``, forward in the others."""
+    k = z.size
+    cache: dict[tuple, float] = {}
+
+    def at(offsets: tuple[tuple[int, int], ...]) -> float:
+        key = tuple(sorted(offsets))
+        if key not in cache:
+            x = z.copy()
+            for i, m in offsets:
+                x[i] += m * steps[i]
+            cache[key] = float(f(x))
+        return cache[key]
+
+    H = np.empty((k, k))
+    f0 = at(())
+    for i in range(k):
+        if forward[i]:
+            H[i, i] = (at(((i, 2),)) - 2 * at(((i, 1),)) + f0) / steps[i] ** 2
+        else:
+            H[i, i] = (at(((i, 1),)) - 2 * f0 + at(((i, -1),))) / steps[i] ** 2
+        for j in range(i):
+            if forward[i] and forward[j]:
+                val = at(((i, 1), (j, 1))) - at(((i, 1),)) - at(((j, 1),)) + f0
+                H[i, j] = val / (steps[i] * steps[j])
+            elif forward[i] or forward[j]:
+                a, b = (j, i) if forward[i] else (i, j)  # a central, b forward
+                val = at(((a, 1), (b, 1))) - at(((a, -1), (b, 1))) - at(((a, 1),)) + at(((a, -1),))
+                H[i, j] = val / (2 * steps[a] * steps[b])
+            else:
+                val = at(((i, 1), (j, 1))) - at(((i, 1), (j, -1))) - at(((i, -1), (j, 1))) + at(((i, -1), (j, -1)))
+                H[i, j] = val / (4 * steps[i] * steps[j])
+            H[j, i] = H[i, j]
+    return H
 
 
 def phi_at(fit: object, theta: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
 Checked against an independent dense computation of the linearised model (``V = W^-1 + sum_k theta_k^2
 Z_k Z_k'``, ``Phi = (X' V^-1 X)^-1``, ``dPhi/dtheta_k = Phi X' V^-1 (2 theta_k Z_k Z_k') V^-1 X Phi``,
 analytic instead of the module's central differences), against the containment bounds of the design, and
-for the boundary rule. The coverage evidence is the committed study benchmarks/sim_glmer_df.py.
+for a variance on the boundary (its derivative in ``v = theta^2``). The coverage evidence is the committed study benchmarks/sim_glmer_df.py.
 """
 
 import warnings
@@ -89,17 +89,44 @@ def test_df_lies_between_the_containment_bounds(fit):
     assert np.all(contrast > 10 * means.df.max())
 
 
-def test_boundary_components_are_held_fixed():
-    d = _data(sd_seed=0.0, seed=5)
+def test_boundary_variance_enters_in_the_variance_parametrisation():
+    """A seed variance estimated at 0 keeps its sampling uncertainty: its row of the Jacobian is d Phi / d v at
+    v = 0 (dense linearised model, analytic), and the df are finite and below those with the seed held fixed."""
+    from mixeval.significance import _glmm_ddf as G
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = glmer("correct ~ system + (1|item) + (1|seed)", d)
+        fit = glmer("correct ~ system + (1|item) + (1|seed)", _data(n_item=40, n_seed=3, sd_seed=0.4, seed=15))
+        concave = glmer("correct ~ system + (1|item) + (1|seed)", _data(sd_seed=0.0, seed=5))
+    # where the criterion is concave in v at 0 (no information there) the component is held fixed, as lmerTest
+    assert concave.theta[1] < 1e-4 and glmm_ddf_pieces(concave).free.tolist() == [0]
+    on_boundary = np.flatnonzero(fit.theta < 1e-4)
+    assert on_boundary.size == 1, fit.theta
     pieces = glmm_ddf_pieces(fit)
-    on_boundary = fit.theta < 1e-4
-    assert on_boundary.any(), fit.theta
-    assert pieces.free.tolist() == np.flatnonzero(~on_boundary).tolist()
-    # only the item variance is free: the mean's df is driven by the 30 items, not by the 4 seeds
-    assert emmeans_response(fit, "system", df="satterthwaite").df.min() > 10
+    assert on_boundary[0] in pieces.free.tolist()
+    # analytic d Phi / d v for the seed term at v = 0
+    X = np.asarray(fit.design.X, dtype=float)
+    fam = fit.family_object
+    w = fit.weights * fam.mu_eta(fit.fitted_link) ** 2 / fam.variance(fit.fitted)
+    Z = {}
+    for g in fit.design.groups:
+        Z[g.name] = np.zeros((len(X), g.n_levels))
+        Z[g.name][np.arange(len(X)), g.codes] = 1.0
+    t_item = fit.theta[fit.group_names.index("item")]
+    V = np.diag(1 / w) + t_item**2 * Z["item"] @ Z["item"].T
+    Vi = np.linalg.inv(V)
+    Phi = np.linalg.inv(X.T @ Vi @ X)
+    dPhi = Phi @ X.T @ Vi @ Z["seed"] @ Z["seed"].T @ Vi @ X @ Phi
+    row = list(pieces.free).index(on_boundary[0])
+    np.testing.assert_allclose(pieces.jacobian[row], dPhi, rtol=2e-3, atol=1e-6)
+    # df: finite, and below the df with the seed held fixed (lmerTest's rule)
+    free = G.free_theta(fit)
+    fixed = G.GlmmDdfPieces(vcov=pieces.vcov, jacobian=G.phi_jacobian(fit, free),
+                            theta_cov=G.theta_covariance(fit, free), free=free)
+    L = np.array([[1.0, 0.0], [0.0, 1.0]])
+    df_new, df_fixed = pieces.df_satterthwaite(L), fixed.df_satterthwaite(L)
+    assert np.all(np.isfinite(df_new)) and np.all(df_new < df_fixed)
+    assert emmeans_response(fit, "system", df="satterthwaite").df.max() < df_fixed.max()
 
 
 def test_asymptotic_is_unchanged_and_satterthwaite_widens(fit):
