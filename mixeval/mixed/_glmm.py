@@ -288,19 +288,41 @@ def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndar
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 
-def _hessian(f, x: np.ndarray, delta: float = 1e-4) -> np.ndarray:
-    """Central-difference Hessian of ``f`` at ``x`` (lme4's ``deriv12`` step)."""
+def _hessian(f, x: np.ndarray, delta: float | np.ndarray = 1e-4, forward: np.ndarray | None = None) -> np.ndarray:
+    """Finite-difference Hessian of ``f`` at ``x``: central differences (lme4's ``deriv12`` stencil) with step
+    ``delta`` (a scalar or one per coordinate), forward ones in the coordinates flagged in ``forward`` (a
+    parameter that cannot go below ``x``, e.g. a variance at 0). Each point is evaluated once."""
     k = x.size
+    steps = np.broadcast_to(np.asarray(delta, dtype=float), (k,))
+    fwd = np.zeros(k, dtype=bool) if forward is None else np.asarray(forward, dtype=bool)
+    cache: dict[tuple, float] = {}
+
+    def at(*offsets: tuple[int, int]) -> float:
+        key = tuple(sorted(offsets))
+        if key not in cache:
+            z = np.array(x, dtype=float)
+            for i, m in offsets:
+                z[i] += m * steps[i]
+            cache[key] = float(f(z))
+        return cache[key]
+
     h = np.empty((k, k))
-    f0 = f(x)
+    f0 = at()
     for i in range(k):
-        ei = np.zeros(k)
-        ei[i] = delta
-        h[i, i] = (f(x + ei) - 2 * f0 + f(x - ei)) / delta**2
+        if fwd[i]:
+            h[i, i] = (at((i, 2)) - 2 * at((i, 1)) + f0) / steps[i] ** 2
+        else:
+            h[i, i] = (at((i, 1)) - 2 * f0 + at((i, -1))) / steps[i] ** 2
         for j in range(i):
-            ej = np.zeros(k)
-            ej[j] = delta
-            h[i, j] = h[j, i] = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (4 * delta**2)
+            if fwd[i] and fwd[j]:
+                val = (at((i, 1), (j, 1)) - at((i, 1)) - at((j, 1)) + f0) / (steps[i] * steps[j])
+            elif fwd[i] or fwd[j]:
+                a, b = (j, i) if fwd[i] else (i, j)  # a central, b forward
+                val = (at((a, 1), (b, 1)) - at((a, -1), (b, 1)) - at((a, 1)) + at((a, -1))) / (2 * steps[a] * steps[b])
+            else:
+                val = (at((i, 1), (j, 1)) - at((i, 1), (j, -1)) - at((i, -1), (j, 1)) + at((i, -1), (j, -1))) / (
+                    4 * steps[i] * steps[j])
+            h[i, j] = h[j, i] = val
     return h
 
 

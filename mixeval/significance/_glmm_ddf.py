@@ -206,13 +206,11 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     says nothing there) is held fixed, as every boundary component was before. Returns the covariance and the
     boundary indices kept.
     """
-    from ..mixed._glmm import GlmmFit
+    from ..mixed._glmm import _hessian
 
     theta = np.asarray(fit.theta, dtype=float)
     beta = np.asarray(fit.coef, dtype=float)
-    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
-    engine.u = np.asarray(fit.u, dtype=float).copy()
-    engine.beta = beta.copy()
+    engine = _engine_at(fit)
     reml = bool(getattr(fit, "reml", False))
     nf, nb, p = free.size, bnd.size, beta.size
     n_z = nf + nb + (0 if reml else p)
@@ -227,7 +225,7 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     forward = np.zeros(n_z, dtype=bool)
     forward[nf:nf + nb] = True
     steps = np.where(forward, FD_VARIANCE, 1e-4)
-    H = _one_sided_hessian(f, z0, steps, forward)
+    H = _hessian(f, z0, steps, forward)
     keep = np.ones(n_z, dtype=bool)
     keep[nf:nf + nb] = np.diag(H)[nf:nf + nb] > 0
     Hk = H[np.ix_(keep, keep)]
@@ -235,42 +233,6 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     m = nf + int(keep[nf:nf + nb].sum())
     A = 2.0 * inv[:m, :m]
     return 0.5 * (A + A.T), bnd[keep[nf:nf + nb]]
-
-
-def _one_sided_hessian(f, z: np.ndarray, steps: np.ndarray, forward: np.ndarray) -> np.ndarray:
-    """Hessian by finite differences: central in the coordinates not ``forward``, forward in the others."""
-    k = z.size
-    cache: dict[tuple, float] = {}
-
-    def at(offsets: tuple[tuple[int, int], ...]) -> float:
-        key = tuple(sorted(offsets))
-        if key not in cache:
-            x = z.copy()
-            for i, m in offsets:
-                x[i] += m * steps[i]
-            cache[key] = float(f(x))
-        return cache[key]
-
-    H = np.empty((k, k))
-    f0 = at(())
-    for i in range(k):
-        if forward[i]:
-            H[i, i] = (at(((i, 2),)) - 2 * at(((i, 1),)) + f0) / steps[i] ** 2
-        else:
-            H[i, i] = (at(((i, 1),)) - 2 * f0 + at(((i, -1),))) / steps[i] ** 2
-        for j in range(i):
-            if forward[i] and forward[j]:
-                val = at(((i, 1), (j, 1))) - at(((i, 1),)) - at(((j, 1),)) + f0
-                H[i, j] = val / (steps[i] * steps[j])
-            elif forward[i] or forward[j]:
-                a, b = (j, i) if forward[i] else (i, j)  # a central, b forward
-                val = at(((a, 1), (b, 1))) - at(((a, -1), (b, 1))) - at(((a, 1),)) + at(((a, -1),))
-                H[i, j] = val / (2 * steps[a] * steps[b])
-            else:
-                val = at(((i, 1), (j, 1))) - at(((i, 1), (j, -1))) - at(((i, -1), (j, 1))) + at(((i, -1), (j, -1)))
-                H[i, j] = val / (4 * steps[i] * steps[j])
-            H[j, i] = H[i, j]
-    return H
 
 
 def phi_at(fit: object, theta: np.ndarray) -> np.ndarray:
@@ -315,15 +277,23 @@ def deviance_hessian(fit: object) -> np.ndarray:
     if cov is not None:
         H = 2.0 * np.linalg.inv(np.asarray(cov, dtype=float))
         return 0.5 * (H + H.T)
-    from ..mixed._glmm import GlmmFit, _hessian
+    from ..mixed._glmm import _hessian
 
-    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
-    engine.u = np.asarray(fit.u, dtype=float).copy()
+    engine = _engine_at(fit)
     if getattr(fit, "reml", False):  # restricted criterion over theta; beta's block from its RX-based covariance
-        engine.beta = np.asarray(fit.coef, dtype=float).copy()
         k, p = np.asarray(fit.theta).size, len(fit.coef)
         H = np.zeros((k + p, k + p))
         H[:k, :k] = _hessian(engine.stage1_reml, np.asarray(fit.theta, dtype=float))
         H[k:, k:] = 2.0 * np.linalg.inv(np.asarray(fit.cov_coef, dtype=float))
         return H
     return _hessian(engine.stage2, np.concatenate([np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float)]))
+
+
+def _engine_at(fit: object):
+    """The fit's deviance functions, warm-started at its conditional modes and fixed effects."""
+    from ..mixed._glmm import GlmmFit
+
+    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
+    engine.u = np.asarray(fit.u, dtype=float).copy()
+    engine.beta = np.asarray(fit.coef, dtype=float).copy()
+    return engine
