@@ -132,17 +132,21 @@ def one(design: SimDesign, rng: np.random.Generator) -> dict:
     return row
 
 
-def run(name: str, n_rep: int) -> None:
+def run(name: str, n_rep: int, replicate=None, out: str = OUT) -> None:
+    """Append replicates of design ``name`` to ``out/name.jsonl`` until it holds ``n_rep`` (resumable: the
+    random stream of the replicates already logged is replayed). ``replicate(design, rng) -> row``, by
+    default :func:`one`; every design's stream is seeded alike, so the same data sets are fitted by any of them."""
     design = BY_NAME[name]
-    os.makedirs(OUT, exist_ok=True)
-    path = os.path.join(OUT, f"{name}.jsonl")
+    replicate = one if replicate is None else replicate
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, f"{name}.jsonl")
     done = sum(1 for _ in open(path)) if os.path.exists(path) else 0
     rng = np.random.default_rng(20261123 + DESIGNS.index(design))
     for _ in range(done):  # replay the random stream of the replicates already logged
         simulate(design, rng)
     for _ in range(done, n_rep):
         t0 = time.time()
-        row = one(design, rng)
+        row = replicate(design, rng)
         row["seconds"] = time.time() - t0
         with open(path, "a") as fh:
             fh.write(json.dumps(row) + "\n")

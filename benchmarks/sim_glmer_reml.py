@@ -17,14 +17,14 @@ import gzip
 import json
 import os
 import sys
-import time
 import warnings
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sim_glmer_df import BY_NAME, DESIGNS, METHODS, interval_coverage, simulate, truth  # noqa: E402
+from sim_glmer_df import DESIGNS, METHODS, interval_coverage, simulate, truth  # noqa: E402
+from sim_glmer_df import run as run_design  # noqa: E402
 
 from mixeval import glmer  # noqa: E402
 
@@ -42,22 +42,6 @@ def one(design, rng) -> dict:
     v = fit.variances
     row.update(var_item=v["item"], var_seed=v["seed"], singular=bool(fit.singular))
     return row
-
-
-def run(name: str, n_rep: int) -> None:
-    design = BY_NAME[name]
-    os.makedirs(OUT, exist_ok=True)
-    path = os.path.join(OUT, f"{name}.jsonl")
-    done = sum(1 for _ in open(path)) if os.path.exists(path) else 0
-    rng = np.random.default_rng(20261123 + DESIGNS.index(design))
-    for _ in range(done):
-        simulate(design, rng)
-    for _ in range(done, n_rep):
-        t0 = time.time()
-        row = one(design, rng)
-        row["seconds"] = time.time() - t0
-        with open(path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
 
 
 def summarise() -> list[dict]:
@@ -107,6 +91,6 @@ def summarise() -> list[dict]:
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
-        run(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1000)
+        run_design(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1000, one, OUT)
     else:
         summarise()
