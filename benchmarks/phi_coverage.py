@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import warnings
 from pathlib import Path
 
@@ -70,82 +69,68 @@ def simulate(sizes: dict, comps: dict, rng: np.random.Generator) -> pd.DataFrame
 
 
 def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = None) -> list[dict]:
-    """Coverage per design; with ``log``, every replicate is appended to it as a JSON line (partial runs count)."""
-    state = []
-    for name, sizes, formula, comps, n in designs:
-        state.append({"rng": np.random.default_rng([seed, DESIGNS.index((name, sizes, formula, comps, n))]),
-                      "truth": phi(comps, "item", n), "hits": [], "widths": [], "singular": [], "bc_hits": [],
-                      "bc_widths": [], "logit_hits": [], "logit_widths": [], "seconds": 0.0})
+    """Coverage per design (:func:`coverage_table`); with ``log``, every replicate is appended to it as a JSON
+    line (partial runs count)."""
+    streams = [np.random.default_rng([seed, DESIGNS.index(d)]) for d in designs]
+    records = []
     # round robin over the designs (replicate r of every design, then r + 1): a run stopped early has the
     # same number of replicates for every design
     for r in range(reps):
-        for (name, sizes, formula, comps, n), st in zip(designs, state):
-            t0 = time.perf_counter()
-            rng, truth = st["rng"], st["truth"]
+        for (name, sizes, formula, comps, n), rng in zip(designs, streams):
+            truth = phi(comps, "item", n)
             df = simulate(sizes, comps, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fit = lmer(formula, df)
             draws = component_draws(fit, n_resamples=boot, random_state=rng, progress=False)
-            ci = phi_interval(fit, "item", n, draws=draws, method="percentile")
-            bc_ci = phi_interval(fit, "item", n, draws=draws, method="bc")
-            bc = (bc_ci["lower"], bc_ci["upper"])
-            lg = phi_interval(fit, "item", n, draws=draws)  # the default: basic bootstrap on the logit scale
-            st["logit_hits"].append(lg["lower"] <= truth <= lg["upper"])
-            st["logit_widths"].append(lg["upper"] - lg["lower"])
-            st["hits"].append(ci["lower"] <= truth <= ci["upper"])
-            st["widths"].append(ci["upper"] - ci["lower"])
-            st["bc_hits"].append(bc[0] <= truth <= bc[1])
-            st["bc_widths"].append(bc[1] - bc[0])
-            st["singular"].append(fit.singular)
-            st["seconds"] += time.perf_counter() - t0
+            record = {"design": name, "rep": r, "truth": truth, "singular": bool(fit.singular)}
+            for _, prefix, method in METHODS:
+                ci = phi_interval(fit, "item", n, draws=draws, method=method)
+                record.update({f"{prefix}lower": ci["lower"], f"{prefix}upper": ci["upper"],
+                               f"{prefix}hit": bool(ci["lower"] <= truth <= ci["upper"])})
+                record["phi_hat"] = ci["estimate"]
+            records.append(record)
             if log is not None:
                 with open(log, "a") as fh:
-                    fh.write(json.dumps({"design": name, "rep": r, "hit": bool(st["hits"][-1]), "lower": ci["lower"],
-                                         "upper": ci["upper"], "phi_hat": ci["estimate"], "truth": truth,
-                                         "bc_lower": bc[0], "bc_upper": bc[1], "bc_hit": bool(st["bc_hits"][-1]),
-                                         "logit_lower": lg["lower"], "logit_upper": lg["upper"],
-                                         "logit_hit": bool(st["logit_hits"][-1]),
-                                         "singular": bool(fit.singular)}) + "\n")
-    rows = []
-    for (name, sizes, formula, comps, n), st in zip(designs, state):
-        cov, bcc, lgc = float(np.mean(st["hits"])), float(np.mean(st["bc_hits"])), float(np.mean(st["logit_hits"]))
-        rows.append({"design": name, "phi": st["truth"], "n": n, "reps": reps, "boot": boot, "coverage": cov,
-                     "mc_se": float(np.sqrt(cov * (1 - cov) / reps)), "mean_width": float(np.mean(st["widths"])),
-                     "bc_coverage": bcc, "bc_mc_se": float(np.sqrt(bcc * (1 - bcc) / reps)),
-                     "bc_mean_width": float(np.mean(st["bc_widths"])),
-                     "logit_coverage": lgc, "logit_mc_se": float(np.sqrt(lgc * (1 - lgc) / reps)),
-                     "logit_mean_width": float(np.mean(st["logit_widths"])),
-                     "singular_fits": float(np.mean(st["singular"])), "seconds": st["seconds"]})
-        print(rows[-1], flush=True)
-    return rows
+                    fh.write(json.dumps(record) + "\n")
+    return coverage_table(pd.DataFrame(records))
 
 
-#: (label, hit, lower, upper) columns of the per-replicate log, one per interval method
-METHODS = [("percentile", "hit", "lower", "upper"), ("BC", "bc_hit", "bc_lower", "bc_upper"),
-           ("basic-logit (default)", "logit_hit", "logit_lower", "logit_upper")]
+#: (label, column prefix in the per-replicate log, ``phi_interval`` method), one per interval method
+METHODS = [("percentile", "", "percentile"), ("BC", "bc_", "bc"), ("basic-logit (default)", "logit_", "basic-logit")]
 
 
-def summarise(paths: list[Path], out: Path | None = None) -> None:
-    """Coverage table of per-replicate logs (pooled; methods a log lacks are shown as -); with ``out``, also JSON."""
-    log = pd.concat([pd.read_json(p, lines=True) for p in paths], ignore_index=True)
-    head = " | ".join(f"{label}: coverage (MC se) | mean width" for label, *_ in METHODS)
-    print(f"| design | true phi | replicates | {head} | singular fits |\n|:--|--:|--:|" + "--:|--:|" * len(METHODS) + "--:|")
+def coverage_table(log: pd.DataFrame) -> list[dict]:
+    """Per design: coverage, its Monte-Carlo se and the mean width of each interval method the log holds
+    (keys ``coverage``, ``bc_coverage``, ``logit_coverage``, ...), and the share of singular fits."""
     rows = []
     for name, g in log.groupby("design", sort=False):
         k = len(g)
         row = {"design": name, "phi": float(g.truth.iloc[0]), "reps": k, "singular_fits": float(g.singular.mean())}
-        cells = []
-        for label, hit, lower, upper in METHODS:
-            if hit not in g or g[hit].isna().any():
-                cells.append("- | -")
-                continue
-            cov = float(g[hit].astype(float).mean())
-            row[label] = {"coverage": cov, "mc_se": float(np.sqrt(cov * (1 - cov) / k)),
-                          "mean_width": float((g[upper] - g[lower]).mean())}
-            cells.append(f"{cov:.3f} ({row[label]['mc_se']:.3f}) | {row[label]['mean_width']:.3f}")
+        for _, prefix, _ in METHODS:
+            hit = f"{prefix}hit"
+            if hit in g and g[hit].notna().all():
+                cov = float(g[hit].astype(float).mean())
+                row.update({f"{prefix}coverage": cov, f"{prefix}mc_se": float(np.sqrt(cov * (1 - cov) / k)),
+                            f"{prefix}mean_width": float((g[f"{prefix}upper"] - g[f"{prefix}lower"]).mean())})
         rows.append(row)
-        print(f"| {name} | {row['phi']:.3f} | {k} | " + " | ".join(cells) + f" | {row['singular_fits']:.2f} |")
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    head = " | ".join(f"{label}: coverage (MC se) | mean width" for label, *_ in METHODS)
+    print(f"| design | true phi | replicates | {head} | singular fits |\n|:--|--:|--:|" + "--:|--:|" * len(METHODS) + "--:|")
+    for row in rows:
+        cells = [f"{row[p + 'coverage']:.3f} ({row[p + 'mc_se']:.3f}) | {row[p + 'mean_width']:.3f}"
+                 if p + "coverage" in row else "- | -" for _, p, _ in METHODS]
+        print(f"| {row['design']} | {row['phi']:.3f} | {row['reps']} | " + " | ".join(cells)
+              + f" | {row['singular_fits']:.2f} |")
+
+
+def summarise(paths: list[Path], out: Path | None = None) -> None:
+    """Coverage table of per-replicate logs (pooled; methods a log lacks are shown as -); with ``out``, also JSON."""
+    rows = coverage_table(pd.concat([pd.read_json(p, lines=True) for p in paths], ignore_index=True))
+    print_table(rows)
     if out is not None:
         out.write_text(json.dumps({"logs": [str(p) for p in paths], "rows": rows}, indent=1))
 
@@ -168,7 +153,7 @@ def main() -> None:
     rows = run(args.reps, args.boot, args.seed, chosen, log=Path(args.out).with_suffix(".jsonl"))
     Path(args.out).write_text(json.dumps({"reps": args.reps, "boot": args.boot, "seed": args.seed, "rows": rows},
                                          indent=1, default=float))
-    summarise([Path(args.out).with_suffix(".jsonl")])
+    print_table(rows)
 
 
 if __name__ == "__main__":
