@@ -33,7 +33,7 @@ def as_fit_model(fit) -> FitModel:
     60
     """
     hook = getattr(fit, "uncertainty_model", None)
-    if callable(hook):  # a result type that brings its own FitModel (random slopes, GLMMs: wired at merge)
+    if callable(hook):  # a result type that brings its own FitModel
         return hook()
     if isinstance(fit, LmerResult):
         if fit.has_slopes:  # random slopes: the general evaluator's FitModel
