@@ -212,27 +212,33 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     beta = np.asarray(fit.coef, dtype=float)
     engine = _engine_at(fit)
     reml = bool(getattr(fit, "reml", False))
-    nf, nb, p = free.size, bnd.size, beta.size
-    n_z = nf + nb + (0 if reml else p)
+
+    def criterion(t: np.ndarray, b: np.ndarray) -> float:
+        return engine.stage1_reml(t) if reml else engine.stage2(np.concatenate([t, b]))
+
+    # the curvature in each boundary variance alone decides whether it is kept (before the full Hessian)
+    f0 = criterion(theta, beta)
+    keep = []
+    for j in bnd:
+        f1, f2 = (criterion(_theta_of(theta, np.array([j]), np.array([m * FD_VARIANCE])), beta) for m in (1, 2))
+        keep.append(f2 - 2 * f1 + f0 > 0)
+    bnd = bnd[np.array(keep, dtype=bool)]
+    if not bnd.size:
+        return np.zeros((free.size, free.size)), bnd
+    nf, nb = free.size, bnd.size
 
     def f(z: np.ndarray) -> float:
         t = theta.copy()
         t[free] = z[:nf]
-        t = _theta_of(t, bnd, z[nf:nf + nb])
-        return engine.stage1_reml(t) if reml else engine.stage2(np.concatenate([t, z[nf + nb:]]))
+        return criterion(_theta_of(t, bnd, z[nf:nf + nb]), z[nf + nb:])
 
     z0 = np.concatenate([theta[free], np.zeros(nb), [] if reml else beta])
-    forward = np.zeros(n_z, dtype=bool)
+    forward = np.zeros(z0.size, dtype=bool)
     forward[nf:nf + nb] = True
-    steps = np.where(forward, FD_VARIANCE, 1e-4)
-    H = _hessian(f, z0, steps, forward)
-    keep = np.ones(n_z, dtype=bool)
-    keep[nf:nf + nb] = np.diag(H)[nf:nf + nb] > 0
-    Hk = H[np.ix_(keep, keep)]
-    inv = np.linalg.inv(Hk) if np.all(np.linalg.eigvalsh(Hk) > 0) else np.linalg.pinv(Hk)
-    m = nf + int(keep[nf:nf + nb].sum())
-    A = 2.0 * inv[:m, :m]
-    return 0.5 * (A + A.T), bnd[keep[nf:nf + nb]]
+    H = _hessian(f, z0, np.where(forward, FD_VARIANCE, 1e-4), forward)
+    inv = np.linalg.inv(H) if np.all(np.linalg.eigvalsh(H) > 0) else np.linalg.pinv(H)
+    A = 2.0 * inv[: nf + nb, : nf + nb]
+    return 0.5 * (A + A.T), bnd
 
 
 def phi_at(fit: object, theta: np.ndarray) -> np.ndarray:
