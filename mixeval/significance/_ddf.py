@@ -6,7 +6,11 @@
   linearised model's Satterthwaite approximation (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
   :mod:`mixeval.significance._glmm_ddf`);
 * ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
-  of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``).
+  of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``);
+* ``"satterthwaite-upper"`` -- Satterthwaite's df with each variance component's part of the variance at
+  an upper confidence bound (:mod:`mixeval.significance._upper_df`): near-nominal coverage where a
+  component from 3-5 levels carries most of a mean's variance, where Satterthwaite's and Kenward-Roger's
+  intervals undercover. For glmer fits and REML random-intercept lmer fits.
 
 Kenward-Roger is computed in the space of the random effects: every quantity it needs (``X'V^-1X``,
 ``X'V^-1 G_r V^-1 X``, ``X'V^-1 G_r V^-1 G_s V^-1 X``, ``tr(V^-1 G_r V^-1 G_s)``) is a function of
@@ -18,7 +22,7 @@ through ``V^-1 = sigma^-2 (I - Z B Z')`` with ``B = Lambda (Lambda Z'Z Lambda + 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +31,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..errors import InputError
 from ._glmm_ddf import glmm_ddf_pieces, is_glmm
+from ._upper_df import satterthwaite_upper_df
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
            "ddf_pieces"]
@@ -35,6 +40,7 @@ __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward
 DF_METHODS: dict[str, str] = {
     "asymptotic": "asymptotic", "z": "asymptotic", "inf": "asymptotic",
     "satterthwaite": "satterthwaite", "satterth": "satterthwaite",
+    "satterthwaite-upper": "satterthwaite-upper", "satterthwaite_upper": "satterthwaite-upper",
     "kenward-roger": "kenward-roger", "kenward_roger": "kenward-roger", "kr": "kenward-roger",
 }
 
@@ -47,7 +53,8 @@ KR_MAX_LEVELS = 12_000
 
 
 def canonical_df(df: object) -> str:
-    """The df method named by ``df`` (``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``).
+    """The df method named by ``df`` (``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or
+    ``"satterthwaite-upper"``).
 
     Examples
     --------
@@ -59,7 +66,8 @@ def canonical_df(df: object) -> str:
         if method is not None:
             return method
     raise InputError(f"unknown degrees-of-freedom method df={df!r}; choose 'asymptotic' (z tests, the book's), "
-                     "'satterthwaite' (lmerTest's) or 'kenward-roger' (pbkrtest's, emmeans' default).")
+                     "'satterthwaite' (lmerTest's), 'kenward-roger' (pbkrtest's, emmeans' default) or "
+                     "'satterthwaite-upper' (Satterthwaite with the components' shares at an upper bound).")
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,9 @@ class DdfPieces:
         of the variance parameters (invariant to their parametrisation at an interior optimum); rows and
         columns of components on the boundary (``theta < 1e-4``) are 0, as lmerTest's Hessian in
         ``theta`` decouples them.
+    component_df : ndarray, shape (m,)
+        Degrees of freedom of each variance parameter's estimate: levels minus one of each grouping factor,
+        ``n - rank X`` for the residual (for ``"satterthwaite-upper"``).
     """
 
     vcov: np.ndarray = field(repr=False)
@@ -90,12 +101,17 @@ class DdfPieces:
     P: np.ndarray = field(repr=False)
     W_expected: np.ndarray = field(repr=False)
     W_observed: np.ndarray = field(repr=False)
+    component_df: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
 
-    def _df(self, L: np.ndarray, W: np.ndarray) -> np.ndarray:
+    def _variance_gradient(self, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         L = np.atleast_2d(np.asarray(L, dtype=float))
         PhiL = L @ self.vcov  # rows l' Phi
         var = np.einsum("ij,ij->i", PhiL, L)
         g = np.einsum("ij,rjk,ik->ir", PhiL, self.P, PhiL)  # -d(l' Phi l)/d gamma_r
+        return var, g
+
+    def _df(self, L: np.ndarray, W: np.ndarray) -> np.ndarray:
+        var, g = self._variance_gradient(L)
         quad = np.einsum("ir,rs,is->i", g, W, g)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
@@ -113,6 +129,12 @@ class DdfPieces:
         """Satterthwaite degrees of freedom of each row of ``L`` (lmerTest's):
         ``2 (l' Phi l)^2 / (g' W_observed g)``."""
         return self._df(L, self.W_observed)
+
+    def df_satterthwaite_upper(self, L: np.ndarray) -> np.ndarray:
+        """Satterthwaite df (``W_observed``) with each component's part of ``l' Phi l`` at its upper bound
+        (:func:`mixeval.significance._upper_df.satterthwaite_upper_df`)."""
+        var, g = self._variance_gradient(L)
+        return satterthwaite_upper_df(var, g, self.W_observed, self.component_df)
 
 
 def _random_intercept_terms(fit: object) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
@@ -160,6 +182,8 @@ def ddf_pieces(fit: object) -> DdfPieces:
     limit = _controller().limit(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
         pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
+    k = np.array([max(n - 1, 1) for n in sizes] + [max(len(y) - np.linalg.matrix_rank(X), 1)], dtype=float)
+    pieces = replace(pieces, component_df=k)
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -397,7 +421,7 @@ class DfInference:
     Attributes
     ----------
     method : str
-        ``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``.
+        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"``.
     vcov : ndarray
         Covariance of the fixed effects for the standard errors (Kenward-Roger: adjusted).
     """
@@ -413,6 +437,9 @@ class DfInference:
             return np.full(len(L), np.inf)
         if self.method == "kenward-roger":
             return ddf_pieces(self.fit).df_kenward_roger(L)
+        if self.method == "satterthwaite-upper":
+            pieces = glmm_ddf_pieces(self.fit) if is_glmm(self.fit) else ddf_pieces(self.fit)
+            return pieces.df_satterthwaite_upper(L)
         if is_glmm(self.fit):
             return glmm_ddf_pieces(self.fit).df_satterthwaite(L)
         if _has_pieces(self.fit):
@@ -444,6 +471,9 @@ def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
         return DfInference(method, np.asarray(fit.cov_coef, dtype=float), fit)
     if method == "kenward-roger":
         return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
+    if method == "satterthwaite-upper" and not _has_pieces(fit):
+        raise InputError("df='satterthwaite-upper' is implemented for glmer fits and REML random-intercept lmer "
+                         "fits made from the rows; use df='satterthwaite' or df='kenward-roger' for this fit.")
     if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):
         raise InputError("Satterthwaite degrees of freedom need a fit from mixeval.lmer(); use df='asymptotic'.")
     return DfInference(method, np.asarray(fit.cov_coef, dtype=float), fit)

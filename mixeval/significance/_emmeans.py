@@ -49,9 +49,11 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
         Factor(s) within whose levels the means are computed (``emmeans(fit, ~ specs | by)``).
     level : float, default 0.95
         Confidence level of the (unadjusted) intervals.
-    df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
-        Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite, or
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default).
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
+        Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite,
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default), or
+        Satterthwaite with each component's part of the variance at an upper bound (near-nominal where a
+        component from 3-5 levels dominates; :mod:`mixeval.significance._upper_df`).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them (covariate means).
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ._upper_df import satterthwaite_upper_df
 
 __all__ = ["GlmmDdfPieces", "glmm_ddf_pieces", "is_glmm", "BOUNDARY_THETA"]
 
@@ -68,12 +69,15 @@ class GlmmDdfPieces:
         Asymptotic covariance ``A`` of the free ``theta``.
     free : ndarray of int
         Indices of the free covariance parameters in ``fit.theta``.
+    component_df : ndarray, shape (k,)
+        Levels minus one of each free parameter's grouping factor (for ``"satterthwaite-upper"``).
     """
 
     vcov: np.ndarray = field(repr=False)
     jacobian: np.ndarray = field(repr=False)
     theta_cov: np.ndarray = field(repr=False)
     free: np.ndarray = field(repr=False)
+    component_df: np.ndarray = field(repr=False)
 
     def variance(self, L: np.ndarray) -> np.ndarray:
         """``l' V l`` for each row ``l`` of ``L``."""
@@ -96,6 +100,11 @@ class GlmmDdfPieces:
         quad = np.einsum("ij,jk,ik->i", g, self.theta_cov, g)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
+
+    def df_satterthwaite_upper(self, L: np.ndarray) -> np.ndarray:
+        """Satterthwaite df with each component's part of the variance at its upper bound
+        (:func:`mixeval.significance._upper_df.satterthwaite_upper_df`)."""
+        return satterthwaite_upper_df(self.variance(L), self.gradient(L), self.theta_cov, self.component_df)
 
 
 def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
@@ -145,8 +154,9 @@ def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
         jacobian = np.concatenate([phi_jacobian(fit, free), variance_jacobian(fit, bnd)])
     else:
         jacobian, theta_cov = phi_jacobian(fit, free), theta_covariance(fit, free)
+    order = np.concatenate([free, bnd]).astype(int)
     pieces = GlmmDdfPieces(vcov=np.asarray(fit.cov_coef, dtype=float), jacobian=jacobian, theta_cov=theta_cov,
-                           free=np.concatenate([free, bnd]))
+                           free=order, component_df=levels_minus_one(fit)[order])
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -154,6 +164,12 @@ def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
 
 
 _CACHE: dict[int, tuple[object, GlmmDdfPieces]] = {}
+
+
+def levels_minus_one(fit: object) -> np.ndarray:
+    """For each element of ``fit.theta``: the number of levels of its term's grouping factor minus one."""
+    return np.concatenate([np.full(t.n_theta, max(t.n_levels - 1, 1), dtype=float)
+                           for t in fit.problem.re.terms])
 
 
 def free_theta(fit: object) -> np.ndarray:

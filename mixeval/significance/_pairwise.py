@@ -105,7 +105,7 @@ class PairwiseResult(Result):
     family_size : int
         Number of means per family (contrasts are adjusted within each ``by`` group).
     df_method : str
-        ``"asymptotic"``, ``"satterthwaite"`` or ``"kenward-roger"``.
+        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"``.
     trend : str or None
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
@@ -162,7 +162,8 @@ class PairwiseResult(Result):
         m = k * (k - 1) // 2
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
         dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite",
-               "kenward-roger": "Kenward-Roger"}.get(self.df_method, self.df_method)
+               "kenward-roger": "Kenward-Roger",
+               "satterthwaite-upper": "Satterthwaite, components at their upper bounds"}.get(self.df_method, self.df_method)
         notes = [f"Degrees-of-freedom method: {dfm}", f"Confidence level used: {self.level:g}"]
         if self.trend is not None:
             notes.insert(0, f"Contrasts of the slopes of {self.trend}")
@@ -217,9 +218,10 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
         Multiplicity adjustment of the p-values (also ``"hochberg"``, ``"BY"``).
     level : float, default 0.95
         Confidence level of the intervals.
-    df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
-        Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's), lmerTest's Satterthwaite, or
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default).
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
+        Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's), lmerTest's Satterthwaite,
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default), or
+        Satterthwaite with the components' parts at upper bounds (:func:`emmeans`).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.
 

@@ -52,11 +52,13 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     specs, by : str or sequence of str
         Factors of the means and of the groups, as :func:`~mixeval.significance.emmeans`.
     level : float, default 0.95
-    df : {"asymptotic", "satterthwaite"}, default "asymptotic"
+    df : {"asymptotic", "satterthwaite", "satterthwaite-upper"}, default "asymptotic"
         ``"asymptotic"``: z intervals on the link scale (emmeans for glmer fits); ``"satterthwaite"``: t
         intervals with the linearised model's Satterthwaite df (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
         :mod:`mixeval.significance._glmm_ddf`), which cover closer to the nominal level when a variance
-        component is estimated from few levels (seeds, prompt templates).
+        component is estimated from few levels (seeds, prompt templates); ``"satterthwaite-upper"``: those
+        df with each component's part of the variance at an upper bound, which stay near nominal where a
+        component from 3 levels carries most of the variance (:mod:`mixeval.significance._upper_df`).
 
     Returns
     -------
@@ -148,13 +150,14 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
                          adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic") -> PairwiseResult:
     """Pairwise differences of the response-scale means (differences in accuracy), delta method.
 
-    ``df`` as :func:`emmeans_response`: ``"asymptotic"`` (z, emmeans') or ``"satterthwaite"``.
+    ``df`` as :func:`emmeans_response`: ``"asymptotic"`` (z, emmeans'), ``"satterthwaite"`` or
+    ``"satterthwaite-upper"``.
 
     Notes
     -----
     With ``p = g^{-1}(L b)`` and ``G = diag(mu_eta(L b)) L``, ``Cov(p) = G V G'``; a contrast ``c`` of the
     means has estimate ``c' p`` and ``se = sqrt(c' G V G' c)`` (emmeans' ``regrid`` followed by ``pairs``).
-    With ``df="satterthwaite"`` the contrast is treated as the linear function ``c' G`` of the fixed
+    With ``df="satterthwaite"`` (or ``"satterthwaite-upper"``) the contrast is treated as the linear function ``c' G`` of the fixed
     effects (``G`` at the estimate), whose Satterthwaite df gives ``t`` tests and intervals.
     Adjustments as :func:`~mixeval.significance.pairwise`.
 

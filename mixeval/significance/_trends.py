@@ -97,7 +97,7 @@ def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Seq
         Factor(s) within whose levels the slopes are computed.
     level : float, default 0.95
         Confidence level of the (unadjusted) intervals.
-    df : {"asymptotic", "satterthwaite", "kenward-roger"}, default "asymptotic"
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
         Degrees of freedom, as in :func:`emmeans`.
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.

@@ -122,7 +122,8 @@ def test_boundary_variance_enters_in_the_variance_parametrisation():
     # df: finite, and below the df with the seed held fixed (lmerTest's rule)
     free = G.free_theta(fit)
     fixed = G.GlmmDdfPieces(vcov=pieces.vcov, jacobian=G.phi_jacobian(fit, free),
-                            theta_cov=G.theta_covariance(fit, free), free=free)
+                            theta_cov=G.theta_covariance(fit, free), free=free,
+                            component_df=G.levels_minus_one(fit)[free])
     L = np.array([[1.0, 0.0], [0.0, 1.0]])
     df_new, df_fixed = pieces.df_satterthwaite(L), fixed.df_satterthwaite(L)
     assert np.all(np.isfinite(df_new)) and np.all(df_new < df_fixed)
