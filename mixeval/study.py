@@ -89,15 +89,16 @@ def _numeric_cuts(cuts: Any) -> list[float]:
 
 
 #: Degrees of freedom of the means and contrasts of a Study with ``family=`` when ``df`` is not given: the
-#: linearised model's Satterthwaite t (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``). emmeans' z intervals for glmer
-#: fits undercover when a variance component comes from few levels (95% accuracy intervals cover 92.2% with
-#: 5 seeds, 90.8% with 3); Satterthwaite never covered less on 8 simulated designs and narrows the gap (93.7%,
-#: 92.5%); benchmarks/sim_glmer_df.py, docs/significance_df_and_trends.md.
-GLMM_DEFAULT_DF = "satterthwaite"
+#: linearised model's Satterthwaite t with each component's part of the variance at its upper bound
+#: (:mod:`mixeval.significance._upper_df`). emmeans' z intervals for glmer fits undercover when a variance
+#: component comes from few levels (95% accuracy intervals of REML fits: 87.9-93.1% on 4 designs with 3-5
+#: seeds); Satterthwaite narrows the gap (93.3-94.7%) and the upper bounds close it (94.1-95.9%);
+#: benchmarks/sim_glmer_reml.py, docs/significance_df_and_trends.md.
+GLMM_DEFAULT_DF = "satterthwaite-upper"
 
 
 def _resolve_df(df: str | None, family: str | None) -> str:
-    """``df`` of a Study: ``None`` is z tests for Gaussian fits (the book's) and Satterthwaite for GLMMs."""
+    """``df`` of a Study: ``None`` is z tests for Gaussian fits (the book's) and ``GLMM_DEFAULT_DF`` for GLMMs."""
     from .significance._ddf import canonical_df
 
     if df is None:
@@ -105,7 +106,8 @@ def _resolve_df(df: str | None, family: str | None) -> str:
     method = canonical_df(df)
     if family is not None and method == "kenward-roger":
         raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family= offers "
-                         "df='satterthwaite' (the default: the linearised model's) or df='asymptotic' (z tests, "
+                         "df='satterthwaite-upper' (the default), df='satterthwaite' (the linearised model's) or "
+                         "df='asymptotic' (z tests, "
                          "as emmeans for glmer fits).")
     return method
 
@@ -476,10 +478,10 @@ class Study:
 
         ``df`` defaults to ``"asymptotic"`` (z, the book's) for Gaussian fits. With ``family=``:
         ``type="response"`` (default; accuracy per system for a binary score, with the back-transformed
-        intervals) or ``type="link"`` (the logit scale), and ``df`` defaults to ``"satterthwaite"``: t
-        intervals with the linearised model's Satterthwaite df, which cover closer to 95% than emmeans' z
-        intervals for glmer when the seeds are few (benchmarks/sim_glmer_df.py); ``df="asymptotic"`` gives
-        emmeans' numbers.
+        intervals) or ``type="link"`` (the logit scale), and ``df`` defaults to ``"satterthwaite-upper"``: t
+        intervals with the linearised model's Satterthwaite df at the components' upper bounds, which cover
+        95% where emmeans' z intervals for glmer undercover with few seeds (benchmarks/sim_glmer_reml.py);
+        ``df="satterthwaite"`` gives the plain Satterthwaite df, ``df="asymptotic"`` emmeans' numbers.
         """
         from .significance import emmeans, emmeans_response
 
@@ -494,11 +496,11 @@ class Study:
                  level: float = 0.95, df: str | None = None, scale: str | None = None):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's; the default for Gaussian fits), ``"satterthwaite"`` or
-        ``"kenward-roger"`` (Gaussian fits). With ``family=``: ``scale="ratio"`` (default; odds ratios for the
+        ``df``: ``"asymptotic"`` (z tests, the book's; the default for Gaussian fits), ``"satterthwaite"``,
+        ``"kenward-roger"`` (Gaussian fits) or ``"satterthwaite-upper"``. With ``family=``: ``scale="ratio"`` (default; odds ratios for the
         logit link, rate ratios for the log link), ``"difference"`` (differences of the response-scale means:
-        accuracy differences) or ``"link"``; ``df`` defaults to ``"satterthwaite"`` (the linearised model's
-        t tests, see :meth:`emmeans`), ``df="asymptotic"`` gives emmeans' z tests for glmer fits.
+        accuracy differences) or ``"link"``; ``df`` defaults to ``"satterthwaite-upper"`` (see
+        :meth:`emmeans`), ``df="asymptotic"`` gives emmeans' z tests for glmer fits.
         """
         from .significance import pairwise, pairwise_differences, pairwise_ratios
 
@@ -525,9 +527,9 @@ class Study:
             Cut points (right-closed classes, as :func:`bin_property`) and class labels.
         adjust : str, default "tukey"
             Multiplicity adjustment of the pairwise contrasts (see :func:`mixeval.significance.pairwise`).
-        df : {"asymptotic", "satterthwaite", "kenward-roger"}, optional
+        df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, optional
             Degrees of freedom of the contrasts; by default ``"asymptotic"`` (z) for Gaussian fits and
-            ``"satterthwaite"`` with ``family=`` (see :meth:`emmeans`).
+            ``"satterthwaite-upper"`` with ``family=`` (see :meth:`emmeans`).
         level : float, default 0.95
             Confidence level of the intervals.
 

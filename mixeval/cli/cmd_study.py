@@ -44,10 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
-    s.add_argument("--df", default=None, choices=["asymptotic", "satterthwaite", "kenward-roger"],
+    s.add_argument("--df", default=None,
+                   choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
                    help="degrees of freedom of the contrasts: asymptotic z (the book's, default for Gaussian "
-                        "fits), lmerTest's Satterthwaite or pbkrtest's Kenward-Roger (emmeans' default for lmer "
-                        "fits); with --family the linearised model's Satterthwaite (default) or asymptotic z")
+                        "fits), lmerTest's Satterthwaite, pbkrtest's Kenward-Roger (emmeans' default for lmer "
+                        "fits) or Satterthwaite with the variance components at their upper bounds (default with "
+                        "--family; covers 95%% with few seeds)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")

@@ -5,7 +5,7 @@ component estimated from few levels carries a large share of a mean's variance `
 accuracy evaluation), its estimate is a scaled chi-square with about ``levels - 1`` df, and the estimated
 share and the estimated ``V`` are small together: the df come out large exactly when ``V`` is too small, and
 95 % intervals cover 92 % (``benchmarks/sim_satterthwaite_limit.py``; lmerTest's Satterthwaite and pbkrtest's
-Kenward-Roger, the same df for one linear function, cover 91.8 % on such a Gaussian design,
+Kenward-Roger, the same df for one linear function, cover 92.4-93.0 % on such a Gaussian design,
 ``benchmarks/sim_gaussian_analog.R``). No df evaluated at the estimated share can avoid it: the exact
 quantile of the pivot at that share covers less still.
 

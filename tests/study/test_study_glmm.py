@@ -37,8 +37,10 @@ def test_study_means_default_to_accuracy(study):
     acc = study.emmeans()
     assert list(acc.columns[:2]) == ["system", "prob"]
     assert np.all((acc.ci_low < acc.prob) & (acc.prob < acc.ci_high) & (acc.ci_low > 0) & (acc.ci_high < 1))
-    # the default is the linearised model's Satterthwaite t (GLMM_DEFAULT_DF); df="asymptotic" is emmeans' z
-    pd.testing.assert_frame_equal(acc, emmeans_response(study.fit, "system", df="satterthwaite"))
+    # the default is the linearised model's Satterthwaite t at the components' upper bounds (GLMM_DEFAULT_DF);
+    # df="asymptotic" is emmeans' z
+    pd.testing.assert_frame_equal(acc, emmeans_response(study.fit, "system", df="satterthwaite-upper"))
+    assert np.all(acc.df <= study.emmeans(df="satterthwaite").df)
     assert np.all(np.isfinite(acc.df))
     pd.testing.assert_frame_equal(study.emmeans(df="asymptotic"), emmeans_response(study.fit, "system"))
     logit = study.emmeans(type="link")
@@ -48,8 +50,8 @@ def test_study_means_default_to_accuracy(study):
 def test_study_pairwise_scales(study):
     ratios = study.pairwise()
     assert "odds_ratio" in ratios.table.columns
-    pd.testing.assert_frame_equal(ratios.table, pairwise_ratios(study.fit, "system", df="satterthwaite").table)
-    assert ratios.df_method == "satterthwaite"
+    pd.testing.assert_frame_equal(ratios.table, pairwise_ratios(study.fit, "system", df="satterthwaite-upper").table)
+    assert ratios.df_method == "satterthwaite-upper"
     z = study.pairwise(df="asymptotic")
     pd.testing.assert_frame_equal(z.table, pairwise_ratios(study.fit, "system").table)
     with pytest.raises(InputError, match="Kenward-Roger"):
