@@ -38,7 +38,7 @@ import pandas as pd
 from scipy import stats
 
 from mixeval import compare, glmer
-from mixeval.significance import emmeans, emmeans_response, pairwise_differences
+from mixeval.significance import emmeans, emmeans_response, pairwise_differences, pairwise_ratios
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "results", "sim_glmer_df")
@@ -101,16 +101,30 @@ def truth(design: SimDesign) -> tuple[np.ndarray, dict[str, float]]:
     return acc, diffs
 
 
-def interval_coverage(fit, acc: np.ndarray, diffs: dict[str, float]) -> dict:
-    """Whether each accuracy interval and each pairwise-difference interval covers the truth, per df method."""
+def true_odds_ratios(design: SimDesign) -> dict[str, float]:
+    """The pairwise odds ratios of the systems at a typical item and seed, keyed as ``pairwise_ratios``."""
+    eff = design.effect_vector
+    names = [chr(65 + k) for k in range(design.systems)]
+    return {f"{names[i]} / {names[j]}": float(np.exp(eff[i] - eff[j]))
+            for i in range(design.systems) for j in range(i + 1, design.systems)}
+
+
+def interval_coverage(fit, acc: np.ndarray, diffs: dict[str, float], ratios: dict[str, float] | None = None,
+                      methods: tuple[str, ...] = METHODS) -> dict:
+    """Whether each accuracy interval and each pairwise-difference interval (and, given ``ratios``, each
+    odds-ratio interval) covers the truth, per df method."""
     row: dict = {}
-    for m in METHODS:
+    for m in methods:
         emm = emmeans_response(fit, "system", df=m)
         row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
         row[f"df_mean_{m}"] = emm.df.tolist()
         pd_ = pairwise_differences(fit, "system", adjust="none", df=m).table
         true = pd_.contrast.map(diffs).to_numpy()
         row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+        if ratios is not None:
+            pr = pairwise_ratios(fit, "system", adjust="none", df=m).table
+            true = pr.contrast.map(ratios).to_numpy()
+            row[f"cover_ratio_{m}"] = ((pr.ci_low <= true) & (true <= pr.ci_high)).astype(int).tolist()
     return row
 
 
