@@ -63,3 +63,15 @@ def test_significance_and_reliability_family_binomial(capsys):
     rel = _json(capsys, ["reliability", data, f, "--family", "binomial", "--n", "seed=3", "--json"])
     assert "Latent (logit) scale" in rel["scale"]
     assert [r for r in rel["rows"] if r["component"] == "Residual"][0]["variance"] == pytest.approx(np.pi**2 / 3)
+
+
+def test_significance_df_methods_family_binomial(capsys):
+    """--family defaults to satterthwaite-upper (fewer df than plain Satterthwaite); --df picks another."""
+    data = str(FIX / "binary_crossed.csv")
+    f = "correct ~ system + (1|item) + (1|seed)"
+    base = ["significance", data, f, "--family", "binomial", "--adjust", "none", "--json"]
+    default = _json(capsys, base)
+    upper = _json(capsys, base + ["--df", "satterthwaite-upper"])
+    satt = _json(capsys, base + ["--df", "satterthwaite"])
+    assert [r["df"] for r in default["rows"]] == [r["df"] for r in upper["rows"]]
+    assert all(u["df"] < s["df"] for u, s in zip(upper["rows"], satt["rows"]))
