@@ -151,8 +151,36 @@ def calibrate() -> None:
             cells = " | ".join(f"{lo:.1f}-{hi:.1f}" for lo, hi in zip(cov.min(axis=1), cov.max(axis=1)))
             lines.append(f"| {100 * level:.0f} % | {name} | {cells} |")
     lines += ["", f"Coverage range over rho in {{{', '.join(f'{r:g}' for r in CAL_RHOS)}}}; {N_CAL:,} common "
-              "replicates per (k, rho) (Monte Carlo se 0.07 points at 95 %)."]
+              "replicates per (k, rho) (Monte Carlo se 0.07 points at 95 %).", "",
+              "Two estimated components, 95 %:", ""] + two_components()
     _write(os.path.join(HERE, "results", "sim_satterthwaite_calibration.md"), lines)
+
+
+TWO_COMPONENTS = ((2, 2, 0.45, 0.45), (2, 2, 0.3, 0.3), (2, 2, 0.1, 0.1), (2, 2, 0.6, 0.2), (3, 3, 0.4, 0.4),
+                  (2, 9, 0.5, 0.3), (2, 59, 0.5, 0.3), (2, 59, 0.8, 0.05))
+
+
+def two_components() -> list[str]:
+    """Two estimated components (``k1``, ``k2`` df, shares ``rho1``, ``rho2``): the package's per-component
+    upper bounds against pooling both parts into one scaled chi-square (Satterthwaite's df of their sum)."""
+    rng = np.random.default_rng(20261127)
+    lines = ["| k1 | k2 | rho1 | rho2 | Satterthwaite % | upper, per component (package) % | upper, pooled % |",
+             "|--:|--:|--:|--:|--:|--:|--:|"]
+    for k1, k2, r1, r2 in TWO_COMPONENTS:
+        z = rng.standard_normal(N_REP)
+        s1, s2 = r1 * rng.chisquare(k1, N_REP) / k1, r2 * rng.chisquare(k2, N_REP) / k2
+        vhat = s1 + s2 + (1 - r1 - r2)
+        g = np.column_stack([s1 * np.sqrt(2.0 / k1), s2 * np.sqrt(2.0 / k2)])
+        quad = np.sum(g * g, axis=1)
+        satt = 2 * vhat ** 2 / quad
+        per = satterthwaite_upper_df(vhat, g, np.eye(2), np.array([float(k1), float(k2)]))
+        total = s1 + s2
+        k_pool = total ** 2 / (s1 ** 2 / k1 + s2 ** 2 / k2)
+        m_pool = k_pool / stats.chi2.ppf(SHARE_QUANTILE, k_pool)
+        pooled = np.minimum(2 * (vhat + (m_pool - 1) * total) ** 2 / (m_pool ** 2 * quad), satt)
+        cov = [np.mean(special.stdtr(nu, np.abs(z) / np.sqrt(vhat)) <= 0.975) for nu in (satt, per, pooled)]
+        lines.append(f"| {k1} | {k2} | {r1} | {r2} | " + " | ".join(f"{100 * c:.1f}" for c in cov) + " |")
+    return lines + ["", f"{N_REP:,} replicates per row."]
 
 
 def analog(n_rep: int) -> None:
@@ -207,6 +235,8 @@ def _write(path: str, lines: list[str]) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "calibrate":
         calibrate()
+    elif len(sys.argv) > 1 and sys.argv[1] == "two":
+        print("\n".join(two_components()))
     elif len(sys.argv) > 1 and sys.argv[1] == "analog":
         analog(int(sys.argv[2]) if len(sys.argv) > 2 else 1000)
     else:
