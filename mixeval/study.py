@@ -90,7 +90,7 @@ def _numeric_cuts(cuts: Any) -> list[float]:
 
 #: Degrees of freedom of the means and contrasts of a Study with ``family=`` when ``df`` is not given: the
 #: linearised model's Satterthwaite t with each component's part of the variance at its upper bound
-#: (:mod:`mixeval.significance._upper_df`). emmeans' z intervals for glmer fits undercover when a variance
+#: (:mod:`mixeval.significance._satterthwaite`). emmeans' z intervals for glmer fits undercover when a variance
 #: component comes from few levels (95% accuracy intervals of REML fits: 87.9-93.1% on 4 designs with 3-5
 #: seeds); Satterthwaite narrows the gap (93.3-94.7%) and the upper bounds close it (94.1-95.9%);
 #: benchmarks/sim_glmer_reml.py, docs/significance_df_and_trends.md.

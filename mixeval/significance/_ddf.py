@@ -8,7 +8,7 @@
 * ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
   of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``);
 * ``"satterthwaite-upper"`` -- Satterthwaite's df with each variance component's part of the variance at
-  an upper confidence bound (:mod:`mixeval.significance._upper_df`): near-nominal coverage where a
+  an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
   component from 3-5 levels carries most of a mean's variance, where Satterthwaite's and Kenward-Roger's
   intervals undercover. For glmer fits and REML random-intercept lmer fits.
 
@@ -22,7 +22,7 @@ through ``V^-1 = sigma^-2 (I - Z B Z')`` with ``B = Lambda (Lambda Z'Z Lambda + 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,7 +31,7 @@ from threadpoolctl import ThreadpoolController
 
 from ..errors import InputError
 from ._glmm_ddf import glmm_ddf_pieces, is_glmm
-from ._upper_df import satterthwaite_upper_df
+from ._satterthwaite import satterthwaite_df, satterthwaite_upper_df
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
            "ddf_pieces"]
@@ -101,7 +101,7 @@ class DdfPieces:
     P: np.ndarray = field(repr=False)
     W_expected: np.ndarray = field(repr=False)
     W_observed: np.ndarray = field(repr=False)
-    component_df: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    component_df: np.ndarray = field(repr=False)
 
     def _variance_gradient(self, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         L = np.atleast_2d(np.asarray(L, dtype=float))
@@ -111,10 +111,7 @@ class DdfPieces:
         return var, g
 
     def _df(self, L: np.ndarray, W: np.ndarray) -> np.ndarray:
-        var, g = self._variance_gradient(L)
-        quad = np.einsum("ir,rs,is->i", g, W, g)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
+        return satterthwaite_df(*self._variance_gradient(L), W)
 
     def df_kenward_roger(self, L: np.ndarray) -> np.ndarray:
         """Kenward-Roger degrees of freedom of each row ``l`` of ``L`` (pbkrtest's ``Lb_ddf``).
@@ -132,7 +129,7 @@ class DdfPieces:
 
     def df_satterthwaite_upper(self, L: np.ndarray) -> np.ndarray:
         """Satterthwaite df (``W_observed``) with each component's part of ``l' Phi l`` at its upper bound
-        (:func:`mixeval.significance._upper_df.satterthwaite_upper_df`)."""
+        (:func:`mixeval.significance._satterthwaite.satterthwaite_upper_df`)."""
         var, g = self._variance_gradient(L)
         return satterthwaite_upper_df(var, g, self.W_observed, self.component_df)
 
@@ -182,8 +179,6 @@ def ddf_pieces(fit: object) -> DdfPieces:
     limit = _controller().limit(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
         pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
-    k = np.array([max(n - 1, 1) for n in sizes] + [max(len(y) - np.linalg.matrix_rank(X), 1)], dtype=float)
-    pieces = replace(pieces, component_df=k)
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -212,7 +207,9 @@ def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[i
         blocks = _blocks_dense(X, y, codes, sizes, theta, sigma2)
     else:
         blocks = _blocks_one_factor(X, y, codes[0], sizes[0], float(theta[0]), sigma2)
-    return _assemble(*blocks, theta=theta)
+    # df of each variance parameter's estimate: levels - 1 per factor, n - rank X for the residual
+    k = np.array([max(n - 1, 1) for n in sizes] + [max(len(y) - np.linalg.matrix_rank(X), 1)], dtype=float)
+    return _assemble(*blocks, theta=theta, component_df=k)
 
 
 def _glsify(Fa: np.ndarray, XVXa: np.ndarray, XV2Xa: np.ndarray, XV2Za: np.ndarray, p: int):
@@ -320,7 +317,7 @@ def _blocks_dense(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: 
 
 
 def _assemble(Phi: np.ndarray, P: np.ndarray, Q: np.ndarray, K: np.ndarray, E: np.ndarray, Xe: np.ndarray, *,
-              theta: np.ndarray) -> DdfPieces:
+              theta: np.ndarray, component_df: np.ndarray) -> DdfPieces:
     """pbkrtest's adjusted covariance and W, lmerTest's observed-information W, from the q-space blocks."""
     m, p = P.shape[0], P.shape[1]
     trPGPG = np.empty((m, m))
@@ -344,7 +341,7 @@ def _assemble(Phi: np.ndarray, P: np.ndarray, Q: np.ndarray, K: np.ndarray, E: n
     free = np.flatnonzero(np.append(theta >= BOUNDARY_THETA, True))
     W_obs = np.zeros((m, m))
     W_obs[np.ix_(free, free)] = 2.0 * _inverse(hessian[np.ix_(free, free)])
-    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=W_obs)
+    return DdfPieces(vcov=Phi, vcov_adjusted=PhiA, P=P, W_expected=W, W_observed=W_obs, component_df=component_df)
 
 
 def _inverse_m(ZtZ: np.ndarray, lam: np.ndarray, q0: int) -> np.ndarray:

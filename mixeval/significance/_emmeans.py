@@ -53,7 +53,7 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
         Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite,
         pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default), or
         Satterthwaite with each component's part of the variance at an upper bound (near-nominal where a
-        component from 3-5 levels dominates; :mod:`mixeval.significance._upper_df`).
+        component from 3-5 levels dominates; :mod:`mixeval.significance._satterthwaite`).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them (covariate means).
 

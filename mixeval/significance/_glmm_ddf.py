@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
-from ._upper_df import satterthwaite_upper_df
+from ._satterthwaite import satterthwaite_df, satterthwaite_upper_df
 
 __all__ = ["GlmmDdfPieces", "glmm_ddf_pieces", "is_glmm", "BOUNDARY_THETA"]
 
@@ -95,15 +95,11 @@ class GlmmDdfPieces:
         ``inf`` when no free covariance parameter enters (``g' A g = 0``: e.g. every component on the
         boundary), NaN for a zero row.
         """
-        var = self.variance(L)
-        g = self.gradient(L)
-        quad = np.einsum("ij,jk,ik->i", g, self.theta_cov, g)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
+        return satterthwaite_df(self.variance(L), self.gradient(L), self.theta_cov)
 
     def df_satterthwaite_upper(self, L: np.ndarray) -> np.ndarray:
         """Satterthwaite df with each component's part of the variance at its upper bound
-        (:func:`mixeval.significance._upper_df.satterthwaite_upper_df`)."""
+        (:func:`mixeval.significance._satterthwaite.satterthwaite_upper_df`)."""
         return satterthwaite_upper_df(self.variance(L), self.gradient(L), self.theta_cov, self.component_df)
 
 

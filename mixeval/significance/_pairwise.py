@@ -161,9 +161,9 @@ class PairwiseResult(Result):
         k = self.family_size
         m = k * (k - 1) // 2
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite",
-               "kenward-roger": "Kenward-Roger",
-               "satterthwaite-upper": "Satterthwaite, components at their upper bounds"}.get(self.df_method, self.df_method)
+        dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger",
+               "satterthwaite-upper": "Satterthwaite, components at their upper bounds"}
+        dfm = dfm.get(self.df_method, self.df_method)
         notes = [f"Degrees-of-freedom method: {dfm}", f"Confidence level used: {self.level:g}"]
         if self.trend is not None:
             notes.insert(0, f"Contrasts of the slopes of {self.trend}")

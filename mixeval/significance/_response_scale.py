@@ -58,7 +58,7 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
         :mod:`mixeval.significance._glmm_ddf`), which cover closer to the nominal level when a variance
         component is estimated from few levels (seeds, prompt templates); ``"satterthwaite-upper"``: those
         df with each component's part of the variance at an upper bound, which stay near nominal where a
-        component from 3 levels carries most of the variance (:mod:`mixeval.significance._upper_df`).
+        component from 3 levels carries most of the variance (:mod:`mixeval.significance._satterthwaite`).
 
     Returns
     -------
@@ -157,8 +157,9 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     -----
     With ``p = g^{-1}(L b)`` and ``G = diag(mu_eta(L b)) L``, ``Cov(p) = G V G'``; a contrast ``c`` of the
     means has estimate ``c' p`` and ``se = sqrt(c' G V G' c)`` (emmeans' ``regrid`` followed by ``pairs``).
-    With ``df="satterthwaite"`` (or ``"satterthwaite-upper"``) the contrast is treated as the linear function ``c' G`` of the fixed
-    effects (``G`` at the estimate), whose Satterthwaite df gives ``t`` tests and intervals.
+    With ``df="satterthwaite"`` (or ``"satterthwaite-upper"``) the contrast is treated as the linear function
+    ``c' G`` of the fixed effects (``G`` at the estimate), whose Satterthwaite df gives ``t`` tests and
+    intervals.
     Adjustments as :func:`~mixeval.significance.pairwise`.
 
     Examples

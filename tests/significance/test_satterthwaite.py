@@ -1,4 +1,4 @@
-"""Satterthwaite df with the components' shares at an upper bound (mixeval.significance._upper_df).
+"""Satterthwaite df with the components' shares at an upper bound (mixeval.significance._satterthwaite).
 
 Closed forms at the two ends (one component carrying all of the variance: its own df, the t of a balanced
 design; none: inf), the reduction to Satterthwaite's formula, coverage in the idealised model with known
@@ -18,7 +18,7 @@ from mixeval.mixed import glmer
 from mixeval.significance import emmeans, emmeans_response
 from mixeval.significance._ddf import canonical_df, ddf_pieces
 from mixeval.significance._glmm_ddf import glmm_ddf_pieces
-from mixeval.significance._upper_df import SHARE_QUANTILE, satterthwaite_upper_df, share_multipliers
+from mixeval.significance._satterthwaite import SHARE_QUANTILE, satterthwaite_upper_df, share_multipliers
 
 
 def _one_component(part, known, k):

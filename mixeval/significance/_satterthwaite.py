@@ -1,4 +1,8 @@
-"""Satterthwaite degrees of freedom with each variance component's share taken at an upper confidence bound.
+"""Satterthwaite degrees of freedom of linear functions of the fixed effects, and the same with each variance
+component's share taken at an upper confidence bound.
+
+Both take ``V = l' Phi l``, its gradient ``g`` in the covariance parameters and their asymptotic covariance
+``A``; :mod:`mixeval.significance._ddf` (lmer) and :mod:`mixeval.significance._glmm_ddf` (glmer) supply them.
 
 Satterthwaite's moment match ``df = 2 V^2 / (g' A g)`` is computed at the estimated components. When a
 component estimated from few levels carries a large share of a mean's variance ``V`` (three seeds of an
@@ -29,10 +33,26 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-__all__ = ["SHARE_QUANTILE", "share_multipliers", "satterthwaite_upper_df"]
+__all__ = ["SHARE_QUANTILE", "satterthwaite_df", "share_multipliers", "satterthwaite_upper_df"]
 
 #: Lower chi-square quantile defining each component's upper bound (``benchmarks/sim_satterthwaite_limit.py``).
 SHARE_QUANTILE = 0.35
+
+
+def satterthwaite_df(var: np.ndarray, g: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """Satterthwaite's ``2 V^2 / (g' A g)`` for each row: ``inf`` where no parameter enters (``g' A g = 0``),
+    NaN for ``V = 0``.
+
+    Examples
+    --------
+    >>> satterthwaite_df(np.array([1.0, 1.0, 0.0]), np.array([[1.0], [0.0], [1.0]]), np.eye(1))
+    array([ 2., inf, nan])
+    """
+    var = np.asarray(var, dtype=float)
+    g = np.atleast_2d(np.asarray(g, dtype=float))
+    quad = np.einsum("ij,jk,ik->i", g, np.atleast_2d(A), g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
 
 
 def share_multipliers(k: np.ndarray, quantile: float = SHARE_QUANTILE) -> np.ndarray:
@@ -104,9 +124,6 @@ def satterthwaite_upper_df(var: np.ndarray, g: np.ndarray, A: np.ndarray, k: np.
     with np.errstate(divide="ignore", invalid="ignore"):
         part = part * np.where(total > var, var / total, 1.0)[:, None]  # the parts are portions of V
     num = var + np.sum((m[None, :] - 1.0) * part, axis=1)
-    gm = g * m[None, :]
-    quad = np.einsum("ij,jk,ik->i", gm, A, gm)
-    quad_satt = np.einsum("ij,jk,ik->i", g, A, g)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df = np.minimum(2.0 * num * num / quad, 2.0 * var * var / quad_satt)
-        return np.where((quad > 0) & (var > 0), df, np.where(var > 0, np.inf, np.nan))
+    # Satterthwaite's df of the inflated parts: numerator num instead of V, gradient m g
+    upper = satterthwaite_df(num, g * m[None, :], A)
+    return np.where(var > 0, np.minimum(upper, satterthwaite_df(var, g, A)), np.nan)
