@@ -20,7 +20,7 @@ with ``U ~ chi2(k)`` (``k`` = levels - 1: a component from three seeds has ``k =
 
 Exact for ``rho = 1`` (the balanced Gaussian case, a t with ``k`` df); the question is ``0 < rho < 1``.
 
-The second part, ``satterthwaite-upper`` (:mod:`mixeval.significance._upper_df`), evaluates the df at each
+The second part, ``satterthwaite-upper`` (:mod:`mixeval.significance._satterthwaite`), evaluates the df at each
 component's upper bound ``k / chi2_p(k)``; ``calibrate`` chooses ``p`` (the worst coverage error over ``k`` in
 2-19 and ``rho`` in (0, 1] at 95 %, then checked at 90 % and 99 %). ``analog`` fits the Gaussian counterpart of
 the 3-seed binary design (``sim_gaussian_analog.R``: 60 items x 3 seeds x 4 systems, item variance 0.25, seed
@@ -41,7 +41,8 @@ import numpy as np
 from scipy import optimize, special, stats
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from mixeval.significance._upper_df import SHARE_QUANTILE, satterthwaite_upper_df  # noqa: E402
+from mixeval.significance._satterthwaite import (  # noqa: E402
+    SHARE_QUANTILE, satterthwaite_df, satterthwaite_upper_df)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEVEL = 0.95
@@ -77,21 +78,27 @@ def _idealised(k: int, rho: float, n: int, rng: np.random.Generator):
     return z, part, part + (1 - rho)
 
 
-def upper_df(part: np.ndarray, vhat: np.ndarray, k: int, quantile: float = SHARE_QUANTILE) -> np.ndarray:
-    """The package's ``satterthwaite-upper`` df in the idealised model: one component with ``g' A g = 2 part^2 / k``."""
+def idealised_df(part: np.ndarray, vhat: np.ndarray, k: int, quantile: float | None = None) -> np.ndarray:
+    """The package's df in the idealised model (one component, ``g' A g = 2 part^2 / k``): Satterthwaite's
+    (``quantile=None``) or satterthwaite-upper's with that quantile."""
     g = (part * np.sqrt(2.0 / k))[:, None]
+    if quantile is None:
+        return satterthwaite_df(vhat, g, np.eye(1))
     return satterthwaite_upper_df(vhat, g, np.eye(1), np.array([float(k)]), quantile=quantile)
+
+
+def _covered(nu: np.ndarray, z: np.ndarray, vhat: np.ndarray, level: float = LEVEL) -> np.ndarray:
+    """Whether ``|z| <= t_nu quantile * sqrt(vhat)``, by the t cdf (10x faster than the quantile)."""
+    return special.stdtr(nu, np.abs(z) / np.sqrt(vhat)) <= 0.5 + level / 2
 
 
 def coverage(k: int, rho: float, rng: np.random.Generator) -> dict:
     z, part, vhat = _idealised(k, rho, N_REP, rng)
     rhohat = part / vhat
-    nu = k / rhohat ** 2
-    crit = 0.5 + LEVEL / 2
-    sat = np.abs(z) <= stats.t.ppf(crit, nu) * np.sqrt(vhat)
+    sat = _covered(idealised_df(part, vhat, k), z, vhat)
     plug = np.abs(z) <= np.interp(rhohat, RHO_GRID, scale_mixture_quantile(k, False)) * np.sqrt(vhat)
     fid = np.abs(z) <= np.interp(rhohat, RHO_GRID, scale_mixture_quantile(k, True)) * np.sqrt(vhat)
-    upper = np.abs(z) <= stats.t.ppf(crit, upper_df(part, vhat, k)) * np.sqrt(vhat)
+    upper = _covered(idealised_df(part, vhat, k, SHARE_QUANTILE), z, vhat)
     return {"k": k, "rho": rho, "satterthwaite": float(sat.mean()), "plugin_exact": float(plug.mean()),
             "fiducial": float(fid.mean()), "satterthwaite_upper": float(upper.mean())}
 
@@ -125,9 +132,7 @@ def _coverage_grid(quantile: float | None, level: float, draws: dict) -> np.ndar
     for a, k in enumerate(CAL_KS):
         for b, rho in enumerate(CAL_RHOS):
             z, part, vhat = draws[k, rho]
-            nu = k * (vhat / part) ** 2 if quantile is None else upper_df(part, vhat, k, quantile)
-            # |z| <= t_nu quantile * sqrt(vhat), by the t cdf (10x faster than the quantile)
-            out[a, b] = np.mean(special.stdtr(nu, np.abs(z) / np.sqrt(vhat)) <= 0.5 + level / 2)
+            out[a, b] = np.mean(_covered(idealised_df(part, vhat, k, quantile), z, vhat, level))
     return out
 
 
@@ -171,14 +176,13 @@ def two_components() -> list[str]:
         s1, s2 = r1 * rng.chisquare(k1, N_REP) / k1, r2 * rng.chisquare(k2, N_REP) / k2
         vhat = s1 + s2 + (1 - r1 - r2)
         g = np.column_stack([s1 * np.sqrt(2.0 / k1), s2 * np.sqrt(2.0 / k2)])
-        quad = np.sum(g * g, axis=1)
-        satt = 2 * vhat ** 2 / quad
+        satt = satterthwaite_df(vhat, g, np.eye(2))
         per = satterthwaite_upper_df(vhat, g, np.eye(2), np.array([float(k1), float(k2)]))
         total = s1 + s2
         k_pool = total ** 2 / (s1 ** 2 / k1 + s2 ** 2 / k2)
         m_pool = k_pool / stats.chi2.ppf(SHARE_QUANTILE, k_pool)
-        pooled = np.minimum(2 * (vhat + (m_pool - 1) * total) ** 2 / (m_pool ** 2 * quad), satt)
-        cov = [np.mean(special.stdtr(nu, np.abs(z) / np.sqrt(vhat)) <= 0.975) for nu in (satt, per, pooled)]
+        pooled = np.minimum(satterthwaite_df(vhat + (m_pool - 1) * total, g * m_pool[:, None], np.eye(2)), satt)
+        cov = [np.mean(_covered(nu, z, vhat)) for nu in (satt, per, pooled)]
         lines.append(f"| {k1} | {k2} | {r1} | {r2} | " + " | ".join(f"{100 * c:.1f}" for c in cov) + " |")
     return lines + ["", f"{N_REP:,} replicates per row."]
 
