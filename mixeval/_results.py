@@ -137,7 +137,8 @@ class TestResult(Result):
         parts = [f"{self.method or 'test'}: statistic = {self.statistic:.6g}"]
         if self.df is not None:
             parts.append(f"df = {self.df:.6g}")
-        parts.append(f"p-value = {self.pvalue:.4g} ({self.alternative})")
+        side = self.alternative if self.alternative == "two-sided" else f"one-sided, {self.alternative}"
+        parts.append(f"p-value = {self.pvalue:.4g} ({side})")
         if self.estimate is not None:
             parts.append(f"estimate = {self.estimate:.6g}")
         if self.confidence_interval is not None:

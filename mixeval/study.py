@@ -459,18 +459,46 @@ class Study:
     def variance_lrt(self, component: str) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
 
-        ``details["pvalue_boundary"]`` holds the Self-Liang chi-square mixture p-value beside the naive one.
+        ``H0: sigma^2 = 0`` lies on the boundary of the parameter space, so ``pvalue`` is the Self-Liang
+        50:50 mixture of chi2(0) and chi2(1) (half the naive chi2(1) p-value that lmerTest's ``ranova`` and
+        lme4's ``anova`` print); ``details["pvalue_naive"]`` holds that naive one. For a term with slopes (more
+        than one parameter per dropped term) no simple mixture applies and ``pvalue`` is the naive chi-square
+        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs compare ML fits.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"item": np.repeat(np.arange(30), 4), "rater": np.tile([1, 2, 3, 4], 30)})
+        >>> df["score"] = rng.normal(size=30)[df["item"]] + rng.normal(0, 0.5, 4)[df["rater"] - 1] + rng.normal(size=120)
+        >>> res = Study(df, "score ~ (1|item) + (1|rater)").variance_lrt("rater")
+        >>> bool(res.pvalue == res.details["pvalue_naive"] / 2), res.alternative
+        (True, 'greater')
         """
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        kept = [g for g in names if g != component]
         if self.family is not None:
-            if len(names) < 2:
+            if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
-            reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
-            return compare(self.fit_ml, reduced)
-        reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
-        return compare(self.fit, reduced, refit=False)
+            naive = compare(self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False))
+        else:
+            naive = compare(self.fit, lmer(self._formula_with(self.parsed.fixed, kept), self.source), refit=False)
+        from dataclasses import replace
+
+        from .mixed._lrt import boundary_mixture_pvalue
+
+        details, n_terms = dict(naive.details, pvalue_naive=naive.pvalue), names.count(component)
+        if naive.df == n_terms:  # one variance per dropped term: the Self-Liang mixture
+            details.update(pvalue_boundary=boundary_mixture_pvalue(naive.statistic, n_terms),
+                           reference=f"boundary mixture of chi2(0..{n_terms})")
+        else:
+            details.pop("pvalue_boundary", None)
+            details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
+        pvalue = details.get("pvalue_boundary", naive.pvalue)
+        return replace(naive, pvalue=pvalue, alternative="greater", details=details,
+                       method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
                 type: str | None = None) -> pd.DataFrame:
