@@ -42,6 +42,10 @@ def _run(args: argparse.Namespace) -> int:
     from ..errors import ColumnError
     from ._paired import resolve_seed
 
+    from ._args import check_count, check_level
+
+    check_level(args.level, "--level", zero_means="no interval")
+    check_count(args.n_resamples, "--n-resamples")
     seed = resolve_seed(args.seed)
     data = read_table(args.path)
     long = args.unit is not None or args.rater is not None or args.value is not None

@@ -7,6 +7,7 @@ import warnings
 
 from ..mixed import compare, glmer, lmer
 from . import print_json
+from ._args import check_family_flags
 from ._io import read_table
 
 
@@ -48,6 +49,7 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
 
 
 def _fit(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -64,6 +66,7 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -10,7 +10,7 @@ import pandas as pd
 from ..errors import InputError
 from ..study import Study
 from . import print_json
-from ._args import facet_ranges, facet_sizes, number_list
+from ._args import check_count, check_family_flags, check_level, facet_ranges, facet_sizes, number_list
 from ._io import read_table
 
 
@@ -75,8 +75,15 @@ def _family_kwargs(args: argparse.Namespace) -> dict:
 
 
 def _reliability(args: argparse.Namespace) -> int:
-    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
+    check_family_flags(args)
+    check_level(args.target, "--target")
+    check_level(args.level, "--level")
+    check_count(args.nsim, "--nsim")
+    if args.confidence is not None:
+        check_level(args.confidence, "--confidence")
     n = facet_sizes(args.n, "--n")
+    grid = facet_ranges(args.grid, "--grid") if args.grid else None
+    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = study.variance_components()
@@ -101,8 +108,7 @@ def _reliability(args: argparse.Namespace) -> int:
             ci = phi_interval(study.fit, study.item, n, kind=kind, level=args.level, draws=draws)
             out[key] = [ci["lower"], ci["upper"]]
         out["level"] = args.level
-    if args.grid:
-        grid = facet_ranges(args.grid, "--grid")
+    if grid:
         dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
                   else study.dstudy(grid))
         out["dstudy"] = dtable.to_dict(orient="records")
@@ -130,6 +136,8 @@ def _reliability(args: argparse.Namespace) -> int:
 
 
 def _significance(args: argparse.Namespace) -> int:
+    check_family_flags(args)
+    check_level(args.level, "--level")
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
