@@ -80,14 +80,14 @@ def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict
 
 def _require_intercepts_only(study) -> None:
     """Power simulates random intercepts; a term with slopes would be simulated without them (and overstate power)."""
-    slopes = [f"({t.lhs}|{t.name})" for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
-    if slopes:
-        system = study.system or "system"
+    terms = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
+    if terms:
+        system, g = study.system or "system", terms[0].name
         raise InputError(
-            f"power simulates random intercepts only; {study.formula!r} has random slopes {', '.join(slopes)}, "
-            "whose variance the simulation would leave out (overstating the power). For a slope of the "
-            f"system within a group g, fit the study with (1|g) + (1|g:{system}) instead (the system-by-g "
-            "variance as an intercept term, which power simulates); at the data's own design, "
+            f"power simulates random intercepts only; {study.formula!r} has random slopes "
+            f"{', '.join(f'({t.lhs}|{t.name})' for t in terms)}, whose variance the simulation would leave out "
+            f"(overstating the power). For a slope of the system, fit the study with (1|{g}) + (1|{g}:{system}) "
+            f"instead (the {system}-by-{g} variance as an intercept term, which power simulates); at the data's own design, "
             "mixeval.uncertainty.bootstrap_fit(study.fit, statistic=...) simulates the slope model and refits "
             "(a statistic returning each refit's p-value gives the power).")
 
