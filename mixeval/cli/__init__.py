@@ -19,6 +19,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 
 from ..errors import MixevalError
@@ -124,8 +125,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    try:
-        return int(args.handler(args) or 0)
-    except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
-        print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_printer()
+        try:
+            return int(args.handler(args) or 0)
+        except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
+            print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+
+
+def _warning_printer():
+    """``warnings.showwarning`` for a command: each warning once, as one line ``warning: ...`` on stderr (no
+    source line: the user ran a command, not our code). Commands that collect warnings print them themselves."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+    return show

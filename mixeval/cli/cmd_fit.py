@@ -56,11 +56,11 @@ def _fit(args: argparse.Namespace) -> int:
         fit = fit_model(args.formula, data, args, reml=not args.ml)
     if args.json:
         out = fit.to_dict()
-        out["warnings"] = [str(w.message) for w in caught]
+        out["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
         print_json(out)
     else:
-        for w in caught:
-            print(f"warning: {w.message}")
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print(f"warning: {message}")
         print(fit.summary())
     return 0
 

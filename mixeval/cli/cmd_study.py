@@ -83,9 +83,10 @@ def _reliability(args: argparse.Namespace) -> int:
         check_level(args.confidence, "--confidence")
     n = facet_sizes(args.n, "--n")
     grid = facet_ranges(args.grid, "--grid") if args.grid else None
-    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
+    data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        study = Study(data, args.formula, item=args.item, **_family_kwargs(args))
         table = study.variance_components()
     out: dict = {
         "item": study.item,
@@ -93,7 +94,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "phi": study.phi(n),
         "phi_relative": study.phi(n, kind="relative"),
         "n": n,
-        "warnings": [str(w.message) for w in caught],
+        "warnings": list(dict.fromkeys(str(w.message) for w in caught)),
     }
     if "note" in table.attrs:
         out["scale"] = table.attrs["note"]
@@ -135,6 +136,25 @@ def _reliability(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_by(study: Study, by: str) -> None:
+    """``--by`` must be a property that varies and is not one of the model's factors."""
+    from .._validation import require_columns
+
+    require_columns(study.data, [by])
+    if by == study.system:
+        raise InputError(f"--by {by} is the compared factor itself; condition on a property of the items "
+                         "(e.g. --by src_length).")
+    groups = {f for t in study.parsed.random for f in t.factors}
+    if by in groups:
+        raise InputError(f"--by {by} is a grouping factor of the random part of {study.formula!r} (its levels are "
+                         "random effects, not a property); condition on a property of the items (e.g. --by src_length).")
+    values = study.data[by].dropna().unique()
+    if len(values) < 2:
+        shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
+        raise InputError(f"--by {by} has a single value ({shown}); "
+                         "conditioning needs a property that varies.")
+
+
 def _significance(args: argparse.Namespace) -> int:
     check_family_flags(args)
     check_level(args.level, "--level")
@@ -143,11 +163,12 @@ def _significance(args: argparse.Namespace) -> int:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
-    study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
     extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
         if args.by:
+            _check_by(study, args.by)
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
             if extra:
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
@@ -155,7 +176,7 @@ def _significance(args: argparse.Namespace) -> int:
         else:
             glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
-    messages = [str(w.message) for w in caught]
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
