@@ -197,5 +197,6 @@ def _significance(args: argparse.Namespace) -> int:
     else:
         print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
+    if pairs.effect_size_note is not None:
+        print(f"\n{pairs.effect_size_note}")
     return 0

@@ -143,7 +143,7 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     emm = emmeans_response(fit, specs, by=by, level=level, df=df)
     return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
                           ci_method=res.ci_method, level=res.level, family_size=res.family_size,
-                          df_method=res.df_method)
+                          df_method=res.df_method, sigma=res.sigma, effect_size_scale=res.effect_size_scale)
 
 
 def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -214,4 +214,6 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     table["pvalue_unadjusted"] = p_raw
     emm = emmeans_response(fit, specs, by=by, level=level, df=df)
     return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
-                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method)
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
+                          effect_size_scale="differences of probabilities are not standardised (the ratio or "
+                                            "the link scale gives the latent-scale effect_size)")
