@@ -187,6 +187,16 @@ def build_report(
         return data_section(study.data, score=score, system=study.system, item=study.item, facets=facets)
 
     def variance_part() -> Section:
+        slopes = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
+        if slopes:  # phi has no single value when a facet's variance depends on a covariate
+            g = slopes[0].name
+            why = (f"Left out: the model has random slopes {', '.join(f'({t.lhs}|{t.name})' for t in slopes)}, so a "
+                   "facet's variance depends on the covariate and has no single share of the total; phi, the "
+                   "variance table and the D-study need random intercepts only. Report them from an "
+                   f"intercept-only model (e.g. (1|{g}) + (1|{g}:{study.system}) in place of "
+                   f"({slopes[0].lhs}|{g})).")
+            return Section("Variance components and reliability", (Note(why, "warning"),),
+                           summary=("left out: the model has random slopes (see the note)",))
         coefficients = study.reliability()
         phi = dict(zip(coefficients["coefficient"], coefficients["value"]))
         names = list(grid)

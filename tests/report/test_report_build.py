@@ -134,3 +134,14 @@ def test_study_without_system_is_rejected():
         build_report(study, progress=False)
     with pytest.raises(TypeError, match="Study"):
         build_report(log, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_slope_model_reports_without_the_reliability_section_and_says_why():
+    study = study_module.Study(_small_log(), "score ~ system + (1 + system|item) + (1|rater)", system="system")
+    rep = build_report(study, progress=False)
+    assert [s.title for s in rep.sections] == ["Data", "Variance components and reliability", "Do the systems differ?"]
+    section = rep.section("Variance components and reliability")
+    assert not section.tables and not section.figures
+    assert "random slopes (1 + system|item)" in rep.to_text() and "(1|item) + (1|item:system)" in rep.to_text()
+    assert rep.section("Do the systems differ?").tables[0].data["df"].iloc[0] == 2
