@@ -7,6 +7,7 @@ import warnings
 
 import pandas as pd
 
+from .._results import format_pvalue, pvalue_formatters
 from ..errors import InputError
 from ..study import Study
 from . import print_json
@@ -189,14 +190,15 @@ def _significance(args: argparse.Namespace) -> int:
     for m in messages:
         print(f"warning: {m}")
     what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
-    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
+    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p {format_pvalue(glrt.pvalue, relation=True)}")
     if pairs.trend is not None:
         print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
-        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}",
+                                      formatters=pvalue_formatters(pairs.emmeans, 6)))
         print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     else:
         print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")
     return 0

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from .._results import TestResult
+from .._results import PVALUE_FLOOR, TestResult
 from .._validation import require_columns, require_dataframe
 from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
@@ -38,8 +38,8 @@ def _pvalue_column(frame: pd.DataFrame, given: str | None) -> str | None:
 
 
 def _p_text(p: float) -> str:
-    """``p = 0.0123`` style, ``p < 1e-16`` below double precision's resolution."""
-    return "p < 1e-16" if p < 1e-16 else f"p = {format_number(p, 3)}"
+    """``p = 0.0123`` style, ``p < 2.2e-16`` below double precision's resolution (as R prints it)."""
+    return "p < 2.2e-16" if p <= PVALUE_FLOOR else f"p = {format_number(p, 3)}"
 
 
 def data_section(
@@ -268,7 +268,7 @@ def result_table(result: TestResult, label: str = "") -> pd.DataFrame:
 
 
 def _chi2_text(test: TestResult) -> str:
-    """``chi2 = 381.1, df = 4, p < 1e-16`` for a summary line."""
+    """``chi2 = 381.1, df = 4, p < 2.2e-16`` for a summary line."""
     return (f"chi2 = {format_number(test.statistic)}" + (f", df = {test.df:g}" if test.df is not None else "")
             + f", {_p_text(test.pvalue)}")
 

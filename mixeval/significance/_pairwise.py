@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
-from .._results import Result
+from .._results import Result, pvalue_formatters
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
@@ -201,7 +201,8 @@ class PairwiseResult(Result):
     def summary(self, digits: int = 4) -> str:
         """The contrast table rounded for display, with emmeans-style notes on the adjustment."""
         shown = self.table.drop(columns="pvalue_unadjusted")
-        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}")
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}",
+                               formatters=pvalue_formatters(shown, digits))
         return text + "\n\n" + "\n".join(self._notes())
 
     def __repr__(self) -> str:
@@ -215,7 +216,8 @@ class PairwiseResult(Result):
     def _repr_html_(self) -> str:
         shown = self.table.drop(columns="pvalue_unadjusted")
         notes = "".join(f"<br>{n}" for n in self._notes())
-        return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}") + f"<p><small>{notes[4:]}</small></p>"
+        return (shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", formatters=pvalue_formatters(shown))
+                + f"<p><small>{notes[4:]}</small></p>")
 
 
 def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,

@@ -105,3 +105,71 @@ def test_circularity_on_too_few_rows_is_refused_not_called_circular(capsys, tmp_
     pd.DataFrame(rng.normal(size=(12, 4)), columns=list("abcy")).to_csv(path, index=False)
     err = _error(capsys, ["circularity", str(path), "--target", "y"])
     assert "28 coefficients" in err and "12 rows" in err and "--k 4" in err and "k=" not in err
+
+
+@pytest.mark.parametrize("by, words", [
+    ("const", "--by const has a single value (1.0)"),
+    ("item", "--by item is a grouping factor of the random part"),
+    ("system", "--by system is the compared factor itself"),
+])
+def test_significance_by_a_constant_a_random_factor_or_the_system_is_refused(capsys, log_csv, by, words):
+    err = _error(capsys, ["significance", log_csv, MODEL, "--by", by])
+    assert words in err and "rank deficient" not in err
+
+
+def test_warnings_are_printed_once_as_one_line(capsys, log_csv):
+    """A 0/1 response fitted as Gaussian: the FamilyWarning once, no source line, no Python warning header."""
+    assert main(["significance", log_csv, "acc ~ system + (1|item)"]) == 0
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert text.count("only takes the values 0 and 1") == 1
+    assert "FamilyWarning" not in text and "study = Study(" not in text
+    for line in text.splitlines():
+        if line.startswith("warning:"):
+            assert text.count(line) == 1
+
+
+def test_agreement_on_constant_ratings_warns_in_one_line_each_in_flag_words(capsys, tmp_path):
+    path = tmp_path / "const.csv"
+    pd.DataFrame({"r1": [1] * 10, "r2": [1] * 10}).to_csv(path, index=False)
+    assert main(["agreement", str(path), "--seed", "1", "--n-resamples", "50"]) == 0
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert lines and all(line.startswith("warning: ") for line in lines)
+    assert "--if-undefined zero" in err and "if_undefined=" not in err and "MixevalWarning" not in err
+
+
+def test_a_non_ascii_response_name_needs_no_backticks(capsys, log_csv, tmp_path):
+    path = tmp_path / "accent.csv"
+    pd.read_csv(log_csv).rename(columns={"score": "qualité", "system": "système"}).to_csv(path, index=False)
+    assert main(["fit", str(path), "qualité ~ système + (1|item)"]) == 0
+    assert "systèmeB" in capsys.readouterr().out
+    err = _error(capsys, ["fit", str(path), "my score ~ système + (1|item)"])
+    assert "backticks (`my score` ~ ...)" in err
+
+
+def test_metric_ci_with_both_rates_zero_warns_about_the_zero_width_interval(capsys):
+    assert main(["metric-ci", "--p-control", "0", "--p-treatment", "0", "--n", "100", "--precision", "0.9",
+                 "--for", "0.1"]) == 0
+    captured = capsys.readouterr()
+    assert "CI [0, 0]" in captured.out
+    assert "warning: the uncorrected and calibrated interval(s) have zero width" in captured.err
+
+
+def test_glmm_significance_footer_states_the_latent_effect_size(capsys, log_csv):
+    assert main(["significance", log_csv, "acc ~ system + (1|item)", "--family", "binomial", "--df", "asymptotic"]) == 0
+    out = capsys.readouterr().out
+    assert "effect_size = log ratio / latent residual SD sqrt(pi^2/3) (logit link) (1.814)" in out
+    assert "nan" not in out.lower()
+
+
+def test_floored_pvalues_print_as_r_does(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(40), 3)
+    df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 40)})
+    df["score"] = rng.normal(size=40)[g] + df["system"].map({"A": 0, "B": 5, "C": 10}) + rng.normal(size=120)
+    path = tmp_path / "huge.csv"
+    df.to_csv(path, index=False)
+    assert main(["significance", str(path), "score ~ system + (1|item)"]) == 0
+    out = capsys.readouterr().out
+    assert "p < 2.2e-16" in out and "2.22045e-16" not in out and out.count("< 2.2e-16") == 7
