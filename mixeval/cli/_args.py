@@ -109,7 +109,7 @@ def check_family_flags(args) -> None:
     """``--link`` and ``--nagq`` describe a GLMM: refused without ``--family binomial`` or ``poisson``."""
     if getattr(args, "family", "gaussian") != "gaussian":
         return
-    if getattr(args, "link", None) is not None:
+    if getattr(args, "link", None) not in (None, "identity"):
         raise InputError(f"--link {args.link} needs --family binomial or --family poisson (a Gaussian model is fitted "
                          "with the identity link); add --family, or drop --link.")
     if getattr(args, "nagq", 1) != 1:
