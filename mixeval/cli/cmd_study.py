@@ -173,7 +173,10 @@ def _significance(args: argparse.Namespace) -> int:
         if args.by:
             _check_by(study, args.by)
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
-            if extra:
+            if pairs.trend is not None and args.scale is not None:
+                raise InputError(f"--scale compares means; with a numeric --by {args.by} (no --cuts) the slopes are "
+                                 "compared on the link scale (log odds per unit): drop --scale, or give --cuts.")
+            if extra and pairs.trend is None:
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
                                       adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:

@@ -173,3 +173,31 @@ def test_floored_pvalues_print_as_r_does(capsys, tmp_path):
     assert main(["significance", str(path), "score ~ system + (1|item)"]) == 0
     out = capsys.readouterr().out
     assert "p < 2.2e-16" in out and "2.22045e-16" not in out and out.count("< 2.2e-16") == 7
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_significance_binomial_by_a_numeric_property_tests_the_glmm_interaction(capsys, log_csv, tmp_path):
+    """--family binomial --by <numeric>: the GLRT of system x length between binomial GLMMs (ML, as lme4's anova)
+    and each system's slope on the logit scale, from glmer fits computed here."""
+    import json
+
+    from mixeval.mixed import compare, glmer
+
+    data = pd.read_csv(log_csv)
+    data["length"] = np.random.default_rng(2).integers(5, 60, size=len(data)).astype(float)
+    path = tmp_path / "len.csv"
+    data.to_csv(path, index=False)
+    assert main(["significance", str(path), "acc ~ system + (1|item)", "--family", "binomial", "--by", "length",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    full = glmer("acc ~ system * length + (1|item)", data, family="binomial", REML=False)
+    additive = glmer("acc ~ system + length + (1|item)", data, family="binomial", REML=False)
+    ref = compare(full, additive)
+    assert out["glrt"]["df"] == 1 and out["glrt"]["statistic"] == pytest.approx(ref.statistic, rel=1e-4, abs=1e-6)
+    coef = dict(zip(full.fixed_names, full.coef))
+    slopes = {row["system"]: row["trend"] for row in out["slopes"]}
+    assert slopes["A"] == pytest.approx(coef["length"], rel=1e-3)
+    assert slopes["B"] == pytest.approx(coef["length"] + coef["systemB:length"], rel=1e-3)
+    err = _error(capsys, ["significance", str(path), "acc ~ system + (1|item)", "--family", "binomial", "--by",
+                          "length", "--scale", "difference"])
+    assert "--scale compares means" in err
