@@ -23,7 +23,8 @@ def coverage(k: int, rho: float) -> float:
     def f(x: float) -> float:
         return (2 * stats.norm.cdf(Z * np.sqrt(rho * x / k + 1 - rho)) - 1) * stats.chi2.pdf(x, k)
 
-    return integrate.quad(f, 0, np.inf, epsabs=1e-11, limit=200)[0]
+    lo, hi = stats.chi2.ppf([1e-12, 1 - 1e-12], k)
+    return float(integrate.quad(f, lo, hi, points=[max(k - 2.0, lo)], epsabs=1e-11, limit=200)[0])
 
 
 def main() -> None:

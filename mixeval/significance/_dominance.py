@@ -29,7 +29,7 @@ from scipy import integrate, stats
 from ..errors import FewLevelsWarning
 from ._glmm_ddf import is_glmm, phi_at
 
-__all__ = ["COVERAGE_FLOOR", "component_shares", "idealised_z_coverage", "few_levels_warning"]
+__all__ = ["COVERAGE_FLOOR", "component_shares", "idealised_z_coverage", "few_levels_warning", "warn_few_levels"]
 
 #: z intervals whose coverage in the idealised model falls below this get a :class:`FewLevelsWarning`.
 COVERAGE_FLOOR = 0.935
@@ -45,7 +45,8 @@ def _coverage(k: int, rho: float) -> float:
     def f(x: float) -> float:
         return (2 * stats.norm.cdf(z * np.sqrt(rho * x / k + 1 - rho)) - 1) * stats.chi2.pdf(x, k)
 
-    return float(integrate.quad(f, 0, np.inf, epsabs=1e-10, limit=200)[0])
+    lo, hi = stats.chi2.ppf([1e-12, 1 - 1e-12], k)
+    return float(integrate.quad(f, lo, hi, points=[max(k - 2.0, lo)], epsabs=1e-11, limit=200)[0])
 
 
 def idealised_z_coverage(levels: int, share: float) -> float:
@@ -131,9 +132,30 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
     if worst is None:
         return
     cover, i, j = worst
+    from ._upper_range import upper_range_problems
+
+    remedy = ("df='satterthwaite-upper' (experimental) widens the intervals for this case" if not upper_range_problems(fit)
+              else "df='satterthwaite' narrows the gap")
     warnings.warn(
         f"the variance component {fit.group_names[j]!r} has {fit.n_levels[j]} levels and carries "
         f"{100 * shares[i, j]:.0f}% of the variance of the {what} {labels[i]!r}: its 95% z interval covers about "
         f"{100 * cover:.0f}% (idealised model; Satterthwaite's df help only partly). More levels of "
-        f"{fit.group_names[j]!r} fix it; df='satterthwaite-upper' (experimental) widens the intervals for this case.",
+        f"{fit.group_names[j]!r} fix it; {remedy}.",
         FewLevelsWarning, stacklevel=stacklevel)
+
+
+def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool, stacklevel: int = 4) -> None:
+    """:func:`few_levels_warning` for the link-scale marginal means of ``specs`` (within ``by``), or for their
+    pairwise contrasts within each ``by`` group."""
+    from ._emmeans import marginal_means
+
+    cells, L, specs_list, by_list = marginal_means(fit, specs, by)
+    labels = [" ".join(str(v) for v in row) for row in cells[specs_list].itertuples(index=False)]
+    if contrasts:
+        group = [tuple(row) for row in cells[by_list].itertuples(index=False)] if by_list else [()] * len(L)
+        pairs = [(a, b) for a in range(len(L)) for b in range(a + 1, len(L)) if group[a] == group[b]]
+        if not pairs:
+            return
+        L = np.array([L[a] - L[b] for a, b in pairs])
+        labels = [f"{labels[a]} - {labels[b]}" for a, b in pairs]
+    few_levels_warning(fit, L, labels, what="contrast" if contrasts else "mean", stacklevel=stacklevel + 1)
