@@ -6,8 +6,8 @@ Binary scores from a logit GLMM with known truth: 60 items (variance 1) x 5 seed
 whether the 95% delta-method interval of each system's marginal accuracy covers the truth, and whether the
 conditional (random effects at 0) interval does -- it estimates another quantity and should miss the truth.
 
-Run: nice -n 10 python3 benchmarks/sim_marginal_accuracy.py [replicates]; writes
-benchmarks/results/sim_marginal_accuracy.json and .md.
+Run: PYTHONPATH=. nice -n 10 python3 benchmarks/sim_marginal_accuracy.py [replicates] [seeds]; appends to
+benchmarks/results/sim_marginal_accuracy.md and writes sim_marginal_accuracy_<seeds>seeds.json.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ def truth() -> dict[str, float]:
 
 
 def replicate(rng: np.random.Generator) -> pd.DataFrame:
+    """One data set of the design (module-level ITEMS, SEEDS)."""
     d = pd.DataFrame([(i, s, m) for i in range(ITEMS) for s in range(SEEDS) for m in ETA],
                      columns=["item", "seed", "system"])
     eta = (d.system.map(ETA) + rng.normal(0, np.sqrt(VAR_ITEM), ITEMS)[d.item]
@@ -75,16 +76,21 @@ def main(reps: int = 200) -> None:
         "singular_fits": float(t.groupby("rep").singular.first().mean()),
     }
     out = Path(__file__).parent / "results"
-    (out / "sim_marginal_accuracy.json").write_text(json.dumps(summary, indent=2))
-    md = ("| design | reps | coverage % (MC se) | truth below / above % | mean width | bias A / B | "
-          "conditional interval covers marginal truth % |\n|---|--:|--:|--:|--:|--:|--:|\n"
+    (out / f"sim_marginal_accuracy_{SEEDS}seeds.json").write_text(json.dumps(summary, indent=2))
+    table = out / "sim_marginal_accuracy.md"
+    header = ("| design | reps | coverage % (MC se) | truth below / above % | mean width | bias A / B | "
+              "conditional interval covers marginal truth % |\n|---|--:|--:|--:|--:|--:|--:|\n")
+    md = ("" if table.exists() else header) + (
           f"| {summary['design']} | {reps} | {100 * summary['coverage']:.1f} ({100 * summary['coverage_mc_se']:.1f}) | "
           f"{100 * summary['miss_below']:.1f} / {100 * summary['miss_above']:.1f} | {summary['mean_width']:.3f} | "
           f"{summary['bias']['A']:+.4f} / {summary['bias']['B']:+.4f} | "
           f"{100 * summary['conditional_interval_coverage_of_marginal_truth']:.1f} |\n")
-    (out / "sim_marginal_accuracy.md").write_text(md)
+    with table.open("a") as handle:
+        handle.write(md)
     print(json.dumps(summary, indent=2))
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2:
+        SEEDS = int(sys.argv[2])
     main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
