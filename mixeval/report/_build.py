@@ -57,6 +57,17 @@ def default_dstudy_grid(study: Any, facets: Sequence[str] | None = None) -> dict
     return {f: s for f, s in zip(facets[:2], sizes)}
 
 
+def _method_note(result: Any) -> Note | None:
+    """The fit criterion and df method of a contrasts result, as a note (None when it names neither)."""
+    from ..significance._labels import footer
+
+    criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
+    if not (criterion and method):
+        return None
+    scale = getattr(result, "scale", "")
+    return Note(footer(criterion, method) + (f"; scale: {scale}" if scale else ""), "note")
+
+
 def _as_frame(result: Any, what: str) -> pd.DataFrame:
     """A DataFrame from a comparisons result (a DataFrame, or an object holding one)."""
     if isinstance(result, pd.DataFrame):
@@ -185,8 +196,9 @@ def build_report(
         glrt = study.glrt()
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
         try:
-            pairwise = _as_frame(study.pairwise(), "pairwise comparisons")
-            note = None
+            result = study.pairwise()
+            pairwise = _as_frame(result, "pairwise comparisons")
+            note = _method_note(result)
         except ImportError as exc:  # the pairwise module is optional until it lands
             pairwise, note = None, Note(f"pairwise comparisons unavailable: {exc}", "warning")
         section = comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)

@@ -139,7 +139,7 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
     warnings.warn(
         f"the variance component {fit.group_names[j]!r} has {fit.n_levels[j]} levels and carries "
         f"{100 * shares[i, j]:.0f}% of the variance of the {what} {labels[i]!r}: its 95% z interval covers about "
-        f"{100 * cover:.0f}% (idealised model; Satterthwaite's df help only partly). More levels of "
+        f"{100 * cover:.1f}% (idealised model; Satterthwaite's df help only partly). More levels of "
         f"{fit.group_names[j]!r} fix it; {remedy}.",
         FewLevelsWarning, stacklevel=stacklevel)
 

@@ -87,7 +87,7 @@ def marginal_inverse_link(link: str, eta: np.ndarray, s2: float) -> tuple[np.nda
     True
     >>> mu, _, _ = marginal_inverse_link("logit", np.array([2.197]), 1.0)  # a typical item's 0.9
     >>> round(float(mu[0]), 4)
-    0.8553
+    0.8661
     """
     eta = np.asarray(eta, dtype=float)
     s2 = float(max(s2, 0.0))
