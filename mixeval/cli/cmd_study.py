@@ -66,7 +66,8 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
                    help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
-    p.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+    p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
+                                                   "(binomial), precision weights of a Gaussian score")
     p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
                    help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
                         "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "
@@ -75,7 +76,9 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
     if args.family == "gaussian":
-        return {"reml": args.reml}
+        if args.link not in (None, "identity"):
+            raise InputError(f"--link {args.link} needs --family binomial or poisson.")
+        return {"weights": args.weights, "reml": args.reml}
     return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml}
 
 

@@ -195,13 +195,9 @@ def build_report(
     def comparison_part() -> Section:
         glrt = study.glrt()
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
-        try:
-            result = study.pairwise()
-            pairwise = _as_frame(result, "pairwise comparisons")
-            note = _method_note(result)
-        except ImportError as exc:  # the pairwise module is optional until it lands
-            pairwise, note = None, Note(f"pairwise comparisons unavailable: {exc}", "warning")
-        section = comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)
+        result = study.pairwise()
+        section = comparison_section(glrt, pairwise=_as_frame(result, "pairwise comparisons"), hypothesis=hypothesis)
+        note = _method_note(result)
         if note is None:
             return section
         return Section(section.title, section.blocks + (note,), section.summary, section.text_tables)

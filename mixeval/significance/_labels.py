@@ -47,8 +47,10 @@ def fit_criterion(fit: object) -> str:
     >>> fit_criterion(lmer("score ~ system + (1|item)", df)), fit_criterion(glmer("correct ~ system + (1|item)", df))
     ('REML', 'Laplace')
     """
+    from ._glmm_ddf import is_glmm
+
     reml = bool(getattr(fit, "reml", False))
-    if getattr(getattr(fit, "problem", None), "family", None) is None:
+    if not is_glmm(fit):
         return "REML" if reml else "ML"
     if reml:
         return "restricted Laplace"
