@@ -83,4 +83,19 @@ def test_upper_range_accepts_balanced_crossed_and_refuses_the_rest():
         warnings.simplefilter("ignore")
         slopes = glmer("correct ~ system + (1 + x|item) + (1|seed)", d)
     assert "random slopes" in " ".join(upper_range_problems(slopes))
+    two = lmer("score ~ system + (1|item) + (1|seed)", _crossed(items=20, seeds=2))
+    with pytest.raises(InputError, match="'seed' has 2 levels"):
+        emmeans(two, "system", df="satterthwaite-upper")
     assert fit_criterion(slopes) == "Laplace" and fit_criterion(fit) == "REML"
+
+
+def test_gaussian_study_reml_option_is_named_in_the_tables():
+    d = _crossed(items=30, seeds=12, seed_sd=0.2)
+    ml = Study(d, "score ~ system + (1|item) + (1|seed)", reml=False)
+    assert not ml.fit.reml and ml.fit_ml is ml.fit
+    table = ml.emmeans(df="satterthwaite")
+    assert table.attrs["fit_criterion"] == "ML" and table.attrs["df_method"] == "satterthwaite"
+    assert "Fit: ML; degrees of freedom: Satterthwaite" in table.attrs["note"]
+    reml = Study(d, "score ~ system + (1|item) + (1|seed)")
+    assert reml.fit.reml and reml.pairwise().fit_criterion == "REML"
+    assert ml.where("seed < 6").reml is False  # a subset keeps the criterion
