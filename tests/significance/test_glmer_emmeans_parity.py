@@ -127,3 +127,24 @@ def test_marginal_mean_against_brute_force_simulation():
     mu = marginal_inverse_link("logit", np.array([eta]), s2)[0][0]
     assert abs(mu - mc) < 4 * se
     assert 0.03 < 0.9 - mu < 0.05  # the issue's 'about 0.035' between the typical item and the mean
+
+
+def test_marginal_delta_method_gradient_is_the_numerical_one(case):
+    """The Jacobian of the marginal means in (theta, beta) against central differences of the means."""
+    from mixeval.significance._emmeans import marginal_means
+    from mixeval.significance._marginal import marginal_moments, parameter_covariance
+
+    _, study, _ = case
+    fit = study.fit
+    _, L, _, _ = marginal_means(fit, "system", None)
+    theta, beta = np.asarray(fit.theta, float), np.asarray(fit.coef, float)
+
+    def means(params):
+        t, b = params[:theta.size], params[theta.size:]
+        return marginal_inverse_link(fit.link, L @ b, float(t @ t))[0]
+
+    x0, h = np.concatenate([theta, beta]), 1e-6
+    J = np.column_stack([(means(x0 + h * e) - means(x0 - h * e)) / (2 * h) for e in np.eye(x0.size)])
+    C = parameter_covariance(fit)
+    _, cov = marginal_moments(fit, L)
+    np.testing.assert_allclose(cov, J @ C @ J.T, rtol=1e-5, atol=1e-12)
