@@ -440,6 +440,12 @@ class Study:
         (see :func:`mixeval.uncertainty.study_power`)."""
         from .uncertainty import study_power
 
+        if self.family is not None:
+            raise InputError(
+                f"Study.power simulates Gaussian (lmer) studies; this Study has family={self.family!r}, whose power "
+                "needs responses drawn from the GLMM and refitted by glmer, which is not implemented yet. Plan a "
+                "binary or count study with mixeval.uncertainty.power_from_components on the latent scale as an "
+                "approximation, or simulate with fit.simulate() and refit with mixeval.glmer.")
         return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
                            n_resamples=n_resamples, random_state=random_state, replicates=replicates,
                            progress=progress)
