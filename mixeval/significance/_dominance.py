@@ -7,10 +7,9 @@ df carrying a share ``rho`` of the variance ``V``, the rest known) the 95% z int
 
     c(k, rho) = E_X[2 Phi(1.96 sqrt(rho X / k + 1 - rho)) - 1],   X ~ chi2_k,
 
-(``benchmarks/z_coverage_idealised.py``: 91.0% for 2 levels at share 0.5, 85.5% for 4 levels at share 1,
-94.1% for 8 levels at share 0.5). :func:`few_levels_warning` warns when ``c(k, rho)`` of some component falls
-below :data:`COVERAGE_FLOOR` (93.5%, 1.5 points short): roughly a component with fewer than 10 levels
-carrying more than half of the variance, or fewer than 20 carrying nearly all of it.
+(tabulated by ``benchmarks/z_coverage_idealised.py``). :func:`few_levels_warning` warns when ``c(k, rho)`` of
+some component falls below :data:`COVERAGE_FLOOR` (1.5 points short of 95%): roughly a component with fewer
+than 10 levels carrying more than half of the variance, or fewer than 20 carrying nearly all of it.
 
 The parts come from Euler's theorem: ``V = l' Phi l`` is homogeneous of degree one in the variance
 parameters (the residual or working variance included), so component ``j``'s part is

@@ -11,9 +11,9 @@ templates averaged over). Closed forms: ``Phi(eta / sqrt(1 + s2))`` (probit), ``
 For the logit link the integral is the trapezoidal rule in the standardised random effect ``z = b / sqrt(s2)``
 over ``[-9, 9]`` with step ``min(0.1, pi / (12 sqrt(s2)))``: the integrand is analytic in a strip of half-width
 ``pi / sqrt(s2)`` (the poles of the logistic), so the rule converges geometrically, error
-``~exp(-2 pi^2 / (h sqrt(s2))) < 1e-15`` plus the normal tail beyond 9 (``2e-19``); agreement with adaptive
-quadrature (R's ``integrate``) to 1e-12 is tested. Gauss-Hermite quadrature converges slowly here (64
-nodes: error 5e-5 at ``s2 = 25``).
+``~exp(-2 pi^2 / (h sqrt(s2)))`` plus the normal tail beyond 9 standard deviations, both below double
+precision; the agreement with adaptive quadrature is tested. Gauss-Hermite quadrature converges slowly for
+large ``s2`` because of those poles.
 
 Its standard error is the delta method in the fixed effects and the covariance parameters jointly,
 ``grad' C grad`` with ``C`` the fit's asymptotic covariance of ``(theta, beta)`` (``fit.cov_params``, twice the
@@ -22,8 +22,8 @@ inverse Hessian of the deviance), using ``d mu_marg / d eta = E[mu_eta(eta + b)]
 is the z interval on the link scale of ``mu_marg`` back-transformed (it stays inside (0, 1)).
 
 emmeans' ``bias.adjust = TRUE, sigma = sqrt(s2)`` approximates the same quantity to second order,
-``g^{-1}(eta) + s2 g^{-1}''(eta) / 2``; it is close for small ``s2`` and off by several points for an item
-variance of 3.5 (the fixtures of ``tests/significance/test_glmer_emmeans_parity.py``).
+``g^{-1}(eta) + s2 g^{-1}''(eta) / 2``; it is close for small ``s2`` and drifts away as ``s2`` grows
+(``tests/significance/test_glmer_emmeans_parity.py`` compares both with R).
 """
 
 from __future__ import annotations
