@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 
 import pandas as pd
@@ -176,6 +177,6 @@ def _significance(args: argparse.Namespace) -> int:
     else:
         print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    if pairs.sigma == pairs.sigma:  # NaN for a GLMM: no residual SD
+    if math.isfinite(pairs.sigma):  # NaN for a GLMM: no residual SD
         print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
     return 0
