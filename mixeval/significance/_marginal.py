@@ -118,10 +118,10 @@ def intercept_variance(fit: object) -> tuple[float, np.ndarray]:
     InputError
         Random slopes (the variance averaged over then depends on the covariates).
     """
-    slopes = [g.name for g in fit.design.groups if not g.is_intercept]
+    slopes = [g for g, names in zip(fit.group_names, fit.term_coef_names) if tuple(names) != ("(Intercept)",)]
     if slopes:
-        raise InputError("marginal (population-averaged) means are implemented for random intercepts; "
-                         f"{', '.join(repr(s) for s in slopes)} have random slopes. Use the conditional means "
+        raise InputError("marginal (population-averaged) means are implemented for random intercepts; this model "
+                         f"has random slopes on {', '.join(repr(s) for s in slopes)}. Use the conditional means "
                          "(marginal=False).")
     theta = np.asarray(fit.theta, dtype=float)  # binomial and Poisson: no residual scale, variances = theta^2
     return float(theta @ theta), 2.0 * theta

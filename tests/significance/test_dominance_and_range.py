@@ -10,7 +10,7 @@ import pytest
 from mixeval import Study
 from mixeval.errors import FewLevelsWarning, InputError
 from mixeval.mixed import glmer, lmer
-from mixeval.significance import emmeans
+from mixeval.significance import emmeans, emmeans_response
 from mixeval.significance._dominance import component_shares, idealised_z_coverage
 from mixeval.significance._labels import fit_criterion
 from mixeval.significance._upper_range import upper_range_problems
@@ -83,6 +83,8 @@ def test_upper_range_accepts_balanced_crossed_and_refuses_the_rest():
         warnings.simplefilter("ignore")
         slopes = glmer("correct ~ system + (1 + x|item) + (1|seed)", d)
     assert "random slopes" in " ".join(upper_range_problems(slopes))
+    with pytest.raises(InputError, match="random slopes on 'item'"):
+        emmeans_response(slopes, "system", marginal=True)
     two = lmer("score ~ system + (1|item) + (1|seed)", _crossed(items=20, seeds=2))
     with pytest.raises(InputError, match="'seed' has 2 levels"):
         emmeans(two, "system", df="satterthwaite-upper")
