@@ -150,7 +150,7 @@ def _significance(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         if args.by:
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
-            if extra:
+            if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
                                       adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:

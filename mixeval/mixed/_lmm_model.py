@@ -14,7 +14,7 @@ from ..errors import InputError
 from ._blas import single_threaded_blas
 from ._deviance import deviance_parts
 from ._dense import DENSE_MAX_LEVELS, DenseDesign, ResponseSums
-from ._protocol import RefitSummary, fixed_effect_wald
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald
 from ._stats import SufficientStats
 
 __all__ = ["LmmFitModel"]
@@ -28,7 +28,7 @@ def _indicator(codes: np.ndarray, n_levels: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(n_levels, n))
 
 
-class LmmFitModel:
+class LmmFitModel(FitModelBase):
     """:class:`FitModel` of a random-intercept linear mixed model (:class:`mixeval.mixed.LmerResult`).
 
     Parameters

@@ -26,7 +26,7 @@ from ._general import _Dim
 from ._reterms import _tril_template, build_restructure, theta_to_factors
 from ._scaling import Scaling, identity_scaling, map_factor
 from ._blas import single_threaded_blas
-from ._protocol import RefitSummary, fixed_effect_wald
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald
 
 __all__ = ["SlopeFitModel", "term_layout", "sdcor_to_factor", "factor_to_sdcor", "wald_varpar_slopes"]
 
@@ -158,7 +158,7 @@ def _factor_derivatives(values: np.ndarray, d: int) -> list[np.ndarray]:
     return out
 
 
-class SlopeFitModel:
+class SlopeFitModel(FitModelBase):
     """:class:`~mixeval.uncertainty.FitModel` of a linear mixed model with random slopes (general evaluator).
 
     Parameters
