@@ -489,7 +489,8 @@ class Study:
             reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
             return compare(self.fit_ml, reduced)
         reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=True)
-        return compare(self.fit, reduced, refit=False)
+        full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
+        return compare(full, reduced, refit=False)
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
                 type: str | None = None, marginal: bool = False) -> pd.DataFrame:

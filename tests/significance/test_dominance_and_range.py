@@ -101,3 +101,5 @@ def test_gaussian_study_reml_option_is_named_in_the_tables():
     reml = Study(d, "score ~ system + (1|item) + (1|seed)")
     assert reml.fit.reml and reml.pairwise().fit_criterion == "REML"
     assert ml.where("seed < 6").reml is False  # a subset keeps the criterion
+    lrt = ml.variance_lrt("seed")  # on REML fits whatever the Study's criterion
+    assert lrt.statistic == pytest.approx(reml.variance_lrt("seed").statistic, rel=1e-6)
