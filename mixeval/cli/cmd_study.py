@@ -47,10 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default for Gaussian "
-                        "fits), lmerTest's Satterthwaite, pbkrtest's Kenward-Roger (emmeans' default for lmer "
-                        "fits) or Satterthwaite with the variance components at their upper bounds (default with "
-                        "--family; covers 95%% with few seeds)")
+                   help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
+                        "for glmer fits; warns when a component from few levels dominates), lmerTest's "
+                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger (emmeans' "
+                        "default for lmer fits) or, experimental, Satterthwaite with the variance components at "
+                        "their upper bounds (balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
@@ -68,13 +69,17 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
                                                    "(binomial), precision weights of a Gaussian score")
+    p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
+                   help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
+                        "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "
+                        "(glmmTMB's REML = TRUE)")
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
     if args.family == "gaussian":
         check_family_flags(args)
-        return {"weights": args.weights}
-    return {"family": args.family, "link": args.link, "weights": args.weights}
+        return {"weights": args.weights, "reml": args.reml}
+    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml}
 
 
 def _reliability(args: argparse.Namespace) -> int:
@@ -176,7 +181,7 @@ def _significance(args: argparse.Namespace) -> int:
             if pairs.trend is not None and args.scale is not None:
                 raise InputError(f"--scale compares means; with a numeric --by {args.by} (no --cuts) the slopes are "
                                  "compared on the link scale (log odds per unit): drop --scale, or give --cuts.")
-            if extra and pairs.trend is None:
+            if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
                                       adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:
@@ -186,7 +191,7 @@ def _significance(args: argparse.Namespace) -> int:
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
-               "df_method": pairs.df_method, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+               "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
         if pairs.trend is not None:
             out["trend"] = pairs.trend
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
@@ -202,7 +207,7 @@ def _significance(args: argparse.Namespace) -> int:
                                       formatters=pvalue_formatters(pairs.emmeans, 6)))
         print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     else:
-        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
+        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")
