@@ -27,7 +27,7 @@ from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
-__all__ = ["Study", "bin_property"]
+__all__ = ["Study", "bin_property", "check_property"]
 
 
 def _is_aggregate_source(data: Any) -> bool:
@@ -155,6 +155,33 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     if value not in allowed:
         raise InputError(f"{argument}={value!r} is not one of {list(allowed)}.")
     return value
+
+
+def check_property(study: "Study", prop: str, name: str) -> None:
+    """A property to condition on must be a column that varies and is not one of the model's factors (the
+    compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "system": list("ABABAB"), "score": [1.0, 2, 2, 4, 3, 5]})
+    >>> check_property(Study(df, "score ~ system + (1|item)"), "system", "prop='system'")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a length or a domain).
+    """
+    require_columns(study.data, [prop])
+    if prop == study.system:
+        raise InputError(f"{name} is the compared factor itself; condition on a property of the items (e.g. a length "
+                         "or a domain).")
+    groups = {f for t in study.parsed.random for f in t.factors}
+    if prop in groups:
+        raise InputError(f"{name} is a grouping factor of the random part of {study.formula!r} (its levels are random "
+                         "effects, not a property); condition on a property of the items (e.g. a length or a domain).")
+    values = study.data[prop].dropna().unique()
+    if len(values) < 2:
+        shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
+        raise InputError(f"{name} has a single value ({shown}); conditioning needs a property that varies.")
 
 
 class Study:
@@ -640,7 +667,7 @@ class Study:
         df = _resolve_df(df, self.family)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
-        require_columns(self.data, [prop])
+        check_property(self, prop, f"prop={prop!r}")
         if cuts is None and _is_numeric_property(self.data[prop]):
             from .significance import pairwise_trends
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 from ..study import Study
@@ -35,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
                         "poisson for counts; gaussian (default) fits linear mixed models")
     r.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
-    r.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+    r.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
+                                                   "(binomial), precision weights of a Gaussian score")
     r.set_defaults(handler=_report)
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
@@ -58,9 +58,7 @@ def check_out_path(out: str) -> Path:
 def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None) -> int:
     from ..report import build_report
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)
+    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)  # warnings: once each
     path = report.save(args.out)
     if args.json:
         vc = study.variance_components()
@@ -91,8 +89,8 @@ def _report(args: argparse.Namespace) -> int:
                          facets=list(dict.fromkeys(c for c in facet_columns if c != args.system)))
     formula = f"{args.score} ~ {args.system} + (1|{args.item})" + "".join(f" + (1|{f})" for f in args.facet)
     family = None if args.family == "gaussian" else args.family
-    study = Study(data, formula, item=args.item, system=args.system, family=family,
-                  **({"link": args.link, "weights": args.weights} if family else {}))
+    study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
+                  **({"link": args.link} if family else {}))
     labels = args.labels.split(",") if args.labels else None
     return _emit(study, args, args.by, cuts, labels)
 

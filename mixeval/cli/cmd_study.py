@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._results import format_pvalue, pvalue_formatters
 from ..errors import InputError
-from ..study import Study
+from ..study import Study, check_property
 from . import print_json
 from ._args import check_count, check_family_flags, check_level, facet_ranges, facet_sizes, number_list
 from ._io import read_table
@@ -146,21 +146,7 @@ def _reliability(args: argparse.Namespace) -> int:
 
 def _check_by(study: Study, by: str) -> None:
     """``--by`` must be a property that varies and is not one of the model's factors."""
-    from .._validation import require_columns
-
-    require_columns(study.data, [by])
-    if by == study.system:
-        raise InputError(f"--by {by} is the compared factor itself; condition on a property of the items "
-                         "(e.g. --by src_length).")
-    groups = {f for t in study.parsed.random for f in t.factors}
-    if by in groups:
-        raise InputError(f"--by {by} is a grouping factor of the random part of {study.formula!r} (its levels are "
-                         "random effects, not a property); condition on a property of the items (e.g. --by src_length).")
-    values = study.data[by].dropna().unique()
-    if len(values) < 2:
-        shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
-        raise InputError(f"--by {by} has a single value ({shown}); "
-                         "conditioning needs a property that varies.")
+    check_property(study, by, f"--by {by}")
 
 
 def _significance(args: argparse.Namespace) -> int:
