@@ -419,7 +419,7 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         Confidence level of the intervals.
     adjust : str
         Multiplicity adjustment of the pair p-values across pairs (``"holm"``, ``"bh"``, ... as
-        :func:`mixeval.significance.adjust_pvalues`).
+        R's ``p.adjust``; the names of ``mixeval._adjust.ADJUST_METHODS``).
     mixed : bool
         Fit the mixed models of each pair (:func:`mixeval.lmer`, and :func:`mixeval.glmer` for 0/1
         scores). These fits cost most of the time on large logs; ``False`` leaves their columns out.

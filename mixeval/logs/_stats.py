@@ -154,7 +154,7 @@ def mcnemar(b: np.ndarray, c: np.ndarray) -> McNemar:
     -----
     With :math:`m = b + c` and :math:`k = \\min(b, c)`, :math:`X \\sim \\mathrm{Bin}(m, 1/2)`: exact
     :math:`p = \\min(1, 2 P(X \\le k))`, mid-p :math:`= 2 P(X \\le k) - P(X = k)`, chi-square
-    :math:`(|b - c| - 1)^2 / m`.
+    :math:`(|b - c| - 1)^2 / m` (without the continuity correction when :math:`b = c`, as R's ``mcnemar.test``).
 
     Examples
     --------
@@ -171,7 +171,7 @@ def mcnemar(b: np.ndarray, c: np.ndarray) -> McNemar:
     exact = np.minimum(1.0, 2.0 * cdf)
     midp = 2.0 * cdf - pmf
     with np.errstate(divide="ignore", invalid="ignore"):
-        chi2 = np.where(m > 0, (np.abs(b - c) - 1.0) ** 2 / m, np.nan)
+        chi2 = np.where(m > 0, (np.abs(b - c) - (b != c)) ** 2 / m, np.nan)  # R: no correction when b == c
     return McNemar(b=b.astype(int), c=c.astype(int), statistic=chi2, pvalue_asymptotic=stats.chi2.sf(chi2, 1),
                    pvalue=np.where(m > 0, exact, 1.0), midp=np.where(m > 0, midp, 1.0))
 
