@@ -129,8 +129,31 @@ def make_helm() -> None:
         (run / "per_instance_stats.json").write_text(json.dumps(stats, indent=2))
 
 
+def inspect_reference() -> None:
+    """What inspect_ai's own reader makes of the logs: every score through its ``value_to_float`` and the
+    clustered standard error it computed (``stderr(cluster="passage")`` in the log's results)."""
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.scorer import value_to_float
+
+    to_float = value_to_float()
+    out = []
+    for f in sorted((HERE / "inspect").glob("*.eval")):
+        log = read_eval_log(str(f))
+        scores = [{"item": str(s.id), "repeat": s.epoch, "scorer": name, "value": to_float(score.value)}
+                  for s in log.samples for name, score in s.scores.items()]
+        metrics = {sc.name: {key: {"name": m.name, "value": m.value, "params": m.params} for key, m in sc.metrics.items()}
+                   for sc in log.results.scores}
+        out.append({"file": f.name, "model": log.eval.model, "task": log.eval.task, "scores": scores,
+                    "metrics": metrics})
+    (HERE / "inspect_reference.json").write_text(json.dumps(out, indent=1))
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--reference-only"]:
+        inspect_reference()
+        sys.exit()
     make_lm_eval()
     make_inspect()
     make_helm()
+    inspect_reference()
 
