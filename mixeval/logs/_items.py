@@ -81,6 +81,25 @@ def _item_level(codes: np.ndarray, item_codes: np.ndarray, n_items: int, column:
     return lo
 
 
+def _item_codes(data: pd.DataFrame) -> tuple[np.ndarray, pd.DataFrame]:
+    """Integer codes of the items, an item being a (task, item) pair, and the table of the items' labels."""
+    keys = ["task", "item"] if "task" in data.columns else ["item"]
+    combined = np.zeros(len(data), dtype=np.int64)
+    uniques = []
+    for key in keys:
+        codes, labels = pd.factorize(data[key], sort=False)
+        if (codes < 0).any():
+            raise InputError(f"column {key!r} has missing values; every row needs a {key}.")
+        combined = combined * len(labels) + codes
+        uniques.append(labels)
+    item_codes, first = pd.factorize(combined, sort=False)
+    items, rest = {}, first
+    for key, labels in zip(reversed(keys), reversed(uniques)):
+        items[key] = np.asarray(labels)[rest % len(labels)].astype(str)
+        rest = rest // len(labels)
+    return item_codes, pd.DataFrame({k: items[k] for k in keys})
+
+
 def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, by: str | None = None) -> ItemTable:
     """Average the repeats of each model on each item and index items, clusters and classes.
 
@@ -99,9 +118,7 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
         raise InputError(f"metric {metric!r} has {bad} missing or infinite values; remove those rows (or fill them) "
                          "explicitly before comparing.")
     model_codes, models = pd.factorize(data["model"].astype(str), sort=True)
-    keys = ["task", "item"] if "task" in data.columns else ["item"]
-    item_codes, item_index = pd.factorize(pd.MultiIndex.from_frame(data[keys].astype(str)), sort=False)
-    items = item_index.to_frame(index=False)
+    item_codes, items = _item_codes(data)
     n_items, n_models = len(items), len(models)
     if n_models < 2:
         raise InputError(f"the logs hold one model only ({list(models)}); a comparison needs at least two.")
