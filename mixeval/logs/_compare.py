@@ -60,6 +60,14 @@ def _resamples(n: int) -> int:
     return int(n)
 
 
+def _one_blas_thread():
+    """BLAS on one thread: the products here are thin (models x items times items x models), where threads
+    gain nothing and, on a loaded machine, oversubscription makes them a hundred times slower."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _as_frame(data: Any, on_mismatch: str) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
         return data
@@ -83,22 +91,51 @@ def _check_shared(table: ItemTable, ia: np.ndarray, ib: np.ndarray, n: np.ndarra
                          f"a paired comparison needs at least 2 ({few.size} such pairs). Did they run the same tasks?")
 
 
-def _masked_var(values: np.ndarray, w: np.ndarray, n: np.ndarray) -> np.ndarray:
-    x = np.where(w, values, 0.0)
-    m = x.sum(axis=0) / n
-    e = np.where(w, values - m, 0.0)
-    return (e * e).sum(axis=0) / (n - 1)
+@dataclass(frozen=True)
+class _Cross:
+    """Sums over the items two models share, for every pair at once (models x models matrices ``left.T @ right``).
+
+    ``n[a, b]`` shared items; ``s[a, b]``/``q[a, b]`` sum and sum of squares of model a's (centred) item means on
+    them; ``ss``, ``dfs``, ``inv`` model a's within-item sum of squares, its degrees of freedom and the sum of
+    its 1/repeats; ``multi[a, b]`` shared items where a or b has other than one repeat; ``b[a, b]`` shared
+    items with a = 1 and b = 0.
+    """
+
+    n: np.ndarray
+    s: np.ndarray
+    q: np.ndarray
+    ss: np.ndarray
+    dfs: np.ndarray
+    inv: np.ndarray
+    multi: np.ndarray
+    b: np.ndarray | None
 
 
-def _within(table: ItemTable, cols: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled within-item (repeat) variance of each column's model and the mean of 1/repeats, over ``w``."""
-    reps = table.repeats[:, cols]
-    ss = np.where(w, table.within_ss[:, cols], 0.0).sum(axis=0)
-    dfs = np.where(w, reps - 1, 0.0).sum(axis=0)
+def _cross(table: ItemTable, present: np.ndarray) -> _Cross:
+    p = present.astype(float)
+    centre = np.nanmean(np.where(present, table.means, np.nan), axis=0)
+    y = np.where(present, table.means - np.nan_to_num(centre), 0.0)
+    reps = np.where(present, table.repeats, 1.0)
+    not_one = (present & (table.repeats != 1)).astype(float)
+    multi = not_one.T @ p
+    b = None
+    if table.binary:
+        b = (present & (table.means == 1)).astype(float).T @ (present & (table.means == 0)).astype(float)
+    return _Cross(n=p.T @ p, s=y.T @ p, q=(y * y).T @ p, ss=np.where(present, table.within_ss, 0.0).T @ p,
+                  dfs=((reps - 1) * p).T @ p, inv=(p / reps).T @ p, multi=multi + multi.T, b=b)
+
+
+def _unpaired_se(cross: _Cross, ia: np.ndarray, ib: np.ndarray, n: np.ndarray) -> np.ndarray:
+    var_a = (cross.q[ia, ib] - cross.s[ia, ib] ** 2 / n) / (n - 1)
+    var_b = (cross.q[ib, ia] - cross.s[ib, ia] ** 2 / n) / (n - 1)
+    return np.sqrt(np.maximum(var_a + var_b, 0.0) / n)
+
+
+def _within(cross: _Cross, ia: np.ndarray, ib: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pooled within-item (repeat) variance of model a on the shared items, and its mean of 1/repeats."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        var = np.where(dfs > 0, ss / dfs, 0.0)
-        inv = np.where(w, 1.0 / np.where(reps > 0, reps, 1), 0.0).sum(axis=0) / w.sum(axis=0)
-    return var, inv
+        var = np.where(cross.dfs[ia, ib] > 0, cross.ss[ia, ib] / cross.dfs[ia, ib], 0.0)
+    return var, cross.inv[ia, ib] / n
 
 
 def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, power: float = 0.8,
@@ -112,42 +149,40 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
     present = table.present
     if item_mask is not None:
         present = present & item_mask[:, None]
+    cross = _cross(table, present)
+    _check_shared(table, ia_all, ib_all, cross.n[ia_all, ib_all], where)
+    repeats = bool((table.repeats > 1).any())
     q = stats.norm.ppf(0.5 + level / 2)
     blocks = []
     for start in range(0, len(ia_all), _CHUNK):
         ia, ib = ia_all[start:start + _CHUNK], ib_all[start:start + _CHUNK]
         w = present[:, ia] & present[:, ib]
-        n = w.sum(axis=0)
-        _check_shared(table, ia, ib, n, where)
         ya, yb = table.means[:, ia], table.means[:, ib]
         cm = clustered_means(ya - yb, w, table.clusters)
+        n = cross.n[ia, ib]
         tcrit = stats.t.ppf(0.5 + level / 2, cm.df_cr2)
         statistic = cm.estimate / cm.se_cr2
         block = {
             "model_a": [table.models[i] for i in ia], "model_b": [table.models[i] for i in ib],
             "n_items": cm.n, "n_clusters": cm.n_clusters,
             "mean_a": np.where(w, ya, 0).sum(axis=0) / n, "mean_b": np.where(w, yb, 0).sum(axis=0) / n,
-            "estimate": cm.estimate,
-            "se_unpaired": np.sqrt((_masked_var(ya, w, n) + _masked_var(yb, w, n)) / n),
+            "estimate": cm.estimate, "se_unpaired": _unpaired_se(cross, ia, ib, n),
             "se_naive": cm.se_naive, "se_cluster": cm.se_cr1, "se_cr2": cm.se_cr2, "df": cm.df_cr2,
             "statistic": statistic, "pvalue": 2 * stats.t.sf(np.abs(statistic), cm.df_cr2),
             "lower": cm.estimate - tcrit * cm.se_cr2, "upper": cm.estimate + tcrit * cm.se_cr2,
             "lower_cluster": cm.estimate - q * cm.se_cr1, "upper_cluster": cm.estimate + q * cm.se_cr1,
             "lower_naive": cm.estimate - q * cm.se_naive, "upper_naive": cm.estimate + q * cm.se_naive,
         }
-        single = np.all(np.where(w, table.repeats[:, ia] == 1, True) & np.where(w, table.repeats[:, ib] == 1, True),
-                        axis=0)
-        if table.binary:
-            b = (w & (ya == 1) & (yb == 0)).sum(axis=0)
-            c = (w & (ya == 0) & (yb == 1)).sum(axis=0)
-            mc = mcnemar(b, c)
+        if cross.b is not None:
+            mc = mcnemar(cross.b[ia, ib], cross.b[ib, ia])
+            single = cross.multi[ia, ib] == 0
             for name, values in (("mcnemar_b", mc.b), ("mcnemar_c", mc.c), ("mcnemar_statistic", mc.statistic),
                                  ("mcnemar_pvalue_asymptotic", mc.pvalue_asymptotic),
                                  ("mcnemar_pvalue", mc.pvalue), ("mcnemar_midp", mc.midp)):
                 block[name] = np.where(single, values, np.nan)
-        if (table.repeats > 1).any():
-            var_a, inv_a = _within(table, ia, w)
-            var_b, inv_b = _within(table, ib, w)
+        if repeats:
+            var_a, inv_a = _within(cross, ia, ib, n)
+            var_b, inv_b = _within(cross, ib, ia, n)
             block["var_within"] = var_a + var_b
             block["var_between"] = np.maximum(cm.sd ** 2 - (var_a * inv_a + var_b * inv_b), 0.0)
         block.update(power_table(cm.se_cr2, cm.n, cm.estimate, alpha=alpha, power=power, effect=effect))
@@ -484,14 +519,16 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     adjust_pvalues([0.5], adjust)  # validates the method name before any work
     table = item_table(frame, metric, cluster=cluster, by=by)
     notes: list[str] = []
-    pairs = pair_table(table, level=level, alpha=alpha, power=power, effect=effect)
+    with _one_blas_thread():
+        pairs = pair_table(table, level=level, alpha=alpha, power=power, effect=effect)
     pairs.insert(pairs.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjust_pvalues(pairs["pvalue"], adjust))
     if table.binary and "mcnemar_pvalue" in pairs and pairs["mcnemar_pvalue"].isna().any():
         notes.append("McNemar's test needs one 0/1 result per model and item; pairs with repeats have none.")
     if mixed:
         pairs = pd.concat([pairs, _mixed_columns(frame, metric, table, pairs, cluster, level, notes)], axis=1)
-    board, q, n_common = leaderboard(table, level=level, higher_is_better=higher_is_better,
-                                     n_resamples=n_resamples, random_state=random_state)
+    with _one_blas_thread():
+        board, q, n_common = leaderboard(table, level=level, higher_is_better=higher_is_better,
+                                         n_resamples=n_resamples, random_state=random_state)
     if n_common < 2:
         notes.append(f"only {n_common} items are shared by all models: no leaderboard.")
     by_pairs = heterogeneity = None
