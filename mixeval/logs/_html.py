@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..report import Note, Paragraph, Report, Section, Table
+from ..report import Figure, Note, Paragraph, Report, Section, Table
+from ._plots import plot_leaderboard, plot_pair_intervals
 
 __all__ = ["comparison_report"]
 
@@ -47,6 +48,7 @@ def comparison_report(result: Any, *, title: str | None = None) -> Report:
         Table(_cols(pairs, _PAIR_COLUMNS), "Table 1: paired differences, standard errors side by side")),
         summary=(_significant(pairs, level),))]
     sections.append(Section("Three ways to the interval", (
+        Figure.from_matplotlib(plot_pair_intervals(result), "Figure 1: each pair's interval: naive, CR2, mixed model"),
         Table(_cols(pairs, _METHOD_COLUMNS), f"Table 2: {100 * level:g}% intervals: naive, cluster-robust (CR1 "
               "normal, CR2 t), mixed model (Wald); glmer log odds ratios and McNemar's test for 0/1 scores"),)))
     if len(result.leaderboard):
@@ -54,7 +56,8 @@ def comparison_report(result: Any, *, title: str | None = None) -> Report:
             Paragraph(f"Means on the {result.n_common_items} items all models share. The rank set of a model "
                       "holds every rank it can take given simultaneous intervals of all pairwise differences "
                       f"(max-|t| critical value {result.critical_value:.4g})."),
-            Table(result.leaderboard, "Table 3: leaderboard with CR2 intervals and simultaneous rank sets")),
+            Table(result.leaderboard, "Table 3: leaderboard with CR2 intervals and simultaneous rank sets"),
+            Figure.from_matplotlib(plot_leaderboard(result), "Figure 2: model means and rank sets")),
             summary=tuple(f"{r.rank}. {r.model}: {r.estimate:.4g} [{r.lower:.4g}, {r.upper:.4g}], ranks "
                           f"{r.rank_lower}-{r.rank_upper}" for r in result.leaderboard.head(10).itertuples())))
     sections.append(Section("Design: detectable differences and items needed", (
