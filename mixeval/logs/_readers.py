@@ -225,8 +225,11 @@ def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None 
     ...         for i in range(3)]
     >>> _ = (d / "samples_arith_2024-01-01T00-00-00.000000.jsonl").write_text("\\n".join(map(json.dumps, recs)))
     >>> df = read_lm_eval(d)
-    >>> df[["model", "task", "item", "acc", "subject"]].to_string(index=False)
-    '   model  task item  acc subject\\n my-model arith    0  0.0    math\\nmy-model arith    1  1.0    math\\nmy-model arith    2  0.0    math'
+    >>> print(df[["model", "task", "item", "acc", "subject"]].to_string(index=False))
+       model  task item  acc subject
+    my-model arith    0  0.0    math
+    my-model arith    1  1.0    math
+    my-model arith    2  0.0    math
     """
     rows: list[dict[str, Any]] = []
     metrics: list[str] = []
@@ -511,8 +514,12 @@ def read_jsonl(paths: str | Path | Iterable[str | Path], *, item: str, metrics: 
     >>> import json, tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
     >>> _ = p.write_text("\\n".join(json.dumps({"m": m, "q": q, "ok": q == "b" or m == "x"}) for m in "xy" for q in "ab"))
-    >>> read_jsonl(p, item="q", metrics=["ok"], model="m")[["model", "item", "ok"]].to_string(index=False)
-    'model item  ok\\n    x    a 1.0\\n    x    b 1.0\\n    y    a 0.0\\n    y    b 1.0'
+    >>> print(read_jsonl(p, item="q", metrics=["ok"], model="m")[["model", "item", "ok"]].to_string(index=False))
+    model item  ok
+        x    a 1.0
+        x    b 1.0
+        y    a 0.0
+        y    b 1.0
     """
     if (model is None) == (model_name is None):
         raise InputError("read_jsonl: give `model` (the key holding the model) or `model_name` (one name), not both.")
