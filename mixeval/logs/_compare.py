@@ -386,6 +386,16 @@ class LogComparison(Result):
         Items every model has (the leaderboard's items).
     notes : tuple of str
         Fitting messages of the mixed models and what was not computed.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(0)
+    >>> d = pd.DataFrame({"model": np.repeat(["A", "B", "C"], 50), "item": np.tile(np.arange(50), 3),
+    ...                   "s": rng.normal(size=150) + np.repeat([0.5, 0.0, 0.0], 50)})
+    >>> res = compare_logs(d, metric="s", mixed=False, random_state=0)
+    >>> res.models, list(res.leaderboard["model"])[0], res.to_report().title
+    (('A', 'B', 'C'), 'A', 'Comparison of 3 models on s')
     """
 
     metric: str

@@ -47,7 +47,19 @@ def plot_pair_intervals(result: Any, *, max_pairs: int = 30):
 
 
 def plot_leaderboard(result: Any):
-    """Model means with CR2 intervals, labelled with their simultaneous rank sets."""
+    """Model means with CR2 intervals, labelled with their simultaneous rank sets.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.logs import compare_logs
+    >>> rng = np.random.default_rng(0)
+    >>> d = pd.DataFrame({"model": np.repeat(["A", "B"], 40), "item": np.tile(np.arange(40), 2),
+    ...                   "s": rng.normal(size=80)})
+    >>> fig = plot_leaderboard(compare_logs(d, metric="s", mixed=False, random_state=0))
+    >>> len(fig.axes[0].get_yticklabels())
+    2
+    """
     import matplotlib.pyplot as plt
 
     board = result.leaderboard

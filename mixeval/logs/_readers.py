@@ -392,6 +392,21 @@ def read_inspect(paths: str | Path | Iterable[str | Path], *, on_mismatch: str =
     -----
     The reader parses the log files itself (an ``.eval`` file is a zip of JSON documents), so inspect_ai
     need not be installed; the files are those written by inspect_ai's ``write_eval_log``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> log = {"eval": {"model": "mockllm/model", "task": "arith"}, "status": "success", "samples": [
+    ...     {"id": i, "epoch": e, "input": f"{i} + 1?", "target": str(i + 1), "metadata": {"passage": i // 2},
+    ...      "scores": {"match": {"value": "C" if (i + e) % 2 else "I"}}} for i in range(2) for e in (1, 2)]}
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.json"
+    >>> _ = p.write_text(json.dumps(log))
+    >>> print(read_inspect(p)[["model", "item", "repeat", "match", "passage"]].to_string(index=False))
+            model item  repeat  match  passage
+    mockllm/model    0       1    1.0        0
+    mockllm/model    0       2    0.0        0
+    mockllm/model    1       1    0.0        0
+    mockllm/model    1       2    1.0        0
     """
     rows: list[dict[str, Any]] = []
     metrics: list[str] = []
@@ -469,6 +484,21 @@ def read_helm(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "e
         ``item_hash`` (of the instance's input and references in ``instances.json``, where present), one
         column per statistic (its per-instance ``mean``; perturbed statistics are left out with a warning),
         and ``split``/``sub_split`` from ``instances.json``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "mmlu:subject=anatomy,model=openai_gpt2"; run.mkdir()
+    >>> _ = (run / "run_spec.json").write_text(json.dumps(
+    ...     {"name": run.name, "adapter_spec": {"model": "openai/gpt2"}}))
+    >>> _ = (run / "per_instance_stats.json").write_text(json.dumps([
+    ...     {"instance_id": f"id{i}", "train_trial_index": 0,
+    ...      "stats": [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "mean": float(i)}]}
+    ...     for i in (0, 1)]))
+    >>> print(read_helm(run)[["model", "task", "item", "exact_match"]].to_string(index=False))
+          model                 task item  exact_match
+    openai/gpt2 mmlu:subject=anatomy  id0          0.0
+    openai/gpt2 mmlu:subject=anatomy  id1          1.0
     """
     rows: list[dict[str, Any]] = []
     metrics: list[str] = []
@@ -561,6 +591,15 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
     -------
     pandas.DataFrame
         ``data`` (a new frame without the mismatched items when dropping).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"model": ["a", "b"], "task": "t", "item": "1", "repeat": 0, "item_hash": ["x", "y"]})
+    >>> check_items(d)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: 1 items have the same id but a different question (input/target hash) across models: task 't' item '1': a vs b. ...
     """
     if on_mismatch not in ("error", "drop"):
         raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
@@ -654,6 +693,15 @@ def read_logs(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "e
     pandas.DataFrame
         The long format described in :mod:`mixeval.logs`; ``attrs["metrics"]`` lists the metric columns
         of the harness logs (empty for tables).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "long.csv"
+    >>> pd.DataFrame({"model": ["a", "a", "b", "b"], "item": [1, 2, 1, 2], "acc": [1, 0, 1, 1]}).to_csv(p, index=False)
+    >>> df = read_logs(p)
+    >>> list(df.columns), len(df)
+    (['model', 'item', 'acc', 'task', 'repeat', 'item_hash'], 4)
     """
     if isinstance(paths, (str, Path)):
         paths = [paths]
