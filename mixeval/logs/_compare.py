@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._adjust import adjust_pvalues
+from .._adjust import ADJUST_METHODS, adjust_pvalues
 from .._random import as_generator
 from .._results import Result
 from .._validation import require_bool
@@ -29,6 +29,7 @@ from ._stats import clustered_means, mcnemar, power_table
 
 __all__ = ["LogComparison", "compare_logs", "pair_table", "leaderboard", "mixed_pair"]
 
+_ADJUST_NAMES = frozenset(alias for aliases in ADJUST_METHODS.values() for alias in aliases)
 _CHUNK = 256  # pairs per block of the vectorised computation (items x pairs floats each)
 
 
@@ -526,7 +527,8 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     n_resamples = _resamples(n_resamples)
     mixed = require_bool(mixed, "mixed")
     higher_is_better = require_bool(higher_is_better, "higher_is_better")
-    adjust_pvalues([0.5], adjust)  # validates the method name before any work
+    if not isinstance(adjust, str) or adjust.strip().lower() not in _ADJUST_NAMES:
+        adjust_pvalues([0.5], adjust)  # raises the error naming the methods, before any work
     table = item_table(frame, metric, cluster=cluster, by=by)
     notes: list[str] = []
     with _one_blas_thread():
