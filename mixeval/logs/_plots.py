@@ -54,11 +54,11 @@ def plot_leaderboard(result: Any):
     >>> import numpy as np, pandas as pd
     >>> from mixeval.logs import compare_logs
     >>> rng = np.random.default_rng(0)
-    >>> d = pd.DataFrame({"model": np.repeat(["A", "B"], 40), "item": np.tile(np.arange(40), 2),
-    ...                   "s": rng.normal(size=80)})
-    >>> fig = plot_leaderboard(compare_logs(d, metric="s", mixed=False, random_state=0))
-    >>> len(fig.axes[0].get_yticklabels())
-    2
+    >>> d = pd.DataFrame({"model": np.repeat(list("ABC"), 30), "item": np.tile(np.arange(30), 3),
+    ...                   "passage": np.tile(np.arange(30) // 3, 3), "s": rng.normal(size=90)})
+    >>> res = compare_logs(d, metric="s", cluster="passage", mixed=False, random_state=0)
+    >>> [t.get_text().split()[0] for t in plot_leaderboard(res).axes[0].get_yticklabels()] == list(res.leaderboard["model"])
+    True
     """
     import matplotlib.pyplot as plt
 
