@@ -352,7 +352,9 @@ def _by_pairs(table: ItemTable, by: str, **kwargs: Any) -> pd.DataFrame:
     frames = []
     for code, label in enumerate(table.by_labels):
         mask = table.by_codes == code
-        part = pair_table(table, item_mask=mask, where=f" in the class {by} = {label!r}", **kwargs)
+        part = pair_table(table, item_mask=mask, where=f" in the class {by} = {label!r} (bin a numeric property "
+                                                       "into a few classes first, e.g. with mixeval.bin_property)",
+                          **kwargs)
         part.insert(0, by, label)
         frames.append(part)
     return pd.concat(frames, ignore_index=True)

@@ -65,6 +65,10 @@ def _require_columns(data: pd.DataFrame, columns: Sequence[str], what: str) -> N
         raise ColumnError(f"{what}: no column {missing[0]!r} in the logs; the columns are {list(data.columns)}.")
 
 
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _item_level(codes: np.ndarray, item_codes: np.ndarray, n_items: int, column: str, labels: Sequence[Any],
                 item_keys: pd.DataFrame) -> np.ndarray:
     """The one value of ``codes`` per item; an error naming an item where it varies."""
@@ -76,7 +80,7 @@ def _item_level(codes: np.ndarray, item_codes: np.ndarray, n_items: int, column:
     if bad.size:
         i = bad[0]
         raise InputError(f"column {column!r} must be a property of the item, the same for every model and repeat; "
-                         f"item {item_keys.iloc[i].to_dict()} has the values {labels[lo[i]]!r} and {labels[hi[i]]!r} "
+                         f"item {item_keys.iloc[i].to_dict()} has the values {_plain(labels[lo[i]])!r} and {_plain(labels[hi[i]])!r} "
                          f"({bad.size} such items).")
     return lo
 
