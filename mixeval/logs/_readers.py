@@ -52,8 +52,12 @@ _LM_EVAL_RESERVED = {"doc_id", "doc", "target", "arguments", "resps", "filtered_
 # ---------------------------------------------------------------------------------------------- helpers
 
 def _hash(*parts: Any) -> str:
-    text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    """A short digest of ``parts`` (strings are hashed as they are, anything else as sorted JSON)."""
+    if all(isinstance(p, str) for p in parts):
+        text = "\x1f".join(parts)
+    else:
+        text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
 def _paths(paths: str | Path | Iterable[str | Path], pattern: str, what: str) -> list[Path]:
@@ -173,9 +177,9 @@ def _lm_eval_file(path: Path, model: str | None) -> tuple[list[dict[str, Any]], 
         names = list(listed) if isinstance(listed, list) else [k for k in rec if k not in _LM_EVAL_RESERVED]
         suffix = "" if len(filters) == 1 else "," + str(rec.get("filter", "none"))
         doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+        hashes = (rec.get("doc_hash"), rec.get("prompt_hash"), rec.get("target_hash"))
         row = {"model": model_name, "task": task, "item": str(rec["doc_id"]), "repeat": 0,
-               "item_hash": _hash(rec.get("doc_hash"), rec.get("prompt_hash"), rec.get("target_hash"))
-               if "doc_hash" in rec or "prompt_hash" in rec else _hash(rec.get("doc"), rec.get("target"))}
+               "item_hash": _hash(*(str(h) for h in hashes)) if any(hashes) else _hash(rec.get("doc"), rec.get("target"))}
         for name in names:
             value = _number(rec.get(name))
             if value is None:
@@ -603,32 +607,47 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
     """
     if on_mismatch not in ("error", "drop"):
         raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
-    key = ["model", "task", "item", "repeat"]
-    dup = data.duplicated(key, keep=False)
-    if dup.any():
-        first = data.loc[dup, key].head(3).to_dict(orient="records")
-        raise InputError(f"{int(dup.sum())} rows repeat a (model, task, item, repeat), e.g. {first}; the same log "
-                         "was read twice, or the repeats are not numbered.")
-    hashed = data.loc[data["item_hash"] != "", ["model", "task", "item", "item_hash"]].drop_duplicates()
-    counts = hashed.groupby(["task", "item"], sort=False)["item_hash"].nunique()
-    bad = counts[counts > 1]
-    if bad.empty:
+    codes = {c: pd.factorize(data[c], sort=False) for c in ("model", "task", "item", "item_hash")}
+    item_code, _ = pd.factorize(_combine(codes["task"][0], codes["item"][0], len(codes["item"][1])), sort=False)
+    repeat_code, repeats = pd.factorize(data["repeat"], sort=False)
+    row_key = _combine(_combine(item_code, codes["model"][0], len(codes["model"][1])), repeat_code, len(repeats))
+    _, first, counts = np.unique(row_key, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        dup = data.iloc[first[counts > 1][:3]][["model", "task", "item", "repeat"]].to_dict(orient="records")
+        raise InputError(f"{int(counts[counts > 1].sum())} rows repeat a (model, task, item, repeat), e.g. {dup}; "
+                         "the same log was read twice, or the repeats are not numbered.")
+    hash_code, hash_labels = codes["item_hash"]
+    hashed = np.asarray(hash_labels != "")[hash_code] if len(hash_labels) else np.zeros(len(data), bool)
+    n_items = int(item_code.max()) + 1 if len(item_code) else 0
+    lo = np.full(n_items, np.iinfo(np.int64).max)
+    hi = np.full(n_items, -1)
+    np.minimum.at(lo, item_code[hashed], hash_code[hashed])
+    np.maximum.at(hi, item_code[hashed], hash_code[hashed])
+    bad_items = np.flatnonzero((hi >= 0) & (lo != hi))
+    if bad_items.size == 0:
         return data
+    bad_rows = np.isin(item_code, bad_items)
     examples = []
-    for task, item in list(bad.index)[:3]:
-        h = hashed[(hashed["task"] == task) & (hashed["item"] == item)]
-        groups = h.groupby("item_hash")["model"].apply(lambda s: "/".join(sorted(map(str, s))))
-        examples.append(f"task {task!r} item {item!r}: " + " vs ".join(groups))
-    text = (f"{len(bad)} items have the same id but a different question (input/target hash) across models: "
+    for item in bad_items[:3]:
+        rows = data.loc[(item_code == item) & hashed, ["model", "task", "item", "item_hash"]]
+        groups = rows.groupby("item_hash")["model"].apply(lambda s: "/".join(sorted(set(map(str, s)))))
+        first_row = rows.iloc[0]
+        examples.append(f"task {first_row['task']!r} item {first_row['item']!r}: " + " vs ".join(groups))
+    text = (f"{bad_items.size} items have the same id but a different question (input/target hash) across models: "
             + "; ".join(examples))
     if on_mismatch == "error":
         raise InputError(text + ". The logs were made on different data; pass on_mismatch='drop' "
                          "(CLI: --drop-mismatched) to leave these items out for every model.")
-    warnings.warn(text + f"; these {len(bad)} items are left out for every model.", DroppedRowsWarning, stacklevel=2)
-    drop = pd.MultiIndex.from_frame(data[["task", "item"]]).isin(bad.index)
-    out = data.loc[~drop].reset_index(drop=True)
+    warnings.warn(text + f"; these {bad_items.size} items are left out for every model.", DroppedRowsWarning,
+                  stacklevel=2)
+    out = data.loc[~bad_rows].reset_index(drop=True)
     out.attrs = dict(data.attrs)
     return out
+
+
+def _combine(a: np.ndarray, b: np.ndarray, n_b: int) -> np.ndarray:
+    """One int64 code per row for the pair of codes ``(a, b)``, ``b`` in ``0..n_b-1``."""
+    return a.astype(np.int64) * max(n_b, 1) + b
 
 
 def _kind(path: Path) -> str:
