@@ -147,18 +147,25 @@ def _lm_eval_task(sample_file: Path) -> str:
 
 
 def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
-    records = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    """The JSON objects of a JSONL file (parsed as one JSON array; a bad line is found and named)."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    try:
+        records = json.loads("[" + ",".join(lines) + "]")
+    except json.JSONDecodeError:
+        records = None
+    if records is None or len(records) != len(lines):
+        records = []
+        for lineno, line in enumerate(lines, 1):
             try:
-                rec = json.loads(line)
+                records.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
-            if not isinstance(rec, dict):
-                raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
-            records.append(rec)
+    for lineno, rec in enumerate(records, 1):
+        if not isinstance(rec, dict):
+            raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
     return records
 
 
