@@ -261,7 +261,7 @@ def leaderboard(table: ItemTable, *, level: float = 0.95, higher_is_better: bool
                 random_state: Any = None) -> tuple[pd.DataFrame, float, int]:
     """Model means on the items every model has, with CR2 intervals and simultaneous rank sets.
 
-    Returns the table, the critical value of the max-|t| statistic and the number of common items.
+    Returns the table, the critical value of the largest absolute t statistic and the number of common items.
 
     Notes
     -----
@@ -384,7 +384,7 @@ class LogComparison(Result):
         With ``by``: the pairs within each class; per pair the F test that the difference is the same in
         every class.
     critical_value : float
-        The max-|t| quantile behind the rank sets.
+        The quantile of the largest absolute t statistic over all pairs, behind the rank sets.
     n_common_items : int
         Items every model has (the leaderboard's items).
     notes : tuple of str
@@ -476,7 +476,7 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     higher_is_better : bool
         Direction of the metric for ranks.
     n_resamples, random_state
-        Draws of the max-|t| simulation behind the rank sets, and their seed.
+        Draws of the simulated largest absolute t statistic behind the rank sets, and their seed.
     on_mismatch : {"error", "drop"}
         For paths: items whose question differs between models (see :func:`check_items`).
 
