@@ -21,6 +21,7 @@ from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._labels import fit_criterion, label_table
@@ -52,10 +53,9 @@ def _require_marginal_df(df: str) -> None:
 
 
 def _family(fit: object):
-    fam = getattr(getattr(fit, "problem", None), "family", None)
-    if fam is None:
+    if not isinstance(fit, MixedResult) or fit.family.estimates_scale:
         raise InputError("response-scale means need a generalised linear mixed model fitted by mixeval.glmer().")
-    return fam
+    return fit.family
 
 
 def response_name(fit: object) -> str:
