@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "circularity": ("cmd_circularity", "GAM circularity test: are the labels a reconstruction of a rule over a few features?"),
     "fit": ("cmd_fit", "fit a linear mixed model (lme4 formula syntax)"),
     "compare": ("cmd_fit", "likelihood-ratio test of two nested models (refit by ML, as lme4's anova)"),
+    "compare-logs": ("cmd_compare_logs", "paired, cluster-robust comparison of the models in harness logs (lm-eval, inspect_ai, HELM)"),
     "meta": ("cmd_meta", "meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy"),
     "metric-ci": ("cmd_metric_ci", "confidence interval when the metric is a model (Goyal et al. 2023)"),
     "permutation": ("cmd_permutation", "paired approximate randomization test of mean score differences (Algorithm 4.2)"),
