@@ -333,7 +333,8 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
     from ._glmm_result import make_glmer_result
 
     problem = glmm_problem(design, family, weights, re)
-    if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1):
+    if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1
+                          and not problem.re.terms[0].is_multiple_membership):
         raise InputError(
             f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects term such "
             "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
