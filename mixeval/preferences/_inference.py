@@ -168,7 +168,7 @@ def votes_needed(delta: float, *, power: float = 0.8, alpha: float = 0.05, vote_
     Examples
     --------
     >>> round(votes_needed(0.2))  # 0.2 log-odds ~ 35 Elo points
-    788
+    793
     """
     if not 0 < power < 1 or not 0 < alpha < 1:
         raise InputError("power and alpha must lie in (0, 1).")

@@ -25,9 +25,11 @@ from ..mixed._reterms import ReStructure, ReTerm
 from ._design import DifferenceDesign
 from ._log import VoteLog
 
-__all__ = ["RANDOM_TERMS", "random_terms", "fit_mixed", "check_random"]
+__all__ = ["RANDOM_TERMS", "MAX_MEMBERSHIP_LEVELS", "random_terms", "fit_mixed", "check_random"]
 
 RANDOM_TERMS = ("prompt", "system:prompt", "system:judge")
+#: multiple-membership terms go to the engine's dense Schur complement: its size is bounded
+MAX_MEMBERSHIP_LEVELS = 3000
 
 
 def check_random(random, log: VoteLog, position: str) -> tuple[str, ...]:
@@ -82,6 +84,11 @@ def random_terms(log: VoteLog, random: tuple[str, ...], position: str) -> ReStru
     for t in terms:
         if t.n_levels < 2:
             raise InputError(f"the random-effects term {t.group!r} has fewer than 2 levels; drop it.")
+        if t.is_multiple_membership and t.n_levels > MAX_MEMBERSHIP_LEVELS:
+            raise InputError(
+                f"the term {t.group!r} has {t.n_levels} (system, group) levels; system-by-group deviations are "
+                f"eliminated densely and are fitted up to {MAX_MEMBERSHIP_LEVELS} levels. Use a coarser grouping "
+                "(e.g. prompt categories instead of prompts) or the random intercept 'prompt'.")
     return ReStructure(terms=tuple(terms), nobs=n)
 
 

@@ -211,3 +211,20 @@ def test_result_to_dict_is_json_safe(log):
     out = json.loads(json.dumps(fit.to_dict(), allow_nan=False))
     assert set(out["abilities"]) == set(TRUTH) and len(out["thresholds"]) == 2
     assert "Bradley-Terry" in fit.summary()
+
+
+def test_too_many_system_by_prompt_levels_are_refused():
+    df = simulate_arena(4000, np.zeros(10), n_prompts=3500, random_state=4)
+    with pytest.raises(InputError, match="system-by-group deviations"):
+        bradley_terry(df, prompt="prompt", random="system:prompt")
+
+
+def test_prompt_intercept_and_system_by_prompt_fit():
+    df = simulate_arena(2000, np.linspace(-1, 1, 4), n_prompts=25, prompt_sd=0.7, random_state=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = bradley_terry(df, prompt="prompt", random=("system:prompt",), position="none")
+    assert fit.varcorr.group.tolist() == ["system:prompt"]
+    assert 0.2 < fit.varcorr.variance.iloc[0] < 1.0  # true variance 0.49
+    test = fit.test_random("system:prompt")
+    assert test.pvalue < 1e-3
