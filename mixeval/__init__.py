@@ -88,6 +88,7 @@ __all__ = [
     "meta",
     "metric_model",
     "plots",
+    "preferences",
     "reliability",
     "report",
     "significance",

@@ -71,6 +71,18 @@ class PreferenceResult(Result):
         Systems whose maximum-likelihood ability is infinite (never won or never lost).
     model : GlmerResult or None
         The engine's mixed-model fit (random-effects models): variance components, ranef, vcov, ....
+
+    Examples
+    --------
+    >>> from mixeval.preferences import bradley_terry, simulate_arena
+    >>> log = simulate_arena(2000, {"a": 0.5, "b": 0.0, "c": -0.5}, n_judges=5, judge_sd=0.5, random_state=1)
+    >>> fit = bradley_terry(log, judge="judge", position="random")
+    >>> fit.abilities.round(3).to_dict()
+    {'a': 0.481, 'b': 0.003, 'c': -0.484}
+    >>> fit.varcorr[["group", "name"]].values.tolist()
+    [['judge', 'position']]
+    >>> fit.ranks()[["rank", "rank_lower", "rank_upper"]].values.tolist()
+    [[1, 1, 1], [2, 2, 2], [3, 3, 3]]
     """
 
     systems: tuple[str, ...]
