@@ -810,7 +810,7 @@ def agq_deviance(problem: GlmmProblem, state: PirlsState, theta: np.ndarray, n_a
     saturated model's constant (for 0/1 responses the two coincide).
     """
     re = problem.re
-    if len(re.terms) != 1 or re.terms[0].n_coef != 1:
+    if len(re.terms) != 1 or re.terms[0].n_coef != 1 or re.terms[0].is_multiple_membership:
         # internal guard: fit_glmm refuses such a model with an InputError before it gets here
         raise ValueError("adaptive Gauss-Hermite quadrature (nAGQ > 1) needs a single scalar random-effects term")
     fam, y, wt = problem.family, problem.y, problem.weights

@@ -29,8 +29,8 @@ def _linear_predictor(fit: ModelFit, log: VoteLog, rng: np.random.Generator) -> 
     eta = d.X @ fit.beta
     if fit.glmm is not None:
         re = random_terms(coll, fit.spec.random, fit.spec.position)
-        for term, cov in zip(re.terms, fit.glmm.covariances()):
-            draws = rng.normal(0.0, np.sqrt(max(cov[0, 0], 0.0)), term.n_levels)
+        for term, var in zip(re.terms, fit.glmm.varcorr.variance):
+            draws = rng.normal(0.0, np.sqrt(max(float(var), 0.0)), term.n_levels)
             eta = eta + term.X[:, 0] * draws[term.codes]
             if term.is_multiple_membership:
                 eta = eta + term.X2[:, 0] * draws[term.codes2]

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..formula import parse_formula
 from ..mixed._design import Design
 from ..mixed._family import get_family
-from ..mixed._glmm import fit_glmm
+from ..mixed._glmm_result import fit_glmm
 from ..mixed._glmm_result import GlmerResult
 from ..mixed._reterms import ReStructure, ReTerm
 from ._design import DifferenceDesign
