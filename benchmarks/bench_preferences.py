@@ -1,7 +1,7 @@
 """Bradley-Terry fits: mixeval.preferences against R (glm, lme4::glmer, ordinal::clm), evalica and choix.
 
     nice -n 10 python3 benchmarks/bench_preferences.py [--votes 40000] [--systems 16] [--judges 12]
-                                                         [--scale-votes 1000000] [--out benchmarks/bench_preferences.json]
+                                                         [--scale-votes 1000000] [--out benchmarks/results/bench_preferences.json]
 
 One simulated arena log (abilities evenly spaced in [-1.5, 1.5], a position bias 0.3 with a judge SD 0.5,
 ties by the cumulative logit with tau 0.4), fitted by every tool in the same run:
@@ -146,7 +146,7 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=16)
     ap.add_argument("--judges", type=int, default=12)
     ap.add_argument("--scale-votes", type=int, default=1_000_000)
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "bench_preferences.json"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_preferences.json"))
     args = ap.parse_args()
     result = {"compare": compare(args.votes, args.systems, args.judges)}
     print(json.dumps(result["compare"], indent=1), flush=True)

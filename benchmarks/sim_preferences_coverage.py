@@ -79,7 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--votes", type=int, default=2000)
-    ap.add_argument("--out", default=str(Path(__file__).with_name("sim_preferences_coverage.json")))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "sim_preferences_coverage.json"))
     args = ap.parse_args()
     t0 = time.time()
     rows = [one(rep, args.votes) for rep in range(args.reps)]

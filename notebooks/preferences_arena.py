@@ -137,7 +137,7 @@ print(mixed.contrasts(adjust="max-t").head(9).round(3).to_string(index=False))
 # intervals of each ability and of the simultaneous rank sets:
 
 # %%
-sim = json.loads((ROOT / "benchmarks" / "sim_preferences_coverage.json").read_text())["summary"]
+sim = json.loads((ROOT / "benchmarks" / "results" / "sim_preferences_coverage.json").read_text())["summary"]
 rows = [("mixed model, Wald", sim["mixed_cover"], sim["mixed_width"]),
         ("fixed model, Wald", sim["fixed_wald_cover"], sim["fixed_wald_width"]),
         ("fixed model, iid vote bootstrap", sim["iid_cover"], sim["iid_width"])]

@@ -228,3 +228,15 @@ def test_prompt_intercept_and_system_by_prompt_fit():
     assert 0.2 < fit.varcorr.variance.iloc[0] < 1.0  # true variance 0.49
     test = fit.test_random("system:prompt")
     assert test.pvalue < 1e-3
+
+
+def test_parametric_bootstrap_agrees_with_wald_for_the_fixed_model(log):
+    fit = bradley_terry(log, ties="ordinal")
+    boot = fit.intervals(method="bootstrap", n_resamples=150, random_state=2)
+    wald = fit.intervals()
+    np.testing.assert_allclose(boot.upper - boot.lower, wald.upper - wald.lower, rtol=0.25)
+    mixed = bradley_terry(log, judge="judge", position="random")
+    draws = mixed.bootstrap_abilities(n_resamples=5, random_state=3)
+    assert draws.shape == (5, 5) and np.allclose(draws.sum(axis=1), 0.0)
+    probs = fit.win_probabilities()
+    np.testing.assert_allclose(probs.to_numpy() + probs.to_numpy().T, 1.0)
