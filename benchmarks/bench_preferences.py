@@ -13,7 +13,8 @@ ties by the cumulative logit with tau 0.4), fitted by every tool in the same run
 
 Then the scale case: ``--scale-votes`` votes among 100 systems with 200 judges (random position bias) and
 2,000 prompts (random intercept). Times are wall-clock seconds of the fit alone (the log read and
-validated is included for mixeval: it is part of every call; R's times exclude reading the CSV).
+validated is included for mixeval: it is part of every call; R's times exclude reading the CSV), and CPU
+seconds (this process, all threads; R: user + system), the measure to compare on a shared machine.
 """
 
 from __future__ import annotations
@@ -46,22 +47,27 @@ dat$y3 <- factor(ifelse(log$winner == "model_b", "b", ifelse(log$winner == "tie"
 nt <- dat[log$winner != "tie", ]
 nt$y <- as.integer(log$winner[log$winner != "tie"] == "model_a")
 rhs <- paste(colnames(D), collapse = " + ")
+cpu <- function(t) t[["user.self"]] + t[["sys.self"]]
 t_glm <- system.time(g <- glm(as.formula(paste("y ~ 0 +", rhs)), family = binomial, data = nt,
-                              control = glm.control(epsilon = 1e-12)))[["elapsed"]]
+                              control = glm.control(epsilon = 1e-12)))
 t_glmer <- system.time(gm <- glmer(as.formula(paste("y ~ 0 +", rhs, "+ first + (0 + first | judge)")),
-                                   family = binomial, data = nt))[["elapsed"]]
-t_clm <- system.time(cm <- clm(as.formula(paste("y3 ~", rhs)), data = dat))[["elapsed"]]
-cat(toJSON(list(glm = list(seconds = t_glm, coef = unname(coef(g)), loglik = as.numeric(logLik(g))),
-                glmer = list(seconds = t_glmer, coef = unname(fixef(gm)), loglik = as.numeric(logLik(gm))),
-                clm = list(seconds = t_clm, coef = unname(coef(cm)), loglik = as.numeric(logLik(cm)))),
+                                   family = binomial, data = nt))
+t_clm <- system.time(cm <- clm(as.formula(paste("y3 ~", rhs)), data = dat))
+cat(toJSON(list(glm = list(seconds = t_glm[["elapsed"]], cpu = cpu(t_glm), coef = unname(coef(g)),
+                           loglik = as.numeric(logLik(g))),
+                glmer = list(seconds = t_glmer[["elapsed"]], cpu = cpu(t_glmer), coef = unname(fixef(gm)),
+                             loglik = as.numeric(logLik(gm))),
+                clm = list(seconds = t_clm[["elapsed"]], cpu = cpu(t_clm), coef = unname(coef(cm)),
+                           loglik = as.numeric(logLik(cm)))),
            digits = NA, auto_unbox = TRUE))
 """
 
 
 def _timed(fn):
-    t0 = time.perf_counter()
+    """The result, wall-clock seconds and CPU seconds of this process (all threads) of ``fn()``."""
+    t0, c0 = time.perf_counter(), time.process_time()
     out = fn()
-    return out, time.perf_counter() - t0
+    return out, time.perf_counter() - t0, time.process_time() - c0
 
 
 def _centred(x: np.ndarray) -> np.ndarray:
@@ -81,42 +87,45 @@ def compare(votes: int, n_systems: int, n_judges: int) -> dict:
         rpath.write_text(R_SCRIPT)
         r = json.loads(subprocess.run(["Rscript", str(rpath), str(path)], capture_output=True, text=True,
                                       check=True).stdout)
-    fixed, t = _timed(lambda: bradley_terry(log, ties="drop", position="none", reference=systems[0]))
-    out["mixeval_fixed"] = {"seconds": t, "loglik": fixed.loglik}
+    fixed, t, c = _timed(lambda: bradley_terry(log, ties="drop", position="none", reference=systems[0]))
+    out["mixeval_fixed"] = {"seconds": t, "cpu": c, "loglik": fixed.loglik}
     r_abil = np.concatenate([[0.0], r["glm"]["coef"]])
-    out["r_glm"] = {"seconds": r["glm"]["seconds"], "loglik": r["glm"]["loglik"],
+    out["r_glm"] = {"seconds": r["glm"]["seconds"], "cpu": r["glm"]["cpu"], "loglik": r["glm"]["loglik"],
                     "max_abs_diff_vs_mixeval": float(np.max(np.abs(r_abil - fixed.estimates)))}
     no_ties = log[log.winner != "tie"]
     import choix
     import evalica
 
-    res, t = _timed(lambda: evalica.bradley_terry(no_ties.model_a, no_ties.model_b,
+    res, t, c = _timed(lambda: evalica.bradley_terry(no_ties.model_a, no_ties.model_b,
                                                   no_ties.winner.map({"model_a": evalica.Winner.X,
                                                                       "model_b": evalica.Winner.Y}),
                                                   tolerance=1e-12, limit=100000))
     ev = np.log(res.scores.reindex(systems).to_numpy())
-    out["evalica"] = {"seconds": t, "max_abs_diff_vs_mixeval": float(np.max(np.abs(_centred(ev) - _centred(fixed.estimates))))}
+    out["evalica"] = {"seconds": t, "cpu": c, "max_abs_diff_vs_mixeval": float(np.max(np.abs(_centred(ev) - _centred(fixed.estimates))))}
     idx = {s: i for i, s in enumerate(systems)}
     pairs = [(idx[w], idx[l]) for w, l in zip(np.where(no_ties.winner == "model_a", no_ties.model_a, no_ties.model_b),
                                               np.where(no_ties.winner == "model_a", no_ties.model_b, no_ties.model_a))]
-    ch, t = _timed(lambda: choix.ilsr_pairwise(len(systems), pairs, alpha=0.0, tol=1e-12, max_iter=10000))
-    out["choix"] = {"seconds": t, "max_abs_diff_vs_mixeval": float(np.max(np.abs(_centred(ch) - _centred(fixed.estimates))))}
+    ch, t, c = _timed(lambda: choix.ilsr_pairwise(len(systems), pairs, alpha=0.0, tol=1e-12, max_iter=10000))
+    out["choix"] = {"seconds": t, "cpu": c, "max_abs_diff_vs_mixeval": float(np.max(np.abs(_centred(ch) - _centred(fixed.estimates))))}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        mixed, t = _timed(lambda: bradley_terry(log, ties="drop", position="random", judge="judge",
-                                                reference=systems[0]))
-    out["mixeval_judge"] = {"seconds": t, "loglik": mixed.loglik}
+        mixed, t, c = _timed(lambda: bradley_terry(log, ties="drop", position="random", judge="judge",
+                                                   reference=systems[0]))
+    out["mixeval_judge"] = {"seconds": t, "cpu": c, "loglik": mixed.loglik}
     r_mixed = np.concatenate([[0.0], r["glmer"]["coef"][:-1]])
-    out["r_glmer"] = {"seconds": r["glmer"]["seconds"], "loglik": r["glmer"]["loglik"],
+    out["r_glmer"] = {"seconds": r["glmer"]["seconds"], "cpu": r["glmer"]["cpu"], "loglik": r["glmer"]["loglik"],
                       "max_abs_diff_vs_mixeval": float(np.max(np.abs(r_mixed - mixed.estimates)))}
-    ordinal, t = _timed(lambda: bradley_terry(log, ties="ordinal", position="fixed", reference=systems[0]))
-    out["mixeval_ordinal"] = {"seconds": t, "loglik": ordinal.loglik}
+    ordinal, t, c = _timed(lambda: bradley_terry(log, ties="ordinal", position="fixed", reference=systems[0]))
+    out["mixeval_ordinal"] = {"seconds": t, "cpu": c, "loglik": ordinal.loglik}
     r_ord = np.concatenate([[0.0], r["clm"]["coef"][2:]])
-    out["r_clm"] = {"seconds": r["clm"]["seconds"], "loglik": r["clm"]["loglik"],
+    out["r_clm"] = {"seconds": r["clm"]["seconds"], "cpu": r["clm"]["cpu"], "loglik": r["clm"]["loglik"],
                     "max_abs_diff_vs_mixeval": float(np.max(np.abs(r_ord - ordinal.estimates)))}
-    out["ratios"] = {"glmer_over_mixeval_judge": r["glmer"]["seconds"] / out["mixeval_judge"]["seconds"],
-                     "clm_over_mixeval_ordinal": r["clm"]["seconds"] / out["mixeval_ordinal"]["seconds"],
-                     "glm_over_mixeval_fixed": r["glm"]["seconds"] / out["mixeval_fixed"]["seconds"]}
+    out["cpu_ratios"] = {
+        "glmer_over_mixeval_judge": out["r_glmer"]["cpu"] / out["mixeval_judge"]["cpu"],
+        "clm_over_mixeval_ordinal": out["r_clm"]["cpu"] / out["mixeval_ordinal"]["cpu"],
+        "glm_over_mixeval_fixed": out["r_glm"]["cpu"] / out["mixeval_fixed"]["cpu"],
+        "evalica_over_mixeval_fixed": out["evalica"]["cpu"] / out["mixeval_fixed"]["cpu"],
+        "choix_over_mixeval_fixed": out["choix"]["cpu"] / out["mixeval_fixed"]["cpu"]}
     return out
 
 
@@ -133,9 +142,9 @@ def scale(votes: int) -> dict:
     log["winner"] = np.where(rng.random(votes) < 1 / (1 + np.exp(-eta)), "model_a", "model_b")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit, t = _timed(lambda: bradley_terry(log, position="random", judge="judge", prompt="prompt",
-                                              random="prompt"))
-    return {"votes": votes, "systems": 100, "judges": 200, "prompts": 2000, "seconds": t,
+        fit, t, c = _timed(lambda: bradley_terry(log, position="random", judge="judge", prompt="prompt",
+                                                 random="prompt"))
+    return {"votes": votes, "systems": 100, "judges": 200, "prompts": 2000, "seconds": t, "cpu": c,
             "varcorr": fit.to_dict()["varcorr"], "position_bias": fit.position_bias,
             "max_abs_error_abilities": float(np.max(np.abs(fit.estimates - _centred(np.linspace(-2, 2, 100)))))}
 
