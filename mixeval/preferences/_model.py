@@ -68,11 +68,15 @@ def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool =
     design = difference_design(log, reference=spec.reference, position=spec.position != "none",
                                abilities=spec.abilities)
     if spec.mixed:
-        if spec.ties != "drop":
+        if spec.ties == "ordinal":
             raise InputError(
-                f"ties={spec.ties!r} with random effects (position='random' or random=...) needs the ordinal mixed "
+                "ties='ordinal' with random effects (position='random' or random=...) needs the ordinal mixed "
                 "engine, which this version does not have; use ties='drop' for the random-effects model, or the "
                 "fixed-effects tie model (position='fixed', no random terms).")
+        if spec.ties == "davidson":
+            raise InputError(
+                "ties='davidson' is a fixed-effects model (Davidson's tie probability is not a GLMM family); with "
+                "random effects (position='random' or random=...) use ties='drop'.")
         re = random_terms(log, spec.random, spec.position)
         glmm = fit_mixed(log, design, re, warn=warn)
         return ModelFit(spec=spec, design=design, beta=np.asarray(glmm.coef, dtype=float), cov=np.asarray(glmm.cov_coef),

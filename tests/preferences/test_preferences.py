@@ -240,3 +240,8 @@ def test_parametric_bootstrap_agrees_with_wald_for_the_fixed_model(log):
     assert draws.shape == (5, 5) and np.allclose(draws.sum(axis=1), 0.0)
     probs = fit.win_probabilities()
     np.testing.assert_allclose(probs.to_numpy() + probs.to_numpy().T, 1.0)
+
+
+def test_davidson_with_random_effects_is_refused(log):
+    with pytest.raises(InputError, match="Davidson's tie probability is not a GLMM family"):
+        bradley_terry(log, judge="judge", position="random", ties="davidson")
