@@ -98,6 +98,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     used = prepare_votes(log, ties)
     if used.n_rows == 0:
         raise InputError("no votes left: every vote is a tie and ties='drop'; use ties='davidson' or 'ordinal'.")
+    if ties != "drop" and used.n_ties == 0:
+        raise InputError(f"ties={ties!r} models ties, but the log has none (its tie parameter would be estimated at "
+                         "the boundary 0); use ties='drop'.")
     check_connected(used)
     separated = never_beaten_or_never_winning(used)
     warn_separation(separated)

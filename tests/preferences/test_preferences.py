@@ -245,3 +245,9 @@ def test_parametric_bootstrap_agrees_with_wald_for_the_fixed_model(log):
 def test_davidson_with_random_effects_is_refused(log):
     with pytest.raises(InputError, match="Davidson's tie probability is not a GLMM family"):
         bradley_terry(log, judge="judge", position="random", ties="davidson")
+
+
+def test_a_tie_model_without_ties_is_refused():
+    df = simulate_arena(300, {"a": 0.5, "b": 0.0, "c": -0.5}, random_state=2)
+    with pytest.raises(InputError, match="has none"):
+        bradley_terry(df, ties="davidson")
