@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
     "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects"),
     "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
+    "preferences": ("cmd_preferences", "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"),
 }
 
 
