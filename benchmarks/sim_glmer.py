@@ -55,7 +55,7 @@ def one(rng: np.random.Generator) -> dict:
     test = compare(full, null)
     acc = emmeans_response(full, "system")
     truth = 1 / (1 + np.exp(-(B0 + np.asarray(effects))))
-    covered = ((acc.ci_low.to_numpy() <= truth) & (truth <= acc.ci_high.to_numpy())).tolist()
+    covered = ((acc.lower.to_numpy() <= truth) & (truth <= acc.upper.to_numpy())).tolist()
     v = full.variances
     return {"pvalue": test.pvalue, "covered": covered, "var_item": v["item"], "var_seed": v["seed"],
             "singular": full.singular}

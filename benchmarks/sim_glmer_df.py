@@ -116,15 +116,15 @@ def interval_coverage(fit, acc: np.ndarray, diffs: dict[str, float], ratios: dic
     row: dict = {}
     for m in methods:
         emm = emmeans_response(fit, "system", df=m)
-        row[f"cover_mean_{m}"] = ((emm.ci_low <= acc) & (acc <= emm.ci_high)).astype(int).tolist()
+        row[f"cover_mean_{m}"] = ((emm.lower <= acc) & (acc <= emm.upper)).astype(int).tolist()
         row[f"df_mean_{m}"] = emm.df.tolist()
         pd_ = pairwise_differences(fit, "system", adjust="none", df=m).table
         true = pd_.contrast.map(diffs).to_numpy()
-        row[f"cover_diff_{m}"] = ((pd_.ci_low <= true) & (true <= pd_.ci_high)).astype(int).tolist()
+        row[f"cover_diff_{m}"] = ((pd_.lower <= true) & (true <= pd_.upper)).astype(int).tolist()
         if ratios is not None:
             pr = pairwise_ratios(fit, "system", adjust="none", df=m).table
             true = pr.contrast.map(ratios).to_numpy()
-            row[f"cover_ratio_{m}"] = ((pr.ci_low <= true) & (true <= pr.ci_high)).astype(int).tolist()
+            row[f"cover_ratio_{m}"] = ((pr.lower <= true) & (true <= pr.upper)).astype(int).tolist()
     return row
 
 

@@ -59,10 +59,10 @@ def main(reps: int = 200) -> None:
             cond = emmeans_response(fit, "system")
         for k, s in enumerate(ETA):
             rows.append({"rep": r, "system": s, "truth": true[s], "est": marg.prob[k],
-                         "cover": bool(marg.ci_low[k] <= true[s] <= marg.ci_high[k]),
-                         "below": bool(true[s] < marg.ci_low[k]), "above": bool(true[s] > marg.ci_high[k]),
-                         "width": marg.ci_high[k] - marg.ci_low[k],
-                         "cond_cover": bool(cond.ci_low[k] <= true[s] <= cond.ci_high[k]),
+                         "cover": bool(marg.lower[k] <= true[s] <= marg.upper[k]),
+                         "below": bool(true[s] < marg.lower[k]), "above": bool(true[s] > marg.upper[k]),
+                         "width": marg.upper[k] - marg.lower[k],
+                         "cond_cover": bool(cond.lower[k] <= true[s] <= cond.upper[k]),
                          "singular": bool(fit.singular)})
     t = pd.DataFrame(rows)
     per_rep = t.groupby("rep")[["cover", "below", "above", "cond_cover"]].mean()

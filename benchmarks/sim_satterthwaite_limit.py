@@ -213,7 +213,7 @@ def analog(n_rep: int) -> None:
             fit = lmer("y ~ system + (1|item) + (1|seed)", d)
         for m in methods:
             e = emmeans(fit, "system", df=m)
-            cover[m].append(float(np.mean((e.ci_low <= truth) & (truth <= e.ci_high))))
+            cover[m].append(float(np.mean((e.lower <= truth) & (truth <= e.upper))))
     lines = ["| tool | df method | reps | coverage of the 4 system means % |", "|---|---|--:|--:|"]
     for m in methods:
         c = np.array(cover[m])

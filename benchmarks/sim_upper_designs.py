@@ -84,10 +84,10 @@ def one(name: str, rng: np.random.Generator) -> dict:
         fit = glmer(formula, d, family=family, REML=True)
         for m in METHODS:
             e = emmeans_response(fit, "system", df=m)
-            row[f"mean_{m}"] = ((e.ci_low <= means) & (means <= e.ci_high)).astype(int).tolist()
+            row[f"mean_{m}"] = ((e.lower <= means) & (means <= e.upper)).astype(int).tolist()
             row[f"df_{m}"] = e.df.tolist()
             t = pairwise_ratios(fit, "system", adjust="none", df=m).table
-            row[f"ratio_{m}"] = ((t.ci_low <= ratio) & (ratio <= t.ci_high)).astype(int).tolist()
+            row[f"ratio_{m}"] = ((t.lower <= ratio) & (ratio <= t.upper)).astype(int).tolist()
     row["singular"] = bool(fit.singular)
     return row
 

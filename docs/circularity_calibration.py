@@ -81,7 +81,7 @@ def rate_table(runs: pd.DataFrame, positive: pd.Series) -> pd.DataFrame:
         hi = beta.ppf(0.975, k + 1, r - k) if k < r else 1.0
         rows.append({"family": family, "kind": "circular" if circular else "non-circular", "rows": n, "R": r,
                      "measure": "power" if circular else "false-positive rate", "rate": p,
-                     "mc_se": np.sqrt(p * (1 - p) / r), "ci_low": lo, "ci_high": hi})
+                     "mc_se": np.sqrt(p * (1 - p) / r), "lower": lo, "upper": hi})
     return pd.DataFrame(rows)
 
 
@@ -157,7 +157,7 @@ def markdown(runs: pd.DataFrame) -> str:
             "| family | kind | rows | R | measure | rate | MC s.e. | 95% CI |", "| --- | --- | ---: | ---: | --- | ---: | ---: | --- |"]
     for r in default.itertuples(index=False):
         out.append(f"| {r.family} | {r.kind} | {r.rows:,} | {r.R} | {r.measure} | {r.rate:.2f} | {r.mc_se:.3f} | "
-                   f"[{r.ci_low:.2f}, {r.ci_high:.2f}] |")
+                   f"[{r.lower:.2f}, {r.upper:.2f}] |")
     out += ["", "## The decisive numbers per family and size (median [min, max] over replicates)", "",
             "| family | rows | D^2 | determinism | added / alone | max sd ratio | seconds |", "| --- | ---: | --- | --- | --- | --- | ---: |"]
 

@@ -100,24 +100,36 @@ class Result:
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """A two-sided (or one-sided, with an infinite end) confidence interval.
+    """A two-sided (or one-sided, with an infinite end) confidence interval: the one interval type of the
+    package (tables carry the same names as columns: ``lower``, ``upper``, and ``level`` in their ``attrs``).
+
+    Attributes
+    ----------
+    lower, upper : float
+    level : float
+    method : str
+        How the interval was made (``"t"``, ``"basic bootstrap on the logit scale"``, ...).
+    estimate, se : float
+        The point estimate and its standard error where the interval has them (NaN otherwise).
 
     Examples
     --------
     >>> ci = ConfidenceInterval(0.26, 0.94, level=0.95, method="t")
-    >>> low, high = ci                      # unpacks as (low, high)
-    >>> low, high, ci.level
+    >>> lower, upper = ci                   # unpacks as (lower, upper)
+    >>> lower, upper, ci.level
     (0.26, 0.94, 0.95)
     """
 
-    low: float
-    high: float
+    lower: float
+    upper: float
     level: float = 0.95
     method: str = ""
+    estimate: float = float("nan")
+    se: float = float("nan")
 
     def __iter__(self):
-        yield self.low
-        yield self.high
+        yield self.lower
+        yield self.upper
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,7 +191,7 @@ class TestResult(Result):
             parts.append(f"estimate = {self.estimate:.6g}")
         if self.confidence_interval is not None:
             ci = self.confidence_interval
-            parts.append(f"{100 * ci.level:g}% CI [{ci.low:.6g}, {ci.high:.6g}]")
+            parts.append(f"{100 * ci.level:g}% CI [{ci.lower:.6g}, {ci.upper:.6g}]")
         return ", ".join(parts)
 
 
@@ -199,7 +211,7 @@ def to_plain(value: Any) -> Any:
     if isinstance(value, (np.integer, np.bool_)):
         return value.item()
     if isinstance(value, ConfidenceInterval):
-        return [to_plain(value.low), to_plain(value.high)]
+        return [to_plain(value.lower), to_plain(value.upper)]
     if isinstance(value, Result):
         return value.to_dict()
     if isinstance(value, pd.DataFrame):

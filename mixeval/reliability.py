@@ -577,10 +577,10 @@ def draws_interval(values: np.ndarray, estimate: float, level: float, method: st
         return float("nan"), float("nan")
     if method == "percentile":
         ci = percentile_interval(finite, level)
-        return float(ci.low), float(ci.high)
+        return float(ci.lower), float(ci.upper)
     if method == "bc":
         ci = bca_interval(finite, estimate, None, level)
-        return float(ci.low), float(ci.high)
+        return float(ci.lower), float(ci.upper)
     if np.any((finite < 0) | (finite > 1)) or not 0 <= estimate <= 1:
         raise InputError("method='basic-logit' is for coefficients in [0, 1]; use method='bc' or 'percentile' "
                          "for other functions of the components.")

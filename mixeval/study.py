@@ -447,8 +447,9 @@ class Study:
         return confint(self.fit, method=method, level=level, **kwargs)
 
     def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
-                     **kwargs: Any) -> dict[str, float]:
-        """phi with its parametric-bootstrap interval (see :func:`mixeval.uncertainty.phi_interval`)."""
+                     **kwargs: Any):
+        """phi with its parametric-bootstrap interval, a :class:`~mixeval.ConfidenceInterval` with ``estimate`` and
+        ``se`` (see :func:`mixeval.uncertainty.phi_interval`)."""
         from .uncertainty import phi_interval
 
         return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)

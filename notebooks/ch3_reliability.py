@@ -98,7 +98,7 @@ ann = pd.read_csv(DATA / "mt_annotation.csv.gz")
 with Caught():
     avp = alpha_vs_phi(ann, score="score", unit="sentence", rater="rater", occasion="occasion", by="mode",
                        level=0.95, n_resamples=2000, random_state=0)
-print(avp.set_index("mode")[["alpha", "alpha_ci_low", "alpha_ci_high", "phi_single", "phi_design"]].round(4))
+print(avp.set_index("mode")[["alpha", "alpha_lower", "alpha_upper", "phi_single", "phi_design"]].round(4))
 for row in avp.itertuples():
     show(f"alpha {row.mode}", row.alpha, 4)
     show(f"phi_single {row.mode}", row.phi_single, 4)
@@ -274,8 +274,8 @@ for name, study in (("Marking", marking), ("Post Edit", post)):
         for kind in ("absolute", "relative"):
             ci = study.phi_interval(n, kind=kind, draws=DRAWS[name])
             word = "phi" if kind == "absolute" else "relative"
-            show(f"{name} {word} {label} 95% lower", ci["lower"], 3)
-            show(f"{name} {word} {label} 95% upper", ci["upper"], 3)
+            show(f"{name} {word} {label} 95% lower", ci.lower, 3)
+            show(f"{name} {word} {label} 95% upper", ci.upper, 3)
 
 # %%
 bands = {name: s.dstudy_intervals(GRID, draws=DRAWS[name], target=0.8) for name, s in (("Marking", marking), ("Post Edit", post))}

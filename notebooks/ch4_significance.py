@@ -118,7 +118,7 @@ for a, b in (("Baseline", "Marking"), ("Baseline", "PostEdit"), ("Marking", "Pos
                                a=a, b=b, paired_seeds=False, n_resamples=5000, random_state=1)
     multi[(a, b)] = res
     ci = res.confidence_interval
-    print(f"{a} - {b}: difference {res.estimate:.5f}, 95% CI ({ci.low:.5f}, {ci.high:.5f}), p = {res.pvalue:.4f}")
+    print(f"{a} - {b}: difference {res.estimate:.5f}, 95% CI ({ci.lower:.5f}, {ci.upper:.5f}), p = {res.pvalue:.4f}")
     show(f"multi-bootstrap {a} - {b} p", res.pvalue, 4)
 paired_mp = multi_bootstrap_test(ter, score="ter", item="sentence_id", seed="replication", system="system",
                                  a="Marking", b="PostEdit", paired_seeds=True, n_resamples=5000, random_state=1)

@@ -94,7 +94,7 @@ within = (p * prec * (1 - prec) + (1 - p) * fomr * (1 - fomr)) / (n - 1)
 calibrated_var = (prec - fomr) ** 2 * p * (1 - p) / (n - 1)
 print(f"GPT2 on BOLD: Eq. 13 = {r.var_control:.3g} = calibrated {calibrated_var:.3g} + E[Var(R|O)]/(N-1) {within:.3g}")
 print(f"observed ATE {r.ate:.5f}; calibrated ATE (true rates) {r.ate_corrected:.5f}, "
-      f"95% CI ({r.ci_corrected.low:.5f}, {r.ci_corrected.high:.5f})")
+      f"95% CI ({r.ci_corrected.lower:.5f}, {r.ci_corrected.upper:.5f})")
 
 # %% [markdown]
 # Two more facts follow from the paper's own model (the same $P(R\mid O)$ for both systems):
@@ -147,9 +147,9 @@ for p_t in [0.00456, 0.0040, 0.0035, 0.0030, 0.00236, 0.0015, 0.0005]:
     f_c = rng.binomial(n, p_c, B) / n
     f_t = rng.binomial(n, p_t, B) / n
     res = [metric_ci(a, b, n, metric=TOXIGEN) for a, b in zip(f_c[:1000], f_t[:1000])]
-    unc = np.array([x.ci_uncorrected.high < 0 or x.ci_uncorrected.low > 0 for x in res])
-    goy = np.array([x.confidence_interval.high < 0 or x.confidence_interval.low > 0 for x in res])
-    cal = np.array([x.ci_corrected.high < 0 or x.ci_corrected.low > 0 for x in res])
+    unc = np.array([x.ci_uncorrected.upper < 0 or x.ci_uncorrected.lower > 0 for x in res])
+    goy = np.array([x.confidence_interval.upper < 0 or x.confidence_interval.lower > 0 for x in res])
+    cal = np.array([x.ci_corrected.upper < 0 or x.ci_corrected.lower > 0 for x in res])
     rows.append({"p_treatment": p_t, "true_difference": (0.8897 - 0.22769) * (p_t - p_c),
                  "reject_uncorrected": unc.mean(), "reject_goyal": goy.mean(),
                  "reject_calibrated": cal.mean(), "flip_rate": (unc & ~goy).mean()})

@@ -74,7 +74,7 @@ class AgreementResult(Result):
         s = f"{self.coefficient} ({self.measurement}) = {self.value:.4g}"
         if self.confidence_interval is not None:
             ci = self.confidence_interval
-            s += f", {100 * ci.level:g}% CI [{ci.low:.4g}, {ci.high:.4g}]"
+            s += f", {100 * ci.level:g}% CI [{ci.lower:.4g}, {ci.upper:.4g}]"
         return s + f"; D_o = {self.observed_disagreement:.4g}, D_e = {self.expected_disagreement:.4g}, " \
                    f"{self.n_units} units, {self.n_raters} raters, percent agreement {self.percent_agreement:.3g}"
 
@@ -417,7 +417,7 @@ def _ci_from(dist: np.ndarray, level: float) -> ConfidenceInterval:
     if finite.size < 2:
         return ConfidenceInterval(float("nan"), float("nan"), level, "percentile bootstrap over units")
     ci = percentile_interval(finite, level)
-    return ConfidenceInterval(ci.low, ci.high, level, "percentile bootstrap over units")
+    return ConfidenceInterval(ci.lower, ci.upper, level, "percentile bootstrap over units")
 
 
 # ----------------------------------------------------------------------------- kappa and pi
@@ -597,7 +597,7 @@ def agreement(data: object, measurement: str = "nominal", *, unit: str | None = 
     Returns
     -------
     pandas.DataFrame
-        One row per coefficient: ``coefficient, value, ci_low, ci_high,
+        One row per coefficient: ``coefficient, value, lower, upper,
         observed_disagreement, expected_disagreement, percent_agreement, n_units``.
 
     Examples
@@ -618,7 +618,7 @@ def agreement(data: object, measurement: str = "nominal", *, unit: str | None = 
     for r in results:
         ci = r.confidence_interval
         rows.append({"coefficient": r.coefficient, "value": r.value,
-                     "ci_low": ci.low if ci else np.nan, "ci_high": ci.high if ci else np.nan,
+                     "lower": ci.lower if ci else np.nan, "upper": ci.upper if ci else np.nan,
                      "observed_disagreement": r.observed_disagreement,
                      "expected_disagreement": r.expected_disagreement,
                      "percent_agreement": r.percent_agreement, "n_units": r.n_units})

@@ -87,8 +87,8 @@ def alpha_vs_phi(
         ``phi_single`` (reliability of one rating by one rater on one occasion, i.e.
         the unit's share of the total variance), ``phi_design`` (reliability of the
         average over all observed raters and occasions), ``sigma2_unit``,
-        ``sigma2_delta_single``, counts and, with ``level``, ``alpha_ci_low`` /
-        ``alpha_ci_high``.
+        ``sigma2_delta_single``, counts and, with ``level``, ``alpha_lower`` /
+        ``alpha_upper``.
 
     Notes
     -----
@@ -157,8 +157,8 @@ def alpha_vs_phi(
                "phi_design": phi_n, "sigma2_unit": variances.get(unit, np.nan), "sigma2_delta_single": delta1,
                "n_units": sub[unit].nunique(), "n_raters": n_r, "n_occasions": n_i}
         if level is not None:
-            row["alpha_ci_low"] = alpha.confidence_interval.low
-            row["alpha_ci_high"] = alpha.confidence_interval.high
+            row["alpha_lower"] = alpha.confidence_interval.lower
+            row["alpha_upper"] = alpha.confidence_interval.upper
         rows.append(row)
     out = pd.DataFrame(rows)
     if by is not None:

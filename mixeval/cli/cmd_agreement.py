@@ -76,7 +76,7 @@ def _run(args: argparse.Namespace) -> int:
         for name in ("alpha", "kappa", "pi"):
             row = by.get(name)
             out[name] = None if row is None else float(row.value)
-            out[f"{name}_ci"] = None if row is None or level is None else [float(row.ci_low), float(row.ci_high)]
+            out[f"{name}_ci"] = None if row is None or level is None else [float(row.lower), float(row.upper)]
         alpha = by["alpha"]
         out.update({"observed_disagreement": float(alpha.observed_disagreement),
                     "expected_disagreement": float(alpha.expected_disagreement),

@@ -115,7 +115,7 @@ def _reliability(args: argparse.Namespace) -> int:
         draws = component_draws(study.fit, n_resamples=args.nsim, random_state=out["seed"], progress=not args.json)
         for key, kind in (("phi_ci", "absolute"), ("phi_relative_ci", "relative")):
             ci = phi_interval(study.fit, study.item, n, kind=kind, level=args.level, draws=draws)
-            out[key] = [ci["lower"], ci["upper"]]
+            out[key] = [ci.lower, ci.upper]
         out["level"] = args.level
     if grid:
         dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None

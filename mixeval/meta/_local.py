@@ -53,7 +53,7 @@ class LocalAccuracyResult(Result):
     ----------
     table : DataFrame
         One row per (metric, subset): ``metric``, ``subset``, ``accuracy``,
-        ``n_contexts``, ``n_pairs``, ``se``, ``ci_low``, ``ci_high`` (unrounded).
+        ``n_contexts``, ``n_pairs``, ``se``, ``lower``, ``upper`` (unrounded).
     metrics, subsets : tuple
         Their order in the table and in ``context_means``.
     contexts : numpy.ndarray
@@ -281,8 +281,8 @@ def local_accuracy(
                     "n_contexts": int(n_ctx[j, k]),
                     "n_pairs": int(counts[:, j, k].sum()),
                     "se": float(se[j, k]),
-                    "ci_low": float(low[j, k]),
-                    "ci_high": float(high[j, k]),
+                    "lower": float(low[j, k]),
+                    "upper": float(high[j, k]),
                 }
             )
     return LocalAccuracyResult(
@@ -440,13 +440,13 @@ def plot_local_accuracy(result: LocalAccuracyResult, *, ax: Any = None) -> Any:
     for j, m in enumerate(res.metrics):
         rows = table[table["metric"] == m].set_index("subset").loc[list(res.subsets)]
         acc = rows["accuracy"].to_numpy()
-        err = np.vstack([acc - rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy() - acc])
+        err = np.vstack([acc - rows["lower"].to_numpy(), rows["upper"].to_numpy() - acc])
         xs = x - 0.3 + width / 2 + j * width
         ax.errorbar(xs, acc, yerr=np.nan_to_num(err), fmt="o-", capsize=3, label=str(m))
     ax.set_xticks(x)
     ax.set_xticklabels([str(q) for q in res.subsets])
     ax.set_ylabel(f"local accuracy ({100 * res.level:g}% CI)")
     ax.set_xlabel("subset of outputs")
-    ax.set_ylim(min(0.0, float(np.nanmin(table["ci_low"])) if table["ci_low"].notna().any() else 0.0), 1.02)
+    ax.set_ylim(min(0.0, float(np.nanmin(table["lower"])) if table["lower"].notna().any() else 0.0), 1.02)
     ax.legend(fontsize="small", loc="lower left")
     return fig

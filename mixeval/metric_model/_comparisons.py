@@ -140,9 +140,9 @@ def metric_comparisons(
     -------
     pandas.DataFrame
         One row per contrast and method: ``contrast`` ("T - C"), ``treatment``,
-        ``control``, ``method``, ``estimand``, ``estimate``, ``se``, ``ci_low``,
-        ``ci_high``, ``level``, ``estimate_uncorrected``, ``se_uncorrected``,
-        ``ci_low_uncorrected``, ``ci_high_uncorrected``, ``n_treatment``, ``n_control``,
+        ``control``, ``method``, ``estimand``, ``estimate``, ``se``, ``lower``,
+        ``upper``, ``level``, ``estimate_uncorrected``, ``se_uncorrected``,
+        ``lower_uncorrected``, ``upper_uncorrected``, ``n_treatment``, ``n_control``,
         ``paired``.
 
     Notes
@@ -325,8 +325,8 @@ def _contrast_rows(c, t, labels, items, metrics, metric_arg, methods, z, level, 
         "level": level,
         "estimate_uncorrected": ate,
         "se_uncorrected": se_u,
-        "ci_low_uncorrected": ate - z * se_u,
-        "ci_high_uncorrected": ate + z * se_u,
+        "lower_uncorrected": ate - z * se_u,
+        "upper_uncorrected": ate + z * se_u,
         "n_treatment": n_t,
         "n_control": n_c,
         "paired": paired,
@@ -365,7 +365,7 @@ def _contrast_rows(c, t, labels, items, metrics, metric_arg, methods, z, level, 
             se = float(np.sqrt(v_c + v_t))
             lo, hi, estimand = est - z * se, est + z * se, _ESTIMAND_TRUE
         rows.append({**base, "method": mth, "estimand": estimand, "estimate": est, "se": se,
-                     "ci_low": lo, "ci_high": hi, **tail})
+                     "lower": lo, "upper": hi, **tail})
     return rows
 
 

@@ -85,16 +85,16 @@ class MetricCI(TestResult):
         lines = [
             f"ATE (observed, treatment - control) = {self.ate:.6g}",
             f"  uncorrected (Eqs. 5-8): Var_C = {self.var_control_uncorrected:.4g}, "
-            f"Var_T = {self.var_treatment_uncorrected:.4g}, {100 * cu.level:g}% CI [{cu.low:.6g}, {cu.high:.6g}]",
+            f"Var_T = {self.var_treatment_uncorrected:.4g}, {100 * cu.level:g}% CI [{cu.lower:.6g}, {cu.upper:.6g}]",
             f"  Goyal et al. (Eq. 14):  Var_C = {self.var_control:.4g}, Var_T = {self.var_treatment:.4g}, "
-            f"{100 * ci.level:g}% CI [{ci.low:.6g}, {ci.high:.6g}]",
+            f"{100 * ci.level:g}% CI [{ci.lower:.6g}, {ci.upper:.6g}]",
             f"calibrated ATE (true rates) = {self.ate_corrected:.6g}, SE = {self.se_corrected:.4g}, "
-            f"CI [{self.ci_corrected.low:.6g}, {self.ci_corrected.high:.6g}]",
+            f"CI [{self.ci_corrected.lower:.6g}, {self.ci_corrected.upper:.6g}]",
         ]
         if self.ci_delta is not None:
             lines.append(
                 f"  + rate uncertainty (delta): SE = {self.se_delta:.4g}, "
-                f"CI [{self.ci_delta.low:.6g}, {self.ci_delta.high:.6g}]"
+                f"CI [{self.ci_delta.lower:.6g}, {self.ci_delta.upper:.6g}]"
             )
         return "\n".join(lines)
 

@@ -159,4 +159,5 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
         n_used = boot.n_resamples
     table = pd.DataFrame({"estimate": estimate, "lower": [iv[k][0] for k in names], "upper": [iv[k][1] for k in names]},
                          index=pd.Index(names, name="parameter"))
+    table.attrs["level"] = float(level)
     return ConfintResult(table=table, method=method, level=float(level), n_resamples=n_used)

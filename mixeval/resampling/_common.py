@@ -41,7 +41,7 @@ def percentile_interval(distribution: np.ndarray, level: float = 0.95) -> Confid
     --------
     >>> import numpy as np
     >>> ci = percentile_interval(np.arange(101.0), 0.9)
-    >>> round(ci.low, 9), round(ci.high, 9)
+    >>> round(ci.lower, 9), round(ci.upper, 9)
     (5.0, 95.0)
     """
     level = require_probability(level, "level", open_interval=True)

@@ -162,8 +162,8 @@ def compare_systems(
     Returns
     -------
     pandas.DataFrame
-        ``system_a, system_b, estimate, statistic, pvalue, pvalue_adjusted, ci_low,
-        ci_high, test, adjust``; ``estimate`` is mean(A) - mean(B).
+        ``system_a, system_b, estimate, statistic, pvalue, pvalue_adjusted, lower,
+        upper, test, adjust``; ``estimate`` is mean(A) - mean(B).
 
     Notes
     -----
@@ -230,7 +230,7 @@ def compare_systems(
             res = z_test(a, b, alternative=alternative, level=level)
         ci = res.confidence_interval
         rows.append({"system_a": sa, "system_b": sb, "estimate": res.estimate, "statistic": res.statistic,
-                     "pvalue": res.pvalue, "ci_low": ci.low if ci else np.nan, "ci_high": ci.high if ci else np.nan})
+                     "pvalue": res.pvalue, "lower": ci.lower if ci else np.nan, "upper": ci.upper if ci else np.nan})
     out = pd.DataFrame(rows)
     out.insert(5, "pvalue_adjusted", adjust_pvalues(out["pvalue"].to_numpy(), adjust))
     out["test"] = test

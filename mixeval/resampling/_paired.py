@@ -252,7 +252,7 @@ def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarra
     >>> import numpy as np
     >>> dist = np.linspace(-1, 1, 1001)
     >>> ci = bca_interval(dist, 0.0, np.array([-1.0, 0.0, 1.0]), 0.9)
-    >>> round(ci.low, 6), round(ci.high, 6)
+    >>> round(ci.lower, 6), round(ci.upper, 6)
     (-0.9, 0.9)
     """
     level = require_probability(level, "level", open_interval=True)
@@ -382,7 +382,7 @@ def paired_bootstrap_test(
     >>> a = rng.normal(0.30, 0.1, size=200)
     >>> b = a - 0.02 + rng.normal(0, 0.05, size=200)
     >>> res = paired_bootstrap_test(a, b, n_resamples=2000, random_state=1)
-    >>> res.pvalue < 0.01, res.confidence_interval.low > 0
+    >>> res.pvalue < 0.01, res.confidence_interval.lower > 0
     (True, True)
     """
     alternative = check_alternative(alternative)
@@ -458,7 +458,7 @@ def bootstrap_ci(
     >>> from mixeval.resampling import bootstrap_ci
     >>> x = np.random.default_rng(3).normal(10, 2, size=400)
     >>> ci = bootstrap_ci(x, n_resamples=2000, random_state=0)
-    >>> ci.low < 10 < ci.high
+    >>> ci.lower < 10 < ci.upper
     True
     """
     n_resamples = require_positive_int(n_resamples, "n_resamples")

@@ -211,7 +211,7 @@ def poisson_bootstrap_paired(
     >>> df["score"] = rng.normal(size=300)[items] + 0.2 * (df.system == "A") + rng.normal(0, 0.3, 600)
     >>> res = poisson_bootstrap_paired(df, score="score", system="system", item="item", a="A", b="B",
     ...                                n_resamples=500, random_state=1)
-    >>> res.pvalue < 0.01, res.confidence_interval.low > 0
+    >>> res.pvalue < 0.01, res.confidence_interval.lower > 0
     (True, True)
     """
     alternative = check_alternative(alternative)

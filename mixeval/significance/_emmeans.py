@@ -61,7 +61,7 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     DataFrame
         One row per combination of ``specs`` within each ``by`` group (by groups outer, first
         factor varying fastest, as emmeans prints them) with columns ``*specs``, ``*by``,
-        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``ci_low``, ``ci_high``; ``attrs`` name the fit
+        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``lower``, ``upper``; ``attrs`` name the fit
         criterion (``"fit_criterion"``: REML, ML, ...), the df method (``"df_method"``) and both in words
         (``"note"``).
 
@@ -116,7 +116,8 @@ def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference:
     out[estimate] = est
     out["se"] = se
     out["df"] = dof
-    out["ci_low"] = est - crit * se
-    out["ci_high"] = est + crit * se
+    out["lower"] = est - crit * se
+    out["upper"] = est + crit * se
     out = out.reset_index(drop=True)
+    out.attrs["level"] = float(level)
     return out if inference.fit is None else label_table(out, inference.fit, inference.method)

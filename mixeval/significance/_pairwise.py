@@ -90,7 +90,7 @@ class PairwiseResult(Result):
     table : DataFrame
         One row per contrast: ``contrast`` (``"Baseline - Marking"``), the ``by`` columns,
         ``estimate``, ``se``, ``df`` (``inf``: asymptotic), the statistic ``z`` (asymptotic) or ``t``
-        (Satterthwaite, Kenward-Roger), ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
+        (Satterthwaite, Kenward-Roger), ``pvalue`` (adjusted), ``lower``, ``upper`` (adjusted as
         ``ci_method`` says), ``pvalue_unadjusted`` and ``effect_size`` (``estimate / sigma``, the
         residual standard deviation of the fit; for a binomial GLMM the latent residual SD, ``sqrt(pi^2/3)``
         for the logit link and 1 for the probit link, so that ``effect_size`` is a latent-scale d; left out
@@ -385,8 +385,9 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     table["df"] = dof
     table["z" if inference.method == "asymptotic" else "t"] = stat
     table["pvalue"] = p_adj
-    table["ci_low"] = est - crit * se
-    table["ci_high"] = est + crit * se
+    table["lower"] = est - crit * se
+    table["upper"] = est + crit * se
+    table.attrs["level"] = float(level)
     table["pvalue_unadjusted"] = p_raw
     if np.isfinite(sigma):
         table["effect_size"] = est / sigma

@@ -94,7 +94,7 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
 
     Notes
     -----
-    One horizontal bar ``[ci_low, ci_high]`` per contrast (first contrast on top) and a dashed
+    One horizontal bar ``[lower, upper]`` per contrast (first contrast on top) and a dashed
     line at 0; the intervals are adjusted as ``result.ci_method`` says.
 
     Examples
@@ -113,7 +113,7 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
     from ..plots import _axes
 
     table = getattr(result, "table", None)
-    if not isinstance(table, pd.DataFrame) or not {"contrast", "estimate", "ci_low", "ci_high"} <= set(table.columns):
+    if not isinstance(table, pd.DataFrame) or not {"contrast", "estimate", "lower", "upper"} <= set(table.columns):
         raise InputError("`result` must be a PairwiseResult from mixeval.significance.pairwise().")
     by = list(getattr(result, "by", ()))
     labels = [str(row["contrast"]) + ("" if not by else " | " + " ".join(str(row[b]) for b in by))
@@ -121,7 +121,7 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
     fig, ax = _axes(ax, (6.0, 0.45 * len(table) + 1.2))
     y = np.arange(len(table))[::-1]
     est = table["estimate"].to_numpy(dtype=float)
-    ax.errorbar(est, y, xerr=[est - table["ci_low"].to_numpy(dtype=float), table["ci_high"].to_numpy(dtype=float) - est],
+    ax.errorbar(est, y, xerr=[est - table["lower"].to_numpy(dtype=float), table["upper"].to_numpy(dtype=float) - est],
                 fmt="o", capsize=3)
     ax.axvline(0.0, linestyle="--", color="grey", linewidth=1)
     ax.set_yticks(y, labels)
@@ -191,7 +191,7 @@ def plot_trends(fit: object, specs: str, var: str, *, level: float = 0.95, n_poi
             ax.set_prop_cycle(None)
     for level_name, rows in lines.groupby(specs, observed=True, sort=False):
         line, = ax.plot(rows[var], rows["estimate"], label=str(level_name))
-        ax.fill_between(rows[var], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.fill_between(rows[var], rows["lower"], rows["upper"], color=line.get_color(), alpha=0.2, linewidth=0)
     ax.set_xlabel(var)
     ax.set_ylabel(f"estimated marginal mean ({100 * level:g}% CI)")
     ax.set_title(f"Trends of {specs} along {var}")

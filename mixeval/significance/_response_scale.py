@@ -92,7 +92,7 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     -------
     DataFrame
         ``*specs``, ``*by``, ``prob`` (or ``rate``), ``se`` (delta method: ``mu_eta(eta) se_eta``), ``df``
-        (inf for z), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1));
+        (inf for z), ``lower``, ``upper`` (the link-scale interval back-transformed, so it stays inside (0, 1));
         ``attrs``: ``scale`` (conditional or marginal), ``fit_criterion``, ``df_method`` and ``note``.
 
     Notes
@@ -110,7 +110,7 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     >>> df["correct"] = (rng.random(100) < np.where(df.system == "A", 0.6, 0.8)).astype(int)
     >>> table = emmeans_response(glmer("correct ~ system + (1|item)", df), "system")
     >>> list(table.columns)
-    ['system', 'prob', 'se', 'df', 'ci_low', 'ci_high']
+    ['system', 'prob', 'se', 'df', 'lower', 'upper']
     """
     level = require_probability(level, "level", open_interval=True)
     canonical_df(df)
@@ -126,8 +126,9 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     out[name] = fam.linkinv(link.emmean.to_numpy())
     out["se"] = fam.mu_eta(link.emmean.to_numpy()) * link.se.to_numpy()
     out["df"] = link.df.to_numpy()
-    out["ci_low"] = fam.linkinv(link.ci_low.to_numpy())
-    out["ci_high"] = fam.linkinv(link.ci_high.to_numpy())
+    out["lower"] = fam.linkinv(link.lower.to_numpy())
+    out["upper"] = fam.linkinv(link.upper.to_numpy())
+    out.attrs["level"] = float(level)
     return label_table(out, fit, inference.method, scale=CONDITIONAL)
 
 
@@ -143,8 +144,9 @@ def _marginal_table(fit: object, fam, cells: pd.DataFrame, L: np.ndarray, level:
     out[response_name(fit)] = mu
     out["se"] = se
     out["df"] = np.inf
-    out["ci_low"] = fam.linkinv(eta - crit * se_link)
-    out["ci_high"] = fam.linkinv(eta + crit * se_link)
+    out["lower"] = fam.linkinv(eta - crit * se_link)
+    out["upper"] = fam.linkinv(eta + crit * se_link)
+    out.attrs["level"] = float(level)
     return label_table(out, fit, "asymptotic", scale=MARGINAL)
 
 
@@ -179,15 +181,15 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     name = "odds_ratio" if fam.link == "logit" else "ratio"
     stat = "z" if res.df_method == "asymptotic" else "t"
     ratio = np.exp(t.estimate.to_numpy())
-    cols = [c for c in t.columns if c not in ("estimate", "se", "z", "t", "pvalue", "ci_low", "ci_high",
+    cols = [c for c in t.columns if c not in ("estimate", "se", "z", "t", "pvalue", "lower", "upper",
                                               "pvalue_unadjusted")]
     out = t[cols].copy()
     out[name] = ratio
     out["se"] = ratio * t.se.to_numpy()
     out[stat] = t[stat].to_numpy()
     out["pvalue"] = t.pvalue.to_numpy()
-    out["ci_low"] = np.exp(t.ci_low.to_numpy())
-    out["ci_high"] = np.exp(t.ci_high.to_numpy())
+    out["lower"] = np.exp(t.lower.to_numpy())
+    out["upper"] = np.exp(t.upper.to_numpy())
     out["pvalue_unadjusted"] = t.pvalue_unadjusted.to_numpy()
     out["contrast"] = out["contrast"].str.replace(" - ", " / ", regex=False)
     emm = emmeans_response(fit, specs, by=by, level=level, df=df)
@@ -266,8 +268,9 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
         table["df"] = dof
     table["z" if inference.method == "asymptotic" else "t"] = z
     table["pvalue"] = p_adj
-    table["ci_low"] = est - crit * se
-    table["ci_high"] = est + crit * se
+    table["lower"] = est - crit * se
+    table["upper"] = est + crit * se
+    table.attrs["level"] = float(level)
     table["pvalue_unadjusted"] = p_raw
     emm = emmeans_response(fit, specs, by=by, level=level, df=df, marginal=marginal)
     return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,

@@ -107,7 +107,7 @@ def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Seq
     DataFrame
         One row per combination of ``specs`` (within ``by``) with columns ``*specs``, ``*by``,
         ``trend`` (the slope: change of the prediction per unit of ``var``), ``se``, ``df``,
-        ``ci_low``, ``ci_high``.
+        ``lower``, ``upper``.
 
     Raises
     ------
@@ -190,7 +190,7 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
                 n_points: int = 50, data: pd.DataFrame | None = None) -> pd.DataFrame:
     """Marginal predictions of each level of ``specs`` along ``var`` with pointwise intervals (the trend lines).
 
-    Returns a long table with columns ``specs``, ``var``, ``estimate``, ``se``, ``ci_low``, ``ci_high``
+    Returns a long table with columns ``specs``, ``var``, ``estimate``, ``se``, ``lower``, ``upper``
     (asymptotic intervals): the reference-grid marginal mean of each level with ``var`` set to each of
     ``values`` (default: ``n_points`` equally spaced over the fitted range of ``var``).
     """
@@ -222,4 +222,4 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
         cells, L = marginal_linfct(dataclasses.replace(rg, X=X[i * n:(i + 1) * n]), specs_list, [])
         frames.append(means_table(cells, L, coef, V, level, estimate="estimate").assign(**{var: v}))
     out = pd.concat(frames, ignore_index=True)
-    return out[[*specs_list, var, "estimate", "se", "ci_low", "ci_high"]]
+    return out[[*specs_list, var, "estimate", "se", "lower", "upper"]]

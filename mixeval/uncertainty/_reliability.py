@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import BoundaryWarning, InputError
+from .._results import ConfidenceInterval
 from ..mixed import MixedResult
-from ..reliability import draws_interval, reach_probability
+from ..reliability import components_of, draws_interval, reach_probability
 from ..mixed._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
@@ -99,17 +100,24 @@ def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> 
     return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
 
 
+#: How each ``method`` of :func:`mixeval.reliability.draws_interval` is named in the interval it returns.
+METHOD_NAMES = {"basic-logit": "parametric bootstrap, basic interval on the logit scale",
+                "bc": "parametric bootstrap, bias-corrected percentiles",
+                "percentile": "parametric bootstrap percentiles"}
+
+
 def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: MixedResult, *, level: float = 0.95,
                          method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                         random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
+                         random_state: Any = None, progress: bool | None = None) -> ConfidenceInterval:
     """Bootstrap interval of any function of the variance components, e.g. intra-rater reliability.
 
     ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
 
     Returns
     -------
-    dict
-        ``estimate`` (at the fit's components), ``lower``, ``upper``, ``se`` (standard deviation of the draws).
+    ConfidenceInterval
+        ``lower``, ``upper``, ``level``, ``method``, ``estimate`` (at the fit's components) and ``se`` (standard
+        deviation of the draws).
 
     Examples
     --------
@@ -120,22 +128,23 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
     >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
     >>> fit = lmer("y ~ 1 + (1|g)", df)
     >>> ci = coefficient_interval(lambda c: c["g"] / (c["g"] + c["Residual"]), fit, n_resamples=30, random_state=0)
-    >>> bool(0 <= ci["lower"] <= ci["upper"] <= 1)
+    >>> bool(0 <= ci.lower <= ci.upper <= 1)
     True
     """
     _check_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
-    estimate = float(fn(source.variances))
+    estimate = float(fn(components_of(source)))
     warn_boundary_draws(values, level, "the coefficient")
     lo, hi = draws_interval(values, estimate, level, method)
-    return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
+    return ConfidenceInterval(lo, hi, level, METHOD_NAMES.get(method, method), estimate, float(np.nanstd(values, ddof=1)))
 
 
 def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
                  level: float = 0.95, method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                 random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
-    """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
+                 random_state: Any = None, progress: bool | None = None) -> ConfidenceInterval:
+    """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient: a
+    :class:`~mixeval.ConfidenceInterval` with the ``estimate`` and ``se`` (standard deviation of the draws).
 
     ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
     Coverage of both, by simulation on four designs: ``benchmarks/phi_coverage.py``.
@@ -148,7 +157,7 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     >>> g = np.repeat(np.arange(30), 4)
     >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=30)[g] + rng.normal(size=120)})
     >>> ci = phi_interval(lmer("y ~ 1 + (1|g)", df), "g", n_resamples=100, random_state=0)
-    >>> 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
+    >>> 0 <= ci.lower < ci.estimate < ci.upper <= 1
     True
     """
     from ..reliability import phi
@@ -159,7 +168,7 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     estimate = float(phi(source, item, n, kind=kind))
     warn_boundary_draws(values, level, "phi" if kind == "absolute" else "the relative coefficient")
     lo, hi = draws_interval(values, estimate, level, method)
-    return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
+    return ConfidenceInterval(lo, hi, level, METHOD_NAMES.get(method, method), estimate, float(np.nanstd(values, ddof=1)))
 
 
 def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,

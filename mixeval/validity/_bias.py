@@ -153,7 +153,7 @@ class DatasetBiasResult(Result):
     Attributes
     ----------
     table : pandas.DataFrame
-        One row per feature: ``r_in``, ``r_out``, ``difference``, ``ci_low``, ``ci_high`` (Zou),
+        One row per feature: ``r_in``, ``r_out``, ``difference``, ``lower``, ``upper`` (Zou),
         ``z``, ``pvalue``, ``boot_low``, ``boot_high`` (if bootstrapped), ``sign_in``, ``sign_out``
         (``+``/``-``/``0`` by whether the Fisher interval excludes 0), ``constant_in``,
         ``constant_out`` and ``biased``.
@@ -175,8 +175,8 @@ class DatasetBiasResult(Result):
     >>> res = dataset_bias_test(a, b, "y")
     >>> res.biased
     ['f']
-    >>> res.table[["feature", "r_in", "r_out", "difference", "ci_low", "ci_high"]].round(3)
-      feature   r_in  r_out  difference  ci_low  ci_high
+    >>> res.table[["feature", "r_in", "r_out", "difference", "lower", "upper"]].round(3)
+      feature   r_in  r_out  difference  lower  upper
     0       f  0.576 -0.569       1.145   1.047    1.233
     >>> res.tests["f"].pvalue < 1e-10
     True
@@ -193,7 +193,7 @@ class DatasetBiasResult(Result):
         return self.table.loc[self.table["biased"], "feature"].tolist()
 
     def summary(self) -> str:
-        cols = ["feature", "r_in", "r_out", "difference", "ci_low", "ci_high", "pvalue", "sign_in", "sign_out", "biased"]
+        cols = ["feature", "r_in", "r_out", "difference", "lower", "upper", "pvalue", "sign_in", "sign_out", "biased"]
         rule = "sign category changes" if self.threshold is None else f"sign category changes or |difference| > {self.threshold}"
         return (f"Dataset bias test ({100 * self.level:g}% intervals; biased if {rule})\n"
                 + self.table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
@@ -282,7 +282,7 @@ def dataset_bias_test(
         boot = d.get("bootstrap_ci", (np.nan, np.nan))
         rows.append({
             "feature": f, "r_in": d["r_in"], "r_out": d["r_out"], "difference": res.estimate,
-            "ci_low": res.confidence_interval.low, "ci_high": res.confidence_interval.high,
+            "lower": res.confidence_interval.lower, "upper": res.confidence_interval.upper,
             "z": res.statistic, "pvalue": res.pvalue, "boot_low": boot[0], "boot_high": boot[1],
             "sign_in": sign_in, "sign_out": sign_out,
             "constant_in": d["constant_in"], "constant_out": d["constant_out"], "biased": bool(biased),

@@ -156,11 +156,11 @@ def test_bootstrap_intervals_reproducible_and_sensible():
     res2 = krippendorff_alpha(r, "interval", n_resamples=1000, random_state=3)
     assert res1.confidence_interval == res2.confidence_interval
     ci = res1.confidence_interval
-    assert ci.low < res1.value < ci.high and ci.high - ci.low < 0.3
+    assert ci.lower < res1.value < ci.upper and ci.upper - ci.lower < 0.3
     for fn in (cohens_kappa, scotts_pi):
         two = r[:, :2][~np.isnan(r[:, :2]).any(axis=1)]
         res = fn(two, "ordinal", n_resamples=500, random_state=1)
-        assert res.confidence_interval.low < res.value < res.confidence_interval.high
+        assert res.confidence_interval.lower < res.value < res.confidence_interval.upper
 
 
 def test_bootstrap_interval_coverage_of_alpha():
@@ -174,7 +174,7 @@ def test_bootstrap_interval_coverage_of_alpha():
 
     truth = krippendorff_alpha(sample(200_000), level=None).value
     hits = sum(
-        (lambda ci: ci.low <= truth <= ci.high)(krippendorff_alpha(sample(80), n_resamples=400,
+        (lambda ci: ci.lower <= truth <= ci.upper)(krippendorff_alpha(sample(80), n_resamples=400,
                                                                    random_state=rng).confidence_interval)
         for _ in range(150)
     )
@@ -220,7 +220,7 @@ def test_many_distinct_values_stay_cheap(level):
         # ordinal alpha on distinct continuous values = interval alpha on their ranks (mid-ranks)
         ranks = stats_rankdata(v).reshape(r.shape)
         assert res.value == pytest.approx(krippendorff_alpha(ranks, "interval", level=None).value, rel=1e-10)
-    assert res.confidence_interval.low < res.value < res.confidence_interval.high
+    assert res.confidence_interval.lower < res.value < res.confidence_interval.upper
 
 
 def stats_rankdata(x):

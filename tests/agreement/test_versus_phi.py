@@ -73,6 +73,6 @@ def test_synthetic_without_occasion_and_bad_names():
                        random_state=0)
     # population phi for one rating: 1 / (1 + 0.09 + 0.25) = 0.746
     assert 0.55 < out["phi_single"].iloc[0] < 0.9
-    assert out["alpha_ci_low"].iloc[0] < out["alpha"].iloc[0] < out["alpha_ci_high"].iloc[0]
+    assert out["alpha_lower"].iloc[0] < out["alpha"].iloc[0] < out["alpha_upper"].iloc[0]
     with pytest.raises(InputError, match="identifier"):
         alpha_vs_phi(df.rename(columns={"rater": "the rater"}), score="y", unit="item", rater="the rater")

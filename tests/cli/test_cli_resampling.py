@@ -40,8 +40,8 @@ def test_two_systems_json_matches_library(command, scores_csv, capsys):
     assert out["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
     assert out["system_a"] == "A" and out["system_b"] == "base"
     if command == "bootstrap":
-        assert out["confidence_interval"] == pytest.approx([ref.confidence_interval.low,
-                                                            ref.confidence_interval.high])
+        assert out["confidence_interval"] == pytest.approx([ref.confidence_interval.lower,
+                                                            ref.confidence_interval.upper])
 
 
 def test_many_systems_and_long_format(scores_csv, tmp_path, capsys):

@@ -94,7 +94,7 @@ def test_local_json(tmp_path, capsys):
     assert code == 0 and "hypothesis A, wer" in out
     code, out, _ = _run([*argv, "--ci", "t"], capsys)
     row = {(r["metric"], r["subset"]): r for r in json.loads(out)["rows"]}[("wer", "verbose")]
-    assert row["ci_low"] == pytest.approx(0.475 - stats.t.ppf(0.975, 39) * row["se"], rel=1e-12)
+    assert row["lower"] == pytest.approx(0.475 - stats.t.ppf(0.975, 39) * row["se"], rel=1e-12)
     code, _, err = _run([*argv[:-1], "--lower-is-better", "ter"], capsys)
     assert code == 2 and "lower_is_better" in err
 

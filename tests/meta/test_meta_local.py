@@ -65,8 +65,8 @@ def test_local_accuracy_hand_computed():
         se = np.sqrt(21) / 9 / np.sqrt(3)  # sd of (1/3, 0, 1) over sqrt(3)
         assert t.loc[(m, "s1"), "se"] == pytest.approx(se, rel=1e-12)
         half_width = stats.t.ppf(0.75, 2) * se
-        assert t.loc[(m, "s1"), "ci_low"] == pytest.approx(4 / 9 - half_width, rel=1e-12)
-        assert t.loc[(m, "s1"), "ci_high"] == pytest.approx(4 / 9 + half_width, rel=1e-12)
+        assert t.loc[(m, "s1"), "lower"] == pytest.approx(4 / 9 - half_width, rel=1e-12)
+        assert t.loc[(m, "s1"), "upper"] == pytest.approx(4 / 9 + half_width, rel=1e-12)
     half = local_accuracy(tiny_pairs(), lower_is_better=["err"], ties="half").table.set_index(["metric", "subset"])
     assert half.loc[("m", "s1"), "accuracy"] == pytest.approx((1 / 3 + 1 / 2 + 1) / 3, abs=1e-15)
     np.testing.assert_array_equal(res.accuracy_matrix().loc["m"].to_numpy(), [4 / 9, 1 / 2])
@@ -80,20 +80,20 @@ def test_wilson_interval_with_effective_sample_size_hand_computed():
     n = p * (1 - p) / se**2  # 2.857 < 5 pairs
     centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
-    assert (row.ci_low, row.ci_high) == (pytest.approx(centre - half, rel=1e-12), pytest.approx(centre + half, rel=1e-12))
+    assert (row.lower, row.upper) == (pytest.approx(centre - half, rel=1e-12), pytest.approx(centre + half, rel=1e-12))
     # every pair won: n_eff is the number of contexts, the interval is [G / (G + z^2), 1]
     perfect = local_accuracy(from_wins(np.ones(3), [0, 1, 2], "all", "m")).table.iloc[0]
-    assert perfect.ci_low == pytest.approx(3 / (3 + z**2), rel=1e-12) and perfect.ci_high == 1.0
+    assert perfect.lower == pytest.approx(3 / (3 + z**2), rel=1e-12) and perfect.upper == 1.0
     assert perfect.se == 0.0
 
 
 def test_t_interval_is_clipped_to_unit_interval_and_nan_for_one_context():
     res = local_accuracy(tiny_pairs(), lower_is_better=["err"], ci="t")
     t = res.table.set_index(["metric", "subset"])
-    assert t.loc[("m", "s1"), "ci_low"] == 0.0 and t.loc[("m", "s1"), "ci_high"] == 1.0
+    assert t.loc[("m", "s1"), "lower"] == 0.0 and t.loc[("m", "s1"), "upper"] == 1.0
     one = tiny_pairs().query("context == 'A'")
     t1 = local_accuracy(one).table
-    assert t1["ci_low"].isna().all() and t1["se"].isna().all()
+    assert t1["lower"].isna().all() and t1["se"].isna().all()
 
 
 def test_bootstrap_interval_is_seeded_and_close_to_t_interval():
@@ -106,8 +106,8 @@ def test_bootstrap_interval_is_seeded_and_close_to_t_interval():
     b2 = local_accuracy(pairs, ci="bootstrap", n_resamples=2000, random_state=3).table
     pd.testing.assert_frame_equal(b1, b2)
     t = local_accuracy(pairs, ci="t").table
-    assert b1["ci_low"].iloc[0] == pytest.approx(t["ci_low"].iloc[0], abs=0.01)
-    assert b1["ci_high"].iloc[0] == pytest.approx(t["ci_high"].iloc[0], abs=0.01)
+    assert b1["lower"].iloc[0] == pytest.approx(t["lower"].iloc[0], abs=0.01)
+    assert b1["upper"].iloc[0] == pytest.approx(t["upper"].iloc[0], abs=0.01)
 
 
 # ----------------------------------------------------------------------------- hypothesis A: closed forms
@@ -236,7 +236,7 @@ def test_interval_coverage(ci, a, b):
         ctx = np.repeat(np.arange(G), n_pairs)
         wins = rng.random(ctx.size) < p[ctx]
         row = local_accuracy(from_wins(wins, ctx, "all", "m"), ci=ci).table.iloc[0]
-        covered += row.ci_low <= mu <= row.ci_high
+        covered += row.lower <= mu <= row.upper
     assert 0.92 <= covered / reps <= 0.985, covered / reps
 
 
@@ -248,7 +248,7 @@ def test_t_interval_undercovers_near_one():
         p = rng.beta(40, 1, G)
         ctx = np.repeat(np.arange(G), rng.integers(1, 4, G))
         row = local_accuracy(from_wins(rng.random(ctx.size) < p[ctx], ctx, "all", "m"), ci="t").table.iloc[0]
-        covered += row.ci_low <= mu <= row.ci_high
+        covered += row.lower <= mu <= row.upper
     assert covered / reps < 0.9
 
 

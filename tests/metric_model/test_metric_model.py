@@ -24,12 +24,12 @@ def sig3(x: float) -> float:
 def test_table1_bold_intervals_match_paper():
     r = metric_ci(0.00456, 0.00236, 23679, metric=TOXIGEN)
     # published CI_D (-0.00325 in the paper's table, -0.00326 from the rounded means), CI_M (-0.00978, 0.00538)
-    assert r.ci_uncorrected.low == pytest.approx(-0.00326, abs=1e-5)
-    assert r.ci_uncorrected.low == pytest.approx(-0.00325, abs=1e-5)
-    assert r.ci_uncorrected.high == pytest.approx(-0.00114, abs=1e-5)
-    assert r.confidence_interval.low == pytest.approx(-0.00978, abs=1e-5)
-    assert r.confidence_interval.high == pytest.approx(0.00538, abs=1e-5)
-    assert round(r.ci_uncorrected.low, 5) == -0.00326 and round(r.confidence_interval.low, 5) == -0.00978
+    assert r.ci_uncorrected.lower == pytest.approx(-0.00326, abs=1e-5)
+    assert r.ci_uncorrected.lower == pytest.approx(-0.00325, abs=1e-5)
+    assert r.ci_uncorrected.upper == pytest.approx(-0.00114, abs=1e-5)
+    assert r.confidence_interval.lower == pytest.approx(-0.00978, abs=1e-5)
+    assert r.confidence_interval.upper == pytest.approx(0.00538, abs=1e-5)
+    assert round(r.ci_uncorrected.lower, 5) == -0.00326 and round(r.confidence_interval.lower, 5) == -0.00978
     # variances to three significant digits
     assert sig3(r.var_control) == 7.50e-6
     assert sig3(r.var_treatment) == 7.46e-6
@@ -37,15 +37,15 @@ def test_table1_bold_intervals_match_paper():
     # the paper prints 9.97e-8, which needs a mean >= 0.0023655 (it prints 0.00236): 0.3% off
     assert r.var_treatment_uncorrected == pytest.approx(9.97e-8, rel=4e-3)
     # conclusion flips: uncorrected excludes 0, the paper's includes it
-    assert r.ci_uncorrected.high < 0 < r.confidence_interval.high
+    assert r.ci_uncorrected.upper < 0 < r.confidence_interval.upper
 
 
 def test_table1_rtp_intervals_match_paper():
     r = metric_ci(0.09124, 0.09157, 99442, metric=TOXIGEN)
-    assert r.confidence_interval.low == pytest.approx(-0.00365, abs=1e-5)
-    assert r.confidence_interval.high == pytest.approx(0.00431, abs=1e-5)
-    assert r.ci_uncorrected.low == pytest.approx(-0.00220, abs=1e-5)
-    assert r.ci_uncorrected.high == pytest.approx(0.00286, abs=1e-5)
+    assert r.confidence_interval.lower == pytest.approx(-0.00365, abs=1e-5)
+    assert r.confidence_interval.upper == pytest.approx(0.00431, abs=1e-5)
+    assert r.ci_uncorrected.lower == pytest.approx(-0.00220, abs=1e-5)
+    assert r.ci_uncorrected.upper == pytest.approx(0.00286, abs=1e-5)
     assert r.ate == pytest.approx(0.00033, abs=1e-12)
     # published to 6-7 digits: 2.06247e-6 and 2.063405e-6
     assert r.var_control == pytest.approx(2.06247e-6, rel=1e-5)
@@ -84,8 +84,8 @@ def test_eq10_to_14_by_hand():
     assert r.var_treatment == pytest.approx(pr_t * (1 - pr_t) / 249, rel=1e-14)
     z = 1.6448536269514722  # qnorm(0.95)
     half = z * np.sqrt(pr_c * (1 - pr_c) / 399 + pr_t * (1 - pr_t) / 249)
-    assert r.confidence_interval.low == pytest.approx(-0.1 - half, rel=1e-12)
-    assert r.confidence_interval.high == pytest.approx(-0.1 + half, rel=1e-12)
+    assert r.confidence_interval.lower == pytest.approx(-0.1 - half, rel=1e-12)
+    assert r.confidence_interval.upper == pytest.approx(-0.1 + half, rel=1e-12)
     # calibrated: (prec - FOR)^2 p (1 - p) / (N - 1)
     assert r.ate_corrected == pytest.approx(0.8 * -0.1, rel=1e-12)
     se = np.sqrt(0.64 * (0.21 / 399 + 0.16 / 249))
@@ -247,7 +247,7 @@ def test_bootstrap_reproducible_and_close_to_delta():
     t2 = metric_comparisons(data, random_state=np.random.default_rng(7), **kw)
     t3 = metric_comparisons(data, random_state=8, **kw)
     pd.testing.assert_frame_equal(t1, t2)
-    assert t1.loc[1, "ci_low"] != t3.loc[1, "ci_low"]
+    assert t1.loc[1, "lower"] != t3.loc[1, "lower"]
     se_delta, se_boot = t1["se"]
     assert se_boot == pytest.approx(se_delta, rel=0.08)  # 4000 resamples: MC error of an SD ~1.1%
 
@@ -258,7 +258,7 @@ def test_default_methods_and_columns():
     t = metric_comparisons(data, metric=TOXIGEN)
     assert list(t["contrast"].unique()) == ["y - x", "z - x", "z - y"]
     assert set(t["method"]) == {"goyal", "calibrated"}
-    for col in ["contrast", "estimate", "se", "ci_low", "ci_high", "se_uncorrected", "estimand"]:
+    for col in ["contrast", "estimate", "se", "lower", "upper", "se_uncorrected", "estimand"]:
         assert col in t.columns
     t2 = metric_comparisons(data, metric=MetricModel.from_confusion(50, 10, 20, 300), control="y", random_state=0)
     assert list(t2["contrast"].unique()) == ["x - y", "z - y"]
@@ -390,6 +390,6 @@ def test_result_to_dict_is_json_ready():
 
     r = metric_ci(0.1, 0.2, 100, metric=MetricModel.from_confusion(8, 2, 3, 87))
     d = json.loads(json.dumps(r.to_dict()))
-    assert d["ci_delta"] == [r.ci_delta.low, r.ci_delta.high]
+    assert d["ci_delta"] == [r.ci_delta.lower, r.ci_delta.upper]
     assert d["estimate"] == r.ate
     assert "Goyal" in r.summary() and "delta" in r.summary()

@@ -37,7 +37,7 @@ def replicates():
             null = glmer("correct ~ 1 + (1|item)", d)
         acc = emmeans_response(full, "system")
         truth = 1 / (1 + np.exp(-B0))
-        out.append((compare(full, null).pvalue, ((acc.ci_low <= truth) & (truth <= acc.ci_high)).tolist(), full.variances["item"]))
+        out.append((compare(full, null).pvalue, ((acc.lower <= truth) & (truth <= acc.upper)).tolist(), full.variances["item"]))
     return out
 
 

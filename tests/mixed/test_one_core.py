@@ -269,7 +269,7 @@ def test_study_uncertainty_layer_for_every_family(data, family):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixevalWarning)
         iv = study.phi_interval(n_resamples=20, random_state=1, progress=False)
-    assert iv["lower"] <= iv["estimate"] <= iv["upper"]
+    assert iv.lower <= iv.estimate <= iv.upper
     if family == "gaussian":
         return
     with pytest.raises(InputError, match=f"family='{family}'"):

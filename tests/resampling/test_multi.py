@@ -43,7 +43,7 @@ def test_baseline_comparisons_and_long_format_and_reproducible():
                                adjust="bh", n_resamples=999, random_state=3)
     pd.testing.assert_frame_equal(out, via_long)
     boot = compare_systems(df, baseline="S0", test="bootstrap", n_resamples=999, random_state=3)
-    assert (boot["ci_low"] < boot["estimate"]).all() and (boot["estimate"] < boot["ci_high"]).all()
+    assert (boot["lower"] < boot["estimate"]).all() and (boot["estimate"] < boot["upper"]).all()
 
 
 def test_holm_controls_familywise_error_under_the_global_null():

@@ -113,7 +113,7 @@ def test_bootstrap_corpus_f1_matches_full_enumeration():
     assert res.details["bootstrap_mean"] == pytest.approx(boot.mean(), abs=4 * boot.std() / np.sqrt(R))
     q = np.quantile(boot, [0.025, 0.975])
     ci = res.confidence_interval
-    assert abs(ci.low - q[0]) < 0.1 * (q[1] - q[0]) and abs(ci.high - q[1]) < 0.1 * (q[1] - q[0])
+    assert abs(ci.lower - q[0]) < 0.1 * (q[1] - q[0]) and abs(ci.upper - q[1]) < 0.1 * (q[1] - q[0])
 
 
 @pytest.mark.parametrize("test", [permutation_test, paired_bootstrap_test])
@@ -175,7 +175,7 @@ def test_bca_and_percentile_agree_with_scipy_bootstrap():
         ref = stats.bootstrap((x,), np.mean, n_resamples=20_000, method=method, random_state=1).confidence_interval
         ci = bootstrap_ci(x, method=ours, n_resamples=20_000, random_state=2)
         width = ref.high - ref.low
-        assert abs(ci.low - ref.low) < 0.06 * width and abs(ci.high - ref.high) < 0.06 * width, (ci, ref)
+        assert abs(ci.lower - ref.low) < 0.06 * width and abs(ci.upper - ref.high) < 0.06 * width, (ci, ref)
         ref2 = stats.bootstrap((x, y), lambda u, v, axis=-1: u.mean(axis=axis) - v.mean(axis=axis), paired=True,
                                n_resamples=20_000, method=method, random_state=1).confidence_interval
         ci2 = bootstrap_ci(x, y, method=ours, n_resamples=20_000, random_state=2)
@@ -191,7 +191,7 @@ def test_bca_is_asymmetric_for_skewed_data_and_covers():
         hits_bca += bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).low <= 1.0 <= \
             bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).high
         ci = bootstrap_ci(x, method="percentile", n_resamples=500, random_state=rng)
-        hits_pct += ci.low <= 1.0 <= ci.high
+        hits_pct += ci.lower <= 1.0 <= ci.upper
     # nominal 95%; bootstrap intervals undercover slightly at n = 40 for exponential data
     assert 0.86 <= hits_bca / n_sim <= 0.99
     assert 0.84 <= hits_pct / n_sim <= 0.99
@@ -204,14 +204,14 @@ def test_custom_metric_callable_and_single_system_interval():
     ci = bootstrap_ci(stats_a, metric="accuracy", method="percentile", n_resamples=4000, random_state=1)
     acc = correct.mean()
     se = np.sqrt(acc * (1 - acc) / 400)
-    assert ci.low == pytest.approx(acc - 1.96 * se, abs=0.01)
-    assert ci.high == pytest.approx(acc + 1.96 * se, abs=0.01)
+    assert ci.lower == pytest.approx(acc - 1.96 * se, abs=0.01)
+    assert ci.upper == pytest.approx(acc + 1.96 * se, abs=0.01)
 
     def ratio(sums):
         return sums[:, 0] / sums[:, 1]
 
     ci2 = bootstrap_ci(stats_a, metric=ratio, method="percentile", n_resamples=4000, random_state=1)
-    assert (ci2.low, ci2.high) == pytest.approx((ci.low, ci.high))
+    assert (ci2.low, ci2.high) == pytest.approx((ci.lower, ci.upper))
 
 
 def test_bleu_matches_sacrebleu_when_available():

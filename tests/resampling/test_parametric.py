@@ -21,7 +21,7 @@ def test_book_example_cohen_1995():
     less = z_test(x, mu0=25, sigma=50, alternative="less")
     assert less.pvalue == pytest.approx(stats.norm.cdf(-2.0), rel=1e-12)  # 0.0228 < 0.05
     # the rejection regions quoted in the book: |Z| >= 1.96 two-sided, Z <= -1.64 left-tailed
-    assert two.confidence_interval.high == pytest.approx(15 + 1.959963985 * 5, rel=1e-9)
+    assert two.confidence_interval.upper == pytest.approx(15 + 1.959963985 * 5, rel=1e-9)
 
 
 @pytest.mark.parametrize("alternative, sm", [("two-sided", "two-sided"), ("greater", "larger"), ("less", "smaller")])
@@ -48,7 +48,7 @@ def test_paired_t_matches_scipy(alternative):
     ci = ref.confidence_interval(0.9)
     ours90 = paired_t_test(a, b, alternative="two-sided", level=0.9).confidence_interval
     if alternative == "two-sided":
-        assert (ours90.low, ours90.high) == pytest.approx((ci.low, ci.high), rel=1e-10)
+        assert (ours90.low, ours90.high) == pytest.approx((ci.lower, ci.upper), rel=1e-10)
 
 
 def test_t_type_one_error_near_nominal():

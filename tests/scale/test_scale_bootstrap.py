@@ -52,7 +52,7 @@ def test_scale_bootstrap_matches_in_memory_same_weights() -> None:
     assert np.max(np.abs(dist - ref)) < 1e-12
     d = df.groupby(["item", "system"])["score"].mean().unstack()
     assert res.statistic == pytest.approx(float((d["A"] - d["B"]).mean()), abs=1e-13)
-    assert res.confidence_interval.low == pytest.approx(np.quantile(ref, 0.025), abs=1e-12)
+    assert res.confidence_interval.lower == pytest.approx(np.quantile(ref, 0.025), abs=1e-12)
     assert res.null_distribution.mean() == pytest.approx(0.0, abs=1e-14)
     assert res.details["n_items"] == 400
 
@@ -65,7 +65,7 @@ def test_scale_bootstrap_seeding() -> None:
     r3 = poisson_bootstrap_paired(df, **ARGS, n_resamples=200, random_state=8)
     # same seed: same weights; sums agree up to the engine's parallel summation order
     assert np.max(np.abs(r1.null_distribution - r2.null_distribution)) < 1e-14
-    assert r1.pvalue == r2.pvalue and r1.confidence_interval.low == pytest.approx(r2.confidence_interval.low, abs=1e-14)
+    assert r1.pvalue == r2.pvalue and r1.confidence_interval.lower == pytest.approx(r2.confidence_interval.lower, abs=1e-14)
     assert np.max(np.abs(r1.null_distribution - r3.null_distribution)) > 1e-4
     g1 = poisson_bootstrap_paired(df, **ARGS, n_resamples=200, random_state=np.random.default_rng(3))
     g2 = poisson_bootstrap_paired(df, **ARGS, n_resamples=200, random_state=np.random.default_rng(3))
@@ -76,7 +76,7 @@ def test_scale_bootstrap_seeding() -> None:
 def test_scale_bootstrap_pvalue_and_alternatives() -> None:
     df = _log(3, 300, effect=0.15)
     two = poisson_bootstrap_paired(df, **ARGS, n_resamples=500, random_state=1)
-    assert two.pvalue == 1 / 501 and two.confidence_interval.low > 0
+    assert two.pvalue == 1 / 501 and two.confidence_interval.lower > 0
     less = poisson_bootstrap_paired(df, **ARGS, n_resamples=500, random_state=1, alternative="less")
     assert less.pvalue > 0.99
     # the bootstrap SE agrees with the analytic standard error of a mean of paired differences

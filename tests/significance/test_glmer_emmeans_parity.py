@@ -58,7 +58,7 @@ def test_response_means_match_emmeans(case):
         table = study.emmeans(df="asymptotic")
     e = ref["emmeans"]
     assert list(table.system) == e["system"]
-    for ours, theirs in (("prob", "prob"), ("se", "se"), ("ci_low", "lower"), ("ci_high", "upper")):
+    for ours, theirs in (("prob", "prob"), ("se", "se"), ("lower", "lower"), ("upper", "upper")):
         np.testing.assert_allclose(table[ours], e[theirs], atol=TOL)
     assert table.attrs["fit_criterion"] == "Laplace" and "conditional" in table.attrs["scale"]
 
@@ -69,7 +69,7 @@ def test_odds_ratios_match_emmeans_pairs(case):
     o = ref["odds_ratios"]
     assert list(res.table.contrast) == o["contrast"]
     for ours, theirs in (("odds_ratio", "odds_ratio"), ("se", "se"), ("z", "z"), ("pvalue", "pvalue"),
-                         ("ci_low", "lower"), ("ci_high", "upper")):
+                         ("lower", "lower"), ("upper", "upper")):
         np.testing.assert_allclose(res.table[ours], o[theirs], atol=TOL, rtol=RTOL_SE)
     assert res.fit_criterion == "Laplace" and res.df_method == "asymptotic"
 
@@ -79,7 +79,7 @@ def test_differences_match_regrid_pairs(case):
     res = study.pairwise(df="asymptotic", scale="difference")
     d = ref["differences"]
     for ours, theirs in (("estimate", "estimate"), ("se", "se"), ("z", "z"), ("pvalue", "pvalue"),
-                         ("ci_low", "lower"), ("ci_high", "upper")):
+                         ("lower", "lower"), ("upper", "upper")):
         np.testing.assert_allclose(res.table[ours], d[theirs], atol=TOL, rtol=RTOL_SE)
 
 
@@ -92,7 +92,7 @@ def test_marginal_accuracy_is_the_integral_over_the_random_effects(case):
         table = study.emmeans(marginal=True)
     np.testing.assert_allclose(table.prob, ref["marginal_exact"], atol=TOL)
     assert "marginal" in table.attrs["scale"]
-    assert np.all((table.ci_low < table.prob) & (table.prob < table.ci_high))
+    assert np.all((table.lower < table.prob) & (table.prob < table.upper))
     assert np.max(np.abs(table.prob - np.array(ref["emmeans"]["prob"]))) > 0.03
     if name == "demo":  # item variance 3.5: the second-order approximation is off by several points
         assert np.max(np.abs(np.array(ref["bias_adjusted"]["prob"]) - table.prob)) > 0.03

@@ -38,8 +38,8 @@ def test_response_scale_means_are_accuracies_with_back_transformed_intervals(fit
     r = REF["response"]
     np.testing.assert_allclose(t.prob, r["prob"], rtol=1e-4)
     np.testing.assert_allclose(t.se, r["SE"], rtol=1e-4)
-    np.testing.assert_allclose(t.ci_low, r["asymp.LCL"], rtol=1e-4)
-    np.testing.assert_allclose(t.ci_high, r["asymp.UCL"], rtol=1e-4)
+    np.testing.assert_allclose(t.lower, r["asymp.LCL"], rtol=1e-4)
+    np.testing.assert_allclose(t.upper, r["asymp.UCL"], rtol=1e-4)
 
 
 @pytest.mark.parametrize("key, adjust", [("odds_ratios_tukey", "tukey"), ("odds_ratios_bh", "BH")])
@@ -51,8 +51,8 @@ def test_odds_ratios(fit, key, adjust):
     np.testing.assert_allclose(t.se, r["SE"], rtol=1e-4)
     np.testing.assert_allclose(t.pvalue, r["p.value"], rtol=1e-3)
     if adjust == "tukey":
-        np.testing.assert_allclose(t.ci_low, r["asymp.LCL"], rtol=1e-4)
-        np.testing.assert_allclose(t.ci_high, r["asymp.UCL"], rtol=1e-4)
+        np.testing.assert_allclose(t.lower, r["asymp.LCL"], rtol=1e-4)
+        np.testing.assert_allclose(t.upper, r["asymp.UCL"], rtol=1e-4)
 
 
 @pytest.mark.parametrize("key, adjust", [("differences_tukey", "tukey"), ("differences_holm", "holm")])
@@ -63,7 +63,7 @@ def test_differences_in_accuracy(fit, key, adjust):
     np.testing.assert_allclose(t.estimate, r["estimate"], rtol=1e-4)
     np.testing.assert_allclose(t.se, r["SE"], rtol=1e-4)
     np.testing.assert_allclose(t.pvalue, r["p.value"], rtol=1e-3)
-    np.testing.assert_allclose(t.ci_low, r["asymp.LCL"], rtol=1e-3)
+    np.testing.assert_allclose(t.lower, r["asymp.LCL"], rtol=1e-3)
 
 
 def test_glmm_effect_size_is_on_the_latent_scale_or_left_out_with_a_note():

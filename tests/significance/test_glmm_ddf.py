@@ -136,10 +136,10 @@ def test_asymptotic_is_unchanged_and_satterthwaite_widens(fit):
     assert np.all(np.isinf(z.df)) and np.all(np.isfinite(t.df))
     np.testing.assert_allclose(t.prob, z.prob)
     np.testing.assert_allclose(t.se, z.se)
-    assert np.all(t.ci_low < z.ci_low) and np.all(t.ci_high > z.ci_high)
+    assert np.all(t.lower < z.lower) and np.all(t.upper > z.upper)
     # the link-scale t interval back-transformed
     link = emmeans(fit, "system", df="satterthwaite")
-    np.testing.assert_allclose(t.ci_low, 1 / (1 + np.exp(-link.ci_low)), rtol=1e-12)
+    np.testing.assert_allclose(t.lower, 1 / (1 + np.exp(-link.lower)), rtol=1e-12)
     np.testing.assert_allclose(t.df, link.df)
 
 
@@ -152,7 +152,7 @@ def test_response_scale_contrasts_carry_the_df(fit):
     link = pairwise(fit, "system", df="satterthwaite").table
     np.testing.assert_allclose(ratio.table.odds_ratio, np.exp(link.estimate))
     np.testing.assert_allclose(ratio.table.df, link.df)
-    np.testing.assert_allclose(np.log(ratio.table.ci_low), link.ci_low)
+    np.testing.assert_allclose(np.log(ratio.table.lower), link.lower)
 
 
 def test_kenward_roger_is_refused_for_glmer(fit):

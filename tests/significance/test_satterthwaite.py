@@ -99,7 +99,7 @@ def test_glmer_fit_upper_df_below_satterthwaite_and_intervals_wider():
     s = emmeans_response(fit, "system", df="satterthwaite")
     u = emmeans_response(fit, "system", df="satterthwaite-upper")
     np.testing.assert_allclose(u.se, s.se)
-    assert np.all(u.df < s.df) and np.all(u.ci_low < s.ci_low) and np.all(u.ci_high > s.ci_high)
+    assert np.all(u.df < s.df) and np.all(u.lower < s.lower) and np.all(u.upper > s.upper)
 
 
 def test_lmer_random_intercepts_use_levels_and_residual_df():

@@ -73,7 +73,7 @@ def test_linear_model_means_are_cell_means_with_ols_se():
     np.testing.assert_allclose(em.emmean, groups.mean().to_numpy(), atol=1e-10)
     np.testing.assert_allclose(em.se, np.sqrt(rss / 21 / groups.size().to_numpy()), rtol=1e-8)
     z = stats.norm.ppf(0.975)
-    np.testing.assert_allclose(em.ci_high - em.ci_low, 2 * z * em.se, rtol=1e-12)
+    np.testing.assert_allclose(em.upper - em.lower, 2 * z * em.se, rtol=1e-12)
 
 
 def test_equal_weights_and_covariate_at_mean_by_hand():
@@ -125,7 +125,7 @@ def test_adjust_names_case_insensitive_and_ci_rules():
     assert pairwise(fit, "system", adjust="Tukey").ci_method == "tukey"
     assert pairwise(fit, "system", adjust="none").ci_method == "none"
     # widths: none < tukey < bonferroni for 3 means
-    w = {m: float((pairwise(fit, "system", adjust=m).table.eval("ci_high - ci_low")).iloc[0])
+    w = {m: float((pairwise(fit, "system", adjust=m).table.eval("upper - lower")).iloc[0])
          for m in ["none", "tukey", "bonferroni"]}
     assert w["none"] < w["tukey"] < w["bonferroni"]
     assert w["bonferroni"] / w["none"] == pytest.approx(stats.norm.ppf(1 - 0.05 / 6) / stats.norm.ppf(0.975), rel=1e-12)
@@ -135,7 +135,7 @@ def test_level_changes_intervals_only():
     fit = lmer("score ~ system + (1|item)", _balanced())
     a, b = pairwise(fit, "system", level=0.95), pairwise(fit, "system", level=0.99)
     np.testing.assert_allclose(a.table.pvalue, b.table.pvalue)
-    assert ((b.table.ci_high - b.table.ci_low) > (a.table.ci_high - a.table.ci_low)).all()
+    assert ((b.table.upper - b.table.lower) > (a.table.upper - a.table.lower)).all()
 
 
 # ---------------------------------------------------------------- result object and display
@@ -147,7 +147,7 @@ def test_result_display_and_immutability():
     assert "A - B" in text and "tukey method for comparing a family of 3 estimates" in text
     assert "<table" in res._repr_html_()
     assert "n_contrasts=3" in repr(res)
-    assert list(res.table.columns) == ["contrast", "estimate", "se", "df", "z", "pvalue", "ci_low", "ci_high",
+    assert list(res.table.columns) == ["contrast", "estimate", "se", "df", "z", "pvalue", "lower", "upper",
                                        "pvalue_unadjusted", "effect_size"]
     with pytest.raises(AttributeError):
         res.adjust = "none"  # frozen
@@ -267,8 +267,8 @@ def test_plot_contrasts_bars_are_the_intervals():
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[0] == "A - B | long" and labels[-1] == "B - C | short" and len(labels) == 6
     segments = ax.collections[0].get_segments()  # the horizontal error bars, in table order
-    np.testing.assert_allclose([s[0][0] for s in segments], res.table.ci_low)
-    np.testing.assert_allclose([s[1][0] for s in segments], res.table.ci_high)
+    np.testing.assert_allclose([s[0][0] for s in segments], res.table.lower)
+    np.testing.assert_allclose([s[1][0] for s in segments], res.table.upper)
     assert "bonferroni" in ax.get_xlabel()
     with pytest.raises(InputError, match="PairwiseResult"):
         plot_contrasts(res.table)

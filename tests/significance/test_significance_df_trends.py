@@ -92,8 +92,8 @@ def _compare(ours: pd.DataFrame, ref: list[dict], est_col: str, stat_col: str | 
     np.testing.assert_allclose(ours[est_col], est, rtol=0, atol=REL * scale)
     np.testing.assert_allclose(ours["se"], [r["SE"] for r in ref], rtol=se_rtol)
     np.testing.assert_allclose(ours["df"], [_num(r["df"]) for r in ref], rtol=df_rtol)
-    np.testing.assert_allclose(ours["ci_low"], [r["LCL"] for r in ref], rtol=0, atol=REL * scale)
-    np.testing.assert_allclose(ours["ci_high"], [r["UCL"] for r in ref], rtol=0, atol=REL * scale)
+    np.testing.assert_allclose(ours["lower"], [r["LCL"] for r in ref], rtol=0, atol=REL * scale)
+    np.testing.assert_allclose(ours["upper"], [r["UCL"] for r in ref], rtol=0, atol=REL * scale)
     if stat_col is not None:
         np.testing.assert_allclose(ours[stat_col], [r["ratio"] for r in ref], rtol=se_rtol)
         np.testing.assert_allclose(ours["pvalue"], [r["p.value"] for r in ref], rtol=0, atol=P_TOL)

@@ -50,7 +50,7 @@ def null_simulation():
         p_none.append(tukey.pvalue_unadjusted.min())
         p_bonf.append(min(1.0, 3 * tukey.pvalue_unadjusted.min()))
         p_holm.append(min(1.0, 3 * tukey.pvalue_unadjusted.min()))  # Holm's smallest = Bonferroni's smallest
-        covered.append(bool(((tukey.ci_low <= 0) & (tukey.ci_high >= 0)).all()))
+        covered.append(bool(((tukey.lower <= 0) & (tukey.upper >= 0)).all()))
     return {k: np.asarray(v) for k, v in dict(glrt=glrt_p, tukey=p_tukey, bonferroni=p_bonf, holm=p_holm,
                                                none=p_none, covered=covered).items()}
 

@@ -27,7 +27,7 @@ def test_study_pairwise_is_table_4_2(ter):
     assert res.table.contrast.tolist() == ref.contrast.tolist()
     np.testing.assert_allclose(res.table.estimate, ref.estimate, atol=1e-6)
     np.testing.assert_allclose(res.table.pvalue, ref.p_value, atol=1e-4)
-    np.testing.assert_allclose(res.table.ci_low, ref.asymp_LCL, atol=1e-6)
+    np.testing.assert_allclose(res.table.lower, ref.asymp_LCL, atol=1e-6)
     em = study.emmeans()
     np.testing.assert_allclose(em.emmean, [r["emmean"] for r in CASES["table4.2_system"]["emmeans"]], atol=1e-6)
 

@@ -66,8 +66,8 @@ def _check_emmeans(ours: pd.DataFrame, ref: pd.DataFrame, factors: list[str], wi
     np.testing.assert_allclose(ours["se"], ref["SE"], rtol=SE_RTOL, atol=0)
     assert np.isinf(ours["df"]).all()
     if with_ci:
-        np.testing.assert_allclose(ours["ci_low"], ref["asymp_LCL"], rtol=0, atol=CI_TOL)
-        np.testing.assert_allclose(ours["ci_high"], ref["asymp_UCL"], rtol=0, atol=CI_TOL)
+        np.testing.assert_allclose(ours["lower"], ref["asymp_LCL"], rtol=0, atol=CI_TOL)
+        np.testing.assert_allclose(ours["upper"], ref["asymp_UCL"], rtol=0, atol=CI_TOL)
 
 
 def _check_contrasts(ours: pd.DataFrame, ref: pd.DataFrame, by: list[str], with_ci: bool) -> None:
@@ -79,8 +79,8 @@ def _check_contrasts(ours: pd.DataFrame, ref: pd.DataFrame, by: list[str], with_
     np.testing.assert_allclose(ours["z"], ref["z_ratio"], rtol=SE_RTOL, atol=0)
     np.testing.assert_allclose(ours["pvalue"], ref["p_value"], rtol=0, atol=P_TOL)
     if with_ci:
-        np.testing.assert_allclose(ours["ci_low"], ref["asymp_LCL"], rtol=0, atol=CI_TOL)
-        np.testing.assert_allclose(ours["ci_high"], ref["asymp_UCL"], rtol=0, atol=CI_TOL)
+        np.testing.assert_allclose(ours["lower"], ref["asymp_LCL"], rtol=0, atol=CI_TOL)
+        np.testing.assert_allclose(ours["upper"], ref["asymp_UCL"], rtol=0, atol=CI_TOL)
 
 
 # ---------------------------------------------------------------- own fixtures (with intervals)

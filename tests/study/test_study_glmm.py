@@ -37,7 +37,7 @@ def test_study_means_default_to_accuracy(study):
     with pytest.warns(FewLevelsWarning, match="'seed' has 8 levels"):
         acc = study.emmeans()
     assert list(acc.columns[:2]) == ["system", "prob"]
-    assert np.all((acc.ci_low < acc.prob) & (acc.prob < acc.ci_high) & (acc.ci_low > 0) & (acc.ci_high < 1))
+    assert np.all((acc.lower < acc.prob) & (acc.prob < acc.upper) & (acc.lower > 0) & (acc.upper < 1))
     # the default is the Laplace (ML) fit, as lme4's glmer, with z intervals, as emmeans
     assert not study.fit.reml and study.fit is study.fit_ml
     pd.testing.assert_frame_equal(acc, emmeans_response(study.fit, "system"))

@@ -44,20 +44,20 @@ def test_phi_draws_equal_phi_row_by_row(draws):
 
 def test_phi_interval(fit, draws):
     ci = phi_interval(fit, "item", {"rater": 2}, draws=draws)
-    assert ci["estimate"] == pytest.approx(phi(fit, "item", {"rater": 2}))
-    assert 0 <= ci["lower"] < ci["estimate"] < ci["upper"] <= 1
+    assert ci.estimate == pytest.approx(phi(fit, "item", {"rater": 2}))
+    assert 0 <= ci.lower < ci.estimate < ci.upper <= 1
     values = phi_draws(draws, "item", {"rater": 2})
     # the basic bootstrap interval on the logit scale: 2 logit(estimate) - quantiles of the draws' logits
     logit = lambda p: np.log(p / (1 - p))  # noqa: E731
     q_lo, q_hi = logit(np.quantile(values, [0.025, 0.975]))
-    expected = 1 / (1 + np.exp(-(2 * logit(ci["estimate"]) - np.array([q_hi, q_lo]))))
-    assert [ci["lower"], ci["upper"]] == pytest.approx(expected)
+    expected = 1 / (1 + np.exp(-(2 * logit(ci.estimate) - np.array([q_hi, q_lo]))))
+    assert [ci.lower, ci.upper] == pytest.approx(expected)
     # bias-corrected percentiles (Efron 1982): quantiles Phi(2 z0 -+ 1.96), z0 from the share of draws below
     bc = phi_interval(fit, "item", {"rater": 2}, draws=draws, method="bc")
-    z0 = norm.ppf(np.mean(values < ci["estimate"]))
-    assert [bc["lower"], bc["upper"]] == pytest.approx(np.quantile(values, norm.cdf([2 * z0 - 1.959964, 2 * z0 + 1.959964])))
+    z0 = norm.ppf(np.mean(values < ci.estimate))
+    assert [bc.lower, bc.upper] == pytest.approx(np.quantile(values, norm.cdf([2 * z0 - 1.959964, 2 * z0 + 1.959964])))
     plain = phi_interval(fit, "item", {"rater": 2}, draws=draws, method="percentile")
-    assert [plain["lower"], plain["upper"]] == pytest.approx(np.quantile(values, [0.025, 0.975]))
+    assert [plain.lower, plain.upper] == pytest.approx(np.quantile(values, [0.025, 0.975]))
     with pytest.raises(InputError, match="method"):
         phi_interval(fit, "item", {"rater": 2}, draws=draws, method="bca")
     again = phi_interval(fit, "item", {"rater": 2}, n_resamples=100, random_state=3, progress=False)
@@ -118,7 +118,7 @@ def test_boundary_component_does_not_break_the_interval():
         warnings.simplefilter("ignore")
         f = lmer("y ~ 1 + (1|item) + (1|rater)", df)
     ci = phi_interval(f, "item", n_resamples=60, random_state=0, progress=False)
-    assert np.isfinite([ci["lower"], ci["upper"]]).all() and 0 <= ci["lower"] <= ci["upper"] <= 1
+    assert np.isfinite([ci.lower, ci.upper]).all() and 0 <= ci.lower <= ci.upper <= 1
 
 
 def test_intervals_need_a_fit():
@@ -152,7 +152,7 @@ def test_an_interval_ending_at_1_because_refits_put_phi_at_0_warns_with_their_sh
     assert at_zero >= 0.025 * 200  # the case the warning is about
     with pytest.warns(BoundaryWarning, match=rf"{at_zero} of 200 bootstrap refits \(\d+%\) put phi at 0") as caught:
         ci = phi_interval(weak, "item", draws=draws)
-    assert ci["upper"] == 1.0 and "upper end is 1" in str(caught[0].message)
+    assert ci.upper == 1.0 and "upper end is 1" in str(caught[0].message)
     with pytest.warns(BoundaryWarning, match="put phi at 0"):
         dstudy_intervals(weak, "item", {"rater": [1, 2]}, draws=draws)
 

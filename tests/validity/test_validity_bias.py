@@ -39,7 +39,7 @@ def test_type_one_error_and_coverage_by_simulation():
         b = rng.multivariate_normal([0, 0], cov, n2)
         res = correlation_difference_test(a[:, 0], a[:, 1], b[:, 0], b[:, 1])
         reject += res.pvalue < 0.05
-        covered += res.confidence_interval.low <= 0 <= res.confidence_interval.high
+        covered += res.confidence_interval.lower <= 0 <= res.confidence_interval.upper
     # binomial sd at 400 reps ~ 0.011: allow 3 sd
     assert abs(reject / reps - 0.05) < 0.035
     assert abs(covered / reps - 0.95) < 0.035
@@ -53,8 +53,8 @@ def test_bootstrap_is_seeded_and_close_to_zou():
     b = correlation_difference_test(x1, y1, x2, y2, n_resamples=500, random_state=3)
     assert a.details["bootstrap_ci"] == b.details["bootstrap_ci"]
     lo, hi = a.details["bootstrap_ci"]
-    assert lo == pytest.approx(a.confidence_interval.low, abs=0.05)
-    assert hi == pytest.approx(a.confidence_interval.high, abs=0.05)
+    assert lo == pytest.approx(a.confidence_interval.lower, abs=0.05)
+    assert hi == pytest.approx(a.confidence_interval.upper, abs=0.05)
 
 
 def _nli_like(seed=0):
