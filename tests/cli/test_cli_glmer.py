@@ -75,3 +75,22 @@ def test_significance_df_methods_family_binomial(capsys):
     satt = _json(capsys, base + ["--df", "satterthwaite"])
     assert [r["df"] for r in default["rows"]] == [r["df"] for r in upper["rows"]]
     assert all(u["df"] < s["df"] for u, s in zip(upper["rows"], satt["rows"]))
+
+
+def test_significance_family_by_a_numeric_property_gives_slopes(tmp_path, capsys):
+    """``--family binomial --by <numeric>`` compares the systems' slopes on the link scale (it was refused though
+    ``--help`` promises slopes)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"item": np.repeat(np.arange(40), 6), "system": np.tile(list("ABC"), 80)})
+    d["length"] = rng.normal(size=40)[d.item]
+    eta = rng.normal(size=40)[d.item] + 0.5 * (d.system == "B")
+    d["correct"] = (rng.random(240) < 1 / (1 + np.exp(-eta))).astype(int)
+    path = tmp_path / "bin.csv"
+    d.to_csv(path, index=False)
+    out = _json(capsys, ["significance", str(path), "correct ~ system + (1|item)", "--family", "binomial",
+                         "--by", "length", "--json"])
+    assert out["trend"] == "length" and out["glrt"]["df"] == 2.0
+    assert {r["system"] for r in out["slopes"]} == {"A", "B", "C"}

@@ -14,8 +14,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from ..mixed._optimize import finite_difference_gradient, minimize_deviance
-from ._interface import FitModel
+from ._optimize import finite_difference_gradient, minimize_deviance
+from ._protocol import FitModel
 
 __all__ = ["profile_zeta", "profile_interval", "profile_intervals"]
 
@@ -73,7 +73,7 @@ def _varpar_profile(model: FitModel, index: int, value: float, start: np.ndarray
         par[index] = value
         return par
 
-    analytic = getattr(model, "ml_deviance_and_gradient", None)
+    analytic = model.ml_deviance_and_gradient
     if analytic is not None:
         sub = tuple(kinds[i] for i in others)
         jac = _jacobian(sub)
@@ -107,7 +107,7 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
     >>> bool(z[0] < 0 < z[1])
     True
     """
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     with single_threaded_blas():
         profiler = _profiler_for(model)
@@ -156,8 +156,7 @@ class _Profiler:
             # keep the other standard deviations off 0 so the optimiser can move them
             start = np.where(start > 0, start, np.where(np.array(self.model.varpar_kinds) == "sd",
                                                          1e-3 * self.varpar_hat[-1], start))
-            own = getattr(self.model, "profile_varpar", None)  # a FitModel's own constrained optimisation
-            found = own(i, value, start) if own is not None else None
+            found = self.model.profile_varpar(i, value, start)  # a FitModel's own constrained optimisation, or None
             dev, par = found if found is not None else _varpar_profile(self.model, i, value, start)
             if np.isfinite(dev):
                 self._start = par
@@ -169,8 +168,8 @@ class _Profiler:
 
 def _profiler_for(model: FitModel) -> _Profiler:
     """The model's own profiler (``model.profiler()``, e.g. a GLMM's) or the linear mixed model's."""
-    own = getattr(model, "profiler", None)
-    return own() if callable(own) else _Profiler(model)
+    own = model.profiler()
+    return own if own is not None else _Profiler(model)
 
 
 def _scale(profiler: _Profiler, i: int) -> float:
@@ -247,7 +246,7 @@ def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[f
     >>> bool(0 < lo < fit.sigma < hi)
     True
     """
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     with single_threaded_blas():
@@ -272,7 +271,7 @@ def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] 
     ['sd_(Intercept)|g', 'sigma', '(Intercept)']
     """
     from .._progress import progress as bar
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     profiler = _profiler_for(model)
