@@ -163,6 +163,12 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
+#: a fit ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from the nearest
+#: singular point (:func:`_reduced_start`): where the deviance's curvature at 0 is small the iterations
+#: approach a zero optimum slowly, and a factor with a small diagonal element reaches a singular optimum
+#: only along a curved valley (its columns rotate into each other), which a component set to 0 alone misses
+_ZERO_TRY = 1e-2
+
 
 def _factor_layout(factors: tuple[int, ...] | None, lower: np.ndarray) -> list[tuple[int, int]]:
     """``(offset, p_k)`` of each lower-triangular factor with lme4's bounds (0 on the diagonal, ``-inf`` off it)
@@ -224,6 +230,27 @@ def canonical_factors(theta: np.ndarray, layout: list[tuple[int, int]]) -> np.nd
         for j, idx in enumerate(columns):
             theta[idx] = lam[j:, j]
     return theta
+
+
+def _reduced_start(theta: np.ndarray, small: np.ndarray, layout: list[tuple[int, int]]) -> np.ndarray:
+    """``theta`` with its ``small`` components at 0; a factor of ``layout`` with a small diagonal element is
+    replaced by the factor of rank one less nearest to it (``Lambda_k Lambda_k'`` without its smallest
+    eigenvalue, brought to lower-triangular form by a QR decomposition and to :func:`canonical_factors`)."""
+    out = np.where(small, 0.0, theta)
+    for offset, p in layout:
+        columns = _column_indices(offset, p)
+        if not any(small[idx[0]] for idx in columns):
+            continue
+        lam = np.zeros((p, p))
+        for j, idx in enumerate(columns):
+            lam[j:, j] = theta[idx]
+        values, vectors = np.linalg.eigh(lam @ lam.T)
+        reduced = vectors[:, 1:] * np.sqrt(np.maximum(values[1:], 0.0))
+        low = np.linalg.qr(np.column_stack([reduced, np.zeros(p)]).T, mode="r").T  # low low' = reduced reduced'
+        low *= np.where(np.diag(low) < 0, -1.0, 1.0)
+        for j, idx in enumerate(columns):
+            out[idx] = low[j:, j]
+    return canonical_factors(out, layout)
 
 
 def _zero_columns(theta: np.ndarray, layout: list[tuple[int, int]]) -> list[np.ndarray]:
@@ -414,7 +441,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
     from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
     is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to exactly
-    0 when that does not increase the deviance, zero coordinates are probed away from 0 and the search
+    0 when that does not increase the deviance, those below 0.01 are set to 0 (a factor with such a diagonal
+    element replaced by the nearest one of lower rank) and the others re-optimised once (the better optimum is
+    kept), zero coordinates are probed away from 0 and the search
     restarted from any better point. A factor ``Lambda_k`` with more than one row (``factors``) is singular
     when a diagonal element is 0; the deviance is even in that factor's column as a whole only when the
     entries below the diagonal are 0 too, and from a factor with ``L_jj = 0, L_mj != 0`` only covariances with
@@ -475,6 +504,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     h = hessian(x, grad)
     decrease = np.inf
     message = "predicted decrease below tolerance"
+    kept = None  # the optimum before its small components were tried at 0
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
@@ -502,11 +532,19 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
             columns = tuple((idx, *_column_directions(fg, x, grad, idx)) for idx in _zero_columns(x, layout))
         curvature = np.diag(h) if h is not None else np.zeros(k)
         start = _escape_boundary(f, x, value, bounded, curvature, _PROBES if probes is None else tuple(probes), columns)
+        small = bounded & (lower == 0.0) & (x > 0.0) & (x < _ZERO_TRY)
+        if start is None and kept is None and small.any():
+            # a zero optimum approached slowly (the deviance nearly quartic in theta_k): the other components
+            # re-optimised with those thetas at 0; the better of the two optima is kept
+            kept = (x, value, grad, h, decrease)
+            start = _reduced_start(x, small, layout)
         if start is None:
             break
         x = start
         value, grad = fg(x)
         h = hessian(x, grad)
+    if kept is not None and kept[1] < value:
+        x, value, grad, h, decrease = kept
     converged = bool(np.isfinite(value) and decrease < DECREASE_TOL)
     if not converged:
         message = f"predicted decrease {decrease:.3g} above {DECREASE_TOL:g}"
