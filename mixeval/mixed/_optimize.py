@@ -163,7 +163,7 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
-#: a fit ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from the nearest
+#: a fit with ``factors`` ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from the nearest
 #: singular point (:func:`_reduced_start`): where the deviance's curvature at 0 is small the iterations
 #: approach a zero optimum slowly, and a factor with a small diagonal element reaches a singular optimum
 #: only along a curved valley (its columns rotate into each other), which a component set to 0 alone misses
@@ -439,21 +439,25 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     step changes theta by less than :data:`THETA_RTOL` (relative) or the
     predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
     starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
-    from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
-    is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to exactly
-    0 when that does not increase the deviance, those below 0.01 are set to 0 (a factor with such a diagonal
-    element replaced by the nearest one of lower rank) and the others re-optimised once (the better optimum is
-    kept), zero coordinates are probed away from 0 and the search
-    restarted from any better point. A factor ``Lambda_k`` with more than one row (``factors``) is singular
-    when a diagonal element is 0; the deviance is even in that factor's column as a whole only when the
-    entries below the diagonal are 0 too, and from a factor with ``L_jj = 0, L_mj != 0`` only covariances with
-    a correlation near +-1 are reachable nearby, so such a point can satisfy the bounds' optimality
-    conditions in theta without being a minimum over the covariance. The factor is therefore rotated to an
-    equivalent one whose zero-diagonal columns are 0 throughout (:func:`canonical_factors`), where the
-    gradient of such a column vanishes and its Hessian block decides: the column is probed along every
-    eigenvector (along a negative curvature the first decrease is taken), so a saddle whose way down moves
-    an off-diagonal and a diagonal element together is left. Convergence (lme4's ``checkConv`` in spirit) means the Newton step
-    with the fresh Hessian predicts a decrease below :data:`DECREASE_TOL`: a criterion in deviance
+    from 0 take their steps in ``log(theta)``. The deviance of a scalar term is even in its theta, so
+    ``theta_k = 0`` is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to
+    exactly 0 when that does not increase the deviance, zero coordinates are probed away from 0 and the
+    search restarted from any better point.
+
+    A factor ``Lambda_k`` with more than one row (``factors``) is singular when a diagonal element is 0; the
+    deviance is even in that factor's column as a whole only when the entries below the diagonal are 0 too,
+    and from a factor with ``L_jj = 0, L_mj != 0`` only covariances with a correlation near +-1 are reachable
+    nearby, so such a point can satisfy the bounds' optimality conditions in theta without being a minimum
+    over the covariance. The factor is therefore rotated to an equivalent one whose zero-diagonal columns
+    are 0 throughout (:func:`canonical_factors`), where the gradient of such a column vanishes and its
+    Hessian block decides: the column is probed along every eigenvector (along a negative curvature the
+    first decrease is taken), so a saddle whose way down moves an off-diagonal and a diagonal element
+    together is left. A fit with ``factors`` ending with a bounded coordinate below 0.01 is re-optimised
+    once from the nearest singular point (those coordinates at 0, a factor with such a diagonal element
+    replaced by the nearest factor of lower rank) and the better optimum is kept.
+
+    Convergence (lme4's ``checkConv`` in spirit) means the Newton step with the fresh Hessian predicts a
+    decrease below :data:`DECREASE_TOL`: a criterion in deviance
     units, which do not depend on the response's location or scale (shifting or rescaling ``y`` adds a
     constant to the deviance and leaves theta unchanged).
     """
@@ -533,7 +537,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         curvature = np.diag(h) if h is not None else np.zeros(k)
         start = _escape_boundary(f, x, value, bounded, curvature, _PROBES if probes is None else tuple(probes), columns)
         small = bounded & (lower == 0.0) & (x > 0.0) & (x < _ZERO_TRY)
-        if start is None and kept is None and small.any():
+        if start is None and kept is None and layout and small.any():
             # a zero optimum approached slowly (the deviance nearly quartic in theta_k): the other components
             # re-optimised with those thetas at 0; the better of the two optima is kept
             kept = (x, value, grad, h, decrease)
