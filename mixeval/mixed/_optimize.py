@@ -23,8 +23,9 @@ from ._deviance import average_information, deviance_parts, gradient_from_parts,
 from ._start import moment_start
 from ._stats import SufficientStats
 
-__all__ = ["OptimResult", "minimize_deviance", "canonical_factors", "finite_difference_gradient", "finite_difference_hessian",
-           "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL", "THETA_RTOL"]
+__all__ = ["OptimResult", "minimize_deviance", "canonical_factors", "finite_difference_gradient",
+           "finite_difference_hessian", "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL",
+           "THETA_RTOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
@@ -163,8 +164,8 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
-#: a fit with ``factors`` ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from the nearest
-#: singular point (:func:`_reduced_start`): where the deviance's curvature at 0 is small the iterations
+#: a fit with ``factors`` ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from
+#: the nearest singular point (:func:`_reduced_start`): where the deviance's curvature at 0 is small the iterations
 #: approach a zero optimum slowly, and a factor with a small diagonal element reaches a singular optimum
 #: only along a curved valley (its columns rotate into each other), which a component set to 0 alone misses
 _ZERO_TRY = 1e-2
