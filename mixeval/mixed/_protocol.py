@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["FitModel", "FitModelBase", "FittedModel", "RefitSummary", "as_fit_model", "fixed_effect_wald"]
+__all__ = ["FitModel", "FitModelBase", "FittedModel", "RefitSummary", "as_fit_model", "fixed_effect_wald",
+           "require_fitted"]
 
 
 @dataclass(frozen=True)
@@ -211,3 +212,20 @@ def fixed_effect_wald(fit, z: float) -> dict[str, tuple[float, float]]:
     """
     se = np.sqrt(np.diag(fit.cov_coef))
     return {name: (float(b - z * s), float(b + z * s)) for name, b, s in zip(fit.fixed_names, fit.coef, se)}
+
+
+def require_fitted(fit, *, gaussian: bool, entry: str) -> None:
+    """An :class:`~mixeval.errors.InputError` unless ``fit`` is a fitted mixed model of the right kind: a Gaussian
+    one (``gaussian=True``) or one of another family; ``entry`` names the call that makes it.
+
+    Examples
+    --------
+    >>> require_fitted({"a": 1}, gaussian=True, entry="mixeval.lmer")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: expected a fitted model of mixeval.lmer; got dict.
+    """
+    fitted = hasattr(type(fit), "model") and hasattr(fit, "family")  # a class check: building the model calls this
+    if not fitted or bool(fit.family.estimates_scale) != gaussian:
+        what = type(fit).__name__ if not fitted else f"a {fit.family.name} fit"
+        raise InputError(f"expected a fitted model of {entry}; got {what}.")
