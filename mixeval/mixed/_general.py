@@ -435,7 +435,7 @@ def optimize_general(stats: BlockStats, reml: bool, theta0: np.ndarray | None = 
         except np.linalg.LinAlgError as exc:  # numpy's batched Cholesky: treat as scipy's (infinite deviance)
             raise LinAlgError(str(exc)) from exc
 
-    opt = minimize_deviance(fg, x0, lo)
+    opt = minimize_deviance(fg, x0, lo, factors=stats.dims)
     calls = [0]
 
     def counted(theta: np.ndarray) -> tuple[float, np.ndarray]:

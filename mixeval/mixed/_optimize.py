@@ -23,8 +23,9 @@ from ._deviance import average_information, deviance_parts, gradient_from_parts,
 from ._start import moment_start
 from ._stats import SufficientStats
 
-__all__ = ["OptimResult", "minimize_deviance", "finite_difference_gradient", "finite_difference_hessian",
-           "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL", "THETA_RTOL"]
+__all__ = ["OptimResult", "minimize_deviance", "canonical_factors", "finite_difference_gradient",
+           "finite_difference_hessian", "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL",
+           "THETA_RTOL"]
 
 #: theta below this is "on the boundary" (lme4's ``isSingular`` default tolerance).
 SINGULAR_TOL = 1e-4
@@ -163,24 +164,152 @@ def _snap_to_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray) ->
 
 _PROBES = (1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)
 
+#: a fit with ``factors`` ending with bounded thetas in ``[SINGULAR_TOL, _ZERO_TRY)`` is re-optimised once from
+#: the nearest singular point (:func:`_reduced_start`): where the deviance's curvature at 0 is small the iterations
+#: approach a zero optimum slowly, and a factor with a small diagonal element reaches a singular optimum
+#: only along a curved valley (its columns rotate into each other), which a component set to 0 alone misses
+_ZERO_TRY = 1e-2
+
+
+def _factor_layout(factors: tuple[int, ...] | None, lower: np.ndarray) -> list[tuple[int, int]]:
+    """``(offset, p_k)`` of each lower-triangular factor with lme4's bounds (0 on the diagonal, ``-inf`` off it)
+    among the leading coordinates; factors of size 1 (and any with other bounds) are left out."""
+    out, offset = [], 0
+    for p in factors or ():
+        n = p * (p + 1) // 2
+        diag = np.array([i == j for j in range(p) for i in range(j, p)])
+        block = lower[offset:offset + n]
+        if p > 1 and block.size == n and np.all(block[diag] == 0.0) and np.all(np.isneginf(block[~diag])):
+            out.append((offset, p))
+        offset += n
+    return out
+
+
+def _column_indices(offset: int, p: int) -> list[np.ndarray]:
+    """The coordinates of each column of a factor stored at ``offset`` (lower triangle column-wise, diagonal first)."""
+    starts = offset + np.concatenate([[0], np.cumsum(np.arange(p, 1, -1))])
+    return [np.arange(start, start + p - j) for j, start in enumerate(starts)]
+
+
+def canonical_factors(theta: np.ndarray, layout: list[tuple[int, int]]) -> np.ndarray:
+    """An equivalent ``theta`` (the same ``Lambda_k Lambda_k'``) in which every column of a factor whose diagonal
+    is 0 is 0 throughout.
+
+    A singular ``Lambda_k`` has many lower-triangular factors; in one with ``L_jj = 0`` but ``L_mj != 0`` below
+    it, the covariances reachable nearby are only those with a correlation near +-1 between coefficients
+    ``j`` and ``m``, so such a point can be a minimum over ``theta`` and not over the covariance. Rotating
+    column ``j`` with column ``m`` (``m = j + 1, ...``; a Givens rotation of the rows ``>= m``, which keeps the
+    factor lower-triangular with ``L_mm >= 0``) moves the entries below the zero diagonal into the later columns;
+    from there every nearby covariance is reachable, and the deviance is even in column ``j`` as a whole.
+
+    Examples
+    --------
+    theta ``[L11, L21, L31, L22, L32, L33]`` of a 3 x 3 factor with ``L22 = 0`` and ``L32 = 0.3``:
+
+    >>> canonical_factors(np.array([1.0, 0.5, 0.2, 0.0, 0.3, 0.4]), [(0, 3)]).round(4).tolist()
+    [1.0, 0.5, 0.2, 0.0, 0.0, 0.5]
+    """
+    theta = np.array(theta, dtype=float)
+    for offset, p in layout:
+        columns = _column_indices(offset, p)
+        lam = np.zeros((p, p))
+        for j, idx in enumerate(columns):
+            lam[j:, j] = theta[idx]
+        for j in range(p - 1):
+            if lam[j, j] != 0.0:
+                continue
+            for m in range(j + 1, p):
+                a, b = lam[m, j], lam[m, m]
+                if a == 0.0:
+                    continue
+                r = float(np.hypot(a, b))
+                c, s = b / r, a / r
+                col_j, col_m = lam[m:, j].copy(), lam[m:, m].copy()
+                lam[m:, j] = c * col_j - s * col_m
+                lam[m:, m] = s * col_j + c * col_m
+                lam[m, j] = 0.0
+        for j, idx in enumerate(columns):
+            theta[idx] = lam[j:, j]
+    return theta
+
+
+def _reduced_start(theta: np.ndarray, small: np.ndarray, layout: list[tuple[int, int]]) -> np.ndarray:
+    """``theta`` with its ``small`` components at 0; a factor of ``layout`` with a small diagonal element is
+    replaced by the factor of rank one less nearest to it (``Lambda_k Lambda_k'`` without its smallest
+    eigenvalue, brought to lower-triangular form by a QR decomposition and to :func:`canonical_factors`)."""
+    out = np.where(small, 0.0, theta)
+    for offset, p in layout:
+        columns = _column_indices(offset, p)
+        if not any(small[idx[0]] for idx in columns):
+            continue
+        lam = np.zeros((p, p))
+        for j, idx in enumerate(columns):
+            lam[j:, j] = theta[idx]
+        values, vectors = np.linalg.eigh(lam @ lam.T)
+        reduced = vectors[:, 1:] * np.sqrt(np.maximum(values[1:], 0.0))
+        low = np.linalg.qr(np.column_stack([reduced, np.zeros(p)]).T, mode="r").T  # low low' = reduced reduced'
+        low *= np.where(np.diag(low) < 0, -1.0, 1.0)
+        for j, idx in enumerate(columns):
+            out[idx] = low[j:, j]
+    return canonical_factors(out, layout)
+
+
+def _zero_columns(theta: np.ndarray, layout: list[tuple[int, int]]) -> list[np.ndarray]:
+    """The coordinates of every column of a factor that is 0 throughout and has entries below the diagonal."""
+    return [idx for offset, p in layout for idx in _column_indices(offset, p)[:-1] if not np.any(theta[idx])]
+
+
+def _column_directions(fg, theta: np.ndarray, grad: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Curvatures and directions (eigenpairs of the Hessian block, diagonal component >= 0) of a zero column.
+
+    The deviance is even in the column as a whole, so the block (forward differences of the gradient, one
+    evaluation per entry) is the second-order term of every move of the column off 0.
+    """
+    step = 1e-4
+    block = np.empty((idx.size, idx.size))
+    for a, i in enumerate(idx):
+        trial = theta.copy()
+        trial[i] = step
+        block[a] = (fg(trial)[1][idx] - grad[idx]) / step
+    values, vectors = np.linalg.eigh(0.5 * (block + block.T))
+    return values, vectors * np.where(vectors[0] < 0, -1.0, 1.0)
+
+
+def _canonical_point(fg, x: np.ndarray, value: float, grad: np.ndarray, layout: list[tuple[int, int]]):
+    """``x`` moved to :func:`canonical_factors` when that changes it and not the deviance (beyond rounding);
+    returns the point, its deviance and gradient and whether it moved."""
+    canon = canonical_factors(x, layout)
+    if np.array_equal(canon, x):
+        return x, value, grad, False
+    c_value, c_grad = fg(canon)
+    if not c_value <= value + 1e-9 * max(1.0, abs(value)):
+        return x, value, grad, False
+    return canon, c_value, c_grad, True
+
 
 def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, curvature: np.ndarray,
-                     probes: tuple[float, ...] = _PROBES) -> np.ndarray | None:
+                     probes: tuple[float, ...] = _PROBES, columns: tuple = ()) -> np.ndarray | None:
     """A point with lower deviance than ``theta`` obtained by moving one zero bounded component off 0, if any.
 
     Where the curvature at 0 is negative a step off 0 decreases the deviance; where it is positive 0 is a
-    local minimum along that coordinate and the probes look for a better one further away.
+    local minimum along that coordinate and the probes look for a better one further away. ``columns``
+    holds ``(indices, curvatures, directions)`` of zero factor columns (:func:`_column_directions`): their
+    coordinates move together along each direction in place of one at a time.
     """
     best, best_value = None, base - 1e-10 * max(1.0, abs(base))
-    for i in np.flatnonzero(bounded & (theta == 0.0)):
-        for step in probes:
-            trial = theta.copy()
-            trial[i] = step
-            value = f(trial)
-            if value < best_value:
-                best, best_value = trial, value
-                if curvature[i] < 0:
-                    break
+    moves = [(np.array([i]), np.ones((1, 1)), curvature[i:i + 1]) for i in np.flatnonzero(bounded & (theta == 0.0))
+             if not any(i in idx for idx, _, _ in columns)]
+    moves += [(idx, vectors, values) for idx, values, vectors in columns]
+    for idx, vectors, values in moves:
+        for direction, curv in zip(vectors.T, values):
+            for step in probes:
+                trial = theta.copy()
+                trial[idx] = step * direction
+                value = f(trial)
+                if value < best_value:
+                    best, best_value = trial, value
+                    if curv < 0:
+                        break
     return best
 
 
@@ -266,7 +395,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
-                      probes: tuple[float, ...] | None = None) -> OptimResult:
+                      probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -291,6 +420,11 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         Values at which a component ending at 0 is tried (default ``(1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0)``); a
         caller that moves components with negative curvature off 0 itself (the exact Hessian tells) may
         keep only the distant ones, which look for a better optimum away from 0.
+    factors : tuple of int, optional
+        The sizes ``p_k`` of the relative covariance factors whose lower triangles (column-wise, lme4's
+        layout) are the leading coordinates of theta. A singular factor is then brought to
+        :func:`canonical_factors` before the boundary checks, and a zero column is moved off 0 as a whole,
+        along the eigenvectors of its Hessian block, not one coordinate at a time.
 
     Returns
     -------
@@ -306,17 +440,32 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     step changes theta by less than :data:`THETA_RTOL` (relative) or the
     predicted decrease ``-g'd / 2`` is below 1e-16; the Hessian is then formed afresh and another round
     starts while its step predicts more than 1e-13 (at most three rounds). Standard deviations away
-    from 0 take their steps in ``log(theta)``. The deviance is even in every bounded coordinate, so ``theta_k = 0``
-    is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to exactly
-    0 when that does not increase the deviance, zero coordinates are probed away from 0 and the search
-    restarted from any better point. Convergence (lme4's ``checkConv`` in spirit) means the Newton step
-    with the fresh Hessian predicts a decrease below :data:`DECREASE_TOL`: a criterion in deviance
+    from 0 take their steps in ``log(theta)``. The deviance of a scalar term is even in its theta, so
+    ``theta_k = 0`` is always stationary: bounded coordinates that end within ``SINGULAR_TOL`` of 0 are set to
+    exactly 0 when that does not increase the deviance, zero coordinates are probed away from 0 and the
+    search restarted from any better point.
+
+    A factor ``Lambda_k`` with more than one row (``factors``) is singular when a diagonal element is 0; the
+    deviance is even in that factor's column as a whole only when the entries below the diagonal are 0 too,
+    and from a factor with ``L_jj = 0, L_mj != 0`` only covariances with a correlation near +-1 are reachable
+    nearby, so such a point can satisfy the bounds' optimality conditions in theta without being a minimum
+    over the covariance. The factor is therefore rotated to an equivalent one whose zero-diagonal columns
+    are 0 throughout (:func:`canonical_factors`), where the gradient of such a column vanishes and its
+    Hessian block decides: the column is probed along every eigenvector (along a negative curvature the
+    first decrease is taken), so a saddle whose way down moves an off-diagonal and a diagonal element
+    together is left. A fit with ``factors`` ending with a bounded coordinate below 0.01 is re-optimised
+    once from the nearest singular point (those coordinates at 0, a factor with such a diagonal element
+    replaced by the nearest factor of lower rank) and the better optimum is kept.
+
+    Convergence (lme4's ``checkConv`` in spirit) means the Newton step with the fresh Hessian predicts a
+    decrease below :data:`DECREASE_TOL`: a criterion in deviance
     units, which do not depend on the response's location or scale (shifting or rescaling ``y`` adds a
     constant to the deviance and leaves theta unchanged).
     """
     lower = np.asarray(lower, dtype=float)
     k = lower.size
     bounded = np.isfinite(lower)
+    layout = _factor_layout(factors, lower)
     n_evals = [0]
 
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -360,6 +509,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     h = hessian(x, grad)
     decrease = np.inf
     message = "predicted decrease below tolerance"
+    kept = None  # the optimum before its small components were tried at 0
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
@@ -380,12 +530,26 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         if not np.array_equal(snapped, x):  # (the Hessian of the unsnapped point serves the checks below)
             x = snapped
             value, grad = fg(x)
-        start = _escape_boundary(f, x, value, bounded, np.diag(h), _PROBES if probes is None else tuple(probes))
+        columns: tuple = ()
+        if layout:
+            x, value, grad, moved = _canonical_point(fg, x, value, grad, layout)
+            h = None if moved else h
+            columns = tuple((idx, *_column_directions(fg, x, grad, idx)) for idx in _zero_columns(x, layout))
+        curvature = np.diag(h) if h is not None else np.zeros(k)
+        start = _escape_boundary(f, x, value, bounded, curvature, _PROBES if probes is None else tuple(probes), columns)
+        small = bounded & (lower == 0.0) & (x > 0.0) & (x < _ZERO_TRY)
+        if start is None and kept is None and layout and small.any():
+            # a zero optimum approached slowly (the deviance nearly quartic in theta_k): the other components
+            # re-optimised with those thetas at 0; the better of the two optima is kept
+            kept = (x, value, grad, h, decrease)
+            start = _reduced_start(x, small, layout)
         if start is None:
             break
         x = start
         value, grad = fg(x)
         h = hessian(x, grad)
+    if kept is not None and kept[1] < value:
+        x, value, grad, h, decrease = kept
     converged = bool(np.isfinite(value) and decrease < DECREASE_TOL)
     if not converged:
         message = f"predicted decrease {decrease:.3g} above {DECREASE_TOL:g}"
