@@ -254,13 +254,16 @@ def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndar
     central differences (in ``beta`` analytic where available).
     """
     re = fit.problem.re
+    # vector-valued terms: the optimiser's boundary checks over whole covariance factors (stage 1 and REML are
+    # over theta alone, whose layout the factors describe; stage 2 starts from stage 1's optimum)
+    factors = tuple(t.n_coef for t in re.terms) if any(t.n_coef > 1 for t in re.terms) else None
     if reml:
-        opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), re.theta0, re.lower)
+        opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), re.theta0, re.lower, factors=factors)
         fit.stage1_reml(opt.theta)  # leaves beta and u at the optimum
         return opt.theta, fit.beta.copy(), opt
     analytic = supports_gradient(fit.problem)
     stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
-    opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1)
+    opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1, factors=factors)
     fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
     if fit.n_agq == 0:
         return opt1.theta, fit.beta.copy(), opt1
