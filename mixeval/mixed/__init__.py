@@ -14,6 +14,8 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
+from ._clmm import clmm
+from ._clmm_result import ClmmResult
 from ._fit import fit_design, fit_from_stats, lmer
 from ._glmm import glmer
 from ._glmm_result import GlmerResult
@@ -25,6 +27,8 @@ from ._stats import SufficientStats, compute_stats
 __all__ = [
     "lmer",
     "glmer",
+    "clmm",
+    "ClmmResult",
     "GlmerResult",
     "compare",
     "LmerResult",
