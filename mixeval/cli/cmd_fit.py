@@ -1,11 +1,12 @@
-"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
+"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson|ordinal] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
 
 from __future__ import annotations
 
 import argparse
 import warnings
 
-from ..mixed import compare, glmer, lmer
+from ..errors import InputError
+from ..mixed import clmm, compare, glmer, lmer
 from . import print_json
 from ._io import read_table
 
@@ -31,10 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_family_arguments(p: argparse.ArgumentParser) -> None:
     """``--family``, ``--link``, ``--nagq``, ``--weights``: a generalised linear mixed model (glmer)."""
-    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
                    help="response distribution: gaussian (lmer, default), binomial (0/1 or proportion with "
-                        "--weights trials) or poisson (counts); the last two fit glmer")
-    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+                        "--weights trials) or poisson (counts), which fit glmer, or ordinal (ratings: clmm)")
+    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
     p.add_argument("--nagq", type=int, default=1, help="glmer's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite")
     p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row)")
 
@@ -44,6 +45,10 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     family = getattr(args, "family", "gaussian")
     if family == "gaussian":
         return lmer(formula, data, REML=reml)
+    if family == "ordinal":
+        if args.weights is not None:
+            raise InputError("--weights is not available with --family ordinal (one row per rating).")
+        return clmm(formula, data, link=args.link or "logit", nAGQ=args.nagq)
     return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 

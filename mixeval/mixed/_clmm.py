@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from ._ordinal import (
     get_ordinal,
     ordered_response,
     row_derivatives,
+    row_log_probability,
     threshold_jacobian,
     warn_empty_categories,
 )
@@ -214,12 +216,16 @@ class ClmmDeviance:
     def fixed_offset(self, beta: np.ndarray) -> np.ndarray:
         return self.problem.X @ beta if self.problem.p else np.zeros(self.problem.nobs)
 
+    def log_probabilities(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        a, b = self.problem.arguments(alpha, offset + eta)
+        return row_log_probability(self.problem.family.link, a, b, self.problem.top, self.problem.bottom)
+
     def rows(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray, third: bool = False):
         a, b = self.problem.arguments(alpha, offset + eta)
         return row_derivatives(self.problem.family.link, a, b, self.problem.top, self.problem.bottom, third=third)
 
     def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = 1e-10,
-              maxit: int = 100):
+              maxit: int = 100, third: bool = False):
         """Conditional modes of ``u`` by Newton steps with step halving on ``-2 sum log P + ||u||^2``.
 
         Returns ``(u, eta, rows, system, ops)`` at the modes, or raises ``LinAlgError`` where the thresholds
@@ -248,20 +254,20 @@ class ClmmDeviance:
             if size < tol or float(du @ rhs) < 1e-20 * (1.0 + abs(pen)):
                 u = u + du
                 eta = ops.eta(u, zero)
-                rows = self.rows(alpha, offset, eta)
+                rows = self.rows(alpha, offset, eta, third=third)
                 break
             step = 1.0
             for _ in range(30):
                 u_new = u + step * du
                 eta_new = ops.eta(u_new, zero)
-                rows_new = self.rows(alpha, offset, eta_new)
-                pen_new = -2.0 * float(np.sum(rows_new.l)) + float(u_new @ u_new)
+                pen_new = -2.0 * float(np.sum(self.log_probabilities(alpha, offset, eta_new))) + float(u_new @ u_new)
                 if pen_new <= pen + 1e-14 * (1.0 + abs(pen)):
                     break
                 step /= 2
             else:
                 break
-            u, eta, rows, pen = u_new, eta_new, rows_new, pen_new
+            u, eta, pen = u_new, eta_new, pen_new
+            rows = self.rows(alpha, offset, eta)
         system = ops.system(rows.w)
         return u, eta, rows, system, ops
 
@@ -273,12 +279,12 @@ class ClmmDeviance:
             if not np.all(np.isfinite(rows.l)):
                 raise LinAlgError("thresholds out of order")
             return theta, alpha, beta, offset, np.zeros(0), rows, None, None
-        u, eta, rows, system, ops = self.modes(theta, alpha, offset)
+        u, eta, rows, system, ops = self.modes(theta, alpha, offset, third=third)
         if not np.all(np.isfinite(rows.l)):
             raise LinAlgError("thresholds out of order")
         if np.all(np.isfinite(u)):
             self.u = u
-        if third:
+        if third and rows.wa is None:
             rows = self.rows(alpha, offset, eta, third=True)
         return theta, alpha, beta, offset, u, rows, system, ops
 
@@ -447,17 +453,20 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         dev.u = state[4].copy() if problem.re.q else dev.u
         state = dev._state(x)
 
-    def refitter(*, start: np.ndarray | None = None, new_y: np.ndarray | None = None):
-        if new_y is None:
-            return fit_clmm(design, response, family, n_agq=n_agq, nominal=nominal, data=data, warn=warn, x0=start)
-        resp = OrderedResponse(np.asarray(new_y, dtype=np.int64), response.levels, response.name)
-        return fit_clmm(design, resp, family, n_agq=n_agq, nominal=nominal, data=data, warn=False, x0=None)
-
+    refitter = partial(_refit, design, response, family, n_agq, nominal, data, nominal_spec)
     result = make_clmm_result(design, response, problem, kept, x, deviance, state, opt, cov_params, n_agq,
                               nominal_spec, data, refitter)
     if warn:
         check_clmm_fit(result)
     return result
+
+
+def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: int, nominal, data: Any,
+           nominal_spec: str | None, *, new_y: np.ndarray):
+    """The model fitted again to new category codes (a picklable refitter for the result)."""
+    resp = OrderedResponse(np.asarray(new_y, dtype=np.int64), response.levels, response.name)
+    return fit_clmm(design, resp, family, n_agq=n_agq, nominal=nominal, data=data, warn=False,
+                    nominal_spec=nominal_spec)
 
 
 def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: str = "flexible",

@@ -113,6 +113,11 @@ class ClmmResult(FixedEffectTables, Result):
 
     # ------------------------------------------------------------------ parameters
     @property
+    def reml(self) -> bool:
+        """Always False: ordinal fits are maximum-likelihood fits."""
+        return False
+
+    @property
     def link(self) -> str:
         return self.family.link
 

@@ -21,7 +21,7 @@ from scipy import special
 from ..errors import InputError, InputTypeError
 
 __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal", "ordered_response",
-           "row_derivatives", "threshold_jacobian", "EmptyCategoryWarning"]
+           "row_derivatives", "row_log_probability", "threshold_jacobian", "EmptyCategoryWarning"]
 
 THRESHOLDS = ("flexible", "equidistant", "symmetric")
 _LINKS = ("logit", "probit")
@@ -293,6 +293,15 @@ def _density_terms(link: str, x: np.ndarray, open_end: np.ndarray) -> tuple[np.n
         f2 = (xs * xs - 1.0) * f
         f, f1, f2 = (np.where(open_end, 0.0, v) for v in (f, f1, f2))
     return F, f, f1, f2
+
+
+def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+    """``log(F(a) - F(b))`` alone (the line searches' criterion), from the upper tails where ``b > 0``."""
+    cdf = special.expit if link == "logit" else special.ndtr
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lower_tail = cdf(a) - cdf(b)
+        upper_tail = cdf(-b) - cdf(-a)
+        return np.log(np.where(b > 0, upper_tail, lower_tail))
 
 
 def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray, bottom: np.ndarray, *,
