@@ -66,6 +66,12 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
         return source.variances
     if isinstance(source, GlmerResult):
         return latent_components(source)
+    latent = getattr(source, "latent_variance", None)
+    if latent is not None and hasattr(source, "components") and not isinstance(source, Mapping):
+        # ordinal (cumulative link) fits: the latent residual is the link's distribution variance
+        if any(len(c) > 1 for c in source.term_coef_names):
+            raise InputError("reliability needs random intercepts only; this ordinal fit has random slopes.")
+        return {**source.components, RESIDUAL: float(latent)}
     if not isinstance(source, Mapping):
         raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}

@@ -38,7 +38,7 @@ from ._ordinal import (
 from ._pirls import GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design"]
+__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -549,3 +549,55 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     design = build_design(parsed, coded)
     nom = nominal_design(design.data, nominal) if nominal is not None else None
     return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
+
+
+def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
+    """Likelihood-ratio test that the levels of ``factor`` (e.g. raters) use the rating scale differently.
+
+    Fits ``formula`` with ``factor`` as a location effect (each rater shifts every threshold alike) and with
+    ``factor`` as a nominal effect (each rater has thresholds of its own, ``ordinal::clm``'s ``nominal =
+    ~factor``), and compares them: ``W = 2 (l_nominal - l_location) ~ chi2((L - 1)(J - 2))`` for ``L`` levels
+    and ``J`` categories.
+
+    Parameters
+    ----------
+    formula : str
+        The model without ``factor`` (e.g. ``"rating ~ system + (1|item)"``).
+    data : DataFrame
+    factor : str
+        A column of ``data``.
+    **options
+        Passed to :func:`clmm` (``link``, ``levels``, ``nAGQ``); flexible thresholds.
+
+    Returns
+    -------
+    TestResult
+        ``statistic``, ``df``, ``pvalue``; ``details`` holds both fits.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(2)
+    >>> df = pd.DataFrame({"rater": np.repeat(["a", "b", "c"], 100), "system": np.tile(["A", "B"], 150)})
+    >>> df["rating"] = np.digitize(0.5 * (df.system == "B") + rng.logistic(size=300), [-1, 0, 1]) + 1
+    >>> res = nominal_test("rating ~ system", df, "rater")
+    >>> res.df
+    4.0
+    """
+    from scipy import stats as sps
+
+    from .._results import TestResult
+
+    if "threshold" in options and options["threshold"] != "flexible":
+        raise InputError("nominal_test compares rater-specific thresholds with flexible ones; threshold= must be "
+                         "'flexible'.")
+    if not isinstance(factor, str) or factor not in data.columns:
+        raise InputError(f"factor={factor!r} is not a column of the data.")
+    lhs, rhs = formula.split("~", 1)
+    location = clmm(f"{lhs.strip()} ~ {factor} + {rhs.strip()}", data, **options)
+    nominal = clmm(formula, data, nominal=factor, **options)
+    statistic = max(2.0 * (nominal.loglik - location.loglik), 0.0)
+    df = float(nominal.n_params - location.n_params)
+    return TestResult(statistic=float(statistic), pvalue=float(sps.chi2.sf(statistic, df)), df=df,
+                      method="likelihood-ratio test of nominal (group-specific) thresholds",
+                      details={"location": location, "nominal": nominal, "factor": factor})

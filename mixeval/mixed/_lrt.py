@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from ..errors import InputTypeError, ModelComparisonError
 from .._results import TestResult
+from ._clmm_result import ClmmResult
 from ._glmm_result import GlmerResult
 from ._result import LmerResult
 
@@ -62,7 +63,8 @@ def _check_nested(full: LmerResult, null: LmerResult) -> None:
 
 def _check_same_family(a, b) -> None:
     """Both fits Gaussian, or both GLMMs of the same family, link, quadrature and prior weights."""
-    kinds = [(m.family, m.link, m.nAGQ) if isinstance(m, GlmerResult) else ("gaussian", "identity", None) for m in (a, b)]
+    kinds = [(m.family, m.link, m.nAGQ) if isinstance(m, GlmerResult) else
+             ("ordinal", m.link, m.nAGQ) if isinstance(m, ClmmResult) else ("gaussian", "identity", None) for m in (a, b)]
     if kinds[0] != kinds[1]:
         raise ModelComparisonError(
             f"the two models differ in family, link or nAGQ ({kinds[0]} vs {kinds[1]}); a likelihood-ratio test "
@@ -133,8 +135,9 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
     >>> res.df
     2.0
     """
-    if not isinstance(model_a, (LmerResult, GlmerResult)) or not isinstance(model_b, (LmerResult, GlmerResult)):
-        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer() or mixeval.glmer().")
+    kinds = (LmerResult, GlmerResult, ClmmResult)
+    if not isinstance(model_a, kinds) or not isinstance(model_b, kinds):
+        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer(), glmer() or clmm().")
     _check_same_family(model_a, model_b)
     _check_same_rows(model_a, model_b)
     null, full = sorted((model_a, model_b), key=lambda m: m.n_params)
@@ -170,7 +173,7 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
         "criterion": "REML" if (full.reml and not refitted) else "ML",
         "refitted": refitted,
     }
-    if same_fixed:
-        extra_components = len(full.group_names) - len(null.group_names)
+    extra_components = len(full.group_names) - len(null.group_names)
+    if same_fixed and extra_components > 0:
         details["pvalue_boundary"] = boundary_mixture_pvalue(statistic, extra_components)
     return TestResult(statistic=float(statistic), pvalue=pvalue, df=df, method="likelihood-ratio test", details=details)
