@@ -461,6 +461,25 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
     return result
 
 
+def check_nominal_cells(N: np.ndarray, response: OrderedResponse, data: pd.DataFrame, nominal: str) -> None:
+    """Refuse nominal effects for a group that never used an observed category (its own thresholds would cross)."""
+    _, group = np.unique(N, axis=0, return_inverse=True)
+    group = np.asarray(group).ravel()
+    kept = np.flatnonzero(response.observed)
+    codes = np.searchsorted(kept, response.codes)
+    counts = np.zeros((group.max() + 1, kept.size), dtype=np.int64)
+    np.add.at(counts, (group, codes), 1)
+    empty = np.argwhere(counts == 0)
+    if empty.size:
+        g, j = empty[0]
+        row = int(np.flatnonzero(group == g)[0])
+        spec = nominal.lstrip("~").strip()
+        label = data[spec].iloc[row] if spec in data.columns else f"group {g}"
+        raise InputError(f"nominal={nominal!r}: {label!r} never used the category {response.levels[kept[j]]!r} "
+                         f"({len(empty)} empty group x category cell(s) in all), so its own thresholds are not "
+                         "estimable (they would coincide). Merge sparse categories, or test with fewer, larger groups.")
+
+
 def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: int, nominal, data: Any,
            nominal_spec: str | None, *, new_y: np.ndarray):
     """The model fitted again to new category codes (a picklable refitter for the result)."""
@@ -548,6 +567,8 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     coded = data.assign(**{parsed.response: response.codes.astype(float)})
     design = build_design(parsed, coded)
     nom = nominal_design(design.data, nominal) if nominal is not None else None
+    if nom is not None:
+        check_nominal_cells(nom[0], response, data, nominal)
     return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
 
 
