@@ -175,23 +175,16 @@ def clmm_problem(design: Design, response: OrderedResponse, family: Ordinal,
     return problem, kept
 
 
-def _start_alpha(problem: ClmmProblem, jac_rows: int) -> np.ndarray:
-    """Thresholds at the link of the cumulative proportions, then least squares onto ``alpha``."""
+def _start_alpha(problem: ClmmProblem) -> np.ndarray:
+    """Thresholds at the link of the cumulative proportions, least squares onto ``alpha``; nominal effects 0."""
     K = problem.n_categories
     cum = np.cumsum(np.bincount(problem.y, minlength=K))[:-1] / problem.nobs
     cum = np.clip(cum, 0.5 / problem.nobs, 1 - 0.5 / problem.nobs)
     # spread thresholds of empty categories (equidistant/symmetric structures keep them)
     theta = problem.family.quantile(cum) + 1e-3 * np.arange(K - 1)
-    # the threshold Jacobian: U's rows at the codes below the top (the first n_alpha columns)
-    jac = np.zeros((K - 1, problem.n_alpha))
-    for j in range(K - 1):
-        rows = np.flatnonzero(problem.y == j)
-        if rows.size:
-            jac[j] = problem.U[rows[0]].toarray()[0]
-        else:
-            rows = np.flatnonzero(problem.y == j + 1)
-            jac[j] = problem.L[rows[0]].toarray()[0] if rows.size else 0.0
-    alpha, *_ = np.linalg.lstsq(jac, theta, rcond=None)
+    jac, _ = threshold_jacobian(K - 1, problem.family.threshold)
+    alpha = np.zeros(problem.n_alpha)
+    alpha[:jac.shape[1]] = np.linalg.lstsq(jac, theta, rcond=None)[0]
     return alpha
 
 
@@ -401,7 +394,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
         fixed = ClmmDeviance(ClmmProblem(problem.y, problem.U, problem.L, problem.X,
                                          ReStructure(terms=(), nobs=problem.nobs), problem.family,
                                          problem.alpha_names, problem.n_categories))
-        start = np.concatenate([_start_alpha(problem, 0), np.zeros(problem.p)])
+        start = np.concatenate([_start_alpha(problem), np.zeros(problem.p)])
         opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf))
         if not k:
             return opt0
