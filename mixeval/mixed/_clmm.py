@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from ..errors import ConvergenceWarning, InputError, InputTypeError, SingularFit
 from ._design import Design, build_design
 from ._optimize import OptimResult, finite_difference_gradient, minimize_deviance
 from ._ordinal import (
+    OPEN_END,
     Ordinal,
     OrderedResponse,
     get_ordinal,
@@ -82,6 +83,11 @@ class ClmmProblem:
     def n_alpha(self) -> int:
         return int(self.U.shape[1])
 
+    @cached_property
+    def open_ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """``+OPEN_END`` on the top category's rows (upper argument), ``-OPEN_END`` on the bottom's (lower)."""
+        return OPEN_END * self.top, -OPEN_END * self.bottom
+
     @property
     def top(self) -> np.ndarray:
         return self.y == self.n_categories - 1
@@ -92,9 +98,7 @@ class ClmmProblem:
 
     def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
-        a = np.where(self.top, np.inf, self.U @ alpha - offset)
-        b = np.where(self.bottom, -np.inf, self.L @ alpha - offset)
-        return a, b
+        return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
 
     def linear_problem(self) -> GlmmProblem:
         """The random-effects operators' view (no fixed effects: those enter through the offset)."""

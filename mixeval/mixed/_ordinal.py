@@ -21,7 +21,7 @@ from scipy import special
 from ..errors import InputError, InputTypeError
 
 __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal", "ordered_response",
-           "row_derivatives", "row_log_probability", "threshold_jacobian", "EmptyCategoryWarning"]
+           "row_derivatives", "row_log_probability", "threshold_jacobian", "OPEN_END", "EmptyCategoryWarning"]
 
 THRESHOLDS = ("flexible", "equidistant", "symmetric")
 _LINKS = ("logit", "probit")
@@ -277,60 +277,62 @@ class RowTerms:
         return -(self.laa + 2.0 * self.lab + self.lbb)
 
 
-def _density_terms(link: str, x: np.ndarray, open_end: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``F, f, f', f''`` at ``x``; rows flagged ``open_end`` (infinite argument) get ``F`` from the sign and 0s."""
+#: stands for an infinite threshold (top and bottom categories): F is exactly 1 or 0 there and the density 0
+OPEN_END = 1e4
+
+
+def _density_terms(link: str, x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``F, 1 - F, f, f', f''`` at ``x`` (``1 - F`` computed directly, without cancellation)."""
     if link == "logit":
         F = special.expit(x)
-        f = F * (1.0 - F)
-        f1 = f * (1.0 - 2.0 * F)
+        Q = special.expit(-x)
+        f = F * Q
+        f1 = f * (Q - F)
         f2 = f * (1.0 - 6.0 * f)
     else:
-        xs = np.where(open_end, 0.0, x)
         F = special.ndtr(x)
-        f = np.exp(-0.5 * xs * xs) * _INV_SQRT_2PI
-        f1 = -xs * f
-        f2 = (xs * xs - 1.0) * f
-        f, f1, f2 = (np.where(open_end, 0.0, v) for v in (f, f1, f2))
-    return F, f, f1, f2
+        Q = special.ndtr(-x)
+        f = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+        f1 = -x * f
+        f2 = (x * x - 1.0) * f
+    return F, Q, f, f1, f2
 
 
-def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray, bottom: np.ndarray) -> np.ndarray:
+def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
+                        bottom: np.ndarray | None = None) -> np.ndarray:
     """``log(F(a) - F(b))`` alone (the line searches' criterion), from the upper tails where ``b > 0``."""
     cdf = special.expit if link == "logit" else special.ndtr
+    a = np.clip(a, -OPEN_END, OPEN_END)
+    b = np.clip(b, -OPEN_END, OPEN_END)
     with np.errstate(divide="ignore", invalid="ignore"):
         lower_tail = cdf(a) - cdf(b)
         upper_tail = cdf(-b) - cdf(-a)
         return np.log(np.where(b > 0, upper_tail, lower_tail))
 
 
-def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray, bottom: np.ndarray, *,
-                    third: bool = False) -> RowTerms:
-    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` on ``top`` rows, ``b = -inf`` on ``bottom`` rows).
+def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
+                    bottom: np.ndarray | None = None, *, third: bool = False) -> RowTerms:
+    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` on ``top`` rows, ``b = -inf`` on ``bottom`` rows;
+    infinite arguments are taken as ``+-OPEN_END``).
 
     Notes
     -----
     With ``P = F(a) - F(b)``: ``la = f(a) / P``, ``lb = -f(b) / P``, ``laa = f'(a) / P - la^2``,
     ``lbb = -f'(b) / P - lb^2``, ``lab = -la lb``; third order ``laaa = f''(a) / P - 3 la laa - la^3``,
     ``laab = lb (la^2 - laa)``, ``labb = la (lb^2 - lbb)``, ``lbbb = -f''(b) / P - 3 lb lbb - lb^3``. ``P`` is
-    formed from the upper tails when both arguments are positive (no cancellation near 1).
+    formed from the upper tails when ``b > 0`` (no cancellation near 1).
 
     Examples
     --------
-    >>> t = row_derivatives("logit", np.array([0.0]), np.array([-np.inf]), np.array([False]), np.array([True]))
+    >>> t = row_derivatives("logit", np.array([0.0]), np.array([-np.inf]))
     >>> round(float(np.exp(t.l[0])), 6), round(float(t.la[0]), 6)
     (0.5, 0.5)
     """
-    Fa, fa, fa1, fa2 = _density_terms(link, a, top)
-    Fb, fb, fb1, fb2 = _density_terms(link, b, bottom)
-    Fa = np.where(top, 1.0, Fa)
-    Fb = np.where(bottom, 0.0, Fb)
-    upper = (b > 0) & ~bottom
-    if upper.any():
-        cdf = special.expit if link == "logit" else special.ndtr
-        tail = np.where(top, 0.0, cdf(-np.where(top, 0.0, a)))
-        P = np.where(upper, cdf(-np.where(upper, b, 0.0)) - tail, Fa - Fb)
-    else:
-        P = Fa - Fb
+    a = np.clip(a, -OPEN_END, OPEN_END)
+    b = np.clip(b, -OPEN_END, OPEN_END)
+    Fa, Qa, fa, fa1, fa2 = _density_terms(link, a)
+    Fb, Qb, fb, fb1, fb2 = _density_terms(link, b)
+    P = np.where(b > 0, Qb - Qa, Fa - Fb)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / P
         l = np.log(P)
