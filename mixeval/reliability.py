@@ -19,7 +19,7 @@ from scipy.special import expit, logit
 
 from ._results import Result
 from .errors import InputError, InputTypeError
-from .mixed import GlmerResult, LmerResult
+from .mixed import GlmerResult, MixedResult
 
 __all__ = [
     "draws_interval",
@@ -40,7 +40,7 @@ __all__ = [
 RESIDUAL = "Residual"
 
 
-def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
+def components_of(source: MixedResult | Mapping[str, float]) -> dict[str, float]:
     """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
 
     Examples
@@ -53,7 +53,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     >>> {k: round(v, 4) for k, v in components_of(fit).items()}  # REML: (MSB - MSW) / 2 and MSW
     {'g': 4.5833, 'Residual': 1.0}
     """
-    if isinstance(source, LmerResult):
+    if isinstance(source, MixedResult):
         if source.has_slopes:
             slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
             raise InputError(
@@ -63,15 +63,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
                 "not defined by one number. Fit the intercept-only model for reliability, or evaluate the "
                 "components at a covariate value from fit.covariances and pass them as a mapping."
             )
-        return source.variances
-    if isinstance(source, GlmerResult):
-        return latent_components(source)
-    latent = getattr(source, "latent_variance", None)
-    if latent is not None and hasattr(source, "components") and not isinstance(source, Mapping):
-        # ordinal (cumulative link) fits: the latent residual is the link's distribution variance
-        if any(len(c) > 1 for c in source.term_coef_names):
-            raise InputError("reliability needs random intercepts only; this ordinal fit has random slopes.")
-        return {**source.components, RESIDUAL: float(latent)}
+        return source.latent_components
     if not isinstance(source, Mapping):
         raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}
@@ -83,7 +75,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     return comps
 
 
-def latent_components(fit: GlmerResult) -> dict[str, float]:
+def latent_components(fit: MixedResult) -> dict[str, float]:
     """Variance components of a GLMM on the latent (link) scale, with the distribution-specific variance as ``"Residual"``.
 
     Notes
@@ -105,14 +97,7 @@ def latent_components(fit: GlmerResult) -> dict[str, float]:
     >>> round(latent_components(glmer("correct ~ 1 + (1|item)", df))["Residual"], 4)  # pi^2 / 3
     3.2899
     """
-    comps = dict(fit.variances)
-    if fit.family == "binomial":
-        comps[RESIDUAL] = fit.distribution_variance
-    else:
-        s2 = sum(comps.values())
-        lam = float(np.mean(np.exp(fit.design.X @ fit.coef))) * float(np.exp(0.5 * s2))
-        comps[RESIDUAL] = float(np.log1p(1.0 / lam))
-    return comps
+    return fit.latent_components
 
 
 def latent_scale_note(fit: GlmerResult) -> str:
@@ -130,7 +115,7 @@ def latent_scale_note(fit: GlmerResult) -> str:
     >>> print(latent_scale_note(fit))
     Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...
     """
-    if fit.family == "binomial":
+    if fit.family.name == "binomial":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
                 f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
@@ -139,7 +124,7 @@ def latent_scale_note(fit: GlmerResult) -> str:
             "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 
 
-def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:
+def variance_table(source: MixedResult | Mapping[str, float]) -> pd.DataFrame:
     """The book's variance-component table: component, variance, percent of the total (Tables 3.1-3.12).
 
     Rows are sorted by decreasing variance with the residual last, as the book prints them.
@@ -184,7 +169,7 @@ def _check_n(n: Mapping[str, float], facets: set[str]) -> dict[str, float]:
 
 
 def error_variance(
-    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
 ) -> float:
     """The error variance of Definition 3.2 (absolute) or of Brennan's relative coefficient (footnote 9).
 
@@ -227,7 +212,7 @@ def error_variance(
 
 
 def phi(
-    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
 ) -> float:
     """Reliability coefficient phi (Definition 3.2), or the relative coefficient (footnote 9).
 
@@ -280,7 +265,7 @@ def _lookup(comps: Mapping[str, float], *factors: str) -> float:
     return 0.0
 
 
-def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str, n_rater: int = 1) -> float:
+def intra_rater(source: MixedResult | Mapping[str, float], item: str, rater: str, occasion: str, n_rater: int = 1) -> float:
     """Intra-rater reliability (book Eq. 3.18): one rater fixed, generalising over instantiations.
 
     Notes
@@ -304,7 +289,7 @@ def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     return num / den
 
 
-def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str) -> float:
+def inter_rater(source: MixedResult | Mapping[str, float], item: str, rater: str, occasion: str) -> float:
     """Inter-rater reliability (book Eq. 3.19): one instantiation fixed, generalising over raters.
 
     Notes
@@ -325,7 +310,7 @@ def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
 
 
 def dstudy(
-    source: LmerResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
+    source: MixedResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
 ) -> pd.DataFrame:
     """phi (absolute and relative) over a grid of facet sample sizes (book Figure 3.3).
 
@@ -421,7 +406,7 @@ class DesignChoice(Result):
 
 
 def cheapest_design(
-    source: LmerResult | Mapping[str, float],
+    source: MixedResult | Mapping[str, float],
     item: str,
     target: float = 0.8,
     *,

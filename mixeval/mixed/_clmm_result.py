@@ -10,10 +10,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._results import Result, to_plain
 from ..errors import InputError
+from ._base import MixedResult
 from ._design import Design
-from ._fixef import FixedEffectTables
 from ._optimize import SINGULAR_TOL, OptimResult
 from ._ordinal import Ordinal, OrderedResponse
 from ._reterms import theta_to_factors
@@ -38,7 +37,7 @@ def category_probabilities(family: Ordinal, thresholds: np.ndarray, eta: np.ndar
 
 
 @dataclass(frozen=True, eq=False)
-class ClmmResult(FixedEffectTables, Result):
+class ClmmResult(MixedResult):
     """A fitted cumulative link mixed model, all numbers unrounded.
 
     Attributes
@@ -61,7 +60,8 @@ class ClmmResult(FixedEffectTables, Result):
         Relative covariance parameters (standard deviations of scalar terms; the latent residual scale is fixed).
     cov_params : ndarray or None
         ``2 H^{-1}`` over ``(theta, alpha, beta)`` (None when the Hessian is not usable).
-    loglik, deviance : float
+    loglik, criterion : float
+        The log-likelihood and ``-2 loglik`` (also :attr:`deviance`).
 
     Examples
     --------
@@ -72,8 +72,8 @@ class ClmmResult(FixedEffectTables, Result):
     >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
     >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
     >>> fit = clmm("rating ~ system + (1|rater)", df)
-    >>> fit.family.link, fit.nobs, fit.components.keys()
-    ('logit', 200, dict_keys(['rater']))
+    >>> fit.family.link, fit.nobs, list(fit.components), isinstance(fit, MixedResult)
+    ('logit', 200, ['rater'], True)
     """
 
     formula: str
@@ -91,7 +91,7 @@ class ClmmResult(FixedEffectTables, Result):
     n_levels: tuple[int, ...]
     theta: np.ndarray = field(repr=False)
     loglik: float
-    deviance: float
+    criterion: float
     singular: bool
     converged: bool
     n_evaluations: int = field(repr=False)
@@ -109,8 +109,6 @@ class ClmmResult(FixedEffectTables, Result):
     data: Any = field(default=None, repr=False, compare=False)
     refitter: Any = field(default=None, repr=False, compare=False)
 
-    _dict_exclude = ("u", "random_effects", "y", "design", "problem", "data", "refitter")
-
     # ------------------------------------------------------------------ parameters
     @property
     def reml(self) -> bool:
@@ -118,8 +116,13 @@ class ClmmResult(FixedEffectTables, Result):
         return False
 
     @property
-    def link(self) -> str:
-        return self.family.link
+    def weights(self) -> None:
+        """None: one row per rating (no prior weights)."""
+        return None
+
+    @property
+    def approximation(self) -> str:
+        return "Laplace" if self.nAGQ == 1 else f"AGQ({self.nAGQ})"
 
     @property
     def n_params(self) -> int:
@@ -127,12 +130,39 @@ class ClmmResult(FixedEffectTables, Result):
         return int(self.alpha.size + self.coef.size + self.theta.size)
 
     @property
-    def aic(self) -> float:
-        return -2.0 * self.loglik + 2.0 * self.n_params
+    def term_levels(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(t.levels) for t in self.problem.re.terms)
 
     @property
-    def bic(self) -> float:
-        return -2.0 * self.loglik + np.log(self.nobs) * self.n_params
+    def model_terms(self):
+        return self.problem.re.terms
+
+    @property
+    def model(self):
+        """Refused: ordinal fits have no profile/bootstrap evaluator (:class:`~._protocol.FitModel`) yet."""
+        raise InputError("ordinal (clmm) fits have Wald intervals only (fit.confint(method='Wald')); profile and "
+                         "parametric-bootstrap intervals are not implemented for them. A parametric bootstrap "
+                         "can be built from fit.simulate() and fit.refit_response().")
+
+    def bootstrap(self, statistic=None, *, n_resamples: int = 1000, random_state: Any = None, **kwargs: Any):
+        """Refused (see :attr:`model`)."""
+        return self.model
+
+    @property
+    def singular_groups(self) -> list[str]:
+        """Groups with a standard deviation at the boundary 0."""
+        out, start = [], 0
+        for g, t in zip(self.group_names, self.problem.re.terms):
+            sl = slice(start, start + t.n_theta)
+            if np.any((self.problem.re.lower[sl] == 0) & (self.theta[sl] < SINGULAR_TOL)):
+                out.append(g)
+            start += t.n_theta
+        return out
+
+    @property
+    def latent_components(self) -> dict[str, float]:
+        """``{group: variance}`` with ``"Residual"`` the link's latent residual variance (reliability's input)."""
+        return {**self.variances, "Residual": float(self.family.latent_variance)}
 
     @property
     def _n_base_alpha(self) -> int:
@@ -216,79 +246,16 @@ class ClmmResult(FixedEffectTables, Result):
         return pd.DataFrame({"estimate": self.alpha, "se": se, "z": self.alpha / se},
                             index=pd.Index(self.alpha_names, name="parameter"))
 
-    @property
-    def coefficients(self) -> pd.DataFrame:
-        """Location effects with Wald z tests: estimate, se, z, pvalue."""
-        se = np.sqrt(np.clip(np.diag(self.cov_coef), 0.0, None))
-        z = self.coef / se
-        return pd.DataFrame({"estimate": self.coef, "se": se, "z": z, "pvalue": 2 * sps.norm.sf(np.abs(z))},
-                            index=pd.Index(self.fixed_names, name="term"))
-
     # ------------------------------------------------------------------ random effects
-    def covariances(self) -> list[np.ndarray]:
-        """Covariance matrix of one level's random effects, per term (latent scale)."""
-        return [lam @ lam.T for lam in theta_to_factors(self.problem.re.terms, self.theta)]
-
-    @property
-    def varcorr(self) -> pd.DataFrame:
-        """Variance components (latent scale) as lme4's ``as.data.frame(VarCorr)``: grp, var1, var2, vcov, sdcor."""
-        rows = []
-        for g, names, cov in zip(self.group_names, self.term_coef_names, self.covariances()):
-            sd = np.sqrt(np.diag(cov))
-            for j, nm in enumerate(names):
-                rows.append({"grp": g, "var1": nm, "var2": None, "vcov": float(cov[j, j]), "sdcor": float(sd[j])})
-            for j in range(len(names)):
-                for i in range(j + 1, len(names)):
-                    corr = cov[i, j] / (sd[i] * sd[j]) if sd[i] * sd[j] > 0 else np.nan
-                    rows.append({"grp": g, "var1": names[j], "var2": names[i], "vcov": float(cov[i, j]),
-                                 "sdcor": float(corr)})
-        return pd.DataFrame(rows, columns=["grp", "var1", "var2", "vcov", "sdcor"])
-
-    @property
-    def components(self) -> dict[str, float]:
-        """Variance of every scalar term, ``{group: variance}`` (``group.coef`` for a term's slopes), latent scale."""
-        out = {}
-        for g, names, cov in zip(self.group_names, self.term_coef_names, self.covariances()):
-            for j, nm in enumerate(names):
-                out[g if len(names) == 1 and nm == "(Intercept)" else f"{g}.{nm}"] = float(cov[j, j])
-        return out
-
-    variances = components
-
     @property
     def latent_variance(self) -> float:
         """Variance of the latent residual (``pi^2 / 3`` logit, 1 probit)."""
         return self.family.latent_variance
 
     @property
-    def singular_groups(self) -> list[str]:
-        out, start = [], 0
-        lower = self.problem.re.lower
-        for g, t in zip(self.group_names, self.problem.re.terms):
-            sl = slice(start, start + t.n_theta)
-            if np.any((lower[sl] == 0) & (self.theta[sl] < SINGULAR_TOL)):
-                out.append(g)
-            start += t.n_theta
-        return out
-
-    @property
-    def ranef(self) -> dict[str, pd.Series | pd.DataFrame]:
-        """Conditional modes of the random effects (a Series per intercept term, a DataFrame with slopes)."""
-        out = {}
-        for t, b in zip(self.problem.re.terms, self.random_effects):
-            idx = pd.Index(t.levels, name=t.group)
-            out[t.group] = (pd.Series(b[:, 0], index=idx, name=t.coef_names[0]) if t.n_coef == 1
-                            else pd.DataFrame(b, index=idx, columns=list(t.coef_names)))
-        return out
-
-    @property
-    def ngrps(self) -> dict[str, int]:
-        return dict(zip(self.group_names, self.n_levels))
-
-    @property
     def variance_table(self) -> pd.DataFrame:
         """Variances with delta-method standard errors from ``cov_params`` (NaN on the boundary)."""
-        comps = self.components
+        comps = self.variances
         table = pd.DataFrame({"variance": list(comps.values())}, index=pd.Index(list(comps), name="component"))
         table["se"] = np.nan
         if self.cov_params is None:
@@ -311,13 +278,15 @@ class ClmmResult(FixedEffectTables, Result):
         table["se"] = np.where(ok, np.sqrt(np.maximum(var, 0.0)), np.nan)
         return table
 
-    def confint(self, level: float = 0.95, *, method: str = "Wald") -> pd.DataFrame:
+    def confint(self, *, method: str = "Wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
         """Wald intervals of thresholds, location effects and standard deviations (``lower``, ``upper``, ``level``).
 
         Standard deviations use the interval of ``log(sd)`` (the delta method; none at the boundary).
         Profile and bootstrap intervals are not implemented for ordinal fits (use
         :meth:`simulate` with :meth:`refit_response` for a parametric bootstrap).
         """
+        if kwargs:
+            raise InputError(f"confint() of an ordinal fit takes method= and level= only; got {sorted(kwargs)}.")
         if method != "Wald":
             raise InputError(f"method={method!r}: ordinal fits have Wald intervals only (profile and bootstrap "
                              "intervals are not implemented for clmm; a parametric bootstrap can be built from "
@@ -369,16 +338,20 @@ class ClmmResult(FixedEffectTables, Result):
                 eta = eta + np.array([b[pos[k], 0] if k in pos else 0.0 for k in keys])
         return eta
 
-    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool = True):
+    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool | None = None):
         """Predictions: ``"prob"`` (a DataFrame of category probabilities), ``"cum.prob"`` (``P(Y <= j)``),
         ``"exc.prob"`` (``P(Y >= j)``), ``"mean"`` (expected rating, categories scored by their values or
         1..J), ``"class"`` (most probable category) or ``"latent"`` (``x' beta + z' b``).
 
-        With ``re=True`` the conditional modes are included (levels unseen in ``newdata`` get 0).
+        ``"response"`` is ``"prob"`` and ``"link"`` is ``"latent"`` (the names of the other families). With
+        ``re=True`` (default for the fitted rows; ``False`` for ``newdata``) the conditional modes are included
+        (levels unseen in ``newdata`` get 0).
         """
         kinds = ("prob", "cum.prob", "exc.prob", "mean", "class", "latent")
+        type = {"response": "prob", "link": "latent"}.get(type, type)
         if type not in kinds:
-            raise InputError(f"`type` must be one of {list(kinds)}; got {type!r}.")
+            raise InputError(f"`type` must be one of {list(kinds)} (or 'response', 'link'); got {type!r}.")
+        re = newdata is None if re is None else bool(re)
         eta = self._eta(newdata, re)
         if type == "latent":
             return eta
@@ -427,19 +400,15 @@ class ClmmResult(FixedEffectTables, Result):
             out[:, s] = np.searchsorted(thr, eta + noise, side="left")
         return out
 
-    def simulate(self, nsim: int = 1, *, random_state: Any = None) -> pd.DataFrame:
-        """``nsim`` response vectors drawn from the fitted model (new random effects each; lme4's ``simulate``).
-
-        Returns a DataFrame (columns ``sim_1, ...``) of ratings in the scale's categories.
-        """
+    def simulate(self, nsim: int = 1, *, random_state: Any = None) -> np.ndarray:
+        """``nsim`` rating vectors drawn from the fitted model (new random effects each; lme4's ``simulate(use.u =
+        FALSE)``): an array ``(nobs, nsim)`` of the scale's categories."""
         from .._random import as_generator
 
-        nsim = int(nsim)
-        if nsim < 1:
-            raise InputError(f"nsim must be >= 1; got {nsim}.")
-        codes = self._simulate_codes(nsim, as_generator(random_state))
-        lv = np.asarray(self.levels, dtype=object)
-        return pd.DataFrame({f"sim_{s + 1}": lv[codes[:, s]] for s in range(nsim)})
+        if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
+            raise InputError(f"`nsim` must be a whole number >= 1; got {nsim!r}.")
+        codes = self._simulate_codes(int(nsim), as_generator(random_state))
+        return np.asarray(self.levels)[codes]
 
     def refit_response(self, ratings: Any) -> "ClmmResult":
         """The same model fitted to new ratings (one per row, in the scale's categories): the parametric bootstrap's refit."""
@@ -462,11 +431,10 @@ class ClmmResult(FixedEffectTables, Result):
                f"{self.latent_variance:.4g}):"]
         if self.group_names:
             vc = self.varcorr
-            width = max(6, *(len(g) for g in vc.grp))
+            width = max(6, *(len(g) for g in vc.group))
             out.append(f" {'Groups':<{width}} {'Name':<12} {'Variance':>10} {'Std.Dev.':>10}")
             for r in vc.itertuples(index=False):
-                if r.var2 is None:
-                    out.append(f" {r.grp:<{width}} {r.var1:<12} {r.vcov:>10.4g} {r.sdcor:>10.4g}")
+                out.append(f" {r.group:<{width}} {r.name:<12} {r.variance:>10.4g} {r.std:>10.4g}")
             out.append("Number of groups:  " + "  ".join(f"{g} {n}" for g, n in self.ngrps.items()))
         out += ["", "Coefficients:"]
         if self.coef.size:
@@ -491,18 +459,13 @@ class ClmmResult(FixedEffectTables, Result):
                 + "<p>Coefficients</p>" + self.coefficients.to_html(float_format=lambda v: f"{v:.6g}")
                 + "<p>Thresholds</p>" + self.threshold_table.to_html(float_format=lambda v: f"{v:.6g}"))
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --family ordinal --json`` (numbers unrounded)."""
-        return to_plain({
-            "nobs": self.nobs, "family": "ordinal", "link": self.link, "threshold": self.family.threshold,
-            "nAGQ": self.nAGQ, "loglik": self.loglik, "deviance": self.deviance, "aic": self.aic, "bic": self.bic,
-            "thresholds": dict(zip(self.threshold_names, map(float, self.threshold_values))),
-            "alpha": dict(zip(self.alpha_names, map(float, self.alpha))),
-            "fixef": dict(zip(self.fixed_names, map(float, self.coef))),
-            "se": dict(zip(self.fixed_names, map(float, self.coefficients.se))),
-            "varcorr": self.components, "latent_variance": self.latent_variance,
-            "singular": self.singular, "converged": self.converged,
-        })
+    def _dict_extra(self) -> dict[str, Any]:
+        """``mixeval fit --family ordinal --json``: the thresholds (named ``"1|2", ...``), the threshold parameters,
+        the threshold structure, nAGQ and the latent residual variance beside the keys of every family."""
+        return {"threshold": self.family.threshold, "nAGQ": self.nAGQ,
+                "thresholds": dict(zip(self.threshold_names, map(float, self.threshold_values))),
+                "alpha": dict(zip(self.alpha_names, map(float, self.alpha))),
+                "latent_variance": self.latent_variance}
 
 
 def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: np.ndarray, x: np.ndarray,
@@ -527,7 +490,7 @@ def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: n
         fixed_names=tuple(nm for nm in design.fixed_names if nm != "(Intercept)"), coef=np.array(beta, dtype=float),
         cov_params=cov_params, group_names=tuple(t.group for t in re.terms),
         term_coef_names=tuple(t.coef_names for t in re.terms), n_levels=tuple(t.n_levels for t in re.terms),
-        theta=np.array(theta, dtype=float), loglik=-0.5 * float(deviance), deviance=float(deviance),
+        theta=np.array(theta, dtype=float), loglik=-0.5 * float(deviance), criterion=float(deviance),
         singular=singular, converged=bool(opt.converged), n_evaluations=int(opt.n_evaluations),
         u=np.array(u, dtype=float), random_effects=tuple(b), kept=np.asarray(kept), threshold_matrix=jac,
         y=np.asarray(response.codes), nominal=nominal, design=design, problem=problem, data=data, refitter=refitter,

@@ -62,6 +62,18 @@ class Ordinal:
         """Variance of the latent residual: ``pi^2 / 3`` (logistic), 1 (normal) (Nakagawa & Schielzeth 2010)."""
         return float(np.pi**2 / 3) if self.link == "logit" else 1.0
 
+    @property
+    def estimates_scale(self) -> bool:
+        """False: the latent residual's scale is fixed by the link (the thresholds and effects are in its units)."""
+        return False
+
+    def latent_residual_variance(self, eta: np.ndarray, re_variance: float) -> float:
+        """The latent residual variance for variance shares: :attr:`latent_variance` (constant)."""
+        return self.latent_variance
+
+    def __str__(self) -> str:
+        return self.name
+
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """``F(x)``: the standard logistic or normal distribution function."""
         return special.expit(x) if self.link == "logit" else special.ndtr(x)

@@ -25,7 +25,7 @@ import pandas as pd
 from ..errors import InputError
 from ..mixed import LmerResult
 from ..reliability import draws_interval, reach_probability
-from ._bootstrap import _check_level, parametric_refits
+from ..mixed._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability"]

@@ -111,9 +111,15 @@ def test_result_conventions_and_pickle():
     d = fit.to_dict()
     assert list(d["thresholds"]) == ["1|2", "2|3", "3|4", "4|5"] and set(d["varcorr"]) == {"rater"}
     assert "Threshold coefficients" in fit.summary() and "<table" in fit._repr_html_()
-    vc = fit.varcorr
-    assert list(vc.columns) == ["grp", "var1", "var2", "vcov", "sdcor"]
+    from mixeval.mixed import MixedResult
+
+    assert isinstance(fit, MixedResult)
+    vc = fit.varcorr_frame()
+    assert list(vc.columns) == ["name", "grp", "var1", "var2", "vcov", "sdcor"]
     assert vc.vcov[0] == pytest.approx(fit.components["rater"])
+    # the varcorr table's percentages use the latent residual variance pi^2 / 3
+    assert fit.varcorr.percent[0] == pytest.approx(100 * vc.vcov[0] / (vc.vcov[0] + np.pi**2 / 3))
+    assert fit.latent_components["Residual"] == pytest.approx(np.pi**2 / 3)
     # predicted probabilities sum to one; the expected rating lies on the scale
     p = fit.predict(type="prob")
     assert np.allclose(p.sum(axis=1), 1.0)
@@ -122,8 +128,12 @@ def test_result_conventions_and_pickle():
     new = pd.DataFrame({"system": ["A", "C"], "rater": ["r0", "unseen"]})
     assert fit.predict(new, type="latent", re=False)[1] == pytest.approx(fit.fixef["systemC"])
     sims = fit.simulate(3, random_state=1)
-    assert sims.shape == (len(df), 3) and set(np.unique(sims.to_numpy())) <= {1, 2, 3, 4, 5}
-    ci = fit.confint()
+    assert sims.shape == (len(df), 3) and set(np.unique(sims)) <= {1, 2, 3, 4, 5}
+    refit = fit.refit_response(sims[:, 0])
+    assert refit.nobs == fit.nobs and refit.formula == fit.formula
+    with pytest.raises(InputError, match="Wald"):
+        fit.confint(method="profile")
+    ci = fit.confint(method="Wald")
     assert {"lower", "upper", "level"} <= set(ci.columns) and (ci.lower < ci.upper).all()
 
 
@@ -135,5 +145,5 @@ def test_random_slopes_fit_and_improve_the_likelihood():
         slope = clmm("rating ~ x + (1 + x|rater)", df)
         inter = clmm("rating ~ x + (1|rater)", df)
     assert slope.loglik >= inter.loglik - 1e-8
-    assert set(slope.components) == {"rater.(Intercept)", "rater.x"}
-    assert len(slope.varcorr) == 3  # two variances and a correlation
+    assert set(slope.variances) == {"rater", "rater.x"}
+    assert len(slope.varcorr_frame()) == 3  # two variances and a covariance
