@@ -241,7 +241,7 @@ class ClmmDeviance:
             pen = -2.0 * float(np.sum(rows.l))
             if not np.isfinite(pen):
                 raise LinAlgError("thresholds out of order")
-        system = None
+        system, converged = None, False
         for _ in range(maxit):
             w = rows.w
             system = ops.system(w)
@@ -249,9 +249,12 @@ class ClmmDeviance:
             du, _ = system.solve(rhs, None)
             size = float(np.max(np.abs(du), initial=0.0))
             if size < tol or float(du @ rhs) < 1e-20 * (1.0 + abs(pen)):
+                # the last Newton step is below tol: its factorisation (weights within ~tol of those at the mode)
+                # serves the Laplace term and the gradient
                 u = u + du
                 eta = ops.eta(u, zero)
                 rows = self.rows(alpha, offset, eta, third=third)
+                converged = True
                 break
             step = 1.0
             for _ in range(30):
@@ -265,7 +268,8 @@ class ClmmDeviance:
                 break
             u, eta, pen = u_new, eta_new, pen_new
             rows = self.rows(alpha, offset, eta)
-        system = ops.system(rows.w)
+        if not converged:
+            system = ops.system(rows.w)
         return u, eta, rows, system, ops
 
     def _state(self, x: np.ndarray, third: bool = False):
