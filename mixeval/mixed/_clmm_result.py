@@ -13,6 +13,7 @@ from scipy import stats as sps
 from ..errors import InputError
 from ._base import MixedResult
 from ._design import Design
+from ._glmm_result import GlmerResult
 from ._optimize import SINGULAR_TOL, OptimResult
 from ._ordinal import Ordinal, OrderedResponse
 from ._reterms import theta_to_factors
@@ -148,16 +149,7 @@ class ClmmResult(MixedResult):
         """Refused (see :attr:`model`)."""
         return self.model
 
-    @property
-    def singular_groups(self) -> list[str]:
-        """Groups with a standard deviation at the boundary 0."""
-        out, start = [], 0
-        for g, t in zip(self.group_names, self.problem.re.terms):
-            sl = slice(start, start + t.n_theta)
-            if np.any((self.problem.re.lower[sl] == 0) & (self.theta[sl] < SINGULAR_TOL)):
-                out.append(g)
-            start += t.n_theta
-        return out
+    singular_groups = GlmerResult.singular_groups
 
     @property
     def latent_components(self) -> dict[str, float]:
@@ -252,31 +244,8 @@ class ClmmResult(MixedResult):
         """Variance of the latent residual (``pi^2 / 3`` logit, 1 probit)."""
         return self.family.latent_variance
 
-    @property
-    def variance_table(self) -> pd.DataFrame:
-        """Variances with delta-method standard errors from ``cov_params`` (NaN on the boundary)."""
-        comps = self.variances
-        table = pd.DataFrame({"variance": list(comps.values())}, index=pd.Index(list(comps), name="component"))
-        table["se"] = np.nan
-        if self.cov_params is None:
-            return table
-        k = self.theta.size
-        terms = self.problem.re.terms
-
-        def var_of(theta: np.ndarray) -> np.ndarray:
-            return np.concatenate([np.diag(lam @ lam.T) for lam in theta_to_factors(terms, theta)])
-
-        jac = np.empty((len(table), k))
-        for j in range(k):
-            h = 1e-6 * max(abs(self.theta[j]), 1e-3)
-            up, down = self.theta.copy(), self.theta.copy()
-            up[j] += h
-            down[j] -= h
-            jac[:, j] = (var_of(up) - var_of(down)) / (2 * h)
-        var = np.einsum("ij,jk,ik->i", jac, self.cov_params[:k, :k], jac)
-        ok = (var >= 0) & (table.variance.to_numpy() > SINGULAR_TOL**2)
-        table["se"] = np.where(ok, np.sqrt(np.maximum(var, 0.0)), np.nan)
-        return table
+    #: variances with delta-method standard errors from ``cov_params`` (NaN on the boundary), as for a GLMM
+    varcorr_se = GlmerResult.varcorr_se
 
     def confint(self, *, method: str = "Wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
         """Wald intervals of thresholds, location effects and standard deviations (``lower``, ``upper``, ``level``).
@@ -300,8 +269,8 @@ class ClmmResult(MixedResult):
             rows.append((nm, est - z * se, est + z * se))
         for nm, est, se in zip(self.fixed_names, self.coef, self.coefficients.se):
             rows.append((nm, est - z * se, est + z * se))
-        vt = self.variance_table
-        for nm, var, se in zip(vt.index, vt.variance, vt.se):
+        vt = self.varcorr_se
+        for nm, var, se in zip(self.variances, vt.variance, vt.se):
             sd = np.sqrt(var)
             se_log = se / (2 * var) if var > 0 else np.nan  # se of log(sd) = se(var) / (2 var)
             rows.append((f"sd.{nm}", sd * np.exp(-z * se_log), sd * np.exp(z * se_log)))
