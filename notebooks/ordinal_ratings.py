@@ -31,7 +31,7 @@ import pandas as pd
 
 from _nbhelpers import Caught, show, show_figure
 from mixeval import clmm, lmer, pairwise, phi
-from mixeval.significance._ordinal import emmeans_ordinal, pairwise_ordinal
+from mixeval.significance import emmeans_ordinal, pairwise_ordinal
 
 rng = np.random.default_rng(2026)
 EFFECTS = {"A": 0.0, "B": 1.0, "C": 2.0}
