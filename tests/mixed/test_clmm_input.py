@@ -147,3 +147,26 @@ def test_random_slopes_fit_and_improve_the_likelihood():
     assert slope.loglik >= inter.loglik - 1e-8
     assert set(slope.variances) == {"rater", "rater.x"}
     assert len(slope.varcorr_frame()) == 3  # two variances and a covariance
+
+
+def test_the_members_of_every_mixed_model():
+    """The one-core members (tests/mixed/test_one_core.py's MEMBERS and METHODS) on an ordinal fit; the methods
+    keep MixedResult's keyword-only options (confint defaults to Wald, the one interval ordinal fits have)."""
+    import inspect
+
+    from mixeval.mixed import GlmerResult, MixedResult
+    from test_one_core import MEMBERS, METHODS
+
+    fit = clmm("rating ~ system + (1|rater)", _ratings())
+    for name in MEMBERS:
+        getattr(fit, name)
+    assert fit.distribution_variance == pytest.approx(np.pi**2 / 3)
+    for name in METHODS:
+        ours = inspect.signature(getattr(type(fit), name))
+        base = inspect.signature(getattr(MixedResult, name, None) or getattr(GlmerResult, name))
+        kinds = lambda sig: [(p.name, p.kind) for p in sig.parameters.values() if p.name != "self"]  # noqa: E731
+        assert [n for n, _ in kinds(ours)] == [n for n, _ in kinds(base)] or name in ("predict", "confint"), name
+    with pytest.raises(InputError, match="Wald"):
+        fit.bootstrap(n_resamples=10)
+    assert fit.deviance == fit.criterion == pytest.approx(-2 * fit.loglik)
+    assert fit.predict(type="response").shape == (fit.nobs, 5)
