@@ -256,18 +256,23 @@ class ClmmDeviance:
                 rows = self.rows(alpha, offset, eta, third=third)
                 converged = True
                 break
-            step = 1.0
+            step, rows_new = 1.0, None
             for _ in range(30):
                 u_new = u + step * du
                 eta_new = ops.eta(u_new, zero)
-                pen_new = -2.0 * float(np.sum(self.log_probabilities(alpha, offset, eta_new))) + float(u_new @ u_new)
+                if step == 1.0:  # the full step is usually taken: its likelihood terms serve the next iteration
+                    rows_new = self.rows(alpha, offset, eta_new)
+                    logp = rows_new.l
+                else:
+                    rows_new, logp = None, self.log_probabilities(alpha, offset, eta_new)
+                pen_new = -2.0 * float(np.sum(logp)) + float(u_new @ u_new)
                 if pen_new <= pen + 1e-14 * (1.0 + abs(pen)):
                     break
                 step /= 2
             else:
                 break
             u, eta, pen = u_new, eta_new, pen_new
-            rows = self.rows(alpha, offset, eta)
+            rows = rows_new if rows_new is not None else self.rows(alpha, offset, eta)
         if not converged:
             system = ops.system(rows.w)
         return u, eta, rows, system, ops
@@ -406,8 +411,23 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
         opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf))
         if not k:
             return opt0
-        x0 = np.concatenate([re.theta0, opt0.theta])
+        x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance)
+
+
+def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
+    """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
+    (a few cheap iterations over ``theta`` alone: joint steps from lme4's start at 1 can overshoot a variance whose
+    mean is confounded with the thresholds, e.g. that of a few raters, and then cost many evaluations)."""
+    re = dev.problem.re
+    fg = dev.fun_and_grad()
+    k = dev.k
+
+    def theta_only(t: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = fg(np.concatenate([t, fixed]))
+        return value, grad[:k]
+
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20).theta
 
 
 def check_clmm_fit(result) -> None:
