@@ -547,13 +547,13 @@ def draws_interval(values: np.ndarray, estimate: float, level: float, method: st
     and its kin are close to one: ``logit(phi) = log s2_item - log s2_error``, and on the log scale the error
     of a variance estimate hardly depends on the variance (``log(chi2_nu / nu)``). The percentile interval
     reads the same quantiles the other way round; when the estimate is biased and skewed (a variance
-    estimated from 20 items) it sits too low and undercovers, by 3-4 points on such designs, and the BC
-    correction (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron
-    1982) recovers only one (``benchmarks/phi_coverage.py``). Quantiles commute with the monotone logit, so
+    estimated from 20 items) it sits too low and undercovers on such designs, and the BC correction
+    (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron 1982) recovers
+    only part of it (the coverage study: ``benchmarks/phi_coverage.py``, results in ``benchmarks/README.md``). Quantiles commute with the monotone logit, so
     only the two quantiles of the draws enter. When at least ``(1 - level) / 2`` of the refits put the
     coefficient at 0 (the item variance estimated as 0), its lower quantile is 0, the reflected upper end
     is unbounded and the upper end is 1 (the draws cannot bound the coefficient from above; a fallback to
-    the percentile end there covered 46 % in the coverage study); at 1, symmetrically, the lower end is 0.
+    the percentile end there undercovered badly in the coverage study); at 1, symmetrically, the lower end is 0.
     Where the estimate itself is 0 or 1 there is no pivot and the interval is the percentile interval.
 
     Examples

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 
 import pandas as pd
@@ -46,10 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default for Gaussian "
-                        "fits), lmerTest's Satterthwaite, pbkrtest's Kenward-Roger (emmeans' default for lmer "
-                        "fits) or Satterthwaite with the variance components at their upper bounds (default with "
-                        "--family; covers 95%% with few seeds)")
+                   help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
+                        "for glmer fits; warns when a component from few levels dominates), lmerTest's "
+                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger (emmeans' "
+                        "default for lmer fits) or, experimental, Satterthwaite with the variance components at "
+                        "their upper bounds (balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
@@ -67,14 +69,18 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
                                                    "(binomial), precision weights of a Gaussian score")
+    p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
+                   help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
+                        "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "
+                        "(glmmTMB's REML = TRUE)")
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
     if args.family == "gaussian":
         if args.link not in (None, "identity"):
             raise InputError(f"--link {args.link} needs --family binomial or poisson.")
-        return {"weights": args.weights}
-    return {"family": args.family, "link": args.link, "weights": args.weights}
+        return {"weights": args.weights, "reml": args.reml}
+    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml}
 
 
 def _reliability(args: argparse.Namespace) -> int:
@@ -144,7 +150,7 @@ def _significance(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         if args.by:
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
-            if extra:
+            if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
                                       adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:
@@ -154,7 +160,7 @@ def _significance(args: argparse.Namespace) -> int:
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
-               "df_method": pairs.df_method, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+               "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
         if pairs.trend is not None:
             out["trend"] = pairs.trend
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
@@ -169,7 +175,8 @@ def _significance(args: argparse.Namespace) -> int:
         print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
         print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     else:
-        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
+        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
+    if math.isfinite(pairs.sigma):  # NaN for a GLMM: no residual SD
+        print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
     return 0

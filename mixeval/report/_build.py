@@ -57,6 +57,24 @@ def default_dstudy_grid(study: Any, facets: Sequence[str] | None = None) -> dict
     return {f: s for f, s in zip(facets[:2], sizes)}
 
 
+def _method_note(result: Any) -> Note | None:
+    """The fit criterion and df method of a contrasts result, as a note (None when it names neither)."""
+    from ..significance._labels import footer
+
+    criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
+    if not (criterion and method):
+        return None
+    scale = getattr(result, "scale", "")
+    return Note(footer(criterion, method) + (f"; scale: {scale}" if scale else ""), "note")
+
+
+def _with_note(section: Section, note: Note | None) -> Section:
+    """``section`` with ``note`` appended (unchanged for None)."""
+    if note is None:
+        return section
+    return Section(section.title, section.blocks + (note,), section.summary, section.text_tables)
+
+
 def _as_frame(result: Any, what: str) -> pd.DataFrame:
     """A DataFrame from a comparisons result (a DataFrame, or an object holding one)."""
     if isinstance(result, pd.DataFrame):
@@ -184,30 +202,31 @@ def build_report(
     def comparison_part() -> Section:
         glrt = study.glrt()
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
-        pairwise = _as_frame(study.pairwise(), "pairwise comparisons")
-        return comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)
+        result = study.pairwise()
+        section = comparison_section(glrt, pairwise=_as_frame(result, "pairwise comparisons"), hypothesis=hypothesis)
+        return _with_note(section, _method_note(result))
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)
         if getattr(pairwise, "trend", None) is not None:  # a numeric property: slopes (emtrends)
             from ..significance import plot_trends
 
-            return trend_section(
+            return _with_note(trend_section(
                 pairwise.emmeans, trace=study.system, var=str(conditional_on),
                 contrasts=_as_frame(pairwise, "slope comparisons"), glrt=glrt,
                 figure=plot_trends(cond.fit, study.system, str(conditional_on)),
                 title=f"Comparisons conditional on {conditional_on}",
-            )
+            ), _method_note(pairwise))
         cls = conditional_on if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
         y = _pick(means, _MEAN_COLUMNS)
         if y is None:
             raise InputError(f"cannot find the means among the columns {list(means.columns)}.")
-        return conditional_section(
+        return _with_note(conditional_section(
             means, x=cls, trace=study.system, y=y, se=_pick(means, _SE_COLUMNS),
             contrasts=_as_frame(pairwise, "conditional comparisons"), glrt=glrt,
             title=f"Comparisons conditional on {conditional_on}",
-        )
+        ), _method_note(pairwise))
 
     steps: list[tuple[str, Callable[[], Section]]] = [
         ("data", data_part), ("variance components", variance_part), ("significance", comparison_part)]

@@ -7,10 +7,11 @@
   :mod:`mixeval.significance._glmm_ddf`);
 * ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
   of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``);
-* ``"satterthwaite-upper"`` -- Satterthwaite's df with each variance component's part of the variance at
-  an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
+* ``"satterthwaite-upper"`` (experimental) -- Satterthwaite's df with each variance component's part of the
+  variance at an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
   component from 3-5 levels carries most of a mean's variance, where Satterthwaite's and Kenward-Roger's
-  intervals undercover. For glmer fits and REML random-intercept lmer fits.
+  intervals undercover. For glmer fits and REML random-intercept lmer fits of balanced, crossed designs whose
+  components have 3 or more levels (refused elsewhere: :mod:`mixeval.significance._upper_range`).
 
 Kenward-Roger is computed in the space of the random effects: every quantity it needs (``X'V^-1X``,
 ``X'V^-1 G_r V^-1 X``, ``X'V^-1 G_r V^-1 G_s V^-1 X``, ``tr(V^-1 G_r V^-1 G_s)``) is a function of
@@ -67,7 +68,8 @@ def canonical_df(df: object) -> str:
             return method
     raise InputError(f"unknown degrees-of-freedom method df={df!r}; choose 'asymptotic' (z tests, the book's), "
                      "'satterthwaite' (lmerTest's), 'kenward-roger' (pbkrtest's, emmeans' default) or "
-                     "'satterthwaite-upper' (Satterthwaite with the components' shares at an upper bound).")
+                     "'satterthwaite-upper' (experimental: Satterthwaite with the components' shares at an upper "
+                     "bound).")
 
 
 @dataclass(frozen=True)
@@ -444,6 +446,16 @@ class DfInference:
         return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
 
 
+def _require_upper_range(fit: object) -> None:
+    from ._upper_range import upper_range_problems
+
+    problems = upper_range_problems(fit)
+    if problems:
+        raise InputError("df='satterthwaite-upper' is experimental and calibrated only for balanced, crossed "
+                         "random-intercept designs whose components have at least 3 levels; here "
+                         + "; ".join(problems) + ". Use df='satterthwaite' or df='asymptotic'.")
+
+
 def _has_pieces(fit: object) -> bool:
     design = getattr(fit, "design", None)
     return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
@@ -458,8 +470,14 @@ def _satterthwaite(fit: object, row: np.ndarray) -> float:
 
 
 def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
-    """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``."""
+    """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``.
+
+    ``"satterthwaite-upper"`` (experimental) is refused outside its calibrated range
+    (:func:`mixeval.significance._upper_range.upper_range_problems`).
+    """
     method = canonical_df(df)
+    if method == "satterthwaite-upper":
+        _require_upper_range(fit)
     if is_glmm(fit):
         if method == "kenward-roger":
             raise InputError("Kenward-Roger degrees of freedom are defined for linear mixed models; for a glmer fit "

@@ -12,6 +12,7 @@ from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
+from ._labels import label_table
 
 __all__ = ["emmeans", "marginal_means", "means_table"]
 
@@ -62,7 +63,9 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     DataFrame
         One row per combination of ``specs`` within each ``by`` group (by groups outer, first
         factor varying fastest, as emmeans prints them) with columns ``*specs``, ``*by``,
-        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``ci_low``, ``ci_high``.
+        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``ci_low``, ``ci_high``; ``attrs`` name the fit
+        criterion (``"fit_criterion"``: REML, ML, ...), the df method (``"df_method"``) and both in words
+        (``"note"``).
 
     Raises
     ------
@@ -117,4 +120,5 @@ def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference:
     out["df"] = dof
     out["ci_low"] = est - crit * se
     out["ci_high"] = est + crit * se
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    return out if inference.fit is None else label_table(out, inference.fit, inference.method)

@@ -17,6 +17,7 @@ from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
+from ._labels import df_label, fit_criterion
 from ._tukey import ptukey, qtukey
 
 __all__ = ["PairwiseResult", "pairwise", "contrast_result", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
@@ -105,7 +106,13 @@ class PairwiseResult(Result):
     family_size : int
         Number of means per family (contrasts are adjusted within each ``by`` group).
     df_method : str
-        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"``.
+        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"`` (experimental).
+    fit_criterion : str
+        The fit's criterion: ``"REML"``, ``"ML"`` (lmer), ``"Laplace"``, ``"AGQ (nAGQ = k)"`` or
+        ``"restricted Laplace"`` (glmer); named in the printed notes.
+    scale : str
+        What the estimates are: ``""`` (the model's scale), or for a GLMM's response scale a description
+        (``"odds ratios"``; differences of probabilities conditional on the random effects at 0, ...).
     trend : str or None
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
@@ -142,6 +149,8 @@ class PairwiseResult(Result):
     df_method: str = "asymptotic"
     trend: str | None = None
     sigma: float = float("nan")
+    fit_criterion: str = ""
+    scale: str = ""
 
     @property
     def n_contrasts(self) -> int:
@@ -154,17 +163,18 @@ class PairwiseResult(Result):
     def to_dict(self) -> dict:
         """Plain-Python form: settings and the contrast rows."""
         return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
-                "level": self.level, "df_method": self.df_method, "trend": self.trend, "sigma": self.sigma,
-                "rows": self.table.to_dict(orient="records")}
+                "level": self.level, "df_method": self.df_method, "fit_criterion": self.fit_criterion,
+                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "rows": self.table.to_dict(orient="records")}
 
     def _notes(self) -> list[str]:
         k = self.family_size
         m = k * (k - 1) // 2
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger",
-               "satterthwaite-upper": "Satterthwaite, components at their upper bounds"}
-        dfm = dfm.get(self.df_method, self.df_method)
-        notes = [f"Degrees-of-freedom method: {dfm}", f"Confidence level used: {self.level:g}"]
+        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}", f"Confidence level used: {self.level:g}"]
+        if self.fit_criterion:
+            notes.insert(0, f"Fit criterion: {self.fit_criterion}")
+        if self.scale:
+            notes.insert(0, f"Scale: {self.scale}")
         if self.trend is not None:
             notes.insert(0, f"Contrasts of the slopes of {self.trend}")
         if self.ci_method == "tukey":
@@ -177,7 +187,8 @@ class PairwiseResult(Result):
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
-        notes.append(f"effect_size = estimate / sigma (residual SD {self.sigma:.4g})")
+        if np.isfinite(self.sigma):
+            notes.append(f"effect_size = estimate / sigma (residual SD {self.sigma:.4g})")
         return notes
 
     def summary(self, digits: int = 4) -> str:
@@ -361,4 +372,4 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     table["effect_size"] = est / sigma
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
-                          trend=trend, sigma=sigma)
+                          trend=trend, sigma=sigma, fit_criterion=fit_criterion(fit))

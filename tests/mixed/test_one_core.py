@@ -116,6 +116,7 @@ def test_predict_and_simulate(data, family, structure):
     fit = _fit(family, structure, data)
     mu = fit.predict()
     assert mu.shape == (len(data),)
+    np.testing.assert_allclose(mu, fit.fitted, rtol=1e-12, atol=1e-12)  # X beta + Z b at the conditional modes
     np.testing.assert_allclose(fit.predict(type="link"), fit.family.linkfun(mu) if family != "gaussian" else mu,
                                rtol=1e-6, atol=1e-8)
     population = fit.predict(data, re=False, type="link")
@@ -256,3 +257,38 @@ def test_one_satterthwaite_formula():
 
     assert _satterthwaite.satterthwaite_df is satterthwaite_df
     assert "2 * f0 * f0" not in inspect.getsource(_result)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_study_uncertainty_layer_for_every_family(data, family):
+    """phi's bootstrap interval works for every family (a GLMM's draws carry its latent residual variance);
+    power by simulation is Gaussian only and says so."""
+    formula = STRUCTURES["intercept"].format(y=RESPONSE[family])
+    study = Study(data, formula, family=None if family == "gaussian" else family)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MixevalWarning)
+        iv = study.phi_interval(n_resamples=20, random_state=1, progress=False)
+    assert iv["lower"] <= iv["estimate"] <= iv["upper"]
+    if family == "gaussian":
+        return
+    with pytest.raises(InputError, match=f"family='{family}'"):
+        study.power(n={"item": [20]}, n_resamples=5, random_state=1)
+
+
+# ----------------------------------------------------------------------------- layers: the command line
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_cli_fit_json_has_the_same_keys_for_every_family(data, family, tmp_path, capsys):
+    import json
+
+    from mixeval.cli import main
+
+    path = tmp_path / "d.csv"
+    data.to_csv(path, index=False)
+    formula = STRUCTURES["crossed"].format(y=RESPONSE[family])
+    assert main(["fit", str(path), formula, "--family", family, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = _fit(family, "crossed", data).to_dict()
+    assert set(out) - {"warnings"} == set(expected)
+    assert out["loglik"] == pytest.approx(expected["loglik"], rel=1e-9)
+    assert out["family"] == family
