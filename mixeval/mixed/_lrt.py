@@ -170,7 +170,7 @@ def compare(model_a: MixedResult, model_b: MixedResult, *, refit: bool = True) -
         "criterion": "REML" if (full.reml and not refitted) else "ML",
         "refitted": refitted,
     }
-    if same_fixed:
-        extra_components = len(full.group_names) - len(null.group_names)
+    extra_components = len(full.group_names) - len(null.group_names)
+    if same_fixed and extra_components > 0:  # (same terms, e.g. ordinal fits with and without nominal effects: none)
         details["pvalue_boundary"] = boundary_mixture_pvalue(statistic, extra_components)
     return TestResult(statistic=float(statistic), pvalue=pvalue, df=df, method="likelihood-ratio test", details=details)

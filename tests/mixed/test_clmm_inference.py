@@ -80,3 +80,12 @@ def test_small_simulation_coverage_and_type_one_error():
             reject.append(compare(full, null).pvalue < 0.05)
     assert np.mean(cover) >= 0.8
     assert sum(reject) <= 5
+
+
+def test_compare_nominal_with_location_thresholds_has_no_boundary_pvalue():
+    rng = np.random.default_rng(7)
+    df = _study(rng, n_items=40, rater_sd=0.0, spread=[0.5, 0.5, 1.0, 1.0, 2.0, 2.0])
+    nominal = clmm("rating ~ system + (1|item)", df, nominal="rater")
+    base = clmm("rating ~ system + (1|item)", df)
+    res = compare(nominal, base)
+    assert res.df == 20.0 and "pvalue_boundary" not in res.details
