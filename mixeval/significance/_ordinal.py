@@ -26,6 +26,7 @@ from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed._clmm_result import category_probabilities
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
 
@@ -87,9 +88,7 @@ def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: 
         if mode == "latent":
             out.append([float(np.mean(eta)) - float(np.mean(theta[np.isfinite(theta)]))])
             continue
-        cum = fit.family.cdf(theta[None, :] - eta[:, None])
-        cum = np.column_stack([np.zeros(eta.size), cum, np.ones(eta.size)])
-        prob = np.clip(np.diff(cum, axis=1), 0.0, 1.0).mean(axis=0)
+        prob = category_probabilities(fit.family, theta, eta).mean(axis=0)
         if mode == "prob":
             out.append(prob)
         elif mode == "cum.prob":
