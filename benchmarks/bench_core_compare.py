@@ -69,6 +69,11 @@ def main() -> None:
         base = Path(tmp) / "base"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.base],
                        check=True, capture_output=True)
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip()
+        print(f"| workload | base {args.base} cpu s | head {head} cpu s | ratio | base wall s | head wall s | "
+              "evals base/head | criterion base/head |")
+        print("|---|---|---|---|---|---|---|---|", flush=True)
         try:
             results = {}
             for name in args.workloads:
@@ -76,19 +81,15 @@ def main() -> None:
                 for _ in range(args.repeat):
                     for label, checkout in (("base", base), ("head", ROOT)):
                         runs[label].append(run_once(checkout, name, args.data))
-                results[name] = {label: {"cpu": min(r["cpu"] for r in rs), "seconds": min(r["seconds"] for r in rs),
-                                         "evals": rs[0]["evals"], "criterion": rs[0]["criterion"]}
-                                 for label, rs in runs.items()}
+                results[name] = r = {label: {"cpu": min(x["cpu"] for x in rs), "seconds": min(x["seconds"] for x in rs),
+                                             "evals": rs[0]["evals"], "criterion": rs[0]["criterion"]}
+                                     for label, rs in runs.items()}
+                b, h = r["base"], r["head"]
+                print(f"| {name} | {b['cpu']:.3f} | {h['cpu']:.3f} | {h['cpu'] / b['cpu']:.2f} | {b['seconds']:.3f} | "
+                      f"{h['seconds']:.3f} | {b['evals']}/{h['evals']} | {b['criterion']:.6f}/{h['criterion']:.6f} |",
+                      flush=True)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)], capture_output=True)
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
-    print(f"| workload | base {args.base} cpu s | head {head.strip()} cpu s | ratio | base wall s | head wall s | "
-          "evals base/head | criterion base/head |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, r in results.items():
-        b, h = r["base"], r["head"]
-        print(f"| {name} | {b['cpu']:.3f} | {h['cpu']:.3f} | {h['cpu'] / b['cpu']:.2f} | {b['seconds']:.3f} | "
-              f"{h['seconds']:.3f} | {b['evals']}/{h['evals']} | {b['criterion']:.6f}/{h['criterion']:.6f} |")
     out = HERE / "results" / "bench_core_compare.json"
     out.write_text(json.dumps({"base": args.base, "head": head.strip(), "repeat": args.repeat, "results": results},
                               indent=1))

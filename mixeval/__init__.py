@@ -16,7 +16,7 @@ import importlib
 
 # Public names and the module that defines them. Nothing heavy is imported with the package: each
 # name is imported on first use (PEP 562), so ``import mixeval`` and the command line start fast.
-_SUBMODULES = ("agreement", "datasets", "errors", "meta", "metric_model", "plots", "reliability", "report",
+_SUBMODULES = ("agreement", "datasets", "errors", "logs", "meta", "metric_model", "plots", "reliability", "report",
                "resampling", "scale", "significance", "validity")
 _NAMES = {
     "ConfidenceInterval": "._results", "TestResult": "._results",
@@ -89,6 +89,7 @@ __all__ = [
     "agreement",
     "datasets",
     "errors",
+    "logs",
     "meta",
     "metric_model",
     "plots",

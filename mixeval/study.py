@@ -27,7 +27,7 @@ from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
-__all__ = ["Study", "bin_property"]
+__all__ = ["Study", "bin_property", "check_property"]
 
 
 def _is_aggregate_source(data: Any) -> bool:
@@ -155,6 +155,33 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     if value not in allowed:
         raise InputError(f"{argument}={value!r} is not one of {list(allowed)}.")
     return value
+
+
+def check_property(study: "Study", prop: str, name: str) -> None:
+    """A property to condition on must be a column that varies and is not one of the model's factors (the
+    compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "system": list("ABABAB"), "score": [1.0, 2, 2, 4, 3, 5]})
+    >>> check_property(Study(df, "score ~ system + (1|item)"), "system", "prop='system'")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a length or a domain).
+    """
+    require_columns(study.data, [prop])
+    if prop == study.system:
+        raise InputError(f"{name} is the compared factor itself; condition on a property of the items (e.g. a length "
+                         "or a domain).")
+    groups = {f for t in study.parsed.random for f in t.factors}
+    if prop in groups:
+        raise InputError(f"{name} is a grouping factor of the random part of {study.formula!r} (its levels are random "
+                         "effects, not a property); condition on a property of the items (e.g. a length or a domain).")
+    values = study.data[prop].dropna().unique()
+    if len(values) < 2:
+        shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
+        raise InputError(f"{name} has a single value ({shown}); conditioning needs a property that varies.")
 
 
 class Study:
@@ -478,19 +505,48 @@ class Study:
     def variance_lrt(self, component: str) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
 
-        ``details["pvalue_boundary"]`` holds the Self-Liang chi-square mixture p-value beside the naive one.
+        ``H0: sigma^2 = 0`` lies on the boundary of the parameter space, so ``pvalue`` is the Self-Liang
+        50:50 mixture of chi2(0) and chi2(1) (half the naive chi2(1) p-value that lmerTest's ``ranova`` and
+        lme4's ``anova`` print); ``details["pvalue_naive"]`` holds that naive one. For a term with slopes (more
+        than one parameter per dropped term) no simple mixture applies and ``pvalue`` is the naive chi-square
+        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs compare ML fits.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"item": np.repeat(np.arange(30), 4), "rater": np.tile([1, 2, 3, 4], 30)})
+        >>> df["score"] = rng.normal(size=30)[df["item"]] + rng.normal(0, 0.5, 4)[df["rater"] - 1] + rng.normal(size=120)
+        >>> res = Study(df, "score ~ (1|item) + (1|rater)").variance_lrt("rater")
+        >>> bool(res.pvalue == res.details["pvalue_naive"] / 2), res.alternative
+        (True, 'greater')
         """
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        kept = [g for g in names if g != component]
         if self.family is not None:
-            if len(names) < 2:
+            if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
-            reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
-            return compare(self.fit_ml, reduced)
-        reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=True)
-        full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
-        return compare(full, reduced, refit=False)
+            naive = compare(self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False))
+        else:
+            full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
+            naive = compare(full, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True),
+                            refit=False)
+        from dataclasses import replace
+
+        from .mixed._lrt import boundary_mixture_pvalue
+
+        details, n_terms = dict(naive.details, pvalue_naive=naive.pvalue), names.count(component)
+        if naive.df == n_terms:  # one variance per dropped term: the Self-Liang mixture
+            details.update(pvalue_boundary=boundary_mixture_pvalue(naive.statistic, n_terms),
+                           reference=f"boundary mixture of chi2(0..{n_terms})")
+        else:
+            details.pop("pvalue_boundary", None)
+            details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
+        pvalue = details.get("pvalue_boundary", naive.pvalue)
+        return replace(naive, pvalue=pvalue, alternative="greater", details=details,
+                       method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
                 type: str | None = None, marginal: bool = False) -> pd.DataFrame:
@@ -611,7 +667,7 @@ class Study:
         df = _resolve_df(df, self.family)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
-        require_columns(self.data, [prop])
+        check_property(self, prop, f"prop={prop!r}")
         if cuts is None and _is_numeric_property(self.data[prop]):
             from .significance import pairwise_trends
 

@@ -9,6 +9,7 @@ from .._lmer import glmer, lmer
 from ..errors import InputError
 from ..mixed import clmm, compare
 from . import print_json
+from ._args import check_family_flags
 from ._io import read_table
 
 
@@ -46,10 +47,7 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     """lmer for --family gaussian, glmer otherwise; every flag is used or refused (``--nagq`` by lmer)."""
     family = getattr(args, "family", "gaussian")
     if family == "gaussian":
-        if getattr(args, "nagq", 1) != 1:
-            raise InputError("--nagq applies to --family binomial, poisson or ordinal (a Gaussian likelihood is exact).")
-        if getattr(args, "link", None) not in (None, "identity"):
-            raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal.")
+        check_family_flags(args)
         return lmer(formula, data, REML=reml, weights=getattr(args, "weights", None))
     if family == "ordinal":
         if args.weights is not None:
@@ -59,22 +57,24 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
 
 
 def _fit(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = fit_model(args.formula, data, args, reml=not args.ml)
     if args.json:
         out = fit.to_dict()
-        out["warnings"] = [str(w.message) for w in caught]
+        out["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
         print_json(out)
     else:
-        for w in caught:
-            print(f"warning: {w.message}")
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print(f"warning: {message}")
         print(fit.summary())
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -13,7 +13,7 @@ from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
-__all__ = ["build_report", "default_dstudy_grid"]
+__all__ = ["build_report", "default_dstudy_grid", "interaction_test"]
 
 _MEAN_COLUMNS = ("emmean", "estimate", "mean", "response", "prob", "rate")
 _SE_COLUMNS = ("SE", "se", "std_error", "std.error")
@@ -93,6 +93,32 @@ def _as_frame(result: Any, what: str) -> pd.DataFrame:
 
 def _pick(frame: pd.DataFrame, candidates: Sequence[str]) -> str | None:
     return next((c for c in candidates if c in frame.columns), None)
+
+
+def interaction_test(cond: Any, system: str, cls: str) -> Any:
+    """GLRT of the interaction: ML fits of ``system * cls`` (the conditional Study) and ``system + cls``.
+
+    The test ``Study.conditional`` returns drops every system term (``system * cls`` against ``cls``); this one
+    asks whether the differences between the systems change from class to class.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import Study
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 2), "system": np.tile(["A", "B"], 40)})
+    >>> df["cls"] = np.where(df["item"] < 20, "short", "long")
+    >>> gap = 0.5 * (df["system"] == "B") * (df["cls"] == "long")
+    >>> df["score"] = rng.normal(size=40)[df["item"]] + gap + rng.normal(0, 0.3, size=80)
+    >>> glrt, pairs, cond = Study(df, "score ~ system + (1|item)").conditional("cls")
+    >>> test = interaction_test(cond, "system", "cls")
+    >>> int(glrt.df), int(test.df), bool(test.statistic < glrt.statistic)
+    (2, 1, True)
+    """
+    from ..mixed import compare
+
+    additive = cond._fit_formula(cond._formula_with(f"{system} + {cls}"), reml=False)
+    return compare(cond.fit_ml, additive)
 
 
 def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
@@ -179,6 +205,16 @@ def build_report(
         return data_section(study.data, score=score, system=study.system, item=study.item, facets=facets)
 
     def variance_part() -> Section:
+        slopes = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
+        if slopes:  # phi has no single value when a facet's variance depends on a covariate
+            g = slopes[0].name
+            why = (f"Left out: the model has random slopes {', '.join(f'({t.lhs}|{t.name})' for t in slopes)}, so a "
+                   "facet's variance depends on the covariate and has no single share of the total; phi, the "
+                   "variance table and the D-study need random intercepts only. Report them from an "
+                   f"intercept-only model (e.g. (1|{g}) + (1|{g}:{study.system}) in place of "
+                   f"({slopes[0].lhs}|{g})).")
+            return Section("Variance components and reliability", (Note(why, "warning"),),
+                           summary=("left out: the model has random slopes (see the note)",))
         coefficients = study.reliability()
         phi = dict(zip(coefficients["coefficient"], coefficients["value"]))
         names = list(grid)
@@ -225,6 +261,7 @@ def build_report(
         return _with_note(conditional_section(
             means, x=cls, trace=study.system, y=y, se=_pick(means, _SE_COLUMNS),
             contrasts=_as_frame(pairwise, "conditional comparisons"), glrt=glrt,
+            interaction=interaction_test(cond, study.system, cls),
             title=f"Comparisons conditional on {conditional_on}",
         ), _method_note(pairwise))
 

@@ -10,6 +10,7 @@ from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._ddf import DfInference, canonical_df, df_inference
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._labels import label_table
@@ -18,11 +19,8 @@ __all__ = ["emmeans", "marginal_means", "means_table"]
 
 
 def _check_fit(fit: object) -> None:
-    for attribute in ("coef", "cov_coef", "design"):
-        if not hasattr(fit, attribute):
-            raise InputError(
-                f"`fit` must be a fitted model from mixeval.lmer() (it has no {attribute!r}); got {type(fit).__name__}."
-            )
+    if not isinstance(fit, MixedResult):
+        raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")
 
 
 def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None,

@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
-from .._results import Result
+from .._results import Result, pvalue_formatters
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
@@ -20,7 +20,8 @@ from ._grid import level_label
 from ._labels import df_label, fit_criterion
 from ._tukey import ptukey, qtukey
 
-__all__ = ["PairwiseResult", "pairwise", "contrast_result", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
+__all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale", "ADJUSTMENTS", "tukey_pvalue",
+           "tukey_critical_value"]
 
 #: Accepted ``adjust`` values (case-insensitive) and the name reported for each (emmeans' spelling).
 ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "bonferroni", "bh": "BH",
@@ -91,7 +92,9 @@ class PairwiseResult(Result):
         ``estimate``, ``se``, ``df`` (``inf``: asymptotic), the statistic ``z`` (asymptotic) or ``t``
         (Satterthwaite, Kenward-Roger), ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
         ``ci_method`` says), ``pvalue_unadjusted`` and ``effect_size`` (``estimate / sigma``, the
-        residual standard deviation of the fit). Numbers are unrounded.
+        residual standard deviation of the fit; for a binomial GLMM the latent residual SD, ``sqrt(pi^2/3)``
+        for the logit link and 1 for the probit link, so that ``effect_size`` is a latent-scale d; left out
+        for a Poisson GLMM, which has no constant latent residual variance). Numbers are unrounded.
     emmeans : DataFrame
         The marginal means (or trends) compared (see :func:`emmeans`, :func:`emtrends`).
     specs, by : tuple of str
@@ -117,6 +120,9 @@ class PairwiseResult(Result):
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
         The residual standard deviation dividing the estimates in ``effect_size``.
+    effect_size_scale : str
+        What ``sigma`` is (``"residual SD"``, or the latent residual SD of a GLMM), or why there is no
+        ``effect_size`` column.
 
     Examples
     --------
@@ -149,12 +155,23 @@ class PairwiseResult(Result):
     df_method: str = "asymptotic"
     trend: str | None = None
     sigma: float = float("nan")
+    effect_size_scale: str = "residual SD"
     fit_criterion: str = ""
     scale: str = ""
 
     @property
     def n_contrasts(self) -> int:
         return len(self.table)
+
+    @property
+    def effect_size_note(self) -> str | None:
+        """What ``effect_size`` divides by, or why the table has none (None for tables never meant to have one)."""
+        if "effect_size" in self.table.columns:
+            what = "estimate" if "estimate" in self.table.columns else "log ratio"
+            return f"effect_size = {what} / {self.effect_size_scale} ({self.sigma:.4g})"
+        if self.effect_size_scale != "residual SD":
+            return f"no effect_size column: {self.effect_size_scale}"
+        return None
 
     def to_frame(self) -> pd.DataFrame:
         """A copy of :attr:`table`."""
@@ -187,14 +204,15 @@ class PairwiseResult(Result):
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
-        if np.isfinite(self.sigma):
-            notes.append(f"effect_size = estimate / sigma (residual SD {self.sigma:.4g})")
+        if self.effect_size_note is not None:
+            notes.append(self.effect_size_note)
         return notes
 
     def summary(self, digits: int = 4) -> str:
         """The contrast table rounded for display, with emmeans-style notes on the adjustment."""
         shown = self.table.drop(columns="pvalue_unadjusted")
-        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}")
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}",
+                               formatters=pvalue_formatters(shown, digits))
         return text + "\n\n" + "\n".join(self._notes())
 
     def __repr__(self) -> str:
@@ -208,7 +226,8 @@ class PairwiseResult(Result):
     def _repr_html_(self) -> str:
         shown = self.table.drop(columns="pvalue_unadjusted")
         notes = "".join(f"<br>{n}" for n in self._notes())
-        return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}") + f"<p><small>{notes[4:]}</small></p>"
+        return (shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", formatters=pvalue_formatters(shown))
+                + f"<p><small>{notes[4:]}</small></p>")
 
 
 def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -359,7 +378,7 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = est / se
     p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
-    sigma = float(np.sqrt(fit.sigma2)) if hasattr(fit, "sigma2") else float("nan")
+    sigma, scale = effect_size_scale(fit)
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
@@ -369,7 +388,35 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     table["ci_low"] = est - crit * se
     table["ci_high"] = est + crit * se
     table["pvalue_unadjusted"] = p_raw
-    table["effect_size"] = est / sigma
+    if np.isfinite(sigma):
+        table["effect_size"] = est / sigma
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
-                          trend=trend, sigma=sigma, fit_criterion=fit_criterion(fit))
+                          trend=trend, sigma=sigma, fit_criterion=fit_criterion(fit),
+                          effect_size_scale=scale)
+
+
+def effect_size_scale(fit: object) -> tuple[float, str]:
+    """The SD dividing contrasts in ``effect_size`` and what it is.
+
+    A linear mixed model: the residual SD. A GLMM: the latent residual SD, the square root of the
+    distribution-specific variance (pi^2/3 for the logit link, 1 for the probit link; Nakagawa & Schielzeth
+    2010), so that ``effect_size`` is a d on the latent scale (emmeans' ``eff_size`` needs this ``sigma`` to be
+    given for glmer fits); NaN for a Poisson GLMM, which has no constant latent residual variance.
+
+    Examples
+    --------
+    >>> class Logit:
+    ...     link, distribution_variance = "logit", float(np.pi ** 2 / 3)
+    >>> sd, what = effect_size_scale(Logit())
+    >>> round(sd, 4), what
+    (1.8138, 'latent residual SD sqrt(pi^2/3) (logit link)')
+    """
+    if hasattr(fit, "sigma2"):
+        return float(np.sqrt(fit.sigma2)), "residual SD"
+    variance = float(getattr(fit, "distribution_variance", float("nan")))
+    link = getattr(fit, "link", "?")
+    if np.isfinite(variance):
+        shown = "sqrt(pi^2/3)" if link == "logit" else f"sqrt({variance:g})"
+        return float(np.sqrt(variance)), f"latent residual SD {shown} ({link} link)"
+    return float("nan"), f"a {link}-link GLMM has no constant latent residual variance to standardise by"

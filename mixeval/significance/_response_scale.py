@@ -21,6 +21,7 @@ from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._labels import fit_criterion, label_table
@@ -52,10 +53,9 @@ def _require_marginal_df(df: str) -> None:
 
 
 def _family(fit: object):
-    fam = getattr(getattr(fit, "problem", None), "family", None)
-    if fam is None:
+    if not isinstance(fit, MixedResult) or fit.family.estimates_scale:
         raise InputError("response-scale means need a generalised linear mixed model fitted by mixeval.glmer().")
-    return fam
+    return fit.family
 
 
 def response_name(fit: object) -> str:
@@ -195,7 +195,8 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
                           ci_method=res.ci_method, level=res.level, family_size=res.family_size,
                           df_method=res.df_method, fit_criterion=res.fit_criterion,
-                          scale=f"{what} (conditional on the random effects, as emmeans' type = \"response\")")
+                          scale=f"{what} (conditional on the random effects, as emmeans' type = \"response\")",
+                          sigma=res.sigma, effect_size_scale=res.effect_size_scale)
 
 
 def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -273,4 +274,6 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
                           fit_criterion=fit_criterion(fit),
                           scale=f"differences of {'probabilities' if response_name(fit) == 'prob' else 'rates'}, "
-                                + scale_note(marginal).split(", ", 1)[1])
+                                + scale_note(marginal).split(", ", 1)[1],
+                          effect_size_scale="differences of probabilities are not standardised (the ratio or "
+                                            "the link scale gives the latent-scale effect_size)")
