@@ -436,10 +436,10 @@ def check_clmm_fit(result) -> None:
         warnings.warn(
             f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
             "estimated as (numerically) zero. This is a valid estimate, not a failure.",
-            SingularFitWarning, stacklevel=3)
+            SingularFitWarning, stacklevel=4)
     if not result.converged:
         warnings.warn("the optimiser did not meet its convergence criterion; treat the estimates with care.",
-                      ConvergenceWarning, stacklevel=3)
+                      ConvergenceWarning, stacklevel=4)
 
 
 def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_agq: int = 1,

@@ -258,7 +258,7 @@ def warn_empty_categories(resp: OrderedResponse, threshold: str) -> None:
     else:
         msg = f"with {threshold} thresholds their probabilities are estimated from the neighbouring categories"
     warnings.warn(f"the rating scale of {resp.name!r} has categor{'y' if len(empty) == 1 else 'ies'} "
-                  f"{', '.join(map(repr, empty))} with no observations: {msg}.", EmptyCategoryWarning, stacklevel=3)
+                  f"{', '.join(map(repr, empty))} with no observations: {msg}.", EmptyCategoryWarning, stacklevel=4)
 
 
 @dataclass

@@ -18,14 +18,13 @@ central-difference gradients); z intervals. Contrasts go through the adjustment 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
-
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ..mixed._clmm_result import category_probabilities
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
@@ -45,10 +44,19 @@ def _check(fit: object, mode: str) -> None:
         raise InputError("the fit has no usable Hessian, so no standard errors; refit or simplify the model.")
 
 
+class _FixedPart(MixedResult):
+    """The reference grid's view of an ordinal fit: its design and data, with a coefficient for every column of the
+    fixed-effects matrix (the intercept's place is taken by the thresholds, which the grid does not use)."""
+
+    def __init__(self, fit: object):
+        object.__setattr__(self, "design", fit.design)
+        object.__setattr__(self, "data", fit.data)
+        object.__setattr__(self, "coef", np.zeros(len(fit.design.fixed_names)))
+
+
 def _cell_rows(fit: object, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, list[np.ndarray]]:
     """The cells of ``specs`` within ``by`` and the reference-grid model-matrix rows (no intercept) of each."""
-    proxy = SimpleNamespace(design=fit.design, data=fit.data, coef=np.zeros(len(fit.design.fixed_names)))
-    rg = cached_reference_grid(proxy)
+    rg = cached_reference_grid(_FixedPart(fit))
     cells, _ = marginal_linfct(rg, specs, by)
     keep = [i for i, nm in enumerate(fit.design.fixed_names) if nm != "(Intercept)"]
     X = rg.X[:, keep]
@@ -235,4 +243,6 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level)
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(families), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method="asymptotic",
-                          trend=None, sigma=sigma)
+                          trend=None, sigma=sigma, fit_criterion=fit.approximation,
+                          effect_size_scale="latent residual SD" if mode == "latent" else "",
+                          scale="" if mode == "latent" else f"ordinal {mode}")
