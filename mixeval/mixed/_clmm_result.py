@@ -395,7 +395,7 @@ class ClmmResult(MixedResult):
         """clmm-style text summary."""
         how = "the Laplace approximation" if self.nAGQ == 1 else f"adaptive Gauss-Hermite quadrature (nAGQ = {self.nAGQ})"
         out = [f"Cumulative Link Mixed Model fitted with {how}", "", f"formula: {self.formula}", "",
-               f" link  threshold nobs logLik AIC", f" {self.link:<5} {self.family.threshold:<9} {self.nobs} "
+               " link  threshold nobs logLik AIC", f" {self.link:<5} {self.family.threshold:<9} {self.nobs} "
                f"{self.loglik:.2f} {self.aic:.2f}", "", "Random effects (latent scale; residual variance "
                f"{self.latent_variance:.4g}):"]
         if self.group_names:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..errors import InputError, InputTypeError
+from ..errors import EmptyCategoryWarning, InputError
 
 __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal", "ordered_response",
            "row_derivatives", "row_log_probability", "threshold_jacobian", "OPEN_END", "EmptyCategoryWarning"]
@@ -26,10 +26,6 @@ __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal"
 THRESHOLDS = ("flexible", "equidistant", "symmetric")
 _LINKS = ("logit", "probit")
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
-
-
-class EmptyCategoryWarning(UserWarning):
-    """A category of the rating scale has no observations (its thresholds are not separately estimable)."""
 
 
 @dataclass(frozen=True)
