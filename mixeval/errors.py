@@ -17,6 +17,7 @@ __all__ = [
     "FormulaError",
     "ModelComparisonError",
     "MixevalWarning",
+    "EmptyCategoryWarning",
     "SingularFitWarning",
     "ConvergenceWarning",
     "BoundaryWarning",
@@ -273,6 +274,17 @@ class FamilyWarning(MixevalWarning):
     ...     warnings.simplefilter("always")
     ...     fit = lmer("correct ~ 1 + (1|item)", df)
     >>> "FamilyWarning" in [w.category.__name__ for w in caught]
+    True
+    """
+
+
+class EmptyCategoryWarning(MixevalWarning):
+    """A category of an ordinal rating scale has no observations (:func:`mixeval.clmm`): with flexible thresholds
+    its probability is estimated as 0, so the thresholds either side of it coincide (or are infinite at an end).
+
+    Examples
+    --------
+    >>> issubclass(EmptyCategoryWarning, MixevalWarning)
     True
     """
 

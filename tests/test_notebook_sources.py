@@ -15,7 +15,8 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "eval_logs", "goyal_metric_model", "meta_evaluation",
-         "preferences_arena"]
+NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "eval_logs", "goyal_metric_model", "meta_evaluation",
+         "ordinal_ratings", "preferences_arena"]
 
 
 def test_every_notebook_has_a_source_and_every_source_a_notebook(notebook_build):

@@ -1,4 +1,4 @@
-"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
+"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson|ordinal] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import argparse
 import warnings
 
 from .._lmer import glmer, lmer
-from ..mixed import compare
+from ..errors import InputError
+from ..mixed import clmm, compare
 from . import print_json
 from ._args import check_family_flags
 from ._io import read_table
@@ -33,10 +34,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_family_arguments(p: argparse.ArgumentParser) -> None:
     """``--family``, ``--link``, ``--nagq``, ``--weights``: a generalised linear mixed model (glmer)."""
-    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
                    help="response distribution: gaussian (lmer, default), binomial (0/1 or proportion with "
-                        "--weights trials) or poisson (counts); the last two fit glmer")
-    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+                        "--weights trials) or poisson (counts), which fit glmer, or ordinal (ratings: clmm)")
+    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
     p.add_argument("--nagq", type=int, default=1, help="glmer's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite")
     p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row; gaussian: "
                                                    "precision weights, Var(y_i) = sigma^2 / w_i, as lme4's)")
@@ -48,6 +49,10 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     if family == "gaussian":
         check_family_flags(args)
         return lmer(formula, data, REML=reml, weights=getattr(args, "weights", None))
+    if family == "ordinal":
+        if args.weights is not None:
+            raise InputError("--weights is not available with --family ordinal (one row per rating).")
+        return clmm(formula, data, link=args.link or "logit", nAGQ=args.nagq)
     return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 

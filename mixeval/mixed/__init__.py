@@ -19,6 +19,8 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
+from ._clmm import clmm
+from ._clmm_result import ClmmResult
 from ._fit import fit_design, fit_from_stats, lmer
 from ._base import MixedResult
 from ._family import Family, get_family
@@ -35,7 +37,8 @@ __all__ = [
     "MixedResult",
     "Family",
     "get_family",
-
+    "clmm",
+    "ClmmResult",
     "GlmerResult",
     "compare",
     "LmerResult",

@@ -171,9 +171,10 @@ def compare(model_a: MixedResult, model_b: MixedResult, *, refit: bool = True) -
         "criterion": "REML" if (full.reml and not refitted) else "ML",
         "refitted": refitted,
     }
-    if same_fixed and not (full.has_slopes or null.has_slopes):
+    extra_components = len(full.group_names) - len(null.group_names)
+    if same_fixed and extra_components > 0 and not (full.has_slopes or null.has_slopes):
         # random intercepts tested against 0: each lies on its boundary (Self & Liang); with slopes the null
-        # distribution mixes chi-squares of other degrees of freedom and no mixture is given
-        extra_components = len(full.group_names) - len(null.group_names)
+        # distribution mixes chi-squares of other degrees of freedom and no mixture is given; with the same terms
+        # (an ordinal fit with nominal effects against one without) there is no variance on a boundary
         details["pvalue_boundary"] = boundary_mixture_pvalue(statistic, extra_components)
     return TestResult(statistic=float(statistic), pvalue=pvalue, df=df, method="likelihood-ratio test", details=details)

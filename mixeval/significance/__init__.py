@@ -9,6 +9,8 @@
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
   (Table 4.1);
+* :func:`emmeans_ordinal` / :func:`pairwise_ordinal` -- emmeans' ordinal modes (latent, prob, cum.prob,
+  exc.prob, mean.class) of a :func:`mixeval.clmm` fit and their contrasts;
 * :func:`bin_property` -- classes of a numeric data property for conditional comparisons;
 * :func:`plot_emmeans` -- the interaction plot of marginal means (Figure 4.7); :func:`plot_contrasts`
   -- a forest plot of the contrasts with their adjusted intervals; :func:`plot_trends` -- the fitted lines
@@ -24,6 +26,7 @@ from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_val
 from ._plots import plot_contrasts, plot_emmeans, plot_trends
 from ._trends import emtrends, pairwise_trends
 from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
+from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
 
 __all__ = [
     "emmeans",
@@ -47,4 +50,7 @@ __all__ = [
     "emmeans_response",
     "pairwise_ratios",
     "pairwise_differences",
+    "emmeans_ordinal",
+    "pairwise_ordinal",
+    "ORDINAL_MODES",
 ]

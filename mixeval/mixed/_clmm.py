@@ -1,0 +1,645 @@
+"""Cumulative link mixed models (``ordinal::clmm``) on the random-effects structure of every mixed model.
+
+``P(Y_i <= j | b) = F(theta_j - x_i' beta - z_i' b)``, ``b = Lambda u``, ``u ~ N(0, I)``. Stages, each callable
+alone: :func:`clmm_problem` (validated design -> :class:`ClmmProblem`: category codes, threshold design,
+fixed-effects matrix without intercept, random-effects structure), :class:`ClmmDeviance` (the Laplace
+or adaptive Gauss-Hermite deviance at ``x = (theta, alpha, beta)``: a Newton inner loop over ``u`` on the
+penalised system of :mod:`._pirls`, and the exact gradient for scalar random-effects terms),
+:func:`optimize_clmm` (:func:`~._optimize.minimize_deviance`: first ``(alpha, beta)`` without random effects,
+then everything jointly), :func:`fit_clmm` (with the Hessian for Wald intervals and the frozen result).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property, partial
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy.linalg import LinAlgError
+
+from .._validation import require_columns
+from ..errors import ConvergenceWarning, InputError, InputTypeError, SingularFitWarning
+from ._design import Design, build_design
+from ._optimize import OptimResult, finite_difference_gradient, minimize_deviance
+from ._ordinal import (
+    OPEN_END,
+    Ordinal,
+    OrderedResponse,
+    get_ordinal,
+    ordered_response,
+    row_derivatives,
+    row_log_probability,
+    threshold_jacobian,
+    warn_empty_categories,
+)
+from ._pirls import GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
+from ._reterms import ReStructure, build_restructure
+
+__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test"]
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+@dataclass(frozen=True)
+class ClmmProblem:
+    """Data of a cumulative link (mixed) model.
+
+    Attributes
+    ----------
+    y : ndarray of int
+        Category code of each row among the *estimated* categories (0 .. K-1).
+    U, L : scipy.sparse.csr_matrix, shape (n, n_alpha)
+        Each row's upper and lower threshold as a linear function of the threshold parameters ``alpha``
+        (zero rows where the category is the top or the bottom one).
+    X : ndarray, shape (n, p)
+        Fixed effects without intercept (the thresholds take its place).
+    re : ReStructure
+    family : Ordinal
+    alpha_names : tuple of str
+    """
+
+    y: np.ndarray = field(repr=False)
+    U: sp.csr_matrix = field(repr=False)
+    L: sp.csr_matrix = field(repr=False)
+    X: np.ndarray = field(repr=False)
+    re: ReStructure = field(repr=False)
+    family: Ordinal
+    alpha_names: tuple[str, ...]
+    n_categories: int
+
+    @property
+    def nobs(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def p(self) -> int:
+        return int(self.X.shape[1])
+
+    @property
+    def n_alpha(self) -> int:
+        return int(self.U.shape[1])
+
+    @cached_property
+    def open_ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """``+OPEN_END`` on the top category's rows (upper argument), ``-OPEN_END`` on the bottom's (lower)."""
+        return OPEN_END * self.top, -OPEN_END * self.bottom
+
+    @property
+    def top(self) -> np.ndarray:
+        return self.y == self.n_categories - 1
+
+    @property
+    def bottom(self) -> np.ndarray:
+        return self.y == 0
+
+    def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
+        return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
+
+    def linear_problem(self) -> GlmmProblem:
+        """The random-effects operators' view (no fixed effects: those enter through the offset)."""
+        n = self.nobs
+        return GlmmProblem(y=np.zeros(n), X=np.zeros((n, 0)), weights=np.ones(n), offset=np.zeros(n), re=self.re,
+                           family=self.family)  # type: ignore[arg-type]
+
+
+def nominal_design(data: pd.DataFrame, nominal: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Dummy columns of the nominal factors (``"rater"`` or ``"~rater"``; treatment coding, no intercept)."""
+    from formulaic import model_matrix
+
+    from ._design import r_style_name
+
+    spec = nominal.strip()
+    spec = spec[1:] if spec.startswith("~") else spec
+    mm = model_matrix(spec, data)
+    names = [r_style_name(c) for c in mm.columns]
+    keep = [i for i, nm in enumerate(names) if nm != "(Intercept)"]
+    return np.asarray(mm, dtype=float)[:, keep], tuple(names[i] for i in keep)
+
+
+def _threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
+                      nominal: tuple[np.ndarray, tuple[str, ...]] | None) -> tuple[sp.csr_matrix, sp.csr_matrix, tuple]:
+    """``U`` and ``L`` (rows: observations; columns: ``alpha`` then nominal effects threshold by threshold)."""
+    n = codes.size
+    m, k = jac.shape
+    K = m + 1
+    up = np.minimum(codes, m - 1)
+    lo = np.maximum(codes - 1, 0)
+    blocks_u = [sp.csr_matrix(jac[up] * (codes < K - 1)[:, None])]
+    blocks_l = [sp.csr_matrix(jac[lo] * (codes > 0)[:, None])]
+    all_names = list(names)
+    if nominal is not None:
+        N, nom_names = nominal
+        for c, nm in enumerate(nom_names):
+            rows_u = np.arange(n)
+            x = N[:, c]
+            blocks_u.append(sp.csr_matrix((x * (codes < K - 1), (rows_u, up)), shape=(n, m)))
+            blocks_l.append(sp.csr_matrix((x * (codes > 0), (rows_u, lo)), shape=(n, m)))
+            all_names += [f"{t}.{nm}" for t in threshold_names]
+    return sp.hstack(blocks_u, format="csr"), sp.hstack(blocks_l, format="csr"), tuple(all_names)
+
+
+def clmm_problem(design: Design, response: OrderedResponse, family: Ordinal,
+                 nominal: tuple[np.ndarray, tuple[str, ...]] | None = None,
+                 re: ReStructure | None = None) -> tuple[ClmmProblem, np.ndarray]:
+    """The :class:`ClmmProblem` of a validated design and the indices of the estimated categories.
+
+    With flexible thresholds only the observed categories are estimated (an empty category's probability
+    has its maximum at 0); with equidistant or symmetric thresholds every category of the scale is.
+    """
+    codes = response.codes
+    if family.threshold == "flexible":
+        kept = np.flatnonzero(response.observed)
+        codes = np.searchsorted(kept, codes)
+    else:
+        kept = np.arange(len(response.levels))
+    K = kept.size
+    lv = [str(response.levels[j]) for j in kept]
+    tnames = tuple(f"{a}|{b}" for a, b in zip(lv[:-1], lv[1:]))
+    jac, anames = threshold_jacobian(K - 1, family.threshold)
+    if family.threshold == "flexible":
+        anames = tnames
+    if nominal is not None and family.threshold != "flexible":
+        raise InputError("nominal effects (group-specific thresholds) need threshold='flexible', as in ordinal::clm.")
+    U, Lm, names = _threshold_design(codes, jac, anames, tnames, nominal)
+    names_x = list(design.fixed_names)
+    X = np.asarray(design.X, dtype=float)
+    if "(Intercept)" not in names_x:
+        raise InputError(f"the formula {design.parsed.formula!r} removes the intercept; a cumulative link model's "
+                         "thresholds take its place, so keep it (write the fixed effects as for lmer).")
+    keep_cols = [i for i, nm in enumerate(names_x) if nm != "(Intercept)"]
+    X = X[:, keep_cols]
+    re = build_restructure(design) if re is None else re
+    problem = ClmmProblem(y=codes.astype(np.int64), U=U, L=Lm, X=X, re=re, family=family, alpha_names=names,
+                          n_categories=int(K))
+    return problem, kept
+
+
+def _start_alpha(problem: ClmmProblem) -> np.ndarray:
+    """Thresholds at the link of the cumulative proportions, least squares onto ``alpha``; nominal effects 0."""
+    K = problem.n_categories
+    cum = np.cumsum(np.bincount(problem.y, minlength=K))[:-1] / problem.nobs
+    cum = np.clip(cum, 0.5 / problem.nobs, 1 - 0.5 / problem.nobs)
+    # spread thresholds of empty categories (equidistant/symmetric structures keep them)
+    theta = problem.family.quantile(cum) + 1e-3 * np.arange(K - 1)
+    jac, _ = threshold_jacobian(K - 1, problem.family.threshold)
+    alpha = np.zeros(problem.n_alpha)
+    alpha[:jac.shape[1]] = np.linalg.lstsq(jac, theta, rcond=None)[0]
+    return alpha
+
+
+class ClmmDeviance:
+    """The Laplace (or adaptive Gauss-Hermite) deviance of a CLMM at ``x = (theta, alpha, beta)``.
+
+    The conditional modes ``u`` are carried from one evaluation to the next (warm starts).
+    """
+
+    def __init__(self, problem: ClmmProblem, n_agq: int = 1):
+        self.problem = problem
+        self.lin = problem.linear_problem()
+        self.n_agq = int(n_agq)
+        self.k = problem.re.n_theta
+        self.u = np.zeros(problem.re.q)
+        self.scalar = bool(problem.re.terms) and isinstance(_ops(self.lin, problem.re.theta0, False), _ScalarOps)
+
+    def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        k, m = self.k, self.problem.n_alpha
+        return x[:k], x[k:k + m], x[k + m:]
+
+    def fixed_offset(self, beta: np.ndarray) -> np.ndarray:
+        return self.problem.X @ beta if self.problem.p else np.zeros(self.problem.nobs)
+
+    def log_probabilities(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> np.ndarray:
+        a, b = self.problem.arguments(alpha, offset + eta)
+        return row_log_probability(self.problem.family.link, a, b, self.problem.top, self.problem.bottom)
+
+    def rows(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray, third: bool = False):
+        a, b = self.problem.arguments(alpha, offset + eta)
+        return row_derivatives(self.problem.family.link, a, b, self.problem.top, self.problem.bottom, third=third)
+
+    def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = 1e-10,
+              maxit: int = 100, third: bool = False):
+        """Conditional modes of ``u`` by Newton steps with step halving on ``-2 sum log P + ||u||^2``.
+
+        Returns ``(u, eta, rows, system, ops)`` at the modes, or raises ``LinAlgError`` where the thresholds
+        are out of order (a probability <= 0).
+        """
+        ops = _ops(self.lin, theta, False)
+        zero = np.zeros(0)
+        u = self.u.copy() if self.u.size else np.zeros(0)
+        eta = ops.eta(u, zero)
+        rows = self.rows(alpha, offset, eta)
+        pen = -2.0 * float(np.sum(rows.l)) + float(u @ u)
+        if not np.isfinite(pen):
+            u = np.zeros_like(u)
+            eta = ops.eta(u, zero)
+            rows = self.rows(alpha, offset, eta)
+            pen = -2.0 * float(np.sum(rows.l))
+            if not np.isfinite(pen):
+                raise LinAlgError("thresholds out of order")
+        system, converged = None, False
+        for _ in range(maxit):
+            w = rows.w
+            system = ops.system(w)
+            rhs = ops.zlt(rows.r) - u
+            du, _ = system.solve(rhs, None)
+            size = float(np.max(np.abs(du), initial=0.0))
+            if size < tol or float(du @ rhs) < 1e-20 * (1.0 + abs(pen)):
+                # the last Newton step is below tol: its factorisation (weights within ~tol of those at the mode)
+                # serves the Laplace term and the gradient
+                u = u + du
+                eta = ops.eta(u, zero)
+                rows = self.rows(alpha, offset, eta, third=third)
+                converged = True
+                break
+            step, rows_new = 1.0, None
+            for _ in range(30):
+                u_new = u + step * du
+                eta_new = ops.eta(u_new, zero)
+                if step == 1.0:  # the full step is usually taken: its likelihood terms serve the next iteration
+                    rows_new = self.rows(alpha, offset, eta_new)
+                    logp = rows_new.l
+                else:
+                    rows_new, logp = None, self.log_probabilities(alpha, offset, eta_new)
+                pen_new = -2.0 * float(np.sum(logp)) + float(u_new @ u_new)
+                if pen_new <= pen + 1e-14 * (1.0 + abs(pen)):
+                    break
+                step /= 2
+            else:
+                break
+            u, eta, pen = u_new, eta_new, pen_new
+            rows = rows_new if rows_new is not None else self.rows(alpha, offset, eta)
+        if not converged:
+            system = ops.system(rows.w)
+        return u, eta, rows, system, ops
+
+    def _state(self, x: np.ndarray, third: bool = False):
+        theta, alpha, beta = self.split(np.asarray(x, dtype=float))
+        offset = self.fixed_offset(beta)
+        if not self.problem.re.q:
+            rows = self.rows(alpha, offset, np.zeros(self.problem.nobs), third=third)
+            if not np.all(np.isfinite(rows.l)):
+                raise LinAlgError("thresholds out of order")
+            return theta, alpha, beta, offset, np.zeros(0), rows, None, None
+        u, eta, rows, system, ops = self.modes(theta, alpha, offset, third=third)
+        if not np.all(np.isfinite(rows.l)):
+            raise LinAlgError("thresholds out of order")
+        if np.all(np.isfinite(u)):
+            self.u = u
+        if third and rows.wa is None:
+            rows = self.rows(alpha, offset, eta, third=True)
+        return theta, alpha, beta, offset, u, rows, system, ops
+
+    def deviance(self, x: np.ndarray) -> float:
+        """``-2 log`` of the Laplace (``n_agq = 1``) or adaptive Gauss-Hermite approximation of the likelihood."""
+        theta, alpha, beta, offset, u, rows, system, ops = self._state(x)
+        if system is None:
+            return -2.0 * float(np.sum(rows.l))
+        if self.n_agq > 1:
+            return self._agq(theta, alpha, offset, u, system)
+        return -2.0 * float(np.sum(rows.l)) + float(u @ u) + system.ldl2
+
+    def _agq(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, u0: np.ndarray, system) -> float:
+        """Adaptive Gauss-Hermite over the levels of the single scalar term (``glmerAGQ`` on ``-2 log P``)."""
+        term = self.problem.re.terms[0]
+        codes, L = term.codes, term.n_levels
+        sd = 1.0 / system.block_chol[:, 0, 0]
+        col = term.X[:, 0] * float(theta[0])
+
+        def devc(u: np.ndarray) -> np.ndarray:
+            rows = self.rows(alpha, offset, col * u[codes])
+            return u * u - 2.0 * np.bincount(codes, weights=rows.l, minlength=L)
+
+        d0 = devc(u0)
+        z, w = gauss_hermite_rule(self.n_agq)
+        mult = np.zeros(L)
+        for zk, wk in zip(z, w):
+            mult += wk if zk == 0.0 else wk * np.exp(-0.5 * (devc(u0 + zk * sd) - d0) + 0.5 * zk * zk)
+        return float(d0.sum() + system.ldl2 - 2.0 * np.sum(np.log(mult)))
+
+    def deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """The Laplace deviance and its exact gradient in ``(theta, alpha, beta)`` (scalar terms or none).
+
+        Notes
+        -----
+        With ``a_i, b_i`` the upper and lower arguments, ``l_i = log P_i`` and the curvature
+        ``w_i = -d^2 l_i / d eta_i^2``, the per-row coefficients of ``da`` and ``db`` in ``dD`` are
+        ``c_a = -2 l_a + h w_a + zeta r_a`` and ``c_b`` likewise: the likelihood at fixed modes, ``log|A|``
+        through the weights at fixed modes (``h_i = z_i' Lambda A^{-1} Lambda' z_i``) and the shift of the
+        modes (one adjoint solve ``A lambda = Lambda' Z' (h w_eta)``, ``zeta = Z Lambda lambda``;
+        ``r = d l / d eta``, ``r_a = d r / d a``). Then ``dD/d alpha = U' c_a + L' c_b``,
+        ``dD/d beta = -X'(c_a + c_b)`` and ``dD/d theta_k = -s_k'(c_a + c_b) + 2 (w x_k)' g_k +
+        lambda_k' Z_k' r`` with ``s_k = x_k u_k[c_k]`` (as :func:`~._pirls.laplace_gradient`).
+        """
+        x = np.asarray(x, dtype=float)
+        problem = self.problem
+        theta, alpha, beta, offset, u, rows, system, ops = self._state(x, third=True)
+        r = rows.r
+        ra = -(rows.laa + rows.lab)
+        rb = -(rows.lab + rows.lbb)
+        w = rows.w
+        value = -2.0 * float(np.sum(rows.l))
+        if system is None:
+            ca, cb = -2.0 * rows.la, -2.0 * rows.lb
+            grad_t = np.zeros(0)
+        else:
+            value += float(u @ u) + system.ldl2
+            g = _inverse_diagonal_terms(ops, system)
+            h = sum(v * gk for v, gk in zip(ops.v, g))
+            w_eta = -(rows.wa + rows.wb)
+            lam_u, _ = system.solve(ops.zlt(h * w_eta), None)
+            zeta = ops.eta(lam_u, np.zeros(0))
+            ca = -2.0 * rows.la + h * rows.wa + zeta * ra
+            cb = -2.0 * rows.lb + h * rows.wb + zeta * rb
+            base = -(ca + cb)
+            z_base, z_r = ops.sums(base), ops.sums(r)
+            grad_t = np.empty(len(ops.codes))
+            for k, (xk, sl) in enumerate(zip(ops.x, ops.slices)):
+                grad_t[k] = u[sl] @ z_base[sl] + 2.0 * ((w if xk is None else w * xk) @ g[k]) + lam_u[sl] @ z_r[sl]
+        ca = np.where(problem.top, 0.0, ca)
+        cb = np.where(problem.bottom, 0.0, cb)
+        grad_a = problem.U.T @ ca + problem.L.T @ cb
+        grad_b = -(problem.X.T @ (ca + cb)) if problem.p else np.zeros(0)
+        return value, np.concatenate([grad_t, grad_a, grad_b])
+
+    @property
+    def analytic(self) -> bool:
+        """The exact gradient applies: Laplace with scalar random-effects terms (or none)."""
+        return self.n_agq <= 1 and (self.scalar or not self.problem.re.terms)
+
+    def fun_and_grad(self):
+        return self.deviance_and_gradient if self.analytic else finite_difference_gradient(self.deviance)
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """Central differences of the gradient (analytic or numerical), symmetrised; modes warm-started at ``x``."""
+        x = np.asarray(x, dtype=float)
+        fg = self.fun_and_grad()
+        u0 = self._state(x)[4].copy() if self.problem.re.q else np.zeros(0)
+        steps = 1e-4 * np.maximum(np.abs(x), 0.1)
+        h = np.empty((x.size, x.size))
+        for i in range(x.size):
+            grads = []
+            for sign in (1.0, -1.0):
+                self.u = u0.copy()
+                t = x.copy()
+                t[i] += sign * steps[i]
+                grads.append(fg(t)[1])
+            h[i] = (grads[0] - grads[1]) / (2 * steps[i])
+        self.u = u0
+        return 0.5 * (h + h.T)
+
+
+def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResult:
+    """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
+
+    Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
+    random effects (``ordinal::clm``), then everything jointly from ``theta`` = lme4's start.
+    """
+    problem = dev.problem
+    k = dev.k
+    re = problem.re
+    lower = np.concatenate([re.lower, np.full(problem.n_alpha + problem.p, -np.inf)])
+    if x0 is None:
+        fixed = ClmmDeviance(ClmmProblem(problem.y, problem.U, problem.L, problem.X,
+                                         ReStructure(terms=(), nobs=problem.nobs), problem.family,
+                                         problem.alpha_names, problem.n_categories))
+        start = np.concatenate([_start_alpha(problem), np.zeros(problem.p)])
+        opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf))
+        if not k:
+            return opt0
+        x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
+    return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance)
+
+
+def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
+    """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
+    (a few cheap iterations over ``theta`` alone: joint steps from lme4's start at 1 can overshoot a variance whose
+    mean is confounded with the thresholds, e.g. that of a few raters, and then cost many evaluations)."""
+    re = dev.problem.re
+    fg = dev.fun_and_grad()
+    k = dev.k
+
+    def theta_only(t: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = fg(np.concatenate([t, fixed]))
+        return value, grad[:k]
+
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20).theta
+
+
+def check_clmm_fit(result) -> None:
+    """Warn on singular (boundary) fits and non-convergence."""
+    if result.singular:
+        warnings.warn(
+            f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
+            "estimated as (numerically) zero. This is a valid estimate, not a failure.",
+            SingularFitWarning, stacklevel=4)
+    if not result.converged:
+        warnings.warn("the optimiser did not meet its convergence criterion; treat the estimates with care.",
+                      ConvergenceWarning, stacklevel=4)
+
+
+def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_agq: int = 1,
+             nominal: tuple[np.ndarray, tuple[str, ...]] | None = None, data: Any = None, warn: bool = True,
+             x0: np.ndarray | None = None, nominal_spec: str | None = None):
+    """Fit a CLMM from a validated design and response (the stages after the formula)."""
+    from ._blas import single_threaded_blas
+    from ._clmm_result import make_clmm_result
+
+    problem, kept = clmm_problem(design, response, family, nominal)
+    terms = problem.re.terms
+    if n_agq > 1 and not (len(terms) == 1 and terms[0].n_coef == 1):
+        raise InputError(f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects "
+                         "term such as (1|rater); use nAGQ=1 (Laplace) for crossed, nested or vector-valued terms.")
+    if warn:
+        warn_empty_categories(response, family.threshold)
+    with single_threaded_blas():
+        dev = ClmmDeviance(problem, n_agq)
+        opt = optimize_clmm(dev, x0)
+        x = opt.theta
+        deviance = dev.deviance(x)
+        state = dev._state(x)
+        cov_params = None
+        try:
+            h = dev.hessian(x)
+            full = 2.0 * np.linalg.inv(h)
+            cov_params = 0.5 * (full + full.T)
+            if not np.all(np.isfinite(cov_params)):
+                cov_params = None
+        except (np.linalg.LinAlgError, LinAlgError):
+            cov_params = None
+        dev.u = state[4].copy() if problem.re.q else dev.u
+        state = dev._state(x)
+
+    refitter = partial(_refit, design, response, family, n_agq, nominal, data, nominal_spec)
+    result = make_clmm_result(design, response, problem, kept, x, deviance, state, opt, cov_params, n_agq,
+                              nominal_spec, data, refitter)
+    if warn:
+        check_clmm_fit(result)
+    return result
+
+
+def check_nominal_cells(N: np.ndarray, response: OrderedResponse, data: pd.DataFrame, nominal: str) -> None:
+    """Refuse nominal effects for a group that never used an observed category (its own thresholds would cross)."""
+    _, group = np.unique(N, axis=0, return_inverse=True)
+    group = np.asarray(group).ravel()
+    kept = np.flatnonzero(response.observed)
+    codes = np.searchsorted(kept, response.codes)
+    counts = np.zeros((group.max() + 1, kept.size), dtype=np.int64)
+    np.add.at(counts, (group, codes), 1)
+    empty = np.argwhere(counts == 0)
+    if empty.size:
+        g, j = empty[0]
+        row = int(np.flatnonzero(group == g)[0])
+        spec = nominal.lstrip("~").strip()
+        label = data[spec].iloc[row] if spec in data.columns else f"group {g}"
+        raise InputError(f"nominal={nominal!r}: {label!r} never used the category {response.levels[kept[j]]!r} "
+                         f"({len(empty)} empty group x category cell(s) in all), so its own thresholds are not "
+                         "estimable (they would coincide). Merge sparse categories, or test with fewer, larger groups.")
+
+
+def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: int, nominal, data: Any,
+           nominal_spec: str | None, *, new_y: np.ndarray):
+    """The model fitted again to new category codes (a picklable refitter for the result)."""
+    resp = OrderedResponse(np.asarray(new_y, dtype=np.int64), response.levels, response.name)
+    return fit_clmm(design, resp, family, n_agq=n_agq, nominal=nominal, data=data, warn=False,
+                    nominal_spec=nominal_spec)
+
+
+def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: str = "flexible",
+         levels: Any = None, nominal: str | None = None, nAGQ: int = 1, drop_missing: bool = False):
+    """Fit a cumulative link mixed model to ordinal ratings (``ordinal::clmm``).
+
+    Parameters
+    ----------
+    formula : str
+        lme4 formula with the rating on the left, e.g. ``"rating ~ system + (1|item) + (1|rater)"``; crossed,
+        nested (``(1|site/rater)``) and vector-valued (``(1 + x|rater)``) random-effects terms as for
+        :func:`~mixeval.lmer`. The intercept is replaced by the thresholds.
+    data : pandas.DataFrame
+        One row per rating; never modified.
+    link : {"logit", "probit"}
+        ``F`` the standard logistic or normal distribution function.
+    threshold : {"flexible", "equidistant", "symmetric"}
+        Threshold structure (``ordinal``'s ``threshold=``).
+    levels : sequence, optional
+        The categories of the scale in increasing order (``[1, 2, 3, 4, 5]``); needed for a string column,
+        and to keep categories nobody used. By default: an ordered Categorical's categories, or the
+        distinct whole numbers.
+    nominal : str, optional
+        A factor whose levels get their own thresholds (``"rater"`` or ``"~rater"``: ``ordinal::clm``'s nominal
+        effects, e.g. raters who use the scale differently); flexible thresholds only.
+    nAGQ : int, default 1
+        1: Laplace approximation; > 1: adaptive Gauss-Hermite quadrature with that many nodes (one scalar
+        random-effects term).
+    drop_missing : bool, default False
+        Drop rows with missing values in the used columns (with a warning) instead of raising.
+
+    Returns
+    -------
+    ClmmResult
+
+    Warns
+    -----
+    EmptyCategoryWarning, SingularFitWarning, ConvergenceWarning
+
+    Notes
+    -----
+    ``P(Y_i <= j | b) = F(theta_j - x_i' beta - z_i' b)``, ``b = Lambda u``, ``u ~ N(0, I)``: a positive
+    ``beta`` moves ratings up (``ordinal``'s sign). The Laplace deviance is ``-2 sum log P(y_i | u*) +
+    ||u*||^2 + log|Lambda' Z' W Z Lambda + I|`` at the conditional modes ``u*`` (Newton's method),
+    ``W`` the curvature of ``-log P`` in the linear predictor; it is minimised over ``(theta, alpha, beta)``
+    jointly with its exact gradient (scalar random-effects terms) by the package's one optimiser.
+    Variance components are on the latent scale, where the residual has variance ``pi^2 / 3`` (logit) or
+    1 (probit). Wald standard errors come from the Hessian of the deviance (central differences of
+    the gradient), as clmm's.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
+    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
+    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> fit = clmm("rating ~ system + (1|rater)", df)
+    >>> list(fit.thresholds.index), list(fit.fixef.index)
+    (['1|2', '2|3', '3|4', '4|5'], ['systemB'])
+    """
+    fam = get_ordinal(link, threshold)
+    n_agq = int(nAGQ)
+    if n_agq < 1 or n_agq > 100:
+        raise InputError(f"nAGQ must be an integer between 1 and 100; got {nAGQ!r}.")
+    if not isinstance(data, pd.DataFrame):
+        raise InputTypeError(f"clmm() takes a pandas DataFrame; got {type(data).__name__}.")
+    if not isinstance(drop_missing, (bool, np.bool_)):
+        raise InputTypeError(f"drop_missing must be True or False; got {drop_missing!r}.")
+    from ..formula import parse_formula
+
+    parsed = parse_formula(formula)
+    require_columns(data, [parsed.response])
+    if drop_missing:
+        from ._design import complete_rows
+
+        data = complete_rows(parsed, data)
+    response = ordered_response(data[parsed.response], levels)
+    coded = data.assign(**{parsed.response: response.codes.astype(float)})
+    design = build_design(parsed, coded)
+    nom = nominal_design(design.data, nominal) if nominal is not None else None
+    if nom is not None:
+        check_nominal_cells(nom[0], response, data, nominal)
+    return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
+
+
+def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
+    """Likelihood-ratio test that the levels of ``factor`` (e.g. raters) use the rating scale differently.
+
+    Fits ``formula`` with ``factor`` as a location effect (each rater shifts every threshold alike) and with
+    ``factor`` as a nominal effect (each rater has thresholds of its own, ``ordinal::clm``'s ``nominal =
+    ~factor``), and compares them: ``W = 2 (l_nominal - l_location) ~ chi2((L - 1)(J - 2))`` for ``L`` levels
+    and ``J`` categories.
+
+    Parameters
+    ----------
+    formula : str
+        The model without ``factor`` (e.g. ``"rating ~ system + (1|item)"``).
+    data : DataFrame
+    factor : str
+        A column of ``data``.
+    **options
+        Passed to :func:`clmm` (``link``, ``levels``, ``nAGQ``); flexible thresholds.
+
+    Returns
+    -------
+    TestResult
+        ``statistic``, ``df``, ``pvalue``; ``details`` holds both fits.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(2)
+    >>> df = pd.DataFrame({"rater": np.repeat(["a", "b", "c"], 100), "system": np.tile(["A", "B"], 150)})
+    >>> df["rating"] = np.digitize(0.5 * (df.system == "B") + rng.logistic(size=300), [-1, 0, 1]) + 1
+    >>> res = nominal_test("rating ~ system", df, "rater")
+    >>> res.df
+    4.0
+    """
+    from scipy import stats as sps
+
+    from .._results import TestResult
+
+    if "threshold" in options and options["threshold"] != "flexible":
+        raise InputError("nominal_test compares rater-specific thresholds with flexible ones; threshold= must be "
+                         "'flexible'.")
+    if not isinstance(factor, str) or factor not in data.columns:
+        raise InputError(f"factor={factor!r} is not a column of the data.")
+    lhs, rhs = formula.split("~", 1)
+    location = clmm(f"{lhs.strip()} ~ {factor} + {rhs.strip()}", data, **options)
+    nominal = clmm(formula, data, nominal=factor, **options)
+    statistic = max(2.0 * (nominal.loglik - location.loglik), 0.0)
+    df = float(nominal.n_params - location.n_params)
+    return TestResult(statistic=float(statistic), pvalue=float(sps.chi2.sf(statistic, df)), df=df,
+                      method="likelihood-ratio test of nominal (group-specific) thresholds",
+                      details={"location": location, "nominal": nominal, "factor": factor})

@@ -1,0 +1,466 @@
+"""The frozen result of a cumulative link mixed model fit (``ordinal::clmm``'s ``clmm`` object)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from ..errors import InputError
+from ._base import MixedResult
+from ._design import Design
+from ._glmm_result import GlmerResult
+from ._optimize import SINGULAR_TOL, OptimResult
+from ._ordinal import Ordinal, OrderedResponse
+from ._reterms import theta_to_factors
+
+__all__ = ["ClmmResult", "make_clmm_result", "category_probabilities"]
+
+
+def category_probabilities(family: Ordinal, thresholds: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """``P(Y = j)`` for every row of ``eta`` (rows) and category (columns) from the thresholds
+    (``-inf``/``+inf`` thresholds of empty end categories give probability 0).
+
+    Examples
+    --------
+    >>> p = category_probabilities(Ordinal("logit"), np.array([-1.0, 1.0]), np.array([0.0]))
+    >>> [round(float(v), 4) for v in p[0]]
+    [0.2689, 0.4621, 0.2689]
+    """
+    eta = np.atleast_1d(np.asarray(eta, dtype=float))
+    cum = family.cdf(np.asarray(thresholds, dtype=float)[None, :] - eta[:, None])
+    cum = np.column_stack([np.zeros(eta.size), cum, np.ones(eta.size)])
+    return np.clip(np.diff(cum, axis=1), 0.0, 1.0)
+
+
+@dataclass(frozen=True, eq=False)
+class ClmmResult(MixedResult):
+    """A fitted cumulative link mixed model, all numbers unrounded.
+
+    Attributes
+    ----------
+    formula : str
+    family : Ordinal
+        The link and threshold structure (``family.latent_variance`` is the latent residual variance).
+    levels : tuple
+        The categories of the scale in order (unused ones included).
+    nAGQ : int
+    nobs : int
+    alpha_names : tuple of str
+        Threshold parameters (``"1|2", ...`` for flexible thresholds; ``threshold.1, spacing`` /
+        ``central, spacing.1, ...`` otherwise; then nominal effects ``"1|2.raterB"``).
+    alpha : ndarray
+    fixed_names : tuple of str
+    coef : ndarray
+        Location effects ``beta`` (a positive value moves ratings up; ``ordinal``'s sign).
+    theta : ndarray
+        Relative covariance parameters (standard deviations of scalar terms; the latent residual scale is fixed).
+    cov_params : ndarray or None
+        ``2 H^{-1}`` over ``(theta, alpha, beta)`` (None when the Hessian is not usable).
+    loglik, criterion : float
+        The log-likelihood and ``-2 loglik`` (also :attr:`deviance`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import clmm
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
+    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
+    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> fit = clmm("rating ~ system + (1|rater)", df)
+    >>> fit.family.link, fit.nobs, list(fit.components), isinstance(fit, MixedResult)
+    ('logit', 200, ['rater'], True)
+    """
+
+    formula: str
+    family: Ordinal
+    levels: tuple
+    nAGQ: int
+    nobs: int
+    alpha_names: tuple[str, ...]
+    alpha: np.ndarray = field(repr=False)
+    fixed_names: tuple[str, ...]
+    coef: np.ndarray = field(repr=False)
+    cov_params: np.ndarray | None = field(repr=False)
+    group_names: tuple[str, ...]
+    term_coef_names: tuple[tuple[str, ...], ...]
+    n_levels: tuple[int, ...]
+    theta: np.ndarray = field(repr=False)
+    loglik: float
+    criterion: float
+    singular: bool
+    converged: bool
+    n_evaluations: int = field(repr=False)
+    u: np.ndarray = field(repr=False)
+    random_effects: tuple[np.ndarray, ...] = field(repr=False)
+    kept: np.ndarray = field(repr=False)
+    """Indices (into ``levels``) of the categories whose thresholds were estimated."""
+    threshold_matrix: np.ndarray = field(repr=False)
+    """``thresholds = threshold_matrix @ alpha[:n]`` over the estimated categories."""
+    y: np.ndarray = field(repr=False)
+    """Category index (into ``levels``) of every row."""
+    nominal: str | None = None
+    design: Design = field(default=None, repr=False, compare=False)
+    problem: Any = field(default=None, repr=False, compare=False)
+    data: Any = field(default=None, repr=False, compare=False)
+    refitter: Any = field(default=None, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def reml(self) -> bool:
+        """Always False: ordinal fits are maximum-likelihood fits."""
+        return False
+
+    @property
+    def weights(self) -> None:
+        """None: one row per rating (no prior weights)."""
+        return None
+
+    @property
+    def approximation(self) -> str:
+        return "Laplace" if self.nAGQ == 1 else f"AGQ({self.nAGQ})"
+
+    @property
+    def n_params(self) -> int:
+        """Threshold parameters, location effects and covariance parameters (clmm's ``edf``)."""
+        return int(self.alpha.size + self.coef.size + self.theta.size)
+
+    @property
+    def term_levels(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(tuple(t.levels) for t in self.problem.re.terms)
+
+    @property
+    def model_terms(self):
+        return self.problem.re.terms
+
+    @property
+    def model(self):
+        """Refused: ordinal fits have no profile/bootstrap evaluator (:class:`~._protocol.FitModel`) yet."""
+        raise InputError("ordinal (clmm) fits have Wald intervals only (fit.confint(method='Wald')); profile and "
+                         "parametric-bootstrap intervals are not implemented for them. A parametric bootstrap "
+                         "can be built from fit.simulate() and fit.refit_response().")
+
+    def bootstrap(self, statistic=None, *, n_resamples: int = 1000, random_state: Any = None, **kwargs: Any):
+        """Refused (see :attr:`model`)."""
+        return self.model
+
+    singular_groups = GlmerResult.singular_groups
+
+    @property
+    def latent_components(self) -> dict[str, float]:
+        """``{group: variance}`` with ``"Residual"`` the link's latent residual variance (reliability's input)."""
+        return {**self.variances, "Residual": float(self.family.latent_variance)}
+
+    @property
+    def _n_base_alpha(self) -> int:
+        return int(self.threshold_matrix.shape[1])
+
+    def _block(self, start: int, stop: int) -> np.ndarray:
+        k = stop - start
+        if self.cov_params is None:
+            return np.full((k, k), np.nan)
+        return self.cov_params[start:stop, start:stop]
+
+    @property
+    def cov_coef(self) -> np.ndarray:
+        """Covariance of the location effects (from the Hessian over every parameter, as clmm's ``vcov``)."""
+        s = self.theta.size + self.alpha.size
+        return self._block(s, s + self.coef.size)
+
+    @property
+    def cov_alpha(self) -> np.ndarray:
+        s = self.theta.size
+        return self._block(s, s + self.alpha.size)
+
+    @property
+    def _estimated_thresholds(self) -> tuple[np.ndarray, np.ndarray]:
+        m = self._n_base_alpha
+        jac = self.threshold_matrix
+        values = jac @ self.alpha[:m]
+        cov = jac @ self.cov_alpha[:m, :m] @ jac.T
+        return values, np.sqrt(np.clip(np.diag(cov), 0.0, None))
+
+    @property
+    def _full_index(self) -> np.ndarray:
+        """For every threshold of the scale, the estimated threshold it equals (-1: -inf, -2: +inf)."""
+        J = len(self.levels)
+        kept = np.asarray(self.kept)
+        out = np.empty(J - 1, dtype=np.int64)
+        for j in range(J - 1):
+            below = np.flatnonzero(kept <= j)
+            if below.size == 0:
+                out[j] = -1
+            elif below[-1] == kept.size - 1:
+                out[j] = -2
+            else:
+                out[j] = below[-1]
+        return out
+
+    @property
+    def threshold_values(self) -> np.ndarray:
+        """Thresholds ``theta_1 .. theta_{J-1}`` of the whole scale (coinciding around an empty interior
+        category, ``-inf``/``+inf`` beyond an empty end category)."""
+        est = self._estimated_thresholds[0]
+        idx = self._full_index
+        return np.where(idx == -1, -np.inf, np.where(idx == -2, np.inf, est[np.maximum(idx, 0)]))
+
+    @property
+    def threshold_names(self) -> tuple[str, ...]:
+        lv = [str(v) for v in self.levels]
+        return tuple(f"{a}|{b}" for a, b in zip(lv[:-1], lv[1:]))
+
+    @property
+    def thresholds(self) -> pd.Series:
+        """The thresholds, named ``"1|2", "2|3", ...`` as clmm (those of the reference level with nominal effects)."""
+        return pd.Series(self.threshold_values, index=list(self.threshold_names), name="threshold")
+
+    @property
+    def threshold_table(self) -> pd.DataFrame:
+        """Thresholds with Wald standard errors and z values (clmm's ``Threshold coefficients``)."""
+        est, se = self._estimated_thresholds
+        idx = self._full_index
+        se_full = np.where(idx < 0, np.nan, se[np.maximum(idx, 0)])
+        values = self.threshold_values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = values / se_full
+        return pd.DataFrame({"estimate": values, "se": se_full, "z": z},
+                            index=pd.Index(self.threshold_names, name="threshold"))
+
+    @property
+    def alpha_table(self) -> pd.DataFrame:
+        """Threshold parameters (``alpha``, nominal effects) with Wald standard errors."""
+        se = np.sqrt(np.clip(np.diag(self.cov_alpha), 0.0, None))
+        return pd.DataFrame({"estimate": self.alpha, "se": se, "z": self.alpha / se},
+                            index=pd.Index(self.alpha_names, name="parameter"))
+
+    # ------------------------------------------------------------------ random effects
+    @property
+    def latent_variance(self) -> float:
+        """Variance of the latent residual (``pi^2 / 3`` logit, 1 probit)."""
+        return self.family.latent_variance
+
+    #: variances with delta-method standard errors from ``cov_params`` (NaN on the boundary), as for a GLMM
+    varcorr_se = GlmerResult.varcorr_se
+
+    def confint(self, *, method: str = "Wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
+        """Wald intervals of thresholds, location effects and standard deviations (``lower``, ``upper``, ``level``).
+
+        Standard deviations use the interval of ``log(sd)`` (the delta method; none at the boundary).
+        Profile and bootstrap intervals are not implemented for ordinal fits (use
+        :meth:`simulate` with :meth:`refit_response` for a parametric bootstrap).
+        """
+        if kwargs:
+            raise InputError(f"confint() of an ordinal fit takes method= and level= only; got {sorted(kwargs)}.")
+        if method != "Wald":
+            raise InputError(f"method={method!r}: ordinal fits have Wald intervals only (profile and bootstrap "
+                             "intervals are not implemented for clmm; a parametric bootstrap can be built from "
+                             "simulate() and refit_response()).")
+        if not 0 < level < 1:
+            raise InputError(f"level must be in (0, 1); got {level!r}.")
+        z = sps.norm.ppf(0.5 + level / 2)
+        rows = []
+        th = self.threshold_table
+        for nm, est, se in zip(th.index, th.estimate, th.se):
+            rows.append((nm, est - z * se, est + z * se))
+        for nm, est, se in zip(self.fixed_names, self.coef, self.coefficients.se):
+            rows.append((nm, est - z * se, est + z * se))
+        vt = self.varcorr_se
+        for nm, var, se in zip(self.variances, vt.variance, vt.se):
+            sd = np.sqrt(var)
+            se_log = se / (2 * var) if var > 0 else np.nan  # se of log(sd) = se(var) / (2 var)
+            rows.append((f"sd.{nm}", sd * np.exp(-z * se_log), sd * np.exp(z * se_log)))
+        out = pd.DataFrame(rows, columns=["term", "lower", "upper"]).set_index("term")
+        out["level"] = level
+        return out
+
+    # ------------------------------------------------------------------ predictions
+    def _eta(self, newdata: pd.DataFrame | None, re: bool) -> np.ndarray:
+        if newdata is None:
+            eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+            if re and self.problem.re.q:
+                for t, b in zip(self.problem.re.terms, self.random_effects):
+                    eta = eta + np.sum(t.X * b[t.codes], axis=1)
+            return eta
+        from formulaic import model_matrix
+
+        X = np.asarray(model_matrix(self.design.fixed_spec, newdata), dtype=float)
+        names = list(self.design.fixed_names)
+        X = X[:, [i for i, nm in enumerate(names) if nm != "(Intercept)"]]
+        eta = X @ self.coef if self.coef.size else np.zeros(len(newdata))
+        if re:
+            for t, b in zip(self.problem.re.terms, self.random_effects):
+                if t.n_coef != 1 or t.coef_names != ("(Intercept)",):
+                    raise InputError("re=True with newdata adds random intercepts only; this model has random slopes "
+                                     f"({t.group}). Pass re=False for population-level predictions.")
+                cols = t.group.split(":")
+                missing = [c for c in cols if c not in newdata.columns]
+                if missing:
+                    raise InputError(f"newdata lacks the column(s) {missing} of the random term (1|{t.group}); "
+                                     "pass re=False for population-level predictions.")
+                keys = newdata[cols].astype(str).agg(":".join, axis=1)
+                pos = {lv: i for i, lv in enumerate(t.levels)}
+                eta = eta + np.array([b[pos[k], 0] if k in pos else 0.0 for k in keys])
+        return eta
+
+    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool | None = None):
+        """Predictions: ``"prob"`` (a DataFrame of category probabilities), ``"cum.prob"`` (``P(Y <= j)``),
+        ``"exc.prob"`` (``P(Y >= j)``), ``"mean"`` (expected rating, categories scored by their values or
+        1..J), ``"class"`` (most probable category) or ``"latent"`` (``x' beta + z' b``).
+
+        ``"response"`` is ``"prob"`` and ``"link"`` is ``"latent"`` (the names of the other families). With
+        ``re=True`` (default for the fitted rows; ``False`` for ``newdata``) the conditional modes are included
+        (levels unseen in ``newdata`` get 0).
+        """
+        kinds = ("prob", "cum.prob", "exc.prob", "mean", "class", "latent")
+        type = {"response": "prob", "link": "latent"}.get(type, type)
+        if type not in kinds:
+            raise InputError(f"`type` must be one of {list(kinds)} (or 'response', 'link'); got {type!r}.")
+        re = newdata is None if re is None else bool(re)
+        eta = self._eta(newdata, re)
+        if type == "latent":
+            return eta
+        probs = category_probabilities(self.family, self.threshold_values, eta)
+        cols = list(self.levels)
+        if type == "prob":
+            return pd.DataFrame(probs, columns=cols)
+        if type == "cum.prob":
+            return pd.DataFrame(np.cumsum(probs, axis=1), columns=cols)
+        if type == "exc.prob":
+            return pd.DataFrame(np.cumsum(probs[:, ::-1], axis=1)[:, ::-1], columns=cols)
+        if type == "mean":
+            return probs @ self.scores
+        return np.asarray(self.levels, dtype=object)[np.argmax(probs, axis=1)]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """The value of each category for expected ratings: the category itself when numeric, else 1..J."""
+        try:
+            return np.asarray(self.levels, dtype=float)
+        except (TypeError, ValueError):
+            return np.arange(1, len(self.levels) + 1, dtype=float)
+
+    # ------------------------------------------------------------------ refits and simulation
+    def refit(self, *, REML: bool = False) -> "ClmmResult":
+        """This fit (maximum likelihood); ``REML=True`` is refused: clmm has no restricted likelihood."""
+        if REML:
+            raise InputError("REML=True: cumulative link mixed models are fitted by maximum likelihood only "
+                             "(ordinal::clmm has no restricted likelihood).")
+        return self
+
+    def _simulate_codes(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
+        """Category indices (into ``levels``) of ``nsim`` new response vectors (new random effects each)."""
+        if self.alpha.size > self._n_base_alpha:
+            raise InputError("simulate() is not available for models with nominal effects (row-specific thresholds).")
+        eta0 = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        lams = theta_to_factors(self.problem.re.terms, self.theta)
+        out = np.empty((self.nobs, nsim), dtype=np.int64)
+        thr = self.threshold_values
+        for s in range(nsim):
+            eta = eta0.copy()
+            for t, lam in zip(self.problem.re.terms, lams):
+                b = rng.standard_normal((t.n_levels, t.n_coef)) @ lam.T
+                eta += np.sum(t.X * b[t.codes], axis=1)
+            noise = rng.logistic(size=self.nobs) if self.link == "logit" else rng.standard_normal(self.nobs)
+            out[:, s] = np.searchsorted(thr, eta + noise, side="left")
+        return out
+
+    def simulate(self, nsim: int = 1, *, random_state: Any = None) -> np.ndarray:
+        """``nsim`` rating vectors drawn from the fitted model (new random effects each; lme4's ``simulate(use.u =
+        FALSE)``): an array ``(nobs, nsim)`` of the scale's categories."""
+        from .._random import as_generator
+
+        if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
+            raise InputError(f"`nsim` must be a whole number >= 1; got {nsim!r}.")
+        codes = self._simulate_codes(int(nsim), as_generator(random_state))
+        return np.asarray(self.levels)[codes]
+
+    def refit_response(self, ratings: Any) -> "ClmmResult":
+        """The same model fitted to new ratings (one per row, in the scale's categories): the parametric bootstrap's refit."""
+        lookup = {v: i for i, v in enumerate(self.levels)}
+        try:
+            codes = np.array([lookup[v] for v in np.asarray(ratings, dtype=object)], dtype=np.int64)
+        except KeyError as exc:
+            raise InputError(f"refit_response: {exc.args[0]!r} is not a category of the scale {list(self.levels)}.") from exc
+        if codes.size != self.nobs:
+            raise InputError(f"refit_response needs one rating per row ({self.nobs}); got {codes.size}.")
+        return self.refitter(new_y=codes)
+
+    # ------------------------------------------------------------------ printing
+    def summary(self) -> str:
+        """clmm-style text summary."""
+        how = "the Laplace approximation" if self.nAGQ == 1 else f"adaptive Gauss-Hermite quadrature (nAGQ = {self.nAGQ})"
+        out = [f"Cumulative Link Mixed Model fitted with {how}", "", f"formula: {self.formula}", "",
+               " link  threshold nobs logLik AIC", f" {self.link:<5} {self.family.threshold:<9} {self.nobs} "
+               f"{self.loglik:.2f} {self.aic:.2f}", "", "Random effects (latent scale; residual variance "
+               f"{self.latent_variance:.4g}):"]
+        if self.group_names:
+            vc = self.varcorr
+            width = max(6, *(len(g) for g in vc.group))
+            out.append(f" {'Groups':<{width}} {'Name':<12} {'Variance':>10} {'Std.Dev.':>10}")
+            for r in vc.itertuples(index=False):
+                out.append(f" {r.group:<{width}} {r.name:<12} {r.variance:>10.4g} {r.std:>10.4g}")
+            out.append("Number of groups:  " + "  ".join(f"{g} {n}" for g, n in self.ngrps.items()))
+        out += ["", "Coefficients:"]
+        if self.coef.size:
+            out.append(self.coefficients.rename(columns={"estimate": "Estimate", "se": "Std. Error", "z": "z value",
+                                                         "pvalue": "Pr(>|z|)"}).to_string(float_format=lambda v: f"{v:.4g}"))
+        else:
+            out.append("(none)")
+        out += ["", "Threshold coefficients:"]
+        out.append(self.alpha_table.rename(columns={"estimate": "Estimate", "se": "Std. Error", "z": "z value"})
+                   .to_string(float_format=lambda v: f"{v:.4g}"))
+        if self.singular:
+            out += ["", "boundary (singular) fit: a variance component is estimated as zero"]
+        if not self.converged:
+            out.append("warning: the optimiser did not converge")
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        head = (f"<p><b>Cumulative link mixed model ({html.escape(self.link)}, {html.escape(self.family.threshold)} "
+                f"thresholds)</b>: <code>{html.escape(self.formula)}</code><br>{self.nobs} ratings; logLik "
+                f"{self.loglik:.4f}" + ("; <b>singular fit</b>" if self.singular else "") + "</p>")
+        return (head + "<p>Random effects (latent scale)</p>" + self.varcorr.to_html(index=False)
+                + "<p>Coefficients</p>" + self.coefficients.to_html(float_format=lambda v: f"{v:.6g}")
+                + "<p>Thresholds</p>" + self.threshold_table.to_html(float_format=lambda v: f"{v:.6g}"))
+
+    def _dict_extra(self) -> dict[str, Any]:
+        """``mixeval fit --family ordinal --json``: the thresholds (named ``"1|2", ...``), the threshold parameters,
+        the threshold structure, nAGQ and the latent residual variance beside the keys of every family."""
+        return {"threshold": self.family.threshold, "nAGQ": self.nAGQ,
+                "thresholds": dict(zip(self.threshold_names, map(float, self.threshold_values))),
+                "alpha": dict(zip(self.alpha_names, map(float, self.alpha))),
+                "latent_variance": self.latent_variance}
+
+
+def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: np.ndarray, x: np.ndarray,
+                     deviance: float, state, opt: OptimResult, cov_params, n_agq: int, nominal: str | None,
+                     data: Any, refitter: Any) -> ClmmResult:
+    """Assemble the frozen result at the optimum."""
+    from ._ordinal import threshold_jacobian
+
+    re = problem.re
+    k, m = re.n_theta, problem.n_alpha
+    theta, alpha, beta = x[:k], x[k:k + m], x[k + m:]
+    u = state[4]
+    b, start = [], 0
+    for t, lam in zip(re.terms, theta_to_factors(re.terms, theta)):
+        b.append(u[start:start + t.n_levels * t.n_coef].reshape(t.n_levels, t.n_coef) @ lam.T)
+        start += t.n_levels * t.n_coef
+    jac, _ = threshold_jacobian(problem.n_categories - 1, problem.family.threshold)
+    singular = bool(np.any((re.lower == 0) & (np.asarray(theta) < SINGULAR_TOL)))
+    return ClmmResult(
+        formula=design.parsed.formula, family=problem.family, levels=tuple(response.levels), nAGQ=int(n_agq),
+        nobs=problem.nobs, alpha_names=problem.alpha_names, alpha=np.array(alpha, dtype=float),
+        fixed_names=tuple(nm for nm in design.fixed_names if nm != "(Intercept)"), coef=np.array(beta, dtype=float),
+        cov_params=cov_params, group_names=tuple(t.group for t in re.terms),
+        term_coef_names=tuple(t.coef_names for t in re.terms), n_levels=tuple(t.n_levels for t in re.terms),
+        theta=np.array(theta, dtype=float), loglik=-0.5 * float(deviance), criterion=float(deviance),
+        singular=singular, converged=bool(opt.converged), n_evaluations=int(opt.n_evaluations),
+        u=np.array(u, dtype=float), random_effects=tuple(b), kept=np.asarray(kept), threshold_matrix=jac,
+        y=np.asarray(response.codes), nominal=nominal, design=design, problem=problem, data=data, refitter=refitter,
+    )

@@ -1,0 +1,248 @@
+"""Estimated marginal means of ordinal (cumulative link) fits in emmeans' ordinal modes, and their contrasts.
+
+emmeans' ``mode`` for ``clm``/``clmm`` fits, on the reference grid of :mod:`._grid`:
+
+* ``"latent"``: ``x' beta - mean(theta)`` (the linear predictor on the latent scale, offset by the mean
+  threshold), averaged over the grid rows of a cell;
+* ``"prob"``: ``P(Y = j)`` per category (a column named after the response);
+* ``"cum.prob"`` / ``"exc.prob"``: ``P(Y <= j)`` / ``P(Y > j)`` per cut point ``"j|j+1"`` (column ``cut``);
+  ``P(rating >= k)`` is ``exc.prob`` at the cut ``"k-1|k"``;
+* ``"mean.class"``: the expected category index ``sum_j j P(Y = j)`` (1..J), emmeans' ``mean.class``.
+
+Probabilities are computed per grid row and then averaged over the cell (emmeans' order). Standard
+errors by the delta method over the thresholds and location effects (their block of the fit's covariance;
+central-difference gradients); z intervals. Contrasts go through the adjustment stage of
+:mod:`._pairwise` (Tukey, Holm, BH, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .._validation import require_probability
+from ..errors import InputError
+from ..mixed import MixedResult
+from ..mixed._clmm_result import category_probabilities
+from ._grid import cached_reference_grid, marginal_linfct, normalise_names
+from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
+
+__all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal"]
+
+ORDINAL_MODES = ("latent", "prob", "cum.prob", "exc.prob", "mean.class")
+
+
+def _check(fit: object, mode: str) -> None:
+    if not (hasattr(fit, "threshold_values") and hasattr(fit, "alpha")):
+        raise InputError(f"emmeans_ordinal() takes a fit of mixeval.clmm(); got {type(fit).__name__}. For lmer or "
+                         "glmer fits use mixeval.emmeans().")
+    if mode not in ORDINAL_MODES:
+        raise InputError(f"mode={mode!r} is not an ordinal mode; use one of {list(ORDINAL_MODES)}.")
+    if fit.cov_params is None:
+        raise InputError("the fit has no usable Hessian, so no standard errors; refit or simplify the model.")
+
+
+class _FixedPart(MixedResult):
+    """The reference grid's view of an ordinal fit: its design and data, with a coefficient for every column of the
+    fixed-effects matrix (the intercept's place is taken by the thresholds, which the grid does not use)."""
+
+    def __init__(self, fit: object):
+        object.__setattr__(self, "design", fit.design)
+        object.__setattr__(self, "data", fit.data)
+        object.__setattr__(self, "coef", np.zeros(len(fit.design.fixed_names)))
+
+
+def _cell_rows(fit: object, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, list[np.ndarray]]:
+    """The cells of ``specs`` within ``by`` and the reference-grid model-matrix rows (no intercept) of each."""
+    rg = cached_reference_grid(_FixedPart(fit))
+    cells, _ = marginal_linfct(rg, specs, by)
+    keep = [i for i, nm in enumerate(fit.design.fixed_names) if nm != "(Intercept)"]
+    X = rg.X[:, keep]
+    rows = []
+    for _, cell in cells.iterrows():
+        mask = np.ones(len(rg.grid), dtype=bool)
+        for name in [*specs, *by]:
+            mask &= (rg.grid[name] == cell[name]).to_numpy()
+        rows.append(X[mask])
+    return cells, rows
+
+
+def _parameters(fit: object) -> tuple[np.ndarray, np.ndarray]:
+    """``phi = (alpha, beta)`` and its covariance (the fit's block, without the covariance parameters)."""
+    k = fit.theta.size
+    phi = np.concatenate([fit.alpha, fit.coef])
+    return phi, fit.cov_params[k:, k:]
+
+
+def _thresholds_at(fit: object, alpha: np.ndarray) -> np.ndarray:
+    """The whole scale's thresholds at threshold parameters ``alpha`` (as :attr:`ClmmResult.threshold_values`)."""
+    m = fit.threshold_matrix.shape[1]
+    est = fit.threshold_matrix @ alpha[:m]
+    idx = fit._full_index
+    return np.where(idx == -1, -np.inf, np.where(idx == -2, np.inf, est[np.maximum(idx, 0)]))
+
+
+def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str) -> np.ndarray:
+    """Every estimate (cells x categories flattened category-outer for the probability modes) at ``phi``."""
+    n_alpha = fit.alpha.size
+    alpha, beta = phi[:n_alpha], phi[n_alpha:]
+    theta = _thresholds_at(fit, alpha)
+    J = len(fit.levels)
+    out = []
+    for X in cell_rows:
+        eta = X @ beta if beta.size else np.zeros(X.shape[0])
+        if mode == "latent":
+            out.append([float(np.mean(eta)) - float(np.mean(theta[np.isfinite(theta)]))])
+            continue
+        prob = category_probabilities(fit.family, theta, eta).mean(axis=0)
+        if mode == "prob":
+            out.append(prob)
+        elif mode == "cum.prob":
+            out.append(np.cumsum(prob)[:-1])
+        elif mode == "exc.prob":
+            out.append(1.0 - np.cumsum(prob)[:-1])
+        else:
+            out.append([float(prob @ np.arange(1, J + 1))])
+    values = np.asarray(out, dtype=float)  # cells x per-cell
+    return values.T.ravel()  # category outer, cells inner
+
+
+def _gradient(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Estimates and their Jacobian in ``phi`` (central differences, step ``1e-6 max(|phi|, 1)``)."""
+    est = _estimates(fit, phi, cell_rows, mode)
+    G = np.empty((est.size, phi.size))
+    for i in range(phi.size):
+        h = 1e-6 * max(abs(phi[i]), 1.0)
+        up, down = phi.copy(), phi.copy()
+        up[i] += h
+        down[i] -= h
+        G[:, i] = (_estimates(fit, up, cell_rows, mode) - _estimates(fit, down, cell_rows, mode)) / (2 * h)
+    return est, G
+
+
+def _extended_cells(fit: object, cells: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, str | None]:
+    """The cells repeated per category (prob) or cut point (cum.prob, exc.prob), category outermost."""
+    if mode in ("latent", "mean.class"):
+        return cells.reset_index(drop=True), None
+    if mode == "prob":
+        column, labels = fit.design.parsed.response, list(fit.levels)
+    else:
+        column, labels = "cut", list(fit.threshold_names)
+    if column in cells.columns:
+        column = f"{column}_category"
+    parts = [cells.assign(**{column: lab}) for lab in labels]
+    return pd.concat(parts, ignore_index=True), column
+
+
+def _estimate_name(mode: str) -> str:
+    return {"latent": "emmean", "prob": "prob", "cum.prob": "cumprob", "exc.prob": "exc.prob",
+            "mean.class": "mean.class"}[mode]
+
+
+def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+                    mode: str = "latent", level: float = 0.95) -> pd.DataFrame:
+    """Estimated marginal means of a :func:`mixeval.clmm` fit in one of emmeans' ordinal modes.
+
+    Parameters
+    ----------
+    fit : ClmmResult
+    specs, by : str or list of str
+        Factors of the fixed part (as :func:`mixeval.emmeans`).
+    mode : {"latent", "prob", "cum.prob", "exc.prob", "mean.class"}
+        See the module notes; ``"exc.prob"`` at the cut ``"3|4"`` is ``P(rating >= 4)``.
+    level : float
+        Confidence level of the z intervals.
+
+    Returns
+    -------
+    DataFrame
+        ``*specs``, ``*by``, the category (``prob``: a column named after the response) or ``cut`` column
+        for the probability modes, the estimate (``emmean``, ``prob``, ``cumprob``, ``exc.prob``,
+        ``mean.class``), ``se``, ``df`` (inf), ``ci_low``, ``ci_high``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import clmm
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
+    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
+    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> em = emmeans_ordinal(clmm("rating ~ system + (1|rater)", df), "system", mode="mean.class")
+    >>> list(em.columns)
+    ['system', 'mean.class', 'se', 'df', 'ci_low', 'ci_high']
+    """
+    _check(fit, mode)
+    level = require_probability(level, "level", open_interval=True)
+    specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
+    cells, rows = _cell_rows(fit, specs_list, by_list)
+    phi, V = _parameters(fit)
+    est, G = _gradient(fit, phi, rows, mode)
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", G, V, G), 0.0))
+    out, _ = _extended_cells(fit, cells, mode)
+    crit = sps.norm.ppf(0.5 + level / 2)
+    out[_estimate_name(mode)] = est
+    out["se"] = se
+    out["df"] = np.inf
+    out["ci_low"] = est - crit * se
+    out["ci_high"] = est + crit * se
+    return out
+
+
+def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+                     mode: str = "latent", adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+    """Pairwise differences of :func:`emmeans_ordinal` estimates (within each ``by`` group and category).
+
+    Adjustments as :func:`mixeval.pairwise` (Tukey's studentized range, Holm, Bonferroni, BH, none); the
+    probability modes compare within each category or cut point (each its own family, as emmeans'
+    ``pairs(emmeans(fit, ~ specs | rating, mode = "prob"))``). ``effect_size`` divides by the latent
+    residual standard deviation in ``"latent"`` mode (NaN otherwise).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import clmm
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 30), "system": np.tile(["A", "B", "C"], 100)})
+    >>> latent = 0.8 * (df.system == "C") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=300)
+    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> res = pairwise_ordinal(clmm("rating ~ system + (1|rater)", df), "system", adjust="holm")
+    >>> res.table.contrast.tolist()
+    ['A - B', 'A - C', 'B - C']
+    """
+    _check(fit, mode)
+    method = _canonical_adjust(adjust)
+    level = require_probability(level, "level", open_interval=True)
+    specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
+    cells, rows = _cell_rows(fit, specs_list, by_list)
+    phi, V = _parameters(fit)
+    est, G = _gradient(fit, phi, rows, mode)
+    ext, cat = _extended_cells(fit, cells, mode)
+    families = by_list + ([cat] if cat else [])
+    n_spec, m, table_rows, idx = contrast_layout(ext, specs_list, families)
+    C = np.asarray([G[a] - G[b] for a, b in idx])
+    diff = np.asarray([est[a] - est[b] for a, b in idx])
+    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stat = diff / se
+    dof = np.full(diff.size, np.inf)
+    p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
+    sigma = float(np.sqrt(fit.latent_variance)) if mode == "latent" else float("nan")
+    table = pd.DataFrame(table_rows)
+    table["estimate"] = diff
+    table["se"] = se
+    table["df"] = dof
+    table["z"] = stat
+    table["pvalue"] = p_adj
+    table["ci_low"] = diff - crit * se
+    table["ci_high"] = diff + crit * se
+    table["pvalue_unadjusted"] = p_raw
+    table["effect_size"] = diff / sigma
+    means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level)
+    return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(families), adjust=method,
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method="asymptotic",
+                          trend=None, sigma=sigma, fit_criterion=fit.approximation,
+                          effect_size_scale="latent residual SD" if mode == "latent" else "",
+                          scale="" if mode == "latent" else f"ordinal {mode}")

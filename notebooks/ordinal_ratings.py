@@ -1,0 +1,104 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Ordinal ratings: a cumulative link mixed model beside the Gaussian one
+#
+# Human and LLM-judge evaluations are mostly 1-5 ratings. A linear mixed model treats the rating as a number
+# with equal steps and constant noise; a cumulative link mixed model (`mixeval.clmm`, R's `ordinal::clmm`)
+# treats it as a latent score cut at thresholds: `P(rating <= j) = F(theta_j - x'beta - z'b)`. This notebook
+# simulates a rating study with known truth — 40 items x 3 systems x 6 raters, a 5-point scale, system effects
+# 0, 1 and 2 on the latent (logistic) scale, item variance 1, rater variance 0.4 — where the best system
+# piles its ratings at the top of the scale, and compares what the two models conclude. Key numbers are
+# printed as `label = value`.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from _nbhelpers import Caught, show, show_figure
+from mixeval import clmm, lmer, pairwise, phi
+from mixeval.significance import emmeans_ordinal, pairwise_ordinal
+
+rng = np.random.default_rng(2026)
+EFFECTS = {"A": 0.0, "B": 1.0, "C": 2.0}
+CUTS = np.array([-1.5, -0.3, 0.8, 1.8])
+grid = pd.MultiIndex.from_product([range(40), list(EFFECTS), range(6)], names=["item", "system", "rater"]).to_frame(index=False)
+latent = (grid.system.map(EFFECTS).to_numpy() + rng.normal(0, 1.0, 40)[grid.item]
+          + rng.normal(0, np.sqrt(0.4), 6)[grid.rater] + rng.logistic(size=len(grid)))
+ratings = grid.assign(rating=np.searchsorted(CUTS, latent) + 1, item="i" + grid.item.astype(str),
+                      rater="r" + grid.rater.astype(str))
+print(pd.crosstab(ratings.system, ratings.rating))
+
+# %% [markdown]
+# ## 1. The two fits
+# The ordinal fit recovers the thresholds, the effects and the variances on the latent scale (truth: cuts
+# -1.5, -0.3, 0.8, 1.8; effects 1 and 2; item variance 1, rater variance 0.4).
+
+# %%
+with Caught():
+    ordinal = clmm("rating ~ system + (1|item) + (1|rater)", ratings)
+    gaussian = lmer("rating ~ system + (1|item) + (1|rater)", ratings)
+print(ordinal.summary())
+for name, value in ordinal.fixef.items():
+    show(f"clmm {name}", value, 4)
+for name, value in ordinal.components.items():
+    show(f"clmm variance {name}", value, 4)
+ci = ordinal.confint()
+print(ci)
+
+# %% [markdown]
+# ## 2. System comparisons
+# Gaussian: differences of mean ratings. Ordinal: differences on the latent scale, and of the expected rating
+# `sum_j j P(rating = j)` (emmeans' `mean.class`). On the rating scale the gap between B and C shrinks
+# because C's ratings hit the ceiling of 5; the latent scale sees through it.
+
+# %%
+gp = pairwise(gaussian, "system", adjust="holm").table
+op = pairwise_ordinal(ordinal, "system", mode="latent", adjust="holm").table
+mp = pairwise_ordinal(ordinal, "system", mode="mean.class", adjust="holm").table
+print(gp[["contrast", "estimate", "se", "pvalue"]])
+print(op[["contrast", "estimate", "se", "pvalue"]])
+print(mp[["contrast", "estimate", "se", "pvalue"]])
+show("gaussian B - C z", float(gp.set_index("contrast").loc["B - C", "z"]), 4)
+show("ordinal latent B - C z", float(op.set_index("contrast").loc["B - C", "z"]), 4)
+
+# %% [markdown]
+# ## 3. What each model predicts for the best system
+# Probability of each rating for system C (averaged over items and raters at their mean, i.e. at b = 0) and the
+# share of 5s the Gaussian model implies (its normal distribution puts mass above 5).
+
+# %%
+prob = emmeans_ordinal(ordinal, "system", mode="prob")
+pc = prob[prob.system == "C"].set_index("rating").prob
+observed = ratings[ratings.system == "C"].rating.value_counts(normalize=True).sort_index()
+fig, ax = plt.subplots(figsize=(5, 3))
+ax.bar(np.arange(1, 6) - 0.2, observed.reindex(range(1, 6), fill_value=0), width=0.4, label="observed")
+ax.bar(np.arange(1, 6) + 0.2, pc.to_numpy(), width=0.4, label="clmm (b = 0)")
+ax.set_xlabel("rating of system C"); ax.set_ylabel("share"); ax.legend()
+show_figure(fig)
+exc = emmeans_ordinal(ordinal, "system", mode="exc.prob")
+show("P(rating >= 4 | C)", float(exc[(exc.system == "C") & (exc.cut == "3|4")]["exc.prob"].iloc[0]), 4)
+
+# %% [markdown]
+# ## 4. Reliability of the item scores
+# phi for the mean over 6 raters: from the Gaussian variance components, and on the latent scale of the ordinal
+# model (residual variance pi^2/3 of the logistic; Nakagawa & Schielzeth). The latent-scale phi is the
+# reliability of the items' latent quality, which the cut into five categories blurs for the observed ratings.
+
+# %%
+show("phi gaussian (6 raters)", phi(gaussian, "item", {"rater": 6}), 4)
+show("phi latent (6 raters)", phi(ordinal, "item", {"rater": 6}), 4)
