@@ -57,7 +57,8 @@ def glmer(formula: str, data: Any, *, family: str | Family = "binomial", link: s
 def fit_model(formula: str, data: Any, *, family: str | Family | None = None, link: str | None = None,
               REML: bool = True, weights: Any = None, drop_missing: bool = False) -> MixedResult:
     """Fit ``formula`` with the family's entry point: :func:`lmer` for the Gaussian family (also ``None``),
-    :func:`glmer` for binomial and Poisson; every source each of them takes.
+    :func:`glmer` for binomial and Poisson, :func:`mixeval.clmm` for ordinal ratings (maximum likelihood; a
+    pandas DataFrame); every source each of them takes.
 
     Examples
     --------
@@ -70,7 +71,25 @@ def fit_model(formula: str, data: Any, *, family: str | Family | None = None, li
     ...  [("y ~ system + (1|item)", None), ("correct ~ system + (1|item)", "binomial")]]
     ['LmerResult', 'GlmerResult']
     """
+    if family is not None and str(family).lower() == "ordinal":
+        return _fit_ordinal(formula, data, link=link, REML=REML, weights=weights, drop_missing=drop_missing)
     fam = get_family("gaussian" if family is None else family, link)
     if fam.name == "gaussian":
         return lmer(formula, data, REML=REML, weights=weights, drop_missing=drop_missing)
     return glmer(formula, data, family=fam, weights=weights, drop_missing=drop_missing, REML=REML)
+
+
+def _fit_ordinal(formula: str, data: Any, *, link: str | None, REML: bool, weights: Any, drop_missing: bool):
+    """The cumulative link mixed model of ordinal ratings, refusing what it cannot take by name."""
+    from .mixed import clmm
+
+    if REML:
+        raise InputError("ordinal models are fitted by maximum likelihood (as ordinal::clmm); there is no REML "
+                         "criterion for them: use reml=False (the default of an ordinal Study).")
+    if weights is not None:
+        raise InputError("weights= is not available for ordinal models (ordinal::clmm's weights are frequency "
+                         "weights; repeat the rows instead).")
+    if _is_source(data):
+        raise InputError("ordinal models need the rows in memory (a pandas DataFrame); sources fitted from "
+                         "aggregates (DuckDB, Spark, Parquet) take Gaussian and binomial models.")
+    return clmm(formula, data, link=link or "logit", drop_missing=drop_missing)

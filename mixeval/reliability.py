@@ -19,7 +19,7 @@ from scipy.special import expit, logit
 
 from ._results import Result
 from .errors import InputError, InputTypeError
-from .mixed import GlmerResult, MixedResult
+from .mixed import MixedResult
 
 __all__ = [
     "draws_interval",
@@ -100,8 +100,9 @@ def latent_components(fit: MixedResult) -> dict[str, float]:
     return fit.latent_components
 
 
-def latent_scale_note(fit: GlmerResult) -> str:
-    """One sentence stating the scale of a GLMM's variance components (for tables and reports).
+def latent_scale_note(fit: MixedResult) -> str:
+    """One sentence stating the scale of the variance components of a GLMM or an ordinal model (for tables and
+    reports).
 
     Examples
     --------
@@ -120,6 +121,10 @@ def latent_scale_note(fit: GlmerResult) -> str:
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
                 f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
                 "of a correct answer, not of the observed 0/1 scores.")
+    if fit.family.name == "ordinal":
+        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
+        return (f"Latent ({fit.link}) scale of a cumulative link model of ratings: 'Residual' is {what}; phi and "
+                "the D-study are reliabilities of the latent rating, not of the observed categories.")
     return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
             "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 

@@ -101,6 +101,9 @@ def _resolve_df(df: str | None, family: str | None) -> str:
     if df is None:
         return GLMM_DEFAULT_DF
     method = canonical_df(df)
+    if family == "ordinal" and method != "asymptotic":
+        raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm; "
+                         "use df='asymptotic' or leave df out.")
     if family is not None and method == "kenward-roger":
         raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family= offers "
                          "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
@@ -109,9 +112,12 @@ def _resolve_df(df: str | None, family: str | None) -> str:
 
 
 def _reml_option(reml: Any, family: str | None) -> bool:
-    """``reml`` of a Study: REML for Gaussian fits (lme4's lmer), maximum likelihood for GLMMs (lme4's glmer)."""
+    """``reml`` of a Study: REML for Gaussian fits (lme4's lmer), maximum likelihood for GLMMs (lme4's glmer)
+    and ordinal models (ordinal's clmm, which has no REML)."""
     if reml is None:
         return family is None
+    if family == "ordinal" and reml:
+        raise InputError("reml=True is not available for ordinal models: clmm fits by maximum likelihood.")
     if not isinstance(reml, (bool, np.bool_)):
         raise InputError(f"reml= must be True or False; got {reml!r}.")
     return bool(reml)
@@ -143,6 +149,13 @@ def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str
             raise InputError(f"link={link!r} needs family=\"binomial\" or \"poisson\"; a Gaussian model's link is "
                              "the identity.")
         return None, None, weights
+    if str(family).lower() == "ordinal":
+        chosen = "logit" if link is None else str(link).lower()
+        if chosen not in ("logit", "probit"):
+            raise InputError(f"link={link!r} is not available for ordinal models; use 'logit' or 'probit'.")
+        if weights is not None:
+            raise InputError("weights= is not available for ordinal models (clmm).")
+        return "ordinal", chosen, None
     from .mixed._family import get_family
 
     fam = get_family(family, link)
@@ -573,6 +586,13 @@ class Study:
 
         specs = specs or self._require_system(None)
         method = _resolve_df(df, self.family)
+        if self.family == "ordinal":
+            from .significance import ORDINAL_MODES, emmeans_ordinal
+
+            if marginal:
+                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's type= "
+                                 f"chooses the scale ({', '.join(ORDINAL_MODES)}).")
+            return emmeans_ordinal(self.fit, specs, by=by, mode=_scale(type, ORDINAL_MODES, "type"))
         response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
         if marginal and not response:
             raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
@@ -600,6 +620,14 @@ class Study:
 
         specs = specs or self._require_system(None)
         method = _resolve_df(df, self.family)
+        if self.family == "ordinal":
+            from .significance import ORDINAL_MODES, pairwise_ordinal
+
+            if marginal:
+                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's scale= "
+                                 f"chooses the scale of the contrasts ({', '.join(ORDINAL_MODES)}).")
+            return pairwise_ordinal(self.fit, specs, by=by, mode=_scale(scale, ORDINAL_MODES, "scale"),
+                                    adjust=adjust, level=level)
         chosen = None
         if self.family is not None:
             default = "ratio" if self.fit.link in ("logit", "log") else "difference"

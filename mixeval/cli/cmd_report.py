@@ -30,10 +30,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--labels", help="labels of the bins, comma separated")
     r.add_argument("--out", default="report.html", help="HTML file to write (default report.html)")
     r.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
-    r.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
+    r.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
                    help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
-                        "poisson for counts; gaussian (default) fits linear mixed models")
-    r.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+                        "poisson for counts, ordinal for ratings (clmm); gaussian (default) fits linear mixed models")
+    r.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
     r.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
                                                    "(binomial), precision weights of a Gaussian score")
     r.set_defaults(handler=_report)

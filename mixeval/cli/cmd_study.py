@@ -64,9 +64,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _family_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
-                   help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
-    p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
+    p.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
+                   help="binomial for 0/1 scores, poisson for counts (GLMMs), ordinal for 1-5 / 1-7 ratings (clmm); "
+                        "reliability on the latent scale")
+    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
                                                    "(binomial), precision weights of a Gaussian score")
     p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,

@@ -160,7 +160,7 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     DataFrame
         ``*specs``, ``*by``, the category (``prob``: a column named after the response) or ``cut`` column
         for the probability modes, the estimate (``emmean``, ``prob``, ``cumprob``, ``exc.prob``,
-        ``mean.class``), ``se``, ``df`` (inf), ``ci_low``, ``ci_high``.
+        ``mean.class``), ``se``, ``df`` (inf), ``lower``, ``upper``.
 
     Examples
     --------
@@ -172,7 +172,7 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
     >>> em = emmeans_ordinal(clmm("rating ~ system + (1|rater)", df), "system", mode="mean.class")
     >>> list(em.columns)
-    ['system', 'mean.class', 'se', 'df', 'ci_low', 'ci_high']
+    ['system', 'mean.class', 'se', 'df', 'lower', 'upper']
     """
     _check(fit, mode)
     level = require_probability(level, "level", open_interval=True)
@@ -186,8 +186,8 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     out[_estimate_name(mode)] = est
     out["se"] = se
     out["df"] = np.inf
-    out["ci_low"] = est - crit * se
-    out["ci_high"] = est + crit * se
+    out["lower"] = est - crit * se
+    out["upper"] = est + crit * se
     return out
 
 
@@ -236,8 +236,8 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     table["df"] = dof
     table["z"] = stat
     table["pvalue"] = p_adj
-    table["ci_low"] = diff - crit * se
-    table["ci_high"] = diff + crit * se
+    table["lower"] = diff - crit * se
+    table["upper"] = diff + crit * se
     table["pvalue_unadjusted"] = p_raw
     table["effect_size"] = diff / sigma
     means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level)

@@ -301,3 +301,57 @@ def test_study_conditional_refuses_what_is_not_a_property(data):
         with pytest.raises(Exception, match=match) as info:
             study.conditional(prop)
         assert isinstance(info.value, InputError) or "not a column" in str(info.value) or "nope" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- the ordinal family in every layer
+
+@pytest.fixture(scope="module")
+def ratings() -> pd.DataFrame:
+    rng = np.random.default_rng(28)
+    n_item, n_rater = 40, 6
+    item = np.repeat(np.arange(n_item), 3 * n_rater)
+    system = np.tile(np.repeat(list("ABC"), n_rater), n_item)
+    rater = np.tile(np.arange(n_rater), 3 * n_item)
+    latent = (rng.normal(0, 1, n_item)[item] + rng.normal(0, 0.5, n_rater)[rater] + 0.4 * (system == "B")
+              + 0.8 * (system == "C") + rng.logistic(size=item.size))
+    return pd.DataFrame({"item": item, "system": system, "rater": rater, "domain": np.where(item % 2, "a", "b"),
+                         "rating": np.digitize(latent, [-2, -0.7, 0.7, 2]) + 1})
+
+
+def test_ordinal_study_through_every_layer(ratings, tmp_path, capsys):
+    import json
+
+    from mixeval.cli import main
+    from mixeval.mixed import ClmmResult, clmm
+
+    study = Study(ratings, "rating ~ system + (1|item) + (1|rater)", family="ordinal")
+    fit = study.fit
+    assert isinstance(fit, ClmmResult) and isinstance(fit, MixedResult) and not fit.reml
+    assert fit == clmm("rating ~ system + (1|item) + (1|rater)", ratings)
+    assert pickle.loads(pickle.dumps(fit)) == fit
+    table = study.variance_components()
+    assert table.variance.iloc[-1] == pytest.approx(np.pi**2 / 3)
+    assert 0 < study.phi() < 1
+    glrt = study.glrt()
+    assert glrt.df == 2.0 and glrt.statistic > 0
+    means = study.emmeans(type="mean.class")
+    assert list(means.columns) == ["system", "mean.class", "se", "df", "lower", "upper"]
+    assert means["mean.class"].is_monotonic_increasing  # the simulated order A < B < C
+    pairs = study.pairwise(adjust="holm")
+    assert len(pairs.table) == 3
+    glrt_cond, pairs_cond, cond = study.conditional("domain")
+    assert cond.fit.family.name == "ordinal" and glrt_cond.df == 4.0
+    for bad, match in [(dict(reml=True), "maximum likelihood"), (dict(weights="rater"), "weights"),
+                       (dict(link="log"), "link")]:
+        with pytest.raises(InputError, match=match):
+            Study(ratings, "rating ~ system + (1|item)", family="ordinal", **bad).fit
+    with pytest.raises(InputError, match="asymptotic"):
+        study.pairwise(df="satterthwaite")
+    with pytest.raises(InputError, match="family='ordinal'"):
+        study.power(n={"item": [20]}, n_resamples=5)
+    path = tmp_path / "r.csv"
+    ratings.to_csv(path, index=False)
+    assert main(["significance", str(path), "rating ~ system + (1|item) + (1|rater)", "--family", "ordinal",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["glrt"]["statistic"] == pytest.approx(glrt.statistic, rel=1e-6)
