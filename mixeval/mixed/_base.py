@@ -35,14 +35,14 @@ __all__ = ["MixedResult"]
 class MixedResult(Result):
     """Base of every fitted mixed model: the same members with the same signatures for every family.
 
-    Members
-    -------
-    fixef, vcov, coefficients : the fixed effects (link scale), their covariance and the Wald table
-    varcorr_frame(), varcorr, components, variances, covariances, correlations, ranef : the random effects
-    loglik, deviance, criterion, aic, bic, n_params, ngrps, nobs : the fit
-    predict(newdata=None, *, type="response", re=True), simulate(nsim=1, *, random_state=None)
-    refit(*, REML), confint(*, method="profile", level=0.95, ...), bootstrap(statistic, *, n_resamples, ...)
-    summary(), _repr_html_(), to_dict()
+    Every result has these members:
+
+    - fixef, vcov, coefficients : the fixed effects (link scale), their covariance and the Wald table
+    - varcorr_frame(), varcorr, components, variances, covariances, correlations, ranef : the random effects
+    - loglik, deviance, criterion, aic, bic, n_params, ngrps, nobs : the fit
+    - predict(newdata=None, *, type="response", re=None), simulate(nsim=1, *, random_state=None)
+    - refit(*, REML), confint(*, method="profile", level=0.95, ...), bootstrap(statistic, *, n_resamples, ...)
+    - summary(), _repr_html_(), to_dict()
 
     Notes
     -----

@@ -158,6 +158,6 @@ def paired_t_test(
     return TestResult(
         statistic=float(res.statistic), pvalue=float(res.pvalue), df=float(res.df), alternative=alternative,
         method="paired t-test", estimate=mean,
-        confidence_interval=ConfidenceInterval(float(ci.lower), float(ci.upper), level, "t"),
+        confidence_interval=ConfidenceInterval(float(ci.low), float(ci.high), level, "t"),  # scipy's low/high
         details={"n": n, "se": s / np.sqrt(n)},
     )

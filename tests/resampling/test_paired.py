@@ -180,7 +180,7 @@ def test_bca_and_percentile_agree_with_scipy_bootstrap():
                                n_resamples=20_000, method=method, random_state=1).confidence_interval
         ci2 = bootstrap_ci(x, y, method=ours, n_resamples=20_000, random_state=2)
         width2 = ref2.high - ref2.low
-        assert abs(ci2.low - ref2.low) < 0.06 * width2 and abs(ci2.high - ref2.high) < 0.06 * width2
+        assert abs(ci2.lower - ref2.low) < 0.06 * width2 and abs(ci2.upper - ref2.high) < 0.06 * width2
 
 
 def test_bca_is_asymmetric_for_skewed_data_and_covers():
@@ -188,8 +188,8 @@ def test_bca_is_asymmetric_for_skewed_data_and_covers():
     n_sim, hits_bca, hits_pct = 200, 0, 0
     for _ in range(n_sim):
         x = rng.exponential(size=40)
-        hits_bca += bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).low <= 1.0 <= \
-            bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).high
+        hits_bca += bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).lower <= 1.0 <= \
+            bootstrap_ci(x, method="bca", n_resamples=500, random_state=rng).upper
         ci = bootstrap_ci(x, method="percentile", n_resamples=500, random_state=rng)
         hits_pct += ci.lower <= 1.0 <= ci.upper
     # nominal 95%; bootstrap intervals undercover slightly at n = 40 for exponential data
@@ -211,7 +211,7 @@ def test_custom_metric_callable_and_single_system_interval():
         return sums[:, 0] / sums[:, 1]
 
     ci2 = bootstrap_ci(stats_a, metric=ratio, method="percentile", n_resamples=4000, random_state=1)
-    assert (ci2.low, ci2.high) == pytest.approx((ci.lower, ci.upper))
+    assert (ci2.lower, ci2.upper) == pytest.approx((ci.lower, ci.upper))
 
 
 def test_bleu_matches_sacrebleu_when_available():

@@ -48,7 +48,7 @@ def test_paired_t_matches_scipy(alternative):
     ci = ref.confidence_interval(0.9)
     ours90 = paired_t_test(a, b, alternative="two-sided", level=0.9).confidence_interval
     if alternative == "two-sided":
-        assert (ours90.low, ours90.high) == pytest.approx((ci.lower, ci.upper), rel=1e-10)
+        assert (ours90.lower, ours90.upper) == pytest.approx((ci.low, ci.high), rel=1e-10)
 
 
 def test_t_type_one_error_near_nominal():
