@@ -1,6 +1,7 @@
 """The Python code blocks of the documentation pages run (each page's blocks in order, one namespace).
 
-Blocks fenced as ```python are executed; ```text, ```sh and ```r blocks are not. The book data are found
+Code cells (```{code-cell} python, which the documentation build executes to show their output) and blocks fenced
+as ```python are run; ```text, ```sh and ```r blocks are not. The pages that show outputs must be MyST notebooks. The book data are found
 through ``$MIXEVAL_DATA`` / ``../shared/bookdata`` like everywhere else.
 """
 
@@ -20,7 +21,9 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 # connects to a YARN / Kubernetes cluster (a recipe, not runnable here).
 PAGES = sorted([*(DOCS / f"{name}.md" for name in ("index", "getting_started", "coming_from_r", "which_test")),
                 *DOCS.glob("guides/*.md")])
-BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
+BLOCK = re.compile(r"^```(?:python|\{code-cell\} python)\n(.*?)^```", flags=re.S | re.M)
+#: the pages whose every example must show its output (executed at build time)
+EXECUTED = ("getting_started", "coming_from_r", *(p.stem for p in DOCS.glob("guides/*.md") if p.stem != "index"))
 
 
 def python_blocks(page: Path) -> list[str]:
@@ -32,6 +35,14 @@ def test_the_guides_have_runnable_examples():
     for stem in ("getting_started", "validity", "reliability", "significance", "metric_models",
                  "meta_evaluation", "resampling", "big_logs", "report_cli"):
         assert stem in with_code, stem
+
+
+@pytest.mark.parametrize("stem", EXECUTED)
+def test_example_pages_are_executed_notebooks(stem):
+    path = DOCS / f"{stem}.md" if (DOCS / f"{stem}.md").exists() else DOCS / "guides" / f"{stem}.md"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("---\nfile_format: mystnb\n"), f"{path.name}: not a MyST notebook (no outputs shown)"
+    assert "```python\n" not in text, f"{path.name}: a ```python block is shown without its output; use a code-cell"
 
 
 @pytest.mark.parametrize("page", [p for p in PAGES if python_blocks(p)], ids=lambda p: p.stem)
