@@ -177,7 +177,7 @@ ROWS: list[Row] = [
     Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system")',
         'mixeval.emmeans(m, "system")',
         "The default is `df=\"asymptotic\"` (z intervals, the book's, emmeans' `lmer.df = \"asymptotic\"`). "
-        "emmeans uses Kenward-Roger df for lmer fits of up to 3,000 rows (`emm_options(lmer.limit = )`) and "
+        "emmeans uses Kenward-Roger df for lmer fits of up to 3,000 rows (`emm_options(pbkrtest.limit = )`) and "
         "asymptotic df above, as for the demo's 7,200 rows here; say `df=\"kenward-roger\"` (or "
         "`\"satterthwaite\"`) for small data.",
         r_code='emmeans(m, ~ system)'),
@@ -312,7 +312,7 @@ def render(rows: list[Row] = ROWS) -> str:
             "the Python example simulates (the capture script hands it to R). Set-up, in R:", "",
             *_fence("r", R_SETUP.rstrip("\n")),
             "and in Python:", "",
-            "```{code-cell} python", SETUP.rstrip("\n"), "```", ""]
+            "```{code-cell} python", ":tags: [setup]", "", SETUP.rstrip("\n"), "```", ""]
     for row in rows:
         out += [f"({row.anchor})=", f"### `{row.r_call}` ({row.package})", ""]
         captured = r_output(row)
