@@ -107,7 +107,7 @@ html_theme_options = {
 }
 html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
                  **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test",
-                                          "changelog", "contributing", "faq", "citing")}}
+                                          "changelog", "contributing", "faq", "citing", "api/index")}}
 html_show_sourcelink = False
 
 # ----------------------------------------------------------------------------- method notes

@@ -56,3 +56,19 @@ def test_page_code_runs(page, tmp_path, monkeypatch):
         warnings.simplefilter("ignore")
         for i, block in enumerate(python_blocks(page)):
             exec(compile(block, f"{page.name} block {i + 1}", "exec"), namespace)
+
+
+def test_citation_names_the_installed_version_and_the_book():
+    text = (DOCS / "citing.md").read_text(encoding="utf-8")
+    import mixeval
+
+    assert f"version = {{{mixeval.__version__}}}" in text
+    assert "Riezler, Stefan and Hagmann, Michael" in text and "Validity, Reliability, and Significance" in text
+
+
+def test_getting_started_fits_the_model_of_mixeval_demo():
+    """`mixeval demo` and Getting Started show the same model (hence the same numbers)."""
+    from mixeval.cli.cmd_report import DEMO_FORMULA
+
+    text = (DOCS / "getting_started.md").read_text(encoding="utf-8")
+    assert f'"{DEMO_FORMULA}")' in text.replace('(\n    demo, "', '(demo, "')
