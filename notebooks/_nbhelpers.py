@@ -23,7 +23,7 @@ import pandas as pd  # noqa: E402
 __all__ = ["DATA", "DPI", "Caught", "KeyNumbers", "data_dir", "show", "show_figure"]
 
 ROOT = Path(__file__).resolve().parents[1]
-DPI = 200          # print resolution; shown at SCREEN_DPI's size
+DPI = 150          # print resolution (a 10-inch figure printed at column width: over 400 dpi); shown at SCREEN_DPI
 SCREEN_DPI = 80
 
 pd.set_option("display.width", 140)
