@@ -105,7 +105,7 @@ def main() -> None:
     ap.add_argument("--skip-boot", action="store_true", help="only the power job")
     ap.add_argument("--skip-power", action="store_true", help="only the bootstrap (and profile) job")
     ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--out", default=str(Path(__file__).with_name("bench_uncertainty.json")))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_uncertainty.json"))
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     results: dict = {}

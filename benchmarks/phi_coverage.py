@@ -8,7 +8,7 @@ percentiles ``Phi(2 z0 +- z_{0.975})`` with ``z0 = Phi^-1(share of draws below t
 Prints a markdown table (coverage, its Monte-Carlo standard error, mean width, share of singular fits)
 and writes it as JSON next to this script.
 
-    python3 benchmarks/phi_coverage.py --reps 600 --boot 200 --seed 20261125 --designs 4,3,0 --out benchmarks/phi_coverage_final_a.json
+    python3 benchmarks/phi_coverage.py --reps 600 --boot 200 --seed 20261125 --designs 4,3,0 --out benchmarks/results/phi_coverage_final_a.json
 
 The designs are visited round robin, and every replicate is appended to ``<out>.jsonl``, so an interrupted
 run still reports the same number of completed replicates per design (``--summarise FILE.jsonl`` prints the

@@ -19,7 +19,7 @@ from scipy.special import expit, logit
 
 from ._results import Result
 from .errors import InputError, InputTypeError
-from .mixed import GlmerResult, LmerResult
+from .mixed import GlmerResult, MixedResult
 
 __all__ = [
     "draws_interval",
@@ -40,7 +40,7 @@ __all__ = [
 RESIDUAL = "Residual"
 
 
-def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
+def components_of(source: MixedResult | Mapping[str, float]) -> dict[str, float]:
     """Variance components as ``{group: variance}`` with ``"Residual"``, from a fit or a mapping.
 
     Examples
@@ -53,7 +53,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     >>> {k: round(v, 4) for k, v in components_of(fit).items()}  # REML: (MSB - MSW) / 2 and MSW
     {'g': 4.5833, 'Residual': 1.0}
     """
-    if isinstance(source, LmerResult):
+    if isinstance(source, MixedResult):
         if source.has_slopes:
             slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
             raise InputError(
@@ -63,9 +63,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
                 "not defined by one number. Fit the intercept-only model for reliability, or evaluate the "
                 "components at a covariate value from fit.covariances and pass them as a mapping."
             )
-        return source.variances
-    if isinstance(source, GlmerResult):
-        return latent_components(source)
+        return source.latent_components
     if not isinstance(source, Mapping):
         raise InputTypeError("pass a fitted model (mixeval.lmer) or a mapping {component: variance}.")
     comps = {str(k): float(v) for k, v in source.items()}
@@ -77,7 +75,7 @@ def components_of(source: LmerResult | Mapping[str, float]) -> dict[str, float]:
     return comps
 
 
-def latent_components(fit: GlmerResult) -> dict[str, float]:
+def latent_components(fit: MixedResult) -> dict[str, float]:
     """Variance components of a GLMM on the latent (link) scale, with the distribution-specific variance as ``"Residual"``.
 
     Notes
@@ -99,14 +97,7 @@ def latent_components(fit: GlmerResult) -> dict[str, float]:
     >>> round(latent_components(glmer("correct ~ 1 + (1|item)", df))["Residual"], 4)  # pi^2 / 3
     3.2899
     """
-    comps = dict(fit.variances)
-    if fit.family == "binomial":
-        comps[RESIDUAL] = fit.distribution_variance
-    else:
-        s2 = sum(comps.values())
-        lam = float(np.mean(np.exp(fit.design.X @ fit.coef))) * float(np.exp(0.5 * s2))
-        comps[RESIDUAL] = float(np.log1p(1.0 / lam))
-    return comps
+    return fit.latent_components
 
 
 def latent_scale_note(fit: GlmerResult) -> str:
@@ -124,7 +115,7 @@ def latent_scale_note(fit: GlmerResult) -> str:
     >>> print(latent_scale_note(fit))
     Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...
     """
-    if fit.family == "binomial":
+    if fit.family.name == "binomial":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
                 f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
@@ -133,7 +124,7 @@ def latent_scale_note(fit: GlmerResult) -> str:
             "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
 
 
-def variance_table(source: LmerResult | Mapping[str, float]) -> pd.DataFrame:
+def variance_table(source: MixedResult | Mapping[str, float]) -> pd.DataFrame:
     """The book's variance-component table: component, variance, percent of the total (Tables 3.1-3.12).
 
     Rows are sorted by decreasing variance with the residual last, as the book prints them.
@@ -178,7 +169,7 @@ def _check_n(n: Mapping[str, float], facets: set[str]) -> dict[str, float]:
 
 
 def error_variance(
-    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
 ) -> float:
     """The error variance of Definition 3.2 (absolute) or of Brennan's relative coefficient (footnote 9).
 
@@ -221,7 +212,7 @@ def error_variance(
 
 
 def phi(
-    source: LmerResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
 ) -> float:
     """Reliability coefficient phi (Definition 3.2), or the relative coefficient (footnote 9).
 
@@ -274,7 +265,7 @@ def _lookup(comps: Mapping[str, float], *factors: str) -> float:
     return 0.0
 
 
-def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str, n_rater: int = 1) -> float:
+def intra_rater(source: MixedResult | Mapping[str, float], item: str, rater: str, occasion: str, n_rater: int = 1) -> float:
     """Intra-rater reliability (book Eq. 3.18): one rater fixed, generalising over instantiations.
 
     Notes
@@ -298,7 +289,7 @@ def intra_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
     return num / den
 
 
-def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str, occasion: str) -> float:
+def inter_rater(source: MixedResult | Mapping[str, float], item: str, rater: str, occasion: str) -> float:
     """Inter-rater reliability (book Eq. 3.19): one instantiation fixed, generalising over raters.
 
     Notes
@@ -319,7 +310,7 @@ def inter_rater(source: LmerResult | Mapping[str, float], item: str, rater: str,
 
 
 def dstudy(
-    source: LmerResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
+    source: MixedResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
 ) -> pd.DataFrame:
     """phi (absolute and relative) over a grid of facet sample sizes (book Figure 3.3).
 
@@ -415,7 +406,7 @@ class DesignChoice(Result):
 
 
 def cheapest_design(
-    source: LmerResult | Mapping[str, float],
+    source: MixedResult | Mapping[str, float],
     item: str,
     target: float = 0.8,
     *,
@@ -556,13 +547,13 @@ def draws_interval(values: np.ndarray, estimate: float, level: float, method: st
     and its kin are close to one: ``logit(phi) = log s2_item - log s2_error``, and on the log scale the error
     of a variance estimate hardly depends on the variance (``log(chi2_nu / nu)``). The percentile interval
     reads the same quantiles the other way round; when the estimate is biased and skewed (a variance
-    estimated from 20 items) it sits too low and undercovers, by 3-4 points on such designs, and the BC
-    correction (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron
-    1982) recovers only one (``benchmarks/phi_coverage.py``). Quantiles commute with the monotone logit, so
+    estimated from 20 items) it sits too low and undercovers on such designs, and the BC correction
+    (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron 1982) recovers
+    only part of it (the coverage study: ``benchmarks/phi_coverage.py``, results in ``benchmarks/README.md``). Quantiles commute with the monotone logit, so
     only the two quantiles of the draws enter. When at least ``(1 - level) / 2`` of the refits put the
     coefficient at 0 (the item variance estimated as 0), its lower quantile is 0, the reflected upper end
     is unbounded and the upper end is 1 (the draws cannot bound the coefficient from above; a fallback to
-    the percentile end there covered 46 % in the coverage study); at 1, symmetrically, the lower end is 0.
+    the percentile end there undercovered badly in the coverage study); at 1, symmetrically, the lower end is 0.
     Where the estimate itself is 0 or 1 there is no pivot and the interval is the percentile interval.
 
     Examples

@@ -20,7 +20,6 @@ import pandas as pd
 
 from . import reliability as _rel
 from ._binning import bin_property
-from ._lmer import lmer
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from .errors import InputError, MixevalWarning
@@ -134,9 +133,10 @@ def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame
 def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str | None, Any]:
     """Normalised ``family``/``link``/``weights`` of a Study (``None``/``"gaussian"``: linear mixed models)."""
     if family is None or str(family).lower() == "gaussian":
-        if link is not None or weights is not None:
-            raise InputError("link= and weights= need family=\"binomial\" or \"poisson\".")
-        return None, None, None
+        if link is not None and str(link).lower() != "identity":
+            raise InputError(f"link={link!r} needs family=\"binomial\" or \"poisson\"; a Gaussian model's link is "
+                             "the identity.")
+        return None, None, weights
     from .mixed._family import get_family
 
     fam = get_family(family, link)
@@ -287,11 +287,13 @@ class Study:
         """The REML fit of the study's formula (variance components, marginal means); with ``family=`` the
         restricted-Laplace glmer fit (``glmer(..., REML=True)``: lme4's ML fit shrinks components estimated
         from few levels, such as 5 seeds, and the intervals of accuracies with them)."""
-        if self.family is not None:
-            return self._fit_formula(self.formula, reml=True)
-        if self._design is None:
-            return lmer(self.formula, self.source, REML=True)
-        return fit_design(self._design, reml=True, data=self._design.data)
+        if self.family is None and self._design is not None:  # the design validated at construction, fitted once
+            from .mixed._design import weights_array
+
+            weights = None if self.weights is None else weights_array(self.weights, self._design.data,
+                                                                        self._design.nobs, positive=True)
+            return fit_design(self._design, reml=True, data=self._design.data, weights=weights)
+        return self._fit_formula(self.formula, reml=True)
 
     @cached_property
     def fit_ml(self) -> LmerResult:
@@ -303,7 +305,7 @@ class Study:
     # ---------------------------------------------------------------- GLMM (family=) helpers
     def _glmm_kwargs(self, data: Any = None) -> dict[str, Any]:
         """``family``/``link``/``weights`` for a Study on (a subset of) the same rows."""
-        if self.family is None:
+        if self.family is None and self.weights is None:
             return {}
         weights = self.weights
         if weights is not None and not isinstance(weights, str):
@@ -311,22 +313,17 @@ class Study:
         return {"family": self.family, "link": self.link, "weights": weights}
 
     def _fit_formula(self, formula: str, *, reml: bool):
-        """lmer of ``formula`` (REML or ML), or glmer with the study's family, on the study's data."""
-        if self.family is None:
-            import warnings
+        """``formula`` fitted with the study's family (REML or ML) on the study's data or source: one call
+        (:func:`mixeval._lmer.fit_model`) for every family and source."""
+        import warnings
 
-            from .errors import FamilyWarning
+        from ._lmer import fit_model
+        from .errors import FamilyWarning
 
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
-                return lmer(formula, self.source, REML=reml)
-        from .mixed import glmer
-
-        if self.data is None:
-            from .scale import glmer_aggregate
-
-            return glmer_aggregate(formula, self.source, family=self.family, link=self.link, REML=reml)
-        return glmer(formula, self.data, family=self.family, link=self.link, weights=self.weights, REML=reml)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
+            return fit_model(formula, self.source, family=self.family, link=self.link, REML=reml,
+                             weights=self.weights)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
@@ -427,6 +424,12 @@ class Study:
         (see :func:`mixeval.uncertainty.study_power`)."""
         from .uncertainty import study_power
 
+        if self.family is not None:
+            raise InputError(
+                f"Study.power simulates Gaussian (lmer) studies; this Study has family={self.family!r}, whose power "
+                "needs responses drawn from the GLMM and refitted by glmer, which is not implemented yet. Plan a "
+                "binary or count study with mixeval.uncertainty.power_from_components on the latent scale as an "
+                "approximation, or simulate with fit.simulate() and refit with mixeval.glmer.")
         return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
                            n_resamples=n_resamples, random_state=random_state, replicates=replicates,
                            progress=progress)
@@ -469,7 +472,7 @@ class Study:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
             reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
             return compare(self.fit_ml, reduced)
-        reduced = lmer(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), self.source)
+        reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=True)
         return compare(self.fit, reduced, refit=False)
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
@@ -570,8 +573,8 @@ class Study:
             from .significance import pairwise_trends
 
             cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,
-                         metric_model=self.metric_model)
-            null = lmer(self._formula_with(f"{system} + {prop}"), self.data, REML=False)
+                         metric_model=self.metric_model, **self._glmm_kwargs(self.data))
+            null = cond._fit_formula(self._formula_with(f"{system} + {prop}"), reml=False)
             pairs = pairwise_trends(cond.fit, system, prop, adjust=adjust, df=df, level=level)
             return compare(cond.fit_ml, null), pairs, cond
         data, cls = self.data, prop

@@ -20,7 +20,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "models": (
         "Fitting mixed models (lme4)",
         "Linear and generalised linear mixed models with lme4's formula syntax, and the likelihood-ratio test.",
-        ["lmer", "mixed.glmer", "mixed.compare", "mixed.LmerResult", "mixed.GlmerResult", "formula.parse_formula"],
+        ["lmer", "glmer", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
+         "mixed.Family", "formula.parse_formula"],
     ),
     "reliability": (
         "Reliability and designs",
@@ -142,7 +143,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "from them.",
         ["mixed.build_design", "mixed.Design", "mixed.GroupingFactor", "mixed.compute_stats",
          "mixed.SufficientStats", "mixed.profiled_deviance", "mixed.deviance_parts", "mixed.optimize_theta",
-         "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "formula.ParsedFormula",
+         "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "mixed.get_family", "formula.ParsedFormula",
          "formula.RandomTerm", "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.tukey_pvalue", "significance.tukey_critical_value",
          "uncertainty.FitModel", "uncertainty.LmmFitModel", "uncertainty.GlmmFitModel",

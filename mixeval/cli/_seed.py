@@ -1,10 +1,7 @@
-"""The project's seed helpers for the uncertainty commands (one import point across engine versions)."""
+"""The seed helpers of the uncertainty commands (defined with the paired-test plumbing in :mod:`._paired`)."""
 
 from __future__ import annotations
 
-try:  # newer trees keep the paired-test plumbing (and the seed helper) in cli/_paired.py
-    from ._paired import SEED_HELP, resolve_seed
-except ImportError:  # pragma: no cover - depends on the tree
-    from ..resampling._cli import SEED_HELP, resolve_seed
+from ._paired import SEED_HELP, resolve_seed
 
 __all__ = ["SEED_HELP", "resolve_seed"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from ..mixed import compare, glmer, lmer
+from .._lmer import glmer, lmer
+from ..errors import InputError
+from ..mixed import compare
 from . import print_json
 from ._io import read_table
 
@@ -36,14 +38,19 @@ def add_family_arguments(p: argparse.ArgumentParser) -> None:
                         "--weights trials) or poisson (counts); the last two fit glmer")
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
     p.add_argument("--nagq", type=int, default=1, help="glmer's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite")
-    p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row)")
+    p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row; gaussian: "
+                                                   "precision weights, Var(y_i) = sigma^2 / w_i, as lme4's)")
 
 
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
-    """lmer for --family gaussian, glmer otherwise."""
+    """lmer for --family gaussian, glmer otherwise; every flag is used or refused (``--nagq`` by lmer)."""
     family = getattr(args, "family", "gaussian")
     if family == "gaussian":
-        return lmer(formula, data, REML=reml)
+        if getattr(args, "nagq", 1) != 1:
+            raise InputError("--nagq applies to --family binomial or poisson (a Gaussian likelihood is exact).")
+        if getattr(args, "link", None) not in (None, "identity"):
+            raise InputError(f"--link {args.link} needs --family binomial or poisson.")
+        return lmer(formula, data, REML=reml, weights=getattr(args, "weights", None))
     return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 

@@ -67,12 +67,15 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--family", choices=["gaussian", "binomial", "poisson"], default="gaussian",
                    help="binomial for 0/1 scores, poisson for counts (GLMMs; reliability on the latent scale)")
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
-    p.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+    p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
+                                                   "(binomial), precision weights of a Gaussian score")
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
     if args.family == "gaussian":
-        return {}
+        if args.link not in (None, "identity"):
+            raise InputError(f"--link {args.link} needs --family binomial or poisson.")
+        return {"weights": args.weights}
     return {"family": args.family, "link": args.link, "weights": args.weights}
 
 

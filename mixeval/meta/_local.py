@@ -190,9 +190,8 @@ def local_accuracy(
     means (contexts are the sampling units; pairs of one context are dependent), so its
     standard error is ``se = sd_x / sqrt(|X|)``.
 
-    Local accuracies are often close to 1, where symmetric intervals under-cover (measured:
-    the t interval covers 0.88 at accuracy 0.95 with 40 contexts, 0.79 at 0.976 with 30).
-    The default therefore is a Wilson score interval computed with the effective sample size
+    Local accuracies are often close to 1, where symmetric intervals under-cover (the t
+    interval's coverage falls well below nominal there; tests/meta/test_meta_local.py). The default therefore is a Wilson score interval computed with the effective sample size
     ``n_eff = Acc (1 - Acc) / se^2`` (at most the number of pairs; the number of contexts
     when ``se = 0`` or ``Acc`` is 0 or 1), in the spirit of Korn & Graubard (1998) for
     proportions from clustered samples: ``(Acc + z^2 / (2 n_eff) +- z sqrt(Acc (1 - Acc) /

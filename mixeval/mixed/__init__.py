@@ -1,4 +1,9 @@
-"""The linear mixed-effects model engine (lme4 semantics, pure numpy/scipy).
+"""The mixed-model engine (lme4 semantics, pure numpy/scipy): one core for every family.
+
+Every fit is a family (:class:`Family`: Gaussian, binomial, Poisson) plus a random-effects structure
+(:mod:`._reterms`) plus a data source, fitted through the same stages and returned as a
+:class:`MixedResult` (:class:`LmerResult`, :class:`GlmerResult`) whose evaluator ``fit.model``
+(:class:`FitModel`) serves profiles, the parametric bootstrap, simulation and df computations.
 
 Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
 :func:`compute_stats` (one pass over the rows), :func:`profiled_deviance`
@@ -15,7 +20,9 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
 from ._fit import fit_design, fit_from_stats, lmer
-from ._glmm import glmer
+from ._base import MixedResult
+from ._family import Family, get_family
+from ._glmer import glmer
 from ._glmm_result import GlmerResult
 from ._lrt import compare
 from ._optimize import optimize_theta
@@ -25,6 +32,10 @@ from ._stats import SufficientStats, compute_stats
 __all__ = [
     "lmer",
     "glmer",
+    "MixedResult",
+    "Family",
+    "get_family",
+
     "GlmerResult",
     "compare",
     "LmerResult",

@@ -7,6 +7,8 @@ Terms are ordered by decreasing number of levels, as lme4 orders them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -18,7 +20,8 @@ from .._validation import require_columns, require_dataframe, require_no_missing
 from ..errors import ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
-__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels"]
+__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels",
+           "weights_array"]
 
 
 @dataclass(frozen=True)
@@ -450,3 +453,30 @@ def _fixed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:
 
 
 _FORMULAIC_CONTEXT = {"np", "numpy", "C", "I", "center", "scale", "poly", "bs", "log", "exp", "sqrt", "lag", "hashed"}
+
+
+def weights_array(weights: Any, data: pd.DataFrame | None, n: int, *, positive: bool = False) -> np.ndarray:
+    """Prior weights as an array of ``n`` values (ones for ``None``), from a column name or values; finite and
+    >= 0 (> 0 with ``positive``), or an :class:`~mixeval.errors.InputError` naming ``weights``.
+
+    Examples
+    --------
+    >>> weights_array([1, 2.5], None, 2).tolist()
+    [1.0, 2.5]
+    """
+    if weights is None:
+        return np.ones(n)
+    if isinstance(weights, str):
+        if data is None or weights not in data.columns:
+            raise InputError(f"weights={weights!r} is not a column of the data.")
+        w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
+    else:
+        w = np.asarray(weights, dtype=float).ravel()
+    if w.shape != (n,):
+        raise InputError(f"weights must have one value per row ({n}); got {w.shape[0]}.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or (positive and np.any(w == 0)):
+        what = "> 0 (the precision of each row: Var(y_i) = sigma^2 / w_i)" if positive else \
+            ">= 0 (the number of trials of each row)"
+        raise InputError(f"weights must be finite and {what}; got {np.sum(~(np.isfinite(w) & (w > 0)))} "
+                         "value(s) outside.")
+    return w

@@ -16,7 +16,7 @@ from scipy import special, stats
 
 from ..errors import InputError
 
-__all__ = ["DISTRIBUTION_VARIANCE", "FAMILIES", "Family", "get_family"]
+__all__ = ["DISTRIBUTION_VARIANCE", "FAMILIES", "GAUSSIAN", "Family", "get_family"]
 
 _EPS = np.finfo(float).eps
 _PROBIT_THRESH = -stats.norm.ppf(_EPS)
@@ -24,14 +24,23 @@ _PROBIT_THRESH = -stats.norm.ppf(_EPS)
 
 @dataclass(frozen=True)
 class Family:
-    """A response distribution and link, as R's ``binomial(link = "logit")`` or ``poisson()``.
+    """A response distribution and link, as R's ``gaussian()``, ``binomial(link = "logit")`` or ``poisson()``.
+
+    The family carries what differs between the models of the one core: the link and its inverse, the
+    variance function, the deviance and ``aic`` terms, how to draw a response, and the variance of the
+    latent residual used for variance shares and reliability on the link scale.
 
     Attributes
     ----------
     name : str
-        ``"binomial"`` or ``"poisson"``.
+        ``"gaussian"``, ``"binomial"`` or ``"poisson"``.
     link : str
-        ``"logit"``, ``"probit"`` or ``"log"``.
+        ``"identity"``, ``"logit"``, ``"probit"`` or ``"log"``.
+
+    Notes
+    -----
+    A family pickles by name and link (``get_family(name, link)`` rebuilds it), so results holding one can be
+    cached, saved and sent to worker processes.
     """
 
     name: str
@@ -47,6 +56,60 @@ class Family:
 
     def __repr__(self) -> str:
         return f"Family({self.name!r}, link={self.link!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __reduce__(self):
+        return (get_family, (self.name, self.link))
+
+    @property
+    def estimates_scale(self) -> bool:
+        """True when the residual variance is a parameter of the model (Gaussian), False when the
+        distribution fixes it (binomial, Poisson: no dispersion parameter, as lme4's ``glmer``)."""
+        return self.name == "gaussian"
+
+    @property
+    def latent_variance(self) -> float:
+        """Variance of the latent residual on the link scale (Nakagawa & Schielzeth 2010): pi^2/3 for the
+        logit link, 1 for probit; NaN where it is not a constant (Poisson with log link; Gaussian, whose
+        residual variance is estimated: ``fit.sigma2``).
+
+        Examples
+        --------
+        >>> round(get_family("binomial").latent_variance, 4), get_family("binomial", "probit").latent_variance
+        (3.2899, 1.0)
+        """
+        return DISTRIBUTION_VARIANCE.get(self.link, float("nan"))
+
+    def latent_residual_variance(self, eta: np.ndarray, re_variance: float) -> float:
+        """The residual variance on the latent scale for variance shares (Nakagawa & Schielzeth 2010, 2017): the
+        distribution-specific :attr:`latent_variance` of a binomial model; for a Poisson model with log link the
+        lognormal approximation ``log(1 + 1 / lambda)`` with ``lambda = mean(exp(eta)) exp(re_variance / 2)``
+        (``eta`` the fixed-effects predictor of the rows, ``re_variance`` the summed random-effect variances);
+        NaN for a Gaussian model, whose residual variance is a parameter.
+
+        Examples
+        --------
+        >>> round(get_family("poisson").latent_residual_variance(np.log([2.0, 2.0]), 0.0), 4)  # log(1 + 1/2)
+        0.4055
+        """
+        if self.name == "poisson":
+            lam = float(np.mean(np.exp(eta))) * float(np.exp(0.5 * re_variance))
+            return float(np.log1p(1.0 / lam))
+        return self.latent_variance
+
+    def simulate(self, mu: np.ndarray, weights: np.ndarray, rng: np.random.Generator, *,
+                 sigma: float = float("nan")) -> np.ndarray:
+        """Draw responses with conditional means ``mu`` (R's ``family$simulate``): a normal with SD ``sigma``,
+        a binomial proportion out of ``weights`` trials, or a Poisson count."""
+        mu = np.asarray(mu, dtype=float)
+        if self.name == "gaussian":
+            return mu + rng.normal(0.0, sigma, size=mu.shape) / np.sqrt(np.broadcast_to(weights, mu.shape))
+        if self.name == "binomial":
+            trials = np.round(np.broadcast_to(weights, mu.shape)).astype(np.int64)
+            return rng.binomial(trials, mu) / np.maximum(trials, 1)
+        return rng.poisson(mu).astype(float)
 
 
 def _logit_linkinv(eta):
@@ -101,23 +164,68 @@ def _poisson_aic(y, mu, wt):
     return float(-2 * np.sum((y * np.log(mu) - mu - special.gammaln(y + 1)) * wt))
 
 
+def _identity(x):
+    return np.asarray(x, dtype=float) if isinstance(x, np.ndarray) else x
+
+
+def _ones_like(x):
+    return np.ones_like(np.asarray(x, dtype=float))
+
+
+def _gaussian_dev_resid(y, mu, wt):
+    return wt * np.square(y - mu)
+
+
+def _gaussian_aic(y, mu, wt):
+    """R's ``gaussian()$aic`` at the ML dispersion ``sum(w (y - mu)^2) / n``."""
+    n = y.size
+    dev = float(np.sum(wt * np.square(y - mu)))
+    return float(n * (np.log(2 * np.pi * dev / n) + 1) + 2 - np.sum(np.log(np.where(wt > 0, wt, 1.0))))
+
+
+def _gaussian_kernel(y, mu, wt):
+    return float(np.sum(wt * np.square(y - mu)))
+
+
+def _binomial_variance(mu):
+    return mu * (1 - mu)
+
+
+def _binomial_kernel(y, mu, wt):
+    return float(-2 * ((wt * y) @ np.log(mu) + (wt * (1 - y)) @ np.log1p(-mu)))
+
+
+def _poisson_linkinv(eta):
+    return np.maximum(np.exp(eta), _EPS)
+
+
+def _poisson_kernel(y, mu, wt):
+    return float(-2 * ((wt * y) @ np.log(mu) - wt @ mu))
+
+
+def _gaussian(link: str) -> Family:
+    return Family("gaussian", "identity", _identity, _identity, _ones_like, _ones_like, _gaussian_dev_resid,
+                  _gaussian_aic, _gaussian_kernel)
+
+
 def _binomial(link: str) -> Family:
     if link == "logit":
         linkfun, linkinv, mu_eta = special.logit, _logit_linkinv, _logit_mu_eta
     else:
         linkfun, linkinv, mu_eta = stats.norm.ppf, _probit_linkinv, _probit_mu_eta
-    return Family("binomial", link, linkfun, linkinv, mu_eta, lambda mu: mu * (1 - mu), _binomial_dev_resid, _binomial_aic,
-                  lambda y, mu, wt: float(-2 * ((wt * y) @ np.log(mu) + (wt * (1 - y)) @ np.log1p(-mu))))
+    return Family("binomial", link, linkfun, linkinv, mu_eta, _binomial_variance, _binomial_dev_resid, _binomial_aic,
+                  _binomial_kernel)
 
 
 def _poisson(link: str) -> Family:
-    return Family("poisson", "log", np.log, lambda eta: np.maximum(np.exp(eta), _EPS),
-                  lambda eta: np.maximum(np.exp(eta), _EPS), lambda mu: mu, _poisson_dev_resid, _poisson_aic,
-                  lambda y, mu, wt: float(-2 * ((wt * y) @ np.log(mu) - wt @ mu)))
+    return Family("poisson", "log", np.log, _poisson_linkinv, _poisson_linkinv, _identity, _poisson_dev_resid,
+                  _poisson_aic, _poisson_kernel)
 
 
 #: family name -> allowed links (the first is the default).
-FAMILIES: dict[str, tuple[str, ...]] = {"binomial": ("logit", "probit"), "poisson": ("log",)}
+FAMILIES: dict[str, tuple[str, ...]] = {"gaussian": ("identity",), "binomial": ("logit", "probit"), "poisson": ("log",)}
+
+_MAKERS = {"gaussian": _gaussian, "binomial": _binomial, "poisson": _poisson}
 
 #: Distribution-specific variance of the latent scale (Nakagawa & Schielzeth 2010): the variance of the
 #: standard logistic (pi^2 / 3) for the logit link, of the standard normal (1) for the probit link.
@@ -141,12 +249,12 @@ def get_family(family: str | Family, link: str | None = None) -> Family:
     name = str(family).lower()
     if name not in FAMILIES:
         raise InputError(f"family={family!r} is not supported; use one of {sorted(FAMILIES)} "
-                         "(binomial for 0/1 or successes/trials, poisson for counts).")
+                         "(gaussian for scores, binomial for 0/1 or successes/trials, poisson for counts).")
     links = FAMILIES[name]
     link = links[0] if link is None else str(link).lower()
     if link not in links:
         raise InputError(f"link={link!r} is not available for family={name!r}; use one of {list(links)}.")
-    return _binomial(link) if name == "binomial" else _poisson(link)
+    return _MAKERS[name](link)
 
 
 def discrete_response_kind(y: np.ndarray) -> str | None:
@@ -191,3 +299,7 @@ def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> 
             "assumes a variance that does not grow with the mean. Consider a Poisson GLMM: "
             "mixeval.glmer(formula, data, family=\"poisson\") or --family poisson.",
             FamilyWarning, stacklevel=stacklevel)
+
+
+#: The Gaussian family of every linear mixed model (``lmer``).
+GAUSSIAN: Family = get_family("gaussian")

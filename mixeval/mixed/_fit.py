@@ -5,15 +5,18 @@ from __future__ import annotations
 import pandas as pd
 
 from .._validation import require_bool
-from ..errors import InputTypeError
-from ._design import build_design, complete_rows
+from typing import Any
+
+from ..errors import InputError, InputTypeError
+from ._design import build_design, complete_rows, weights_array
 from ._family import warn_discrete_response
 from ._result import LmerResult, check_fit, design_stats, fit_design, fit_from_stats
 
 __all__ = ["lmer", "fit_from_stats", "fit_design", "design_stats", "check_fit"]
 
 
-def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: bool = False) -> LmerResult:
+def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: bool = False,
+         weights: Any = None) -> LmerResult:
     """Fit a linear mixed-effects model with lme4 formula syntax.
 
     Parameters
@@ -34,6 +37,11 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
     drop_missing : bool, default False
         Drop rows with missing values in the used columns (warning with their number) instead of
         raising an error. Nothing is ever dropped silently.
+    weights : str or array-like, optional
+        Prior weights (lme4's ``weights``): a column name or one value > 0 per row; row ``i`` has residual
+        variance ``sigma^2 / w_i`` (e.g. a score that is the mean of ``w_i`` judgements). Weighted fits use the
+        general evaluator on the rows scaled by ``sqrt(w)``; the log-likelihood is that of the data as given
+        (``+ sum(log w) / 2``, as lme4's).
 
     Returns
     -------
@@ -85,7 +93,10 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
             "call mixeval.lmer, which fits them from aggregates (mixeval.scale.lmer_aggregate)."
         )
     if drop_missing:
+        if weights is not None and not isinstance(weights, str):
+            raise InputError("drop_missing=True needs weights= as a column name (so that it follows the kept rows).")
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
+    w = None if weights is None else weights_array(weights, design.data, design.nobs, positive=True)
     warn_discrete_response(design.y, design.parsed.response)  # 0/1 or small counts: name the family= to use
-    return fit_design(design, reml=reml, data=design.data)
+    return fit_design(design, reml=reml, data=design.data, weights=w)

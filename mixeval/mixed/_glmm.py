@@ -4,24 +4,19 @@ Stages, each callable alone: :func:`glmm_problem` (design -> response, weights, 
 structure), :func:`check_separation` (complete / quasi-complete separation of a binary response by
 the fixed effects), :func:`optimize_glmm` (lme4's two stages: theta with beta from PIRLS, then theta
 and beta jointly by the Laplace or adaptive Gauss-Hermite deviance; analytic gradients for scalar
-terms), :func:`make_glmer_result` (the frozen :class:`~._glmm_result.GlmerResult`); :func:`glmer`
-chains them.
+terms); :func:`~._glmm_result.fit_glmm` assembles the frozen result and :func:`~._glmer.glmer` chains
+the stages.
 """
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
 import numpy as np
-import pandas as pd
 from scipy.linalg import LinAlgError
 from scipy.optimize import linprog
 
-from ..errors import ConvergenceWarning, InputError, InputTypeError, SingularFitWarning
-from ._design import Design, build_design
-from ._family import Family, get_family
-from ._glmm_result import GlmerResult, SeparationWarning
+from ..errors import InputError
+from ._design import Design
+from ._family import Family
 from ._optimize import (
     OptimResult,
     finite_difference_gradient,
@@ -44,7 +39,8 @@ from ._reterms import ReStructure, build_restructure
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
-__all__ = ["GlmmFit", "reml_criterion", "check_separation", "fit_glmm", "glmer", "glmm_problem", "optimize_glmm", "response_values"]
+__all__ = ["GlmmFit", "reml_criterion", "check_separation", "glmm_problem", "optimize_glmm", "response_values",
+           "laplace_beta_at", "reml_fit"]
 
 
 def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:
@@ -66,22 +62,12 @@ def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: st
     else:
         if np.any(y < 0):
             raise InputError(f"the response {name!r} of a Poisson model must be counts >= 0; it has negative values.")
-
-
-def _weights_array(weights: Any, data: pd.DataFrame | None, n: int) -> np.ndarray:
-    if weights is None:
-        return np.ones(n)
-    if isinstance(weights, str):
-        if data is None or weights not in data.columns:
-            raise InputError(f"weights={weights!r} is not a column of the data.")
-        w = pd.to_numeric(data[weights], errors="coerce").to_numpy(dtype=float)
-    else:
-        w = np.asarray(weights, dtype=float).ravel()
-    if w.shape != (n,):
-        raise InputError(f"weights must have one value per row ({n}); got {w.shape[0]}.")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise InputError("weights must be finite and >= 0 (the number of trials of each row).")
-    return w
+        fractional = np.abs(y - np.round(y)) > 1e-8
+        if fractional.any():
+            raise InputError(
+                f"the response {name!r} of a Poisson model must be whole counts; {int(fractional.sum())} value(s) are "
+                f"not (e.g. {y[fractional][:3].tolist()}). Counts of events are whole numbers: check for averaged or "
+                "rescaled values (a rate per exposure is a count with an offset), or fit a Gaussian model.")
 
 
 def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStructure | None = None) -> GlmmProblem:
@@ -326,61 +312,6 @@ def _hessian(f, x: np.ndarray, delta: float | np.ndarray = 1e-4, forward: np.nda
     return h
 
 
-def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int = 1, re: ReStructure | None = None,
-             data: Any = None, warn: bool = True, reml: bool = False) -> GlmerResult:
-    """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure)."""
-    from ._blas import single_threaded_blas
-    from ._glmm_result import make_glmer_result
-
-    problem = glmm_problem(design, family, weights, re)
-    if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1):
-        raise InputError(
-            f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects term such "
-            "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
-        )
-    if reml and n_agq != 1:
-        raise InputError(f"REML=True integrates the fixed effects with the random effects by the Laplace "
-                         f"approximation; it takes nAGQ=1 (got nAGQ={n_agq}).")
-    separated = check_separation(problem, design.fixed_names)
-    check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
-    with single_threaded_blas():
-        fit = GlmmFit(problem, n_agq)
-        if reml:
-            theta, beta, opt, state, dev, cov, cov_params = _reml_fit(fit)
-            unsc = cov
-        else:
-            theta, beta, opt = optimize_glmm(fit)
-            x = np.concatenate([theta, beta])
-            state = pirls(problem, theta, beta, fit.u, joint=False)
-            dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
-            unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
-            cov, cov_params = unsc, None
-            if n_agq >= 1 and problem.p:
-                try:
-                    analytic = n_agq == 1 and supports_gradient(problem)
-                    h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
-                    full = 2 * np.linalg.inv(h)
-                    full = 0.5 * (full + full.T)
-                    cand = full[fit.n_theta:, fit.n_theta:]
-                    if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
-                        cov, cov_params = cand, full
-                except np.linalg.LinAlgError:
-                    pass
-    if check_diverged:
-        # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
-        # where the LP was not run or did not see it
-        separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
-    def refitter(by_reml: bool) -> GlmerResult:
-        return fit_glmm(design, family, weights, n_agq=1 if by_reml else n_agq, re=problem.re, data=data,
-                        warn=warn, reml=by_reml)
-
-    result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
-                               cov_params, reml=reml, refitter=refitter)
-    if warn:
-        check_glmer_fit(result)
-    return result
-
-
 def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray) -> np.ndarray:
     """``beta`` minimising the Laplace deviance at fixed ``theta`` (the marginal-likelihood mode).
 
@@ -404,7 +335,7 @@ def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray) -> np.nd
     return opt.theta
 
 
-def _reml_fit(fit: GlmmFit):
+def reml_fit(fit: GlmmFit):
     """Restricted-Laplace fit: ``theta`` minimising :meth:`GlmmFit.stage1_reml`; ``beta`` the Laplace
     deviance's mode at that ``theta`` (:func:`laplace_beta_at`), its covariance lme4's RX-based matrix there;
     the covariance of ``theta`` ``2 H^-1`` of the restricted criterion (block-diagonal ``cov_params``: the two
@@ -428,130 +359,3 @@ def _reml_fit(fit: GlmmFit):
     except np.linalg.LinAlgError:
         pass
     return theta, beta, opt, state, dev, unsc, cov_params
-
-
-def check_glmer_fit(result: GlmerResult) -> None:
-    """Warn on separation, singular (boundary) fits and non-convergence."""
-    if result.separation:
-        warnings.warn(
-            f"complete or quasi-complete separation: the response is perfectly predicted by the fixed effect(s) "
-            f"{', '.join(result.separation)} on some rows (e.g. a system with every answer correct or every answer "
-            "wrong), so their maximum-likelihood estimates are infinite and the reported values, standard errors "
-            "and Wald tests are meaningless. Merge or drop the affected levels, or compare them by a test that "
-            "does not rely on the estimate (the likelihood-ratio test of mixeval.compare remains usable).",
-            SeparationWarning,
-            stacklevel=3,
-        )
-    if result.singular:
-        warnings.warn(
-            f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
-            "estimated as (numerically) zero. This is a valid estimate, not a failure.",
-            SingularFitWarning,
-            stacklevel=3,
-        )
-    if not result.converged:
-        warnings.warn(
-            "the optimiser did not meet its convergence criterion; treat the estimates with care.",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-
-
-def _prepare_response(data: pd.DataFrame, response: str) -> pd.DataFrame:
-    """Logical responses become 0/1 floats (on a copy)."""
-    if response in data.columns and pd.api.types.is_bool_dtype(data[response]):
-        return data.assign(**{response: data[response].astype(float)})
-    return data
-
-
-def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
-          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False, REML: bool = False) -> GlmerResult:
-    """Fit a generalised linear mixed model (lme4's ``glmer``).
-
-    Parameters
-    ----------
-    formula : str
-        lme4 formula, e.g. ``"correct ~ system + (1|item) + (1|seed)"``; the same random-effects terms
-        as :func:`~mixeval.lmer`.
-    data : pandas.DataFrame
-        Long-format data, one row per observation; never modified.
-    family : {"binomial", "poisson"}
-        Binomial: the response is 0/1, logical, or a proportion with ``weights=`` the number of trials
-        (R's ``cbind(successes, failures)``). Poisson: counts.
-    link : {"logit", "probit"} or "log", optional
-        Link function; the family's canonical link by default.
-    nAGQ : int, default 1
-        1: Laplace approximation; > 1: adaptive Gauss-Hermite quadrature with that many nodes (a single
-        scalar random-effects term only); 0: the faster, less exact criterion with beta from PIRLS.
-    weights : str or array-like, optional
-        Prior weights (the number of trials of each row for binomial proportions): a column name or values.
-    drop_missing : bool, default False
-        Drop rows with missing values in the used columns (warning with their number) instead of raising;
-        ``weights`` must then be a column name.
-    REML : bool, default False
-        False: maximum likelihood, as lme4's glmer. True: the variance components minimise the restricted
-        Laplace criterion (glmmTMB's ``REML = TRUE``), which does not bias them downwards for the fixed effects
-        estimated from the same data (with 5 seeds the ML seed variance is about 20% too small, and intervals
-        of marginal means too narrow); the fixed effects are the Laplace deviance's mode at those components
-        (glmmTMB reports the joint mode of random and fixed effects, which is biased towards 0 for binary
-        data); likelihood-ratio tests refit by ML.
-
-    Returns
-    -------
-    GlmerResult
-
-    Warns
-    -----
-    SeparationWarning, SingularFitWarning, ConvergenceWarning
-
-    Notes
-    -----
-    ``y_i | b ~ F(mu_i)``, ``g(mu_i) = x_i' beta + z_i' b``, ``b = Lambda u``, ``u ~ N(0, I)``. For given
-    ``theta`` and ``beta``, PIRLS finds the mode ``u*`` of ``-2 log p(y | u) + ||u||^2`` and the Laplace
-    approximation of the deviance is ``-2 log p(y | u*) + ||u*||^2 + log|L|^2`` with ``L L' = Lambda' Z' W Z
-    Lambda + I`` (Bates et al. 2015; lme4's ``glmerLaplace``). The REML criterion integrates ``beta`` (flat
-    prior) with ``u``: at the joint mode ``(u*, beta*)`` it adds ``log|R_X|^2``, ``R_X' R_X = X'WX -
-    X'WZ Lambda (Lambda'Z'WZ Lambda + I)^-1 Lambda'Z'WX``; for a Gaussian response it is lmer's REML. As lme4,
-    theta is first optimised with beta from PIRLS, then (theta, beta) jointly. With scalar random-effects
-    terms (random intercepts, ``(0 + x|g)``) both ML stages use the analytic gradient of the Laplace deviance
-    (envelope theorem at the conditional modes plus the derivative of ``log|L|^2`` through the weights; see
-    ``mixed/_pirls.laplace_gradient``). Fixed-effect standard errors come from the Hessian of the deviance
-    over (theta, beta) as lme4's ``vcov`` (central differences of the analytic gradient, or of the deviance
-    for vector-valued terms and ``nAGQ > 1``; the RX-based matrix if that is not positive definite); z tests
-    are Wald tests.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
-    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
-    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
-    >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
-    >>> list(fit.fixef.index)
-    ['(Intercept)', 'systemB']
-    """
-    fam = get_family(family, link)
-    n_agq = int(nAGQ)
-    if n_agq < 0 or n_agq > 100:
-        raise InputError(f"nAGQ must be an integer between 0 and 100; got {nAGQ!r}.")
-    if not isinstance(data, pd.DataFrame):
-        raise InputError("glmer() takes a pandas DataFrame; for Parquet, DuckDB or Spark sources of a binary "
-                         "response use mixeval.scale.glmer_aggregate.")
-    from ..formula import parse_formula
-
-    parsed = parse_formula(formula)
-    if not parsed.random:
-        raise InputError(f"the formula {formula!r} has no random-effects term; glmer needs at least one, e.g. (1|item).")
-    if drop_missing:
-        if weights is not None and not isinstance(weights, str):
-            raise InputError("drop_missing=True needs weights= as a column name (so that it follows the kept rows).")
-        from ._design import complete_rows
-
-        data = complete_rows(parsed, data)  # warns with the number of rows dropped
-    data = _prepare_response(data, parsed.response)
-    design = build_design(parsed, data, allow_n=True)
-    w = _weights_array(weights, design.data, design.nobs)
-    if not isinstance(REML, (bool, np.bool_)):
-        raise InputTypeError(f"REML must be True or False; got {REML!r}.")
-    return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data, reml=bool(REML))

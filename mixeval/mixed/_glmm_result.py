@@ -2,35 +2,39 @@
 
 from __future__ import annotations
 
+import functools
 import html
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from .._results import Result, to_plain
-from ..errors import InputError, SeparationWarning
+from ..errors import ConvergenceWarning, InputError, SeparationWarning, SingularFitWarning
 from ._design import Design
-from ._fixef import FixedEffectTables
-from ._family import DISTRIBUTION_VARIANCE, Family
+from ._base import MixedResult
+from ._family import Family
+from ._blas import single_threaded_blas
+from ._glmm import DIVERGED_LOGIT, GlmmFit, _hessian, check_separation, glmm_problem, optimize_glmm, reml_fit
 from ._optimize import SINGULAR_TOL, OptimResult
-from ._pirls import GlmmProblem, PirlsState
+from ._pirls import GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_deviance, pirls, supports_gradient
+from ._reterms import ReStructure
 from ._reterms import theta_to_factors
 
-__all__ = ["GlmerResult", "SeparationWarning", "make_glmer_result"]
+__all__ = ["GlmerResult", "SeparationWarning", "check_glmer_fit", "fit_glmm", "make_glmer_result"]
 
 
 @dataclass(frozen=True, eq=False)
-class GlmerResult(FixedEffectTables, Result):
+class GlmerResult(MixedResult):
     """A fitted generalised linear mixed model, all numbers unrounded.
 
     Attributes
     ----------
     formula : str
-    family, link : str
-        ``"binomial"`` / ``"poisson"`` and ``"logit"`` / ``"probit"`` / ``"log"``.
+    family : Family
+        The response distribution and link (``fit.family.name``: ``"binomial"`` / ``"poisson"``; ``fit.link``:
+        ``"logit"`` / ``"probit"`` / ``"log"``).
     nAGQ : int
         1: Laplace; > 1: adaptive Gauss-Hermite quadrature; 0: beta from PIRLS.
     nobs : int
@@ -49,8 +53,8 @@ class GlmerResult(FixedEffectTables, Result):
         Relative covariance parameters (lme4's ``getME(fit, "theta")``).
     loglik : float
         lme4's ``logLik``: ``-deviance / 2``.
-    deviance : float
-        ``-2 loglik`` (the ``deviance`` of lme4's summary table).
+    criterion : float
+        ``-2 loglik`` (the ``deviance`` of lme4's summary table; also :attr:`deviance`).
     deviance_conditional : float
         Sum of the squared deviance residuals at the conditional modes (R's ``deviance(fit)`` for a GLMM).
     separation : tuple of str
@@ -66,7 +70,7 @@ class GlmerResult(FixedEffectTables, Result):
     >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> fit.family, fit.link, fit.nAGQ, fit.nobs
-    ('binomial', 'logit', 1, 160)
+    (Family('binomial', link='logit'), 'logit', 1, 160)
     >>> fit.fixef.round(4).to_dict()  # log odds of A; log odds ratio of B vs A
     {'(Intercept)': -0.465, 'systemB': 0.6176}
     >>> fit.varcorr[["group", "variance"]].round(4)  # latent (logit) scale
@@ -75,8 +79,7 @@ class GlmerResult(FixedEffectTables, Result):
     """
 
     formula: str
-    family: str
-    link: str
+    family: Family
     nAGQ: int
     nobs: int
     fixed_names: tuple[str, ...]
@@ -88,7 +91,7 @@ class GlmerResult(FixedEffectTables, Result):
     n_levels: tuple[int, ...]
     theta: np.ndarray = field(repr=False)
     loglik: float
-    deviance: float
+    criterion: float
     deviance_conditional: float
     singular: bool
     converged: bool
@@ -104,67 +107,8 @@ class GlmerResult(FixedEffectTables, Result):
     problem: GlmmProblem = field(repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
     reml: bool = field(default=False, repr=False)
-    refitter: Any = field(default=None, repr=False, compare=False)
-    """``reml -> GlmerResult``: the same model fitted again (set by the fitting function)."""
     cov_params: np.ndarray | None = field(default=None, repr=False)
     """``2 H^{-1}``: asymptotic covariance of (theta, beta) from the deviance's Hessian (None without it)."""
-
-    # ----------------------------------------------------------------- family
-    @property
-    def family_object(self) -> Family:
-        return self.problem.family
-
-    @property
-    def distribution_variance(self) -> float:
-        """Variance of the latent residual: pi^2/3 (logit), 1 (probit) (Nakagawa & Schielzeth 2010).
-
-        For a Poisson model with log link there is no constant latent residual variance; NaN.
-        """
-        return DISTRIBUTION_VARIANCE.get(self.link, float("nan"))
-
-    # ----------------------------------------------------------------- tables
-    @property
-    def coefficients(self) -> pd.DataFrame:
-        """Fixed effects with Wald z tests (lme4's summary table): estimate, se, z, pvalue."""
-        se = np.sqrt(np.diag(self.cov_coef))
-        z = self.coef / se
-        return pd.DataFrame({"estimate": self.coef, "se": se, "z": z, "pvalue": 2 * sps.norm.sf(np.abs(z))},
-                            index=pd.Index(self.fixed_names, name="term"))
-
-    def covariances(self) -> list[np.ndarray]:
-        """Covariance matrix of one level's random effects, per term (latent scale)."""
-        return [lam @ lam.T for lam in theta_to_factors(self.problem.re.terms, self.theta)]
-
-    @property
-    def varcorr(self) -> pd.DataFrame:
-        """Variance components on the latent (link) scale: group, name, variance, std (no residual row)."""
-        rows = []
-        for g, names, cov in zip(self.group_names, self.term_coef_names, self.covariances()):
-            for j, nm in enumerate(names):
-                rows.append({"group": g, "name": nm, "variance": float(cov[j, j]), "std": float(np.sqrt(cov[j, j]))})
-        return pd.DataFrame(rows, columns=["group", "name", "variance", "std"])
-
-    @property
-    def correlations(self) -> dict[str, pd.DataFrame]:
-        """Correlation matrices of the vector-valued terms."""
-        out = {}
-        for g, names, cov in zip(self.group_names, self.term_coef_names, self.covariances()):
-            if len(names) > 1:
-                sd = np.sqrt(np.diag(cov))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    corr = cov / np.outer(sd, sd)
-                out[g] = pd.DataFrame(corr, index=list(names), columns=list(names))
-        return out
-
-    @property
-    def variances(self) -> dict[str, float]:
-        """Variance of every scalar random-effects term (``group`` or ``group.coef`` for vector terms)."""
-        vc = self.varcorr
-        out = {}
-        for g, nm, v in zip(vc.group, vc.name, vc.variance):
-            key = g if sum(1 for gg in vc.group if gg == g) == 1 and nm == "(Intercept)" else f"{g}.{nm}"
-            out[key] = float(v)
-        return out
 
     @property
     def varcorr_se(self) -> pd.DataFrame:
@@ -197,6 +141,28 @@ class GlmerResult(FixedEffectTables, Result):
         return table
 
     @property
+    def approximation(self) -> str:
+        return {0: "nAGQ=0", 1: "Laplace"}.get(self.nAGQ, f"AGQ({self.nAGQ})")
+
+    @property
+    def term_levels(self) -> tuple[tuple[str, ...], ...]:
+        """Labels of the levels of every random term's group, in the order of ``group_names``."""
+        return tuple(tuple(t.levels) for t in self.problem.re.terms)
+
+    @property
+    def model_terms(self):
+        """The random-effects terms with their model matrices (:class:`~._reterms.ReTerm`)."""
+        return self.problem.re.terms
+
+    @functools.cached_property
+    def model(self):
+        """The evaluator of the fit (:class:`~._glmm_model.GlmmFitModel`: PIRLS with the Laplace or quadrature
+        deviance), for profiles, the parametric bootstrap and simulation."""
+        from ._glmm_model import GlmmFitModel
+
+        return GlmmFitModel(self)
+
+    @property
     def singular_groups(self) -> list[str]:
         out = []
         lower = self.problem.re.lower
@@ -209,62 +175,29 @@ class GlmerResult(FixedEffectTables, Result):
         return out
 
     @property
-    def ranef(self) -> dict[str, pd.DataFrame | pd.Series]:
-        """Conditional modes of the random effects per group (a Series for intercepts, else a DataFrame)."""
-        out = {}
-        for t, b in zip(self.problem.re.terms, self.random_effects):
-            idx = pd.Index(t.levels, name=t.group)
-            if t.n_coef == 1:
-                out[t.group] = pd.Series(b[:, 0], index=idx, name=t.coef_names[0])
-            else:
-                out[t.group] = pd.DataFrame(b, index=idx, columns=list(t.coef_names))
-        return out
-
-    @property
     def residuals(self) -> np.ndarray:
         """Response residuals ``y - mu``."""
         return self.y - self.fitted
 
-    @property
-    def ngrps(self) -> dict[str, int]:
-        return dict(zip(self.group_names, self.n_levels))
-
-    @property
-    def n_params(self) -> int:
-        """Fixed effects plus covariance parameters (no dispersion for binomial and Poisson)."""
-        return len(self.fixed_names) + int(self.theta.size)
-
-    @property
-    def aic(self) -> float:
-        return -2.0 * self.loglik + 2.0 * self.n_params
-
-    @property
-    def bic(self) -> float:
-        return -2.0 * self.loglik + np.log(self.nobs) * self.n_params
-
-    def refit(self, REML: bool = False) -> "GlmerResult":
+    def refit(self, *, REML: bool) -> "GlmerResult":
         """The same model fitted by maximum likelihood (``REML=False``, lme4's glmer) or by the restricted
-        Laplace criterion (``REML=True``); used by :func:`~mixeval.compare` to test REML fits."""
-        if bool(REML) == self.reml:
+        Laplace criterion (``REML=True``)."""
+        from .._validation import require_bool
+
+        REML = require_bool(REML, "REML")
+        if REML == self.reml:
             return self
-        if self.refitter is None:
-            raise InputError("this GlmerResult was not made by mixeval.glmer and cannot be refitted.")
-        return self.refitter(bool(REML))
+        return fit_glmm(self.design, self.family, self.weights, n_agq=1 if REML else max(self.nAGQ, 1),
+                        re=self.problem.re, data=self.data, warn=False, reml=bool(REML))
 
-    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "link", re: bool = True) -> np.ndarray:
-        """Predictions on the link or response scale; for ``newdata``, fixed effects only (``re.form = NA``)."""
-        if type not in ("link", "response"):
-            raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
-        if newdata is None:
-            eta = self.fitted_link if re else self.design.X @ self.coef
-        else:
-            from formulaic import model_matrix
+    def fit_response(self, y: np.ndarray, *, reml: bool | None = None) -> "GlmerResult":
+        """The same model fitted to a new response ``y`` (same design and weights): bootstrap refits."""
+        from dataclasses import replace
 
-            X = np.asarray(model_matrix(self.design.fixed_spec, newdata), dtype=float)
-            eta = X @ self.coef
-        if type == "link":
-            return np.asarray(eta, dtype=float)
-        return self.family_object.linkinv(np.asarray(eta, dtype=float))
+        reml = self.reml if reml is None else bool(reml)
+        design = replace(self.design, y=np.asarray(y, dtype=float).copy())
+        return fit_glmm(design, self.family, self.weights, n_agq=1 if reml else max(self.nAGQ, 1),
+                        re=self.problem.re, data=None, warn=False, reml=reml)
 
     # ----------------------------------------------------------------- printing
     def summary(self) -> str:
@@ -273,11 +206,11 @@ class GlmerResult(FixedEffectTables, Result):
             self.nAGQ, f"Adaptive Gauss-Hermite Quadrature (nAGQ = {self.nAGQ})")
         if self.reml:
             out = ["Generalized linear mixed model fit by REML (restricted Laplace approximation)",
-                   f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
-                   f"REML criterion at convergence: {self.deviance:.4f}", "", "Random effects (latent scale):"]
+                   f" Family: {self.family.name}  ( {self.link} )", f"Formula: {self.formula}", "",
+                   f"REML criterion at convergence: {self.criterion:.4f}", "", "Random effects (latent scale):"]
         else:
             out = [f"Generalized linear mixed model fit by maximum likelihood ({kind}) [glmerMod]",
-                   f" Family: {self.family}  ( {self.link} )", f"Formula: {self.formula}", "",
+                   f" Family: {self.family.name}  ( {self.link} )", f"Formula: {self.formula}", "",
                    "     AIC      BIC   logLik deviance df.resid",
                    f"{self.aic:>8.4f} {self.bic:>8.4f} {self.loglik:>8.4f} {self.deviance:>8.4f} {self.nobs - self.n_params:>8d}",
                    "", "Random effects (latent scale):"]
@@ -301,8 +234,11 @@ class GlmerResult(FixedEffectTables, Result):
             out.append("warning: the optimiser did not converge")
         return "\n".join(out)
 
+    def _dict_extra(self) -> dict[str, Any]:
+        return {"nAGQ": self.nAGQ, "separation": list(self.separation)}
+
     def _repr_html_(self) -> str:
-        head = (f"<p><b>Generalized linear mixed model ({html.escape(self.family)}, {html.escape(self.link)}; "
+        head = (f"<p><b>Generalized linear mixed model ({html.escape(self.family.name)}, {html.escape(self.link)}; "
                 f"nAGQ = {self.nAGQ})</b>: <code>{html.escape(self.formula)}</code><br>{self.nobs} observations; "
                 f"logLik {self.loglik:.4f}" + ("; <b>singular fit</b>" if self.singular else "")
                 + ("; <b>separation</b>" if self.separation else "") + "</p>")
@@ -310,32 +246,10 @@ class GlmerResult(FixedEffectTables, Result):
         fx = self.coefficients.to_html(float_format=lambda v: f"{v:.6g}")
         return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object that ``mixeval fit --family FAMILY --json`` prints (plain, JSON-safe Python; numbers unrounded)."""
-        return to_plain({
-            "nobs": self.nobs,
-            "family": self.family,
-            "link": self.link,
-            "nAGQ": self.nAGQ,
-            "reml": self.reml,
-            "loglik": self.loglik,
-            "deviance": self.deviance,
-            "criterion": self.deviance,
-            "aic": self.aic,
-            "bic": self.bic,
-            "varcorr": self.variances,
-            "fixef": {k: float(v) for k, v in zip(self.fixed_names, self.coef)},
-            "se": {k: float(v) for k, v in zip(self.fixed_names, np.sqrt(np.diag(self.cov_coef)))},
-            "singular": self.singular,
-            "converged": self.converged,
-            "separation": list(self.separation),
-        })
-
-
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,
                       deviance: float, cov: np.ndarray, cov_rx: np.ndarray, opt: OptimResult, n_agq: int,
                       separation: list[str], data: Any, cov_params: np.ndarray | None = None, *,
-                      reml: bool = False, refitter: Any = None) -> GlmerResult:
+                      reml: bool = False) -> GlmerResult:
     """Assemble the frozen result at the optimum (lme4's ``mkMerMod``)."""
     re = problem.re
     lams = theta_to_factors(re.terms, theta)
@@ -348,14 +262,89 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
     singular = bool(np.any((lower == 0) & (np.asarray(theta) < SINGULAR_TOL)))
     fam = problem.family
     return GlmerResult(
-        formula=design.parsed.formula, family=fam.name, link=fam.link, nAGQ=int(n_agq), nobs=problem.nobs,
+        formula=design.parsed.formula, family=fam, nAGQ=int(n_agq), nobs=problem.nobs,
         fixed_names=design.fixed_names, coef=np.asarray(beta, dtype=float).copy(), cov_coef=cov, cov_coef_rx=cov_rx,
         group_names=tuple(t.group for t in re.terms), term_coef_names=tuple(t.coef_names for t in re.terms),
         n_levels=tuple(t.n_levels for t in re.terms), theta=np.asarray(theta, dtype=float).copy(),
-        loglik=-0.5 * deviance, deviance=float(deviance),
+        loglik=-0.5 * deviance, criterion=float(deviance),
         deviance_conditional=float(np.sum(fam.dev_resid(problem.y, state.mu, problem.weights))),
         singular=singular, converged=bool(opt.converged), separation=tuple(separation),
         n_evaluations=opt.n_evaluations, u=state.u.copy(), random_effects=tuple(b),
         fitted_link=state.eta.copy(), fitted=state.mu.copy(), y=problem.y, weights=problem.weights,
-        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml), refitter=refitter,
+        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml),
     )
+
+
+def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int = 1, re: ReStructure | None = None,
+             data: Any = None, warn: bool = True, reml: bool = False) -> GlmerResult:
+    """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure)."""
+    problem = glmm_problem(design, family, weights, re)
+    if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1):
+        raise InputError(
+            f"nAGQ={n_agq} (adaptive Gauss-Hermite quadrature) needs a single scalar random-effects term such "
+            "as (1|item); use nAGQ=1 (Laplace) for crossed, nested or vector-valued random effects."
+        )
+    if reml and n_agq != 1:
+        raise InputError(f"REML=True integrates the fixed effects with the random effects by the Laplace "
+                         f"approximation; it takes nAGQ=1 (got nAGQ={n_agq}).")
+    separated = check_separation(problem, design.fixed_names)
+    check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
+    with single_threaded_blas():
+        fit = GlmmFit(problem, n_agq)
+        if reml:
+            theta, beta, opt, state, dev, cov, cov_params = reml_fit(fit)
+            unsc = cov
+        else:
+            theta, beta, opt = optimize_glmm(fit)
+            x = np.concatenate([theta, beta])
+            state = pirls(problem, theta, beta, fit.u, joint=False)
+            dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
+            unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
+            cov, cov_params = unsc, None
+            if n_agq >= 1 and problem.p:
+                try:
+                    analytic = n_agq == 1 and supports_gradient(problem)
+                    h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
+                    full = 2 * np.linalg.inv(h)
+                    full = 0.5 * (full + full.T)
+                    cand = full[fit.n_theta:, fit.n_theta:]
+                    if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
+                        cov, cov_params = cand, full
+                except np.linalg.LinAlgError:
+                    pass
+    if check_diverged:
+        # estimates that ran off (|beta| > 15 on the link scale: odds ratios beyond 3e6) signal separation
+        # where the LP was not run or did not see it
+        separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
+    result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
+                               cov_params, reml=reml)
+    if warn:
+        check_glmer_fit(result)
+    return result
+
+
+def check_glmer_fit(result: GlmerResult) -> None:
+    """Warn on separation, singular (boundary) fits and non-convergence."""
+    if result.separation:
+        warnings.warn(
+            f"complete or quasi-complete separation: the response is perfectly predicted by the fixed effect(s) "
+            f"{', '.join(result.separation)} on some rows (e.g. a system with every answer correct or every answer "
+            "wrong), so their maximum-likelihood estimates are infinite and the reported values, standard errors "
+            "and Wald tests are meaningless. Merge or drop the affected levels, or compare them by a test that "
+            "does not rely on the estimate (the likelihood-ratio test of mixeval.compare remains usable).",
+            SeparationWarning,
+            stacklevel=3,
+        )
+    if result.singular:
+        warnings.warn(
+            f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
+            "estimated as (numerically) zero. This is a valid estimate, not a failure.",
+            SingularFitWarning,
+            stacklevel=3,
+        )
+    if not result.converged:
+        warnings.warn(
+            "the optimiser did not meet its convergence criterion; treat the estimates with care.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )

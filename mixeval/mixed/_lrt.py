@@ -9,8 +9,7 @@ from scipy import stats as sps
 
 from ..errors import InputTypeError, ModelComparisonError
 from .._results import TestResult
-from ._glmm_result import GlmerResult
-from ._result import LmerResult
+from ._base import MixedResult
 
 __all__ = ["compare", "boundary_mixture_pvalue"]
 
@@ -26,7 +25,7 @@ def _spans(X_big: np.ndarray, X_small: np.ndarray) -> bool:
     return bool(np.linalg.norm(resid) <= 1e-8 * max(1.0, np.linalg.norm(X_small)))
 
 
-def _fixed_nested(big: LmerResult, small: LmerResult) -> bool:
+def _fixed_nested(big: MixedResult, small: MixedResult) -> bool:
     """The fixed effects of ``small`` lie in the span of those of ``big``.
 
     Fits from aggregates (``mixeval.scale``) have no model matrix; for them nesting is judged
@@ -38,7 +37,7 @@ def _fixed_nested(big: LmerResult, small: LmerResult) -> bool:
     return _spans(big.design.X, small.design.X)
 
 
-def _check_same_rows(a: LmerResult, b: LmerResult) -> None:
+def _check_same_rows(a: MixedResult, b: MixedResult) -> None:
     if a.nobs != b.nobs or a.design.row_key != b.design.row_key:
         raise ModelComparisonError(
             f"the two models were fitted to different rows ({a.nobs} vs {b.nobs} observations, or different "
@@ -46,7 +45,7 @@ def _check_same_rows(a: LmerResult, b: LmerResult) -> None:
         )
 
 
-def _check_nested(full: LmerResult, null: LmerResult) -> None:
+def _check_nested(full: MixedResult, null: MixedResult) -> None:
     missing = [g for g in null.group_names if g not in full.group_names]
     if missing:
         raise ModelComparisonError(
@@ -62,15 +61,16 @@ def _check_nested(full: LmerResult, null: LmerResult) -> None:
 
 def _check_same_family(a, b) -> None:
     """Both fits Gaussian, or both GLMMs of the same family, link, quadrature and prior weights."""
-    kinds = [(m.family, m.link, m.nAGQ) if isinstance(m, GlmerResult) else ("gaussian", "identity", None) for m in (a, b)]
+    kinds = [(m.family.name, m.link, m.approximation) for m in (a, b)]
     if kinds[0] != kinds[1]:
         raise ModelComparisonError(
             f"the two models differ in family, link or nAGQ ({kinds[0]} vs {kinds[1]}); a likelihood-ratio test "
             "needs both fitted with the same response distribution and the same likelihood approximation."
         )
-    per_row = isinstance(a, GlmerResult) and all(m.nobs == len(m.weights) for m in (a, b))  # not cells (mixeval.scale)
-    if per_row and not np.array_equal(a.weights, b.weights):
-        raise ModelComparisonError("the two GLMMs were fitted with different weights; refit both with the same weights.")
+    weights = [m.weights for m in (a, b)]
+    per_row = all(w is not None and m.nobs == len(w) for m, w in zip((a, b), weights))  # not cells (mixeval.scale)
+    if (weights[0] is None) != (weights[1] is None) or (per_row and not np.array_equal(*weights)):
+        raise ModelComparisonError("the two models were fitted with different weights; refit both with the same weights.")
 
 
 def boundary_mixture_pvalue(statistic: float, n_components: int) -> float:
@@ -90,12 +90,12 @@ def boundary_mixture_pvalue(statistic: float, n_components: int) -> float:
     return float(sum(comb(d, j) * sps.chi2.sf(statistic, j) for j in range(1, d + 1)) / 2**d)
 
 
-def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> TestResult:
+def compare(model_a: MixedResult, model_b: MixedResult, *, refit: bool = True) -> TestResult:
     """Likelihood-ratio test of two nested fits (lme4's ``anova``).
 
     Parameters
     ----------
-    model_a, model_b : LmerResult
+    model_a, model_b : MixedResult
         Two fits to the same rows, one nested in the other (either order).
     refit : bool, default True
         Refit REML fits by maximum likelihood first, as lme4's ``anova`` does. With ``refit=False``
@@ -133,8 +133,8 @@ def compare(model_a: LmerResult, model_b: LmerResult, *, refit: bool = True) -> 
     >>> res.df
     2.0
     """
-    if not isinstance(model_a, (LmerResult, GlmerResult)) or not isinstance(model_b, (LmerResult, GlmerResult)):
-        raise InputTypeError("compare() takes two fitted models returned by mixeval.lmer() or mixeval.glmer().")
+    if not isinstance(model_a, MixedResult) or not isinstance(model_b, MixedResult):
+        raise InputTypeError("compare() takes two fitted mixed models (mixeval.lmer, mixeval.glmer, mixeval.clmm).")
     _check_same_family(model_a, model_b)
     _check_same_rows(model_a, model_b)
     null, full = sorted((model_a, model_b), key=lambda m: m.n_params)

@@ -12,17 +12,18 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
-from .._results import Result, to_plain
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
 from ._design import Design
-from ._fixef import FixedEffectTables
+from ._base import MixedResult
+from ._family import GAUSSIAN, Family
 from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
 from ._general import (BlockStats, _Dim, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
                        gradient_polish, optimize_general)
 from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
 from ._reterms import _tril_template, theta_to_factors
-from ._reterms import build_restructure
+from ._reterms import ReStructure, build_restructure
+from ._satterthwaite import satterthwaite_df
 from ._scaling import Scaling, identity_scaling, map_factor, standardize
 from ._stats import SufficientStats, compute_stats
 
@@ -30,7 +31,7 @@ __all__ = ["LmerResult", "make_result", "fit_from_stats", "fit_design", "design_
 
 
 @dataclass(frozen=True, eq=False)
-class LmerResult(FixedEffectTables, Result):
+class LmerResult(MixedResult):
     """A fitted linear mixed-effects model (lme4's ``merMod``), all numbers unrounded.
 
     Attributes
@@ -67,6 +68,10 @@ class LmerResult(FixedEffectTables, Result):
     scaling : Scaling or None
         The map between the data as given and the centred, scaled copy the optimiser saw
         (:mod:`mixeval.mixed._scaling`); ``stats`` belong to the scaled copy.
+    family : Family
+        The Gaussian family (``fit.family.name == "gaussian"``, identity link).
+    weights : ndarray or None
+        Prior weights of a weighted fit (``lmer(..., weights=)``).
 
     Examples
     --------
@@ -78,9 +83,9 @@ class LmerResult(FixedEffectTables, Result):
     >>> fit.reml, fit.nobs, fit.fixed_names
     (True, 6, ('(Intercept)',))
     >>> fit.varcorr.round(4)
-          group  variance     std  percent
-    0         g    4.5833  2.1409  82.0896
-    1  Residual    1.0000  1.0000  17.9104
+          group         name  variance     std  percent
+    0         g  (Intercept)    4.5833  2.1409  82.0896
+    1  Residual                 1.0000  1.0000  17.9104
     """
 
     formula: str
@@ -105,13 +110,10 @@ class LmerResult(FixedEffectTables, Result):
     stats: SufficientStats | BlockStats = field(repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
     scaling: Scaling | None = field(default=None, repr=False, compare=False)
+    family: Family = field(default=GAUSSIAN, repr=False)
+    weights: np.ndarray | None = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- structure
-    @property
-    def has_slopes(self) -> bool:
-        """Some random term has coefficients other than a single intercept (random slopes)."""
-        return isinstance(self.stats, BlockStats)
-
     @property
     def term_coef_names(self) -> tuple[tuple[str, ...], ...]:
         """Coefficient names of every random term (``("(Intercept)", "x")``), in the order of ``group_names``."""
@@ -122,30 +124,49 @@ class LmerResult(FixedEffectTables, Result):
         """Every random term as lme4 writes it (``"(1 | item)"``, ``"(1 + x | subject)"``)."""
         return tuple(g.label if hasattr(g, "label") else f"(1 | {g.name})" for g in self.design.groups)
 
+    @property
+    def _general(self) -> bool:
+        """The fit was made by the general evaluator (random slopes or prior weights), not the count-class path."""
+        return isinstance(self.stats, BlockStats)
+
+    @property
+    def term_levels(self) -> tuple[tuple[str, ...], ...]:
+        """Labels of the levels of every random term's group, in the order of ``group_names``."""
+        return tuple(tuple(g.labels) for g in self.design.groups)
+
+    @functools.cached_property
+    def model_terms(self):
+        """The random-effects terms with their model matrices (:class:`~._reterms.ReTerm`), lme4's ``mkReTrms``."""
+        return build_restructure(self.design).terms
+
+    @property
+    def scale2(self) -> float:
+        """The residual variance: the scale of the random effects (``b ~ N(0, sigma^2 Lambda Lambda')``)."""
+        return float(self.sigma2)
+
+    @functools.cached_property
+    def model(self):
+        """The evaluator chosen when the model was fitted (:class:`~._protocol.FitModel`): the random-intercept
+        (count-class) model, or the general slope model."""
+        from ._lmm_model import LmmFitModel
+        from ._slopes_model import SlopeFitModel
+
+        if self.weights is not None:
+            raise InputError("confidence intervals (profile, bootstrap, Wald), simulation and power are not available "
+                             "for weighted lmer fits yet; fit.coefficients has the Wald standard errors of the fixed "
+                             "effects and fit.varcorr_se those of the variances.")
+        return SlopeFitModel(self) if isinstance(self.stats, BlockStats) else LmmFitModel(self)
+
+    def fit_statistics(self, design: Design, stats: SufficientStats | BlockStats, *, reml: bool) -> "LmerResult":
+        """The same model fitted to the statistics ``stats`` of ``design`` (a new response: bootstrap refits),
+        with this fit's scaling."""
+        return fit_from_stats(design, stats, reml=reml, data=None, warn=False,
+                              scaling=self.scaling if isinstance(stats, BlockStats) else None)
+
     def _scaling(self) -> Scaling:
         if self.scaling is not None:
             return self.scaling
         return identity_scaling(len(self.fixed_names), tuple(len(c) for c in self.term_coef_names))
-
-    @property
-    def covariances(self) -> dict[str, pd.DataFrame]:
-        """Covariance matrix of one level's random effects per term (``sigma^2 Lambda_k Lambda_k'``), keyed
-        by the term's label."""
-        out = {}
-        for label, names, lam in zip(self.term_labels, self.term_coef_names, self._factors()):
-            out[label] = pd.DataFrame(self.sigma2 * lam @ lam.T, index=list(names), columns=list(names))
-        return out
-
-    @property
-    def correlations(self) -> dict[str, pd.DataFrame]:
-        """Correlation matrix of one level's random effects per term (NaN where a variance is 0)."""
-        out = {}
-        for label, cov in self.covariances.items():
-            sd = np.sqrt(np.diag(cov.to_numpy()))
-            with np.errstate(invalid="ignore", divide="ignore"):
-                corr = cov.to_numpy() / np.outer(sd, sd)
-            out[label] = pd.DataFrame(corr, index=cov.index, columns=cov.columns)
-        return out
 
     def scaled_theta(self, theta: np.ndarray) -> np.ndarray:
         """lme4's theta of the data as given, mapped to the centred and scaled problem ``stats`` belong to
@@ -170,112 +191,12 @@ class LmerResult(FixedEffectTables, Result):
         from ._general import general_deviance_parts
 
         th = self.scaled_theta(theta)
-        if self.has_slopes:
+        if self._general:
             dev = general_deviance_parts(self.stats, th, self.reml).deviance
         else:
             dev = deviance_parts(self.stats, np.abs(th), self.reml).deviance
-        return float(self._scaling().criterion(dev, self.nobs, len(self.fixed_names), self.reml))
-
-    def _factors(self) -> list[np.ndarray]:
-        dims = [len(c) for c in self.term_coef_names]
-        return theta_to_factors(tuple(_Dim(d) for d in dims), self.theta)
-
-    def varcorr_frame(self) -> pd.DataFrame:
-        """lme4's ``as.data.frame(VarCorr(fit))``: grp, var1, var2, vcov, sdcor, and the ``name`` of each
-        component in ``mixeval fit --json`` (``"subject"``, ``"subject.x"``, ``"subject.(Intercept).x"``).
-
-        Per term the variances come first, then the covariances (pairs in the order of the lower
-        triangle, row-wise as lme4); ``sdcor`` holds standard deviations and correlations. The
-        residual row is last.
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from mixeval.mixed import lmer
-        >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")})
-        >>> list(lmer("y ~ 1 + (1|g)", df).varcorr_frame().name)
-        ['g', 'Residual']
-        """
-        rows = []
-        for g, names, lam in zip(self.group_names, self.term_coef_names, self._factors()):
-            cov = self.sigma2 * lam @ lam.T
-            sd = np.sqrt(np.diag(cov))
-            for i, nm in enumerate(names):
-                key = g if nm == "(Intercept)" else f"{g}.{nm}"
-                rows.append((key, g, nm, None, float(cov[i, i]), float(sd[i])))
-            for i in range(len(names)):
-                for j in range(i + 1, len(names)):
-                    corr = float(cov[i, j] / (sd[i] * sd[j])) if sd[i] > 0 and sd[j] > 0 else float("nan")
-                    rows.append((f"{g}.{names[i]}.{names[j]}", g, names[i], names[j], float(cov[i, j]), corr))
-        rows.append(("Residual", "Residual", None, None, float(self.sigma2), float(np.sqrt(self.sigma2))))
-        frame = pd.DataFrame(rows, columns=["name", "grp", "var1", "var2", "vcov", "sdcor"])
-        dup = frame.name.duplicated(keep=False)
-        if dup.any():  # e.g. (1|g) + (1 + x|g): number the repeats as lme4 numbers groups (g.1)
-            frame.loc[dup, "name"] = [f"{n}#{k}" for k, n in enumerate(frame.name[dup])]
-        return frame
-
-    # ----------------------------------------------------------------- tables
-    @property
-    def coefficients(self) -> pd.DataFrame:
-        """Fixed effects: estimate, standard error, t value (lme4's summary table)."""
-        se = np.sqrt(np.diag(self.cov_coef))
-        return pd.DataFrame(
-            {"estimate": self.coef, "se": se, "t": self.coef / se},
-            index=pd.Index(self.fixed_names, name="term"),
-        )
-
-    @property
-    def variances(self) -> dict[str, float]:
-        """Variance of every random-effect group and ``"Residual"``.
-
-        With random slopes every variance is listed under its name in lme4's ``as.data.frame(VarCorr)``
-        (``"subject"`` for the intercept, ``"subject.x"`` for the slope); covariances are in
-        :meth:`varcorr_frame` and :attr:`covariances`.
-        """
-        if not self.has_slopes:
-            out = {g: float(self.sigma2 * t * t) for g, t in zip(self.group_names, self.theta)}
-            out["Residual"] = float(self.sigma2)
-            return out
-        frame = self.varcorr_frame()
-        frame = frame[frame.var2.isna()]
-        return {str(k): float(v) for k, v in zip(frame.name, frame.vcov)}
-
-    @property
-    def components(self) -> dict[str, float]:
-        """Every variance and covariance under its ``as.data.frame(VarCorr)`` name (``mixeval fit --json``)."""
-        frame = self.varcorr_frame()
-        return {str(k): float(v) for k, v in zip(frame.name, frame.vcov)}
-
-    @property
-    def varcorr(self) -> pd.DataFrame:
-        """Variance components (lme4's ``VarCorr``): group, variance, std, percent of the total.
-
-        With random slopes, one row per variance with the coefficient's ``name``; ``percent`` is then NaN
-        (slope variances are in units of the response per unit of the covariate and do not add up with
-        the others); correlations are in :attr:`correlations` and printed by ``summary()``.
-        """
-        v = self.variances
-        if self.has_slopes:
-            frame = self.varcorr_frame()
-            frame = frame[frame.var2.isna()]
-            return pd.DataFrame(
-                {
-                    "group": list(frame.grp),
-                    "name": [("" if pd.isna(n) else n) for n in frame.var1],
-                    "variance": list(frame.vcov),
-                    "std": list(frame.sdcor),
-                    "percent": np.nan,
-                }
-            ).reset_index(drop=True)
-        total = sum(v.values())
-        return pd.DataFrame(
-            {
-                "group": list(v),
-                "variance": list(v.values()),
-                "std": [float(np.sqrt(x)) for x in v.values()],
-                "percent": [100.0 * x / total for x in v.values()],
-            }
-        )
+        weights = 0.0 if self.weights is None else float(np.sum(np.log(self.weights)))
+        return float(self._scaling().criterion(dev, self.nobs, len(self.fixed_names), self.reml)) - weights
 
     def varcomp_cov(self) -> pd.DataFrame:
         """Asymptotic covariance of the variance estimates (inverse observed information).
@@ -297,7 +218,7 @@ class LmerResult(FixedEffectTables, Result):
         covariance is ``2 H^{-1}``. Components estimated at 0 lie on the boundary, where this
         approximation does not hold: they are left out (their row and column are NaN).
         """
-        if self.has_slopes:
+        if self._general:
             return self._varcomp_cov_slopes()
         y_scale2 = self._scaling().y_scale ** 2
         names = [*self.group_names, "Residual"]
@@ -337,7 +258,7 @@ class LmerResult(FixedEffectTables, Result):
         return v[-1] * (T @ np.linalg.inv(parts.mxx) @ T.T)
 
     def _require_intercepts(self, what: str) -> None:
-        if self.has_slopes:
+        if self._general:
             raise InputError(
                 f"{what} is not available for models with random slopes yet (fitted: {', '.join(self.term_labels)}); "
                 "use the likelihood-ratio test (mixeval.mixed.compare) of nested ML fits, or fit the random "
@@ -357,7 +278,7 @@ class LmerResult(FixedEffectTables, Result):
         L = np.asarray(contrast, dtype=float)
         if L.shape != (len(self.fixed_names),):
             raise InputError(f"the contrast needs {len(self.fixed_names)} entries, one per fixed effect; got {L.shape}.")
-        if self.has_slopes:
+        if self._general:
             return self._satterthwaite_theta(L)
         names = [*self.group_names, "Residual"]
         v_hat = np.array([self.variances[g] for g in names])
@@ -372,8 +293,7 @@ class LmerResult(FixedEffectTables, Result):
                 up[i] += h
                 down[i] -= h
                 grad[a] = (L @ self._cov_coef_at(up) @ L - L @ self._cov_coef_at(down) @ L) / (2 * h)
-        denom = float(grad @ cov_psi[np.ix_(free, free)] @ grad)
-        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+        return float(satterthwaite_df(np.array([f0]), grad[None, :], cov_psi[np.ix_(free, free)])[0])
 
     def _varpar_functions(self):
         """The unprofiled criterion ``D(theta, sigma)`` and ``C(theta, sigma)`` (covariance of the fixed effects)
@@ -456,9 +376,7 @@ class LmerResult(FixedEffectTables, Result):
                 up[i] += steps[i]
                 down[i] -= steps[i]
                 grad[i] = (L @ cov(up) @ L - L @ cov(down) @ L) / (2 * steps[i])
-        f0 = float(L @ self.cov_coef @ L)
-        denom = float(grad @ a_mat @ grad)
-        return float(2 * f0 * f0 / denom) if denom > 0 else float("inf")
+        return float(satterthwaite_df(np.array([L @ self.cov_coef @ L]), grad[None, :], a_mat)[0])
 
     def coef_tests(self) -> pd.DataFrame:
         """Fixed effects with Satterthwaite t-tests (lmerTest's ``summary``): estimate, se, df, t, pvalue."""
@@ -475,7 +393,7 @@ class LmerResult(FixedEffectTables, Result):
         """Variance components with asymptotic standard errors (NaN on the boundary or if unidentified)."""
         cov = self.varcomp_cov()
         table = self.varcorr
-        if self.has_slopes:  # rows named as in varcorr_frame (variances only)
+        if self._general:  # rows named as in varcorr_frame (variances only)
             frame = self.varcorr_frame()
             keys = list(frame[frame.var2.isna()].name)
         else:
@@ -483,47 +401,6 @@ class LmerResult(FixedEffectTables, Result):
         table["se"] = [float(np.sqrt(cov.loc[g, g])) if np.isfinite(cov.loc[g, g]) and cov.loc[g, g] >= 0 else np.nan
                        for g in keys]
         return table
-
-    @property
-    def ranef(self) -> dict[str, pd.Series | pd.DataFrame]:
-        """Conditional modes (BLUPs) of the random effects per group, indexed by level.
-
-        A Series for a group with a random intercept only; a DataFrame with one column per coefficient
-        (lme4's ``ranef``) for a group with slopes, the columns of all its terms side by side (e.g. the
-        two terms of ``(1 + x || g)``).
-        """
-        out: dict[str, pd.Series | pd.DataFrame] = {}
-        for g, names, b in zip(self.design.groups, self.term_coef_names, self.random_effects):
-            index = pd.Index(g.labels, name=g.name)
-            b = np.asarray(b)
-            if b.ndim == 1 and g.name not in out:
-                out[g.name] = pd.Series(b, index=index, name="(Intercept)")
-                continue
-            frame = pd.DataFrame(b.reshape(len(g.labels), -1), index=index, columns=list(names))
-            prev = out.get(g.name)
-            if prev is not None:
-                prev = prev.to_frame() if isinstance(prev, pd.Series) else prev
-                frame = pd.concat([prev, frame.reindex(prev.index)], axis=1)
-            out[g.name] = frame
-        return out
-
-    @property
-    def ngrps(self) -> dict[str, int]:
-        """Number of levels of each random-effect group."""
-        return dict(zip(self.group_names, self.n_levels))
-
-    @property
-    def n_params(self) -> int:
-        """Number of estimated parameters: fixed effects, variance components, residual variance."""
-        return len(self.fixed_names) + len(self.theta) + 1
-
-    @property
-    def aic(self) -> float:
-        return -2.0 * self.loglik + 2.0 * self.n_params
-
-    @property
-    def bic(self) -> float:
-        return -2.0 * self.loglik + np.log(self.nobs) * self.n_params
 
     @property
     def sigma(self) -> float:
@@ -543,9 +420,13 @@ class LmerResult(FixedEffectTables, Result):
     # ----------------------------------------------------------------- refits
     def refit(self, *, REML: bool) -> "LmerResult":
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
+        from .._validation import require_bool
+
+        REML = require_bool(REML, "REML")
         if REML == self.reml:
             return self
-        return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False, scaling=self.scaling)
+        return fit_from_stats(self.design, self.stats, reml=REML, data=self.data, warn=False, scaling=self.scaling,
+                              weights=self.weights)
 
     # ----------------------------------------------------------------- printing
     def summary(self) -> str:
@@ -559,18 +440,6 @@ class LmerResult(FixedEffectTables, Result):
 
         return format_html(self)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``mixeval fit --json`` (plain, JSON-safe Python; numbers unrounded)."""
-        return to_plain({
-            "nobs": self.nobs,
-            "reml": self.reml,
-            "loglik": self.loglik,
-            "criterion": self.criterion,
-            "varcorr": self.components,
-            "fixef": {k: float(v) for k, v in zip(self.fixed_names, self.coef)},
-            "singular": self.singular,
-            "converged": self.converged,
-        })
 
 
 def singular_terms(terms_dims: tuple[int, ...], theta: np.ndarray) -> list[int]:
@@ -587,7 +456,8 @@ def singular_terms(terms_dims: tuple[int, ...], theta: np.ndarray) -> list[int]:
 
 
 def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimResult,
-                parts: DevianceParts | GeneralParts, data: Any, scaling: Scaling | None = None) -> LmerResult:
+                parts: DevianceParts | GeneralParts, data: Any, scaling: Scaling | None = None, *,
+                weights: np.ndarray | None = None) -> LmerResult:
     """Assemble the frozen result from the optimum (lme4's ``mkMerMod``).
 
     ``stats``, ``opt`` and ``parts`` belong to the (possibly centred and scaled) problem the optimiser saw;
@@ -654,6 +524,8 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
             else:
                 fitted = fitted + np.einsum("ij,ij->i", g.X, bk[g.codes])
     criterion = sc.criterion(parts.deviance, n, p, reml)
+    if weights is not None:  # the density of y, not of W^(1/2) y: -2 log|W^(1/2)|
+        criterion -= float(np.sum(np.log(weights)))
     return LmerResult(
         formula=design.parsed.formula,
         reml=reml,
@@ -677,6 +549,7 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
         stats=stats,
         data=data,
         scaling=scaling,
+        weights=None if weights is None else np.asarray(weights, dtype=float),
     )
 
 
@@ -687,7 +560,18 @@ def design_stats(design: Design) -> SufficientStats | BlockStats:
     return compute_stats(design)
 
 
-def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True) -> LmerResult:
+def weighted_block_stats(design: Design, weights: np.ndarray) -> BlockStats:
+    """Per-level statistics of the rows scaled by ``sqrt(w)`` (a weighted model is the unweighted model of
+    ``W^(1/2) y = W^(1/2) X beta + W^(1/2) Z b + e``): the general evaluator fits it, random intercepts
+    included."""
+    sw = np.sqrt(np.asarray(weights, dtype=float))
+    re = build_restructure(design)
+    re_w = ReStructure(terms=tuple(dataclasses.replace(t, X=t.X * sw[:, None]) for t in re.terms), nobs=re.nobs)
+    return compute_block_stats(re_w, np.asarray(design.X, dtype=float) * sw[:, None], np.asarray(design.y) * sw)
+
+
+def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = True,
+               weights: np.ndarray | None = None) -> LmerResult:
     """Fit a validated design: centre and scale (:func:`~._scaling.standardize`), form the statistics,
     optimise, map back to the data as given.
 
@@ -707,7 +591,8 @@ def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = Tru
     True
     """
     scaled, scaling = standardize(design)
-    return fit_from_stats(design, design_stats(scaled), reml=reml, data=data, warn=warn, scaling=scaling)
+    stats = design_stats(scaled) if weights is None else weighted_block_stats(scaled, weights)
+    return fit_from_stats(design, stats, reml=reml, data=data, warn=warn, scaling=scaling, weights=weights)
 
 
 def _central_hessian(crit, x: np.ndarray, idx: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -728,7 +613,7 @@ def _central_hessian(crit, x: np.ndarray, idx: np.ndarray, steps: np.ndarray) ->
 
 
 def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml: bool, data: Any = None,
-                   warn: bool = True, scaling: Scaling | None = None) -> LmerResult:
+                   warn: bool = True, scaling: Scaling | None = None, weights: np.ndarray | None = None) -> LmerResult:
     """Optimise, check and assemble a fit from precomputed statistics.
 
     ``stats`` may belong to a centred and scaled copy of ``design`` (then ``scaling`` maps back,
@@ -770,7 +655,7 @@ def fit_from_stats(design: Design, stats: SufficientStats | BlockStats, *, reml:
                     pass
             parts = _at_optimum(lambda: at_theta if at_theta is not None else deviance_parts(stats, opt.theta, reml),
                                 design, _yy(stats, scaling))
-        result = make_result(design, stats, opt, parts, data, scaling)
+        result = make_result(design, stats, opt, parts, data, scaling, weights=weights)
     if warn:
         check_fit(result)
     return result

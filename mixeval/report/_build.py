@@ -184,15 +184,8 @@ def build_report(
     def comparison_part() -> Section:
         glrt = study.glrt()
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
-        try:
-            pairwise = _as_frame(study.pairwise(), "pairwise comparisons")
-            note = None
-        except ImportError as exc:  # the pairwise module is optional until it lands
-            pairwise, note = None, Note(f"pairwise comparisons unavailable: {exc}", "warning")
-        section = comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)
-        if note is None:
-            return section
-        return Section(section.title, section.blocks + (note,), section.summary, section.text_tables)
+        pairwise = _as_frame(study.pairwise(), "pairwise comparisons")
+        return comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)

@@ -133,7 +133,7 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
     (800, 80)
     """
     from ..mixed._family import get_family
-    from ..mixed._glmm import glmer
+    from ..mixed._glmer import glmer
 
     fam = get_family(family, link)
     if fam.name != "binomial":
@@ -147,11 +147,11 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
         p = k / m
         with np.errstate(divide="ignore", invalid="ignore"):
             sat = np.where(k > 0, k * np.log(np.where(k > 0, p, 1)), 0.0) + np.where(m > k, (m - k) * np.log(np.where(m > k, 1 - p, 1)), 0.0)
-        deviance = fit.deviance - 2 * float(np.sum(sat))
+        deviance = fit.criterion - 2 * float(np.sum(sat))
     else:
-        deviance = fit.deviance + 2 * log_choose
+        deviance = fit.criterion + 2 * log_choose
     mu = fit.fitted
     cond = -2 * float(np.sum(k * np.log(mu) + (m - k) * np.log1p(-mu)))
     design = dataclasses.replace(fit.design, row_key=hash(("aggregate", n_rows, float(k.sum()), formula.split("~")[0].strip())))
-    return dataclasses.replace(fit, nobs=n_rows, loglik=-0.5 * deviance, deviance=deviance, deviance_conditional=cond,
+    return dataclasses.replace(fit, nobs=n_rows, loglik=-0.5 * deviance, criterion=deviance, deviance_conditional=cond,
                                design=design)

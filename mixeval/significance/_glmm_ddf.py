@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._satterthwaite import satterthwaite_df, satterthwaite_upper_df
 
 __all__ = ["GlmmDdfPieces", "glmm_ddf_pieces", "is_glmm", "BOUNDARY_THETA"]
@@ -51,8 +52,9 @@ FD_STEP = 1e-4
 
 
 def is_glmm(fit: object) -> bool:
-    """Whether ``fit`` is a generalised linear mixed model fitted by :func:`mixeval.glmer`."""
-    return getattr(getattr(fit, "problem", None), "family", None) is not None
+    """Whether ``fit`` is a mixed model whose family fixes the residual variance (binomial, Poisson: the
+    linearised model's df), rather than a linear mixed model."""
+    return isinstance(fit, MixedResult) and not fit.family.estimates_scale
 
 
 @dataclass(frozen=True)

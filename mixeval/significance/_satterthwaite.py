@@ -33,26 +33,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ..mixed._satterthwaite import satterthwaite_df
+
 __all__ = ["SHARE_QUANTILE", "satterthwaite_df", "share_multipliers", "satterthwaite_upper_df"]
 
 #: Lower chi-square quantile defining each component's upper bound (``benchmarks/sim_satterthwaite_limit.py``).
 SHARE_QUANTILE = 0.35
-
-
-def satterthwaite_df(var: np.ndarray, g: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """Satterthwaite's ``2 V^2 / (g' A g)`` for each row: ``inf`` where no parameter enters (``g' A g = 0``),
-    NaN for ``V = 0``.
-
-    Examples
-    --------
-    >>> satterthwaite_df(np.array([1.0, 1.0, 0.0]), np.array([[1.0], [0.0], [1.0]]), np.eye(1))
-    array([ 2., inf, nan])
-    """
-    var = np.asarray(var, dtype=float)
-    g = np.atleast_2d(np.asarray(g, dtype=float))
-    quad = np.einsum("ij,jk,ik->i", g, np.atleast_2d(A), g)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where((quad > 0) & (var > 0), 2.0 * var * var / quad, np.where(var > 0, np.inf, np.nan))
 
 
 def share_multipliers(k: np.ndarray, quantile: float = SHARE_QUANTILE) -> np.ndarray:

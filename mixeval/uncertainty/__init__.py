@@ -2,19 +2,21 @@
 parametric bootstrap as lme4's ``bootMer``, Wald), intervals for reliability coefficients and D-studies,
 and power by simulation.
 
-Everything here works through the small interface :class:`FitModel` that a fit offers (its ML deviance
-as a function of the variance parameters, simulate-from-fit, refit-with-new-response);
-:class:`LmmFitModel` implements it for :func:`mixeval.lmer` fits, :class:`GlmmFitModel` for
-:func:`mixeval.glmer` fits (binomial, Poisson).
+Everything here works through the protocol :class:`FitModel` that every fit offers as ``fit.model`` (its ML
+deviance as a function of the variance parameters, simulate-from-fit, refit-with-new-response), chosen by
+the engine when the model is fitted (:mod:`mixeval.mixed`): :class:`LmmFitModel` for random-intercept
+:func:`mixeval.lmer` fits, the slope model for random slopes, :class:`GlmmFitModel` for :func:`mixeval.glmer`
+fits. The profile, bootstrap and Wald intervals live with the engine (``fit.confint()``,
+``fit.bootstrap()``) and are the ones exported here.
 """
 
-from ._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
-from ._confint import ConfintResult, confint, wald_intervals
-from ._glmm_model import GlmmFitModel
-from ._interface import FitModel, LmmFitModel, RefitSummary
-from ._models import as_fit_model
+from ..mixed._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
+from ..mixed._confint import ConfintResult, confint, wald_intervals
+from ..mixed._glmm_model import GlmmFitModel
+from ..mixed._lmm_model import LmmFitModel
+from ..mixed._profile import profile_interval, profile_intervals, profile_zeta
+from ..mixed._protocol import FitModel, RefitSummary, as_fit_model
 from ._power import PowerResult, closed_form_paired_power, crossed_design, power_from_components
-from ._profile import profile_interval, profile_intervals, profile_zeta
 from ._reliability import coefficient_interval, component_draws, dstudy_intervals, phi_draws, phi_interval
 from ._study import study_power, variance_table_ci
 

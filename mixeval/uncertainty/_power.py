@@ -23,11 +23,11 @@ from .._progress import progress as _bar
 from ..errors import InputError
 from ..mixed import build_design, compute_stats
 from ..mixed._deviance import deviance_parts
-from ._interface import single_threaded_blas
+from ..mixed._blas import single_threaded_blas
 from ..mixed._optimize import optimize_theta
 from ..resampling import as_generator
-from ._bootstrap import _check_count, _check_level
-from ._interface import LmmFitModel
+from ..mixed._bootstrap import _check_count, _check_level
+from ..mixed._lmm_model import LmmFitModel
 
 __all__ = ["PowerResult", "crossed_design", "simulate_power", "power_from_components", "closed_form_paired_power"]
 

@@ -23,15 +23,15 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ..mixed import LmerResult
+from ..mixed import MixedResult
 from ..reliability import draws_interval, reach_probability
-from ._bootstrap import _check_level, parametric_refits
+from ..mixed._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability"]
 
 
-def component_draws(fit: LmerResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
+def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
                     progress: bool | None = None) -> pd.DataFrame:
     """Variance components of ``n_resamples`` parametric-bootstrap refits: one row per refit, one column per group.
 
@@ -45,12 +45,15 @@ def component_draws(fit: LmerResult, *, n_resamples: int = 1000, random_state: A
     >>> component_draws(lmer("y ~ 1 + (1|g)", df), n_resamples=20, random_state=0, progress=False).shape
     (20, 2)
     """
-    if not isinstance(fit, LmerResult):
-        raise InputError("intervals need a fitted model (mixeval.lmer or Study.fit) to simulate from; "
+    if not isinstance(fit, MixedResult):
+        raise InputError("intervals need a fitted model (mixeval.lmer, mixeval.glmer or Study.fit) to simulate from; "
                          f"got {type(fit).__name__}. Published components alone carry no uncertainty.")
     refits = parametric_refits(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs,
                                progress=progress)
-    return pd.DataFrame([r.variances for r in refits])
+    draws = pd.DataFrame([r.variances for r in refits])
+    if "Residual" not in draws.columns:  # a GLMM: the latent residual variance of its family (fixed by the link)
+        draws["Residual"] = fit.latent_components["Residual"]
+    return draws
 
 
 def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any,
@@ -67,7 +70,7 @@ def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> 
     return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
 
 
-def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: LmerResult, *, level: float = 0.95,
+def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: MixedResult, *, level: float = 0.95,
                          method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                          random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Bootstrap interval of any function of the variance components, e.g. intra-rater reliability.
@@ -99,7 +102,7 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Lme
     return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
 
 
-def phi_interval(source: LmerResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
+def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
                  level: float = 0.95, method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
                  random_state: Any = None, progress: bool | None = None) -> dict[str, float]:
     """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient.
@@ -149,7 +152,7 @@ def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = No
     return _phi_draws(draws, item, n, kind=kind)
 
 
-def dstudy_intervals(source: LmerResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
+def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
                      method: str = "basic-logit", target: float | None = None, draws: pd.DataFrame | None = None,
                      n_resamples: int = 1000,
                      random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:

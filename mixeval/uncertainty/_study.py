@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from ._confint import confint
+from ..mixed._confint import confint
 from ._power import PowerResult, run_power
 
 __all__ = ["variance_table_ci", "study_power"]

@@ -102,7 +102,7 @@ def test_result_is_frozen_and_input_untouched():
 def test_varcorr_table_columns_and_percent():
     fit = lmer("y ~ 1 + (1|g)", _one_way())
     vc = fit.varcorr
-    assert list(vc.columns) == ["group", "variance", "std", "percent"]
+    assert list(vc.columns) == ["group", "name", "variance", "std", "percent"]
     assert vc.percent.sum() == pytest.approx(100.0)
     np.testing.assert_allclose(vc["std"] ** 2, vc.variance)
     assert "<table" in fit._repr_html_()

@@ -38,7 +38,7 @@ def fit():
 def _dense_df(fit, L):
     """Independent Satterthwaite df: dense linearised model, analytic derivative of Phi."""
     X = np.asarray(fit.design.X, dtype=float)
-    fam = fit.family_object
+    fam = fit.family
     w = fit.weights * fam.mu_eta(fit.fitted_link) ** 2 / fam.variance(fit.fitted)
     Zs = []
     for g in fit.design.groups:
@@ -106,7 +106,7 @@ def test_boundary_variance_enters_in_the_variance_parametrisation():
     assert on_boundary[0] in pieces.free.tolist()
     # analytic d Phi / d v for the seed term at v = 0
     X = np.asarray(fit.design.X, dtype=float)
-    fam = fit.family_object
+    fam = fit.family
     w = fit.weights * fam.mu_eta(fit.fitted_link) ** 2 / fam.variance(fit.fitted)
     Z = {}
     for g in fit.design.groups:

@@ -41,7 +41,7 @@ from mixeval.uncertainty import (
     profile_intervals,
     profile_zeta,
 )
-from mixeval.uncertainty._glmm_model import theta_from_varpar, varpar_from_theta
+from mixeval.mixed._glmm_model import theta_from_varpar, varpar_from_theta
 
 FIX = Path(__file__).parent / "fixtures"
 DATA = Path(__file__).parents[1] / "mixed" / "fixtures" / "glmer"
@@ -187,7 +187,7 @@ def test_simulated_responses_have_the_fitted_distribution(fits):
     # marginal mean of row 0 by quadrature over the item's random effect
     x, wq = np.polynomial.hermite_e.hermegauss(40)
     eta0 = fit.design.X[0] @ fit.coef + fit.theta[0] * x
-    mean0 = float(np.sum(wq * fit.family_object.linkinv(eta0)) / wq.sum())
+    mean0 = float(np.sum(wq * fit.family.linkinv(eta0)) / wq.sum())
     assert Y[0].mean() == pytest.approx(mean0, abs=4 * np.sqrt(0.25 / w[0] / 4000))
     pois = as_fit_model(_get(fits, "poisson_counts")).simulate(3, np.random.default_rng(0))
     assert np.all(pois == np.round(pois)) and pois.min() >= 0

@@ -19,14 +19,14 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, solve_triangular
 
 from ..errors import InputError
-from ..mixed import LmerResult
-from ..mixed._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
+from ._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
                               general_deviance_parts, optimize_general)
-from ..mixed._optimize import SINGULAR_TOL, minimize_deviance
-from ..mixed._general import _Dim
-from ..mixed._reterms import _tril_template, build_restructure, theta_to_factors
-from ..mixed._scaling import Scaling, identity_scaling, map_factor
-from ._interface import RefitSummary, single_threaded_blas
+from ._optimize import SINGULAR_TOL, minimize_deviance
+from ._general import _Dim
+from ._reterms import _tril_template, build_restructure, theta_to_factors
+from ._scaling import Scaling, identity_scaling, map_factor
+from ._blas import single_threaded_blas
+from ._protocol import RefitSummary, fixed_effect_wald
 
 __all__ = ["SlopeFitModel", "term_layout", "sdcor_to_factor", "factor_to_sdcor", "wald_varpar_slopes"]
 
@@ -198,9 +198,9 @@ class SlopeFitModel:
     ('sd_(Intercept)|g', 'cor_x.(Intercept)|g', 'sd_x|g', 'sigma', '(Intercept)', 'x')
     """
 
-    def __init__(self, fit: LmerResult) -> None:
-        if not isinstance(fit, LmerResult):
-            raise InputError(f"expected a fitted model (mixeval.lmer); got {type(fit).__name__}.")
+    def __init__(self, fit) -> None:
+        if fit.family.name != "gaussian":
+            raise InputError(f"SlopeFitModel is for linear mixed models (mixeval.lmer); got a {fit.family} fit.")
         if not fit.has_slopes:
             raise InputError("SlopeFitModel is for fits with random slopes; use as_fit_model(fit) for others.")
         if fit.design.X is None:
@@ -553,18 +553,22 @@ class SlopeFitModel:
                                         singular=bool(singular)))
         return out
 
-    def refit_result(self, y: np.ndarray, reml: bool | None = None) -> LmerResult:
-        """A full :class:`~mixeval.mixed.LmerResult` on the new response ``y`` (same design, same scaling)."""
-        from ..mixed._result import fit_from_stats
+    def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
+        """Wald intervals of the sd's and correlations (:func:`wald_varpar_slopes`) and the fixed effects."""
+        from scipy.stats import norm
 
+        z = float(norm.ppf(0.5 + level / 2.0))
+        return wald_varpar_slopes(self.fit, z) | fixed_effect_wald(self.fit, z)
+
+    def refit_result(self, y: np.ndarray, reml: bool | None = None):
+        """A full :class:`~mixeval.mixed.LmerResult` on the new response ``y`` (same design, same scaling)."""
         reml = self.reml if reml is None else bool(reml)
         y = np.asarray(y, dtype=float)
         stats = self.stats_for(y[:, None])[0]
-        return fit_from_stats(replace(self.design, y=y.copy()), stats, reml=reml, data=None, warn=False,
-                              scaling=self.fit.scaling)
+        return self.fit.fit_statistics(replace(self.design, y=y.copy()), stats, reml=reml)
 
 
-def wald_varpar_slopes(fit: LmerResult, z: float) -> dict[str, tuple[float, float]]:
+def wald_varpar_slopes(fit, z: float) -> dict[str, tuple[float, float]]:
     """Wald intervals of a slope fit's sd's, correlations and ``sigma`` (lme4 gives NA for these).
 
     Delta method on the asymptotic covariance of the variances and covariances (:meth:`LmerResult.varcomp_cov`):

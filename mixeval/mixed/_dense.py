@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, cholesky, solve_triangular
 
-from ..mixed._deviance import profiled_criterion
+from ._deviance import profiled_criterion
 
 __all__ = ["DENSE_MAX_LEVELS", "DenseDesign", "ResponseSums"]
 
@@ -193,7 +193,7 @@ class DenseDesign:
         is stationary); the optimiser's own probes then only look for a better optimum away from 0
         (:data:`DISTANT_PROBES`).
         """
-        from ..mixed._optimize import minimize_deviance
+        from ._optimize import minimize_deviance
 
         last: dict = {}
 

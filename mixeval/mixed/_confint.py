@@ -5,13 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..errors import InputError
 from ._bootstrap import _check_level, bootstrap_fit
-from ._models import as_fit_model
+from ._protocol import as_fit_model
 from ._profile import profile_intervals
 
 __all__ = ["ConfintResult", "confint", "wald_intervals"]
@@ -97,31 +95,7 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     True
     """
     _check_level(level)
-    z = float(norm.ppf(0.5 + level / 2.0))
-    model = as_fit_model(fit)
-    own = getattr(model, "wald_intervals", None)
-    if callable(own):  # a FitModel with its own Wald intervals (GLMMs)
-        return own(level)
-    out: dict[str, tuple[float, float]] = {}
-    if getattr(fit, "has_slopes", False):  # sd's and correlations of vector-valued terms
-        from ._slopes_model import wald_varpar_slopes
-
-        out.update(wald_varpar_slopes(fit, z))
-    else:
-        cov = fit.varcomp_cov()
-        for name, group in zip(model.varpar_names, [*fit.group_names, "Residual"]):
-            var = fit.variances[group]
-            sd = float(np.sqrt(var))
-            cvv = cov.loc[group, group]
-            if var > 0 and np.isfinite(cvv) and cvv >= 0:
-                se = float(np.sqrt(cvv)) / (2.0 * sd)
-                out[name] = (max(sd - z * se, 0.0), sd + z * se)
-            else:
-                out[name] = (float("nan"), float("nan"))
-    se = np.sqrt(np.diag(fit.cov_coef))
-    for name, b, s in zip(fit.fixed_names, fit.coef, se):
-        out[name] = (float(b - z * s), float(b + z * s))
-    return out
+    return as_fit_model(fit).wald_intervals(level)
 
 
 def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: int = 500,

@@ -1,168 +1,25 @@
-"""What a fitted mixed model offers the uncertainty tools (profile, parametric bootstrap, power).
-
-Every interval and simulation in :mod:`mixeval.uncertainty` is written against the small
-interface :class:`FitModel`; :class:`LmmFitModel` implements it for the linear mixed models with
-random intercepts of :func:`mixeval.lmer`, ``SlopeFitModel`` (:mod:`._slopes_model`) for those with random
-slopes, :class:`~mixeval.uncertainty.GlmmFitModel` (``_glmm_model.py``) for :func:`mixeval.glmer`. Another fit
-joins by implementing the same members (see the class docstring); nothing else in this package looks inside
-a fit.
-
-Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the standard deviations
-``"sd_(Intercept)|group"`` (and correlations ``"cor_x.(Intercept)|group"``) term by term, then
-``"sigma"``, then the fixed effects.
-"""
+"""The evaluator of a linear mixed model with random intercepts (the count-class path): the
+:class:`~._protocol.FitModel` behind ``fit.model`` of such an :class:`~._result.LmerResult`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.stats import norm
 
 from ..errors import InputError
-from ..mixed import LmerResult
-from ..mixed._deviance import deviance_parts
-from ..mixed._fit import fit_from_stats
-from ..mixed._stats import SufficientStats
+from ._blas import single_threaded_blas
+from ._deviance import deviance_parts
 from ._dense import DENSE_MAX_LEVELS, DenseDesign, ResponseSums
+from ._protocol import RefitSummary, fixed_effect_wald
+from ._stats import SufficientStats
 
-try:  # the engine keeps its BLAS limiter in mixed/_blas.py on newer trees, in mixed/_fit.py before
-    from ..mixed._blas import single_threaded_blas
-except ImportError:  # pragma: no cover - depends on the engine version
-    from ..mixed._fit import single_threaded_blas
-
-__all__ = ["FitModel", "LmmFitModel", "RefitSummary"]
+__all__ = ["LmmFitModel"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-
-
-@dataclass(frozen=True)
-class RefitSummary:
-    """The numbers of one refit that the uncertainty tools use (cheap to keep by the thousand).
-
-    Attributes
-    ----------
-    params : ndarray
-        Parameters in :attr:`FitModel.param_names` order (standard deviations/correlations, sigma,
-        fixed effects).
-    variances : dict
-        ``{group: variance}`` with ``"Residual"`` (the input of :mod:`mixeval.reliability`).
-    cov_coef : ndarray
-        Covariance matrix of the fixed effects.
-    criterion : float
-        ``-2 log L`` (REML criterion or ML deviance) of the refit.
-    singular : bool
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from mixeval import lmer
-    >>> from mixeval.uncertainty import as_fit_model
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
-    >>> model = as_fit_model(fit)
-    >>> r = model.refit(model.simulate(1, np.random.default_rng(1)))[0]
-    >>> sorted(r.variances)
-    ['Residual', 'g']
-    """
-
-    params: np.ndarray
-    variances: dict
-    cov_coef: np.ndarray
-    criterion: float
-    singular: bool
-
-
-@runtime_checkable
-class FitModel(Protocol):
-    """The interface of a fit that the profile, the parametric bootstrap and the power simulation use.
-
-    Attributes
-    ----------
-    varpar_names : tuple of str
-        Variance parameters: lme4's ``sd_*``/``cor_*`` names, then ``"sigma"``.
-    varpar_kinds : tuple of str
-        ``"sd"``, ``"cor"`` or ``"sigma"`` per variance parameter (the profile's bounds: sd >= 0,
-        -1 < cor < 1, sigma > 0).
-    fixed_names : tuple of str
-    nobs : int
-
-    Methods
-    -------
-    ml_estimates() -> (varpar, beta, deviance)
-        The maximum-likelihood estimates (lme4 profiles the ML fit even for a REML fit) and the
-        minimum ML deviance.
-    ml_deviance(varpar) -> float
-        The ML deviance with the fixed effects profiled out and the variance parameters (sd, cor, sigma)
-        held at ``varpar`` (lme4's ``devfun2``).
-    ml_deviance_fixed(j, value) -> float
-        The ML deviance minimised over everything but the fixed effect ``j``, held at ``value``.
-    simulate(n_sim, rng) -> ndarray (nobs, n_sim)
-        Responses drawn from the fitted model (new random effects and residuals; lme4's
-        ``simulate(use.u = FALSE)``).
-    refit(Y, reml) -> list of RefitSummary
-        The model re-estimated on each column of ``Y`` (same design, new response).
-    refit_result(y, reml) -> LmerResult
-        A full fit on one new response (for user statistics).
-    ml_deviance_and_gradient(varpar) -> (float, ndarray), optional
-        :meth:`ml_deviance` with its gradient (the profile uses finite differences without it).
-    profile_varpar(index, value, start) -> (float, ndarray) or None, optional
-        The ML deviance minimised over the other variance parameters with ``varpar[index] = value``, and the
-        minimising ``varpar``, in the fit's own coordinates (random slopes: over theta); None to leave it to
-        the profile's optimisation over ``varpar``.
-    estimates() -> ndarray, param_names, fit
-        The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
-        the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
-    profiler() -> profile evaluator, optional
-        The model's own evaluator of the profile zeta (``zeta(name, value)``, ``step(i)``, ``reset()``), used
-        by :func:`~mixeval.uncertainty.profile_intervals` instead of the linear mixed model's (GLMMs:
-        every parameter profiled jointly over all the others).
-    wald_intervals(level) -> dict, optional
-        The model's own Wald intervals (used by :func:`~mixeval.uncertainty.wald_intervals`).
-
-    Notes
-    -----
-    Random slopes: ``varpar`` holds lme4's sd's and correlations per term (``Sv``); the deviance maps them
-    to theta (the Cholesky factor of the correlation-scaled covariance over sigma, lme4's ``Sv_to_Cv``) and
-    evaluates ``log|A(theta)| + r2(theta) / sigma^2 + n log(2 pi sigma^2)``. GLMMs have no sigma
-    (``varpar_kinds`` without ``"sigma"``) and, as lme4's ``devfun2`` for GLMMs, their deviance at given
-    variance parameters must be minimised over the fixed effects inside ``ml_deviance``.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from mixeval import lmer
-    >>> from mixeval.uncertainty import as_fit_model
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
-    >>> isinstance(as_fit_model(fit), FitModel)
-    True
-    """
-
-    varpar_names: tuple[str, ...]
-    varpar_kinds: tuple[str, ...]
-    fixed_names: tuple[str, ...]
-    nobs: int
-
-    def ml_estimates(self) -> tuple[np.ndarray, np.ndarray, float]: ...
-
-    def ml_deviance(self, varpar: np.ndarray) -> float: ...
-
-    def ml_deviance_and_gradient(self, varpar: np.ndarray) -> tuple[float, np.ndarray]:
-        """:meth:`ml_deviance` and its gradient in ``varpar`` (optional; see the class docstring)."""
-        ...
-
-    def ml_deviance_fixed(self, j: int, value: float) -> float: ...
-
-    def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray: ...
-
-    def refit(self, Y: np.ndarray, reml: bool) -> list[RefitSummary]: ...
 
 
 def _indicator(codes: np.ndarray, n_levels: int) -> sp.csr_matrix:
@@ -200,9 +57,9 @@ class LmmFitModel:
     ('sd_(Intercept)|g', 'sigma', '(Intercept)')
     """
 
-    def __init__(self, fit: LmerResult) -> None:
-        if not isinstance(fit, LmerResult):
-            raise InputError(f"expected a fitted model (mixeval.lmer); got {type(fit).__name__}.")
+    def __init__(self, fit) -> None:
+        if fit.family.name != "gaussian":
+            raise InputError(f"LmmFitModel is for linear mixed models (mixeval.lmer); got a {fit.family} fit.")
         if len(np.atleast_1d(fit.theta)) != len(fit.group_names):
             raise InputError("LmmFitModel is for random-intercept fits; this fit has random slopes: use "
                              "as_fit_model(fit), which returns its SlopeFitModel.")
@@ -213,7 +70,7 @@ class LmmFitModel:
         self.design = fit.design
         stats = fit.stats
         if getattr(fit, "scaling", None) is not None:  # engines that fit a centred, scaled copy: the data as given
-            from ..mixed import compute_stats
+            from ._stats import compute_stats
 
             stats = compute_stats(fit.design)
         if getattr(stats, "coef_shift", None) is not None:  # statistics of a centred response: use the response's own
@@ -233,7 +90,7 @@ class LmmFitModel:
         return np.concatenate([self.fit.sigma * self.fit.theta, [self.fit.sigma], self.fit.coef])
 
     @cached_property
-    def _ml_fit(self) -> LmerResult:
+    def _ml_fit(self):
         return self.fit if not self.reml else self.fit.refit(REML=False)
 
     def ml_estimates(self) -> tuple[np.ndarray, np.ndarray, float]:
@@ -278,12 +135,29 @@ class LmmFitModel:
         return value, grad
 
     def ml_deviance_fixed(self, j: int, value: float) -> float:
-        from ..mixed._optimize import optimize_theta
+        from ._optimize import optimize_theta
 
         stats = self.stats_with_fixed(j, value)
         theta0 = self._ml_fit.theta.copy() if stats.n_terms else None
         return float(optimize_theta(stats, reml=False, theta0=theta0).deviance) if stats.n_terms else \
             float(deviance_parts(stats, np.zeros(0), False).deviance)
+
+    def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
+        """Wald intervals: sd's by the delta method on the variances' asymptotic covariance
+        (``se(sd) = se(variance) / (2 sd)``; NaN on the boundary), fixed effects ``beta -/+ z se``."""
+        z = float(norm.ppf(0.5 + level / 2.0))
+        fit, out = self.fit, {}
+        cov = fit.varcomp_cov()
+        for name, group in zip(self.varpar_names, [*fit.group_names, "Residual"]):
+            var = fit.variances[group]
+            sd = float(np.sqrt(var))
+            cvv = cov.loc[group, group]
+            if var > 0 and np.isfinite(cvv) and cvv >= 0:
+                se = float(np.sqrt(cvv)) / (2.0 * sd)
+                out[name] = (max(sd - z * se, 0.0), sd + z * se)
+            else:
+                out[name] = (float("nan"), float("nan"))
+        return out | fixed_effect_wald(fit, z)
 
     # ------------------------------------------------------------------ simulation and refits
     @cached_property
@@ -355,7 +229,7 @@ class LmmFitModel:
         return opt.theta, value, beta, mxx, r2, reml
 
     def _engine_refit(self, stats: SufficientStats, reml: bool):
-        from ..mixed._optimize import optimize_theta
+        from ._optimize import optimize_theta
 
         start = np.where(self.fit.theta > 0, self.fit.theta, 0.1)
         opt = optimize_theta(stats, reml, theta0=start)
@@ -363,7 +237,7 @@ class LmmFitModel:
         return opt.theta, parts.deviance, parts.beta, parts.mxx, parts.r2, reml
 
     def _summary(self, theta, deviance, beta, mxx, r2, reml) -> RefitSummary:
-        from ..mixed._optimize import SINGULAR_TOL
+        from ._optimize import SINGULAR_TOL
 
         n, p = self.stats.nobs, self.stats.p
         sigma2 = r2 / (n - p if reml else n)
@@ -375,12 +249,12 @@ class LmmFitModel:
         return RefitSummary(params=params, variances=variances, cov_coef=cov, criterion=float(deviance),
                             singular=bool(np.any(theta < SINGULAR_TOL)))
 
-    def refit_result(self, y: np.ndarray, reml: bool | None = None) -> LmerResult:
+    def refit_result(self, y: np.ndarray, reml: bool | None = None):
         """A full :class:`LmerResult` on the new response ``y`` (same design)."""
         reml = self.reml if reml is None else bool(reml)
         stats = self.stats_for(np.asarray(y, dtype=float)[:, None])[0]
         design = replace(self.design, y=np.asarray(y, dtype=float).copy())
-        return fit_from_stats(design, stats, reml=reml, data=None, warn=False)
+        return self.fit.fit_statistics(design, stats, reml=reml)
 
 
 def _with_response(s: SufficientStats, z0w: np.ndarray, zrw: np.ndarray, ww: np.ndarray) -> SufficientStats:
@@ -407,7 +281,7 @@ def _ml_deviance_and_gradient(stats: SufficientStats, theta: np.ndarray, sigma: 
     values of ``n`` (the statistics' ``nobs`` enters only there) it separates ``dlog|A|`` and ``dr2``, so
     ``dd/dtheta = dlog|A| + dr2 / sigma^2`` and ``dd/dsigma = 2 n / sigma - 2 r2 / sigma^3``.
     """
-    from ..mixed._deviance import deviance_and_gradient
+    from ._deviance import deviance_and_gradient
 
     n = stats.nobs
     parts = deviance_parts(stats, np.abs(theta), False)

@@ -6,8 +6,8 @@ import pytest
 
 from mixeval import lmer
 from mixeval.mixed._deviance import deviance_and_gradient
-from mixeval.uncertainty._dense import DenseDesign
-from mixeval.uncertainty._interface import LmmFitModel
+from mixeval.mixed._dense import DenseDesign
+from mixeval.mixed._lmm_model import LmmFitModel
 
 
 @pytest.fixture(scope="module")

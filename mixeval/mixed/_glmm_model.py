@@ -21,24 +21,23 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm
 
-from ..errors import InputError
-from ..mixed._glmm import GlmmFit, fit_glmm
-from ..mixed._glmm_result import GlmerResult
-from ..mixed._optimize import (
+from ._glmm import GlmmFit
+from ._optimize import (
     SINGULAR_TOL,
     finite_difference_gradient,
     finite_difference_hessian,
     minimize_deviance,
 )
-from ..mixed._pirls import (
+from ._pirls import (
     agq_deviance,
     joint_system,
     laplace_deviance,
     pirls,
     supports_beta_gradient,
 )
-from ..mixed._reterms import ReTerm, _tril_template, theta_to_factors
-from ._interface import RefitSummary, single_threaded_blas
+from ._reterms import ReTerm, _tril_template, theta_to_factors
+from ._blas import single_threaded_blas
+from ._protocol import RefitSummary, fixed_effect_wald
 from ._profile import _Profiler
 
 __all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
@@ -168,9 +167,7 @@ class GlmmFitModel:
 
     reml = False
 
-    def __init__(self, fit: GlmerResult) -> None:
-        if not isinstance(fit, GlmerResult):
-            raise InputError(f"expected a generalised linear mixed model (mixeval.glmer); got {type(fit).__name__}.")
+    def __init__(self, fit) -> None:
         if fit.reml:  # profiles and refits are of the Laplace likelihood, as lme4's: the ML fit of the same model
             fit = fit.refit(REML=False)
         self.fit = fit
@@ -428,11 +425,9 @@ class GlmmFitModel:
                                         criterion=dev, singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
         return out
 
-    def refit_result(self, y: np.ndarray, reml: bool | None = None) -> GlmerResult:
+    def refit_result(self, y: np.ndarray, reml: bool | None = None):
         """A full :class:`~mixeval.mixed.GlmerResult` on the new response ``y`` (same design and weights)."""
-        design = replace(self.fit.design, y=np.asarray(y, dtype=float).copy())
-        return fit_glmm(design, self.problem.family, self.problem.weights, n_agq=int(self.fit.nAGQ),
-                        re=self.problem.re, data=None, warn=False)
+        return self.fit.fit_response(y, reml=bool(reml))
 
     # ------------------------------------------------------------------ Wald
     def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
@@ -457,9 +452,7 @@ class GlmmFitModel:
                 else:
                     out[name] = (float("nan"), float("nan"))
                 pos += 1
-        se = np.sqrt(np.diag(self.fit.cov_coef))
-        for name, b, s in zip(self.fixed_names, self.fit.coef, se):
-            out[name] = (float(b - z * s), float(b + z * s))
+        out.update(fixed_effect_wald(self.fit, z))
         return out
 
 

@@ -14,8 +14,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from ..mixed._optimize import finite_difference_gradient, minimize_deviance
-from ._interface import FitModel
+from ._optimize import finite_difference_gradient, minimize_deviance
+from ._protocol import FitModel
 
 __all__ = ["profile_zeta", "profile_interval", "profile_intervals"]
 
@@ -107,7 +107,7 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
     >>> bool(z[0] < 0 < z[1])
     True
     """
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     with single_threaded_blas():
         profiler = _profiler_for(model)
@@ -247,7 +247,7 @@ def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[f
     >>> bool(0 < lo < fit.sigma < hi)
     True
     """
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     with single_threaded_blas():
@@ -272,7 +272,7 @@ def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] 
     ['sd_(Intercept)|g', 'sigma', '(Intercept)']
     """
     from .._progress import progress as bar
-    from ._interface import single_threaded_blas
+    from ._blas import single_threaded_blas
 
     crit = float(norm.ppf(0.5 + level / 2.0))
     profiler = _profiler_for(model)

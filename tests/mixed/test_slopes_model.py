@@ -1,5 +1,5 @@
 """The FitModel of random-slope fits (mixeval/uncertainty/_slopes_model.py): parametrisation, deviances,
-gradient, simulation, refits, Wald and bootstrap intervals (lme4 fixtures: fixtures/make_confint_fixtures.R)."""
+gradient, simulation, refits, Wald and bootstrap intervals (lme4 fixtures: tests/uncertainty/fixtures/make_confint_fixtures.R)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from scipy.stats import norm
 from mixeval import lmer
 from mixeval.errors import InputError
 from mixeval.uncertainty import as_fit_model, bootstrap_fit, confint
-from mixeval.uncertainty._slopes_model import (SlopeFitModel, factor_to_sdcor, sdcor_to_factor, term_layout,
+from mixeval.mixed._slopes_model import (SlopeFitModel, factor_to_sdcor, sdcor_to_factor, term_layout,
                                                wald_varpar_slopes)
 
-FIX = Path(__file__).parent / "fixtures"
+FIX = Path(__file__).parents[1] / "uncertainty" / "fixtures"
 CASES = {f["name"]: f for f in json.loads((FIX / "confint_fixtures.json").read_text())["fits"]}
 SLOPES = CASES["slopes"]
 
@@ -238,7 +238,7 @@ def test_cli_confint_slope_model(capsys):
 def test_doctests():
     import doctest
 
-    import mixeval.uncertainty._slopes_model as mod
+    import mixeval.mixed._slopes_model as mod
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -19,9 +19,9 @@ import pandas as pd
 
 from .._progress import progress
 from ..errors import InputError
-from ..resampling import as_generator
-from ._interface import FitModel, RefitSummary
-from ._models import as_fit_model
+from .._random import as_generator
+from ._protocol import FitModel, RefitSummary
+from ._protocol import as_fit_model
 
 __all__ = ["BootstrapResult", "bootstrap_fit", "parametric_refits", "simulate_blocks"]
 
@@ -50,7 +50,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(model: FitModel, reml: bool | None, statistic: Callable | None) -> None:
-    from ..mixed._blas import limit_threads_per_process
+    from ._blas import limit_threads_per_process
 
     limit_threads_per_process(1)  # n_jobs processes already use the cores: no BLAS threads on top
     _WORKER.update(model=model, reml=reml, statistic=statistic)
