@@ -134,13 +134,13 @@ with Caught():
     marking = Study(ann[ann["mode"] == "Marking"], ANNOTATION, item="sentence")
     post = Study(ann[ann["mode"] == "Post Edit"], ANNOTATION, item="sentence")
     t31, t32 = marking.variance_components(), post.variance_components()
-display(t31.style.set_caption("Table 3.1 (Marking)").hide(axis="index").format(precision=4))
-display(t32.style.set_caption("Table 3.2 (Post Edit)").hide(axis="index").format(precision=4))
 for label, table in (("Table 3.1 Marking", t31), ("Table 3.2 Post Edit", t32)):
     for row in table.itertuples():
         numbers[f"{label} {row.component} %"] = row.percent
         numbers[f"{label} {row.component} variance"] = row.variance
-display(KeyNumbers(numbers))
+side = pd.concat({"Table 3.1 (Marking)": t31.set_index("component")[["variance", "percent"]],
+                  "Table 3.2 (Post Edit)": t32.set_index("component")[["variance", "percent"]]}, axis=1)
+KeyNumbers(numbers, table=side.round(4))
 
 # %% [markdown]
 # The percentages match the book's tables to the printed digits (sentence 12.05 % vs "12", 60.43 % vs 60.4 %).
@@ -162,16 +162,17 @@ display(KeyNumbers(numbers))
 #   (s + si) / (s + si + sr + residual).
 
 # %%
-numbers = {}
+numbers, coefficients = {}, {}
 for name, study in (("Marking", marking), ("Post Edit", post)):
     rel = study.reliability(rater="rater", occasion="occasion")
-    display(rel.style.set_caption(name).hide(axis="index").format(precision=4))
+    coefficients[name] = rel.set_index("coefficient")["value"]
     for row in rel.itertuples():
         numbers[f"{name} {row.coefficient.split(' ')[0]}"] = row.value
     v = study.variance_components().set_index("component")["variance"]
     printed = (v["sentence"] + v["rater:sentence"]) / (v["sentence"] + v["rater:sentence"] + v["occasion:rater"] + v["Residual"])
     numbers[f"{name} intra-rater as printed in Eq. 3.18"] = printed
-display(KeyNumbers(numbers))
+    coefficients[name]["intra-rater as printed in Eq. 3.18"] = printed
+KeyNumbers(numbers, table=pd.DataFrame(coefficients).round(4))
 
 # %% [markdown]
 # Post Edit ratings are reliable for a single rating (phi 0.60) and a rater is very consistent with
