@@ -3,7 +3,7 @@
 The same generated designs and random streams as ``sim_glmer_df.py`` (the same data sets, replicate by
 replicate), fitted by the restricted Laplace criterion instead of lme4's maximum likelihood; intervals of the
 accuracy per system and of the pairwise accuracy differences with z (``df="asymptotic"``), Satterthwaite df and
-Satterthwaite df at the components' upper bounds (``"satterthwaite-upper"``, the Study default), and of the
+Satterthwaite df at the components' upper bounds (``"satterthwaite-upper"``, experimental), and of the
 pairwise odds ratios; mean REML estimates of the latent variances.
 
     python benchmarks/sim_glmer_reml.py run NAME [n_rep]     # -> benchmarks/results/sim_glmer_reml/NAME.jsonl

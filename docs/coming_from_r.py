@@ -132,8 +132,8 @@ ROWS: list[Row] = [
         "from the Laplace deviance at those components (glmmTMB's joint mode is biased towards 0 for binary "
         "data). lme4 has no REML for glmer; its ML "
         "shrinks a variance estimated from few levels (5 seeds) and narrows the intervals of accuracies that "
-        "contain it. `Study(..., family=)` takes variance components and marginal means from this fit, the GLRT "
-        "from ML fits (`benchmarks/sim_glmer_reml.py`)."),
+        "contain it. `Study(..., family=, reml=True)` takes variance components and marginal means from this "
+        "fit and the GLRT from ML fits (`benchmarks/sim_glmer_reml.py`); a Study's default is the ML fit, as glmer."),
     Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
         'from mixeval.uncertainty import confint\n'
         'confint(m, method="profile", progress=False).table',
@@ -194,11 +194,13 @@ ROWS: list[Row] = [
         'd["correct"] = (rng.uniform(size=len(d)) < 1 / (1 + np.exp(-eta))).astype(int)\n'
         'g = mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial")\n'
         'mixeval.significance.emmeans_response(g, "system")',
-        "Accuracy per system with the logit-scale interval back-transformed. `df=\"asymptotic\"` (the function's "
-        "default) gives emmeans' z intervals for glmer exactly; `df=\"satterthwaite\"` uses t intervals with "
-        "the linearised model's Satterthwaite df, as SAS GLIMMIX's `ddfm=satterthwaite`. Which df a "
-        "`Study(..., family=\"binomial\")` uses by default, and how the choices cover with few seeds, is on "
-        "[the df page](significance_df_and_trends.md). `pairwise_ratios` / `pairwise_differences` take the same `df=`.",
+        "Accuracy of a typical item and seed (random effects at 0) per system with the logit-scale interval "
+        "back-transformed. `df=\"asymptotic\"` (the default, also of `Study(..., family=\"binomial\")`) gives "
+        "emmeans' z intervals for glmer exactly (tested); `df=\"satterthwaite\"` uses t intervals with the "
+        "linearised model's Satterthwaite df, as SAS GLIMMIX's `ddfm=satterthwaite`, which cover closer to 95% "
+        "than the z intervals with few seeds (`benchmarks/sim_glmer_df.py`). `marginal=True` gives the mean "
+        "accuracy over items and seeds instead (emmeans' `bias.adjust = TRUE` approximates it to second order). "
+        "`pairwise_ratios` / `pairwise_differences` take the same `df=`.",
         r_code='g <- glmer(correct ~ system + (1|item) + (1|seed), family = binomial, data = d)\nemmeans(g, ~ system, type = "response")', r_data=('d',)),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',

@@ -16,8 +16,8 @@ import importlib
 
 # Public names and the module that defines them. Nothing heavy is imported with the package: each
 # name is imported on first use (PEP 562), so ``import mixeval`` and the command line start fast.
-_SUBMODULES = ("agreement", "datasets", "errors", "meta", "metric_model", "plots", "reliability", "report",
-               "resampling", "scale", "significance", "validity")
+_SUBMODULES = ("agreement", "datasets", "errors", "logs", "meta", "metric_model", "plots", "preferences",
+               "reliability", "report", "resampling", "scale", "significance", "validity")
 _NAMES = {
     "ConfidenceInterval": "._results", "TestResult": "._results",
     "cohens_kappa": ".agreement", "krippendorff_alpha": ".agreement", "scotts_pi": ".agreement",
@@ -87,9 +87,11 @@ __all__ = [
     "agreement",
     "datasets",
     "errors",
+    "logs",
     "meta",
     "metric_model",
     "plots",
+    "preferences",
     "reliability",
     "report",
     "significance",

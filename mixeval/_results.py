@@ -25,7 +25,43 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-__all__ = ["Result", "TestResult", "ConfidenceInterval", "to_plain"]
+__all__ = ["Result", "TestResult", "ConfidenceInterval", "to_plain", "format_pvalue", "is_pvalue_column",
+           "pvalue_formatters"]
+
+PVALUE_FLOOR = float(np.finfo(float).eps)
+"""p-values below double precision's resolution (R's ``.Machine$double.eps``) print as ``< 2.2e-16``."""
+
+
+def format_pvalue(p: float, digits: int = 4, *, relation: bool = False) -> str:
+    """A p-value for display, as R's ``format.pval``: at or below 2.2e-16 (where p-values such as Tukey's are
+    floored) as ``"< 2.2e-16"``; the number itself is kept unrounded wherever it is stored. With ``relation``,
+    ``"= 0.01235"`` or ``"< 2.2e-16"`` (for ``p {relation}`` in a sentence).
+
+    Examples
+    --------
+    >>> format_pvalue(0.012345), format_pvalue(2.220446049250313e-16), format_pvalue(0.0)
+    ('0.01235', '< 2.2e-16', '< 2.2e-16')
+    >>> "p " + format_pvalue(0.012345, relation=True)
+    'p = 0.01235'
+    """
+    x = float(p)
+    if not math.isfinite(x):
+        text = "NA" if math.isnan(x) else str(x)
+    else:
+        text = "< 2.2e-16" if x <= PVALUE_FLOOR else f"{x:.{digits}g}"
+    return text if not relation or text.startswith("<") else f"= {text}"
+
+
+def is_pvalue_column(name: object) -> bool:
+    """``pvalue``, ``p.value``, ``pvalue_unadjusted``, ``Pr(>Chisq)`` and kin (the columns holding p-values)."""
+    text = str(name).lower()
+    return text.startswith(("pvalue", "p.value", "p_value", "pr(>")) or text == "p"
+
+
+def pvalue_formatters(frame: pd.DataFrame, digits: int = 4) -> dict[str, Any]:
+    """``DataFrame.to_string``/``to_html`` formatters printing the p-value columns of ``frame`` by
+    :func:`format_pvalue` (the frame itself is not changed)."""
+    return {c: (lambda v, d=digits: format_pvalue(v, d)) for c in frame.columns if is_pvalue_column(c)}
 
 
 class Result:
@@ -137,7 +173,8 @@ class TestResult(Result):
         parts = [f"{self.method or 'test'}: statistic = {self.statistic:.6g}"]
         if self.df is not None:
             parts.append(f"df = {self.df:.6g}")
-        parts.append(f"p-value = {self.pvalue:.4g} ({self.alternative})")
+        side = self.alternative if self.alternative == "two-sided" else f"one-sided, {self.alternative}"
+        parts.append(f"p-value {format_pvalue(self.pvalue, relation=True)} ({side})")
         if self.estimate is not None:
             parts.append(f"estimate = {self.estimate:.6g}")
         if self.confidence_interval is not None:

@@ -4,6 +4,8 @@
 *Validity, Reliability, and Significance* (Riezler & Hagmann) as a pandas
 DataFrame; :func:`list_datasets` describes them; :func:`load_demo` returns the
 simulated MT evaluation shipped with mixeval (no network, no book data needed).
+:func:`read_lm_eval`, :func:`read_inspect`, :func:`read_helm`, :func:`read_jsonl` and :func:`read_logs`
+turn evaluation-harness logs into mixeval's long format (see :mod:`mixeval.logs`).
 
 Where the book's tables are looked for, in this order:
 
@@ -40,7 +42,10 @@ import pandas as pd
 
 from .errors import InputError, InputTypeError
 
+_LOG_READERS = ("read_lm_eval", "read_inspect", "read_helm", "read_jsonl", "read_logs")
+
 __all__ = [
+    *_LOG_READERS,
     "load",
     "load_demo",
     "load_demo_truth",
@@ -55,6 +60,15 @@ _DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{SOURCE_REPOSITORY}/HEAD
 _ENV_DATA = "MIXEVAL_DATA"
 _ENV_CACHE = "MIXEVAL_CACHE"
 _ENV_URL = "MIXEVAL_DATA_URL"
+
+
+def __getattr__(name: str):
+    # the readers of evaluation-harness logs live in mixeval.logs; imported on first use
+    if name in _LOG_READERS:
+        from .logs import _readers
+
+        return getattr(_readers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

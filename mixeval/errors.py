@@ -25,6 +25,7 @@ __all__ = [
     "DroppedRowsWarning",
     "SeparationWarning",
     "FamilyWarning",
+    "FewLevelsWarning",
 ]
 
 
@@ -272,5 +273,20 @@ class FamilyWarning(MixevalWarning):
     ...     warnings.simplefilter("always")
     ...     fit = lmer("correct ~ 1 + (1|item)", df)
     >>> "FamilyWarning" in [w.category.__name__ for w in caught]
+    True
+    """
+
+
+class FewLevelsWarning(MixevalWarning):
+    """A variance component estimated from few levels carries most of a mean's or contrast's variance.
+
+    The default z intervals (and Satterthwaite's) then cover less than their nominal level: the message
+    gives the component, its levels, its share of the variance and the z interval's coverage in the
+    idealised model (:mod:`mixeval.significance._dominance`), and recommends more levels or the experimental
+    ``df="satterthwaite-upper"``.
+
+    Examples
+    --------
+    >>> issubclass(FewLevelsWarning, MixevalWarning)
     True
     """

@@ -21,7 +21,7 @@ from .errors import FormulaError, InputTypeError
 
 __all__ = ["RandomTerm", "ParsedFormula", "parse_formula"]
 
-_PLAIN = r"[A-Za-z_.][A-Za-z0-9_.]*"
+_PLAIN = r"(?:[^\W\d]|\.)[\w.]*"  # letters of any script (Python identifiers), digits, _ and .
 _NAME = rf"(?:{_PLAIN}|`[^`]+`)"
 
 
@@ -219,8 +219,9 @@ def parse_formula(formula: str) -> ParsedFormula:
     lhs, rhs = (s.strip() for s in formula.split("~"))
     if not re.fullmatch(_NAME, lhs):
         raise FormulaError(
-            f"the response {lhs!r} must be a single column name; compute transformed responses as a new "
-            "column first (e.g. data['log_y'] = numpy.log(data['y']))."
+            f"the response {lhs!r} must be a single column name: put a name with spaces or symbols in backticks "
+            f"(`{lhs.strip('`')}` ~ ...); compute transformed responses as a new column first "
+            "(e.g. data['log_y'] = numpy.log(data['y']))."
         )
     fixed_parts: list[str] = []
     random: list[RandomTerm] = []

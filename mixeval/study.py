@@ -27,7 +27,7 @@ from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
-__all__ = ["Study", "bin_property"]
+__all__ = ["Study", "bin_property", "check_property"]
 
 
 def _is_aggregate_source(data: Any) -> bool:
@@ -87,28 +87,34 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
-#: Degrees of freedom of the means and contrasts of a Study with ``family=`` when ``df`` is not given: the
-#: linearised model's Satterthwaite t with each component's part of the variance at its upper bound
-#: (:mod:`mixeval.significance._satterthwaite`). emmeans' z intervals for glmer fits undercover when a variance
-#: component comes from few levels (95% accuracy intervals of REML fits: 87.9-93.1% on 4 designs with 3-5
-#: seeds); Satterthwaite narrows the gap (93.3-94.7%) and the upper bounds close it (94.1-95.9%);
-#: benchmarks/sim_glmer_reml.py, docs/significance_df_and_trends.md.
-GLMM_DEFAULT_DF = "satterthwaite-upper"
+#: Degrees of freedom of the means and contrasts of a Study (Gaussian or ``family=``) when ``df`` is not
+#: given: z tests, the book's choice and emmeans' for glmer fits (and lmer fits above 3,000 observations), so
+#: that a Study's numbers are R's. Where a component from few levels carries most of a mean's variance, z
+#: intervals undercover; the Study then warns (FewLevelsWarning, :mod:`mixeval.significance._dominance`).
+GLMM_DEFAULT_DF = "asymptotic"
 
 
 def _resolve_df(df: str | None, family: str | None) -> str:
-    """``df`` of a Study: ``None`` is z tests for Gaussian fits (the book's) and ``GLMM_DEFAULT_DF`` for GLMMs."""
+    """``df`` of a Study: ``None`` is ``GLMM_DEFAULT_DF`` (z tests) for Gaussian fits and GLMMs alike."""
     from .significance._ddf import canonical_df
 
     if df is None:
-        return "asymptotic" if family is None else GLMM_DEFAULT_DF
+        return GLMM_DEFAULT_DF
     method = canonical_df(df)
     if family is not None and method == "kenward-roger":
         raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family= offers "
-                         "df='satterthwaite-upper' (the default), df='satterthwaite' (the linearised model's) or "
-                         "df='asymptotic' (z tests, "
-                         "as emmeans for glmer fits).")
+                         "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
+                         "(the linearised model's, SAS GLIMMIX's) or df='satterthwaite-upper' (experimental).")
     return method
+
+
+def _reml_option(reml: Any, family: str | None) -> bool:
+    """``reml`` of a Study: REML for Gaussian fits (lme4's lmer), maximum likelihood for GLMMs (lme4's glmer)."""
+    if reml is None:
+        return family is None
+    if not isinstance(reml, (bool, np.bool_)):
+        raise InputError(f"reml= must be True or False; got {reml!r}.")
+    return bool(reml)
 
 
 def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame:
@@ -151,6 +157,33 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     return value
 
 
+def check_property(study: "Study", prop: str, name: str) -> None:
+    """A property to condition on must be a column that varies and is not one of the model's factors (the
+    compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"item": [1, 1, 2, 2, 3, 3], "system": list("ABABAB"), "score": [1.0, 2, 2, 4, 3, 5]})
+    >>> check_property(Study(df, "score ~ system + (1|item)"), "system", "prop='system'")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a length or a domain).
+    """
+    require_columns(study.data, [prop])
+    if prop == study.system:
+        raise InputError(f"{name} is the compared factor itself; condition on a property of the items (e.g. a length "
+                         "or a domain).")
+    groups = {f for t in study.parsed.random for f in t.factors}
+    if prop in groups:
+        raise InputError(f"{name} is a grouping factor of the random part of {study.formula!r} (its levels are random "
+                         "effects, not a property); condition on a property of the items (e.g. a length or a domain).")
+    values = study.data[prop].dropna().unique()
+    if len(values) < 2:
+        shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
+        raise InputError(f"{name} has a single value ({shown}); conditioning needs a property that varies.")
+
+
 class Study:
     """Evaluation scores with a model formula and roles.
 
@@ -182,6 +215,13 @@ class Study:
         latent scale with the distribution-specific residual variance (pi^2/3 for the logit link).
     link, weights :
         Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
+    reml : bool, optional
+        The fit criterion of :attr:`fit`. Gaussian Studies: REML (default, lme4's ``lmer``) or ML. With
+        ``family=``: maximum likelihood by the Laplace approximation (default, lme4's ``glmer``; the means
+        and contrasts with ``df="asymptotic"`` are then glmer + emmeans' numbers) or ``reml=True``, the
+        restricted Laplace criterion (glmmTMB's ``REML = TRUE``), which integrates the fixed effects out and
+        shrinks components estimated from few levels (5 seeds) less than ML. Every table of means and
+        contrasts names the criterion it came from.
 
     Examples
     --------
@@ -197,11 +237,12 @@ class Study:
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
                  metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
-                 link: str | None = None, weights: Any = None) -> None:
+                 link: str | None = None, weights: Any = None, reml: bool | None = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
         self.family, self.link, self.weights = _glmm_options(family, link, weights)
+        self.reml = _reml_option(reml, self.family)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
@@ -284,20 +325,22 @@ class Study:
     # ---------------------------------------------------------------- fits
     @cached_property
     def fit(self) -> LmerResult:
-        """The REML fit of the study's formula (variance components, marginal means); with ``family=`` the
-        restricted-Laplace glmer fit (``glmer(..., REML=True)``: lme4's ML fit shrinks components estimated
-        from few levels, such as 5 seeds, and the intervals of accuracies with them)."""
+        """The fit of the study's formula (variance components, marginal means) by the criterion ``reml=``
+        chose: REML for Gaussian Studies, the Laplace maximum likelihood (lme4's glmer) with ``family=``, or
+        the restricted Laplace criterion with ``family=..., reml=True``."""
         if self.family is None and self._design is not None:  # the design validated at construction, fitted once
             from .mixed._design import weights_array
 
             weights = None if self.weights is None else weights_array(self.weights, self._design.data,
                                                                         self._design.nobs, positive=True)
-            return fit_design(self._design, reml=True, data=self._design.data, weights=weights)
-        return self._fit_formula(self.formula, reml=True)
+            return fit_design(self._design, reml=self.reml, data=self._design.data, weights=weights)
+        return self._fit_formula(self.formula, reml=self.reml)
 
     @cached_property
     def fit_ml(self) -> LmerResult:
-        """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects)."""
+        """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects); :attr:`fit` when that is ML."""
+        if not self.reml:
+            return self.fit
         if self.family is not None:
             return self._fit_formula(self.formula, reml=False)
         return self.fit.refit(REML=False)
@@ -306,11 +349,11 @@ class Study:
     def _glmm_kwargs(self, data: Any = None) -> dict[str, Any]:
         """``family``/``link``/``weights`` for a Study on (a subset of) the same rows."""
         if self.family is None and self.weights is None:
-            return {}
+            return {"reml": self.reml}
         weights = self.weights
         if weights is not None and not isinstance(weights, str):
             raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
-        return {"family": self.family, "link": self.link, "weights": weights}
+        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml}
 
     def _fit_formula(self, formula: str, *, reml: bool):
         """``formula`` fitted with the study's family (REML or ML) on the study's data or source: one call
@@ -462,61 +505,117 @@ class Study:
     def variance_lrt(self, component: str) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
 
-        ``details["pvalue_boundary"]`` holds the Self-Liang chi-square mixture p-value beside the naive one.
+        ``H0: sigma^2 = 0`` lies on the boundary of the parameter space, so ``pvalue`` is the Self-Liang
+        50:50 mixture of chi2(0) and chi2(1) (half the naive chi2(1) p-value that lmerTest's ``ranova`` and
+        lme4's ``anova`` print); ``details["pvalue_naive"]`` holds that naive one. For a term with slopes (more
+        than one parameter per dropped term) no simple mixture applies and ``pvalue`` is the naive chi-square
+        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs compare ML fits.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"item": np.repeat(np.arange(30), 4), "rater": np.tile([1, 2, 3, 4], 30)})
+        >>> df["score"] = rng.normal(size=30)[df["item"]] + rng.normal(0, 0.5, 4)[df["rater"] - 1] + rng.normal(size=120)
+        >>> res = Study(df, "score ~ (1|item) + (1|rater)").variance_lrt("rater")
+        >>> bool(res.pvalue == res.details["pvalue_naive"] / 2), res.alternative
+        (True, 'greater')
         """
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        kept = [g for g in names if g != component]
         if self.family is not None:
-            if len(names) < 2:
+            if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
-            reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=False)
-            return compare(self.fit_ml, reduced)
-        reduced = self._fit_formula(self._formula_with(self.parsed.fixed, [g for g in names if g != component]), reml=True)
-        return compare(self.fit, reduced, refit=False)
+            naive = compare(self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False))
+        else:
+            full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
+            naive = compare(full, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True),
+                            refit=False)
+        from dataclasses import replace
+
+        from .mixed._lrt import boundary_mixture_pvalue
+
+        details, n_terms = dict(naive.details, pvalue_naive=naive.pvalue), names.count(component)
+        if naive.df == n_terms:  # one variance per dropped term: the Self-Liang mixture
+            details.update(pvalue_boundary=boundary_mixture_pvalue(naive.statistic, n_terms),
+                           reference=f"boundary mixture of chi2(0..{n_terms})")
+        else:
+            details.pop("pvalue_boundary", None)
+            details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
+        pvalue = details.get("pvalue_boundary", naive.pvalue)
+        return replace(naive, pvalue=pvalue, alternative="greater", details=details,
+                       method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
-                type: str | None = None) -> pd.DataFrame:
+                type: str | None = None, marginal: bool = False) -> pd.DataFrame:
         """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
-        ``df`` defaults to ``"asymptotic"`` (z, the book's) for Gaussian fits. With ``family=``:
-        ``type="response"`` (default; accuracy per system for a binary score, with the back-transformed
-        intervals) or ``type="link"`` (the logit scale), and ``df`` defaults to ``"satterthwaite-upper"``: t
-        intervals with the linearised model's Satterthwaite df at the components' upper bounds, which cover
-        95% where emmeans' z intervals for glmer undercover with few seeds (benchmarks/sim_glmer_reml.py);
-        ``df="satterthwaite"`` gives the plain Satterthwaite df, ``df="asymptotic"`` emmeans' numbers.
+        ``df`` defaults to ``"asymptotic"`` (z intervals: the book's, emmeans' for glmer fits), for Gaussian
+        Studies and ``family=`` alike; ``df="satterthwaite"`` gives lmerTest's (Gaussian) or the linearised
+        model's (SAS GLIMMIX's) Satterthwaite t, ``"kenward-roger"`` pbkrtest's (Gaussian) and
+        ``"satterthwaite-upper"`` an experimental method for components from few levels (refused outside the
+        balanced, crossed random-intercept designs it was calibrated on). With the default a
+        :class:`~mixeval.errors.FewLevelsWarning` says when a component from few levels carries so much of a
+        mean's variance that its z interval undercovers.
+
+        With ``family=``: ``type="response"`` (default) or ``type="link"`` (the logit scale). On the response
+        scale ``marginal=False`` (default) gives the accuracy of a typical item and seed (random effects at 0;
+        emmeans' ``type = "response"``), ``marginal=True`` the marginal (population-averaged) accuracy, the
+        mean over items and seeds, with its delta-method z interval
+        (:func:`mixeval.significance.emmeans_response`). The table's ``attrs`` name the scale, the fit
+        criterion and the df method (``attrs["note"]`` in words).
         """
         from .significance import emmeans, emmeans_response
+        from .significance._dominance import warn_few_levels
 
         specs = specs or self._require_system(None)
-        df = _resolve_df(df, self.family)
-        if self.family is not None:
-            if _scale(type, ("response", "link"), "type") == "response":
-                return emmeans_response(self.fit, specs, by=by, df=df)
-        return emmeans(self.fit, specs, by=by, df=df)
+        method = _resolve_df(df, self.family)
+        response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
+        if marginal and not response:
+            raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
+                             "family= and type='response'.")
+        table = (emmeans_response(self.fit, specs, by=by, df=method, marginal=marginal) if response
+                 else emmeans(self.fit, specs, by=by, df=method))
+        if df is None:
+            warn_few_levels(self.fit, specs, by, contrasts=False)
+        return table
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
-                 level: float = 0.95, df: str | None = None, scale: str | None = None):
+                 level: float = 0.95, df: str | None = None, scale: str | None = None, marginal: bool = False):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's; the default for Gaussian fits), ``"satterthwaite"``,
-        ``"kenward-roger"`` (Gaussian fits) or ``"satterthwaite-upper"``. With ``family=``: ``scale="ratio"`` (default; odds ratios for the
-        logit link, rate ratios for the log link), ``"difference"`` (differences of the response-scale means:
-        accuracy differences) or ``"link"``; ``df`` defaults to ``"satterthwaite-upper"`` (see
-        :meth:`emmeans`), ``df="asymptotic"`` gives emmeans' z tests for glmer fits.
+        ``df``: ``"asymptotic"`` (z tests, the book's and emmeans' for glmer; the default for Gaussian and
+        ``family=`` Studies), ``"satterthwaite"``, ``"kenward-roger"`` (Gaussian fits) or
+        ``"satterthwaite-upper"`` (experimental; see :meth:`emmeans`, also for the FewLevelsWarning). With
+        ``family=``: ``scale="ratio"`` (default; odds ratios for the logit link, rate ratios for the log link),
+        ``"difference"`` (differences of the response-scale means: accuracy differences; ``marginal=True``
+        for differences of the marginal, population-averaged, accuracies) or ``"link"``. With the default
+        ``reml`` (the Laplace ML fit) and ``df="asymptotic"`` the numbers are glmer + emmeans'.
         """
         from .significance import pairwise, pairwise_differences, pairwise_ratios
+        from .significance._dominance import warn_few_levels
 
         specs = specs or self._require_system(None)
-        df = _resolve_df(df, self.family)
+        method = _resolve_df(df, self.family)
+        chosen = None
         if self.family is not None:
             default = "ratio" if self.fit.link in ("logit", "log") else "difference"
             chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
-            if chosen == "ratio":
-                return pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=df)
-            if chosen == "difference":
-                return pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=df)
-        return pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=df)
+        if marginal and chosen != "difference":
+            raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
+                             "needs family= and scale='difference'.")
+        if chosen == "ratio":
+            result = pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+        elif chosen == "difference":
+            result = pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=method,
+                                          marginal=marginal)
+        else:
+            result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+        if df is None:
+            warn_few_levels(self.fit, specs, by, contrasts=True)
+        return result
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str | None = None, level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
@@ -531,8 +630,8 @@ class Study:
         adjust : str, default "tukey"
             Multiplicity adjustment of the pairwise contrasts (see :func:`mixeval.significance.pairwise`).
         df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, optional
-            Degrees of freedom of the contrasts; by default ``"asymptotic"`` (z) for Gaussian fits and
-            ``"satterthwaite-upper"`` with ``family=`` (see :meth:`emmeans`).
+            Degrees of freedom of the contrasts; by default ``"asymptotic"`` (z), for Gaussian fits and with
+            ``family=`` (see :meth:`emmeans`; ``"satterthwaite-upper"`` is experimental).
         level : float, default 0.95
             Confidence level of the intervals.
 
@@ -568,7 +667,7 @@ class Study:
         df = _resolve_df(df, self.family)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
-        require_columns(self.data, [prop])
+        check_property(self, prop, f"prop={prop!r}")
         if cuts is None and _is_numeric_property(self.data[prop]):
             from .significance import pairwise_trends
 

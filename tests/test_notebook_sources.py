@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "goyal_metric_model", "meta_evaluation"]
+NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "eval_logs", "goyal_metric_model", "meta_evaluation",
+         "preferences_arena"]
 
 
 def test_every_notebook_has_a_source_and_every_source_a_notebook(notebook_build):

@@ -102,6 +102,19 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.Paragraph", "report.Note", "report.check_evaluation_log", "plots.plot_variance_components",
          "plots.plot_dstudy", "plots.plot_system_boxplots", "plots.plot_interaction"],
     ),
+    "logs": (
+        "Evaluation-harness logs",
+        "Reading lm-evaluation-harness, inspect_ai and HELM logs, and comparing models on them.",
+        ["datasets.read_logs", "datasets.read_lm_eval", "datasets.read_inspect", "datasets.read_helm",
+         "datasets.read_jsonl", "logs.compare_logs", "logs.LogComparison", "logs.clustered_means", "logs.mcnemar",
+         "logs.plot_leaderboard", "logs.plot_pair_intervals", "logs.check_items", "logs.KEY_COLUMNS"],
+    ),
+    "preferences": (
+        "Pairwise preferences (arena votes)",
+        "Bradley-Terry models of pairwise votes, Elo-scale scores and how many votes a ranking needs.",
+        ["preferences.bradley_terry", "preferences.PreferenceResult", "preferences.to_elo",
+         "preferences.votes_needed", "preferences.simulate_arena"],
+    ),
     "scale": (
         "Big logs: DuckDB, Parquet and Spark",
         "Fits and tests from aggregates computed where the data live.",
@@ -135,7 +148,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "errors.ColumnError", "errors.FormulaError", "errors.ModelComparisonError", "errors.MixevalWarning",
          "errors.SingularFitWarning", "errors.BoundaryWarning", "errors.ConvergenceWarning",
          "errors.IdentifiabilityWarning", "errors.SeparationWarning", "errors.FamilyWarning",
-         "errors.BasisLimitWarning", "errors.DroppedRowsWarning"],
+         "errors.BasisLimitWarning", "errors.DroppedRowsWarning", "errors.FewLevelsWarning"],
     ),
     "internals": (
         "Building blocks",
@@ -153,7 +166,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.data_section", "report.variance_section", "report.comparison_section",
          "report.conditional_section", "report.trend_section", "report.default_dstudy_grid",
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
-         "report.long_format_hint", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
+         "report.long_format_hint", "report.interaction_test", "study.check_property",
+         "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
          "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
     ),
 }

@@ -20,6 +20,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 
 from ..errors import MixevalError
@@ -42,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "circularity": ("cmd_circularity", "GAM circularity test: are the labels a reconstruction of a rule over a few features?"),
     "fit": ("cmd_fit", "fit a linear mixed model (lme4 formula syntax)"),
     "compare": ("cmd_fit", "likelihood-ratio test of two nested models (refit by ML, as lme4's anova)"),
+    "compare-logs": ("cmd_compare_logs", "paired, cluster-robust comparison of the models in harness logs (lm-eval, inspect_ai, HELM)"),
     "meta": ("cmd_meta", "meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy"),
     "metric-ci": ("cmd_metric_ci", "confidence interval when the metric is a model (Goyal et al. 2023)"),
     "permutation": ("cmd_permutation", "paired approximate randomization test of mean score differences (Algorithm 4.2)"),
@@ -52,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
     "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects"),
     "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
+    "preferences": ("cmd_preferences", "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"),
 }
 
 
@@ -229,8 +232,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    try:
-        return int(args.handler(args) or 0)
-    except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
-        print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_printer()
+        try:
+            return int(args.handler(args) or 0)
+        except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
+            print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+
+
+def _warning_printer():
+    """``warnings.showwarning`` for a command: each warning once, as one line ``warning: ...`` on stderr (no
+    source line: the user ran a command, not our code). Commands that collect warnings print them themselves."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+    return show

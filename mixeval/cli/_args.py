@@ -6,7 +6,8 @@ import math
 
 from ..errors import InputError
 
-__all__ = ["facet_pairs", "facet_sizes", "facet_ranges", "number_list"]
+__all__ = ["facet_pairs", "facet_sizes", "facet_ranges", "number_list", "check_level", "check_count", "check_finite",
+           "check_jobs", "check_family_flags"]
 
 
 def facet_pairs(items: list[str] | None, flag: str, example: str) -> dict[str, str]:
@@ -58,3 +59,59 @@ def number_list(text: str, flag: str) -> list[float]:
     if not all(math.isfinite(v) for v in values):
         raise InputError(f"{flag} must be finite numbers (e.g. {flag} 15,55); got {text!r}.")
     return values
+
+
+def check_level(value: float, flag: str, *, zero_means: str | None = None) -> float:
+    """A flag that is a probability strictly between 0 and 1 (a confidence level, alpha, a target).
+
+    ``zero_means``: 0 is also accepted and means this (e.g. ``"no interval"``).
+
+    Examples
+    --------
+    >>> check_level(0.9, "--level")
+    0.9
+    >>> check_level(2.0, "--alpha")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: --alpha must lie strictly between 0 and 1 (e.g. --alpha 0.05); got 2.0.
+    """
+    if zero_means is not None and value == 0:
+        return 0.0
+    if not 0.0 < value < 1.0:  # also refuses nan
+        example = {"--alpha": "0.05"}.get(flag, "0.95" if flag == "--level" else "0.8")
+        zero = f", or 0 for {zero_means}" if zero_means else ""
+        raise InputError(f"{flag} must lie strictly between 0 and 1 (e.g. {flag} {example}){zero}; got {value}.")
+    return value
+
+
+def check_count(value: int, flag: str, minimum: int = 1) -> int:
+    """A flag that counts something (resamples, simulations): a whole number >= ``minimum``."""
+    if value < minimum:
+        raise InputError(f"{flag} must be a whole number >= {minimum}; got {value}.")
+    return value
+
+
+def check_finite(value: float | None, flag: str) -> float | None:
+    """A number flag that must be finite (``nan`` and ``inf`` parse as floats)."""
+    if value is not None and not math.isfinite(value):
+        raise InputError(f"{flag} must be a finite number; got {value}.")
+    return value
+
+
+def check_jobs(value: int, flag: str = "--jobs") -> int:
+    """Worker processes: a positive number, or -1 for all cores."""
+    if value == 0 or value < -1:
+        raise InputError(f"{flag} must be a positive number of worker processes, or -1 for all cores; got {value}.")
+    return value
+
+
+def check_family_flags(args) -> None:
+    """``--link`` and ``--nagq`` describe a GLMM: refused without ``--family binomial`` or ``poisson``."""
+    if getattr(args, "family", "gaussian") != "gaussian":
+        return
+    if getattr(args, "link", None) not in (None, "identity"):
+        raise InputError(f"--link {args.link} needs --family binomial or --family poisson (a Gaussian model is fitted "
+                         "with the identity link); add --family, or drop --link.")
+    if getattr(args, "nagq", 1) != 1:
+        raise InputError(f"--nagq {args.nagq} needs --family binomial or --family poisson (a Gaussian model has no "
+                         "quadrature); add --family, or drop --nagq.")

@@ -35,11 +35,34 @@ def read_table(path: str) -> pd.DataFrame:
     sample = _text_sample(p, path)
     if sample.lstrip().startswith(("{", "[")) or p.suffix == ".json":
         raise InputError(f"{path} looks like JSON; give a CSV or Parquet file (e.g. pandas.read_json({path!r}).to_csv(...)).")
+    sep = sniff_separator(sample)
+    _require_unique_header(sample, sep, path)
     try:
-        data = pd.read_csv(p, sep=sniff_separator(sample))
+        data = pd.read_csv(p, sep=sep)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path} as CSV: {str(exc).strip()}") from None
     return _require_rows(data, path)
+
+
+def _require_unique_header(sample: str, sep: str, path: str) -> None:
+    r"""Refuse a header naming a column twice (pandas would rename the second ``y`` to ``y.1`` and the formula's
+    ``y`` would silently be the first).
+
+    Examples
+    --------
+    >>> _require_unique_header("y,x,g,y\n1,2,a,3\n", ",", "scores.csv")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: scores.csv names the column 'y' twice (columns 1 and 4); give each column a unique name.
+    """
+    header = next(csv.reader(sample.splitlines()[:1], delimiter=sep), [])
+    seen: dict[str, int] = {}
+    for position, name in enumerate(header, start=1):
+        name = name.strip()
+        if name in seen:
+            raise InputError(f"{path} names the column {name!r} twice (columns {seen[name]} and {position}); "
+                             "give each column a unique name.")
+        seen[name] = position
 
 
 def _existing_file(path: str) -> Path:

@@ -55,11 +55,19 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
+    from ._args import check_count, check_level
+
+    check_count(args.n_resamples, "--n-resamples")
+    if hasattr(args, "level"):
+        check_level(args.level, "--level")
     data = read_table(args.path)
     seed = resolve_seed(args.seed)
     wide = wide_scores(data, item=args.item, system=args.system, score=args.score, systems=args.systems)
     names = [str(c) for c in wide.columns]
     level = getattr(args, "level", 0.95)
+    if getattr(args, "exact", False) and len(wide) > 24:
+        raise InputError(f"--exact enumerates 2^n swap patterns; {len(wide)} items are too many (at most 24). "
+                         "Drop --exact (the approximate test draws --n-resamples patterns).")
     if len(names) == 2 and args.baseline is None:
         a, b = (wide[c].to_numpy(dtype=float) for c in wide.columns)
         if test == "bootstrap":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import warnings
 
 
 def register(subparsers) -> None:
@@ -42,6 +44,10 @@ def _run(args: argparse.Namespace) -> int:
     from ..errors import ColumnError
     from ._paired import resolve_seed
 
+    from ._args import check_count, check_level
+
+    check_level(args.level, "--level", zero_means="no interval")
+    check_count(args.n_resamples, "--n-resamples")
     seed = resolve_seed(args.seed)
     data = read_table(args.path)
     long = args.unit is not None or args.rater is not None or args.value is not None
@@ -56,9 +62,14 @@ def _run(args: argparse.Namespace) -> int:
                 raise ColumnError(f"rater column(s) {missing} not found; available: {', '.join(data.columns)}.")
             data = data[args.raters]
     level = args.level if args.level and args.level > 0 else None
-    table = agreement(data, args.measurement, unit=args.unit, rater=args.rater, value=args.value,
-                      if_undefined=args.if_undefined, level=level, n_resamples=args.n_resamples,
-                      random_state=seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = agreement(data, args.measurement, unit=args.unit, rater=args.rater, value=args.value,
+                          if_undefined=args.if_undefined, level=level, n_resamples=args.n_resamples,
+                          random_state=seed)
+    for message in dict.fromkeys(str(w.message) for w in caught):  # once each, in the CLI's words
+        message = message.replace("if_undefined='zero'", "--if-undefined zero")
+        print(f"warning: {message}", file=sys.stderr)
     by = {row.coefficient: row for row in table.itertuples()}
     if args.json:
         out = {"measurement": args.measurement}

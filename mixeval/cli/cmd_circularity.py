@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from . import print_json
 from ._io import read_table
@@ -50,13 +53,31 @@ def _split(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+@contextmanager
+def _in_flag_words() -> Iterator[None]:
+    """The basis refusal of :func:`circularity_test` advises ``k=``/``top=``: say ``--k``/``--top`` here."""
+    from ..errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        message = re.sub(r"\b(k|top) ?= ?(\d+)", r"--\1 \2", str(exc))
+        if message == str(exc):
+            raise
+        raise InputError(message) from None
+
+
 def _run(args: argparse.Namespace) -> int:
     import warnings
 
     from ..validity import circularity_test
+    from ._args import check_count
 
+    check_count(args.k, "--k", minimum=3)
+    check_count(args.k_max, "--k-max", minimum=3)
+    check_count(args.top, "--top")
     data = read_table(args.data)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, _in_flag_words():
         warnings.simplefilter("always")
         res = circularity_test(
             data, args.target, _split(args.features), top=args.top, family=args.family, k=args.k, method=args.method,

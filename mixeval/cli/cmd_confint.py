@@ -34,8 +34,13 @@ def _run(args: argparse.Namespace) -> int:
     from .cmd_fit import fit_model
     from ..uncertainty import confint
     from . import print_json
+    from ._args import check_count, check_family_flags, check_jobs, check_level
     from ._io import read_table
 
+    check_family_flags(args)
+    check_level(args.level, "--level")
+    check_count(args.nsim, "--nsim")
+    check_jobs(args.jobs, "--jobs")
     data = read_table(args.data)
     seed = resolve_seed(args.seed) if args.method == "boot" else None
     with warnings.catch_warnings(record=True) as caught:

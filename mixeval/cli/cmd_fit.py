@@ -6,9 +6,9 @@ import argparse
 import warnings
 
 from .._lmer import glmer, lmer
-from ..errors import InputError
 from ..mixed import compare
 from . import print_json
+from ._args import check_family_flags
 from ._io import read_table
 
 
@@ -46,31 +46,30 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     """lmer for --family gaussian, glmer otherwise; every flag is used or refused (``--nagq`` by lmer)."""
     family = getattr(args, "family", "gaussian")
     if family == "gaussian":
-        if getattr(args, "nagq", 1) != 1:
-            raise InputError("--nagq applies to --family binomial or poisson (a Gaussian likelihood is exact).")
-        if getattr(args, "link", None) not in (None, "identity"):
-            raise InputError(f"--link {args.link} needs --family binomial or poisson.")
+        check_family_flags(args)
         return lmer(formula, data, REML=reml, weights=getattr(args, "weights", None))
     return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 
 def _fit(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = fit_model(args.formula, data, args, reml=not args.ml)
     if args.json:
         out = fit.to_dict()
-        out["warnings"] = [str(w.message) for w in caught]
+        out["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
         print_json(out)
     else:
-        for w in caught:
-            print(f"warning: {w.message}")
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            print(f"warning: {message}")
         print(fit.summary())
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
+    check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -100,7 +100,10 @@ def _run_selective(args: argparse.Namespace) -> int:
 
 def _run_local(args: argparse.Namespace) -> int:
     from ..meta import accuracy_equality_table, accuracy_equality_test, local_accuracy, rank_stability_test
+    from ._args import check_count, check_level
 
+    check_level(args.level, "--level")
+    check_count(args.n_resamples, "--n-resamples")
     data = read_table(args.data)
     lower = [m.strip() for m in args.lower_is_better.split(",") if m.strip()]
     result = local_accuracy(

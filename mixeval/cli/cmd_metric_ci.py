@@ -67,6 +67,9 @@ def _metric(args: argparse.Namespace):
 def _run(args: argparse.Namespace) -> int:
     from ..metric_model import metric_ci
 
+    from ._args import check_level
+
+    check_level(args.level, "--level")
     metric = _metric(args)
     r = metric_ci(args.p_control, args.p_treatment, args.n, args.n_treatment, metric=metric, level=args.level)
     out = {

@@ -18,6 +18,11 @@ def _sizes(items: list[str]) -> dict[str, list[int]]:
             sizes = []
         if not sep or not key or not sizes:
             raise InputError(f"--n must look like FACET=N1,N2,... (e.g. item=100,200,400); got {item!r}.")
+        smallest = 1 if key == "replicates" else 2
+        if min(sizes) < smallest:
+            what = ("rows per cell" if key == "replicates"
+                    else "levels of a random factor (one level has no variance to simulate)")
+            raise InputError(f"--n {item}: {min(sizes)} is too few {what}; give {key}={smallest} or more.")
         out[key] = sizes
     return out
 
@@ -56,6 +61,12 @@ def _run(args: argparse.Namespace) -> int:
     from . import print_json
     from ._io import read_table
 
+    from ._args import check_count, check_finite, check_level
+
+    check_level(args.alpha, "--alpha")
+    check_level(args.target, "--target")
+    check_count(args.nsim, "--nsim")
+    check_finite(args.delta, "--delta")
     seed = resolve_seed(args.seed)
     sizes = _sizes(args.n)
     pair = None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import warnings
 from pathlib import Path
 
 from ..study import Study
+from ..errors import InputError
 from . import print_json
+from ._args import check_family_flags, number_list
 from ._io import read_table
 
 DEMO_FORMULA = "score ~ system * length_class + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
                         "poisson for counts; gaussian (default) fits linear mixed models")
     r.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
-    r.add_argument("--weights", default=None, help="column of trials when the score is a proportion (binomial)")
+    r.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
+                                                   "(binomial), precision weights of a Gaussian score")
     r.set_defaults(handler=_report)
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
@@ -44,12 +46,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(handler=_demo)
 
 
+def check_out_path(out: str) -> Path:
+    """The ``--out`` file, checked before any fit: its folder must exist and it must not be a folder itself."""
+    path = Path(out)
+    if path.is_dir():
+        raise InputError(f"--out {out} is a folder; give the HTML file to write, e.g. --out {path / 'report.html'}.")
+    if not path.parent.is_dir():
+        raise InputError(f"--out {out}: the folder {str(path.parent)!r} does not exist; create it or write elsewhere.")
+    return path
+
+
 def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None) -> int:
     from ..report import build_report
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)
+    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)  # warnings: once each
     path = report.save(args.out)
     if args.json:
         vc = study.variance_components()
@@ -69,15 +79,19 @@ def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, 
 def _report(args: argparse.Namespace) -> int:
     from ..report import check_evaluation_log
 
+    check_family_flags(args)
+    check_out_path(args.out)
+    cuts = number_list(args.cuts, "--cuts") if args.cuts else None
+    if cuts is not None and not args.by:
+        raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     data = read_table(args.data)
     facet_columns = [c for f in args.facet for c in f.split(":")]
     check_evaluation_log(data, score=args.score, system=args.system, item=args.item,
                          facets=list(dict.fromkeys(c for c in facet_columns if c != args.system)))
     formula = f"{args.score} ~ {args.system} + (1|{args.item})" + "".join(f" + (1|{f})" for f in args.facet)
     family = None if args.family == "gaussian" else args.family
-    study = Study(data, formula, item=args.item, system=args.system, family=family,
-                  **({"link": args.link, "weights": args.weights} if family else {}))
-    cuts = [float(c) for c in args.cuts.split(",")] if args.cuts else None
+    study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
+                  **({"link": args.link} if family else {}))
     labels = args.labels.split(",") if args.labels else None
     return _emit(study, args, args.by, cuts, labels)
 
@@ -85,6 +99,7 @@ def _report(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .. import datasets
 
+    check_out_path(args.out)
     study = Study(datasets.load_demo(), DEMO_FORMULA, item="item", system="system")
     truth = datasets.load_demo_truth()["variance_components"]
     return _emit(study, args, "length_class", None, None, truth=truth)

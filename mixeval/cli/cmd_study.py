@@ -7,10 +7,11 @@ import warnings
 
 import pandas as pd
 
+from .._results import format_pvalue, pvalue_formatters
 from ..errors import InputError
-from ..study import Study
+from ..study import Study, check_property
 from . import print_json
-from ._args import facet_ranges, facet_sizes, number_list
+from ._args import check_count, check_family_flags, check_level, facet_ranges, facet_sizes, number_list
 from ._io import read_table
 
 
@@ -48,10 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="multiplicity adjustment of the pairwise p-values (default tukey, as emmeans' pairs)")
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the book's, default for Gaussian "
-                        "fits), lmerTest's Satterthwaite, pbkrtest's Kenward-Roger (emmeans' default for lmer "
-                        "fits) or Satterthwaite with the variance components at their upper bounds (default with "
-                        "--family; covers 95%% with few seeds)")
+                   help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
+                        "for glmer fits; warns when a component from few levels dominates), lmerTest's "
+                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger (emmeans' "
+                        "default for lmer fits) or, experimental, Satterthwaite with the variance components at "
+                        "their upper bounds (balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
@@ -69,21 +71,32 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--link", default=None, help="link of a binomial (logit, probit) or poisson (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
                                                    "(binomial), precision weights of a Gaussian score")
+    p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
+                   help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
+                        "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "
+                        "(glmmTMB's REML = TRUE)")
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
     if args.family == "gaussian":
-        if args.link not in (None, "identity"):
-            raise InputError(f"--link {args.link} needs --family binomial or poisson.")
-        return {"weights": args.weights}
-    return {"family": args.family, "link": args.link, "weights": args.weights}
+        check_family_flags(args)
+        return {"weights": args.weights, "reml": args.reml}
+    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml}
 
 
 def _reliability(args: argparse.Namespace) -> int:
-    study = Study(read_table(args.data), args.formula, item=args.item, **_family_kwargs(args))
+    check_family_flags(args)
+    check_level(args.target, "--target")
+    check_level(args.level, "--level")
+    check_count(args.nsim, "--nsim")
+    if args.confidence is not None:
+        check_level(args.confidence, "--confidence")
     n = facet_sizes(args.n, "--n")
+    grid = facet_ranges(args.grid, "--grid") if args.grid else None
+    data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        study = Study(data, args.formula, item=args.item, **_family_kwargs(args))
         table = study.variance_components()
     out: dict = {
         "item": study.item,
@@ -91,7 +104,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "phi": study.phi(n),
         "phi_relative": study.phi(n, kind="relative"),
         "n": n,
-        "warnings": [str(w.message) for w in caught],
+        "warnings": list(dict.fromkeys(str(w.message) for w in caught)),
     }
     if "note" in table.attrs:
         out["scale"] = table.attrs["note"]
@@ -106,8 +119,7 @@ def _reliability(args: argparse.Namespace) -> int:
             ci = phi_interval(study.fit, study.item, n, kind=kind, level=args.level, draws=draws)
             out[key] = [ci["lower"], ci["upper"]]
         out["level"] = args.level
-    if args.grid:
-        grid = facet_ranges(args.grid, "--grid")
+    if grid:
         dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
                   else study.dstudy(grid))
         out["dstudy"] = dtable.to_dict(orient="records")
@@ -134,29 +146,40 @@ def _reliability(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_by(study: Study, by: str) -> None:
+    """``--by`` must be a property that varies and is not one of the model's factors."""
+    check_property(study, by, f"--by {by}")
+
+
 def _significance(args: argparse.Namespace) -> int:
+    check_family_flags(args)
+    check_level(args.level, "--level")
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None
     data = read_table(args.data)
-    study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
     extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
         if args.by:
+            _check_by(study, args.by)
             glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
-            if extra:
+            if pairs.trend is not None and args.scale is not None:
+                raise InputError(f"--scale compares means; with a numeric --by {args.by} (no --cuts) the slopes are "
+                                 "compared on the link scale (log odds per unit): drop --scale, or give --cuts.")
+            if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
                                       adjust=args.adjust, df=args.df, level=args.level, **extra)
         else:
             glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
-    messages = [str(w.message) for w in caught]
+    messages = list(dict.fromkeys(str(w.message) for w in caught))
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
-               "df_method": pairs.df_method, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+               "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
         if pairs.trend is not None:
             out["trend"] = pairs.trend
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
@@ -165,13 +188,15 @@ def _significance(args: argparse.Namespace) -> int:
     for m in messages:
         print(f"warning: {m}")
     what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
-    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p = {glrt.pvalue:.4g}")
+    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p {format_pvalue(glrt.pvalue, relation=True)}")
     if pairs.trend is not None:
         print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
-        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
+        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}",
+                                      formatters=pvalue_formatters(pairs.emmeans, 6)))
         print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
     else:
-        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    print(f"\neffect_size = estimate / residual SD ({pairs.sigma:.6g})")
+        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
+    if pairs.effect_size_note is not None:
+        print(f"\n{pairs.effect_size_note}")
     return 0

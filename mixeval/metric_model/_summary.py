@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -10,7 +11,7 @@ from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_positive_int, require_probability
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, MixevalWarning
 from . import _core
 from ._model import MetricModel
 
@@ -130,6 +131,16 @@ def _ci(est: float, se: float, z: float, level: float, method: str) -> Confidenc
     return ConfidenceInterval(float(est - z * se), float(est + z * se), level, method)
 
 
+def _warn_zero_width(standard_errors: dict[str, float]) -> None:
+    """A plug-in binomial variance is 0 when every observed rate is 0 (or 1): the interval is a point, not certainty."""
+    flat = [name for name, se in standard_errors.items() if se == 0]
+    if flat:
+        warnings.warn(f"the {' and '.join(flat)} interval(s) have zero width: every observed rate is 0 (or 1), whose "
+                      "plug-in binomial variance is 0. That is not certainty: with no observed positives use the "
+                      "Goyal interval (Eq. 14) or an exact (Clopper-Pearson) or Wilson interval per rate, or score "
+                      "more outputs.", MixevalWarning, stacklevel=3)
+
+
 def metric_ci(
     p_control: float | Sequence[float],
     p_treatment: float | Sequence[float],
@@ -220,6 +231,7 @@ def metric_ci(
     if metric.has_uncertainty:
         se_delta = float(np.sqrt(mom.var_cal + mom.var_rates))
         ci_delta = _ci(est_c, se_delta, z, level, "calibrated + delta method for estimated rates")
+    _warn_zero_width({"uncorrected": se_d, "calibrated": se_c})
     stat = ate / se_m if se_m > 0 else float("nan")
     return MetricCI(
         statistic=stat,

@@ -41,6 +41,13 @@ class Family:
     -----
     A family pickles by name and link (``get_family(name, link)`` rebuilds it), so results holding one can be
     cached, saved and sent to worker processes.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> fam = get_family("binomial", "probit")
+    >>> fam, fam.estimates_scale, pickle.loads(pickle.dumps(fam)) == fam
+    (Family('binomial', link='probit'), False, True)
     """
 
     name: str

@@ -37,7 +37,7 @@ from ._pirls import (
 )
 from ._reterms import ReTerm, _tril_template, theta_to_factors
 from ._blas import single_threaded_blas
-from ._protocol import RefitSummary, fixed_effect_wald
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._profile import _Profiler
 
 __all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
@@ -133,7 +133,7 @@ def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarr
     return np.concatenate(out) if out else np.zeros(0)
 
 
-class GlmmFitModel:
+class GlmmFitModel(FitModelBase):
     """:class:`~mixeval.uncertainty.FitModel` of a generalised linear mixed model (:class:`mixeval.mixed.GlmerResult`).
 
     Parameters
@@ -168,6 +168,7 @@ class GlmmFitModel:
     reml = False
 
     def __init__(self, fit) -> None:
+        require_fitted(fit, gaussian=False, entry="mixeval.glmer")
         if fit.reml:  # profiles and refits are of the Laplace likelihood, as lme4's: the ML fit of the same model
             fit = fit.refit(REML=False)
         self.fit = fit

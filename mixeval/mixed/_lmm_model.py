@@ -14,7 +14,7 @@ from ..errors import InputError
 from ._blas import single_threaded_blas
 from ._deviance import deviance_parts
 from ._dense import DENSE_MAX_LEVELS, DenseDesign, ResponseSums
-from ._protocol import RefitSummary, fixed_effect_wald
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._stats import SufficientStats
 
 __all__ = ["LmmFitModel"]
@@ -28,7 +28,7 @@ def _indicator(codes: np.ndarray, n_levels: int) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(n_levels, n))
 
 
-class LmmFitModel:
+class LmmFitModel(FitModelBase):
     """:class:`FitModel` of a random-intercept linear mixed model (:class:`mixeval.mixed.LmerResult`).
 
     Parameters
@@ -58,8 +58,7 @@ class LmmFitModel:
     """
 
     def __init__(self, fit) -> None:
-        if fit.family.name != "gaussian":
-            raise InputError(f"LmmFitModel is for linear mixed models (mixeval.lmer); got a {fit.family} fit.")
+        require_fitted(fit, gaussian=True, entry="mixeval.lmer")
         if len(np.atleast_1d(fit.theta)) != len(fit.group_names):
             raise InputError("LmmFitModel is for random-intercept fits; this fit has random slopes: use "
                              "as_fit_model(fit), which returns its SlopeFitModel.")

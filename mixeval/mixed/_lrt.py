@@ -107,7 +107,8 @@ def compare(model_a: MixedResult, model_b: MixedResult, *, refit: bool = True) -
     TestResult
         ``statistic`` (``2 (l_full - l_null)``), ``df`` (difference in parameters), ``pvalue``
         (chi-square). When the models differ only in variance components, ``details`` also holds
-        ``pvalue_boundary``, the Self-Liang chi-square mixture p-value, beside the naive one.
+        ``pvalue_boundary``, the Self-Liang chi-square mixture p-value, beside the naive one (random intercepts
+        only).
 
     Raises
     ------
@@ -170,7 +171,9 @@ def compare(model_a: MixedResult, model_b: MixedResult, *, refit: bool = True) -
         "criterion": "REML" if (full.reml and not refitted) else "ML",
         "refitted": refitted,
     }
-    if same_fixed:
+    if same_fixed and not (full.has_slopes or null.has_slopes):
+        # random intercepts tested against 0: each lies on its boundary (Self & Liang); with slopes the null
+        # distribution mixes chi-squares of other degrees of freedom and no mixture is given
         extra_components = len(full.group_names) - len(null.group_names)
         details["pvalue_boundary"] = boundary_mixture_pvalue(statistic, extra_components)
     return TestResult(statistic=float(statistic), pvalue=pvalue, df=df, method="likelihood-ratio test", details=details)

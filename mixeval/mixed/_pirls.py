@@ -52,10 +52,12 @@ class GlmmProblem:
         return int(self.X.shape[1])
 
     def block_term(self) -> int:
-        """Index of the term eliminated block-diagonally: the one with the most levels."""
-        if not self.re.terms:
+        """Index of the term eliminated block-diagonally: the one with the most levels among those with one
+        level per row (-1 when there is none: multiple-membership terms are eliminated densely)."""
+        sizes = [-1 if t.is_multiple_membership else t.n_levels for t in self.re.terms]
+        if not sizes or max(sizes) < 0:
             return -1
-        return int(np.argmax([t.n_levels for t in self.re.terms]))
+        return int(np.argmax(sizes))
 
     @cached_property
     def unit_weights(self) -> bool:
@@ -253,7 +255,12 @@ def zl_blocks(problem: GlmmProblem, theta: np.ndarray) -> list[sp.csr_matrix]:
         p = term.n_coef
         v = term.X @ lam  # n x p: row i's coefficients x_i' Lambda_k
         cols = (term.codes[:, None] * p + np.arange(p)[None, :]).ravel()
-        out.append(sp.csr_matrix((v.ravel(), (np.repeat(rows, p), cols)), shape=(n, term.n_levels * p)))
+        zl = sp.csr_matrix((v.ravel(), (np.repeat(rows, p), cols)), shape=(n, term.n_levels * p))
+        if term.is_multiple_membership:
+            cols2 = (term.codes2[:, None] * p + np.arange(p)[None, :]).ravel()
+            zl = zl + sp.csr_matrix(((term.X2 @ lam).ravel(), (np.repeat(rows, p), cols2)),
+                                    shape=(n, term.n_levels * p))
+        out.append(zl)
     return out
 
 
@@ -365,7 +372,7 @@ def row_patterns(X: np.ndarray, max_patterns: int) -> tuple[np.ndarray, np.ndarr
 def count_layout(problem: GlmmProblem) -> CountLayout | None:
     """The :class:`CountLayout` of a problem whose random-effects terms are all scalar, else ``None``."""
     terms = problem.re.terms
-    if not terms or any(t.n_coef != 1 for t in terms):
+    if not terms or any(t.n_coef != 1 or t.is_multiple_membership for t in terms):
         return None
     b = problem.block_term()
     levels = [t.n_levels for t in terms]
@@ -803,7 +810,7 @@ def agq_deviance(problem: GlmmProblem, state: PirlsState, theta: np.ndarray, n_a
     saturated model's constant (for 0/1 responses the two coincide).
     """
     re = problem.re
-    if len(re.terms) != 1 or re.terms[0].n_coef != 1:
+    if len(re.terms) != 1 or re.terms[0].n_coef != 1 or re.terms[0].is_multiple_membership:
         # internal guard: fit_glmm refuses such a model with an InputError before it gets here
         raise ValueError("adaptive Gauss-Hermite quadrature (nAGQ > 1) needs a single scalar random-effects term")
     fam, y, wt = problem.family, problem.y, problem.weights

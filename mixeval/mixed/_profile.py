@@ -73,7 +73,7 @@ def _varpar_profile(model: FitModel, index: int, value: float, start: np.ndarray
         par[index] = value
         return par
 
-    analytic = getattr(model, "ml_deviance_and_gradient", None)
+    analytic = model.ml_deviance_and_gradient
     if analytic is not None:
         sub = tuple(kinds[i] for i in others)
         jac = _jacobian(sub)
@@ -156,8 +156,7 @@ class _Profiler:
             # keep the other standard deviations off 0 so the optimiser can move them
             start = np.where(start > 0, start, np.where(np.array(self.model.varpar_kinds) == "sd",
                                                          1e-3 * self.varpar_hat[-1], start))
-            own = getattr(self.model, "profile_varpar", None)  # a FitModel's own constrained optimisation
-            found = own(i, value, start) if own is not None else None
+            found = self.model.profile_varpar(i, value, start)  # a FitModel's own constrained optimisation, or None
             dev, par = found if found is not None else _varpar_profile(self.model, i, value, start)
             if np.isfinite(dev):
                 self._start = par
@@ -169,8 +168,8 @@ class _Profiler:
 
 def _profiler_for(model: FitModel) -> _Profiler:
     """The model's own profiler (``model.profiler()``, e.g. a GLMM's) or the linear mixed model's."""
-    own = getattr(model, "profiler", None)
-    return own() if callable(own) else _Profiler(model)
+    own = model.profiler()
+    return own if own is not None else _Profiler(model)
 
 
 def _scale(profiler: _Profiler, i: int) -> float:

@@ -20,7 +20,8 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["FitModel", "FittedModel", "RefitSummary", "as_fit_model", "fixed_effect_wald"]
+__all__ = ["FitModel", "FitModelBase", "FittedModel", "RefitSummary", "as_fit_model", "fixed_effect_wald",
+           "require_fitted"]
 
 
 @dataclass(frozen=True)
@@ -93,16 +94,16 @@ class FitModel(Protocol):
         The model re-estimated on each column of ``Y`` (same design, new response).
     refit_result(y, reml) -> LmerResult
         A full fit on one new response (for user statistics).
-    ml_deviance_and_gradient(varpar) -> (float, ndarray), optional
-        :meth:`ml_deviance` with its gradient (the profile uses finite differences without it).
-    profile_varpar(index, value, start) -> (float, ndarray) or None, optional
+    ml_deviance_and_gradient(varpar) -> (float, ndarray), or None
+        :meth:`ml_deviance` with its gradient (None: the profile uses finite differences).
+    profile_varpar(index, value, start) -> (float, ndarray) or None
         The ML deviance minimised over the other variance parameters with ``varpar[index] = value``, and the
         minimising ``varpar``, in the fit's own coordinates (random slopes: over theta); None to leave it to
         the profile's optimisation over ``varpar``.
     estimates() -> ndarray, param_names, fit
         The fit's own parameters (as fitted, REML or ML) in ``param_names`` order, and the fit itself (for
         the statistic of the original data in :func:`~mixeval.uncertainty.bootstrap_fit`).
-    profiler() -> profile evaluator, optional
+    profiler() -> profile evaluator or None
         The model's own evaluator of the profile zeta (``zeta(name, value)``, ``step(i)``, ``reset()``), used
         by :func:`~mixeval.uncertainty.profile_intervals` instead of the linear mixed model's (GLMMs:
         every parameter profiled jointly over all the others).
@@ -155,6 +156,23 @@ class FitModel(Protocol):
 
 
 
+class FitModelBase:
+    """The defaults of the protocol's optional members; every evaluator of the engine derives from it.
+
+    ``ml_deviance_and_gradient`` is ``None`` where the model has no analytic gradient (the profile then takes
+    finite differences); ``profile_varpar`` returns ``None`` to leave a variance parameter's profile to the
+    generic optimisation over ``varpar``; ``profiler`` returns ``None`` to use the linear mixed model's.
+    """
+
+    ml_deviance_and_gradient = None
+
+    def profile_varpar(self, index: int, value: float, start: np.ndarray) -> tuple[float, np.ndarray] | None:
+        return None
+
+    def profiler(self):
+        return None
+
+
 @runtime_checkable
 class FittedModel(Protocol):
     """A fitted mixed model that exposes its evaluator (every :class:`~._base.MixedResult`)."""
@@ -194,3 +212,20 @@ def fixed_effect_wald(fit, z: float) -> dict[str, tuple[float, float]]:
     """
     se = np.sqrt(np.diag(fit.cov_coef))
     return {name: (float(b - z * s), float(b + z * s)) for name, b, s in zip(fit.fixed_names, fit.coef, se)}
+
+
+def require_fitted(fit, *, gaussian: bool, entry: str) -> None:
+    """An :class:`~mixeval.errors.InputError` unless ``fit`` is a fitted mixed model of the right kind: a Gaussian
+    one (``gaussian=True``) or one of another family; ``entry`` names the call that makes it.
+
+    Examples
+    --------
+    >>> require_fitted({"a": 1}, gaussian=True, entry="mixeval.lmer")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: expected a fitted model of mixeval.lmer; got dict.
+    """
+    fitted = hasattr(type(fit), "model") and hasattr(fit, "family")  # a class check: building the model calls this
+    if not fitted or bool(fit.family.estimates_scale) != gaussian:
+        what = type(fit).__name__ if not fitted else f"a {fit.family.name} fit"
+        raise InputError(f"expected a fitted model of {entry}; got {what}.")

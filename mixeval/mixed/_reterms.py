@@ -44,6 +44,22 @@ class ReTerm:
         Labels of the levels.
     X : ndarray, shape (n, p_k)
         The term's model matrix (a column of ones for a random intercept).
+    codes2 : ndarray of int, shape (n,), optional
+        A second level of each row (multiple membership): row ``i`` loads ``X[i]`` on level ``codes[i]``
+        and ``X2[i]`` on level ``codes2[i]``, e.g. ``+1`` and ``-1`` for the difference of two systems'
+        random effects in a paired comparison. ``None`` (the default): one level per row, as lme4.
+    X2 : ndarray, shape (n, p_k), optional
+        The loadings on ``codes2`` (required with it).
+
+    Examples
+    --------
+    A multiple-membership term: each row is the difference of the effects of two levels.
+
+    >>> import numpy as np
+    >>> t = ReTerm("system:judge", ("(Intercept)",), np.array([0, 1]), ("a", "b", "c"), np.ones((2, 1)),
+    ...            codes2=np.array([2, 0]), X2=-np.ones((2, 1)))
+    >>> t.is_multiple_membership, ReStructure((t,), 2).Zt.toarray().tolist()
+    (True, [[1.0, -1.0], [0.0, 1.0], [-1.0, 0.0]])
     """
 
     group: str
@@ -51,6 +67,17 @@ class ReTerm:
     codes: np.ndarray = field(repr=False)
     levels: tuple[str, ...] = field(repr=False)
     X: np.ndarray = field(repr=False)
+    codes2: np.ndarray | None = field(default=None, repr=False)
+    X2: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.codes2 is None) != (self.X2 is None):
+            raise ValueError("a multiple-membership term needs both codes2 and X2")  # internal construction error
+
+    @property
+    def is_multiple_membership(self) -> bool:
+        """Each row loads on two levels (``codes2`` given); never eliminated block-diagonally."""
+        return self.codes2 is not None
 
     @property
     def n_levels(self) -> int:
@@ -139,7 +166,11 @@ class ReStructure:
             p = t.n_coef
             r = (t.codes[:, None] * p + np.arange(p)[None, :]).ravel()
             c = np.repeat(rows_idx, p)
-            blocks.append(sp.csr_matrix((t.X.ravel(), (r, c)), shape=(t.n_levels * p, n)))
+            block = sp.csr_matrix((t.X.ravel(), (r, c)), shape=(t.n_levels * p, n))
+            if t.is_multiple_membership:
+                r2 = (t.codes2[:, None] * p + np.arange(p)[None, :]).ravel()
+                block = block + sp.csr_matrix((t.X2.ravel(), (r2, c)), shape=(t.n_levels * p, n))
+            blocks.append(block)
         if not blocks:
             return sp.csc_matrix((0, n))
         return sp.vstack(blocks).tocsc()

@@ -26,7 +26,7 @@ from ._general import _Dim
 from ._reterms import _tril_template, build_restructure, theta_to_factors
 from ._scaling import Scaling, identity_scaling, map_factor
 from ._blas import single_threaded_blas
-from ._protocol import RefitSummary, fixed_effect_wald
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 
 __all__ = ["SlopeFitModel", "term_layout", "sdcor_to_factor", "factor_to_sdcor", "wald_varpar_slopes"]
 
@@ -158,7 +158,7 @@ def _factor_derivatives(values: np.ndarray, d: int) -> list[np.ndarray]:
     return out
 
 
-class SlopeFitModel:
+class SlopeFitModel(FitModelBase):
     """:class:`~mixeval.uncertainty.FitModel` of a linear mixed model with random slopes (general evaluator).
 
     Parameters
@@ -199,8 +199,7 @@ class SlopeFitModel:
     """
 
     def __init__(self, fit) -> None:
-        if fit.family.name != "gaussian":
-            raise InputError(f"SlopeFitModel is for linear mixed models (mixeval.lmer); got a {fit.family} fit.")
+        require_fitted(fit, gaussian=True, entry="mixeval.lmer")
         if not fit.has_slopes:
             raise InputError("SlopeFitModel is for fits with random slopes; use as_fit_model(fit) for others.")
         if fit.design.X is None:

@@ -19,7 +19,7 @@ True
 
 from __future__ import annotations
 
-from ._build import build_report, default_dstudy_grid
+from ._build import build_report, default_dstudy_grid, interaction_test
 from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
 from ._checks import check_evaluation_log, long_format_hint
 from ._format import format_number
@@ -31,6 +31,7 @@ from ._text import text_table
 __all__ = [
     "build_report",
     "default_dstudy_grid",
+    "interaction_test",
     "Report",
     "Section",
     "Table",

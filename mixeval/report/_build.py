@@ -13,7 +13,7 @@ from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
-__all__ = ["build_report", "default_dstudy_grid"]
+__all__ = ["build_report", "default_dstudy_grid", "interaction_test"]
 
 _MEAN_COLUMNS = ("emmean", "estimate", "mean", "response", "prob", "rate")
 _SE_COLUMNS = ("SE", "se", "std_error", "std.error")
@@ -57,6 +57,24 @@ def default_dstudy_grid(study: Any, facets: Sequence[str] | None = None) -> dict
     return {f: s for f, s in zip(facets[:2], sizes)}
 
 
+def _method_note(result: Any) -> Note | None:
+    """The fit criterion and df method of a contrasts result, as a note (None when it names neither)."""
+    from ..significance._labels import footer
+
+    criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
+    if not (criterion and method):
+        return None
+    scale = getattr(result, "scale", "")
+    return Note(footer(criterion, method) + (f"; scale: {scale}" if scale else ""), "note")
+
+
+def _with_note(section: Section, note: Note | None) -> Section:
+    """``section`` with ``note`` appended (unchanged for None)."""
+    if note is None:
+        return section
+    return Section(section.title, section.blocks + (note,), section.summary, section.text_tables)
+
+
 def _as_frame(result: Any, what: str) -> pd.DataFrame:
     """A DataFrame from a comparisons result (a DataFrame, or an object holding one)."""
     if isinstance(result, pd.DataFrame):
@@ -75,6 +93,32 @@ def _as_frame(result: Any, what: str) -> pd.DataFrame:
 
 def _pick(frame: pd.DataFrame, candidates: Sequence[str]) -> str | None:
     return next((c for c in candidates if c in frame.columns), None)
+
+
+def interaction_test(cond: Any, system: str, cls: str) -> Any:
+    """GLRT of the interaction: ML fits of ``system * cls`` (the conditional Study) and ``system + cls``.
+
+    The test ``Study.conditional`` returns drops every system term (``system * cls`` against ``cls``); this one
+    asks whether the differences between the systems change from class to class.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import Study
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 2), "system": np.tile(["A", "B"], 40)})
+    >>> df["cls"] = np.where(df["item"] < 20, "short", "long")
+    >>> gap = 0.5 * (df["system"] == "B") * (df["cls"] == "long")
+    >>> df["score"] = rng.normal(size=40)[df["item"]] + gap + rng.normal(0, 0.3, size=80)
+    >>> glrt, pairs, cond = Study(df, "score ~ system + (1|item)").conditional("cls")
+    >>> test = interaction_test(cond, "system", "cls")
+    >>> int(glrt.df), int(test.df), bool(test.statistic < glrt.statistic)
+    (2, 1, True)
+    """
+    from ..mixed import compare
+
+    additive = cond._fit_formula(cond._formula_with(f"{system} + {cls}"), reml=False)
+    return compare(cond.fit_ml, additive)
 
 
 def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
@@ -161,6 +205,16 @@ def build_report(
         return data_section(study.data, score=score, system=study.system, item=study.item, facets=facets)
 
     def variance_part() -> Section:
+        slopes = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
+        if slopes:  # phi has no single value when a facet's variance depends on a covariate
+            g = slopes[0].name
+            why = (f"Left out: the model has random slopes {', '.join(f'({t.lhs}|{t.name})' for t in slopes)}, so a "
+                   "facet's variance depends on the covariate and has no single share of the total; phi, the "
+                   "variance table and the D-study need random intercepts only. Report them from an "
+                   f"intercept-only model (e.g. (1|{g}) + (1|{g}:{study.system}) in place of "
+                   f"({slopes[0].lhs}|{g})).")
+            return Section("Variance components and reliability", (Note(why, "warning"),),
+                           summary=("left out: the model has random slopes (see the note)",))
         coefficients = study.reliability()
         phi = dict(zip(coefficients["coefficient"], coefficients["value"]))
         names = list(grid)
@@ -184,30 +238,32 @@ def build_report(
     def comparison_part() -> Section:
         glrt = study.glrt()
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
-        pairwise = _as_frame(study.pairwise(), "pairwise comparisons")
-        return comparison_section(glrt, pairwise=pairwise, hypothesis=hypothesis)
+        result = study.pairwise()
+        section = comparison_section(glrt, pairwise=_as_frame(result, "pairwise comparisons"), hypothesis=hypothesis)
+        return _with_note(section, _method_note(result))
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)
         if getattr(pairwise, "trend", None) is not None:  # a numeric property: slopes (emtrends)
             from ..significance import plot_trends
 
-            return trend_section(
+            return _with_note(trend_section(
                 pairwise.emmeans, trace=study.system, var=str(conditional_on),
                 contrasts=_as_frame(pairwise, "slope comparisons"), glrt=glrt,
                 figure=plot_trends(cond.fit, study.system, str(conditional_on)),
                 title=f"Comparisons conditional on {conditional_on}",
-            )
+            ), _method_note(pairwise))
         cls = conditional_on if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
         y = _pick(means, _MEAN_COLUMNS)
         if y is None:
             raise InputError(f"cannot find the means among the columns {list(means.columns)}.")
-        return conditional_section(
+        return _with_note(conditional_section(
             means, x=cls, trace=study.system, y=y, se=_pick(means, _SE_COLUMNS),
             contrasts=_as_frame(pairwise, "conditional comparisons"), glrt=glrt,
+            interaction=interaction_test(cond, study.system, cls),
             title=f"Comparisons conditional on {conditional_on}",
-        )
+        ), _method_note(pairwise))
 
     steps: list[tuple[str, Callable[[], Section]]] = [
         ("data", data_part), ("variance components", variance_part), ("significance", comparison_part)]

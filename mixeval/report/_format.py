@@ -8,6 +8,8 @@ import numbers
 import numpy as np
 import pandas as pd
 
+from .._results import PVALUE_FLOOR
+
 __all__ = ["format_number", "format_cell", "display_frame"]
 
 
@@ -40,8 +42,18 @@ def format_number(value: float, digits: int = 4) -> str:
     return f"{x:.{digits - 1}e}"
 
 
-def format_cell(value: object, digits: int = 4) -> str:
-    """One table cell as text: floats via :func:`format_number`, missing as ``NA``."""
+def format_cell(value: object, digits: int = 4, *, pvalue: bool = False) -> str:
+    """One table cell as text: floats via :func:`format_number`, missing as ``NA``; with ``pvalue``, a p-value
+    below 2.2e-16 as ``< 2.2e-16`` (R's ``format.pval``).
+
+    Examples
+    --------
+    >>> format_cell(1.1e-17, pvalue=True), format_cell(1.1e-17), format_cell(0.01234, pvalue=True)
+    ('< 2.2e-16', '1.100e-17', '0.01234')
+    """
+    if pvalue and isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) \
+            and float(value) <= PVALUE_FLOOR:
+        return "< 2.2e-16"
     if value is None or value is pd.NA or value is pd.NaT:
         return "NA"
     if isinstance(value, (bool, np.bool_)):

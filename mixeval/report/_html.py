@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
+from .._results import is_pvalue_column
 from ._format import display_frame, format_cell
 
 __all__ = [
@@ -75,8 +76,8 @@ def table_html(table: Table) -> str:
     rows = []
     for values in frame.itertuples(index=False, name=None):
         cells = []
-        for value, is_num in zip(values, numeric):
-            text = html.escape(format_cell(value, table.digits))
+        for value, is_num, column in zip(values, numeric, frame.columns):
+            text = html.escape(format_cell(value, table.digits, pvalue=is_pvalue_column(column)))
             cells.append(f'<td class="num">{text}</td>' if is_num else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""

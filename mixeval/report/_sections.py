@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from .._results import TestResult
+from .._results import PVALUE_FLOOR, TestResult
 from .._validation import require_columns, require_dataframe
 from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
@@ -38,8 +38,8 @@ def _pvalue_column(frame: pd.DataFrame, given: str | None) -> str | None:
 
 
 def _p_text(p: float) -> str:
-    """``p = 0.0123`` style, ``p < 1e-16`` below double precision's resolution."""
-    return "p < 1e-16" if p < 1e-16 else f"p = {format_number(p, 3)}"
+    """``p = 0.0123`` style, ``p < 2.2e-16`` below double precision's resolution (as R prints it)."""
+    return "p < 2.2e-16" if p <= PVALUE_FLOOR else f"p = {format_number(p, 3)}"
 
 
 def data_section(
@@ -267,6 +267,12 @@ def result_table(result: TestResult, label: str = "") -> pd.DataFrame:
 
 
 
+def _chi2_text(test: TestResult) -> str:
+    """``chi2 = 381.1, df = 4, p < 2.2e-16`` for a summary line."""
+    return (f"chi2 = {format_number(test.statistic)}" + (f", df = {test.df:g}" if test.df is not None else "")
+            + f", {_p_text(test.pvalue)}")
+
+
 def _pairwise_summary(pairwise: pd.DataFrame, pvalue: str | None, alpha: float, where: str = "") -> str | None:
     column = _pvalue_column(pairwise, pvalue)
     if column is None:
@@ -334,6 +340,7 @@ def conditional_section(
     se: str | None = None,
     contrasts: pd.DataFrame | None = None,
     glrt: TestResult | None = None,
+    interaction: TestResult | None = None,
     pvalue: str | None = None,
     alpha: float = 0.05,
     x_order: Sequence[object] | None = None,
@@ -350,7 +357,11 @@ def conditional_section(
     contrasts : DataFrame, optional
         Pairwise comparisons within each ``x`` level (must contain column ``x`` for per-class lines).
     glrt : TestResult, optional
-        The test of the interaction (e.g. ``system * class`` against ``class``).
+        The test of the systems within the classes: every system term, ``trace * x`` against ``x`` alone
+        (what ``Study.conditional`` returns).
+    interaction : TestResult, optional
+        The test of the interaction: ``trace * x`` against ``trace + x`` (does the difference between the
+        systems change with ``x``?).
 
     Returns
     -------
@@ -368,10 +379,13 @@ def conditional_section(
     fig = plots.plot_interaction(means_table, x, trace, y, se, x_order=x_order)
     summary: list[str] = []
     blocks: list[Block] = []
-    if glrt is not None:
-        summary.append(f"{glrt.method or 'interaction test'}: chi2 = {format_number(glrt.statistic)}"
-                       + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", {_p_text(glrt.pvalue)}")
-        blocks.append(Table(result_table(glrt, glrt.method or "interaction test"), "Test of the interaction"))
+    tests = ((glrt, f"systems within each {x}", f"{trace} * {x} against {x}"),
+             (interaction, "interaction", f"{trace} * {x} against {trace} + {x}"))
+    for test, what, models in tests:
+        if test is not None:
+            summary.append(f"test of the {what} ({models}): {_chi2_text(test)}")
+            blocks.append(Table(result_table(test, test.method or "likelihood-ratio test"),
+                                f"Test of the {what} ({models})"))
     blocks.append(Figure.from_matplotlib(fig, f"Means of {y} per {x} and {trace}" + (" (\u00b1 SE)" if se else "")))
     blocks.append(Table(means_table, f"Means per {x} and {trace}"))
     if contrasts is not None:
@@ -437,8 +451,7 @@ def trend_section(
     summary: list[str] = []
     blocks: list[Block] = []
     if glrt is not None:
-        summary.append(f"{glrt.method or 'interaction test'} of {trace} x {var}: chi2 = {format_number(glrt.statistic)}"
-                       + (f", df = {glrt.df:g}" if glrt.df is not None else "") + f", {_p_text(glrt.pvalue)}")
+        summary.append(f"{glrt.method or 'interaction test'} of {trace} x {var}: {_chi2_text(glrt)}")
         blocks.append(Table(result_table(glrt, glrt.method or "interaction test"),
                             f"Test of the interaction ({trace} x {var} against {trace} + {var})"))
     summary.append(f"slope of the score in {var}: "

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from ._blocks import Figure, Note, Paragraph, Section, Table
+from .._results import is_pvalue_column
 from ._format import display_frame, format_cell
 
 __all__ = ["text_table", "wrap", "section_text", "report_text"]
@@ -40,7 +41,9 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = 12
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
                for c in frame.columns]
     header = [str(c) for c in frame.columns]
-    body = [[format_cell(v, digits) for v in row] for row in shown.itertuples(index=False, name=None)]
+    pvalue = [is_pvalue_column(c) for c in frame.columns]
+    body = [[format_cell(v, digits, pvalue=p) for v, p in zip(row, pvalue)]
+            for row in shown.itertuples(index=False, name=None)]
     widths = [max([len(h)] + [len(r[j]) for r in body]) for j, h in enumerate(header)]
 
     def line(cells: Sequence[str]) -> str:

@@ -7,10 +7,11 @@
   :mod:`mixeval.significance._glmm_ddf`);
 * ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits of up to 3,000 rows): the adjusted covariance
   of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``);
-* ``"satterthwaite-upper"`` -- Satterthwaite's df with each variance component's part of the variance at
-  an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
+* ``"satterthwaite-upper"`` (experimental) -- Satterthwaite's df with each variance component's part of the
+  variance at an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
   component from 3-5 levels carries most of a mean's variance, where Satterthwaite's and Kenward-Roger's
-  intervals undercover. For glmer fits and REML random-intercept lmer fits.
+  intervals undercover. For glmer fits and REML random-intercept lmer fits of balanced, crossed designs whose
+  components have 3 or more levels (refused elsewhere: :mod:`mixeval.significance._upper_range`).
 
 Kenward-Roger is computed in the space of the random effects: every quantity it needs (``X'V^-1X``,
 ``X'V^-1 G_r V^-1 X``, ``X'V^-1 G_r V^-1 G_s V^-1 X``, ``tr(V^-1 G_r V^-1 G_s)``) is a function of
@@ -67,7 +68,8 @@ def canonical_df(df: object) -> str:
             return method
     raise InputError(f"unknown degrees-of-freedom method df={df!r}; choose 'asymptotic' (z tests, the book's), "
                      "'satterthwaite' (lmerTest's), 'kenward-roger' (pbkrtest's) or "
-                     "'satterthwaite-upper' (Satterthwaite with the components' shares at an upper bound).")
+                     "'satterthwaite-upper' (experimental: Satterthwaite with the components' shares at an upper "
+                     "bound).")
 
 
 @dataclass(frozen=True)
@@ -444,11 +446,33 @@ class DfInference:
         return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
 
 
+def _require_upper_range(fit: object) -> None:
+    from ._upper_range import upper_range_problems
+
+    problems = upper_range_problems(fit)
+    if problems:
+        raise InputError("df='satterthwaite-upper' is experimental and calibrated only for balanced, crossed "
+                         "random-intercept designs whose components have at least 3 levels; here "
+                         + "; ".join(problems) + ". Use df='satterthwaite' or df='asymptotic'.")
+
+
 def _has_pieces(fit: object) -> bool:
     design = getattr(fit, "design", None)
     return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
             and np.shape(fit.theta) == (len(design.groups),)
             and (len(design.groups) == 1 or sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS))
+
+
+def _why_no_pieces(fit: object) -> str:
+    """Why :func:`_has_pieces` is false for ``fit`` (the Kenward-Roger and upper-bound pieces are not available)."""
+    design = getattr(fit, "design", None)
+    if not getattr(fit, "reml", False):
+        return "was fitted by maximum likelihood (REML=False)"
+    if getattr(design, "X", None) is None:
+        return "was made from aggregates, not from the rows"
+    if np.shape(fit.theta) != (len(design.groups),):
+        return "has random slopes"
+    return f"has more than {KR_MAX_LEVELS:,} random-effect levels over crossed factors"
 
 
 def _satterthwaite(fit: object, row: np.ndarray) -> float:
@@ -458,8 +482,14 @@ def _satterthwaite(fit: object, row: np.ndarray) -> float:
 
 
 def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
-    """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``."""
+    """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``.
+
+    ``"satterthwaite-upper"`` (experimental) is refused outside its calibrated range
+    (:func:`mixeval.significance._upper_range.upper_range_problems`).
+    """
     method = canonical_df(df)
+    if method == "satterthwaite-upper":
+        _require_upper_range(fit)
     if is_glmm(fit):
         if method == "kenward-roger":
             raise InputError("Kenward-Roger degrees of freedom are defined for linear mixed models; for a glmer fit "
@@ -470,7 +500,8 @@ def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
         return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
     if method == "satterthwaite-upper" and not _has_pieces(fit):
         raise InputError("df='satterthwaite-upper' is implemented for glmer fits and REML random-intercept lmer "
-                         "fits made from the rows; use df='satterthwaite' or df='kenward-roger' for this fit.")
+                         f"fits made from the rows; this fit {_why_no_pieces(fit)}. Use df='satterthwaite' or "
+                         "df='asymptotic' (Kenward-Roger needs the same kind of fit).")
     if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):
         raise InputError("Satterthwaite degrees of freedom need a fit from mixeval.lmer(); use df='asymptotic'.")
     return DfInference(method, np.asarray(fit.cov_coef, dtype=float), fit)

@@ -10,18 +10,17 @@ from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._ddf import DfInference, canonical_df, df_inference
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
+from ._labels import label_table
 
 __all__ = ["emmeans", "marginal_means", "means_table"]
 
 
 def _check_fit(fit: object) -> None:
-    for attribute in ("coef", "cov_coef", "design"):
-        if not hasattr(fit, attribute):
-            raise InputError(
-                f"`fit` must be a fitted model from mixeval.lmer() (it has no {attribute!r}); got {type(fit).__name__}."
-            )
+    if not isinstance(fit, MixedResult):
+        raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")
 
 
 def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None,
@@ -62,7 +61,9 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     DataFrame
         One row per combination of ``specs`` within each ``by`` group (by groups outer, first
         factor varying fastest, as emmeans prints them) with columns ``*specs``, ``*by``,
-        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``ci_low``, ``ci_high``.
+        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``ci_low``, ``ci_high``; ``attrs`` name the fit
+        criterion (``"fit_criterion"``: REML, ML, ...), the df method (``"df_method"``) and both in words
+        (``"note"``).
 
     Raises
     ------
@@ -117,4 +118,5 @@ def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference:
     out["df"] = dof
     out["ci_low"] = est - crit * se
     out["ci_high"] = est + crit * se
-    return out.reset_index(drop=True)
+    out = out.reset_index(drop=True)
+    return out if inference.fit is None else label_table(out, inference.fit, inference.method)

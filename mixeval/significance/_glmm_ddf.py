@@ -29,7 +29,7 @@ Simulation (``benchmarks/sim_glmer_df.py``, 8 binary designs): 95% accuracy inte
 93.7% (Satterthwaite) with 60 items x 5 seeds, 90.8% and 92.5% with 40 items x 3 seeds (2,000 replicates
 each, MC SE 0.5); Satterthwaite never covered less than z. The remaining gap comes from the maximum-likelihood
 (Laplace) fit's downward bias of the seed variance and from fits with the seed variance on the boundary, not
-from the df; ``Study(..., family=)`` uses Satterthwaite by default.
+from the df; ``Study(..., family=, df="satterthwaite")`` uses it (the Study default is z, emmeans').
 """
 
 from __future__ import annotations

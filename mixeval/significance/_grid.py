@@ -18,6 +18,7 @@ import pandas as pd
 
 from .._results import Result
 from ..errors import FormulaError, InputError
+from ..mixed import MixedResult
 
 __all__ = ["ReferenceGrid", "reference_grid", "cached_reference_grid", "marginal_linfct", "normalise_names", "level_label"]
 
@@ -93,7 +94,7 @@ def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
         if not isinstance(data, pd.DataFrame):
             raise InputError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
         return data
-    stored = getattr(fit, "data", None)
+    stored = fit.data
     if not isinstance(stored, pd.DataFrame):
         raise InputError("the fit does not hold its data, which are needed for the covariate means; "
                          "pass the fitted rows as data=.")
@@ -138,10 +139,9 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
 
 def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
     """:func:`reference_grid`, shared between calls on the same model spec (do not modify the result)."""
-    design = getattr(fit, "design", None)
-    spec = getattr(design, "fixed_spec", None)
-    if spec is None or not hasattr(spec, "get_model_matrix"):
-        raise InputError("this fit carries no formulaic model spec of its fixed effects; refit it with mixeval.lmer().")
+    if not isinstance(fit, MixedResult):
+        raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")
+    spec = fit.design.fixed_spec
     data_vars = set(spec.variables_by_source.get("data", set()))
     factors: dict[str, list] = {}
     numeric: list[str] = []

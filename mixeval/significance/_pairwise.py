@@ -11,15 +11,17 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
-from .._results import Result
+from .._results import Result, pvalue_formatters
 from .._validation import require_probability
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
+from ._labels import df_label, fit_criterion
 from ._tukey import ptukey, qtukey
 
-__all__ = ["PairwiseResult", "pairwise", "contrast_result", "ADJUSTMENTS", "tukey_pvalue", "tukey_critical_value"]
+__all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale", "ADJUSTMENTS", "tukey_pvalue",
+           "tukey_critical_value"]
 
 #: Accepted ``adjust`` values (case-insensitive) and the name reported for each (emmeans' spelling).
 ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "bonferroni", "bh": "BH",
@@ -90,7 +92,9 @@ class PairwiseResult(Result):
         ``estimate``, ``se``, ``df`` (``inf``: asymptotic), the statistic ``z`` (asymptotic) or ``t``
         (Satterthwaite, Kenward-Roger), ``pvalue`` (adjusted), ``ci_low``, ``ci_high`` (adjusted as
         ``ci_method`` says), ``pvalue_unadjusted`` and ``effect_size`` (``estimate / sigma``, the
-        residual standard deviation of the fit). Numbers are unrounded.
+        residual standard deviation of the fit; for a binomial GLMM the latent residual SD, ``sqrt(pi^2/3)``
+        for the logit link and 1 for the probit link, so that ``effect_size`` is a latent-scale d; left out
+        for a Poisson GLMM, which has no constant latent residual variance). Numbers are unrounded.
     emmeans : DataFrame
         The marginal means (or trends) compared (see :func:`emmeans`, :func:`emtrends`).
     specs, by : tuple of str
@@ -105,11 +109,20 @@ class PairwiseResult(Result):
     family_size : int
         Number of means per family (contrasts are adjusted within each ``by`` group).
     df_method : str
-        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"``.
+        ``"asymptotic"``, ``"satterthwaite"``, ``"kenward-roger"`` or ``"satterthwaite-upper"`` (experimental).
+    fit_criterion : str
+        The fit's criterion: ``"REML"``, ``"ML"`` (lmer), ``"Laplace"``, ``"AGQ (nAGQ = k)"`` or
+        ``"restricted Laplace"`` (glmer); named in the printed notes.
+    scale : str
+        What the estimates are: ``""`` (the model's scale), or for a GLMM's response scale a description
+        (``"odds ratios"``; differences of probabilities conditional on the random effects at 0, ...).
     trend : str or None
         The numeric variable whose slopes are compared (:func:`pairwise_trends`); None for means.
     sigma : float
         The residual standard deviation dividing the estimates in ``effect_size``.
+    effect_size_scale : str
+        What ``sigma`` is (``"residual SD"``, or the latent residual SD of a GLMM), or why there is no
+        ``effect_size`` column.
 
     Examples
     --------
@@ -142,10 +155,23 @@ class PairwiseResult(Result):
     df_method: str = "asymptotic"
     trend: str | None = None
     sigma: float = float("nan")
+    effect_size_scale: str = "residual SD"
+    fit_criterion: str = ""
+    scale: str = ""
 
     @property
     def n_contrasts(self) -> int:
         return len(self.table)
+
+    @property
+    def effect_size_note(self) -> str | None:
+        """What ``effect_size`` divides by, or why the table has none (None for tables never meant to have one)."""
+        if "effect_size" in self.table.columns:
+            what = "estimate" if "estimate" in self.table.columns else "log ratio"
+            return f"effect_size = {what} / {self.effect_size_scale} ({self.sigma:.4g})"
+        if self.effect_size_scale != "residual SD":
+            return f"no effect_size column: {self.effect_size_scale}"
+        return None
 
     def to_frame(self) -> pd.DataFrame:
         """A copy of :attr:`table`."""
@@ -154,17 +180,18 @@ class PairwiseResult(Result):
     def to_dict(self) -> dict:
         """Plain-Python form: settings and the contrast rows."""
         return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
-                "level": self.level, "df_method": self.df_method, "trend": self.trend, "sigma": self.sigma,
-                "rows": self.table.to_dict(orient="records")}
+                "level": self.level, "df_method": self.df_method, "fit_criterion": self.fit_criterion,
+                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "rows": self.table.to_dict(orient="records")}
 
     def _notes(self) -> list[str]:
         k = self.family_size
         m = k * (k - 1) // 2
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        dfm = {"asymptotic": "asymptotic (z)", "satterthwaite": "Satterthwaite", "kenward-roger": "Kenward-Roger",
-               "satterthwaite-upper": "Satterthwaite, components at their upper bounds"}
-        dfm = dfm.get(self.df_method, self.df_method)
-        notes = [f"Degrees-of-freedom method: {dfm}", f"Confidence level used: {self.level:g}"]
+        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}", f"Confidence level used: {self.level:g}"]
+        if self.fit_criterion:
+            notes.insert(0, f"Fit criterion: {self.fit_criterion}")
+        if self.scale:
+            notes.insert(0, f"Scale: {self.scale}")
         if self.trend is not None:
             notes.insert(0, f"Contrasts of the slopes of {self.trend}")
         if self.ci_method == "tukey":
@@ -177,13 +204,15 @@ class PairwiseResult(Result):
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
-        notes.append(f"effect_size = estimate / sigma (residual SD {self.sigma:.4g})")
+        if self.effect_size_note is not None:
+            notes.append(self.effect_size_note)
         return notes
 
     def summary(self, digits: int = 4) -> str:
         """The contrast table rounded for display, with emmeans-style notes on the adjustment."""
         shown = self.table.drop(columns="pvalue_unadjusted")
-        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}")
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.{digits}g}",
+                               formatters=pvalue_formatters(shown, digits))
         return text + "\n\n" + "\n".join(self._notes())
 
     def __repr__(self) -> str:
@@ -197,7 +226,8 @@ class PairwiseResult(Result):
     def _repr_html_(self) -> str:
         shown = self.table.drop(columns="pvalue_unadjusted")
         notes = "".join(f"<br>{n}" for n in self._notes())
-        return shown.to_html(index=False, float_format=lambda v: f"{v:.4g}") + f"<p><small>{notes[4:]}</small></p>"
+        return (shown.to_html(index=False, float_format=lambda v: f"{v:.4g}", formatters=pvalue_formatters(shown))
+                + f"<p><small>{notes[4:]}</small></p>")
 
 
 def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -348,7 +378,7 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = est / se
     p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
-    sigma = float(np.sqrt(fit.sigma2)) if hasattr(fit, "sigma2") else float("nan")
+    sigma, scale = effect_size_scale(fit)
     table = pd.DataFrame(rows)
     table["estimate"] = est
     table["se"] = se
@@ -358,7 +388,35 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     table["ci_low"] = est - crit * se
     table["ci_high"] = est + crit * se
     table["pvalue_unadjusted"] = p_raw
-    table["effect_size"] = est / sigma
+    if np.isfinite(sigma):
+        table["effect_size"] = est / sigma
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
-                          trend=trend, sigma=sigma)
+                          trend=trend, sigma=sigma, fit_criterion=fit_criterion(fit),
+                          effect_size_scale=scale)
+
+
+def effect_size_scale(fit: object) -> tuple[float, str]:
+    """The SD dividing contrasts in ``effect_size`` and what it is.
+
+    A linear mixed model: the residual SD. A GLMM: the latent residual SD, the square root of the
+    distribution-specific variance (pi^2/3 for the logit link, 1 for the probit link; Nakagawa & Schielzeth
+    2010), so that ``effect_size`` is a d on the latent scale (emmeans' ``eff_size`` needs this ``sigma`` to be
+    given for glmer fits); NaN for a Poisson GLMM, which has no constant latent residual variance.
+
+    Examples
+    --------
+    >>> class Logit:
+    ...     link, distribution_variance = "logit", float(np.pi ** 2 / 3)
+    >>> sd, what = effect_size_scale(Logit())
+    >>> round(sd, 4), what
+    (1.8138, 'latent residual SD sqrt(pi^2/3) (logit link)')
+    """
+    if hasattr(fit, "sigma2"):
+        return float(np.sqrt(fit.sigma2)), "residual SD"
+    variance = float(getattr(fit, "distribution_variance", float("nan")))
+    link = getattr(fit, "link", "?")
+    if np.isfinite(variance):
+        shown = "sqrt(pi^2/3)" if link == "logit" else f"sqrt({variance:g})"
+        return float(np.sqrt(variance)), f"latent residual SD {shown} ({link} link)"
+    return float("nan"), f"a {link}-link GLMM has no constant latent residual variance to standardise by"

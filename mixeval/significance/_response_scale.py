@@ -1,7 +1,10 @@
 """Marginal means and pairwise comparisons of a GLMM on the response scale (emmeans' ``type = "response"``).
 
 * :func:`emmeans_response` -- marginal means back-transformed: probabilities (accuracy) of a binomial
-  model, rates of a Poisson model, with the link-scale intervals back-transformed;
+  model, rates of a Poisson model, with the link-scale intervals back-transformed. These are *conditional*:
+  the accuracy of a typical item and seed (random effects at 0), as emmeans' ``type = "response"``;
+  ``marginal=True`` gives the *marginal* (population-averaged) accuracy over items and seeds
+  (:mod:`mixeval.significance._marginal`), which is what an evaluation reports;
 * :func:`pairwise_ratios` -- pairwise contrasts as odds ratios (logit link) or rate ratios (log link):
   ``pairs(emmeans(fit, ~ system), type = "response")``;
 * :func:`pairwise_differences` -- pairwise differences of the probabilities (differences in accuracy)
@@ -14,11 +17,15 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from .._validation import require_probability
 from ..errors import InputError
+from ..mixed import MixedResult
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
+from ._labels import fit_criterion, label_table
+from ._marginal import marginal_moments
 from ._pairwise import (
     PairwiseResult,
     _canonical_adjust,
@@ -27,14 +34,28 @@ from ._pairwise import (
     pairwise,
 )
 
-__all__ = ["emmeans_response", "pairwise_differences", "pairwise_ratios", "response_name"]
+__all__ = ["emmeans_response", "pairwise_differences", "pairwise_ratios", "response_name", "scale_note"]
+
+#: What the response-scale means are, as the tables' ``attrs["scale"]`` and the printed notes say.
+CONDITIONAL = "response, conditional: a typical unit (random effects at 0)"
+MARGINAL = "response, marginal: averaged over the random effects (population-averaged)"
+
+
+def scale_note(marginal: bool) -> str:
+    """The ``attrs["scale"]`` of a response-scale table: conditional (random effects at 0) or marginal."""
+    return MARGINAL if marginal else CONDITIONAL
+
+
+def _require_marginal_df(df: str) -> None:
+    if canonical_df(df) != "asymptotic":
+        raise InputError(f"marginal=True gives delta-method z intervals (df='asymptotic'); got df={df!r}. Use "
+                         "df='asymptotic', or marginal=False for the conditional means with other df.")
 
 
 def _family(fit: object):
-    fam = getattr(getattr(fit, "problem", None), "family", None)
-    if fam is None:
+    if not isinstance(fit, MixedResult) or fit.family.estimates_scale:
         raise InputError("response-scale means need a generalised linear mixed model fitted by mixeval.glmer().")
-    return fam
+    return fit.family
 
 
 def response_name(fit: object) -> str:
@@ -43,7 +64,7 @@ def response_name(fit: object) -> str:
 
 
 def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                     level: float = 0.95, df: str = "asymptotic") -> pd.DataFrame:
+                     level: float = 0.95, df: str = "asymptotic", marginal: bool = False) -> pd.DataFrame:
     """Estimated marginal means on the response scale (accuracy per system for a binary score).
 
     Parameters
@@ -58,13 +79,21 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
         :mod:`mixeval.significance._glmm_ddf`), which cover closer to the nominal level when a variance
         component is estimated from few levels (seeds, prompt templates); ``"satterthwaite-upper"``: those
         df with each component's part of the variance at an upper bound, which stay near nominal where a
-        component from 3 levels carries most of the variance (:mod:`mixeval.significance._satterthwaite`).
+        component from 3 levels carries most of the variance (experimental;
+        :mod:`mixeval.significance._satterthwaite`).
+    marginal : bool, default False
+        False: the conditional mean ``g^{-1}(l' b)``, the accuracy of a typical item and seed (random effects
+        at 0; emmeans' ``type = "response"``). True: the marginal (population-averaged) mean
+        ``E_b[g^{-1}(l' b + b)]`` over the random intercepts, the mean accuracy over items and seeds, with a
+        delta-method z interval in ``(beta, theta)`` (:mod:`mixeval.significance._marginal`; ``df`` must be
+        ``"asymptotic"``). emmeans' ``bias.adjust = TRUE`` is its second-order approximation.
 
     Returns
     -------
     DataFrame
         ``*specs``, ``*by``, ``prob`` (or ``rate``), ``se`` (delta method: ``mu_eta(eta) se_eta``), ``df``
-        (inf for z), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1)).
+        (inf for z), ``ci_low``, ``ci_high`` (the link-scale interval back-transformed, so it stays inside (0, 1));
+        ``attrs``: ``scale`` (conditional or marginal), ``fit_criterion``, ``df_method`` and ``note``.
 
     Notes
     -----
@@ -87,7 +116,11 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     canonical_df(df)
     fam = _family(fit)
     cells, L, _, _ = marginal_means(fit, specs, by)
-    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), df_inference(fit, df), level)
+    if marginal:
+        _require_marginal_df(df)
+        return _marginal_table(fit, fam, cells, L, level)
+    inference = df_inference(fit, df)
+    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
     name = response_name(fit)
     out = cells.reset_index(drop=True).copy()
     out[name] = fam.linkinv(link.emmean.to_numpy())
@@ -95,7 +128,24 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     out["df"] = link.df.to_numpy()
     out["ci_low"] = fam.linkinv(link.ci_low.to_numpy())
     out["ci_high"] = fam.linkinv(link.ci_high.to_numpy())
-    return out
+    return label_table(out, fit, inference.method, scale=CONDITIONAL)
+
+
+def _marginal_table(fit: object, fam, cells: pd.DataFrame, L: np.ndarray, level: float) -> pd.DataFrame:
+    """The marginal means with z intervals on the link scale of the marginal mean, back-transformed."""
+    mu, cov = marginal_moments(fit, L)
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    eta = fam.linkfun(mu)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se_link = se / fam.mu_eta(eta)
+    crit = sps.norm.ppf(0.5 + level / 2)
+    out = cells.reset_index(drop=True).copy()
+    out[response_name(fit)] = mu
+    out["se"] = se
+    out["df"] = np.inf
+    out["ci_low"] = fam.linkinv(eta - crit * se_link)
+    out["ci_high"] = fam.linkinv(eta + crit * se_link)
+    return label_table(out, fit, "asymptotic", scale=MARGINAL)
 
 
 def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -141,17 +191,23 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     out["pvalue_unadjusted"] = t.pvalue_unadjusted.to_numpy()
     out["contrast"] = out["contrast"].str.replace(" - ", " / ", regex=False)
     emm = emmeans_response(fit, specs, by=by, level=level, df=df)
+    what = "odds ratios" if fam.link == "logit" else "rate ratios"
     return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
                           ci_method=res.ci_method, level=res.level, family_size=res.family_size,
-                          df_method=res.df_method)
+                          df_method=res.df_method, fit_criterion=res.fit_criterion,
+                          scale=f"{what} (conditional on the random effects, as emmeans' type = \"response\")",
+                          sigma=res.sigma, effect_size_scale=res.effect_size_scale)
 
 
 def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                         adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic") -> PairwiseResult:
+                         adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic",
+                         marginal: bool = False) -> PairwiseResult:
     """Pairwise differences of the response-scale means (differences in accuracy), delta method.
 
     ``df`` as :func:`emmeans_response`: ``"asymptotic"`` (z, emmeans'), ``"satterthwaite"`` or
-    ``"satterthwaite-upper"``.
+    ``"satterthwaite-upper"`` (experimental). ``marginal=True``: differences of the marginal
+    (population-averaged) means, delta method in ``(beta, theta)`` jointly, z tests (see
+    :func:`emmeans_response`).
 
     Notes
     -----
@@ -184,14 +240,15 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
     canonical_df(df)
+    if marginal:
+        _require_marginal_df(df)
     inference = df_inference(fit, df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by)
     coef = np.asarray(fit.coef, dtype=float)
     V = inference.vcov
     eta = L @ coef
-    p = fam.linkinv(eta)
     G = fam.mu_eta(eta)[:, None] * L
-    cov_p = G @ V @ G.T
+    p, cov_p = marginal_moments(fit, L) if marginal else (fam.linkinv(eta), G @ V @ G.T)
     n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list, parenthesize=False)
     C = np.zeros((len(idx), len(cells)))
     for k, (a, b) in enumerate(idx):
@@ -212,6 +269,11 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     table["ci_low"] = est - crit * se
     table["ci_high"] = est + crit * se
     table["pvalue_unadjusted"] = p_raw
-    emm = emmeans_response(fit, specs, by=by, level=level, df=df)
+    emm = emmeans_response(fit, specs, by=by, level=level, df=df, marginal=marginal)
     return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
-                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method)
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
+                          fit_criterion=fit_criterion(fit),
+                          scale=f"differences of {'probabilities' if response_name(fit) == 'prob' else 'rates'}, "
+                                + scale_note(marginal).split(", ", 1)[1],
+                          effect_size_scale="differences of probabilities are not standardised (the ratio or "
+                                            "the link scale gives the latent-scale effect_size)")

@@ -13,7 +13,8 @@ Kenward-Roger, the same df for one linear function, cover 92.4-93.0 % on such a 
 ``benchmarks/sim_gaussian_analog.R``). No df evaluated at the estimated share can avoid it: the exact
 quantile of the pivot at that share covers less still.
 
-``"satterthwaite-upper"`` keeps the standard error and replaces each component's part of ``V`` by its upper
+``"satterthwaite-upper"`` (experimental; refused outside its calibrated range,
+:mod:`mixeval.significance._upper_range`) keeps the standard error and replaces each component's part of ``V`` by its upper
 ``1 - p`` confidence bound before the moment match (``p = SHARE_QUANTILE``). Component ``j`` contributes
 ``w_j = g_j^2 A_jj`` to the variance of ``V``-hat; as a scaled chi-square with ``k_j`` df its part of ``V`` is
 ``s_j = sqrt(k_j w_j / 2)``, and its upper bound ``m_j s_j`` with ``m_j = k_j / chi2_p(k_j)``. Then

@@ -43,7 +43,7 @@ def _trend_grid(fit: object, var: str, data: pd.DataFrame | None) -> ReferenceGr
         what = "a factor" if var in rg.factors else "not a variable"
         raise InputError(f"`var` names {var!r}, which is {what} of the model's fixed part; trends are slopes of a "
                          f"numeric covariate (the model's numeric covariates: {numeric}).")
-    source = data if data is not None else getattr(fit, "data", None)
+    source = data if data is not None else fit.data
     h = trend_step(pd.to_numeric(source[var], errors="coerce").to_numpy(dtype=float)) if isinstance(
         source, pd.DataFrame) and var in source.columns else 1e-3
     spec = fit.design.fixed_spec
@@ -203,7 +203,7 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
         raise InputError(f"`var` names {var!r}, which is not a numeric covariate of the model (its numeric covariates: "
                          f"{numeric}).")
     if values is None:
-        source = data if data is not None else getattr(fit, "data", None)
+        source = data if data is not None else fit.data
         if not isinstance(source, pd.DataFrame) or var not in source.columns:
             raise InputError(f"pass values= (the fit does not hold the data of {var!r}).")
         x = pd.to_numeric(source[var], errors="coerce").to_numpy(dtype=float)

@@ -261,6 +261,11 @@ def _grid(n: Mapping[str, Sequence[int] | int]) -> list[dict[str, int]]:
         raise InputError("n must map facets to sizes, e.g. {'item': [100, 200, 400]}.")
     names = list(n)
     lists = [list(np.atleast_1d(n[f]).astype(int)) for f in names]
+    for f, sizes in zip(names, lists):
+        smallest = 1 if f == "replicates" else 2
+        if min(sizes) < smallest:
+            what = "rows per cell" if f == "replicates" else "levels of a random factor (one level has no variance)"
+            raise InputError(f"n gives {f} = {min(sizes)}: too few {what}; give sizes >= {smallest}.")
     return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
 
 

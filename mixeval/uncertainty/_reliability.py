@@ -16,19 +16,20 @@ ordinary draws, and the interval stays within [0, 1]. Its coverage is measured b
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import BoundaryWarning, InputError
 from ..mixed import MixedResult
 from ..reliability import draws_interval, reach_probability
 from ..mixed._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
-           "reach_probability"]
+           "reach_probability", "warn_boundary_draws"]
 
 
 def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
@@ -65,6 +66,34 @@ def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: A
     return component_draws(source, n_resamples=n_resamples, random_state=random_state, progress=progress)
 
 
+def warn_boundary_draws(values: np.ndarray, level: float, what: str = "phi", *, stacklevel: int = 3) -> None:
+    """Warn when so many refits put the coefficient at 0 (or 1) that an end of the interval is set by them.
+
+    With at least ``(1 - level) / 2`` of the draws at 0 the basic interval's upper end is 1 (at 1, the lower end
+    is 0): the draws cannot bound the coefficient there (see :func:`mixeval.reliability.draws_interval`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_boundary_draws(np.r_[np.zeros(300), np.full(700, 0.4)], 0.95)
+    >>> print(caught[0].message)  # doctest: +ELLIPSIS
+    300 of 1000 bootstrap refits (30%) put phi at 0 (the item variance estimated as 0): ...
+    """
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    tail = (1.0 - level) / 2.0
+    for at, end, side in ((0.0, 1, "upper"), (1.0, 0, "lower")):
+        count = int(np.sum(values == at))
+        if values.size and count / values.size >= tail:
+            cause = "the item variance estimated as 0" if at == 0 else "every error variance estimated as 0"
+            warnings.warn(f"{count} of {values.size} bootstrap refits ({count / values.size:.0%}) put {what} at "
+                          f"{at:g} ({cause}): the interval's {side} end is {end} because the refits cannot bound "
+                          f"{what} on that side, not because the data show it; the design estimates the components "
+                          "poorly (more items or conditions narrow it).", BoundaryWarning, stacklevel=stacklevel)
+
+
 def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> np.ndarray:
     cols = list(draws.columns)
     return np.array([fn(dict(zip(cols, row))) for row in draws.to_numpy()])
@@ -98,6 +127,7 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
     estimate = float(fn(source.variances))
+    warn_boundary_draws(values, level, "the coefficient")
     lo, hi = draws_interval(values, estimate, level, method)
     return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
 
@@ -127,6 +157,7 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = phi_draws(d, item, n, kind=kind)
     estimate = float(phi(source, item, n, kind=kind))
+    warn_boundary_draws(values, level, "phi" if kind == "absolute" else "the relative coefficient")
     lo, hi = draws_interval(values, estimate, level, method)
     return {"estimate": estimate, "lower": lo, "upper": hi, "se": float(np.nanstd(values, ddof=1))}
 
@@ -186,10 +217,12 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
     table = dstudy(source, item, grid)
     names = list(grid)
     rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
-    for _, cell in table.iterrows():
+    for row, (_, cell) in enumerate(table.iterrows()):
         n = {f: float(cell[f]) for f in names}
         for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):
             values = phi_draws(d, item, n, kind=kind)
+            if row == 0 and kind == "absolute":  # a refit at 0 (or 1) is so in every design: said once
+                warn_boundary_draws(values, level, "phi")
             lo, hi = draws_interval(values, float(cell[prefix]), level, method)
             rows[f"{prefix}_lower"].append(lo)
             rows[f"{prefix}_upper"].append(hi)

@@ -78,6 +78,20 @@ def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict
     return systems, fixed, (a, b)
 
 
+def _require_intercepts_only(study) -> None:
+    """Power simulates random intercepts; a term with slopes would be simulated without them (and overstate power)."""
+    terms = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
+    if terms:
+        system, g = study.system or "system", terms[0].name
+        raise InputError(
+            f"power simulates random intercepts only; {study.formula!r} has random slopes "
+            f"{', '.join(f'({t.lhs}|{t.name})' for t in terms)}, whose variance the simulation would leave out "
+            f"(overstating the power). For a slope of the system, fit the study with (1|{g}) + (1|{g}:{system}) "
+            f"instead (the {system}-by-{g} variance as an intercept term, which power simulates); at the data's own design, "
+            "mixeval.uncertainty.bootstrap_fit(study.fit, statistic=...) simulates the slope model and refits "
+            "(a statistic returning each refit's p-value gives the power).")
+
+
 def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
                 effect: Mapping[str, float] | None = None, pair: tuple[str, str] | None = None, alpha: float = 0.05,
                 test: str = "glrt", n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
@@ -88,6 +102,7 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     ----------
     study : Study
         Fitted on ``score ~ system + (1|item) + ...`` (random intercepts; the fixed part is the system factor).
+        A formula with random slopes is refused: the simulation lays out intercepts only.
     n : mapping
         Sizes to try per facet (main random factors), e.g. ``{"sentence_id": [200, 400, 800]}``; facets not
         named keep their size in the data; ``"replicates"`` gives rows per (facets x system) cell.
@@ -132,6 +147,13 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     >>> list(r.table["nobs"])
     [20]
     """
+    _require_intercepts_only(study)
+    if delta is not None and not np.isfinite(float(delta)):
+        raise InputError(f"delta must be a finite difference of means; got {delta!r}.")
+    if effect is not None:
+        bad = {k: v for k, v in effect.items() if not np.isfinite(float(v))}
+        if bad:
+            raise InputError(f"effect must give finite fixed effects; got {bad}.")
     fit = study.fit
     systems, fixed, pair = _systems_and_fixed(study, fit, pair, delta, effect)
     main = {g: k for g, k in zip(fit.group_names, fit.n_levels) if ":" not in g}

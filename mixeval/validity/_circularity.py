@@ -22,6 +22,8 @@ __all__ = [
     "CircularityResult",
     "Nullification",
     "adapt_basis",
+    "n_coefficients",
+    "require_rows_for_basis",
     "check_thresholds",
     "measure_nullification",
     "models_table",
@@ -556,6 +558,42 @@ def _warn_basis(best_fit: GAMResult) -> None:
 # ----------------------------------------------------------------------------- the test
 
 
+def n_coefficients(design: Any) -> int:
+    """Coefficients of the GAM of every candidate of ``design``: the intercept and each term's columns."""
+    return 1 + sum(t.ncol for t in design.terms)
+
+
+def require_rows_for_basis(design: Any, *, k: int) -> None:
+    """Refuse a search whose largest GAM has more coefficients than the data have rows.
+
+    As mgcv's ``gam`` ("Model has more coefficients than data"): such a GAM interpolates any labels, pure noise
+    included (D^2 = 1, determinism 1), so a verdict from it would be meaningless. The message says which ``k``
+    (or how many candidates, ``top``) the rows support.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame(rng.normal(size=(12, 4)), columns=["a", "b", "c", "y"])
+    >>> require_rows_for_basis(make_design(df, "y", ["a", "b", "c"], "gaussian", 10, None), k=10)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: the GAM of the 3 candidate features (a, b, c) has 28 coefficients (k = 10 per smooth) but the data have only 12 rows: it would interpolate any labels, noise included (mgcv's gam refuses it: 'Model has more coefficients than data'). Use k=4 (or fewer candidates, top=1), or more rows.
+    """
+    p, n = n_coefficients(design), len(design.y)
+    if p <= n:
+        return
+    smooths = sum(t.kind == "smooth" for t in design.terms)
+    fixed = 1 + sum(t.ncol for t in design.terms if t.kind != "smooth")
+    fits_k = (n - fixed) // smooths + 1 if smooths else 0
+    advice = f"Use k={fits_k} (or fewer candidates, " if fits_k >= 3 else "Use fewer candidates ("
+    top = max(1, (n - 1) // max(k - 1, 1))
+    names = ", ".join(t.name for t in design.terms)
+    raise InputError(f"the GAM of the {len(design.terms)} candidate features ({names}) has {p} coefficients "
+                     f"(k = {k} per smooth) but the data have only {n} rows: it would interpolate any labels, noise "
+                     "included (mgcv's gam refuses it: 'Model has more coefficients than data'). "
+                     f"{advice}top={top}), or more rows.")
+
+
 def circularity_test(
     data: pd.DataFrame,
     target: str,
@@ -693,6 +731,7 @@ def circularity_test(
     cat = [c for c in (categorical or []) if c in candidates]
     kmap = {c: k for c in candidates}
     design = make_design(data, target, candidates, family, kmap, cat, method)
+    require_rows_for_basis(design, k=k)
     fits, search, fit = search_models(design, candidates, max_exhaustive=max_exhaustive, d2_tolerance=d2_tolerance,
                                       show_progress=show_progress)
     basis = pd.DataFrame()
@@ -703,9 +742,15 @@ def circularity_test(
         raised, basis, _ = adapt_basis(data, target, list(first), family=family, k=k, k_max=k_max,
                                        categorical=[c for c in cat if c in first], method=method,
                                        random_state=random_state)
-        if any(v != k for v in raised.values()):
+        larger = make_design(data, target, candidates, family, {**kmap, **raised}, cat, method) \
+            if any(v != k for v in raised.values()) else None
+        if larger is not None and n_coefficients(larger) > len(larger.y):
+            warnings.warn(f"the k-check asks for larger bases ({raised}), but with them the GAM of every candidate "
+                          f"would have {n_coefficients(larger)} coefficients for {len(larger.y)} rows; k = {k} is kept.",
+                          BasisLimitWarning, stacklevel=2)
+        elif larger is not None:
             kmap.update(raised)
-            design = make_design(data, target, candidates, family, kmap, cat, method)
+            design = larger
             fits, search, fit = search_models(design, candidates, max_exhaustive=max_exhaustive,
                                               d2_tolerance=d2_tolerance, show_progress=show_progress)
     best = select_best(models_table(fits), d2_tolerance)

@@ -66,12 +66,36 @@ def test_significance_and_reliability_family_binomial(capsys):
 
 
 def test_significance_df_methods_family_binomial(capsys):
-    """--family defaults to satterthwaite-upper (fewer df than plain Satterthwaite); --df picks another."""
+    """--family defaults to the Laplace fit with z tests (glmer + emmeans); --df and --reml pick others; the
+    experimental upper df refuse an unbalanced design in one line."""
     data = str(FIX / "binary_crossed.csv")
     f = "correct ~ system + (1|item) + (1|seed)"
     base = ["significance", data, f, "--family", "binomial", "--adjust", "none", "--json"]
     default = _json(capsys, base)
-    upper = _json(capsys, base + ["--df", "satterthwaite-upper"])
+    assert default["df_method"] == "asymptotic" and default["fit_criterion"] == "Laplace"
+    assert not any("levels" in w for w in default["warnings"])  # crossed seeds cancel in the contrasts
     satt = _json(capsys, base + ["--df", "satterthwaite"])
-    assert [r["df"] for r in default["rows"]] == [r["df"] for r in upper["rows"]]
-    assert all(u["df"] < s["df"] for u, s in zip(upper["rows"], satt["rows"]))
+    assert satt["df_method"] == "satterthwaite" and all("t" in r and r["df"] > 0 for r in satt["rows"])
+    restricted = _json(capsys, base + ["--reml"])
+    assert restricted["fit_criterion"] == "restricted Laplace"
+    assert main(base + ["--df", "satterthwaite-upper"]) == 2
+    assert "experimental" in capsys.readouterr().err
+
+
+def test_significance_family_by_a_numeric_property_gives_slopes(tmp_path, capsys):
+    """``--family binomial --by <numeric>`` compares the systems' slopes on the link scale (it was refused though
+    ``--help`` promises slopes)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    d = pd.DataFrame({"item": np.repeat(np.arange(40), 6), "system": np.tile(list("ABC"), 80)})
+    d["length"] = rng.normal(size=40)[d.item]
+    eta = rng.normal(size=40)[d.item] + 0.5 * (d.system == "B")
+    d["correct"] = (rng.random(240) < 1 / (1 + np.exp(-eta))).astype(int)
+    path = tmp_path / "bin.csv"
+    d.to_csv(path, index=False)
+    out = _json(capsys, ["significance", str(path), "correct ~ system + (1|item)", "--family", "binomial",
+                         "--by", "length", "--json"])
+    assert out["trend"] == "length" and out["glrt"]["df"] == 2.0
+    assert {r["system"] for r in out["slopes"]} == {"A", "B", "C"}

@@ -48,6 +48,7 @@ def data() -> pd.DataFrame:
         + (0.3 + rng.normal(0, 0.3, n_item)[item]) * x
     return pd.DataFrame({
         "item": [f"i{i}" for i in item], "system": system, "seed": [f"s{s}" for s in seed], "x": x,
+        "domain": np.where(item % 2 == 0, "news", "chat"),
         "score": eta + rng.normal(0, 0.7, item.size),
         "correct": (rng.random(item.size) < 1 / (1 + np.exp(-eta))).astype(int),
         "count": rng.poisson(np.exp(0.3 * eta)),
@@ -223,7 +224,7 @@ def test_study_methods_honour_the_family(data, family):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MixevalWarning)
         fits = [study.fit, study.fit_ml, study.where("x > -1").fit]
-        cond = study.conditional("seed")[2]
+        cond = study.conditional("domain")[2]
     assert {f.family.name for f in [*fits, cond.fit]} == {family}
     table = study.variance_components()
     assert table.variance.iloc[-1] == pytest.approx(study.fit.latent_components["Residual"])
@@ -292,3 +293,11 @@ def test_cli_fit_json_has_the_same_keys_for_every_family(data, family, tmp_path,
     assert set(out) - {"warnings"} == set(expected)
     assert out["loglik"] == pytest.approx(expected["loglik"], rel=1e-9)
     assert out["family"] == family
+
+
+def test_study_conditional_refuses_what_is_not_a_property(data):
+    study = Study(data, STRUCTURES["crossed"].format(y="score"))
+    for prop, match in [("system", "compared factor"), ("seed", "grouping factor"), ("nope", "nope")]:
+        with pytest.raises(Exception, match=match) as info:
+            study.conditional(prop)
+        assert isinstance(info.value, InputError) or "not a column" in str(info.value) or "nope" in str(info.value)

@@ -87,7 +87,7 @@ def test_glrt_line_is_the_studys_test(report, study):
     assert omnibus["df"].item() == 2
     notes = [b for b in section.blocks if isinstance(b, Note)]
     if HAS_PAIRWISE:
-        assert len(section.tables) == 2 and not notes
+        assert len(section.tables) == 2 and [n.text for n in notes] == ["Fit: REML; degrees of freedom: asymptotic (z)"]
     else:  # said plainly in the report, not dropped silently
         assert notes and "pairwise comparisons unavailable" in notes[0].text
 
@@ -104,7 +104,27 @@ def test_conditional_section(study):
     rep = build_report(study, conditional_on="length", cuts=(30,), labels=("short", "long"), progress=False)
     section = rep.sections[-1]
     assert section.title == "Comparisons conditional on length"
-    assert len(section.figures) == 1 and len(section.tables) == 3
+    assert len(section.figures) == 1 and len(section.tables) == 4
+
+
+@pytest.mark.skipif(not HAS_PAIRWISE, reason="conditional comparisons need mixeval.significance (emmeans)")
+def test_conditional_section_holds_the_systems_test_and_the_interaction_test(study):
+    """Each table holds the test its caption names: ML fits of system * cls against cls (every system term) and
+    against system + cls (the interaction), computed here from the three fits."""
+    from mixeval import lmer
+
+    log = _small_log()
+    log["cls"] = np.where(log["length"] <= 60, "short", "long")
+    random = " + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
+    full, no_system, additive = (lmer(f"score ~ {fixed}{random}", log, REML=False).loglik
+                                 for fixed in ("system * cls", "cls", "system + cls"))
+    rep = build_report(study_module.Study(log, "score ~ system" + random), conditional_on="cls", progress=False)
+    tables = {t.caption: t.data.iloc[0] for t in rep.sections[-1].tables if "Test of" in t.caption}
+    within = tables["Test of the systems within each cls (system * cls against cls)"]
+    interaction = tables["Test of the interaction (system * cls against system + cls)"]
+    assert within["df"] == 4 and within["statistic"] == pytest.approx(2 * (full - no_system), rel=1e-6)
+    assert interaction["df"] == 2 and interaction["statistic"] == pytest.approx(2 * (full - additive), rel=1e-6)
+    assert interaction["statistic"] < within["statistic"]
 
 
 def test_study_without_system_is_rejected():
@@ -114,3 +134,14 @@ def test_study_without_system_is_rejected():
         build_report(study, progress=False)
     with pytest.raises(TypeError, match="Study"):
         build_report(log, progress=False)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_slope_model_reports_without_the_reliability_section_and_says_why():
+    study = study_module.Study(_small_log(), "score ~ system + (1 + system|item) + (1|rater)", system="system")
+    rep = build_report(study, progress=False)
+    assert [s.title for s in rep.sections] == ["Data", "Variance components and reliability", "Do the systems differ?"]
+    section = rep.section("Variance components and reliability")
+    assert not section.tables and not section.figures
+    assert "random slopes (1 + system|item)" in rep.to_text() and "(1|item) + (1|item:system)" in rep.to_text()
+    assert rep.section("Do the systems differ?").tables[0].data["df"].iloc[0] == 2

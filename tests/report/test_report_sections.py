@@ -198,7 +198,7 @@ def test_comparison_section_table_4_1_and_4_2():
     assert omnibus.to_dict("records") == [{"test": "GLRT", "statistic": 34.09, "df": 2.0, "p.value": 3.96e-8}]
     assert section.text_tables  # the pairwise table is printed in the text summary
     tiny = comparison_section(TestResult(statistic=397.3, pvalue=1e-80, df=6, method="GLRT"))
-    assert tiny.summary == ("GLRT: chi2 = 397.3, df = 6, p < 1e-16",)
+    assert tiny.summary == ("GLRT: chi2 = 397.3, df = 6, p < 2.2e-16",)
     no_p = comparison_section(glrt, pairwise=TABLE_4_2.drop(columns="p.value"))
     assert len(no_p.summary) == 1
     with pytest.raises(TypeError, match="TestResult"):
@@ -216,17 +216,23 @@ def test_conditional_section_table_4_3():
                           "system": ["Baseline", "Marking", "PostEdit"] * 3,
                           "emmean": [0.35, 0.33, 0.34, 0.38, 0.37, 0.37, 0.45, 0.42, 0.43],
                           "SE": [0.01] * 9})
-    glrt = TestResult(statistic=66.52, pvalue=2.1e-12, df=6, method="GLRT of system x cls")
-    section = conditional_section(means, x="cls", trace="system", y="emmean", se="SE", contrasts=contrasts, glrt=glrt)
+    glrt = TestResult(statistic=66.52, pvalue=2.1e-12, df=6, method="GLRT")
+    interaction = TestResult(statistic=20.5, pvalue=4.0e-4, df=4, method="GLRT")
+    section = conditional_section(means, x="cls", trace="system", y="emmean", se="SE", contrasts=contrasts, glrt=glrt,
+                                  interaction=interaction)
     assert section.title == "Comparisons conditional on cls"
     assert section.summary == (
-        "GLRT of system x cls: chi2 = 66.52, df = 6, p = 2.10e-12",
+        "test of the systems within each cls (system * cls against cls): chi2 = 66.52, df = 6, p = 2.10e-12",
+        "test of the interaction (system * cls against system + cls): chi2 = 20.50, df = 4, p = 0.000400",
         "2 of 3 pairwise differences for cls = short have p < 0.05",
         "1 of 3 pairwise differences for cls = typical have p < 0.05",
         "3 of 3 pairwise differences for cls = very long have p < 0.05",
     )
-    assert [t.caption for t in section.tables] == ["Test of the interaction", "Means per cls and system",
-                                                   "Pairwise comparisons within each cls"]
+    assert [t.caption for t in section.tables] == [
+        "Test of the systems within each cls (system * cls against cls)",
+        "Test of the interaction (system * cls against system + cls)",
+        "Means per cls and system", "Pairwise comparisons within each cls"]
+    assert [t.data["df"].iloc[0] for t in section.tables[:2]] == [6, 4]
     assert len(section.figures) == 1
 
 

@@ -63,7 +63,9 @@ def test_aggregate_lrt_and_study(rows, tmp_path):
     st = Study(str(path), FORMULA, family="binomial")
     assert st.glrt().statistic == pytest.approx(ref.statistic, rel=1e-6)
     acc = st.emmeans()
-    np.testing.assert_allclose(acc.prob, Study(rows, FORMULA, family="binomial").emmeans().prob, rtol=1e-5)
+    in_memory = Study(rows, FORMULA, family="binomial")
+    np.testing.assert_allclose(acc.prob, in_memory.emmeans().prob, rtol=1e-5)
+    np.testing.assert_allclose(st.emmeans(marginal=True).prob, in_memory.emmeans(marginal=True).prob, rtol=1e-5)
 
 
 def test_aggregate_rejects_non_binary(rows):

@@ -64,3 +64,30 @@ def test_differences_in_accuracy(fit, key, adjust):
     np.testing.assert_allclose(t.se, r["SE"], rtol=1e-4)
     np.testing.assert_allclose(t.pvalue, r["p.value"], rtol=1e-3)
     np.testing.assert_allclose(t.ci_low, r["asymp.LCL"], rtol=1e-3)
+
+
+def test_glmm_effect_size_is_on_the_latent_scale_or_left_out_with_a_note():
+    """Binomial logit: log odds ratio / (pi / sqrt(3)) (emmeans' eff_size with that sigma); Poisson and
+    differences of accuracies: no column, and the footnote says why (never a NaN column or 'residual SD nan')."""
+    import warnings
+
+    from mixeval.mixed import glmer
+    from mixeval.significance import pairwise_differences, pairwise_ratios
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
+    eta = rng.normal(size=40)[df["item"]] + 0.5 * (df["system"] == "B")
+    df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    df["count"] = rng.poisson(np.exp(0.5 + 0.3 * eta))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ratios = pairwise_ratios(glmer("correct ~ system + (1|item)", df, family="binomial"), "system")
+        diffs = pairwise_differences(glmer("correct ~ system + (1|item)", df, family="binomial"), "system")
+        rates = pairwise_ratios(glmer("count ~ system + (1|item)", df, family="poisson"), "system")
+    expected = np.log(ratios.table["odds_ratio"]) / (np.pi / np.sqrt(3))
+    np.testing.assert_allclose(ratios.table["effect_size"], expected, rtol=1e-12)
+    assert ratios.sigma == pytest.approx(np.pi / np.sqrt(3))
+    assert "effect_size = log ratio / latent residual SD sqrt(pi^2/3)" in ratios.summary()
+    for res, why in ((diffs, "differences of probabilities"), (rates, "no constant latent residual variance")):
+        assert "effect_size" not in res.table.columns
+        assert why in res.summary() and "nan" not in res.summary().split("\n\n")[-1]

@@ -128,3 +128,33 @@ def test_method_names():
     assert canonical_df("satterthwaite_upper") == "satterthwaite-upper"
     with pytest.raises(InputError, match="satterthwaite-upper"):
         canonical_df("upper-ish")
+
+
+@pytest.mark.parametrize("formula, reml, why", [
+    ("score ~ system + (1|item)", False, "maximum likelihood"),
+    ("score ~ system + (1 + x|item)", True, "random slopes"),
+])
+def test_upper_df_refusal_recommends_only_methods_that_work_for_the_fit(formula, reml, why):
+    """The refusal names why and recommends Satterthwaite or z, never Kenward-Roger (refused for the same fits);
+    the recommended Satterthwaite then runs."""
+    import warnings
+
+    from mixeval import lmer
+    from mixeval.errors import InputError
+    from mixeval.significance import pairwise
+
+    rng = np.random.default_rng(0)
+    item = np.repeat(np.arange(20), 4)
+    df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 40), "x": rng.normal(size=80)})
+    df["score"] = rng.normal(size=20)[item] + rng.normal(size=80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = lmer(formula, df, REML=reml)
+        with pytest.raises(InputError, match=why) as info:
+            pairwise(fit, "system", df="satterthwaite-upper")
+        assert "df='satterthwaite' or df='asymptotic'" in str(info.value)
+        assert "Use df='satterthwaite' or df='kenward-roger'" not in str(info.value)
+        assert np.isfinite(pairwise(fit, "system", df="satterthwaite").table["df"].iloc[0])
+        assert np.isinf(pairwise(fit, "system", df="asymptotic").table["df"].iloc[0])
+        with pytest.raises(InputError):
+            pairwise(fit, "system", df="kenward-roger")

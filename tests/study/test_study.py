@@ -72,8 +72,19 @@ def test_variance_lrt_matches_anova_refit_false(lme4_fixtures):
                       item="sentence")
         res = study.variance_lrt(component)
         assert res.statistic == pytest.approx(ref["statistic"], rel=1e-4)
-        assert res.pvalue == pytest.approx(ref["pvalue_naive"], abs=1e-4)
-        assert res.details["pvalue_boundary"] == pytest.approx(ref["pvalue_mixture"], abs=1e-4)
+        assert res.pvalue == pytest.approx(ref["pvalue_mixture"], abs=1e-4)  # the boundary mixture, as documented
+        assert res.details["pvalue_naive"] == pytest.approx(ref["pvalue_naive"], abs=1e-4)
+        assert res.alternative == "greater" and "(one-sided, greater)" in res.summary()
+
+
+def test_variance_lrt_of_a_slope_term_keeps_the_conservative_naive_pvalue():
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"item": np.repeat(np.arange(30), 4), "rater": np.tile([1, 2, 3, 4], 30),
+                       "x": rng.normal(size=120)})
+    df["score"] = rng.normal(size=30)[df["item"]] + rng.normal(size=120)
+    res = Study(df, "score ~ x + (1 + x|item) + (1|rater)").variance_lrt("item")
+    assert res.df == 3 and res.pvalue == res.details["pvalue_naive"] and "pvalue_boundary" not in res.details
+    assert "conservative" in res.method
 
 
 def test_simulation_recovers_variance_components_and_phi():

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mixeval import Study, compare, glmer, lmer
-from mixeval.errors import FamilyWarning, InputError
+from mixeval.errors import FamilyWarning, FewLevelsWarning, InputError
 from mixeval.significance import emmeans_response, pairwise_ratios
 
 FIX = Path(__file__).parents[1] / "mixed" / "fixtures" / "glmer"
@@ -34,34 +34,61 @@ def test_study_glrt_is_the_glmer_lrt(study, data):
 
 
 def test_study_means_default_to_accuracy(study):
-    acc = study.emmeans()
+    with pytest.warns(FewLevelsWarning, match="'seed' has 8 levels"):
+        acc = study.emmeans()
     assert list(acc.columns[:2]) == ["system", "prob"]
     assert np.all((acc.ci_low < acc.prob) & (acc.prob < acc.ci_high) & (acc.ci_low > 0) & (acc.ci_high < 1))
-    # the default is the linearised model's Satterthwaite t at the components' upper bounds (GLMM_DEFAULT_DF);
-    # df="asymptotic" is emmeans' z
-    pd.testing.assert_frame_equal(acc, emmeans_response(study.fit, "system", df="satterthwaite-upper"))
-    assert np.all(acc.df <= study.emmeans(df="satterthwaite").df)
-    assert np.all(np.isfinite(acc.df))
-    pd.testing.assert_frame_equal(study.emmeans(df="asymptotic"), emmeans_response(study.fit, "system"))
-    logit = study.emmeans(type="link")
+    # the default is the Laplace (ML) fit, as lme4's glmer, with z intervals, as emmeans
+    assert not study.fit.reml and study.fit is study.fit_ml
+    pd.testing.assert_frame_equal(acc, emmeans_response(study.fit, "system"))
+    assert np.all(np.isinf(acc.df))
+    assert acc.attrs["fit_criterion"] == "Laplace" and acc.attrs["df_method"] == "asymptotic"
+    assert "conditional" in acc.attrs["scale"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewLevelsWarning)  # only the default warns
+        assert np.all(np.isfinite(study.emmeans(df="satterthwaite").df))
+        logit = study.emmeans(type="link", df="asymptotic")
     np.testing.assert_allclose(1 / (1 + np.exp(-logit.emmean)), acc.prob)
 
 
+def test_study_reml_option(data, study):
+    restricted = Study(data, FORMULA, family="binomial", reml=True)
+    assert restricted.fit.reml and not restricted.fit_ml.reml
+    assert restricted.fit_ml.loglik == pytest.approx(study.fit.loglik, abs=1e-8)
+    # the restricted criterion shrinks the seed variance less than ML does
+    assert restricted.fit.variances["seed"] > study.fit.variances["seed"]
+    res = restricted.pairwise(df="asymptotic")
+    assert res.fit_criterion == "restricted Laplace" and "Fit criterion: restricted Laplace" in res.summary()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FamilyWarning)
+        assert Study(data, FORMULA, reml=False).fit.reml is False
+    with pytest.raises(InputError, match="reml="):
+        Study(data, FORMULA, family="binomial", reml="yes")
+
+
 def test_study_pairwise_scales(study):
-    ratios = study.pairwise()
+    ratios = study.pairwise(df="asymptotic")
     assert "odds_ratio" in ratios.table.columns
-    pd.testing.assert_frame_equal(ratios.table, pairwise_ratios(study.fit, "system", df="satterthwaite-upper").table)
-    assert ratios.df_method == "satterthwaite-upper"
-    z = study.pairwise(df="asymptotic")
-    pd.testing.assert_frame_equal(z.table, pairwise_ratios(study.fit, "system").table)
+    pd.testing.assert_frame_equal(ratios.table, pairwise_ratios(study.fit, "system").table)
+    assert ratios.df_method == "asymptotic" and ratios.fit_criterion == "Laplace"
+    assert "odds ratios" in ratios.summary() and "Fit criterion: Laplace" in ratios.summary()
     with pytest.raises(InputError, match="Kenward-Roger"):
         study.pairwise(df="kenward-roger")
-    diffs = study.pairwise(scale="difference", adjust="holm")
+    diffs = study.pairwise(scale="difference", adjust="holm", df="asymptotic")
     assert diffs.adjust == "holm" and diffs.table.estimate.abs().max() < 1
-    link = study.pairwise(scale="link", adjust="BH")
+    link = study.pairwise(scale="link", adjust="BH", df="asymptotic")
     np.testing.assert_allclose(np.exp(link.table.estimate), ratios.table.odds_ratio)
     with pytest.raises(InputError, match="scale"):
         study.pairwise(scale="percent")
+    with pytest.raises(InputError, match="scale='difference'"):
+        study.pairwise(marginal=True)
+    with pytest.raises(InputError, match="type='response'"):
+        study.emmeans(type="link", marginal=True)
+    with pytest.raises(InputError, match="df='asymptotic'"):
+        study.emmeans(marginal=True, df="satterthwaite")
+    # the experimental upper df refuse this unbalanced design
+    with pytest.raises(InputError, match="experimental.*unbalanced"):
+        study.emmeans(df="satterthwaite-upper")
 
 
 def test_study_conditional_on_a_data_property(data):

@@ -93,3 +93,34 @@ def test_crossed_design_and_bad_input():
         power_from_components({"item": 1.0, "rater": 0.1, "Residual": 1.0}, delta=0.1, n={"item": [10]})
     with pytest.raises(InputError, match="test"):
         power_from_components({"item": 1.0, "Residual": 1.0}, delta=0.1, n={"item": [10]}, test="t")
+
+
+def _slope_log(seed: int = 4) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(12), 8)
+    df = pd.DataFrame({"g": g, "f": np.tile(["A", "B"], 48)})
+    slope = rng.normal(0, 0.6, 12)[g] * (df["f"] == "B")
+    df["y"] = rng.normal(size=12)[g] + (0.3 + slope) * (df["f"] == "B") + rng.normal(0, 0.5, 96)
+    return df
+
+
+def test_power_refuses_a_model_with_random_slopes():
+    """Simulating intercepts only would leave out the slope variance and overstate the power: refused."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = Study(_slope_log(), "y ~ f + (1 + f | g)", system="f")
+        with pytest.raises(InputError, match=r"random slopes \(1 \+ f\|g\).*\(1\|g\) \+ \(1\|g:f\)"):
+            study.power(n={"g": [12]}, n_resamples=10, progress=False)
+
+
+@pytest.mark.parametrize("delta", [float("nan"), float("inf"), -float("inf")])
+def test_power_refuses_a_non_finite_delta(delta):
+    rng = np.random.default_rng(0)
+    item = np.repeat(np.arange(10), 2)
+    df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 10)})
+    df["score"] = rng.normal(size=10)[item] + rng.normal(size=20)
+    study = Study(df, "score ~ system + (1|item)")
+    with pytest.raises(InputError, match="delta must be a finite"):
+        study.power(n={"item": [10]}, delta=delta, n_resamples=10, progress=False)
+    with pytest.raises(InputError, match="effect must give finite"):
+        study.power(n={"item": [10]}, effect={"systemB": delta}, n_resamples=10, progress=False)

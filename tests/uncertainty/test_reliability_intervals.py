@@ -135,3 +135,29 @@ def test_phi_interval_coverage_small():
     design = phi_coverage.DESIGNS[0]
     rows = phi_coverage.run(reps=30, boot=40, seed=99, designs=[design])
     assert min(rows[0]["coverage"], rows[0]["bc_coverage"], rows[0]["logit_coverage"]) >= 25 / 30
+
+
+def test_an_interval_ending_at_1_because_refits_put_phi_at_0_warns_with_their_share():
+    """A weak item variance (8 items, tiny share): many refits estimate it as 0, the basic interval's upper end is
+    then 1; the warning names how many refits did so. A well-estimated phi gives no such warning."""
+    from mixeval.errors import BoundaryWarning
+
+    rng = np.random.default_rng(5)
+    df = phi_coverage.simulate({"item": 8, "rater": 3}, {"item": 0.05, "rater": 0.1, "Residual": 1.0}, rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        weak = lmer("y ~ 1 + (1|item) + (1|rater)", df)
+    draws = component_draws(weak, n_resamples=200, random_state=1, progress=False)
+    at_zero = int(np.sum(phi_draws(draws, "item") == 0))
+    assert at_zero >= 0.025 * 200  # the case the warning is about
+    with pytest.warns(BoundaryWarning, match=rf"{at_zero} of 200 bootstrap refits \(\d+%\) put phi at 0") as caught:
+        ci = phi_interval(weak, "item", draws=draws)
+    assert ci["upper"] == 1.0 and "upper end is 1" in str(caught[0].message)
+    with pytest.warns(BoundaryWarning, match="put phi at 0"):
+        dstudy_intervals(weak, "item", {"rater": [1, 2]}, draws=draws)
+
+
+def test_a_well_estimated_phi_interval_does_not_warn(fit, draws):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", category=Warning)
+        phi_interval(fit, "item", draws=draws)

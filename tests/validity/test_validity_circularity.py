@@ -295,3 +295,27 @@ def test_k_check_raises_only_the_terms_that_need_it():
     assert "basis check" in res.summary()
     capped = _quiet(circularity_test, d, "label", k_max=10)
     assert capped.k["a"] == 10
+
+
+@pytest.mark.parametrize("n", [6, 10, 15])
+def test_small_n_noise_is_refused_not_called_circular(n):
+    """3 noise features, n = 6..15 rows: the GAM of the candidates (28 coefficients at k = 10) would interpolate
+    any labels (it said CIRCULAR with D^2 = 1); refused as mgcv refuses it, naming a k the rows support. At that
+    k the noise is not circular."""
+    import re
+    import warnings
+
+    from mixeval.errors import InputError
+    from mixeval.validity import circularity_test
+
+    for seed in range(3):
+        rng = np.random.default_rng(100 * n + seed)
+        df = pd.DataFrame(rng.normal(size=(n, 4)), columns=["a", "b", "c", "y"])
+        with pytest.raises(InputError, match="more coefficients than data") as info:
+            circularity_test(df, "y")
+        k = int(re.search(r"Use k=(\d+)", str(info.value)).group(1)) if "Use k=" in str(info.value) else None
+        if k is not None:
+            assert 1 + 3 * (k - 1) <= n < 1 + 3 * k
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                assert not circularity_test(df, "y", k=k).is_circular

@@ -1,0 +1,83 @@
+"""``mixeval preferences``: a Bradley-Terry leaderboard from a log of pairwise judgments."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+
+HELP = "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from ._seed import SEED_HELP
+
+    p = sub.add_parser("preferences", help=HELP,
+                       description="Fit abilities (log-odds; Elo = 400/ln(10) * ability + 1000) to a log with one row "
+                                   "per vote: the two systems (model_a shown first), the verdict "
+                                   "(model_a/model_b/tie or a numeric margin), optionally judge and prompt.")
+    p.add_argument("log", help="CSV (or .parquet), one row per vote")
+    p.add_argument("--model-a", default="model_a", help="column of the system shown first (default model_a)")
+    p.add_argument("--model-b", default="model_b", help="column of the system shown second (default model_b)")
+    p.add_argument("--winner", default="winner", help="column of the verdict (default winner)")
+    p.add_argument("--judge", help="column of the judge (needed by --position random and system:judge)")
+    p.add_argument("--prompt", help="column of the prompt (needed by --random prompt / system:prompt)")
+    p.add_argument("--count", help="column with the number of identical votes each row stands for")
+    p.add_argument("--ties", choices=["drop", "davidson", "ordinal"], default="drop")
+    p.add_argument("--position", choices=["none", "fixed", "random"], default="fixed",
+                   help="first-position bias: none, fixed, or a fixed mean plus a random deviation per --judge")
+    p.add_argument("--random", nargs="+", default=[], choices=["prompt", "system:prompt", "system:judge"],
+                   help="further random-effects terms")
+    p.add_argument("--covariate", nargs="+", default=[], metavar="NAME=COL_A,COL_B",
+                   help="style control: the difference COL_A - COL_B enters the model (e.g. length=len_a,len_b)")
+    p.add_argument("--reference", help="the system whose ability is 0 (default: abilities sum to 0)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level of intervals and rank sets")
+    p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    p.add_argument("--json", action="store_true",
+                   help='print {"abilities": {system: log-odds}, "loglik", "thresholds", "position", "varcorr", ...}')
+    p.set_defaults(handler=_run)
+
+
+def _covariates(items: list[str]) -> dict[str, tuple[str, str]]:
+    from ..errors import InputError
+
+    out = {}
+    for item in items:
+        name, sep, cols = item.partition("=")
+        pair = [c.strip() for c in cols.split(",")]
+        if not sep or not name or len(pair) != 2 or not all(pair):
+            raise InputError(f"--covariate must look like NAME=COL_A,COL_B (e.g. length=len_a,len_b); got {item!r}.")
+        out[name] = (pair[0], pair[1])
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ..preferences import bradley_terry
+    from . import print_json
+    from ._io import read_table
+    from ._seed import resolve_seed
+
+    seed = resolve_seed(args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit = bradley_terry(read_table(args.log), model_a=args.model_a, model_b=args.model_b, winner=args.winner,
+                            judge=args.judge, prompt=args.prompt, count=args.count,
+                            covariates=_covariates(args.covariate), ties=args.ties, position=args.position,
+                            random=tuple(args.random), reference=args.reference)
+        intervals = fit.intervals(args.level)
+        ranks = fit.ranks(args.level, random_state=seed)
+    out = fit.to_dict()
+    out["intervals"] = {s: {"lower": float(r.lower), "upper": float(r.upper)} for s, r in intervals.iterrows()}
+    out["ranks"] = {s: {"rank": int(r["rank"]), "lower": int(r.rank_lower), "upper": int(r.rank_upper)}
+                    for s, r in ranks.iterrows()}
+    out["level"] = args.level
+    out["seed"] = seed
+    out["warnings"] = sorted({str(w.message) for w in caught})
+    if args.json:
+        print_json(out)
+        return 0
+    for w in out["warnings"]:
+        print(f"warning: {w}")
+    print(fit.summary())
+    print()
+    print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))
+    return 0

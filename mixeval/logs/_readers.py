@@ -1,0 +1,752 @@
+"""Readers of evaluation-harness logs into mixeval's long format.
+
+Every reader returns one row per model x item x repeat with the columns
+
+* ``model``, ``task``, ``item`` (strings), ``repeat`` (int: an inspect_ai epoch, a HELM train trial, 0
+  where the harness has none), ``item_hash`` (a hash of the question as the harness saw it, used to check
+  that the same item id means the same question for every model; empty where the log has none),
+* one float column per metric (an lm-evaluation-harness metric, an inspect_ai scorer, a HELM statistic),
+* the fields of the item (lm-evaluation-harness ``doc``, inspect_ai sample ``metadata``) by their own
+  names, usable as clusters or properties (a field whose name is taken by a column above gets the
+  prefix ``doc_`` or ``metadata_``).
+
+``frame.attrs["metrics"]`` lists the metric columns. :func:`read_logs` reads any mix of these files and
+directories and checks item identity across models.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import warnings
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError
+
+__all__ = [
+    "read_lm_eval",
+    "read_inspect",
+    "read_helm",
+    "read_jsonl",
+    "read_logs",
+    "check_items",
+    "inspect_value_to_float",
+    "KEY_COLUMNS",
+]
+
+#: The identity columns of the long format, in order.
+KEY_COLUMNS = ("model", "task", "item", "repeat", "item_hash")
+
+_LM_EVAL_RESERVED = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter", "metrics",
+                     "doc_hash", "prompt_hash", "target_hash"}
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+def _hash(*parts: Any) -> str:
+    """A short digest of ``parts`` (strings are hashed as they are, anything else as sorted JSON)."""
+    if all(isinstance(p, str) for p in parts):
+        text = "\x1f".join(parts)
+    else:
+        text = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def _paths(paths: str | Path | Iterable[str | Path], pattern: str, what: str) -> list[Path]:
+    """Files named by ``paths`` (directories searched recursively for ``pattern``)."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.rglob(pattern))
+            if not found:
+                raise InputError(f"no {what} ({pattern}) under the directory {p}.")
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(f"no such file or directory: {p}")
+    if not out:
+        raise InputError(f"no {what} given.")
+    return out
+
+
+def _scalar(value: Any) -> Any:
+    """A field value as a table cell: scalars as they are, anything else as its JSON text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _field_columns(fields: Mapping[str, Any], taken: set[str], prefix: str) -> dict[str, Any]:
+    return {(f"{prefix}{k}" if k in taken else k): _scalar(v) for k, v in fields.items()}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def _frame(rows: list[dict[str, Any]], metrics: Sequence[str], source: str) -> pd.DataFrame:
+    if not rows:
+        raise InputError(f"{source}: no samples in the log.")
+    frame = pd.DataFrame.from_records(rows)
+    for col in KEY_COLUMNS:
+        if col not in frame:
+            frame[col] = ""
+    frame["model"] = frame["model"].astype(str)
+    frame["task"] = frame["task"].astype(str)
+    frame["item"] = frame["item"].astype(str)
+    frame["repeat"] = frame["repeat"].astype(int)
+    frame["item_hash"] = frame["item_hash"].fillna("").astype(str)
+    metrics = list(dict.fromkeys(metrics))
+    for m in metrics:
+        frame[m] = pd.to_numeric(frame[m], errors="raise").astype(float)
+    rest = [c for c in frame.columns if c not in KEY_COLUMNS and c not in metrics]
+    frame = frame[list(KEY_COLUMNS) + metrics + rest]
+    frame.attrs["metrics"] = metrics
+    return frame
+
+
+# ----------------------------------------------------------------------------- lm-evaluation-harness
+
+def _lm_eval_model(sample_file: Path) -> str:
+    """The model of a samples file: ``model_name`` of a ``results_*.json`` beside it, else the directory."""
+    for results in sorted(sample_file.parent.glob("results_*.json"), reverse=True):
+        try:
+            info = json.loads(results.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        name = info.get("model_name") or (info.get("config") or {}).get("model_args")
+        if isinstance(name, str) and name:
+            return name
+    return sample_file.parent.name
+
+
+def _lm_eval_task(sample_file: Path) -> str:
+    m = re.fullmatch(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-\.]+)\.jsonl", sample_file.name)
+    if m:
+        return m.group(1)
+    m = re.fullmatch(r"samples_(.+)\.jsonl", sample_file.name)
+    if not m:
+        raise InputError(f"{sample_file}: not an lm-evaluation-harness samples file (samples_<task>_<date>.jsonl).")
+    return m.group(1)
+
+
+def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file (parsed as one JSON array; a bad line is found and named)."""
+    try:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+    try:
+        records = json.loads("[" + ",".join(lines) + "]")
+    except json.JSONDecodeError:
+        records = None
+    if records is None or len(records) != len(lines):
+        records = []
+        for lineno, line in enumerate(lines, 1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
+    for lineno, rec in enumerate(records, 1):
+        if not isinstance(rec, dict):
+            raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
+    return records
+
+
+def _lm_eval_file(path: Path, model: str | None) -> tuple[list[dict[str, Any]], list[str]]:
+    task = _lm_eval_task(path)
+    model_name = model or _lm_eval_model(path)
+    records = _read_jsonl_records(path)
+    filters = sorted({str(r.get("filter", "none")) for r in records})
+    metric_names: dict[str, None] = {}
+    non_numeric: set[str] = set()
+    rows = []
+    for rec in records:
+        if "doc_id" not in rec:
+            raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
+        listed = rec.get("metrics")
+        names = list(listed) if isinstance(listed, list) else [k for k in rec if k not in _LM_EVAL_RESERVED]
+        suffix = "" if len(filters) == 1 else "," + str(rec.get("filter", "none"))
+        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+        hashes = (rec.get("doc_hash"), rec.get("prompt_hash"), rec.get("target_hash"))
+        row = {"model": model_name, "task": task, "item": str(rec["doc_id"]), "repeat": 0,
+               "item_hash": _hash(*(str(h) for h in hashes)) if any(hashes) else _hash(rec.get("doc"), rec.get("target"))}
+        for name in names:
+            value = _number(rec.get(name))
+            if value is None:
+                non_numeric.add(name)
+                continue
+            row[name + suffix] = value
+            metric_names[name + suffix] = None
+        rows.append((row, doc))
+    if non_numeric:
+        warnings.warn(f"{path}: the metrics {sorted(non_numeric)} are not numbers per sample (corpus-level metrics "
+                      "such as BLEU keep their inputs per sample); they are not read.", DroppedRowsWarning,
+                      stacklevel=3)
+    taken = set(KEY_COLUMNS) | set(metric_names)
+    out = [dict(row, **_field_columns(doc, taken, "doc_")) for row, doc in rows]
+    return out, list(metric_names)
+
+
+def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None = None,
+                 on_mismatch: str = "error") -> pd.DataFrame:
+    """Read lm-evaluation-harness ``--log_samples`` files into the long format.
+
+    Parameters
+    ----------
+    paths : path or paths
+        ``samples_<task>_<timestamp>.jsonl`` files, or directories searched recursively for them (the
+        harness writes ``OUTPUT/<model>/samples_*.jsonl``: many models and tasks can be read at once).
+    model : str, optional
+        The model name for every file; by default ``model_name`` of the ``results_*.json`` beside each
+        samples file, else the name of its directory.
+    on_mismatch : {"error", "drop"}
+        What to do when an item id names different questions for different models (see :func:`check_items`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``model, task, item`` (the ``doc_id``), ``repeat`` (0), ``item_hash`` (from the harness's
+        ``doc_hash``, ``prompt_hash`` and ``target_hash``), one column per metric as written (``acc``,
+        ``exact_match``, ...; ``metric,filter`` when a task has several filters, as in the harness's
+        results file), then the fields of ``doc``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "my-model"; d.mkdir()
+    >>> recs = [{"doc_id": i, "doc": {"question": f"q{i}", "subject": "math"}, "target": "1", "filter": "none",
+    ...          "metrics": ["acc"], "doc_hash": f"h{i}", "prompt_hash": "p", "target_hash": "t", "acc": float(i % 2)}
+    ...         for i in range(3)]
+    >>> _ = (d / "samples_arith_2024-01-01T00-00-00.000000.jsonl").write_text("\\n".join(map(json.dumps, recs)))
+    >>> df = read_lm_eval(d)
+    >>> print(df[["model", "task", "item", "acc", "subject"]].to_string(index=False))
+       model  task item  acc subject
+    my-model arith    0  0.0    math
+    my-model arith    1  1.0    math
+    my-model arith    2  0.0    math
+    """
+    rows: list[dict[str, Any]] = []
+    metrics: list[str] = []
+    for path in _paths(paths, "samples_*.jsonl", "lm-evaluation-harness samples files"):
+        file_rows, file_metrics = _lm_eval_file(path, model)
+        rows.extend(file_rows)
+        metrics.extend(file_metrics)
+    return check_items(_frame(rows, metrics, "lm-evaluation-harness"), on_mismatch=on_mismatch)
+
+
+# ----------------------------------------------------------------------------------------- inspect_ai
+
+def inspect_value_to_float(value: Any, *, scorer: str = "score") -> float:
+    """An inspect_ai score value as a number, the way inspect_ai's ``value_to_float`` maps it.
+
+    ``"C"`` (correct) 1, ``"I"`` (incorrect) 0, ``"P"`` (partial) 0.5, ``"N"`` (no answer) 0; numbers and
+    booleans as numbers; the strings ``yes``/``true`` 1 and ``no``/``false`` 0, numeric strings as numbers.
+    Where inspect_ai would log a warning and use 0, this raises (nothing is silently changed).
+
+    Examples
+    --------
+    >>> [inspect_value_to_float(v) for v in ["C", "I", "P", "N", True, 0.25, "yes", "3"]]
+    [1.0, 0.0, 0.5, 0.0, 1.0, 0.25, 1.0, 3.0]
+    """
+    if isinstance(value, (bool, int, float)):
+        return float(value)
+    if value == "C":
+        return 1.0
+    if value == "P":
+        return 0.5
+    if value in ("I", "N"):
+        return 0.0
+    if isinstance(value, str):
+        low = value.lower()
+        if low in ("yes", "true"):
+            return 1.0
+        if low in ("no", "false"):
+            return 0.0
+        try:
+            number = float(low)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number):
+            return number
+    raise InputError(f"inspect_ai scorer {scorer!r}: the value {value!r} is not a number nor one of C, I, P, N, "
+                     "yes/no, true/false (inspect_ai's value_to_float maps such values to 0 with a warning).")
+
+
+_ZIP_ZSTD = 93  # the zip compression method inspect_ai uses for .eval members (zstandard)
+
+
+def _zstd_decompress(data: bytes, size: int, path: Path) -> bytes:
+    try:
+        from compression import zstd  # Python >= 3.14
+
+        return zstd.decompress(data)
+    except ImportError:
+        pass
+    try:
+        import zstandard
+    except ImportError:
+        raise InputError(f"{path} is compressed with zstandard; install it to read inspect_ai logs: "
+                         "pip install 'mixeval[inspect]' (or pip install zstandard).") from None
+    return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+
+
+def _zip_member(zf: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo, path: Path) -> bytes:
+    """One member of a zip file, also when it is zstandard-compressed (which :mod:`zipfile` reads only
+    from Python 3.14 on): the raw bytes follow the member's local header."""
+    if info.compress_type != _ZIP_ZSTD:
+        return zf.read(info)
+    fh.seek(info.header_offset)
+    local = fh.read(30)
+    if local[:4] != b"PK\x03\x04":
+        raise InputError(f"{path}: damaged zip member {info.filename}.")
+    start = info.header_offset + 30 + int.from_bytes(local[26:28], "little") + int.from_bytes(local[28:30], "little")
+    fh.seek(start)
+    return _zstd_decompress(fh.read(info.compress_size), info.file_size, path)
+
+
+def _inspect_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``eval`` header and the samples of an inspect_ai ``.eval`` (zip) or ``.json`` log."""
+    if path.suffix == ".eval":
+        try:
+            with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+                infos = {i.filename: i for i in zf.infolist()}
+                head = infos.get("header.json") or infos.get("_journal/start.json")
+                if head is None:
+                    raise InputError(f"{path}: an .eval log without header.json; is it an inspect_ai log?")
+                header = json.loads(_zip_member(zf, fh, head, path))
+                samples = [json.loads(_zip_member(zf, fh, infos[n], path)) for n in sorted(infos)
+                           if n.startswith("samples/") and n.endswith(".json")]
+        except (zipfile.BadZipFile, json.JSONDecodeError, OSError) as exc:
+            raise InputError(f"{path}: not a readable inspect_ai .eval log ({exc}).") from None
+        return header, samples
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable inspect_ai .json log ({exc}).") from None
+    if not isinstance(log, dict) or "eval" not in log:
+        raise InputError(f"{path}: not an inspect_ai log (no 'eval' header).")
+    return log, list(log.get("samples") or [])
+
+
+def _inspect_scores(scores: Mapping[str, Any], path: Path) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for scorer, score in scores.items():
+        value = score.get("value") if isinstance(score, dict) else score
+        if isinstance(value, dict):
+            for key, v in value.items():
+                out[f"{scorer}/{key}"] = inspect_value_to_float(v, scorer=f"{scorer}/{key}")
+        elif isinstance(value, list):
+            raise InputError(f"{path}: scorer {scorer!r} has a list value; give a scorer with one value per sample.")
+        else:
+            out[scorer] = inspect_value_to_float(value, scorer=scorer)
+    return out
+
+
+def _inspect_file(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    header, samples = _inspect_log(path)
+    spec = header.get("eval") or {}
+    model, task = str(spec.get("model", "")), str(spec.get("task", ""))
+    if not model:
+        raise InputError(f"{path}: the log names no model (eval.model).")
+    if header.get("status") not in (None, "success"):
+        warnings.warn(f"{path}: the evaluation's status is {header.get('status')!r}, not 'success'; its "
+                      f"{len(samples)} finished samples are read.", DroppedRowsWarning, stacklevel=3)
+    rows, metrics = [], {}
+    for s in samples:
+        if "id" not in s:
+            raise InputError(f"{path}: a sample has no 'id'.")
+        scores = _inspect_scores(s.get("scores") or {}, path)
+        metrics.update(dict.fromkeys(scores))
+        row = {"model": model, "task": task, "item": str(s["id"]), "repeat": int(s.get("epoch", 1)),
+               "item_hash": _hash(s.get("input"), s.get("target")), **scores}
+        rows.append((row, s.get("metadata") or {}))
+    taken = set(KEY_COLUMNS) | set(metrics)
+    return [dict(r, **_field_columns(meta, taken, "metadata_")) for r, meta in rows], list(metrics)
+
+
+def read_inspect(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "error") -> pd.DataFrame:
+    """Read inspect_ai logs (``.eval`` or ``.json``) into the long format.
+
+    Parameters
+    ----------
+    paths : path or paths
+        Log files, or directories searched recursively for ``*.eval`` files.
+    on_mismatch : {"error", "drop"}
+        See :func:`check_items`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model`` (``eval.model``), ``task`` (``eval.task``), ``item`` (sample id), ``repeat`` (the epoch),
+        ``item_hash`` (of the sample's input and target), one column per scorer with values mapped to numbers
+        as inspect_ai's ``value_to_float`` does (:func:`inspect_value_to_float`; a scorer with a dictionary of
+        values gives one column ``scorer/key`` per key), then the sample metadata fields.
+
+    Notes
+    -----
+    The reader parses the log files itself (an ``.eval`` file is a zip of JSON documents), so inspect_ai
+    need not be installed; the files are those written by inspect_ai's ``write_eval_log``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> log = {"eval": {"model": "mockllm/model", "task": "arith"}, "status": "success", "samples": [
+    ...     {"id": i, "epoch": e, "input": f"{i} + 1?", "target": str(i + 1), "metadata": {"passage": i // 2},
+    ...      "scores": {"match": {"value": "C" if (i + e) % 2 else "I"}}} for i in range(2) for e in (1, 2)]}
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "log.json"
+    >>> _ = p.write_text(json.dumps(log))
+    >>> print(read_inspect(p)[["model", "item", "repeat", "match", "passage"]].to_string(index=False))
+            model item  repeat  match  passage
+    mockllm/model    0       1    1.0        0
+    mockllm/model    0       2    0.0        0
+    mockllm/model    1       1    0.0        0
+    mockllm/model    1       2    1.0        0
+    """
+    rows: list[dict[str, Any]] = []
+    metrics: list[str] = []
+    for path in _paths(paths, "*.eval", "inspect_ai logs"):
+        r, m = _inspect_file(path)
+        rows.extend(r)
+        metrics.extend(m)
+    return check_items(_frame(rows, metrics, "inspect_ai"), on_mismatch=on_mismatch)
+
+
+# ----------------------------------------------------------------------------------------------- HELM
+
+def _helm_task(run_name: str) -> str:
+    """The run name without the model arguments: ``mmlu:subject=anatomy,model=openai_gpt2`` -> ``mmlu:subject=anatomy``."""
+    head, _, args = run_name.partition(":")
+    kept = [a for a in args.split(",") if a and not a.startswith(("model=", "model_deployment="))]
+    return head + (":" + ",".join(kept) if kept else "")
+
+
+def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    stats_path = run_dir / "per_instance_stats.json"
+    try:
+        instances_stats = json.loads(stats_path.read_text())
+        spec = json.loads((run_dir / "run_spec.json").read_text()) if (run_dir / "run_spec.json").exists() else {}
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{run_dir}: cannot read HELM per-instance statistics ({exc}).") from None
+    model = str((spec.get("adapter_spec") or {}).get("model") or "")
+    if not model:
+        raise InputError(f"{run_dir}: run_spec.json names no model (adapter_spec.model); it must lie beside "
+                         "per_instance_stats.json.")
+    task = _helm_task(str(spec.get("name") or run_dir.name))
+    texts: dict[str, Any] = {}
+    fields: dict[str, dict[str, Any]] = {}
+    if (run_dir / "instances.json").exists():
+        for inst in json.loads((run_dir / "instances.json").read_text()):
+            texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
+            fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
+    rows, metrics, perturbed = [], {}, 0
+    for inst in instances_stats:
+        if inst.get("perturbation"):
+            perturbed += 1
+            continue
+        iid = str(inst["instance_id"])
+        row = {"model": model, "task": task, "item": iid, "repeat": int(inst.get("train_trial_index", 0)),
+               "item_hash": _hash(texts[iid]) if iid in texts else "", **fields.get(iid, {})}
+        for stat in inst.get("stats", []):
+            name = stat.get("name") or {}
+            if name.get("perturbation"):
+                continue
+            if stat.get("count", 1) and stat.get("mean") is not None:
+                row[name["name"]] = float(stat["mean"])
+                metrics[name["name"]] = None
+        rows.append(row)
+    if perturbed:
+        warnings.warn(f"{run_dir}: {perturbed} perturbed instances (HELM robustness/fairness runs) are not read; "
+                      "the comparison uses the unperturbed ones.", DroppedRowsWarning, stacklevel=3)
+    return rows, list(metrics)
+
+
+def read_helm(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "error") -> pd.DataFrame:
+    """Read HELM per-instance statistics (``benchmark_output/runs/<suite>/<run>/per_instance_stats.json``).
+
+    Parameters
+    ----------
+    paths : path or paths
+        Run directories, ``per_instance_stats.json`` files, or directories searched recursively for them.
+    on_mismatch : {"error", "drop"}
+        See :func:`check_items`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``model`` (``adapter_spec.model`` of ``run_spec.json``), ``task`` (the run name without
+        ``model=``/``model_deployment=``), ``item`` (``instance_id``), ``repeat`` (``train_trial_index``),
+        ``item_hash`` (of the instance's input and references in ``instances.json``, where present), one
+        column per statistic (its per-instance ``mean``; perturbed statistics are left out with a warning),
+        and ``split``/``sub_split`` from ``instances.json``.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "mmlu:subject=anatomy,model=openai_gpt2"; run.mkdir()
+    >>> _ = (run / "run_spec.json").write_text(json.dumps(
+    ...     {"name": run.name, "adapter_spec": {"model": "openai/gpt2"}}))
+    >>> _ = (run / "per_instance_stats.json").write_text(json.dumps([
+    ...     {"instance_id": f"id{i}", "train_trial_index": 0,
+    ...      "stats": [{"name": {"name": "exact_match", "split": "test"}, "count": 1, "mean": float(i)}]}
+    ...     for i in (0, 1)]))
+    >>> print(read_helm(run)[["model", "task", "item", "exact_match"]].to_string(index=False))
+          model                 task item  exact_match
+    openai/gpt2 mmlu:subject=anatomy  id0          0.0
+    openai/gpt2 mmlu:subject=anatomy  id1          1.0
+    """
+    rows: list[dict[str, Any]] = []
+    metrics: list[str] = []
+    for path in _paths(paths, "per_instance_stats.json", "HELM per-instance statistics"):
+        r, m = _helm_run(path.parent if path.is_file() else path)
+        rows.extend(r)
+        metrics.extend(m)
+    return check_items(_frame(rows, metrics, "HELM"), on_mismatch=on_mismatch)
+
+
+# ---------------------------------------------------------------------------------------- any JSONL
+
+def _get(record: Mapping[str, Any], key: str, path: Path, lineno: int) -> Any:
+    value: Any = record
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            raise ColumnError(f"{path}, record {lineno}: no field {key!r}; the record's keys are {sorted(record)}.")
+        value = value[part]
+    return value
+
+
+def read_jsonl(paths: str | Path | Iterable[str | Path], *, item: str, metrics: Sequence[str],
+               model: str | None = None, model_name: str | None = None, task: str | None = None,
+               repeat: str | None = None, fields: Sequence[str] = (), on_mismatch: str = "error") -> pd.DataFrame:
+    """Read any JSONL of per-item results with a column mapping.
+
+    Parameters
+    ----------
+    paths : path or paths
+        JSONL files (one JSON object a line), or directories searched recursively for ``*.jsonl``.
+    item, model, task, repeat : str
+        The record keys (dotted for nested objects, e.g. ``"doc.id"``) holding each column; give ``model``
+        or ``model_name`` (one name for every record of the files).
+    metrics : sequence of str
+        Keys of numeric metrics (booleans count as 0/1); each becomes a column named by its key.
+    fields : sequence of str
+        Further keys kept as columns (properties, clusters), named by their keys.
+    on_mismatch : {"error", "drop"}
+        See :func:`check_items` (the item hash here is of the ``fields`` values).
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+    >>> _ = p.write_text("\\n".join(json.dumps({"m": m, "q": q, "ok": q == "b" or m == "x"}) for m in "xy" for q in "ab"))
+    >>> print(read_jsonl(p, item="q", metrics=["ok"], model="m")[["model", "item", "ok"]].to_string(index=False))
+    model item  ok
+        x    a 1.0
+        x    b 1.0
+        y    a 0.0
+        y    b 1.0
+    """
+    if (model is None) == (model_name is None):
+        raise InputError("read_jsonl: give `model` (the key holding the model) or `model_name` (one name), not both.")
+    if not metrics or isinstance(metrics, str):
+        raise InputTypeError("read_jsonl: `metrics` must be a non-empty list of keys, e.g. metrics=['acc'].")
+    rows = []
+    for path in _paths(paths, "*.jsonl", "JSONL files"):
+        for lineno, rec in enumerate(_read_jsonl_records(path), 1):
+            values = {f: _scalar(_get(rec, f, path, lineno)) for f in fields}
+            row = {"model": model_name if model is None else str(_get(rec, model, path, lineno)),
+                   "task": "" if task is None else str(_get(rec, task, path, lineno)),
+                   "item": str(_get(rec, item, path, lineno)),
+                   "repeat": 0 if repeat is None else int(_get(rec, repeat, path, lineno)),
+                   "item_hash": _hash(values) if fields else ""}
+            for m in metrics:
+                v = _number(_get(rec, m, path, lineno))
+                if v is None:
+                    raise InputError(f"{path}, record {lineno}: metric {m!r} is not a number.")
+                row[m] = v
+            row.update(values)
+            rows.append(row)
+    return check_items(_frame(rows, metrics, "JSONL"), on_mismatch=on_mismatch)
+
+
+# ------------------------------------------------------------------------------- identity, any source
+
+def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFrame:
+    """Check that an item id names the same question for every model, and that no row is duplicated.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        Long format with ``model``, ``task``, ``item``, ``repeat`` and ``item_hash`` columns.
+    on_mismatch : {"error", "drop"}
+        ``"error"``: raise, naming the items and models; ``"drop"``: leave those items out for every model
+        with a :class:`~mixeval.errors.DroppedRowsWarning` naming them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``data`` (a new frame without the mismatched items when dropping).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"model": ["a", "b"], "task": "t", "item": "1", "repeat": 0, "item_hash": ["x", "y"]})
+    >>> check_items(d)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: 1 items have the same id but a different question (input/target hash) across models: task 't' item '1': a vs b. ...
+    """
+    if on_mismatch not in ("error", "drop"):
+        raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
+    codes = {c: pd.factorize(data[c], sort=False) for c in ("model", "task", "item", "item_hash")}
+    item_code, _ = pd.factorize(_combine(codes["task"][0], codes["item"][0], len(codes["item"][1])), sort=False)
+    repeat_code, repeats = pd.factorize(data["repeat"], sort=False)
+    row_key = _combine(_combine(item_code, codes["model"][0], len(codes["model"][1])), repeat_code, len(repeats))
+    _, first, counts = np.unique(row_key, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        dup = data.iloc[first[counts > 1][:3]][["model", "task", "item", "repeat"]].to_dict(orient="records")
+        raise InputError(f"{int(counts[counts > 1].sum())} rows repeat a (model, task, item, repeat), e.g. {dup}; "
+                         "the same log was read twice, or the repeats are not numbered.")
+    hash_code, hash_labels = codes["item_hash"]
+    hashed = np.asarray(hash_labels != "")[hash_code] if len(hash_labels) else np.zeros(len(data), bool)
+    n_items = int(item_code.max()) + 1 if len(item_code) else 0
+    lo = np.full(n_items, np.iinfo(np.int64).max)
+    hi = np.full(n_items, -1)
+    np.minimum.at(lo, item_code[hashed], hash_code[hashed])
+    np.maximum.at(hi, item_code[hashed], hash_code[hashed])
+    bad_items = np.flatnonzero((hi >= 0) & (lo != hi))
+    if bad_items.size == 0:
+        return data
+    bad_rows = np.isin(item_code, bad_items)
+    examples = []
+    for item in bad_items[:3]:
+        rows = data.loc[(item_code == item) & hashed, ["model", "task", "item", "item_hash"]]
+        groups = rows.groupby("item_hash")["model"].apply(lambda s: "/".join(sorted(set(map(str, s)))))
+        first_row = rows.iloc[0]
+        examples.append(f"task {first_row['task']!r} item {first_row['item']!r}: " + " vs ".join(groups))
+    text = (f"{bad_items.size} items have the same id but a different question (input/target hash) across models: "
+            + "; ".join(examples))
+    if on_mismatch == "error":
+        raise InputError(text + ". The logs were made on different data; pass on_mismatch='drop' "
+                         "(CLI: --drop-mismatched) to leave these items out for every model.")
+    warnings.warn(text + f"; these {bad_items.size} items are left out for every model.", DroppedRowsWarning,
+                  stacklevel=2)
+    out = data.loc[~bad_rows].reset_index(drop=True)
+    out.attrs = dict(data.attrs)
+    return out
+
+
+def _combine(a: np.ndarray, b: np.ndarray, n_b: int) -> np.ndarray:
+    """One int64 code per row for the pair of codes ``(a, b)``, ``b`` in ``0..n_b-1``."""
+    return a.astype(np.int64) * max(n_b, 1) + b
+
+
+def _kind(path: Path) -> str:
+    name = path.name
+    if name.startswith("samples_") and name.endswith(".jsonl"):
+        return "lm_eval"
+    if name == "per_instance_stats.json":
+        return "helm"
+    if path.suffix == ".eval":
+        return "inspect"
+    if path.suffix == ".json":
+        return "inspect"
+    if path.suffix in (".csv", ".parquet") or name.endswith(".csv.gz"):
+        return "table"
+    raise InputError(f"{path}: unknown log format; give lm-evaluation-harness samples_*.jsonl, inspect_ai "
+                     ".eval/.json, HELM per_instance_stats.json or a long-format .csv/.parquet (for other "
+                     "JSONL use mixeval.datasets.read_jsonl with a column mapping).")
+
+
+def _discover(raw: str | Path) -> list[Path]:
+    p = Path(raw)
+    if p.is_file():
+        return [p]
+    if not p.is_dir():
+        raise InputError(f"no such file or directory: {p}")
+    found = sorted([*p.rglob("samples_*.jsonl"), *p.rglob("*.eval"), *p.rglob("per_instance_stats.json")])
+    if not found:
+        raise InputError(f"{p}: no evaluation logs found (samples_*.jsonl, *.eval, per_instance_stats.json).")
+    return found
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    missing = [c for c in ("model", "item") if c not in frame]
+    if missing:
+        raise ColumnError(f"{path}: a long-format table needs the columns model and item (missing {missing}); "
+                          f"its columns are {list(frame.columns)}.")
+    frame = frame.copy()
+    for col, default in (("task", ""), ("repeat", 0), ("item_hash", "")):
+        if col not in frame:
+            frame[col] = default
+    frame["item_hash"] = frame["item_hash"].fillna("").astype(str)
+    for col in ("model", "task", "item"):
+        frame[col] = frame[col].astype(str)
+    return frame
+
+
+def read_logs(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "error") -> pd.DataFrame:
+    """Read evaluation logs of any supported harness (mixed freely) into one long-format frame.
+
+    Parameters
+    ----------
+    paths : path or paths
+        Files or directories: lm-evaluation-harness ``samples_*.jsonl``, inspect_ai ``.eval``/``.json``,
+        HELM ``per_instance_stats.json`` (with ``run_spec.json`` beside it), or a long-format ``.csv`` /
+        ``.parquet`` with columns ``model``, ``item`` (and optionally ``task``, ``repeat``).
+    on_mismatch : {"error", "drop"}
+        See :func:`check_items`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The long format described in :mod:`mixeval.logs`; ``attrs["metrics"]`` lists the metric columns
+        of the harness logs (empty for tables).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "long.csv"
+    >>> pd.DataFrame({"model": ["a", "a", "b", "b"], "item": [1, 2, 1, 2], "acc": [1, 0, 1, 1]}).to_csv(p, index=False)
+    >>> df = read_logs(p)
+    >>> list(df.columns), len(df)
+    (['model', 'item', 'acc', 'task', 'repeat', 'item_hash'], 4)
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files = [f for raw in paths for f in _discover(raw)]
+    if not files:
+        raise InputError("no log files given.")
+    by_kind: dict[str, list[Path]] = {}
+    for f in files:
+        by_kind.setdefault(_kind(f), []).append(f)
+    readers = {"lm_eval": read_lm_eval, "inspect": read_inspect, "helm": read_helm}
+    frames, metrics = [], []
+    for kind, group in by_kind.items():
+        if kind == "table":
+            frames.extend(_read_table(f) for f in group)
+            continue
+        frame = readers[kind](group, on_mismatch=on_mismatch)
+        metrics.extend(frame.attrs["metrics"])
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
+    out = check_items(out, on_mismatch=on_mismatch)
+    out.attrs["metrics"] = list(dict.fromkeys(metrics))
+    return out

@@ -1,0 +1,107 @@
+"""One fit of a preference model to coded votes: the fixed-effects scoring fit or the engine's GLMM,
+chosen by the specification; refits (null models, bootstrap resamples, profiles) go through here too."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import InputError
+from ..mixed._glmm_result import GlmerResult
+from ._design import DifferenceDesign, difference_design
+from ._fixed import FixedFit, fit_fixed, outcome_model
+from ._log import VoteLog
+from ._mixed import fit_mixed, random_terms
+
+__all__ = ["Spec", "ModelFit", "fit_model", "prepare_votes", "refit_quietly", "without"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What is modelled: tie model, position bias, random-effects terms, constraint, abilities or not."""
+
+    ties: str
+    position: str
+    random: tuple[str, ...]
+    reference: int | None
+    abilities: bool = True
+
+    @property
+    def mixed(self) -> bool:
+        return self.position == "random" or bool(self.random)
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """The numbers of one fit: coefficients of the design's columns and their covariance, the tie parameter,
+    the log-likelihood and the underlying fit (a :class:`FixedFit` or the engine's :class:`GlmerResult`)."""
+
+    spec: Spec
+    design: DifferenceDesign = field(repr=False)
+    beta: np.ndarray = field(repr=False)
+    cov: np.ndarray = field(repr=False)
+    phi: float
+    phi_se: float
+    loglik: float
+    converged: bool
+    fixed: FixedFit | None = field(default=None, repr=False)
+    glmm: GlmerResult | None = field(default=None, repr=False)
+
+    @property
+    def n_params(self) -> int:
+        return int(self.beta.size + (0 if np.isnan(self.phi) else 1) + (self.glmm.theta.size if self.glmm else 0))
+
+
+def prepare_votes(log: VoteLog, ties: str) -> VoteLog:
+    """The votes a tie model uses: without ties for ``"drop"``, all otherwise."""
+    if ties == "drop":
+        return log.subset(log.outcome != 1)
+    return log
+
+
+def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool = True) -> ModelFit:
+    """Fit ``spec`` to ``log`` (ties already removed for ``ties="drop"``)."""
+    log = log.collapse(judge=spec.position == "random" or "system:judge" in spec.random,
+                       prompt=any(t in spec.random for t in ("prompt", "system:prompt")))
+    design = difference_design(log, reference=spec.reference, position=spec.position != "none",
+                               abilities=spec.abilities)
+    if spec.mixed:
+        if spec.ties == "ordinal":
+            raise InputError(
+                "ties='ordinal' with random effects (position='random' or random=...) needs the ordinal mixed "
+                "engine, which this version does not have; use ties='drop' for the random-effects model, or the "
+                "fixed-effects tie model (position='fixed', no random terms).")
+        if spec.ties == "davidson":
+            raise InputError(
+                "ties='davidson' is a fixed-effects model (Davidson's tie probability is not a GLMM family); with "
+                "random effects (position='random' or random=...) use ties='drop'.")
+        re = random_terms(log, spec.random, spec.position)
+        glmm = fit_mixed(log, design, re, warn=warn)
+        return ModelFit(spec=spec, design=design, beta=np.asarray(glmm.coef, dtype=float), cov=np.asarray(glmm.cov_coef),
+                        phi=float("nan"), phi_se=float("nan"), loglik=float(glmm.loglik), converged=bool(glmm.converged),
+                        glmm=glmm)
+    model = outcome_model(spec.ties)
+    fixed = fit_fixed(model, design.X, log.outcome, log.count, warn=warn, covariance=covariance)
+    p = design.p
+    phi_se = float(np.sqrt(fixed.cov[p, p])) if model.n_phi else float("nan")
+    return ModelFit(spec=spec, design=design, beta=fixed.beta, cov=fixed.cov[:p, :p], phi=fixed.phi, phi_se=phi_se,
+                    loglik=fixed.loglik, converged=fixed.converged, fixed=fixed)
+
+
+def refit_quietly(log: VoteLog, spec: Spec, **kwargs) -> ModelFit:
+    """:func:`fit_model` with warnings silenced (resamples, null models)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit_model(log, spec, warn=False, **kwargs)
+
+
+def without(spec: Spec, *, term: str | None = None, abilities: bool = True) -> Spec:
+    """``spec`` without a random term (``"judge"`` for the random position bias) or without abilities."""
+    if term is None:
+        return replace(spec, abilities=abilities)
+    if term == "judge":
+        return replace(spec, position="fixed")
+    return replace(spec, random=tuple(t for t in spec.random if t != term))
+

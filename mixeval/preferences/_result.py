@@ -1,0 +1,389 @@
+"""The frozen result of a Bradley-Terry fit: abilities on the log-odds and Elo scales and the questions
+asked of them (intervals, contrasts, rank sets, tests, variance shares, votes needed)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from .._random import as_generator
+from .._results import Result, TestResult, to_plain
+from .._validation import require_positive_int, require_probability
+from ..errors import InputError
+from ..mixed._glmm_result import GlmerResult
+from ._bootstrap import abilities_of, iid_bootstrap, parametric_bootstrap
+from ._inference import (
+    ELO_SCALE,
+    LOGISTIC_VARIANCE,
+    contrast_table,
+    rank_sets,
+    to_elo,
+    votes_needed,
+)
+from ._log import VoteLog
+from ._model import ModelFit, refit_quietly, without
+from ._profile import profile_interval
+
+__all__ = ["PreferenceResult", "INTERVAL_METHODS", "make_result"]
+
+INTERVAL_METHODS = ("wald", "profile", "bootstrap", "iid-bootstrap")
+#: how much each random term adds to the latent variance of one vote's log-odds (a difference of two
+#: effects for the system-by-group terms)
+_PER_VOTE = {"prompt": 1.0, "system:prompt": 2.0, "system:judge": 2.0, "judge": 1.0}
+
+
+@dataclass(frozen=True, eq=False)
+class PreferenceResult(Result):
+    """A fitted Bradley-Terry model (abilities unrounded, log-odds scale).
+
+    Attributes
+    ----------
+    systems : tuple of str
+    estimates : ndarray
+        Ability of every system (log-odds; reference system 0 or sum 0).
+    cov : ndarray
+        Their ``K x K`` covariance (singular: one constraint).
+    reference : str or None
+        The system whose ability is 0 (``None``: abilities sum to 0).
+    ties : {"drop", "davidson", "ordinal"}
+    position : {"none", "fixed", "random"}
+    random : tuple of str
+        Random-effects terms besides the judge position bias.
+    position_bias : float or None
+        Mean log-odds bonus of the system shown first (``model_a``), with ``position_se``.
+    covariates : pandas.DataFrame
+        Coefficients of the covariate differences (style control): estimate, se, z, pvalue.
+    thresholds : tuple of float or None
+        Ordinal ties: R ``clm``'s thresholds ``(theta_1, theta_2)`` for ``P(b) = F(theta_1 - d)``,
+        ``P(b or tie) = F(theta_2 - d)``, ``d = s_a - s_b + covariates`` (the position bias is
+        ``-(theta_1 + theta_2) / 2``, the half-width ``tau = (theta_2 - theta_1) / 2``).
+    tie_parameter : float or None
+        Davidson's ``nu`` (ties) or the ordinal ``tau``.
+    loglik : float
+    n_votes, n_ties : int
+        Votes used and ties among them (ties dropped are not used).
+    separated : tuple of str
+        Systems whose maximum-likelihood ability is infinite (never won or never lost).
+    model : GlmerResult or None
+        The engine's mixed-model fit (random-effects models): variance components, ranef, vcov, ....
+
+    Examples
+    --------
+    >>> from mixeval.preferences import bradley_terry, simulate_arena
+    >>> log = simulate_arena(2000, {"a": 0.5, "b": 0.0, "c": -0.5}, n_judges=5, judge_sd=0.5, random_state=1)
+    >>> fit = bradley_terry(log, judge="judge", position="random")
+    >>> fit.abilities.round(3).to_dict()
+    {'a': 0.481, 'b': 0.003, 'c': -0.484}
+    >>> fit.varcorr[["group", "name"]].values.tolist()
+    [['judge', 'position']]
+    >>> fit.ranks()[["rank", "rank_lower", "rank_upper"]].values.tolist()
+    [[1, 1, 1], [2, 2, 2], [3, 3, 3]]
+    """
+
+    systems: tuple[str, ...]
+    estimates: np.ndarray = field(repr=False)
+    cov: np.ndarray = field(repr=False)
+    reference: str | None
+    ties: str
+    position: str
+    random: tuple[str, ...]
+    position_bias: float | None
+    position_se: float | None
+    covariates: pd.DataFrame = field(repr=False)
+    thresholds: tuple[float, float] | None
+    tie_parameter: float | None
+    loglik: float
+    n_params: int
+    n_votes: int
+    n_ties: int
+    converged: bool
+    separated: tuple[str, ...]
+    model: GlmerResult | None = field(default=None, repr=False, compare=False)
+    _fit: ModelFit | None = field(default=None, repr=False, compare=False)
+    _log: VoteLog | None = field(default=None, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ numbers
+    @property
+    def abilities(self) -> pd.Series:
+        """Abilities on the log-odds scale."""
+        return pd.Series(self.estimates, index=pd.Index(self.systems, name="system"), name="ability")
+
+    @property
+    def se(self) -> pd.Series:
+        return pd.Series(np.sqrt(np.maximum(np.diag(self.cov), 0.0)), index=pd.Index(self.systems, name="system"),
+                         name="se")
+
+    @property
+    def elo(self) -> pd.Series:
+        """Abilities on the arena (Elo) scale ``400 / ln(10) * s + 1000``."""
+        return pd.Series(to_elo(self.estimates), index=pd.Index(self.systems, name="system"), name="elo")
+
+    @property
+    def varcorr(self) -> pd.DataFrame:
+        """Variance components of the random effects (latent log-odds scale); empty for a fixed-effects fit."""
+        if self.model is None:
+            return pd.DataFrame(columns=["group", "name", "variance", "std"])
+        return self.model.varcorr
+
+    # ------------------------------------------------------------------ intervals, contrasts, ranks
+    def intervals(self, level: float = 0.95, *, method: str = "wald", n_resamples: int = 200,
+                  random_state=None) -> pd.DataFrame:
+        """Confidence intervals of the abilities (log-odds and Elo).
+
+        Parameters
+        ----------
+        level : float
+        method : {"wald", "profile", "bootstrap", "iid-bootstrap"}
+            ``wald``: estimate +- z se. ``profile``: profile likelihood (fixed-effects models).
+            ``bootstrap``: parametric bootstrap of the fitted model, random effects drawn anew (percentile).
+            ``iid-bootstrap``: votes resampled as if independent and the fixed-effects model refitted, as
+            arena leaderboards do (too narrow when judges or prompts make votes dependent; shown for comparison).
+        n_resamples, random_state
+            For the bootstrap methods.
+        """
+        level = require_probability(level, "level", open_interval=True)
+        if method not in INTERVAL_METHODS:
+            raise InputError(f"method={method!r}: choose one of {', '.join(INTERVAL_METHODS)}.")
+        est = self.estimates
+        if method == "wald":
+            z = sps.norm.ppf(0.5 + level / 2)
+            se = self.se.to_numpy()
+            lower, upper = est - z * se, est + z * se
+        elif method == "profile":
+            lower, upper = self._profile(level)
+        else:
+            draws = self.bootstrap_abilities(n_resamples=n_resamples, random_state=random_state,
+                                             iid=method == "iid-bootstrap")
+            lower, upper = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+        return pd.DataFrame({"ability": est, "lower": lower, "upper": upper, "elo": to_elo(est),
+                             "elo_lower": to_elo(lower), "elo_upper": to_elo(upper), "level": level,
+                             "method": method}, index=pd.Index(self.systems, name="system"))
+
+    def _profile(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        fit = self._require_fit()
+        if fit.fixed is None:
+            raise InputError("profile intervals are computed for fixed-effects models; for random-effects models "
+                             "use method='wald' or method='bootstrap' (parametric).")
+        p = fit.design.p
+        lower, upper = np.zeros(len(self.systems)), np.zeros(len(self.systems))
+        log = self._collapsed_log()
+        for k in range(len(self.systems)):
+            c = np.zeros(p)
+            c[:fit.design.n_abilities] = fit.design.C[k]
+            if not np.any(c):
+                continue  # the reference system: 0 by definition
+            lower[k], upper[k] = profile_interval(fit, log, c, level)
+        return lower, upper
+
+    def bootstrap_abilities(self, *, n_resamples: int = 200, random_state=None, iid: bool = False) -> np.ndarray:
+        """Resampled abilities (rows: resamples): parametric bootstrap, or the naive iid vote bootstrap."""
+        n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
+        fit = self._require_fit()
+        rng = as_generator(random_state)
+        if iid:
+            return iid_bootstrap(self._log, fit.spec, n_resamples=n_resamples, random_state=rng)
+        return parametric_bootstrap(fit, self._log, n_resamples=n_resamples, random_state=rng)
+
+    def contrasts(self, *, adjust: str = "holm", level: float = 0.95, random_state=0) -> pd.DataFrame:
+        """All pairwise ability differences (log-odds) with adjusted p-values and win probabilities.
+
+        ``adjust``: ``"holm"`` (default), any method of :func:`mixeval._adjust.adjust_pvalues`, ``"tukey"`` or
+        ``"max-t"`` (simultaneous intervals). ``win_probability`` is ``P(system beats versus)`` in a vote
+        without position bias, covariate differences or random deviations.
+        """
+        level = require_probability(level, "level", open_interval=True)
+        return contrast_table(self.systems, self.estimates, self.cov, adjust=adjust, level=level,
+                              random_state=random_state)
+
+    def win_probabilities(self) -> pd.DataFrame:
+        """``P(row beats column)`` in a neutral vote (ties dropped; no position bias, covariates or random deviations)."""
+        d = self.estimates[:, None] - self.estimates[None, :]
+        return pd.DataFrame(1 / (1 + np.exp(-d)), index=pd.Index(self.systems, name="system"),
+                            columns=pd.Index(self.systems, name="versus"))
+
+    def ranks(self, level: float = 0.95, *, random_state=0) -> pd.DataFrame:
+        """Rank of every system (1 = best) with a simultaneous ``level`` confidence set of ranks (max-t over all
+        pairs; see :func:`mixeval.preferences._inference.rank_sets`)."""
+        level = require_probability(level, "level", open_interval=True)
+        rank, lower, upper, crit = rank_sets(self.estimates, self.cov, level, random_state=random_state)
+        out = pd.DataFrame({"ability": self.estimates, "elo": to_elo(self.estimates), "rank": rank,
+                            "rank_lower": lower, "rank_upper": upper, "level": level},
+                           index=pd.Index(self.systems, name="system"))
+        out.attrs["critical_value"] = crit
+        return out.sort_values(["rank"])
+
+    # ------------------------------------------------------------------ tests and shares
+    def test_systems(self) -> TestResult:
+        """Likelihood-ratio test of "all systems are equally able" (abilities dropped; everything else kept)."""
+        fit = self._require_fit()
+        null = refit_quietly(self._fit_log(), without(fit.spec, abilities=False))
+        stat = max(2 * (fit.loglik - null.loglik), 0.0)
+        df = float(len(self.systems) - 1)
+        return TestResult(statistic=stat, pvalue=float(sps.chi2.sf(stat, df)), df=df,
+                          method="likelihood-ratio test of equal abilities",
+                          details={"loglik": fit.loglik, "loglik_null": null.loglik})
+
+    def test_random(self, term: str) -> TestResult:
+        """Likelihood-ratio test that a random-effects term has variance 0 (``"judge"`` for the random position
+        bias, or one of ``random``); the p-value is the boundary mixture ``0.5 chi2_0 + 0.5 chi2_1``
+        (Self & Liang 1987)."""
+        fit = self._require_fit()
+        present = (["judge"] if self.position == "random" else []) + list(self.random)
+        if term not in present:
+            raise InputError(f"term={term!r} is not a random term of this model ({', '.join(present) or 'none'}).")
+        reduced = refit_quietly(self._fit_log(), without(fit.spec, term=term))
+        stat = max(2 * (fit.loglik - reduced.loglik), 0.0)
+        return TestResult(statistic=stat, pvalue=float(0.5 * sps.chi2.sf(stat, 1)) if stat > 0 else 1.0, df=1.0,
+                          method=f"likelihood-ratio test of the {term} variance (boundary: 0.5 chi2_0 + 0.5 chi2_1)",
+                          details={"loglik": fit.loglik, "loglik_reduced": reduced.loglik})
+
+    def variance_shares(self) -> pd.DataFrame:
+        """How much of the latent variance of one vote's log-odds each random term contributes, beside the
+        logistic residual ``pi^2 / 3`` (a system-by-prompt or system-by-judge effect enters a vote twice:
+        ``u_a - u_b``)."""
+        rows = []
+        terms = (["judge"] if self.position == "random" else []) + list(self.random)
+        vc = self.varcorr
+        for term, (_, r) in zip(terms, vc.iterrows()):
+            rows.append({"term": term, "group": r["group"], "variance": float(r["variance"]),
+                         "per_vote": _PER_VOTE[term] * float(r["variance"])})
+        rows.append({"term": "residual", "group": "logistic", "variance": LOGISTIC_VARIANCE,
+                     "per_vote": LOGISTIC_VARIANCE})
+        out = pd.DataFrame(rows)
+        out["share"] = out["per_vote"] / out["per_vote"].sum()
+        return out
+
+    def votes_needed(self, system: str, versus: str, *, power: float = 0.8, alpha: float = 0.05,
+                     delta: float | None = None) -> float:
+        """Head-to-head votes needed to separate two systems (two-sided Wald test at ``alpha`` with ``power``),
+        for their estimated difference or a given ``delta`` (log-odds); see
+        :func:`mixeval.preferences._inference.votes_needed` (random deviations attenuate the difference;
+        system-by-judge variance over a fixed pool of judges sets a floor that more votes cannot cross)."""
+        idx = {s: i for i, s in enumerate(self.systems)}
+        for s in (system, versus):
+            if s not in idx:
+                raise InputError(f"{s!r} is not one of the systems.")
+        d = self.estimates[idx[system]] - self.estimates[idx[versus]] if delta is None else float(delta)
+        shares = self.variance_shares()
+        vote_var = float(shares.loc[shares.term != "residual", "per_vote"].sum())
+        fixed_var = 0.0
+        if "system:judge" in self.random:
+            v = float(shares.loc[shares.term == "system:judge", "variance"].iloc[0])
+            fixed_var = 2 * v / len(self._require_log().judges)
+        return votes_needed(d, power=power, alpha=alpha, vote_variance=vote_var, fixed_variance=fixed_var)
+
+    def compare_iid(self, level: float = 0.95, *, n_resamples: int = 200, random_state=None) -> pd.DataFrame:
+        """This model's Wald intervals beside the naive iid vote bootstrap's (percentile) and the width ratio."""
+        model = self.intervals(level)
+        iid = self.intervals(level, method="iid-bootstrap", n_resamples=n_resamples, random_state=random_state)
+        return pd.DataFrame({"ability": self.estimates, "lower": model.lower, "upper": model.upper,
+                             "iid_lower": iid.lower, "iid_upper": iid.upper,
+                             "width_ratio": (model.upper - model.lower) / (iid.upper - iid.lower)},
+                            index=model.index)
+
+    # ------------------------------------------------------------------ helpers
+    def _require_fit(self) -> ModelFit:
+        if self._fit is None or self._log is None:
+            raise InputError("this result holds no fit to refit (it was not made by bradley_terry).")
+        return self._fit
+
+    def _require_log(self) -> VoteLog:
+        self._require_fit()
+        return self._log
+
+    def _fit_log(self) -> VoteLog:
+        log = self._log
+        return log.subset(log.outcome != 1) if self.ties == "drop" else log
+
+    def _collapsed_log(self) -> VoteLog:
+        return self._fit_log().collapse(judge=False, prompt=False)
+
+    # ------------------------------------------------------------------ printing
+    def summary(self) -> str:
+        table = pd.DataFrame({"ability": self.estimates, "se": self.se.to_numpy(), "elo": to_elo(self.estimates)},
+                             index=pd.Index(self.systems, name="system")).sort_values("ability", ascending=False)
+        kind = "mixed (engine: Laplace)" if self.model is not None else "fixed effects"
+        out = [f"Bradley-Terry model ({kind}); ties: {self.ties}; position: {self.position}"
+               + (f"; random: {', '.join(self.random)}" if self.random else ""),
+               f"{self.n_votes} votes ({self.n_ties} ties used), {len(self.systems)} systems; logLik {self.loglik:.4f}",
+               "constraint: " + (f"ability of {self.reference!r} = 0" if self.reference else "abilities sum to 0")
+               + f"; Elo = {ELO_SCALE:.4f} * ability + 1000", "", table.to_string(float_format=lambda v: f"{v:.4f}")]
+        if self.position_bias is not None:
+            out.append(f"position bias (first shown): {self.position_bias:.4f} (se {self.position_se:.4f})")
+        if self.thresholds is not None:
+            out.append(f"thresholds (clm): {self.thresholds[0]:.4f}, {self.thresholds[1]:.4f}")
+        if self.ties == "davidson":
+            out.append(f"Davidson tie parameter nu: {self.tie_parameter:.4f}")
+        if len(self.covariates):
+            out += ["", "covariates (difference first - second):", self.covariates.to_string()]
+        if self.model is not None:
+            out += ["", "random effects (latent log-odds scale):", self.varcorr.to_string(index=False)]
+        if self.separated:
+            out.append(f"warning: infinite abilities (separation): {', '.join(self.separated)}")
+        if not self.converged:
+            out.append("warning: the fit did not converge")
+        return "\n".join(out)
+
+    def _repr_html_(self) -> str:
+        return "<pre>" + html.escape(self.summary()) + "</pre>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``mixeval preferences LOG --json`` prints (numbers unrounded)."""
+        return to_plain({
+            "systems": list(self.systems),
+            "abilities": dict(zip(self.systems, self.estimates.tolist())),
+            "se": dict(zip(self.systems, self.se.tolist())),
+            "elo": dict(zip(self.systems, to_elo(self.estimates).tolist())),
+            "reference": self.reference,
+            "ties": self.ties,
+            "position": {"mode": self.position, "estimate": self.position_bias, "se": self.position_se},
+            "random": list(self.random),
+            "thresholds": list(self.thresholds) if self.thresholds is not None else None,
+            "tie_parameter": self.tie_parameter,
+            "covariates": {r: {"estimate": float(v.estimate), "se": float(v.se)} for r, v in self.covariates.iterrows()},
+            "loglik": self.loglik,
+            "n_params": self.n_params,
+            "varcorr": {f"{g}.{n}": float(v) for g, n, v in zip(self.varcorr.group, self.varcorr.name,
+                                                                self.varcorr.variance)},
+            "n_votes": self.n_votes,
+            "n_ties": self.n_ties,
+            "converged": self.converged,
+            "separated": list(self.separated),
+        })
+
+
+def make_result(fit: ModelFit, log: VoteLog, used: VoteLog, systems: tuple[str, ...], reference: str | None,
+                separated: list[str]) -> PreferenceResult:
+    """Assemble the result from one fit (``log``: every vote; ``used``: the votes the tie model uses)."""
+    d = fit.design
+    est = abilities_of(fit)
+    va = fit.cov[:d.n_abilities, :d.n_abilities]
+    cov = d.C @ va @ d.C.T
+    names = list(d.names)
+    pos = names.index("position") if "position" in names else None
+    bias = float(fit.beta[pos]) if pos is not None else None
+    bias_se = float(np.sqrt(fit.cov[pos, pos])) if pos is not None else None
+    cov_idx = [names.index(c) for c in used.covariate_names]
+    se = np.sqrt(np.maximum(np.diag(fit.cov), 0.0))
+    covs = pd.DataFrame({"estimate": fit.beta[cov_idx], "se": se[cov_idx]}, index=pd.Index(used.covariate_names,
+                                                                                           name="covariate"))
+    covs["z"] = covs.estimate / covs.se
+    covs["pvalue"] = 2 * sps.norm.sf(np.abs(covs.z))
+    thresholds = tie = None
+    if fit.spec.ties == "ordinal":
+        g = bias if bias is not None else 0.0
+        thresholds = (-fit.phi - g, fit.phi - g)
+        tie = fit.phi
+    elif fit.spec.ties == "davidson":
+        tie = float(np.exp(fit.phi))
+    return PreferenceResult(
+        systems=systems, estimates=est, cov=0.5 * (cov + cov.T), reference=reference, ties=fit.spec.ties,
+        position=fit.spec.position, random=fit.spec.random, position_bias=bias, position_se=bias_se, covariates=covs,
+        thresholds=thresholds, tie_parameter=tie, loglik=fit.loglik, n_params=fit.n_params, n_votes=used.n_votes,
+        n_ties=used.n_ties, converged=fit.converged, separated=tuple(separated), model=fit.glmm, _fit=fit, _log=log)
+

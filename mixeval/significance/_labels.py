@@ -1,0 +1,72 @@
+"""What every table of means and contrasts says about how it was made: the fit criterion and the df method.
+
+* :func:`fit_criterion` -- ``"REML"``, ``"ML"`` (lmer); ``"Laplace"``, ``"AGQ (nAGQ = k)"``, ``"nAGQ = 0"``
+  (glmer's maximum-likelihood fits) or ``"restricted Laplace"`` (``glmer(..., REML=True)``, glmmTMB's
+  ``REML = TRUE``);
+* :func:`df_label` -- the df method in words (``satterthwaite-upper`` marked experimental);
+* :func:`label_table` -- both in a DataFrame's ``attrs`` (``fit_criterion``, ``df_method``, ``note``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+__all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer"]
+
+#: The df methods in words, as the printed notes name them.
+DF_LABELS: dict[str, str] = {
+    "asymptotic": "asymptotic (z)",
+    "satterthwaite": "Satterthwaite",
+    "kenward-roger": "Kenward-Roger",
+    "satterthwaite-upper": "Satterthwaite at the components' upper bounds (experimental)",
+}
+
+
+def df_label(method: str) -> str:
+    """The df method in words.
+
+    Examples
+    --------
+    >>> df_label("asymptotic")
+    'asymptotic (z)'
+    """
+    return DF_LABELS.get(method, method)
+
+
+def fit_criterion(fit: object) -> str:
+    """The criterion the fit maximised, by the name R's summaries use.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import glmer, lmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(30), 2), "system": np.tile(["A", "B"], 30)})
+    >>> df["score"] = rng.normal(size=60)
+    >>> df["correct"] = (df.score > 0).astype(int)
+    >>> fit_criterion(lmer("score ~ system + (1|item)", df)), fit_criterion(glmer("correct ~ system + (1|item)", df))
+    ('REML', 'Laplace')
+    """
+    from ._glmm_ddf import is_glmm
+
+    reml = bool(getattr(fit, "reml", False))
+    if not is_glmm(fit):
+        return "REML" if reml else "ML"
+    if reml:
+        return "restricted Laplace"
+    n_agq = int(getattr(fit, "nAGQ", 1))
+    return {0: "nAGQ = 0", 1: "Laplace"}.get(n_agq, f"AGQ (nAGQ = {n_agq})")
+
+
+def footer(criterion: str, method: str) -> str:
+    """The one-line note naming the fit criterion and the df method."""
+    return f"Fit: {criterion}; degrees of freedom: {df_label(method)}"
+
+
+def label_table(table: pd.DataFrame, fit: object, method: str, **extra: str) -> pd.DataFrame:
+    """``table`` with ``attrs`` naming the fit criterion and the df method (and ``extra`` entries); in place."""
+    criterion = fit_criterion(fit)
+    table.attrs.update(fit_criterion=criterion, df_method=method, **extra)
+    notes = [footer(criterion, method), *(f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in extra.items())]
+    table.attrs["note"] = "\n".join(notes)
+    return table

@@ -1,0 +1,107 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # From harness logs to a paired, clustered comparison with `mixeval.logs`
+#
+# Most scores already sit in the logs of an evaluation harness. This notebook starts from logs that the
+# harnesses themselves wrote on this machine, offline (`tests/logs/data/make_logs.py`):
+#
+# * **lm-evaluation-harness** (`lm_eval --model dummy ... --log_samples`): `samples_toyqa_*.jsonl`, one record
+#   per question with `doc_id`, `doc`, `acc`, ... for three runs of its dummy model (random answers);
+# * **inspect_ai** (`inspect_ai.eval` with its `mockllm` provider): `.eval` logs of three models on 12
+#   questions in 4 passages, 2 epochs, scorers `match` and `includes`.
+#
+# and ends at the HTML report. The harnesses' own statistics are thin: lm-evaluation-harness reports an unpaired
+# standard error per task, inspect_ai a clustered standard error per model but no paired comparison, and
+# neither says how many questions would be needed.
+
+# %%
+from pathlib import Path
+
+from _nbhelpers import show, show_figure
+from mixeval.datasets import read_inspect, read_lm_eval
+from mixeval.logs import compare_logs, plot_leaderboard, plot_pair_intervals
+
+LOGS = Path("..") / "tests" / "logs" / "data"
+lm = read_lm_eval(LOGS / "lm_eval")
+lm[["model", "task", "item", "repeat", "acc", "passage", "subject", "question"]].head()
+
+# %% [markdown]
+# One row per model x question x repeat; the metric columns as the harness wrote them (`acc`), and the
+# fields of the harness's `doc` record (`passage`, `subject`, ...) as columns by their own names. The
+# reader checked that question `doc_id` is the same question for every model (the harness's document and
+# prompt hashes).
+#
+# ## Every pair on the shared questions
+#
+# The paired difference of two models cancels the between-question variance; questions of one passage are
+# correlated, so the standard error is clustered by passage. `se_unpaired` is what an unpaired comparison of
+# the two accuracies (lm-evaluation-harness's) would use.
+
+# %%
+res_lm = compare_logs(lm, metric="acc", cluster="passage", by="subject", mixed=False, random_state=0)
+print(res_lm.summary())
+row = res_lm.pairs.iloc[2]
+show(f"lm-eval {row.model_a} - {row.model_b} estimate", row.estimate)
+show(f"lm-eval {row.model_a} - {row.model_b} se_unpaired", row.se_unpaired)
+show(f"lm-eval {row.model_a} - {row.model_b} se_cr2", row.se_cr2)
+show(f"lm-eval {row.model_a} - {row.model_b} mcnemar_pvalue", row.mcnemar_pvalue)
+
+# %% [markdown]
+# The dummy model guesses: no pair differs once the p-values are adjusted for three pairs, and the rank
+# sets overlap. McNemar's exact test and its mid-p use the discordant questions only.
+#
+# ## inspect_ai: epochs, scorers and metadata
+#
+# Epochs become repeats (averaged within question before the paired difference); every scorer becomes a
+# metric column, its values mapped to numbers as inspect_ai's `value_to_float` does (C = 1, I = 0, P = 0.5,
+# N = 0); the sample metadata (`passage`, `subject`) are columns usable as clusters or properties. The
+# per-model clustered standard error (`se_cluster` in the leaderboard) is the number inspect_ai's own
+# `stderr(cluster="passage")` put into each log.
+
+# %%
+ins = read_inspect(LOGS / "inspect")
+res = compare_logs(ins, metric="match", cluster="passage", mixed=True, random_state=0)
+print(res.leaderboard[["model", "estimate", "se_cluster", "se_cr2", "lower", "upper", "rank_lower", "rank_upper"]]
+      .to_string(index=False))
+best = res.pairs.loc[res.pairs["estimate"].abs().idxmax()]
+show(f"inspect {best.model_a} - {best.model_b} estimate", best.estimate)
+show(f"inspect {best.model_a} - {best.model_b} se_naive", best.se_naive)
+show(f"inspect {best.model_a} - {best.model_b} se_cr2", best.se_cr2)
+show(f"inspect {best.model_a} - {best.model_b} df", best.df)
+show(f"inspect {best.model_a} - {best.model_b} se_mixed", best.se_mixed)
+show(f"inspect {best.model_a} - {best.model_b} n_needed", best.n_needed)
+
+# %% [markdown]
+# Three ways to the interval of each difference: naive (questions independent), cluster-robust CR2 with
+# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model
+# `y ~ a + (1|item) + (1|item:model) + (1|passage) + (1|passage:model)` (`mixeval.lmer`; `mixeval.glmer`
+# gives the log odds ratio for the 0/1 scores in the `glmer_*` columns). `n_needed` is the number of
+# questions (in passages like these) for 80% power to detect the observed difference.
+
+# %%
+show_figure(plot_pair_intervals(res))
+show_figure(plot_leaderboard(res))
+
+# %% [markdown]
+# ## The report
+#
+# The same comparison as one self-contained HTML page (`mixeval compare-logs tests/logs/data/inspect
+# --metric match --cluster passage --html report.html` on the command line):
+
+# %%
+report = res.to_report(title="inspect_ai mock models on toy arithmetic")
+print(report.to_text()[:1500])

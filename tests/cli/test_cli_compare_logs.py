@@ -1,0 +1,105 @@
+"""``mixeval compare-logs``: every flag used, bad input ends in one line (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mixeval.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "logs" / "data"
+FIXTURE = Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "paired_long.csv"
+
+
+def _json(capsys, argv) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _error(capsys, argv) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+def test_json_pairs_have_the_documented_fields(capsys):
+    out = _json(capsys, ["compare-logs", str(DATA / "lm_eval"), "--metric", "acc", "--cluster", "passage", "--json",
+                         "--no-mixed"])
+    pair = out["pairs"][0]
+    for key in ("model_a", "model_b", "n_items", "estimate", "se_naive", "se_cluster", "se_cr2", "df", "pvalue",
+                "pvalue_adjusted", "mcnemar_pvalue", "mcnemar_midp", "mdd", "n_needed", "lower", "upper"):
+        assert key in pair, key
+    assert "se_mixed" not in pair  # --no-mixed
+    assert out["cluster"] == "passage" and len(out["pairs"]) == 3 and len(out["leaderboard"]) == 3
+
+
+def test_mixed_by_html_and_the_other_flags(capsys, tmp_path):
+    html = tmp_path / "r.html"
+    out = _json(capsys, ["compare-logs", str(DATA / "inspect"), "--metric", "includes", "--cluster", "passage",
+                         "--by", "subject", "--level", "0.9", "--adjust", "bh", "--power", "0.9", "--effect", "0.1",
+                         "--lower-is-better", "--seed", "3", "--json", "--html", str(html)])
+    assert html.read_text().startswith("<!DOCTYPE html>") and out["html"] == str(html)
+    pair = out["pairs"][0]
+    assert pair["level"] == 0.9 and out["adjust"] == "bh" and "se_mixed" in pair and "n_needed_effect" in pair
+    assert out["by"] == "subject" and out["heterogeneity"] and out["by_pairs"]
+    board = out["leaderboard"]
+    assert board[0]["estimate"] <= board[-1]["estimate"]  # lower is better: the lowest mean ranks first
+    assert any("singular" in w for w in out["warnings"] + out["notes"])
+
+
+def test_power_changes_the_items_needed(capsys):
+    base = ["compare-logs", str(FIXTURE), "--metric", "score", "--json", "--no-mixed"]
+    n80 = _json(capsys, base)["pairs"][0]["n_needed"]
+    n95 = _json(capsys, base + ["--power", "0.95"])["pairs"][0]["n_needed"]
+    assert n95 > n80
+
+
+def test_text_output(capsys):
+    assert main(["compare-logs", str(FIXTURE), "--metric", "correct", "--no-mixed"]) == 0
+    out = capsys.readouterr().out
+    assert "Paired comparisons of 3 models" in out and "Leaderboard" in out
+
+
+def test_drop_mismatched(capsys, tmp_path):
+    root = tmp_path / "lm_eval"
+    shutil.copytree(DATA / "lm_eval", root)
+    sample = next((root / "dummy-b").glob("samples_*.jsonl"))
+    lines = sample.read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["doc_hash"] = "0" * 64
+    sample.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    err = _error(capsys, ["compare-logs", str(root), "--no-mixed"])
+    assert "same id but a different question" in err and "dummy-b" in err and "--drop-mismatched" in err
+    out = _json(capsys, ["compare-logs", str(root), "--no-mixed", "--drop-mismatched", "--json"])
+    assert out["pairs"][0]["n_items"] == 23 and any("left out for every model" in w for w in out["warnings"])
+
+
+@pytest.mark.parametrize("extra, text", [
+    (["--metric", "nope"], "unknown metric 'nope'"),
+    (["--metric", "acc", "--cluster", "chapter"], "no column 'chapter'"),
+    (["--metric", "acc", "--by", "chapter"], "no column 'chapter'"),
+    (["--metric", "acc", "--level", "95"], "level must be a number between 0 and 1"),
+    (["--metric", "acc", "--adjust", "tukey"], "unknown p-value adjustment method"),
+    (["--metric", "acc", "--power", "1"], "power must be"),
+    (["--metric", "acc", "--effect", "0"], "effect must be"),
+])
+def test_bad_flags(capsys, extra, text):
+    assert text in _error(capsys, ["compare-logs", str(DATA / "lm_eval"), "--no-mixed", *extra])
+
+
+def test_bad_input(capsys, tmp_path):
+    assert "one model only" in _error(capsys, ["compare-logs", str(DATA / "lm_eval" / "dummy-a")])
+    assert "several metrics" in _error(capsys, ["compare-logs", str(DATA / "inspect"), "--no-mixed"])
+    assert "no such file" in _error(capsys, ["compare-logs", str(tmp_path / "nope")])
+    assert "does not exist" in _error(capsys, ["compare-logs", str(FIXTURE), "--metric", "score",
+                                               "--html", str(tmp_path / "no" / "r.html")])
+    disjoint = tmp_path / "disjoint.csv"
+    pd.DataFrame({"model": ["a", "a", "b", "b"], "item": [1, 2, 3, 4], "s": [1, 0, 1, 1]}).to_csv(disjoint, index=False)
+    assert "share 0 items" in _error(capsys, ["compare-logs", str(disjoint), "--metric", "s", "--no-mixed"])
+    assert "single cluster" in _error(capsys, ["compare-logs", str(DATA / "helm"), "--metric", "exact_match",
+                                               "--cluster", "split", "--no-mixed"])
