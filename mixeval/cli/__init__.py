@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
     "fitting": ("fit", "compare", "confint"),
     "reliability": ("reliability", "agreement"),
-    "significance": ("significance", "power"),
+    "significance": ("significance", "power", "compare-logs", "preferences"),
     "resampling": ("bootstrap", "permutation"),
     "validity": ("circularity",),
     "metric models and meta-evaluation": ("metric-ci", "meta"),
@@ -103,6 +103,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
                "--facet system:seed --by src_length --cuts 15,55 --out report.html",),
     "demo": ("mixeval demo", "mixeval demo --json --out demo.html"),
     "reproduce": ("mixeval reproduce list", "mixeval reproduce table-4.2 --json"),
+    "compare-logs": ("mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
+                     "mixeval compare-logs logs/*.eval --metric match --cluster passage --json --no-mixed"),
+    "preferences": ("mixeval preferences votes.csv",
+                    "mixeval preferences votes.csv --judge judge --prompt prompt --ties davidson --json"),
 }
 
 

