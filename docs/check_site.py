@@ -7,8 +7,11 @@ Chromium that images render and that search returns results.
    ``#fragment`` to an ``id`` on the target page. No page loads a script, style sheet or image from the
    network (the site works offline).
 2. Every public name of the package (``docs/_ext/apigen.py``: each module's ``__all__``) is in the site's
-   object inventory (``objects.inv``), i.e. has a reference entry.
-3. The site is served on localhost and a check page, opened in headless Chromium, loads each page that has
+   object inventory (``objects.inv``), i.e. has a reference entry, and the API index (``api/index.html`` with
+   its page of building blocks) links each documented name exactly once.
+3. Getting Started, each guide and "Coming from R" show outputs: every code cell on them has an output
+   (set-up cells tagged ``setup`` excepted), and "Coming from R" shows R's output for its examples.
+4. The site is served on localhost and a check page, opened in headless Chromium, loads each page that has
    images in a frame and records every image's decoded size, then loads ``search.html?q=<query>`` and
    counts the results Sphinx's search script writes. ``--dump-dom`` returns the check page's DOM with the
    JSON written into it.
@@ -110,6 +113,55 @@ def inventory_problems(site: Path) -> list[str]:
     missing = sorted(f"{public} (documented as {target})" for public, target in entries.items()
                      if target not in documented)
     return [f"no reference entry for {m}" for m in missing]
+
+
+def api_index_problems(site: Path) -> list[str]:
+    """The API index by task and the building-blocks page must link every documented name exactly once."""
+    sys.path[:0] = [str(DOCS.parent), str(DOCS / "_ext")]
+    import apigen
+
+    listed: list[str] = []
+    for page in ("index.html", "internals.html"):
+        text = (site / "api" / page).read_text(encoding="utf-8")
+        # the first cell of each autosummary row links the entry's page: generated/<qualified name>.html
+        listed += re.findall(r'<tr class="row-(?:odd|even)"><td><p><a class="reference internal" '
+                             r'href="generated/([^"#]+)\.html', text)
+    problems = [f"api index: {name} listed {listed.count(name)} times" for name in sorted(set(listed))
+                if listed.count(name) > 1]
+    problems += [f"api index: {name} not listed" for name in apigen.documented_names() if name not in listed]
+    problems += [f"api grouping: {p}" for p in apigen.grouping_problems()]
+    return problems
+
+
+#: pages whose examples must show their output (the guides are added from docs/guides/)
+OUTPUT_PAGES = ("index", "getting_started", "coming_from_r")
+_CELL = re.compile(r'<div class="cell(?P<classes>(?: [^"]*)?)"')  # a code cell, not its cell_input/cell_output
+
+
+def pages_with_outputs() -> list[str]:
+    guides = sorted(f"guides/{p.stem}" for p in (DOCS / "guides").glob("*.md") if p.stem != "index")
+    return [*OUTPUT_PAGES, *guides]
+
+
+def output_problems(site: Path, pages: list[str] | None = None) -> list[str]:
+    """Pages whose examples show no output: no executed code cell, or a cell without output."""
+    problems = []
+    for page in pages if pages is not None else pages_with_outputs():
+        path = site / f"{page}.html"
+        if not path.exists():
+            problems.append(f"{page}.html: missing")
+            continue
+        text = path.read_text(encoding="utf-8")
+        starts = list(_CELL.finditer(text))
+        if not starts:
+            problems.append(f"{page}.html: no executed example (no code cell with output)")
+        for i, match in enumerate(starts):
+            end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+            if "cell_output" not in text[match.start():end] and "tag_setup" not in match.group("classes"):
+                problems.append(f"{page}.html: code cell {i + 1} shows no output")
+        if page == "coming_from_r" and text.count('class="highlight-text') < 10:
+            problems.append(f"{page}.html: R's output is not shown beside the examples")
+    return problems
 
 
 # ------------------------------------------------------------------------------------------ browser check
@@ -231,6 +283,8 @@ def main(argv: list[str] | None = None) -> int:
     site = args.site.resolve()
     problems, with_images, with_math = static_problems(site)
     problems += inventory_problems(site)
+    problems += api_index_problems(site)
+    problems += output_problems(site)
     image_pages = {str(p.relative_to(site)) for p in with_images}
     pages = sorted(image_pages | {str(p.relative_to(site)) for p in with_math[:3]})  # math: a sample
     print(f"{len(list(site.rglob('*.html')))} pages, {len(with_images)} with images; static checks: "

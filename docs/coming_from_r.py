@@ -1,9 +1,11 @@
 """The "Coming from R" table: one record per R call, rendered into the docs and run by the tests.
 
-Adding a row is adding one ``Row(...)`` to ``ROWS``: the R call, the mixeval call, a runnable example and
-what differs. The example runs after ``SETUP`` (which loads the bundled simulated evaluation ``demo`` and
-fits ``m``, the model most rows use); ``tests/docs/test_coming_from_r.py`` runs every example, so a row
-whose example breaks fails the tests. ``conf.py`` renders the page (``write_page``) at build time.
+Adding a row is adding one ``Row(...)`` to ``ROWS``: the R call, the mixeval call, a runnable example, what
+differs and the R code that computes the same (``r_code``), then running ``coming_from_r_capture.py`` once to
+capture R's output into ``r_output/``. The example runs after ``SETUP`` (which loads the bundled simulated
+evaluation ``demo`` and fits ``m``, the model most rows use); ``tests/docs/test_coming_from_r.py`` runs every
+example and checks that R's captured output is current. ``conf.py`` puts the rendered rows (``render``) into
+``coming_from_r.md`` at build time, where myst-nb executes the examples, so the page shows both outputs.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ demo = load_demo()            # simulated MT evaluation: score ~ system, items, 
 m = mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)     # REML, as lmer's default
 '''
 
+#: the R session's set-up (``coming_from_r_capture.py`` runs it before the rows' R code, from the repository root)
+R_SETUP = """\
+library(lme4); library(emmeans)
+options(width = 110)
+demo <- read.csv("mixeval/data/demo_mt.csv")          # the bundled simulated MT evaluation
+m <- lmer(score ~ system + (1|item) + (1|rater), data = demo)
+"""
+
 
 @dataclass(frozen=True)
 class Row:
@@ -32,6 +42,11 @@ class Row:
     mixeval_call: str
     example: str
     differs: str
+    #: R code run by ``coming_from_r_capture.py`` after ``R_SETUP`` (its printed output is shown beside the
+    #: example's); ``None`` when the R package is not installed where the outputs were captured.
+    r_code: str | None = None
+    #: Python variables of the example (DataFrames or arrays) that the R code reads as data frames of the same name
+    r_data: tuple[str, ...] = ()
 
     @property
     def anchor(self) -> str:
@@ -46,7 +61,8 @@ ROWS: list[Row] = [
         'mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)',
         'm = mixeval.lmer("score ~ system + (1|item) + (1|rater)", demo)\nprint(m.summary())',
         "The formula is a string. REML by default, as lme4. Random intercepts for crossed, nested `(1|a/b)` "
-        "and interaction `(1|a:b)` groups, random slopes as below."),
+        "and interaction `(1|a:b)` groups, random slopes as below.",
+        r_code='m <- lmer(score ~ system + (1|item) + (1|rater), data = demo)\nsummary(m)'),
     Row("lme4", "lmer(rt ~ x + (1 + x | subject) + (1 | item), data = d)",
         'mixeval.lmer("rt ~ x + (1 + x | subject) + (1 | item)", d)',
         'rng = np.random.default_rng(2)\n'
@@ -58,29 +74,38 @@ ROWS: list[Row] = [
         'print(ms.summary())\nms.components',
         "`(1 + x | g)`, `(x | g)`, `(0 + x | g)`, `(1 + x || g)` and factor slopes `(1 + system | item)` as lme4. "
         "`components` uses `as.data.frame(VarCorr(m))`'s names (`subject.x`, `subject.(Intercept).x`); "
-        "the `||` terms are named `subject.x`, where lme4 prints `subject.1`."),
+        "the `||` terms are named `subject.x`, where lme4 prints `subject.1`.",
+        r_code='ms <- lmer(rt ~ x + (1 + x | subject) + (1 | item), data = d)\nsummary(ms)\nas.data.frame(VarCorr(ms))', r_data=('d',)),
     Row("lme4", "summary(m)", "m.summary()", "print(m.summary())",
-        "Text summary with the random-effect variances, the fixed effects and the REML criterion."),
+        "Text summary with the random-effect variances, the fixed effects and the REML criterion.",
+        r_code='summary(m)'),
     Row("lme4", "fixef(m)", "m.fixef", "m.fixef",
-        "A pandas Series named by formulaic's column names (`systemsystem_a`, as R's treatment coding)."),
+        "A pandas Series named by formulaic's column names (`systemsystem_a`, as R's treatment coding).",
+        r_code='fixef(m)'),
     Row("lme4", "VarCorr(m)", "m.varcorr",
         "m.varcorr          # group, variance, std, percent\nm.varcorr_se       # with standard errors",
         "A DataFrame with variance, standard deviation and percent of the total; `varcorr_se` adds "
-        "standard errors of the variances (lme4 gives none)."),
+        "standard errors of the variances (lme4 gives none).",
+        r_code='VarCorr(m)\nas.data.frame(VarCorr(m))'),
     Row("lme4", "ranef(m)", "m.ranef", 'm.ranef["item"].head()',
-        "A dict of Series (one per grouping factor) of conditional modes, like `ranef(m)`'s list of data frames."),
+        "A dict of Series (one per grouping factor) of conditional modes, like `ranef(m)`'s list of data frames.",
+        r_code='head(ranef(m)$item)'),
     Row("lme4", "fitted(m); residuals(m)", "m.fitted; m.residuals", "m.fitted[:3], m.residuals[:3]",
-        "Arrays in the row order of the data used for the fit."),
+        "Arrays in the row order of the data used for the fit.",
+        r_code='head(fitted(m), 3); head(residuals(m), 3)'),
     Row("lme4", "logLik(m); AIC(m); BIC(m)", "m.loglik; m.aic; m.bic", "m.loglik, m.aic, m.bic",
-        "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it."),
+        "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it.",
+        r_code='logLik(m); AIC(m); BIC(m)'),
     Row("lme4", "anova(m0, m)", "mixeval.compare(m, m0)",
         'm0 = mixeval.lmer("score ~ 1 + (1|item) + (1|rater)", demo)\nmixeval.compare(m, m0)',
         "Refits both models by ML first (`refit=True`), as `anova` does; returns a `TestResult` "
-        "(`statistic`, `df`, `pvalue`)."),
+        "(`statistic`, `df`, `pvalue`).",
+        r_code='m0 <- lmer(score ~ 1 + (1|item) + (1|rater), data = demo)\nanova(m0, m)'),
     Row("lme4", "anova(lmer(null, REML = FALSE), lmer(full, REML = FALSE))",
         'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
         'mixeval.glrt(demo, "score ~ system + (1|item)", "score ~ 1 + (1|item)")',
-        "The generalized likelihood-ratio test of the book's Section 4.3 from two formulas, ML fits."),
+        "The generalized likelihood-ratio test of the book's Section 4.3 from two formulas, ML fits.",
+        r_code='anova(lmer(score ~ 1 + (1|item), data = demo, REML = FALSE),\n      lmer(score ~ system + (1|item), data = demo, REML = FALSE))'),
     Row("lme4", "glmer(correct ~ system + (1|item), family = binomial, data = d)",
         'mixeval.glmer("correct ~ system + (1|item)", d, family="binomial")',
         'rng = np.random.default_rng(3)\n'
@@ -91,7 +116,8 @@ ROWS: list[Row] = [
         'print(g.summary())',
         "Laplace approximation by PIRLS as glmer (`nAGQ=` > 1: adaptive Gauss-Hermite for one scalar term); "
         "binomial (logit, probit; proportions with `weights=` for `cbind(successes, failures)`) and Poisson; "
-        "`mixeval.compare` for the LRT of nested fits."),
+        "`mixeval.compare` for the LRT of nested fits.",
+        r_code='g <- glmer(correct ~ system + (1|item), family = binomial, data = d)\nsummary(g)', r_data=('d',)),
     Row("glmmTMB", "glmmTMB(correct ~ system + (1|item) + (1|seed), family = binomial, REML = TRUE, data = d)",
         'mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial", REML=True)',
         'rng = np.random.default_rng(5)\n'
@@ -110,12 +136,13 @@ ROWS: list[Row] = [
         "fit and the GLRT from ML fits (`benchmarks/sim_glmer_reml.py`); a Study's default is the ML fit, as glmer."),
     Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
         'from mixeval.uncertainty import confint\n'
-        'confint(m, method="wald").table',
+        'confint(m, method="profile", progress=False).table',
         "Rows named as `confint(m, oldNames = FALSE)` (`sd_(Intercept)|item`, `sigma`, fixed effects; with random "
         "slopes also `sd_x|subject` and `cor_x.(Intercept)|subject`); "
         "`method=\"profile\"` (the ML profile, as lme4, with exact roots instead of lme4's spline), "
         "`\"boot\"` (parametric bootstrap percentiles) or `\"wald\"` (standard deviations by the delta method, "
-        "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables."),
+        "where lme4 gives NA). `Study.variance_components(ci=...)` adds the columns to the book's tables.",
+        r_code='confint(m, method = "profile", oldNames = FALSE)'),
     Row("lme4", 'confint(gm, method = "profile")  # gm <- glmer(...)', 'mixeval.uncertainty.confint(gm, method="profile")',
         'from mixeval.uncertainty import confint\n'
         'rng = np.random.default_rng(3)\n'
@@ -127,75 +154,89 @@ ROWS: list[Row] = [
         "GLMMs (binomial, Poisson): sd's (and correlations) and fixed effects, no `sigma`; the profile of lme4's "
         "`profile.glmerMod` on the Laplace (or `nAGQ` > 1 quadrature) deviance with exact roots; "
         "`method=\"boot\"` draws binomial/Poisson responses with new random effects as `bootMer`; "
-        "`\"wald\"` gives the sd's by the delta method where lme4 gives NA."),
+        "`\"wald\"` gives the sd's by the delta method where lme4 gives NA.",
+        r_code='gm <- glmer(correct ~ system + (1|item), family = binomial, data = d)\nconfint(gm, method = "profile", oldNames = FALSE)', r_data=('d',)),
     Row("lme4", "bootMer(m, FUN, nsim = 1000, seed = 1)",
         'mixeval.uncertainty.bootstrap_fit(m, statistic, n_resamples=1000, random_state=1)',
         'from mixeval.uncertainty import bootstrap_fit\n'
         'b = bootstrap_fit(m, lambda refit: refit.fixef.iloc[1], n_resamples=20, random_state=1, progress=False)\n'
         'b.interval(0.95)',
         "Simulate from the fit, refit, collect any statistic of the refit; seeded (the same draws for any "
-        "`n_jobs`), progress bar; the default statistic is `confint`'s parameters (fast path, no full refit result)."),
+        "`n_jobs`), progress bar; the default statistic is `confint`'s parameters (fast path, no full refit result).",
+        r_code='b <- bootMer(m, function(refit) fixef(refit)[2], nsim = 20, seed = 1)\nquantile(b$t, c(0.025, 0.975))'),
     # ---------------------------------------------------------------------------------------- lmerTest
     Row("lmerTest", "summary(m)  # t tests with Satterthwaite df", "m.coef_tests()", "m.coef_tests()",
-        "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df='kenward-roger')`."),
+        "Satterthwaite's df, as lmerTest's default; Kenward-Roger df for contrasts through `emmeans(..., df='kenward-roger')`.",
+        r_code='library(lmerTest)\nm <- lmer(score ~ system + (1|item) + (1|rater), data = demo)\ncoef(summary(m))'),
     Row("lmerTest", 'ranova(m)', 'mixeval.Study(demo, formula).variance_lrt("rater")',
         'study = mixeval.Study(demo, "score ~ system + (1|item) + (1|rater)")\nstudy.variance_lrt("rater")',
         "One component at a time. The p-value uses the 50:50 chi-square mixture of a variance on its "
-        "boundary (Self & Liang); `ranova` reports the naive chi-square(1) p-value, which is twice as large."),
+        "boundary (Self & Liang); `ranova` reports the naive chi-square(1) p-value, which is twice as large.",
+        r_code='ranova(m)'),
     # ----------------------------------------------------------------------------------------- emmeans
-    Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system", df="kenward-roger")',
-        'mixeval.emmeans(m, "system", df="kenward-roger")',
-        "The default is `df=\"asymptotic\"` (z intervals, the book's, emmeans' `lmer.df = \"asymptotic\"`); "
-        "emmeans' default for lmer fits is Kenward-Roger: say `df=\"kenward-roger\"` (or `\"satterthwaite\"`)."),
+    Row("emmeans", "emmeans(m, ~ system)", 'mixeval.emmeans(m, "system")',
+        'mixeval.emmeans(m, "system")',
+        "The default is `df=\"asymptotic\"` (z intervals, the book's, emmeans' `lmer.df = \"asymptotic\"`). "
+        "emmeans uses Kenward-Roger df for lmer fits of up to 3,000 rows (`emm_options(pbkrtest.limit = )`) and "
+        "asymptotic df above, as for the demo's 7,200 rows here; say `df=\"kenward-roger\"` (or "
+        "`\"satterthwaite\"`) for small data.",
+        r_code='emmeans(m, ~ system)'),
     Row("emmeans", 'pairs(emmeans(m, ~ system), adjust = "tukey")', 'mixeval.pairwise(m, "system", adjust="tukey")',
         'pw = mixeval.pairwise(m, "system", adjust="tukey")\npw.table',
         "Tukey by default, as `pairs`; also `holm`, `bonferroni`, `BH`, `none`. The table keeps the "
-        "unadjusted p-value beside the adjusted one."),
+        "unadjusted p-value beside the adjusted one.",
+        r_code='pairs(emmeans(m, ~ system), adjust = "tukey")'),
     Row("emmeans", 'emmeans(g, ~ system, type = "response")  # g from glmer',
-        'mixeval.significance.emmeans_response(g, "system", df="satterthwaite")',
+        'mixeval.significance.emmeans_response(g, "system")',
         'rng = np.random.default_rng(5)\n'
         'd = pd.MultiIndex.from_product([range(60), range(5), ["A", "B"]], names=["item", "seed", "system"]).to_frame(index=False)\n'
         'eta = 1.0 + 0.3 * (d["system"] == "B") + rng.normal(0, 1, 60)[d["item"]] + rng.normal(0, 0.4, 5)[d["seed"]]\n'
         'd["correct"] = (rng.uniform(size=len(d)) < 1 / (1 + np.exp(-eta))).astype(int)\n'
         'g = mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial")\n'
-        'mixeval.significance.emmeans_response(g, "system", df="satterthwaite")',
+        'mixeval.significance.emmeans_response(g, "system")',
         "Accuracy of a typical item and seed (random effects at 0) per system with the logit-scale interval "
         "back-transformed. `df=\"asymptotic\"` (the default, also of `Study(..., family=\"binomial\")`) gives "
         "emmeans' z intervals for glmer exactly (tested); `df=\"satterthwaite\"` uses t intervals with the "
         "linearised model's Satterthwaite df, as SAS GLIMMIX's `ddfm=satterthwaite`, which cover closer to 95% "
         "than the z intervals with few seeds (`benchmarks/sim_glmer_df.py`). `marginal=True` gives the mean "
         "accuracy over items and seeds instead (emmeans' `bias.adjust = TRUE` approximates it to second order). "
-        "`pairwise_ratios` / `pairwise_differences` take the same `df=`."),
+        "`pairwise_ratios` / `pairwise_differences` take the same `df=`.",
+        r_code='g <- glmer(correct ~ system + (1|item) + (1|seed), family = binomial, data = d)\nemmeans(g, ~ system, type = "response")', r_data=('d',)),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
         'mixeval.pairwise(mc, "system", by="length_class").table',
-        "`by=` is the `|` of emmeans: comparisons within each level, adjusted within each level."),
+        "`by=` is the `|` of emmeans: comparisons within each level, adjusted within each level.",
+        r_code='mc <- lmer(score ~ system * length_class + (1|item) + (1|rater), data = demo)\nemmeans(mc, pairwise ~ system | length_class)$contrasts'),
     Row("emmeans", "emtrends(m, ~ system, var = \"src_length\")",
         'mixeval.significance.emtrends(m, "system", "src_length")',
         'from mixeval.significance import emtrends\n'
         'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
         'emtrends(ms, "system", "src_length")',
-        "The slope of a numeric covariate per level of `specs`, with the same `df=` choices as `emmeans`."),
+        "The slope of a numeric covariate per level of `specs`, with the same `df=` choices as `emmeans`.",
+        r_code='ms <- lmer(score ~ system * src_length + (1|item) + (1|rater), data = demo)\nemtrends(ms, ~ system, var = "src_length")'),
     Row("emmeans", "pairs(emtrends(m, ~ system, var = \"src_length\"))",
         'mixeval.significance.pairwise_trends(m, "system", "src_length")',
         'from mixeval.significance import pairwise_trends\n'
         'ms = mixeval.lmer("score ~ system * src_length + (1|item) + (1|rater)", demo)\n'
         'pairwise_trends(ms, "system", "src_length").table',
         "Tukey-adjusted differences of the slopes, as `pairs` on an `emtrends` object; "
-        "`Study.conditional(prop)` with a numeric property and no `cuts` runs it with the interaction GLRT."),
+        "`Study.conditional(prop)` with a numeric property and no `cuts` runs it with the interaction GLRT.",
+        r_code='ms <- lmer(score ~ system * src_length + (1|item) + (1|rater), data = demo)\npairs(emtrends(ms, ~ system, var = "src_length"))'),
     # ------------------------------------------------------------------------------------------- mgcv
     Row("mgcv", 'gam(y ~ s(x, bs = "cr", k = 10), data = d)', 'mixeval.fit_gam(d, "y", ["x"], k=10)',
         'rng = np.random.default_rng(1)\nd = pd.DataFrame({"x": rng.uniform(0, 1, 500)})\n'
         'd["y"] = np.sin(6 * d["x"]) + rng.normal(0, 0.3, 500)\n'
         'g = mixeval.fit_gam(d, "y", ["x"], k=10)\nprint(g.summary())',
         "Cubic regression splines (`bs = \"cr\"`; mgcv's default is thin plate), smoothing parameters by GCV "
-        "as mgcv's default `method = \"GCV.Cp\"`; Gaussian and binomial (`family=\"binomial\"`)."),
+        "as mgcv's default `method = \"GCV.Cp\"`; Gaussian and binomial (`family=\"binomial\"`).",
+        r_code='library(mgcv)\ng <- gam(y ~ s(x, bs = "cr", k = 10), data = d)\nsummary(g)', r_data=('d',)),
     Row("mgcv", "k.check(g)", "g.basis_check(random_state=0)",
         'rng = np.random.default_rng(1)\nd = pd.DataFrame({"x": rng.uniform(0, 1, 500)})\n'
         'd["y"] = np.sin(6 * d["x"]) + rng.normal(0, 0.3, 500)\n'
         'mixeval.fit_gam(d, "y", ["x"]).basis_check(random_state=0)',
-        "k', edf, k-index and a permutation p-value per smooth, as `k.check`; seeded by `random_state`."),
+        "k', edf, k-index and a permutation p-value per smooth, as `k.check`; seeded by `random_state`.",
+        r_code='set.seed(0)\nk.check(gam(y ~ s(x, bs = "cr", k = 10), data = d))', r_data=('d',)),
     # --------------------------------------------------------------------------------------------- irr
     Row("irr", 'kripp.alpha(t(ratings), method = "interval")',
         'mixeval.krippendorff_alpha(ratings, measurement="interval")',
@@ -222,36 +263,65 @@ ROWS: list[Row] = [
         'from mixeval.resampling import paired_t_test\n'
         'wide = demo[demo["seed"] == 1].groupby(["item", "system"])["score"].mean().unstack()\n'
         'paired_t_test(wide["system_a"], wide["baseline"])',
-        "Returns a `TestResult` with scipy's names (`statistic`, `pvalue`, `df`) and the interval."),
+        "Returns a `TestResult` with scipy's names (`statistic`, `pvalue`, `df`) and the interval.",
+        r_code='t.test(wide$system_a, wide$baseline, paired = TRUE)', r_data=('wide',)),
     Row("boot", 'boot.ci(boot(d, mean_diff, R = 10000), type = "bca")',
         'mixeval.resampling.bootstrap_ci(a, b, method="bca", n_resamples=10_000)',
         'from mixeval.resampling import bootstrap_ci\n'
         'wide = demo[demo["seed"] == 1].groupby(["item", "system"])["score"].mean().unstack()\n'
         'bootstrap_ci(wide["system_a"], wide["baseline"], method="bca", n_resamples=2000, random_state=1)',
-        "Paired over items; `random_state=` seeds it; `metric=` takes a corpus metric from per-item counts."),
+        "Paired over items; `random_state=` seeds it; `metric=` takes a corpus metric from per-item counts.",
+        r_code='library(boot)\nset.seed(1)\nb <- boot(wide$system_a - wide$baseline, function(x, i) mean(x[i]), R = 2000)\nboot.ci(b, type = "bca")', r_data=('wide',)),
 ]
+
+
+R_OUTPUT = Path(__file__).resolve().parent / "r_output"
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def r_output(row: Row) -> str | None:
+    """R's printed output for the row, as captured by ``coming_from_r_capture.py`` (``None`` if not captured)."""
+    path = R_OUTPUT / f"{row.anchor}.txt"
+    return path.read_text(encoding="utf-8").rstrip("\n") if row.r_code is not None and path.exists() else None
+
+
+def r_versions() -> str:
+    import json
+
+    versions = json.loads((R_OUTPUT / "manifest.json").read_text(encoding="utf-8"))["versions"]
+    return ", ".join(f"{name} {version}" for name, version in versions.items())
+
+
+def _fence(lang: str, body: str, *, classes: str = "") -> list[str]:
+    ticks = "````" if "```" in body else "```"
+    return [f"{ticks}{lang}", *([f":class: {classes}"] if classes else []), body, ticks, ""]
+
+
 def render(rows: list[Row] = ROWS) -> str:
-    """The page body (MyST markdown): the table, then one runnable example per row."""
+    """The page body (MyST-notebook markdown): the table, then per row R's code and captured output beside the
+    mixeval example as an executed code cell."""
     out = ["| R | mixeval | what differs |", "| --- | --- | --- |"]
     for row in rows:
         out.append(f"| `{_cell(row.r_call)}` ({row.package}) | [`{_cell(row.mixeval_call)}`](#{row.anchor}) "
                    f"| {_cell(row.differs)} |")
-    out += ["", "## Runnable examples", "",
-            "Every example below runs after this set-up (the tests run each one):", "",
-            "```python", SETUP.rstrip("\n"), "```", ""]
+    out += ["", "## Side by side: R's output and mixeval's", "",
+            "Each example below shows the R code and what R printed (captured once by "
+            "`docs/coming_from_r_capture.py` with " + r_versions() + "), then the mixeval code and its output, "
+            "computed when this page was built. Both sides use the same data: the bundled demo or the data set "
+            "the Python example simulates (the capture script hands it to R). Set-up, in R:", "",
+            *_fence("r", R_SETUP.rstrip("\n")),
+            "and in Python:", "",
+            "```{code-cell} python", ":tags: [setup]", "", SETUP.rstrip("\n"), "```", ""]
     for row in rows:
-        out += [f"({row.anchor})=", f"### `{row.r_call}` ({row.package})", "",
-                "```r", f"{row.r_call}", "```", "", "```python", row.example.rstrip("\n"), "```", ""]
+        out += [f"({row.anchor})=", f"### `{row.r_call}` ({row.package})", ""]
+        captured = r_output(row)
+        if captured is None:
+            out += [f"**R** (`{row.package}` is not installed where the R outputs were captured):", "",
+                    *_fence("r", row.r_call)]
+        else:
+            out += ["**R**", "", *_fence("r", row.r_code), *_fence("text", captured or "(no output)")]
+        out += ["**mixeval**", "", "```{code-cell} python", row.example.rstrip("\n"), "```", ""]
     return "\n".join(out)
-
-
-def write_page(path: Path) -> None:
-    text = render()
-    if not path.exists() or path.read_text(encoding="utf-8") != text:
-        path.write_text(text, encoding="utf-8")

@@ -6,13 +6,15 @@ Build (from the repository root; offline, warnings are errors)::
     python3 -m sphinx -W --keep-going -b html docs docs/_build/html
 
 At build time this file (1) writes the API reference from the package's ``__all__`` lists
-(``_ext/apigen.py`` -> ``api/``), (2) renders the "Coming from R" table from its records
-(``coming_from_r.py`` -> ``_generated/``), and (3) copies the committed, executed notebooks into
-``_generated/notebooks`` so that myst-nb renders them with their outputs (nothing is executed).
+(``_ext/apigen.py`` -> ``api/``), (2) puts the "Coming from R" table and examples, rendered from
+their records (``coming_from_r.py``), into that page, and (3) copies the committed, executed notebooks into
+``_generated/notebooks`` so that myst-nb renders them with their outputs (they are not executed); the
+MyST-notebook pages (Getting Started, guides, "Coming from R") are executed (see ``nb_execution_mode``).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -22,6 +24,8 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(DOCS / "_ext"))
 sys.path.insert(0, str(DOCS))
+# The kernel that executes the pages imports the package of this checkout, as the build does.
+os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 import matplotlib  # noqa: E402
 
@@ -51,7 +55,6 @@ extensions = [
 GENERATED = DOCS / "_generated"
 GENERATED.mkdir(exist_ok=True)
 apigen.write_api(DOCS / "api")
-coming_from_r.write_page(GENERATED / "coming_from_r_table.md")
 (GENERATED / "notebooks").mkdir(exist_ok=True)
 for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
     target = GENERATED / "notebooks" / nb.name
@@ -64,7 +67,16 @@ exclude_patterns = ["_build", "_ext", "**.ipynb_checkpoints", "_generated/*.md"]
 master_doc = "index"
 myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
-nb_execution_mode = "off"          # the notebooks are committed executed; the docs never run them
+# Pages written as MyST notebooks (front matter ``file_format: mystnb``: Getting Started, the guides, "Coming
+# from R") are executed at build time, so every example shows its output; the results are cached in
+# ``_build/.jupyter_cache`` (an unchanged page is not run again). The chapter notebooks are committed executed
+# and never run here.
+nb_execution_mode = "cache"
+nb_execution_excludepatterns = ["_generated/notebooks/*"]
+nb_execution_raise_on_error = True  # an example that fails fails the build
+nb_execution_show_tb = True
+nb_execution_timeout = 600
+nb_execution_in_temp = True         # files an example writes go to a temporary directory
 nb_merge_streams = True
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
@@ -91,17 +103,18 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
     "secondary_sidebar_items": ["page-toc"],
+    "header_links_before_dropdown": 6,  # Getting started ... API reference in the top bar, the rest under "More"
 }
 html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
                  **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test",
-                                          "changelog", "contributing")}}
+                                          "changelog", "contributing", "faq", "citing", "api/index")}}
 html_show_sourcelink = False
 
 # ----------------------------------------------------------------------------- method notes
 # Pages other contributors drop into docs/ (e.g. a note on a default and its simulation) are listed on the
 # "Method notes" page automatically, so that no page is left outside the table of contents.
 SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "notebooks", "changelog", "contributing",
-              "method_notes", "spark"}
+              "method_notes", "spark", "faq", "citing", "architecture"}
 
 
 def method_note_pages() -> list[str]:
@@ -115,5 +128,18 @@ def _add_method_notes(app, docname: str, source: list[str]) -> None:
         source[0] += "".join(f"\n- [{name.replace('_', ' ')}]({name}.md)" for name in method_note_pages()) + "\n"
 
 
+ROWS_MARKER = "<!-- coming-from-r-rows: conf.py replaces this line with coming_from_r.render() -->"
+
+
+def _add_coming_from_r_rows(app, docname: str, source: list[str]) -> None:
+    if docname == "coming_from_r":
+        if ROWS_MARKER not in source[0]:
+            raise ValueError(f"coming_from_r.md lost its marker line {ROWS_MARKER!r}")
+        source[0] = source[0].replace(ROWS_MARKER, coming_from_r.render())
+        for path in [DOCS / "coming_from_r.py", *sorted((DOCS / "r_output").glob("*"))]:
+            app.env.note_dependency(str(path))  # a changed row or R output rebuilds the page
+
+
 def setup(app):
     app.connect("source-read", _add_method_notes)
+    app.connect("source-read", _add_coming_from_r_rows)

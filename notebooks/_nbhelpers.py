@@ -2,7 +2,8 @@
 
 The notebooks run with this folder as their working directory, so ``from _nbhelpers import ...`` finds
 this module. Nothing here is statistics: where the data are, how a figure is shown, how a key number is
-printed (the tests parse those lines), and how warnings are made visible.
+shown (a table of a section's key numbers, whose plain-text form the tests read), and how warnings are made
+visible.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ matplotlib.use("Agg")  # figures are shown as PNG images by show_figure, on any 
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["DATA", "DPI", "Caught", "data_dir", "show", "show_figure"]
+__all__ = ["DATA", "DPI", "Caught", "KeyNumbers", "data_dir", "show", "show_figure"]
 
 ROOT = Path(__file__).resolve().parents[1]
-DPI = 80
+DPI = 150          # print resolution (a 10-inch figure printed at column width: over 400 dpi); shown at SCREEN_DPI
+SCREEN_DPI = 80
 
 pd.set_option("display.width", 140)
 pd.set_option("display.max_columns", 30)
@@ -35,16 +37,55 @@ def data_dir() -> Path:
 
 
 DATA = data_dir()
+os.environ.setdefault("MIXEVAL_DATA", str(DATA))  # mixeval.datasets.load finds the book's data here
 
 
 def show_figure(fig, dpi: int = DPI) -> None:
-    """Display a matplotlib Figure as a PNG and close it (the Agg backend registers no notebook display)."""
+    """Display a matplotlib Figure as a PNG at print resolution, at its on-screen size, and close it."""
     from IPython.display import Image, display
 
+    from PIL import Image as PILImage
+
+    width = int(fig.get_size_inches()[0] * SCREEN_DPI)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
-    display(Image(buf.getvalue()))
+    small = io.BytesIO()  # a 256-colour palette keeps a plot sharp at a third of the bytes (committed notebooks)
+    PILImage.open(io.BytesIO(buf.getvalue())).convert("RGB").quantize(colors=256).save(small, "PNG", optimize=True)
+    display(Image(small.getvalue(), width=width))
+
+
+class KeyNumbers:
+    """A section's key numbers as a table (``quantity``, ``value``, optionally ``reference``).
+
+    A notebook shows the table (or ``table``, an analysis table holding the same numbers); its plain-text
+    form is one ``label = value`` line per number at full precision, which the notebook tests read
+    (``tests/conftest.py``), so every number shown is checked there.
+    """
+
+    def __init__(self, numbers: dict[str, float], reference: dict[str, str] | None = None,
+                 *, digits: int = 4, table: pd.DataFrame | None = None) -> None:
+        self.numbers = dict(numbers)
+        self.reference = dict(reference or {})
+        self.digits = digits
+        self.table = table
+
+    def frame(self) -> pd.DataFrame:
+        out = pd.DataFrame({"quantity": list(self.numbers),
+                            "value": [f"{v:.{self.digits}g}" if isinstance(v, float) else v
+                                      for v in self.numbers.values()]})
+        if self.reference:
+            out["reference"] = [self.reference.get(k, "") for k in self.numbers]
+        return out
+
+    def _repr_html_(self) -> str:
+        if self.table is not None:
+            return self.table._repr_html_()
+        return self.frame().to_html(index=False)
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{label} = {value:.10g}" if isinstance(value, float) else f"{label} = {value}"
+                         for label, value in self.numbers.items())
 
 
 def show(label: str, value: float, digits: int = 6) -> None:

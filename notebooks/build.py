@@ -56,10 +56,12 @@ def from_source(path: Path):
 
 @contextmanager
 def _environment(data: Path | None):
-    saved = {k: os.environ.get(k) for k in ("MIXEVAL_DATA", "MPLBACKEND")}
+    saved = {k: os.environ.get(k) for k in ("MIXEVAL_DATA", "MPLBACKEND", "PYTHONPATH")}
     if data is not None:
         os.environ["MIXEVAL_DATA"] = str(data)  # the kernel inherits the environment
     os.environ["MPLBACKEND"] = "Agg"
+    # the kernel imports the package of this checkout (not another one an editable install points to)
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), *filter(None, [saved["PYTHONPATH"]])])
     try:
         yield
     finally:

@@ -17,9 +17,10 @@
 # # Chapter 3: reliability — agreement coefficients, variance components, phi and the D-study
 #
 # This notebook recomputes the numbers of Chapter 3 of Riezler & Hagmann, *Validity, Reliability, and
-# Significance* (Section 3.3) with `mixeval`, from the book's companion data (`$MIXEVAL_DATA`, default
-# `../shared/bookdata` beside the repository). Every key number is printed on a line `label = value`; the markdown says what it
-# means and how it compares with the book. The mixed models are random-intercept LMEMs fitted by REML, as
+# Significance* (Section 3.3) with `mixeval`, from the book's companion data (`mixeval.datasets.load`;
+# `$MIXEVAL_DATA`, default `../shared/bookdata` beside the repository). Each step ends with a table of its key
+# numbers; the text says what they mean and how they compare with the book, and the tests
+# (`tests/test_notebook_chapters.py`) check every one of them against the book, lme4 or a closed form. The mixed models are random-intercept LMEMs fitted by REML, as
 # lme4's `lmer` (the package's tests compare them with lme4 1.1-31 fit by fit).
 #
 # Sections: 1. agreement coefficients on the book's toy tables; 2. alpha vs phi on the annotation study;
@@ -32,7 +33,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from _nbhelpers import DATA, Caught, show, show_figure
+from IPython.display import display
+
+from _nbhelpers import Caught, KeyNumbers, show_figure
+from mixeval.datasets import load
 from mixeval import Study
 from mixeval.agreement import alpha_vs_phi, cohens_kappa, krippendorff_alpha, scotts_pi
 from mixeval.errors import IdentifiabilityWarning, SingularFitWarning
@@ -56,6 +60,7 @@ from mixeval.errors import IdentifiabilityWarning, SingularFitWarning
 # 0 to undefined while the raw agreement stays at 88-100 %.
 
 # %%
+numbers = {}
 examples = {
     "example 1 (10 items)": ([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
     "example 2 (negative)": ([0, 0, 0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 0, 1]),
@@ -69,14 +74,15 @@ for name, (a, b) in examples.items():
     with Caught():
         res = krippendorff_alpha(wide, "nominal", level=None)
     alphas[name] = res.value
-    show(f"alpha {name}", res.value, 4)
-    show(f"percent agreement {name}", res.percent_agreement, 4)
+    numbers[f"alpha {name}"] = res.value
+    numbers[f"percent agreement {name}"] = res.percent_agreement
 zero = krippendorff_alpha(np.zeros((8, 2)), "nominal", level=None, if_undefined="zero")
-show("alpha example 5 with if_undefined='zero'", zero.value, 4)
+numbers["alpha example 5 with if_undefined='zero'"] = zero.value
 ex1 = np.column_stack(examples["example 1 (10 items)"])
-show("alpha example 1 expected disagreement", krippendorff_alpha(ex1, "nominal", level=None).expected_disagreement, 4)
-show("kappa example 1", cohens_kappa(ex1, "nominal", level=None).value, 4)
-show("pi example 1", scotts_pi(ex1, "nominal", level=None).value, 4)
+numbers["alpha example 1 expected disagreement"] = krippendorff_alpha(ex1, "nominal", level=None).expected_disagreement
+numbers["kappa example 1"] = cohens_kappa(ex1, "nominal", level=None).value
+numbers["pi example 1"] = scotts_pi(ex1, "nominal", level=None).value
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # Alpha of example 1 is 1 - 4/4.421 = 0.0952 and example 2 gives -0.0714 (the book rounds to -0.07); the
@@ -94,14 +100,16 @@ show("pi example 1", scotts_pi(ex1, "nominal", level=None).value, 4)
 # component visible (Section 3.4). With five sentences, alpha's bootstrap interval over sentences is wide.
 
 # %%
-ann = pd.read_csv(DATA / "mt_annotation.csv.gz")
+numbers = {}
+ann = load("mt_annotation")
 with Caught():
     avp = alpha_vs_phi(ann, score="score", unit="sentence", rater="rater", occasion="occasion", by="mode",
                        level=0.95, n_resamples=2000, random_state=0)
-print(avp.set_index("mode")[["alpha", "alpha_lower", "alpha_upper", "phi_single", "phi_design"]].round(4))
+display(avp.set_index("mode")[["alpha", "alpha_lower", "alpha_upper", "phi_single", "phi_design"]].round(4))
 for row in avp.itertuples():
-    show(f"alpha {row.mode}", row.alpha, 4)
-    show(f"phi_single {row.mode}", row.phi_single, 4)
+    numbers[f"alpha {row.mode}"] = row.alpha
+    numbers[f"phi_single {row.mode}"] = row.phi_single
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # Alpha and the single-rating phi tell the same broad story here (Post Edit 0.57 vs 0.60, Marking 0.11 vs
@@ -119,18 +127,20 @@ for row in avp.itertuples():
 # residual 13.4 %. lme4 gives sentence 12.05 % and 60.43 %.
 
 # %%
+numbers = {}
 ANNOTATION = ("score ~ (1|sentence) + (1|rater) + (1|occasion) + (1|rater:sentence)"
               " + (1|occasion:rater) + (1|occasion:sentence)")
 with Caught():
     marking = Study(ann[ann["mode"] == "Marking"], ANNOTATION, item="sentence")
     post = Study(ann[ann["mode"] == "Post Edit"], ANNOTATION, item="sentence")
     t31, t32 = marking.variance_components(), post.variance_components()
-print("Table 3.1 (Marking)"); print(t31.to_string(index=False))
-print("Table 3.2 (Post Edit)"); print(t32.to_string(index=False))
 for label, table in (("Table 3.1 Marking", t31), ("Table 3.2 Post Edit", t32)):
     for row in table.itertuples():
-        show(f"{label} {row.component} %", row.percent, 6)
-        show(f"{label} {row.component} variance", row.variance, 6)
+        numbers[f"{label} {row.component} %"] = row.percent
+        numbers[f"{label} {row.component} variance"] = row.variance
+side = pd.concat({"Table 3.1 (Marking)": t31.set_index("component")[["variance", "percent"]],
+                  "Table 3.2 (Post Edit)": t32.set_index("component")[["variance", "percent"]]}, axis=1)
+KeyNumbers(numbers, table=side.round(4))
 
 # %% [markdown]
 # The percentages match the book's tables to the printed digits (sentence 12.05 % vs "12", 60.43 % vs 60.4 %).
@@ -152,14 +162,17 @@ for label, table in (("Table 3.1 Marking", t31), ("Table 3.2 Post Edit", t32)):
 #   (s + si) / (s + si + sr + residual).
 
 # %%
+numbers, coefficients = {}, {}
 for name, study in (("Marking", marking), ("Post Edit", post)):
     rel = study.reliability(rater="rater", occasion="occasion")
-    print(name); print(rel.to_string(index=False))
+    coefficients[name] = rel.set_index("coefficient")["value"]
     for row in rel.itertuples():
-        show(f"{name} {row.coefficient.split(' ')[0]}", row.value, 4)
+        numbers[f"{name} {row.coefficient.split(' ')[0]}"] = row.value
     v = study.variance_components().set_index("component")["variance"]
     printed = (v["sentence"] + v["rater:sentence"]) / (v["sentence"] + v["rater:sentence"] + v["occasion:rater"] + v["Residual"])
-    show(f"{name} intra-rater as printed in Eq. 3.18", printed, 4)
+    numbers[f"{name} intra-rater as printed in Eq. 3.18"] = printed
+    coefficients[name]["intra-rater as printed in Eq. 3.18"] = printed
+KeyNumbers(numbers, table=pd.DataFrame(coefficients).round(4))
 
 # %% [markdown]
 # Post Edit ratings are reliable for a single rating (phi 0.60) and a rater is very consistent with
@@ -177,8 +190,8 @@ GRID = {"rater": range(1, 13), "occasion": range(1, 6)}
 dstudy = {name: s.dstudy(GRID) for name, s in (("Marking", marking), ("Post Edit", post))}
 for name, table in dstudy.items():
     for column in ("phi", "phi_relative"):
-        print(f"{name}: {column} (rows = raters, columns = instantiations)")
-        print(table.pivot(index="rater", columns="occasion", values=column).round(3).to_string())
+        display(table.pivot(index="rater", columns="occasion", values=column).round(3).style.format(precision=3)
+                .set_caption(f"{name}: {column} (rows = raters, columns = instantiations)"))
 
 # %%
 from mixeval.plots import plot_dstudy
@@ -187,7 +200,8 @@ fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharex=True)
 for i, name in enumerate(("Post Edit", "Marking")):
     for j, column in enumerate(("phi", "phi_relative")):
         plot_dstudy(dstudy[name], x="rater", trace="occasion", y=column, threshold=0.8, ax=axes[i, j])
-        axes[i, j].set_title(f"{name}: {'absolute phi' if column == 'phi' else 'relative coefficient'}")
+        axes[i, j].set(title=f"{name}: {'absolute phi' if column == 'phi' else 'relative coefficient'}",
+                       xlabel="raters", ylabel="reliability")
 fig.tight_layout()
 show_figure(fig)
 
@@ -206,22 +220,24 @@ show_figure(fig)
 # Marking reads the relative one; with the absolute coefficient, Marking never reaches 0.8 in this grid.
 
 # %%
-show("Post Edit phi 1x1", post.phi(), 4)
-show("Post Edit phi 2x2", post.phi({"rater": 2, "occasion": 2}), 4)
-show("Post Edit relative 2x2", post.phi({"rater": 2, "occasion": 2}, kind="relative"), 4)
-show("Marking phi 1x1", marking.phi(), 4)
-show("Marking phi max 12x5", dstudy["Marking"].phi.max(), 4)
-show("Marking relative max 12x5", dstudy["Marking"].phi_relative.max(), 4)
+numbers = {}
+numbers["Post Edit phi 1x1"] = post.phi()
+numbers["Post Edit phi 2x2"] = post.phi({"rater": 2, "occasion": 2})
+numbers["Post Edit relative 2x2"] = post.phi({"rater": 2, "occasion": 2}, kind="relative")
+numbers["Marking phi 1x1"] = marking.phi()
+numbers["Marking phi max 12x5"] = dstudy["Marking"].phi.max()
+numbers["Marking relative max 12x5"] = dstudy["Marking"].phi_relative.max()
 rel_choice = marking.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind="relative")
 print(rel_choice.summary())
 print("designs on the frontier (fewest ratings for each number of raters):")
-print(rel_choice.frontier.to_string(index=False))
+display(rel_choice.frontier)
 print("frontier = " + ", ".join(f"{int(r.rater)}x{int(r.occasion)}" for r in rel_choice.frontier.itertuples()))
 print(marking.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}).summary())
 print(post.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}).summary())
 paid = post.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, cost_per_unit={"rater": 50},
                             cost_per_observation=1)
 print("Post Edit, raters cost 50 each plus 1 per rating:", paid.summary())
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # Post Edit: phi = 0.604 at 1 x 1 and 0.788 at 2 x 2 (relative 0.799) — the book's "about 0.6" and "about
@@ -246,6 +262,7 @@ print("Post Edit, raters cost 50 each plus 1 per rating:", paid.summary())
 #   reaches the target, with the bootstrap probability that each design reaches it.
 
 # %%
+numbers = {}
 from mixeval.uncertainty import component_draws
 
 ci_tables = {}
@@ -253,10 +270,11 @@ for name, study in (("Marking", marking), ("Post Edit", post)):
     with Caught():
         ci_tables[name] = study.variance_components(ci="profile", progress=False)
     print(f"{'Table 3.1' if name == 'Marking' else 'Table 3.2'} ({name}) with 95% profile intervals of the variances")
-    print(ci_tables[name].to_string(index=False))
+    display(ci_tables[name])
     for row in ci_tables[name].itertuples():
-        show(f"{name} {row.component} variance 95% lower", row.lower, 4)
-        show(f"{name} {row.component} variance 95% upper", row.upper, 4)
+        numbers[f"{name} {row.component} variance 95% lower"] = row.lower
+        numbers[f"{name} {row.component} variance 95% upper"] = row.upper
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # The sentence variance of Post Edit lies between 0.012 and 0.19 (estimate 0.048): a factor of 16. For
@@ -266,6 +284,7 @@ for name, study in (("Marking", marking), ("Post Edit", post)):
 # Now phi. One bootstrap of the components (300 refits per mode) serves every coefficient and every design.
 
 # %%
+numbers = {}
 DRAWS = {}
 for name, study in (("Marking", marking), ("Post Edit", post)):
     with Caught():
@@ -274,8 +293,9 @@ for name, study in (("Marking", marking), ("Post Edit", post)):
         for kind in ("absolute", "relative"):
             ci = study.phi_interval(n, kind=kind, draws=DRAWS[name])
             word = "phi" if kind == "absolute" else "relative"
-            show(f"{name} {word} {label} 95% lower", ci.lower, 3)
-            show(f"{name} {word} {label} 95% upper", ci.upper, 3)
+            numbers[f"{name} {word} {label} 95% lower"] = ci.lower
+            numbers[f"{name} {word} {label} 95% upper"] = ci.upper
+display(KeyNumbers(numbers))
 
 # %%
 bands = {name: s.dstudy_intervals(GRID, draws=DRAWS[name], target=0.8) for name, s in (("Marking", marking), ("Post Edit", post))}
@@ -283,25 +303,27 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for j, name in enumerate(("Post Edit", "Marking")):
     plot_dstudy(bands[name][bands[name].occasion.isin([1, 5])], x="rater", trace="occasion", y="phi",
                 threshold=0.8, lower="phi_lower", upper="phi_upper", ax=axes[j])
-    axes[j].set_title(f"{name}: absolute phi with 95% bands")
+    axes[j].set(title=f"{name}: absolute phi with 95% bands", xlabel="raters", ylabel="phi")
     axes[j].set_ylim(0, 1)
 fig.tight_layout()
-show_figure(fig, dpi=70)
+show_figure(fig)
 
 # %%
+numbers = {}
 for name, study in (("Post Edit", post), ("Marking", marking)):
     for kind in ("absolute", "relative"):
         choice = study.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind=kind, confidence=0.9,
                                        draws=DRAWS[name])
         print(f"{name}: {choice.summary()}")
         best = choice.designs.sort_values(["p_reach", "cost"], ascending=[False, True]).iloc[0]
-        show(f"{name} {kind} best P(phi >= 0.8) in 12x5 grid", best["p_reach"], 3)
+        numbers[f"{name} {kind} best P(phi >= 0.8) in 12x5 grid"] = best["p_reach"]
         if choice.reached:
-            show(f"{name} {kind} raters at 90% confidence", choice.n["rater"], 3)
-            show(f"{name} {kind} instantiations at 90% confidence", choice.n["occasion"], 3)
+            numbers[f"{name} {kind} raters at 90% confidence"] = choice.n["rater"]
+            numbers[f"{name} {kind} instantiations at 90% confidence"] = choice.n["occasion"]
 p2 = bands["Post Edit"].set_index(["rater", "occasion"]).loc[(2, 2)]
-show("Post Edit P(phi >= 0.8) at 2x2", p2["p_reach"], 3)
-show("Post Edit P(phi >= 0.8) at 3x1", bands["Post Edit"].set_index(["rater", "occasion"]).loc[(3, 1), "p_reach"], 3)
+numbers["Post Edit P(phi >= 0.8) at 2x2"] = p2["p_reach"]
+numbers["Post Edit P(phi >= 0.8) at 3x1"] = bands["Post Edit"].set_index(["rater", "occasion"]).loc[(3, 1), "p_reach"]
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # **What the intervals change in the book's advice.** On the point estimates, two Post Edit raters rating
@@ -331,14 +353,16 @@ show("Post Edit P(phi >= 0.8) at 3x1", bands["Post Edit"].set_index(["rater", "o
 # one. lme4 on the Marking data, dropping `(1|rater)`: chi2 = 5.2849, naive p = 0.0215, mixture p = 0.0108.
 
 # %%
+numbers = {}
 with Caught():
     lrt_rater = marking.variance_lrt("rater")
     lrt_sr = post.variance_lrt("rater:sentence")
-show("Marking variance LRT rater chi2", lrt_rater.statistic, 6)
-show("Marking variance LRT rater naive p", lrt_rater.details["pvalue_naive"], 6)
-show("Marking variance LRT rater boundary p", lrt_rater.pvalue, 6)
-show("Post Edit variance LRT rater:sentence chi2", lrt_sr.statistic, 6)
-show("Post Edit variance LRT rater:sentence boundary p", lrt_sr.pvalue, 6)
+numbers["Marking variance LRT rater chi2"] = lrt_rater.statistic
+numbers["Marking variance LRT rater naive p"] = lrt_rater.details["pvalue_naive"]
+numbers["Marking variance LRT rater boundary p"] = lrt_rater.pvalue
+numbers["Post Edit variance LRT rater:sentence chi2"] = lrt_sr.statistic
+numbers["Post Edit variance LRT rater:sentence boundary p"] = lrt_sr.pvalue
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # Raters' style differences in Marking are significant at the 5 % level either way (boundary p = 0.011); the
@@ -357,16 +381,18 @@ show("Post Edit variance LRT rater:sentence boundary p", lrt_sr.pvalue, 6)
 # the book's 31.0 %.
 
 # %%
+numbers = {}
 LIVER = ("accuracy ~ (1|hidden_size_max) + (1|hidden_number) + (1|learning_rate) + (1|batch_size)"
          " + (1|random_seed) + (1|epochs) + (1|dropout)")
-liver = pd.read_csv(DATA / "liver_gridsearch.csv.gz")
+liver = load("liver_gridsearch")
 with Caught():
     liver_study = Study(liver, LIVER, item="hidden_number")
     t34 = liver_study.variance_components()
-print(t34.to_string(index=False))
+display(t34)
 for row in t34.itertuples():
-    show(f"Table 3.4 {row.component} %", row.percent, 6)
-show("Table 3.4 REML criterion", liver_study.fit.criterion, 12)
+    numbers[f"Table 3.4 {row.component} %"] = row.percent
+numbers["Table 3.4 REML criterion"] = liver_study.fit.criterion
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # ### Algorithm 3.1: a confidence interval for the best accuracy under a budget
@@ -377,14 +403,16 @@ show("Table 3.4 REML criterion", liver_study.fit.criterion, 12)
 # boundary of its space, so the coverage of this interval is not guaranteed.
 
 # %%
+numbers = {}
 from mixeval.resampling import budget_ci
 
 budget = budget_ci(liver["accuracy"], budgets=[1, 5, 10, 50, 100, 1000], n_resamples=5000, random_state=1)
-print(budget.table.round(5).to_string(index=False))
+display(budget.table.round(5))
 b50 = budget.table.set_index("budget").loc[50]
-show("budget 50 expected max accuracy", b50["mean"], 5)
-show("budget 50 exact expected max accuracy", b50["exact_mean"], 5)
-show("best accuracy in the grid", liver["accuracy"].max(), 5)
+numbers["budget 50 expected max accuracy"] = b50["mean"]
+numbers["budget 50 exact expected max accuracy"] = b50["exact_mean"]
+numbers["best accuracy in the grid"] = liver["accuracy"].max()
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # ## 7. Tables 3.8-3.11: reliability of the MT model under meta-parameter variation
@@ -406,38 +434,42 @@ show("best accuracy in the grid", liver["accuracy"].max(), 5)
 # a result: report the pair's sum, or keep one of the two factors.
 
 # %%
+numbers = {}
 META = ("ter ~ (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|decoder_dropout)"
         " + (1|decoder_dropout_hidden) + (1|encoder_dropout)")
 BASE = "(-0.5:0.5)"
-partial = pd.read_csv(DATA / "mt_grid_partial.csv.gz")
+partial = load("mt_grid_partial")
 part = partial[partial["delta_scheme"] == BASE].reset_index(drop=True)
-print(pd.crosstab(part["encoder_dropout"], part["decoder_dropout_hidden"]))
+display(pd.crosstab(part["encoder_dropout"], part["decoder_dropout_hidden"]))
 with Caught() as caught39:
     t38 = Study(part, "ter ~ (1|sentence_id)").variance_components()
     s39 = Study(part, META, item="sentence_id")
     t39 = s39.variance_components()
 print("warnings in the partial grid:", caught39.kinds())
 print("confounded pairs:", s39.fit.confounded)
-print("Table 3.8"); print(t38.to_string(index=False))
-print("Table 3.9"); print(t39.to_string(index=False))
+display(t38.style.set_caption("Table 3.8").hide(axis="index").format(precision=4))
+display(t39.style.set_caption("Table 3.9").hide(axis="index").format(precision=4))
 p39 = t39.set_index("component").percent
-show("Table 3.8 sentence_id %", t38.set_index("component").percent["sentence_id"], 6)
+numbers["Table 3.8 sentence_id %"] = t38.set_index("component").percent["sentence_id"]
 for comp, value in p39.items():
-    show(f"Table 3.9 {comp} %", value, 6)
-show("Table 3.9 encoder_dropout + decoder_dropout_hidden %", p39["encoder_dropout"] + p39["decoder_dropout_hidden"], 6)
-show("Table 3.9 IdentifiabilityWarning", float("IdentifiabilityWarning" in caught39.kinds()), 1)
+    numbers[f"Table 3.9 {comp} %"] = value
+numbers["Table 3.9 encoder_dropout + decoder_dropout_hidden %"] = p39["encoder_dropout"] + p39["decoder_dropout_hidden"]
+numbers["Table 3.9 IdentifiabilityWarning"] = float("IdentifiabilityWarning" in caught39.kinds())
+display(KeyNumbers(numbers))
 
 # %%
-full = pd.read_csv(DATA / "mt_grid_full.csv.gz")
+numbers = {}
+full = load("mt_grid_full")
 fb = full[full["delta_scheme"] == BASE].reset_index(drop=True)
 with Caught() as caught311:
     t310 = Study(fb, "ter ~ (1|sentence_id)").variance_components()
     t311 = Study(fb, META, item="sentence_id").variance_components()
-print("Table 3.10"); print(t310.to_string(index=False))
-print("Table 3.11"); print(t311.to_string(index=False))
-show("Table 3.10 sentence_id %", t310.set_index("component").percent["sentence_id"], 6)
+display(t310.style.set_caption("Table 3.10").hide(axis="index").format(precision=4))
+display(t311.style.set_caption("Table 3.11").hide(axis="index").format(precision=4))
+numbers["Table 3.10 sentence_id %"] = t310.set_index("component").percent["sentence_id"]
 for row in t311.itertuples():
-    show(f"Table 3.11 {row.component} %", row.percent, 6)
+    numbers[f"Table 3.11 {row.component} %"] = row.percent
+display(KeyNumbers(numbers))
 
 # %% [markdown]
 # The substantial variance checks equal the full decompositions to 0.25 points (82.13 % vs 81.89 %, 86.03 %
@@ -453,6 +485,7 @@ for row in t311.itertuples():
 # and interaction, df = 3) against `ter ~ src_length_class + (1|sentence_id)`.
 
 # %%
+numbers = {}
 from mixeval.significance import plot_emmeans
 
 with Caught():
@@ -461,15 +494,17 @@ with Caught():
     means35 = fig35.emmeans("delta_scheme", by="src_length_class")
     pairs35 = fig35.pairwise("delta_scheme", by="src_length_class")
     glrt35 = fig35.glrt("delta_scheme")
-print(means35.round(4).to_string(index=False))
-print(pairs35.table[["contrast", "src_length_class", "estimate", "se", "z", "pvalue"]].to_string(index=False))
+display(means35.round(4))
+display(pairs35.table[["contrast", "src_length_class", "estimate", "se", "z", "pvalue"]])
 for row in pairs35.table.itertuples():
-    show(f"Figure 3.5 {row.src_length_class} estimate", row.estimate, 6)
-    show(f"Figure 3.5 {row.src_length_class} p", row.pvalue, 6)
-show("Figure 3.5 GLRT delta_scheme chi2", glrt35.statistic, 6)
-show("Figure 3.5 GLRT delta_scheme df", glrt35.df, 3)
+    numbers[f"Figure 3.5 {row.src_length_class} estimate"] = row.estimate
+    numbers[f"Figure 3.5 {row.src_length_class} p"] = row.pvalue
+numbers["Figure 3.5 GLRT delta_scheme chi2"] = glrt35.statistic
+numbers["Figure 3.5 GLRT delta_scheme df"] = glrt35.df
+display(KeyNumbers(numbers))
 fig = plot_emmeans(fig35.fit, "delta_scheme", "src_length_class")
-fig.axes[0].set_title("Figure 3.5: estimated TER by weight scheme and source length class")
+fig.axes[0].set(title="Figure 3.5: estimated TER by weight scheme and source length class",
+                xlabel="source length class", ylabel="estimated mean TER")
 show_figure(fig)
 
 # %% [markdown]

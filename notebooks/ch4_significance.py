@@ -17,8 +17,9 @@
 # # Chapter 4: significance — parametric, resampling and model-based tests
 #
 # This notebook recomputes the analyses of Chapter 4 of Riezler & Hagmann with `mixeval`, from the book's
-# companion data (`$MIXEVAL_DATA`, default `../shared/bookdata` beside the repository). Key numbers are printed as
-# `label = value`.
+# companion data (`mixeval.datasets.load`; `$MIXEVAL_DATA`, default `../shared/bookdata` beside the
+# repository). Each section ends with a table of its key numbers beside the book's or R's where they exist;
+# the tests (`tests/test_notebook_chapters.py`) check every one of them.
 #
 # Data (`mt_ter`): sentence-level TER of three MT systems on 1,041 test sentences — the pre-trained
 # `Baseline` (one run) and two systems fine-tuned on human `Marking`s or `PostEdit`s, each trained with three
@@ -35,13 +36,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from _nbhelpers import DATA, Caught, show, show_figure
+from IPython.display import display
+
+from _nbhelpers import Caught, KeyNumbers, show_figure
 from mixeval import Study
+from mixeval.datasets import load
 from mixeval.resampling import (compare_systems, multi_bootstrap_test, paired_bootstrap_test, paired_t_test,
                                 permutation_test, z_test)
 
-ter = pd.read_csv(DATA / "mt_ter.csv.gz")
-print(ter.groupby("system").agg(rows=("ter", "size"), seeds=("replication", "nunique"), mean_ter=("ter", "mean")))
+ter = load("mt_ter")
+ter.groupby("system").agg(rows=("ter", "size"), seeds=("replication", "nunique"), mean_ter=("ter", "mean"))
 
 # %% [markdown]
 # ## 1. The Z-test (Section 4.1)
@@ -56,9 +60,8 @@ x = np.random.default_rng(0).normal(15, 50, 100)
 x = x - x.mean() + 15
 z2 = z_test(x, mu0=25, sigma=50)
 z1 = z_test(x, mu0=25, sigma=50, alternative="less")
-show("Z-test statistic", z2.statistic, 6)
-show("Z-test two-sided p", z2.pvalue, 6)
-show("Z-test one-sided p", z1.pvalue, 6)
+KeyNumbers({"Z-test statistic": z2.statistic, "Z-test two-sided p": z2.pvalue, "Z-test one-sided p": z1.pvalue},
+           {"Z-test statistic": "book: -2", "Z-test two-sided p": "book: 0.0455", "Z-test one-sided p": "book: 0.0228"})
 
 # %% [markdown]
 # ## 2. Paired tests on sentence-level TER
@@ -80,7 +83,7 @@ show("Z-test one-sided p", z1.pvalue, 6)
 # %%
 rep1 = ter[ter["replication"] == 1].pivot(index="sentence_id", columns="system", values="ter")
 avg = ter.groupby(["sentence_id", "system"])["ter"].mean().unstack()
-rows = []
+rows, numbers = [], {}
 for pairing, table in (("rep1", rep1), ("seed-average", avg)):
     for a, b in (("Baseline", "Marking"), ("Baseline", "PostEdit"), ("Marking", "PostEdit")):
         A, B = table[a].to_numpy(), table[b].to_numpy()
@@ -94,9 +97,9 @@ for pairing, table in (("rep1", rep1), ("seed-average", avg)):
             rows.append({"pairing": pairing, "contrast": f"{a} - {b}", "test": name,
                          "difference": res.estimate if res.estimate is not None else np.nan,
                          "statistic": res.statistic, "pvalue": res.pvalue})
-            show(f"{pairing} {a} - {b} {name} p", res.pvalue, 4)
+            numbers[f"{pairing} {a} - {b} {name} p"] = res.pvalue
 paired = pd.DataFrame(rows)
-print(paired.pivot_table(index=["pairing", "contrast"], columns="test", values="pvalue").round(4))
+KeyNumbers(numbers, table=paired.pivot_table(index=["pairing", "contrast"], columns="test", values="pvalue").round(4))
 
 # %% [markdown]
 # Both fine-tuned systems beat the baseline under every test and either pairing (p <= 0.003). Marking and
@@ -112,17 +115,22 @@ print(paired.pivot_table(index=["pairing", "contrast"], columns="test", values="
 # both systems, so we show the unpaired version (the default would pair them because the labels coincide).
 
 # %%
-multi = {}
+multi, numbers = {}, {}
 for a, b in (("Baseline", "Marking"), ("Baseline", "PostEdit"), ("Marking", "PostEdit")):
     res = multi_bootstrap_test(ter, score="ter", item="sentence_id", seed="replication", system="system",
                                a=a, b=b, paired_seeds=False, n_resamples=5000, random_state=1)
     multi[(a, b)] = res
-    ci = res.confidence_interval
-    print(f"{a} - {b}: difference {res.estimate:.5f}, 95% CI ({ci.lower:.5f}, {ci.upper:.5f}), p = {res.pvalue:.4f}")
-    show(f"multi-bootstrap {a} - {b} p", res.pvalue, 4)
+    numbers[f"multi-bootstrap {a} - {b} p"] = res.pvalue
 paired_mp = multi_bootstrap_test(ter, score="ter", item="sentence_id", seed="replication", system="system",
                                  a="Marking", b="PostEdit", paired_seeds=True, n_resamples=5000, random_state=1)
-show("multi-bootstrap Marking - PostEdit paired seeds p", paired_mp.pvalue, 4)
+numbers["multi-bootstrap Marking - PostEdit paired seeds p"] = paired_mp.pvalue
+summary = pd.DataFrame([{"contrast": f"{a} - {b}", "seeds": "unpaired", "difference": r.estimate,
+                         "lower": r.confidence_interval.lower, "upper": r.confidence_interval.upper, "p-value": r.pvalue}
+                        for (a, b), r in multi.items()]
+                       + [{"contrast": "Marking - PostEdit", "seeds": "paired", "difference": paired_mp.estimate,
+                           "lower": paired_mp.confidence_interval.lower, "upper": paired_mp.confidence_interval.upper,
+                           "p-value": paired_mp.pvalue}])
+KeyNumbers(numbers, table=summary.round(5))
 
 # %% [markdown]
 # The baseline differences stay significant once seed variation is in the null distribution; Marking vs
@@ -133,7 +141,7 @@ show("multi-bootstrap Marking - PostEdit paired seeds p", paired_mp.pvalue, 4)
 
 # %%
 many = compare_systems(avg, test="permutation", adjust="holm", n_resamples=10_000, random_state=1)
-print(many[["system_a", "system_b", "estimate", "pvalue"]].to_string(index=False))
+many[["system_a", "system_b", "estimate", "pvalue"]]
 
 # %% [markdown]
 # ## 4. Table 4.1: the same question, two model designs
@@ -151,17 +159,17 @@ study = Study(ter, "ter ~ system + (1|sentence_id)")
 with Caught():
     lm_test = study.glrt_averaged("replication")
     lmm_test = study.glrt()
-show("Table 4.1 lm chi2", lm_test.statistic, 8)
-show("Table 4.1 lm df", lm_test.df, 3)
-show("Table 4.1 lm p", lm_test.pvalue, 6)
-show("Table 4.1 LMEM chi2", lmm_test.statistic, 8)
-show("Table 4.1 LMEM df", lmm_test.df, 3)
-show("Table 4.1 LMEM p", lmm_test.pvalue, 6)
 averaged = ter.groupby(["sentence_id", "system"], as_index=False)["ter"].mean()
 from mixeval import lmer
 lm_fit = lmer("ter ~ system", averaged, REML=False)
-show("Table 4.1 lm residual sd", float(np.sqrt(((averaged["ter"] - lm_fit.fitted) ** 2).sum() / (len(averaged) - 3))), 4)
-show("Table 4.1 LMEM residual sd", study.fit.sigma, 4)
+lm_sd = float(np.sqrt(((averaged["ter"] - lm_fit.fitted) ** 2).sum() / (len(averaged) - 3)))
+KeyNumbers({"Table 4.1 lm chi2": lm_test.statistic, "Table 4.1 lm df": lm_test.df, "Table 4.1 lm p": lm_test.pvalue,
+            "Table 4.1 lm residual sd": lm_sd, "Table 4.1 LMEM chi2": lmm_test.statistic,
+            "Table 4.1 LMEM df": lmm_test.df, "Table 4.1 LMEM p": lmm_test.pvalue,
+            "Table 4.1 LMEM residual sd": study.fit.sigma},
+           {"Table 4.1 lm chi2": "lme4: 1.3206", "Table 4.1 lm p": "book: 0.517", "Table 4.1 lm residual sd": "book: 0.2576",
+            "Table 4.1 LMEM chi2": "lme4: 34.09", "Table 4.1 LMEM p": "lme4: 3.96e-8",
+            "Table 4.1 LMEM residual sd": "book: 0.05905"})
 
 # %% [markdown]
 # The sentence effect absorbs most of the variance (residual sd from 0.258 to 0.059): with the sentences
@@ -180,10 +188,8 @@ side = pd.DataFrame({"contrast": adjusted["tukey"]["contrast"], "estimate": adju
                      "se": adjusted["tukey"]["se"], "z": adjusted["tukey"]["z"]})
 for adj, table in adjusted.items():
     side[f"p_{adj}"] = table["pvalue"].to_numpy()
-print(side.to_string(index=False))
-for adj, table in adjusted.items():
-    for row in table.itertuples():
-        show(f"Table 4.2 {row.contrast} {adj} p", row.pvalue, 6)
+KeyNumbers({f"Table 4.2 {row.contrast} {adj} p": row.pvalue for adj, table in adjusted.items()
+            for row in table.itertuples()}, table=side.round(6))
 
 # %% [markdown]
 # Tukey's p for Marking - PostEdit is 0.1625, the book's value; Holm and BH give 0.0685, the unadjusted p
@@ -200,12 +206,12 @@ with Caught():
     inter = Study(ter, "ter ~ system + (1|sentence_id) + (1|sentence_id:system)", item="sentence_id")
     inter_vc = inter.variance_components()
     inter_pw = inter.pairwise(adjust="tukey").table
-print(inter_vc.to_string(index=False))
-print(inter_pw[["contrast", "estimate", "se", "z", "pvalue"]].to_string(index=False))
-show("sentence:system interaction %", inter_vc.set_index("component").percent["sentence_id:system"], 4)
+display(inter_vc)
+numbers = {"sentence:system interaction %": inter_vc.set_index("component").percent["sentence_id:system"]}
 for row in inter_pw.itertuples():
-    show(f"with interaction {row.contrast} tukey p", row.pvalue, 4)
-    show(f"with interaction {row.contrast} se", row.se, 4)
+    numbers[f"with interaction {row.contrast} tukey p"] = row.pvalue
+    numbers[f"with interaction {row.contrast} se"] = row.se
+KeyNumbers(numbers, table=inter_pw[["contrast", "estimate", "se", "z", "pvalue"]])
 
 # %% [markdown]
 # The interaction takes about 6 % of the variance; with it, the contrasts' standard errors grow (Marking -
@@ -226,19 +232,18 @@ for row in inter_pw.itertuples():
 # %%
 with Caught():
     cond_glrt, by_length, cond = study.conditional("src_length", cuts=(15, 55), labels=("short", "typical", "very long"))
-show("Table 4.3 GLRT chi2", cond_glrt.statistic, 8)
-show("Table 4.3 GLRT df", cond_glrt.df, 3)
-show("Table 4.3 GLRT p", cond_glrt.pvalue, 6)
+display(KeyNumbers({"Table 4.3 GLRT chi2": cond_glrt.statistic, "Table 4.3 GLRT df": cond_glrt.df,
+                    "Table 4.3 GLRT p": cond_glrt.pvalue}, {"Table 4.3 GLRT chi2": "lme4: 66.52"}))
 t43 = by_length.table
-print(t43.pivot(index="contrast", columns="src_length_class", values="pvalue").round(4))
-for row in t43.itertuples():
-    show(f"Table 4.3 {row.contrast} {row.src_length_class} p", row.pvalue, 6)
+KeyNumbers({f"Table 4.3 {row.contrast} {row.src_length_class} p": row.pvalue for row in t43.itertuples()},
+           table=t43.pivot(index="contrast", columns="src_length_class", values="pvalue").round(4))
 
 # %%
 from mixeval.significance import plot_emmeans
 
 fig = plot_emmeans(cond.fit, "system", "src_length_class")
-fig.axes[0].set_title("Figure 4.7: estimated TER by system and source length class")
+fig.axes[0].set(title="Figure 4.7: estimated TER by system and source length class",
+                xlabel="source length class", ylabel="estimated mean TER")
 show_figure(fig)
 
 # %% [markdown]
@@ -282,18 +287,20 @@ for k in range(N_SIM):
         any_unadjusted.append(bool((pw["pvalue_unadjusted"] <= 0.05).any()))
         any_tukey.append(bool((pw["pvalue"] <= 0.05).any()))
 pvalues = np.array(pvalues)
-show("null GLRT rejection rate at 0.05", float(np.mean(pvalues <= 0.05)), 4)
-show("null GLRT KS p-value against uniform", stats.kstest(pvalues, "uniform").pvalue, 4)
-show("null GLRT mean p", float(pvalues.mean()), 4)
-show("null family-wise error unadjusted", float(np.mean(any_unadjusted)), 4)
-show("null family-wise error Tukey", float(np.mean(any_tukey)), 4)
-show("per-experiment error bound for 3 comparisons", 1 - 0.95 ** 3, 4)
-show("per-experiment error for 105 comparisons", 1 - 0.95 ** 105, 4)
+display(KeyNumbers({"null GLRT rejection rate at 0.05": float(np.mean(pvalues <= 0.05)),
+                    "null GLRT KS p-value against uniform": stats.kstest(pvalues, "uniform").pvalue,
+                    "null GLRT mean p": float(pvalues.mean()),
+                    "null family-wise error unadjusted": float(np.mean(any_unadjusted)),
+                    "null family-wise error Tukey": float(np.mean(any_tukey)),
+                    "per-experiment error bound for 3 comparisons": 1 - 0.95 ** 3,
+                    "per-experiment error for 105 comparisons": 1 - 0.95 ** 105},
+                   {"null GLRT rejection rate at 0.05": "nominal: 0.05", "null GLRT mean p": "uniform: 0.5",
+                    "null family-wise error Tukey": "nominal: 0.05"}))
 
 fig, axes = plt.subplots(1, 2, figsize=(10, 4))
 axes[0].hist(pvalues, bins=10, range=(0, 1), edgecolor="white")
 axes[0].axhline(N_SIM / 10, color="k", linestyle=":")
-axes[0].set(title="GLRT p-values under H0 (uniform = dotted)", xlabel="p-value", ylabel="count")
+axes[0].set(title="GLRT p-values under H0 (uniform = dotted)", xlabel="p-value", ylabel="simulated data sets")
 axes[1].plot(np.sort(pvalues), np.arange(1, N_SIM + 1) / N_SIM, drawstyle="steps-post")
 axes[1].plot([0, 1], [0, 1], "k:")
 axes[1].set(title="empirical CDF of the p-values", xlabel="p", ylabel="P(p-value <= p)")
@@ -348,13 +355,11 @@ print(maximal.summary())
 # matrix per term, `fit.ranef` the conditional modes per subject (intercept and slope) and per string.
 
 # %%
-for name, value in maximal.components.items():
-    show(f"A.2.2 REML {name}", value, 8)
-show("A.2.2 REML subject intercept-slope correlation", maximal.correlations["(1 + x | subject)"].iloc[0, 1], 8)
-show("A.2.2 REML logLik", maximal.loglik, 10)
-show("A.2.2 REML category effect x", maximal.fixef["x"], 10)
-show("A.2.2 REML se of x", maximal.coefficients.loc["x", "se"], 8)
-print(maximal.ranef["subject"].head())
+display(KeyNumbers({**{f"A.2.2 REML {name}": value for name, value in maximal.components.items()},
+                    "A.2.2 REML subject intercept-slope correlation": maximal.correlations["(1 + x | subject)"].iloc[0, 1],
+                    "A.2.2 REML logLik": maximal.loglik, "A.2.2 REML category effect x": maximal.fixef["x"],
+                    "A.2.2 REML se of x": maximal.coefficients.loc["x", "se"]}, digits=6))
+maximal.ranef["subject"].head()
 
 # %% [markdown]
 # Is there a category effect? The GLRT of Section 4 compares ML fits with and without `x` in the fixed part,
@@ -368,17 +373,17 @@ from mixeval.mixed import compare
 full_ml = lmer("rt ~ x + (1 + x | subject) + (1 | item)", lexical, REML=False)
 null_ml = lmer("rt ~ 1 + (1 + x | subject) + (1 | item)", lexical, REML=False)
 effect = compare(full_ml, null_ml)
-show("A.2.2 GLRT category effect statistic", effect.statistic, 6)
-show("A.2.2 GLRT category effect p-value", effect.pvalue, 4)
 intercepts = lmer("rt ~ x + (1 | subject) + (1 | item)", lexical)
 slope = compare(maximal, intercepts, refit=False)
-show("A.2.2 LRT random slope statistic", slope.statistic, 6)
-show("A.2.2 LRT random slope df", slope.df, 2)
+display(KeyNumbers({"A.2.2 GLRT category effect statistic": effect.statistic,
+                    "A.2.2 GLRT category effect p-value": effect.pvalue,
+                    "A.2.2 LRT random slope statistic": slope.statistic, "A.2.2 LRT random slope df": slope.df}))
 
 fig, ax = plt.subplots(figsize=(5, 4))
 re = maximal.ranef["subject"]
 ax.scatter(re["(Intercept)"], re["x"])
-ax.set(title="conditional modes per subject", xlabel="intercept deviation (ms)", ylabel="slope deviation (ms)")
+ax.set(title="conditional modes per subject", xlabel="subject's intercept deviation (ms)",
+       ylabel="subject's category-effect deviation (ms)")
 fig.tight_layout()
 show_figure(fig)
 
@@ -390,10 +395,10 @@ show_figure(fig)
 
 # %%
 shifted = lmer("rt ~ x + (1 + x | subject) + (1 | item)", lexical.assign(rt=lexical.rt + 1e9))
-show("A.2.2 largest relative change of a component after adding 1e9",
-     max(abs(shifted.components[k] / v - 1) for k, v in maximal.components.items()), 2)
+display(KeyNumbers({"A.2.2 largest relative change of a component after adding 1e9":
+                    max(abs(shifted.components[k] / v - 1) for k, v in maximal.components.items())}, digits=2))
 uncorrelated = lmer("rt ~ x + (1 + x || subject) + (1 | item)", lexical, REML=False)
-print(uncorrelated.varcorr)
+uncorrelated.varcorr
 
 # %% [markdown]
 # ## 9. Power: would these comparisons have found the differences? How many sentences are needed?
@@ -409,26 +414,29 @@ print(uncorrelated.varcorr)
 
 # %%
 POWER_PAIRS = (("Baseline", "Marking"), ("Baseline", "PostEdit"), ("Marking", "PostEdit"))
+numbers = {}
 for pair in POWER_PAIRS:
     with Caught():
         res = study.power(n={"sentence_id": [1041]}, pair=pair, test="pairwise", n_resamples=200, random_state=1,
                           progress=False)
     row = res.table.iloc[0]
-    show(f"power in the 3-system study {pair[0]} - {pair[1]} at 1041 sentences", row["power"], 3)
-    show(f"power in the 3-system study {pair[0]} - {pair[1]} Monte-Carlo se", row["se"], 2)
+    numbers[f"power in the 3-system study {pair[0]} - {pair[1]} at 1041 sentences"] = row["power"]
+    numbers[f"power in the 3-system study {pair[0]} - {pair[1]} Monte-Carlo se"] = row["se"]
+KeyNumbers(numbers, digits=3)
 
 # %%
 with Caught():
     mp = study.where("system != 'Baseline'")
     curve = mp.power(n={"sentence_id": [1041, 1500, 2000, 3000, 4000]}, pair=("Marking", "PostEdit"), test="pairwise",
                      n_resamples=200, random_state=2, progress=False)
-print(curve.summary())
-for row in curve.table.itertuples():
-    show(f"power Marking - PostEdit at {row.sentence_id} sentences", row.power, 3)
 need = curve.smallest(0.8)
-show("sentences for 80% power Marking - PostEdit (grid)", need["sentence_id"], 4)
+display(KeyNumbers({**{f"power Marking - PostEdit at {row.sentence_id} sentences": row.power
+                       for row in curve.table.itertuples()},
+                    "sentences for 80% power Marking - PostEdit (grid)": need["sentence_id"]},
+                   digits=3, table=curve.table))
 fig = curve.plot(target=0.8)
-fig.axes[0].set_title("Marking vs PostEdit: power of the z test (model 4.10), 3 runs per system")
+fig.axes[0].set(title="Marking vs PostEdit: power of the z test (model 4.10), 3 runs per system",
+                xlabel="test sentences", ylabel="power at the 5% level")
 show_figure(fig)
 
 # %% [markdown]

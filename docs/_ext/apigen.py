@@ -1,10 +1,12 @@
-"""Generate the API reference pages from the package's ``__all__`` lists (run by ``conf.py`` at build time).
+"""Generate the API reference from the package's ``__all__`` lists (run by ``conf.py`` at build time).
 
-Every public module (no underscore in its dotted name, with an ``__all__``) gets a page listing its names in
-an autosummary table; autosummary writes one page per name from its docstring. A name that a module only
-re-exports (the object is documented in the module where ``__all__`` first lists it, e.g. ``mixeval.lmer``
-is ``mixeval.mixed.lmer``) is listed with a link to that page instead of a second copy. New names appear
-by themselves: add them to ``__all__``.
+The index (``api/index.rst``) lists every documented public name once, grouped by task as
+``api_groups.GROUPS`` says, in autosummary tables; autosummary writes one page per name from its docstring.
+The group of building blocks gets its own page (``api/internals.rst``). Every public module (no underscore in
+its dotted name, with an ``__all__``) gets a short page: its docstring and links to its names. A name that a
+module only re-exports (``mixeval.Study`` is ``mixeval.study.Study``), or a function that only wraps another
+(``mixeval.lmer`` dispatches to ``mixeval.mixed.lmer`` and carries its docstring), is documented once.
+A new public name needs one entry in ``api_groups.GROUPS``: the build fails until it has one.
 """
 
 from __future__ import annotations
@@ -12,8 +14,13 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 import types
 from pathlib import Path
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by file path (tests, check_site.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+import api_groups  # noqa: E402
 
 PACKAGE = "mixeval"
 
@@ -58,6 +65,7 @@ def reference_entries(modules: list[str] | None = None) -> dict[str, str]:
     """Every public ``module.name`` -> the fully qualified name its reference page documents."""
     modules = modules or public_modules()
     home = home_of(modules)
+    _document_wrappers_once(modules, home)
     out = {}
     for module_name in modules:
         module = importlib.import_module(module_name)
@@ -68,41 +76,94 @@ def reference_entries(modules: list[str] | None = None) -> dict[str, str]:
     return out
 
 
+def _document_wrappers_once(modules: list[str], home: dict[int, str]) -> None:
+    """A public function that wraps another public one with its docstring (``functools.wraps``) documents both:
+    the wrapped function's entries point to the wrapper, the more general entry point."""
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        for name in public_names(module_name):
+            obj = getattr(module, name)
+            wrapped = getattr(obj, "__wrapped__", None)
+            if wrapped is not None and id(wrapped) in home and inspect.getdoc(obj) == inspect.getdoc(wrapped):
+                home[id(wrapped)] = home[id(obj)]
+
+
+def documented_names(entries: dict[str, str] | None = None) -> list[str]:
+    """The names that have a reference page (each once), fully qualified."""
+    return sorted(set((entries or reference_entries()).values()))
+
+
+def grouping_problems(entries: dict[str, str] | None = None) -> list[str]:
+    """Documented names missing from ``api_groups.GROUPS``, listed twice, or listed but not public."""
+    documented = set(documented_names(entries))
+    listed = [f"{PACKAGE}.{n}" for _, _, names in api_groups.GROUPS.values() for n in names]
+    problems = [f"{n} is public but in no group of docs/_ext/api_groups.py" for n in sorted(documented - set(listed))]
+    problems += [f"{n} is in docs/_ext/api_groups.py but is not a documented public name"
+                 for n in sorted(set(listed) - documented)]
+    problems += [f"{n} is in more than one group of docs/_ext/api_groups.py"
+                 for n in sorted({n for n in listed if listed.count(n) > 1})]
+    return problems
+
+
 def _title(text: str, char: str = "=") -> str:
     return f"{text}\n{char * len(text)}\n"
 
 
-def module_page(module_name: str, entries: dict[str, str]) -> str:
-    module = importlib.import_module(module_name)
-    own, aliases = [], []
-    for name in public_names(module_name):
-        target = entries[f"{module_name}.{name}"]
-        (own if target == f"{module_name}.{name}" else aliases).append((name, target))
-    lines = [_title(f"``{module_name}``"), f".. automodule:: {module_name}", "   :no-members:", "",
-             f".. currentmodule:: {module_name}", ""]
-    if own:
-        lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
-        lines += [f"   {name}" for name, _ in own] + [""]
-    if aliases:
-        lines += [_title("Also available here", "-"), "These names are documented where they are defined:", ""]
-        lines += [f"- ``{module_name}.{name}``: :py:obj:`{target}`" for name, target in aliases] + [""]
-    del module
+def _group_section(key: str, char: str = "-") -> list[str]:
+    title, sentence, names = api_groups.GROUPS[key]
+    return [_title(title, char), sentence, "", ".. autosummary::", "   :toctree: generated", "   :nosignatures:", "",
+            *(f"   {name}" for name in names), ""]
+
+
+def index_page(modules: list[str]) -> str:
+    lines = [_title("API reference"),
+             "Every public function and class, grouped by task; each page is the docstring with its runnable",
+             "example. Names are relative to ``mixeval`` (``significance.emmeans`` is ``mixeval.significance.emmeans``;",
+             "``mixeval.Study`` is ``mixeval.study.Study``). The :doc:`building blocks <internals>` that these are",
+             "made of, and the :doc:`modules <modules>`, have pages of their own.", "",
+             ".. currentmodule:: mixeval", ""]
+    for key in api_groups.GROUPS:
+        if key != api_groups.INTERNAL:
+            lines += _group_section(key)
+    lines += [".. toctree::", "   :hidden:", "", "   internals", "   modules", ""]
     return "\n".join(lines)
 
 
+def internals_page() -> str:
+    title, sentence, _ = api_groups.GROUPS[api_groups.INTERNAL]
+    lines = [_title(title), ".. currentmodule:: mixeval", ""]
+    section = _group_section(api_groups.INTERNAL)
+    return "\n".join(lines + section[2:])  # the page title replaces the section title
+
+
+def module_page(module_name: str, entries: dict[str, str]) -> str:
+    """The module's docstring and a link to the one reference entry of each of its public names."""
+    lines = [_title(f"``{module_name}``"), f".. automodule:: {module_name}", "   :no-members:", ""]
+    names = public_names(module_name)
+    if names:
+        lines += [_title("Public names", "-")]
+        lines += [f"- :py:obj:`{module_name}.{name} <{entries[f'{module_name}.{name}']}>`" for name in names] + [""]
+    return "\n".join(lines)
+
+
+def modules_page(modules: list[str]) -> str:
+    return "\n".join([_title("Modules"), "Each public module's description and the names it provides.", "",
+                      ".. toctree::", "   :maxdepth: 1", "", *(f"   {m}" for m in modules), ""])
+
+
 def write_api(outdir: Path) -> list[str]:
-    """Write ``<outdir>/<module>.rst`` for every public module and ``index.rst``; returns the modules."""
+    """Write the index by task, the building blocks, and a page per public module; returns the modules."""
     outdir.mkdir(parents=True, exist_ok=True)
     modules = public_modules()
     entries = reference_entries(modules)
+    problems = grouping_problems(entries)
+    if problems:
+        raise ValueError("the API index is incomplete:\n" + "\n".join(problems))
     for module_name in modules:
         _write_if_changed(outdir / f"{module_name}.rst", module_page(module_name, entries))
-    index = [_title("API reference"),
-             "Generated from the ``__all__`` of every public module; each entry is the object's docstring with",
-             "its runnable example. Names re-exported elsewhere (``mixeval.lmer`` is ``mixeval.mixed.lmer``)",
-             "are documented once, where they are defined.", "",
-             ".. toctree::", "   :maxdepth: 1", ""] + [f"   {m}" for m in modules] + [""]
-    _write_if_changed(outdir / "index.rst", "\n".join(index))
+    _write_if_changed(outdir / "index.rst", index_page(modules))
+    _write_if_changed(outdir / "internals.rst", internals_page())
+    _write_if_changed(outdir / "modules.rst", modules_page(modules))
     _remove_stale(outdir, modules, set(entries.values()))
     return modules
 
@@ -110,7 +171,7 @@ def write_api(outdir: Path) -> list[str]:
 def _remove_stale(outdir: Path, modules: list[str], documented: set[str]) -> None:
     """Delete pages of modules and names that are no longer public (autosummary never does)."""
     for page in outdir.glob("*.rst"):
-        if page.stem != "index" and page.stem not in modules:
+        if page.stem not in ("index", "internals", "modules") and page.stem not in modules:
             page.unlink()
     for stub in (outdir / "generated").glob("*.rst"):
         if stub.stem not in documented:

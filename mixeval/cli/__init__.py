@@ -10,7 +10,8 @@ Start-up is kept short (every scripted call pays it): :data:`COMMANDS` lists eac
 command's module and one-line help, so ``mixeval --help`` imports no command module
 and ``mixeval fit ...`` imports only ``cmd_fit`` (and what its handler needs). A new
 ``cmd_*`` module must add its commands to :data:`COMMANDS`; a test checks that the
-listing matches what the modules register.
+listing matches what the modules register. ``mixeval --help`` lists the commands by task
+(:data:`COMMAND_GROUPS`), and each command's ``--help`` ends with examples (:data:`EXAMPLES`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,108 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: the commands by task, as ``mixeval --help`` lists them (every command of :data:`COMMANDS` once)
+COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
+    "fitting": ("fit", "compare", "confint"),
+    "reliability": ("reliability", "agreement"),
+    "significance": ("significance", "power", "compare-logs", "preferences"),
+    "resampling": ("bootstrap", "permutation"),
+    "validity": ("circularity",),
+    "metric models and meta-evaluation": ("metric-ci", "meta"),
+    "reports and reproduction": ("report", "demo", "reproduce"),
+}
+
+_DEMO = "demo_mt.csv"  # the bundled demo log (mixeval/data/demo_mt.csv): item, system, seed, rater, score
+#: examples shown at the end of each command's ``--help`` (tests parse every one)
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "fit": (f'mixeval fit {_DEMO} "score ~ system + (1|item) + (1|rater)"',
+            f'mixeval fit {_DEMO} "score ~ system + (1|item) + (1|rater)" --ml --json',
+            'mixeval fit runs.csv "correct ~ system + (1|item) + (1|seed)" --family binomial'),
+    "compare": (f'mixeval compare {_DEMO} "score ~ system + (1|item)" "score ~ 1 + (1|item)"',),
+    "confint": (f'mixeval confint {_DEMO} "score ~ system + (1|item) + (1|rater)"',
+                f'mixeval confint {_DEMO} "score ~ system + (1|item) + (1|rater)" --method boot --nsim 500 --seed 1'),
+    "reliability": (f'mixeval reliability {_DEMO} "score ~ (1|item) + (1|rater) + (1|item:rater)" --n rater=3',
+                    f'mixeval reliability {_DEMO} "score ~ (1|item) + (1|rater) + (1|item:rater)" '
+                    '--grid rater=1:8 --target 0.8'),
+    "agreement": ("mixeval agreement ratings.csv --measurement interval",
+                  "mixeval agreement long.csv --unit item --rater rater --value score --measurement ordinal"),
+    "significance": (f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)"',
+                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --by src_length '
+                     '--cuts 15,55 --adjust holm',
+                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --df kenward-roger'),
+    "power": (f'mixeval power {_DEMO} "score ~ system + (1|item) + (1|rater)" --n item=100,200 --nsim 200 --seed 1',),
+    "bootstrap": ("mixeval bootstrap scores.csv --seed 1",
+                  "mixeval bootstrap scores.csv --baseline baseline --ci bca --seed 1"),
+    "permutation": ("mixeval permutation scores.csv --seed 1",
+                    "mixeval permutation long.csv --item item --system system --score score --seed 1"),
+    "circularity": ("mixeval circularity sofa.csv --target label --top 5",
+                    "mixeval circularity ir.csv --target relevant --features a,b,c --family binomial --json"),
+    "metric-ci": ("mixeval metric-ci --p-control 0.00456 --p-treatment 0.00236 --n 23679 --precision 0.8897 "
+                  "--for 0.22769",),
+    "meta": ("mixeval meta selective answers.csv --confidence maxprob --correct correct",
+             "mixeval meta local pairs.csv --context context --subset system --metric metric --score score "
+             "--perturbed perturbed --lower-is-better wer"),
+    "report": (f"mixeval report {_DEMO} --score score --system system --item item --facet rater "
+               "--facet system:seed --by src_length --cuts 15,55 --out report.html",),
+    "demo": ("mixeval demo", "mixeval demo --json --out demo.html"),
+    "reproduce": ("mixeval reproduce list", "mixeval reproduce table-4.2 --json"),
+    "compare-logs": ("mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
+                     "mixeval compare-logs logs/*.eval --metric match --cluster passage --json --no-mixed"),
+    "preferences": ("mixeval preferences votes.csv",
+                    "mixeval preferences votes.csv --judge judge --prompt prompt --ties davidson --json"),
+}
+
+
+def command_listing() -> str:
+    """The commands by task with their one-line help (``mixeval --help``; nothing is imported).
+
+    Examples
+    --------
+    >>> print(command_listing().splitlines()[0])
+    fitting:
+    """
+    width = max(len(name) for name in COMMANDS) + 2
+    lines = []
+    for group, names in COMMAND_GROUPS.items():
+        lines += [""] if lines else []
+        lines.append(f"{group}:")
+        lines += [f"  {name:<{width}}{COMMANDS[name][1]}" for name in names]
+    return "\n".join(lines)
+
+
+def _epilog(command: str) -> str | None:
+    examples = EXAMPLES.get(command)
+    return "examples:\n" + "\n".join(f"  {line}" for line in examples) if examples else None
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Wraps paragraphs as argparse does, but keeps indented lines (examples, listings) as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        out, paragraph = [], []
+        for line in text.splitlines():
+            if not line.strip() or line.startswith("  ") or (line.endswith(":") and len(line) < width):
+                if paragraph:
+                    out.append(super()._fill_text(" ".join(paragraph), width, indent))
+                    paragraph = []
+                out.append(indent + line)
+            else:
+                paragraph.append(line)
+        if paragraph:
+            out.append(super()._fill_text(" ".join(paragraph), width, indent))
+        return "\n".join(out)
+
+
+class _Commands(argparse._SubParsersAction):
+    """Sub-commands that take their examples from :data:`EXAMPLES` and are listed by :func:`command_listing`."""
+
+    def add_parser(self, name, **kwargs):
+        kwargs.setdefault("epilog", _epilog(name))
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        kwargs.pop("help", None)  # listed by task in the top-level epilog instead of argparse's flat list
+        return super().add_parser(name, **kwargs)
+
+
 def command_modules() -> list[str]:
     """Names of the ``cmd_*`` modules of this package (found on disk, nothing imported).
 
@@ -90,11 +193,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     >>> "reliability" in build_parser(["fit"]).format_help()  # listed, though only cmd_fit was imported
     True
     """
+    from .. import __version__
+
     parser = argparse.ArgumentParser(
         prog="mixeval",
         description="Model-based statistics for ML/NLP evaluations (validity, reliability, significance).",
+        epilog=command_listing() + "\n\n'mixeval COMMAND --help' shows a command's options and examples.",
+        formatter_class=_HelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"mixeval {__version__}")
+    parser.register("action", "parsers", _Commands)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help="one of the commands below")
     sub.required = True
     if argv is None:
         for name in command_modules():

@@ -26,13 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--features", default=None, help="comma-separated candidate columns (default: all numeric)")
     p.add_argument("--top", type=int, default=5, help="keep the K candidates most correlated with the target (default 5)")
     p.add_argument("--exclude", default="", help="comma-separated columns never used as candidates")
-    p.add_argument("--family", choices=["gaussian", "binomial"], default="gaussian")
+    p.add_argument("--family", choices=["gaussian", "binomial"], default="gaussian",
+                   help="gaussian for a numeric target (default), binomial for a 0/1 target")
     p.add_argument("--k", type=int, default=10, help="initial basis dimension per smooth (default 10, as mgcv)")
     p.add_argument("--k-max", type=int, default=40, help="largest basis dimension the k-check may reach (default 40)")
     p.add_argument("--no-k-check", action="store_true", help="keep --k for every smooth (no k-check)")
     p.add_argument("--method", choices=["GCV", "REML"], default="GCV",
                    help="smoothing parameter selection (default GCV, mgcv's default)")
-    p.add_argument("--d2-tolerance", type=float, default=0.01)
+    p.add_argument("--d2-tolerance", type=float, default=0.01,
+                   help="subsets within this much of the maximal D^2 count as maximal; the fewest edf wins (default 0.01)")
     p.add_argument("--d2-threshold", type=float, default=0.8, help="D^2 the selected set must reach (default 0.8)")
     p.add_argument("--determinism-threshold", type=float, default=0.95,
                    help="share of the label's variance that must be a function of the set (default 0.95)")

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "bootstrap percentiles (bootMer) or Wald.")
     p.add_argument("data", help="CSV (or .parquet), one row per observation")
     p.add_argument("formula", help='e.g. "score ~ (1|sentence) + (1|rater) + (1|rater:sentence)"')
-    p.add_argument("--method", choices=["profile", "boot", "wald"], default="profile")
+    p.add_argument("--method", choices=["profile", "boot", "wald"], default="profile",
+                   help="profile likelihood (default, as lme4), parametric bootstrap or Wald intervals")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--nsim", type=int, default=500, help="bootstrap refits (default 500, as lme4)")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)

@@ -24,10 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
-    c.add_argument("data")
+    c.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format")
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
     add_family_arguments(c)
     c.set_defaults(handler=_compare)
 

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy",
         description="Meta-evaluation of evaluation metrics and scores.",
     )
-    meta_sub = p.add_subparsers(dest="meta_command", metavar="META_COMMAND")
+    meta_sub = p.add_subparsers(dest="meta_command", metavar="META_COMMAND", help="selective or local")
     meta_sub.required = True
 
     s = meta_sub.add_parser(

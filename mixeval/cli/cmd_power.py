@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--delta", type=float, help="difference of the means of the compared pair to detect "
                                                 "(default: as fitted)")
     p.add_argument("--pair", help="the two systems compared, e.g. Marking,PostEdit (default: first two levels)")
-    p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt")
-    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt",
+                   help="the test whose power is simulated: the GLRT of the system effect (default) or the --pair contrast")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
     p.add_argument("--item", help="the test items' factor (default: the random factor with most levels)")
     p.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
     p.add_argument("--nsim", type=int, default=500, help="simulations per design (default 500)")

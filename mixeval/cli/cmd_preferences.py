@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", help="column of the judge (needed by --position random and system:judge)")
     p.add_argument("--prompt", help="column of the prompt (needed by --random prompt / system:prompt)")
     p.add_argument("--count", help="column with the number of identical votes each row stands for")
-    p.add_argument("--ties", choices=["drop", "davidson", "ordinal"], default="drop")
+    p.add_argument("--ties", choices=["drop", "davidson", "ordinal"], default="drop",
+                   help="ties: left out (drop, default), Davidson's tie model, or an ordinal model of the verdict")
     p.add_argument("--position", choices=["none", "fixed", "random"], default="fixed",
                    help="first-position bias: none, fixed, or a fixed mean plus a random deviation per --judge")
     p.add_argument("--random", nargs="+", default=[], choices=["prompt", "system:prompt", "system:judge"],

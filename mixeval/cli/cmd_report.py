@@ -40,8 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
                        description=f"Report on mixeval's demo data (see data/README.md), model: {DEMO_FORMULA}")
-    d.add_argument("--out", default="mixeval_demo_report.html")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--out", default="mixeval_demo_report.html",
+                   help="HTML file to write (default mixeval_demo_report.html)")
+    d.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
     d.set_defaults(handler=_demo)
 
 

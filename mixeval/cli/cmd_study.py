@@ -19,20 +19,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("reliability", help="variance components, phi and a D-study for your CSV",
                        description="Variance components (REML), reliability phi (Definition 3.2) and its relative "
                                    "version, a D-study over facet sizes and the cheapest design reaching --target.")
-    r.add_argument("data")
+    r.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format, one row per score")
     r.add_argument("formula", help='e.g. "score ~ (1|item) + (1|rater) + (1|rater:item)"')
     r.add_argument("--item", help="the objects of measurement (default: the random factor with most levels)")
     r.add_argument("--n", nargs="*", metavar="FACET=K", help="facet sample sizes for phi, e.g. rater=2 occasion=3")
     r.add_argument("--grid", nargs="*", metavar="FACET=LO:HI", help="D-study grid, e.g. rater=1:12 occasion=1:5")
     r.add_argument("--target", type=float, default=0.8, help="target phi for the cheapest design (default 0.8)")
-    r.add_argument("--kind", choices=["absolute", "relative"], default="absolute")
+    r.add_argument("--kind", choices=["absolute", "relative"], default="absolute",
+                   help="absolute phi (every facet is error, default) or the relative coefficient (interactions with the item only)")
     r.add_argument("--ci", action="store_true", help="parametric-bootstrap intervals for phi and every D-study cell")
     r.add_argument("--level", type=float, default=0.95, help="confidence level of --ci (default 0.95)")
     r.add_argument("--confidence", type=float, help="cheapest design on the lower confidence bound at this level "
                                                     "(e.g. 0.9; implies --ci)")
     r.add_argument("--nsim", type=int, default=1000, help="bootstrap refits for --ci (default 1000)")
     r.add_argument("--seed", type=int, default=None, help="random seed of --ci (default: fresh, printed)")
-    r.add_argument("--json", action="store_true")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(r)
     r.set_defaults(handler=_reliability)
 
@@ -41,10 +42,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "marginal means, optionally conditional on a data property: classes of it "
                                    "(Table 4.3), or, for a numeric property without --cuts, the slope of each "
                                    "system and the pairwise slope contrasts.")
-    s.add_argument("data")
+    s.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format, one row per score")
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
-    s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"])
+    s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"],
+                   help="multiplicity adjustment of the pairwise p-values (default tukey, as emmeans' pairs)")
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
                    help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
@@ -56,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(s)
     s.add_argument("--scale", choices=["ratio", "difference", "link"], default=None,
                    help="with --family: pairwise odds/rate ratios (default), differences of accuracies, or the link scale")

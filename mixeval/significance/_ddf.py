@@ -5,7 +5,7 @@
   :meth:`LmerResult.satterthwaite_df`), standard errors from ``fit.cov_coef``; for glmer fits the
   linearised model's Satterthwaite approximation (SAS GLIMMIX's ``DDFM=SATTERTHWAITE``,
   :mod:`mixeval.significance._glmm_ddf`);
-* ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits): the adjusted covariance
+* ``"kenward-roger"`` -- pbkrtest's method (emmeans' default for lmer fits of up to 3,000 rows): the adjusted covariance
   of the fixed effects (``vcovAdj``) for the standard errors and its degrees of freedom (``Lb_ddf``);
 * ``"satterthwaite-upper"`` (experimental) -- Satterthwaite's df with each variance component's part of the
   variance at an upper confidence bound (:mod:`mixeval.significance._satterthwaite`): near-nominal coverage where a
@@ -67,7 +67,7 @@ def canonical_df(df: object) -> str:
         if method is not None:
             return method
     raise InputError(f"unknown degrees-of-freedom method df={df!r}; choose 'asymptotic' (z tests, the book's), "
-                     "'satterthwaite' (lmerTest's), 'kenward-roger' (pbkrtest's, emmeans' default) or "
+                     "'satterthwaite' (lmerTest's), 'kenward-roger' (pbkrtest's) or "
                      "'satterthwaite-upper' (experimental: Satterthwaite with the components' shares at an upper "
                      "bound).")
 

@@ -50,7 +50,7 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
         Confidence level of the (unadjusted) intervals.
     df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
         Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite,
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default), or
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default up to 3,000 rows), or
         Satterthwaite with each component's part of the variance at an upper bound (near-nominal where a
         component from 3-5 levels dominates; :mod:`mixeval.significance._satterthwaite`).
     data : DataFrame, optional

@@ -250,7 +250,7 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
         Confidence level of the intervals.
     df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
         Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's), lmerTest's Satterthwaite,
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default), or
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default up to 3,000 rows), or
         Satterthwaite with the components' parts at upper bounds (:func:`emmeans`).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.

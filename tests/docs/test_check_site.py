@@ -72,3 +72,37 @@ def test_browser_check_finds_an_undecodable_image_and_an_empty_search(site):
     assert any("img/bad.png" in p for p in problems)
     assert any("search for 'anything' returned no results" in p for p in problems)
     assert not any("img/good.png" in p for p in problems)
+
+
+def _cell(output: bool, tags: str = "") -> str:
+    out = '<div class="cell_output docutils container"><pre>1</pre></div>' if output else ""
+    return (f'<div class="cell{tags} docutils container"><div class="cell_input docutils container">'
+            f'<pre>x</pre></div>{out}</div>')
+
+
+def test_output_check_finds_examples_without_output(tmp_path):
+    (tmp_path / "guides").mkdir()
+    (tmp_path / "good.html").write_text(_cell(False, " tag_setup") + _cell(True) + _cell(True))
+    (tmp_path / "guides" / "bad.html").write_text("<p>text</p>" + _cell(True) + _cell(False))
+    (tmp_path / "plain.html").write_text("<pre>code shown, never run</pre>")
+    problems = check_site.output_problems(tmp_path, ["good", "guides/bad", "plain", "gone"])
+    assert problems == ["guides/bad.html: code cell 2 shows no output",
+                        "plain.html: no executed example (no code cell with output)",
+                        "gone.html: missing"]
+
+
+def test_the_pages_with_examples_include_every_guide():
+    pages = check_site.pages_with_outputs()
+    assert {"getting_started", "coming_from_r", "guides/significance", "guides/reliability"} <= set(pages)
+    assert "guides/index" not in pages
+
+
+def test_api_index_check_finds_a_name_listed_twice_and_names_not_listed(tmp_path):
+    (tmp_path / "api").mkdir()
+    row = ('<tr class="row-odd"><td><p><a class="reference internal" '
+           'href="generated/mixeval.study.Study.html#mixeval.study.Study">')
+    (tmp_path / "api" / "index.html").write_text(row + row)
+    (tmp_path / "api" / "internals.html").write_text("")
+    problems = check_site.api_index_problems(tmp_path)
+    assert "api index: mixeval.study.Study listed 2 times" in problems
+    assert "api index: mixeval.significance.emmeans not listed" in problems

@@ -50,3 +50,38 @@ def test_page_links_every_row_to_its_example():
 def test_the_table_covers_the_r_packages_a_user_switches_from():
     packages = {r.package for r in table.ROWS}
     assert {"lme4", "lmerTest", "emmeans", "mgcv", "irr"} <= packages
+
+
+_capture_spec = importlib.util.spec_from_file_location("coming_from_r_capture", DOCS / "coming_from_r_capture.py")
+capture = importlib.util.module_from_spec(_capture_spec)
+_capture_spec.loader.exec_module(capture)
+
+
+def test_r_outputs_are_captured_and_current():
+    """Every row with R code shows R's output, captured from the row as it is now (else: rerun the capture)."""
+    import json
+
+    manifest = json.loads((DOCS / "r_output" / "manifest.json").read_text())
+    stale = [row.anchor for row in table.ROWS
+             if row.r_code is not None and manifest["rows"].get(row.anchor) != capture.row_hash(table, row)]
+    assert not stale, f"rerun `python3 docs/coming_from_r_capture.py`: R output missing or stale for {stale}"
+    for row in table.ROWS:
+        if row.r_code is not None:
+            text = table.r_output(row)
+            assert text and not text.startswith("Error:"), row.anchor
+    assert {"lme4", "lmerTest", "emmeans"} <= set(manifest["versions"])
+
+
+def test_most_rows_have_r_output():
+    """Rows without R code are only those whose R package is not installed where outputs are captured."""
+    without = {row.package for row in table.ROWS if row.r_code is None}
+    assert without <= {"glmmTMB", "irr", "simr"}, without
+
+
+def test_page_shows_r_output_beside_each_example():
+    page = table.render()
+    for row in table.ROWS:
+        block = page.split(f"({row.anchor})=", 1)[1].split("\n(r-", 1)[0]
+        assert "```{code-cell} python" in block, row.anchor
+        if row.r_code is not None:
+            assert "```text\n" in block and table.r_output(row).splitlines()[0] in block, row.anchor
