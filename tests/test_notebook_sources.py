@@ -15,7 +15,6 @@ import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "eval_logs", "goyal_metric_model", "meta_evaluation",
-NAMES = ["ch2_validity", "ch3_reliability", "ch4_significance", "eval_logs", "goyal_metric_model", "meta_evaluation",
          "ordinal_ratings", "preferences_arena"]
 
 
