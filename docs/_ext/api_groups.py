@@ -20,8 +20,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "models": (
         "Fitting mixed models (lme4)",
         "Linear and generalised linear mixed models with lme4's formula syntax, and the likelihood-ratio test.",
-        ["lmer", "glmer", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
-         "mixed.Family", "formula.parse_formula"],
+        ["lmer", "glmer", "mixed.clmm", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
+         "mixed.ClmmResult", "mixed.Family", "formula.parse_formula"],
     ),
     "reliability": (
         "Reliability and designs",
@@ -36,7 +36,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "The GLRT, estimated marginal means, pairwise contrasts and trends with a choice of df (book Chapter 4).",
         ["significance.glrt", "significance.glrt_averaged", "significance.emmeans", "significance.pairwise",
          "significance.PairwiseResult", "significance.emmeans_response", "significance.pairwise_ratios",
-         "significance.pairwise_differences", "significance.emtrends", "significance.pairwise_trends",
+         "significance.pairwise_differences", "significance.emmeans_ordinal", "significance.pairwise_ordinal",
+         "significance.ORDINAL_MODES", "significance.emtrends", "significance.pairwise_trends",
          "significance.bin_property", "significance.plot_emmeans", "significance.plot_contrasts",
          "significance.plot_trends", "significance.ADJUSTMENTS", "significance.DF_METHODS"],
     ),
@@ -148,7 +149,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "errors.ColumnError", "errors.FormulaError", "errors.ModelComparisonError", "errors.MixevalWarning",
          "errors.SingularFitWarning", "errors.BoundaryWarning", "errors.ConvergenceWarning",
          "errors.IdentifiabilityWarning", "errors.SeparationWarning", "errors.FamilyWarning",
-         "errors.BasisLimitWarning", "errors.DroppedRowsWarning", "errors.FewLevelsWarning"],
+         "errors.BasisLimitWarning", "errors.DroppedRowsWarning", "errors.FewLevelsWarning",
+         "errors.EmptyCategoryWarning"],
     ),
     "internals": (
         "Building blocks",
