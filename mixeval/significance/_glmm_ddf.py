@@ -21,15 +21,13 @@ even in ``theta``, so in ``theta`` its gradient and its contribution vanish, an 
 parametrisation; in the variance ``v = theta^2`` the criterion has a positive curvature at 0 (usually) and
 ``Phi`` a non-zero slope, so the variance estimated from 3 seeds still carries its sampling uncertainty
 into the df. ``A`` and the slopes then come from finite differences in ``(theta_free, v_boundary)``, forward
-in ``v``. Where the criterion is concave in ``v`` at 0 the component is held fixed. With 40 items x 3 seeds
-(29 % of REML fits put the seed variance at 0) the accuracy intervals cover 94.4 %, against 93.2 % with the
-component held fixed.
+in ``v``. Where the criterion is concave in ``v`` at 0 the component is held fixed (holding every boundary
+component fixed covered less in the simulation study).
 
-Simulation (``benchmarks/sim_glmer_df.py``, 8 binary designs): 95% accuracy intervals cover 92.2% (z) and
-93.7% (Satterthwaite) with 60 items x 5 seeds, 90.8% and 92.5% with 40 items x 3 seeds (2,000 replicates
-each, MC SE 0.5); Satterthwaite never covered less than z. The remaining gap comes from the maximum-likelihood
-(Laplace) fit's downward bias of the seed variance and from fits with the seed variance on the boundary, not
-from the df; ``Study(..., family=, df="satterthwaite")`` uses it (the Study default is z, emmeans').
+The coverage of these intervals on binary designs is measured by ``benchmarks/sim_glmer_df.py`` and
+``benchmarks/sim_glmer_reml.py`` (results in ``benchmarks/README.md``): Satterthwaite's df narrow, but do not
+close, the gap of z intervals when a variance comes from few levels; ``Study(..., family=,
+df="satterthwaite")`` uses them (the Study default is z, emmeans').
 """
 
 from __future__ import annotations

@@ -8,10 +8,10 @@ Satterthwaite's moment match ``df = 2 V^2 / (g' A g)`` is computed at the estima
 component estimated from few levels carries a large share of a mean's variance ``V`` (three seeds of an
 accuracy evaluation), its estimate is a scaled chi-square with about ``levels - 1`` df, and the estimated
 share and the estimated ``V`` are small together: the df come out large exactly when ``V`` is too small, and
-95 % intervals cover 92 % (``benchmarks/sim_satterthwaite_limit.py``; lmerTest's Satterthwaite and pbkrtest's
-Kenward-Roger, the same df for one linear function, cover 92.4-93.0 % on such a Gaussian design,
-``benchmarks/sim_gaussian_analog.R``). No df evaluated at the estimated share can avoid it: the exact
-quantile of the pivot at that share covers less still.
+95 % intervals undercover (``benchmarks/sim_satterthwaite_limit.py``; lmerTest's Satterthwaite and pbkrtest's
+Kenward-Roger, the same df for one linear function, undercover alike on such a Gaussian design,
+``benchmarks/sim_gaussian_analog.R``; figures in ``benchmarks/README.md``). No df evaluated at the estimated
+share can avoid it: the exact quantile of the pivot at that share covers less still.
 
 ``"satterthwaite-upper"`` (experimental; refused outside its calibrated range,
 :mod:`mixeval.significance._upper_range`) keeps the standard error and replaces each component's part of ``V`` by its upper
