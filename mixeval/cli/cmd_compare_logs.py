@@ -1,4 +1,5 @@
-"""``mixeval compare-logs LOGS... [--metric M] [--cluster COL] [--by COL] [--json] [--html OUT]``."""
+"""The ``compare-logs`` command: ``mixeval compare-logs LOGS [--metric M] [--cluster COL] [--by COL] [--json]
+[--html OUT]`` compares every pair of models in evaluation-harness logs."""
 
 from __future__ import annotations
 

@@ -37,12 +37,14 @@ class MixedResult(Result):
 
     Every result has these members:
 
-    - fixef, vcov, coefficients : the fixed effects (link scale), their covariance and the Wald table
-    - varcorr_frame(), varcorr, components, variances, covariances, correlations, ranef : the random effects
-    - loglik, deviance, criterion, aic, bic, n_params, ngrps, nobs : the fit
-    - predict(newdata=None, *, type="response", re=None), simulate(nsim=1, *, random_state=None)
-    - refit(*, REML), confint(*, method="profile", level=0.95, ...), bootstrap(statistic, *, n_resamples, ...)
-    - summary(), _repr_html_(), to_dict()
+    - ``fixef``, ``vcov``, ``coefficients``: the fixed effects (link scale), their covariance and the Wald table
+    - ``varcorr_frame()``, ``varcorr``, ``components``, ``variances``, ``covariances``, ``correlations``,
+      ``ranef``: the random effects
+    - ``loglik``, ``deviance``, ``criterion``, ``aic``, ``bic``, ``n_params``, ``ngrps``, ``nobs``: the fit
+    - ``predict(newdata=None, *, type="response", re=None)``, ``simulate(nsim=1, *, random_state=None)``
+    - ``refit(*, REML)``, ``confint(*, method="profile", level=0.95, ...)``,
+      ``bootstrap(statistic, *, n_resamples, ...)``
+    - ``summary()``, ``_repr_html_()``, ``to_dict()``
 
     Notes
     -----
