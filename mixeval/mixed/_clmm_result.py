@@ -370,8 +370,8 @@ class ClmmResult(MixedResult):
         return out
 
     def simulate(self, nsim: int = 1, *, random_state: Any = None) -> np.ndarray:
-        """``nsim`` rating vectors drawn from the fitted model (new random effects each; lme4's ``simulate(use.u =
-        FALSE)``): an array ``(nobs, nsim)`` of the scale's categories."""
+        """``nsim`` rating vectors drawn from the fitted model with new random effects each (as lme4's
+        ``simulate(use.u = FALSE)``): an array ``(nobs, nsim)`` of the scale's categories."""
         from .._random import as_generator
 
         if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
