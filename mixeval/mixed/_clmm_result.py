@@ -203,7 +203,7 @@ class ClmmResult(MixedResult):
 
     @property
     def threshold_values(self) -> np.ndarray:
-        """Thresholds ``theta_1 .. theta_{J-1}`` of the whole scale (coinciding around an empty interior
+        """Thresholds ``theta_1``, ..., ``theta_{J-1}`` of the whole scale (coinciding around an empty interior
         category, ``-inf``/``+inf`` beyond an empty end category)."""
         est = self._estimated_thresholds[0]
         idx = self._full_index
