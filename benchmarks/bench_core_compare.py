@@ -33,7 +33,7 @@ from pathlib import Path
 name = {name!r}
 if name == "glmer":
     from mixeval import glmer
-    df = be.crossed_design(n_users=5_000, n_prompts=1_000)
+    df = be.crossed_design(n_users=1_000, n_prompts=200)
     df["correct"] = (df.rating > 0).astype(int)
     formula, fit_fn = "correct ~ system + (1|user) + (1|prompt)", lambda: glmer(
         "correct ~ system + (1|user) + (1|prompt)", df, family="binomial")

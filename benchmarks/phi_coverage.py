@@ -86,9 +86,9 @@ def run(reps: int, boot: int, seed: int, designs=DESIGNS, log: Path | None = Non
             record = {"design": name, "rep": r, "truth": truth, "singular": bool(fit.singular)}
             for _, prefix, method in METHODS:
                 ci = phi_interval(fit, "item", n, draws=draws, method=method)
-                record.update({f"{prefix}lower": ci["lower"], f"{prefix}upper": ci["upper"],
-                               f"{prefix}hit": bool(ci["lower"] <= truth <= ci["upper"])})
-                record["phi_hat"] = ci["estimate"]
+                record.update({f"{prefix}lower": ci.lower, f"{prefix}upper": ci.upper,
+                               f"{prefix}hit": bool(ci.lower <= truth <= ci.upper)})
+                record["phi_hat"] = ci.estimate
             records.append(record)
             if log is not None:
                 with open(log, "a") as fh:
@@ -141,7 +141,7 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=120)
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--designs", default=None, help="comma-separated indices into DESIGNS (default: all)")
-    ap.add_argument("--out", default=str(Path(__file__).with_name("phi_coverage.json")))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "phi_coverage.json"))
     ap.add_argument("--summarise", default=None, nargs="+",
                     help="print the coverage table of .jsonl logs (runs with different seeds pooled) and exit")
     args = ap.parse_args()

@@ -177,7 +177,7 @@ class DatasetBiasResult(Result):
     ['f']
     >>> res.table[["feature", "r_in", "r_out", "difference", "lower", "upper"]].round(3)
       feature   r_in  r_out  difference  lower  upper
-    0       f  0.576 -0.569       1.145   1.047    1.233
+    0       f  0.576 -0.569       1.145  1.047  1.233
     >>> res.tests["f"].pvalue < 1e-10
     True
     """

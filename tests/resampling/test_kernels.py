@@ -153,7 +153,7 @@ def test_tests_identical_across_backends(monkeypatch, ck):
         np.testing.assert_allclose(fast.null_distribution, slow.null_distribution, rtol=0, atol=1e-15)
     boot_fast, boot_slow = _both(monkeypatch, lambda: paired_bootstrap_test(a, b, n_resamples=3000, random_state=4))
     ci_fast, ci_slow = boot_fast.confidence_interval, boot_slow.confidence_interval
-    np.testing.assert_allclose([ci_fast.low, ci_fast.high], [ci_slow.low, ci_slow.high], rtol=1e-12)
+    np.testing.assert_allclose([ci_fast.lower, ci_fast.upper], [ci_slow.lower, ci_slow.upper], rtol=1e-12)
 
 
 def test_kernel_argument_errors(ck):
