@@ -107,9 +107,14 @@ class MixedResult(Result):
         :meth:`~._family.Family.latent_residual_variance`); the input of :mod:`mixeval.reliability`."""
         comps = dict(self.variances)
         if "Residual" not in comps:
-            eta = self.design.X @ self.coef if self.design.X is not None and len(self.coef) else np.zeros(1)
-            comps["Residual"] = self.family.latent_residual_variance(eta, sum(comps.values()))
+            comps["Residual"] = self.family.latent_residual_variance(self._fixed_predictor(), sum(comps.values()))
         return comps
+
+    def _fixed_predictor(self) -> np.ndarray:
+        """``X beta`` of the rows (zeros without rows or fixed effects): the fixed part of the linear predictor."""
+        if self.design.X is None or not len(self.coef):
+            return np.zeros(1)
+        return self.design.X @ self.coef
 
     # ----------------------------------------------------------------- fixed effects
     @property
@@ -336,8 +341,12 @@ class MixedResult(Result):
 
         if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
             raise InputError(f"`nsim` must be a whole number >= 1; got {nsim!r}.")
+        return self._draw(int(nsim), as_generator(random_state))
+
+    def _draw(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
+        """``nsim`` responses by the fit's evaluator (a family without one draws its own)."""
         self._rows_required("simulate()")
-        return self.model.simulate(int(nsim), as_generator(random_state))
+        return self.model.simulate(nsim, rng)
 
     # ----------------------------------------------------------------- intervals and the bootstrap
     def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):

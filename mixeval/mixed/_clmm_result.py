@@ -152,11 +152,6 @@ class ClmmResult(MixedResult):
     singular_groups = GlmerResult.singular_groups
 
     @property
-    def latent_components(self) -> dict[str, float]:
-        """``{group: variance}`` with ``"Residual"`` the link's latent residual variance (reliability's input)."""
-        return {**self.variances, "Residual": float(self.family.latent_variance)}
-
-    @property
     def _n_base_alpha(self) -> int:
         return int(self.threshold_matrix.shape[1])
 
@@ -239,15 +234,10 @@ class ClmmResult(MixedResult):
                             index=pd.Index(self.alpha_names, name="parameter"))
 
     # ------------------------------------------------------------------ random effects
-    @property
-    def latent_variance(self) -> float:
-        """Variance of the latent residual (``pi^2 / 3`` logit, 1 probit)."""
-        return self.family.latent_variance
-
     #: variances with delta-method standard errors from ``cov_params`` (NaN on the boundary), as for a GLMM
     varcorr_se = GlmerResult.varcorr_se
 
-    def confint(self, *, method: str = "Wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
+    def confint(self, *, method: str = "wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
         """Wald intervals of thresholds, location effects and standard deviations (``lower``, ``upper``, ``level``).
 
         Standard deviations use the interval of ``log(sd)`` (the delta method; none at the boundary).
@@ -256,7 +246,7 @@ class ClmmResult(MixedResult):
         """
         if kwargs:
             raise InputError(f"confint() of an ordinal fit takes method= and level= only; got {sorted(kwargs)}.")
-        if method != "Wald":
+        if str(method).lower() != "wald":
             raise InputError(f"method={method!r}: ordinal fits have Wald intervals only (profile and bootstrap "
                              "intervals are not implemented for clmm; a parametric bootstrap can be built from "
                              "simulate() and refit_response()).")
@@ -356,7 +346,7 @@ class ClmmResult(MixedResult):
         """Category indices (into ``levels``) of ``nsim`` new response vectors (new random effects each)."""
         if self.alpha.size > self._n_base_alpha:
             raise InputError("simulate() is not available for models with nominal effects (row-specific thresholds).")
-        eta0 = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        eta0 = self._fixed_predictor()
         lams = theta_to_factors(self.problem.re.terms, self.theta)
         out = np.empty((self.nobs, nsim), dtype=np.int64)
         thr = self.threshold_values
@@ -369,15 +359,14 @@ class ClmmResult(MixedResult):
             out[:, s] = np.searchsorted(thr, eta + noise, side="left")
         return out
 
-    def simulate(self, nsim: int = 1, *, random_state: Any = None) -> np.ndarray:
-        """``nsim`` rating vectors drawn from the fitted model with new random effects each (as lme4's
-        ``simulate(use.u = FALSE)``): an array ``(nobs, nsim)`` of the scale's categories."""
-        from .._random import as_generator
+    def _fixed_predictor(self) -> np.ndarray:
+        """``x'beta`` of the rows (the location part; the thresholds carry the intercept)."""
+        return self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
 
-        if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
-            raise InputError(f"`nsim` must be a whole number >= 1; got {nsim!r}.")
-        codes = self._simulate_codes(int(nsim), as_generator(random_state))
-        return np.asarray(self.levels)[codes]
+    def _draw(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
+        """``nsim`` rating vectors (the scale's categories) with new random effects each: the base's
+        :meth:`simulate`."""
+        return np.asarray(self.levels)[self._simulate_codes(nsim, rng)]
 
     def refit_response(self, ratings: Any) -> "ClmmResult":
         """The same model fitted to new ratings (one per row, in the scale's categories): the parametric bootstrap's refit."""
@@ -397,7 +386,7 @@ class ClmmResult(MixedResult):
         out = [f"Cumulative Link Mixed Model fitted with {how}", "", f"formula: {self.formula}", "",
                " link  threshold nobs logLik AIC", f" {self.link:<5} {self.family.threshold:<9} {self.nobs} "
                f"{self.loglik:.2f} {self.aic:.2f}", "", "Random effects (latent scale; residual variance "
-               f"{self.latent_variance:.4g}):"]
+               f"{self.distribution_variance:.4g}):"]
         if self.group_names:
             vc = self.varcorr
             width = max(6, *(len(g) for g in vc.group))
@@ -434,7 +423,7 @@ class ClmmResult(MixedResult):
         return {"threshold": self.family.threshold, "nAGQ": self.nAGQ,
                 "thresholds": dict(zip(self.threshold_names, map(float, self.threshold_values))),
                 "alpha": dict(zip(self.alpha_names, map(float, self.alpha))),
-                "latent_variance": self.latent_variance}
+                "latent_variance": self.distribution_variance}
 
 
 def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: np.ndarray, x: np.ndarray,

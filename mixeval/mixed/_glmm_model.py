@@ -428,7 +428,7 @@ class GlmmFitModel(FitModelBase):
 
     def refit_result(self, y: np.ndarray, reml: bool | None = None):
         """A full :class:`~mixeval.mixed.GlmerResult` on the new response ``y`` (same design and weights)."""
-        return self.fit.fit_response(y, reml=bool(reml))
+        return self.fit.refit_response(y, reml=bool(reml))
 
     # ------------------------------------------------------------------ Wald
     def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:

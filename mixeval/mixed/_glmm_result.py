@@ -190,7 +190,7 @@ class GlmerResult(MixedResult):
         return fit_glmm(self.design, self.family, self.weights, n_agq=1 if REML else max(self.nAGQ, 1),
                         re=self.problem.re, data=self.data, warn=False, reml=bool(REML))
 
-    def fit_response(self, y: np.ndarray, *, reml: bool | None = None) -> "GlmerResult":
+    def refit_response(self, y: np.ndarray, *, reml: bool | None = None) -> "GlmerResult":
         """The same model fitted to a new response ``y`` (same design and weights): bootstrap refits."""
         from dataclasses import replace
 

@@ -229,7 +229,7 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
         stat = diff / se
     dof = np.full(diff.size, np.inf)
     p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
-    sigma = float(np.sqrt(fit.latent_variance)) if mode == "latent" else float("nan")
+    sigma = float(np.sqrt(fit.distribution_variance)) if mode == "latent" else float("nan")
     table = pd.DataFrame(table_rows)
     table["estimate"] = diff
     table["se"] = se
