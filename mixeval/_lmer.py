@@ -36,6 +36,8 @@ def lmer(formula: str, data: Any, *, REML: bool = True, drop_missing: bool = Fal
         if weights is not None:
             raise InputError("weights= needs the rows: sources fitted from aggregates (DuckDB, Spark, Parquet) take "
                              "unweighted Gaussian models. Load the rows into a pandas DataFrame to fit weights.")
+        if drop_missing:
+            raise InputError("drop_missing= needs the rows; filter missing values in the query engine instead.")
         return lmer_aggregate(formula, data, REML=require_bool(REML, "REML"))
     return _lmer_frame(formula, data, REML=REML, drop_missing=drop_missing, weights=weights)
 

@@ -182,6 +182,9 @@ def test_sources_refuse_what_they_cannot_fit_by_name(sources, source):
         mixeval.glmer("correct ~ system + (1|item)", sources[source], weights="seed")
     with pytest.raises(InputError, match="weights"):
         mixeval.lmer("score ~ system + (1|item)", sources[source], weights="seed")
+    for fit in (mixeval.lmer, mixeval.glmer):
+        with pytest.raises(InputError, match="drop_missing"):
+            fit("correct ~ system + (1|item)", sources[source], drop_missing=True)
 
 
 def test_glmer_with_the_gaussian_family_is_lmer(data):
