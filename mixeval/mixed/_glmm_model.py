@@ -38,7 +38,7 @@ from ._pirls import (
 from ._reterms import ReTerm, _tril_template, theta_to_factors
 from ._blas import single_threaded_blas
 from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
-from ._profile import _Profiler
+from ._profile import JointProfiler
 
 __all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
 
@@ -335,9 +335,9 @@ class GlmmFitModel(FitModelBase):
         start = np.concatenate([varpar_from_theta(self.terms, x[: self.n_theta]), x[self.n_theta:]])
         return self.profile_deviance(self.n_var + j, value, start)[0]
 
-    def profiler(self) -> _GlmmProfiler:
+    def profiler(self) -> JointProfiler:
         """The profile evaluator (:func:`mixeval.uncertainty.profile_intervals` uses it)."""
-        return _GlmmProfiler(self)
+        return JointProfiler(self)
 
     # ------------------------------------------------------------------ simulation and refits
     @cached_property
@@ -455,30 +455,3 @@ class GlmmFitModel(FitModelBase):
                 pos += 1
         out.update(fixed_effect_wald(self.fit, z))
         return out
-
-
-class _GlmmProfiler(_Profiler):
-    """:class:`~mixeval.uncertainty._profile._Profiler` of a GLMM: every parameter profiled jointly over all the others."""
-
-    def __init__(self, model: GlmmFitModel) -> None:
-        super().__init__(model)
-        self._full_start = self.estimate.copy()
-
-    def reset(self) -> None:
-        self._full_start = self.estimate.copy()
-
-    def step(self, i: int) -> float:
-        return self.model.step(i)
-
-    def zeta(self, name: str, value: float) -> float:
-        i = self.names.index(name)
-        start = self._full_start.copy()
-        # keep the free standard deviations off 0 so that the optimiser can move them
-        sd = np.zeros(start.size, dtype=bool)
-        sd[: self.n_var] = np.array(self.model.varpar_kinds) == "sd"
-        start[sd] = np.maximum(start[sd], 1e-3)
-        dev, par = self.model.profile_deviance(i, value, start)
-        if np.isfinite(dev):
-            self._full_start = par
-        inc = max(dev - self.dev_hat, 0.0)
-        return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))

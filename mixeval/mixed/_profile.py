@@ -17,7 +17,7 @@ from scipy.stats import norm
 from ._optimize import finite_difference_gradient, minimize_deviance
 from ._protocol import FitModel
 
-__all__ = ["profile_zeta", "profile_interval", "profile_intervals"]
+__all__ = ["JointProfiler", "profile_zeta", "profile_interval", "profile_intervals"]
 
 
 def _transform(kinds: tuple[str, ...]):
@@ -162,6 +162,38 @@ class _Profiler:
                 self._start = par
         else:
             dev = self.model.ml_deviance_fixed(i - self.n_var, value)
+        inc = max(dev - self.dev_hat, 0.0)
+        return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
+
+
+class JointProfiler(_Profiler):
+    """The profiler of a model whose every parameter is profiled jointly over all the others (GLMMs, ordinal fits).
+
+    The model provides ``profile_deviance(index, value, start) -> (deviance, par)`` (the deviance minimised
+    over every parameter but ``index``, held at ``value``, from ``start``) and ``step(i)`` (about one standard
+    error of parameter ``i``: the first bracketing step). Each search starts from the previous one's optimum.
+    """
+
+    def __init__(self, model: FitModel) -> None:
+        super().__init__(model)
+        self._full_start = self.estimate.copy()
+
+    def reset(self) -> None:
+        self._full_start = self.estimate.copy()
+
+    def step(self, i: int) -> float:
+        return self.model.step(i)
+
+    def zeta(self, name: str, value: float) -> float:
+        i = self.names.index(name)
+        start = self._full_start.copy()
+        # keep the free standard deviations off 0 so that the optimiser can move them
+        sd = np.zeros(start.size, dtype=bool)
+        sd[: self.n_var] = np.array(self.model.varpar_kinds) == "sd"
+        start[sd] = np.maximum(start[sd], 1e-3)
+        dev, par = self.model.profile_deviance(i, value, start)
+        if np.isfinite(dev):
+            self._full_start = par
         inc = max(dev - self.dev_hat, 0.0)
         return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
 
