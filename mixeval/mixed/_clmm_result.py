@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from ..errors import InputError
 from ._base import MixedResult
@@ -138,16 +138,13 @@ class ClmmResult(MixedResult):
     def model_terms(self):
         return self.problem.re.terms
 
-    @property
+    @functools.cached_property
     def model(self):
-        """Refused: ordinal fits have no profile/bootstrap evaluator (:class:`~._protocol.FitModel`) yet."""
-        raise InputError("ordinal (clmm) fits have Wald intervals only (fit.confint(method='Wald')); profile and "
-                         "parametric-bootstrap intervals are not implemented for them. A parametric bootstrap "
-                         "can be built from fit.simulate() and fit.refit_response().")
+        """The evaluator of the fit (:class:`~._clmm_model.ClmmFitModel`: the Laplace or quadrature deviance over
+        the sd's, thresholds and effects), for profile and parametric-bootstrap intervals and simulation."""
+        from ._clmm_model import ClmmFitModel
 
-    def bootstrap(self, statistic=None, *, n_resamples: int = 1000, random_state: Any = None, **kwargs: Any):
-        """Refused (see :attr:`model`)."""
-        return self.model
+        return ClmmFitModel(self)
 
     singular_groups = GlmerResult.singular_groups
 
@@ -183,18 +180,9 @@ class ClmmResult(MixedResult):
     @property
     def _full_index(self) -> np.ndarray:
         """For every threshold of the scale, the estimated threshold it equals (-1: -inf, -2: +inf)."""
-        J = len(self.levels)
-        kept = np.asarray(self.kept)
-        out = np.empty(J - 1, dtype=np.int64)
-        for j in range(J - 1):
-            below = np.flatnonzero(kept <= j)
-            if below.size == 0:
-                out[j] = -1
-            elif below[-1] == kept.size - 1:
-                out[j] = -2
-            else:
-                out[j] = below[-1]
-        return out
+        from ._clmm_model import full_scale_index
+
+        return full_scale_index(self.kept, len(self.levels))
 
     @property
     def threshold_values(self) -> np.ndarray:
@@ -236,37 +224,6 @@ class ClmmResult(MixedResult):
     # ------------------------------------------------------------------ random effects
     #: variances with delta-method standard errors from ``cov_params`` (NaN on the boundary), as for a GLMM
     varcorr_se = GlmerResult.varcorr_se
-
-    def confint(self, *, method: str = "wald", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
-        """Wald intervals of thresholds, location effects and standard deviations (``lower``, ``upper``, ``level``).
-
-        Standard deviations use the interval of ``log(sd)`` (the delta method; none at the boundary).
-        Profile and bootstrap intervals are not implemented for ordinal fits (use
-        :meth:`simulate` with :meth:`refit_response` for a parametric bootstrap).
-        """
-        if kwargs:
-            raise InputError(f"confint() of an ordinal fit takes method= and level= only; got {sorted(kwargs)}.")
-        if str(method).lower() != "wald":
-            raise InputError(f"method={method!r}: ordinal fits have Wald intervals only (profile and bootstrap "
-                             "intervals are not implemented for clmm; a parametric bootstrap can be built from "
-                             "simulate() and refit_response()).")
-        if not 0 < level < 1:
-            raise InputError(f"level must be in (0, 1); got {level!r}.")
-        z = sps.norm.ppf(0.5 + level / 2)
-        rows = []
-        th = self.threshold_table
-        for nm, est, se in zip(th.index, th.estimate, th.se):
-            rows.append((nm, est - z * se, est + z * se))
-        for nm, est, se in zip(self.fixed_names, self.coef, self.coefficients.se):
-            rows.append((nm, est - z * se, est + z * se))
-        vt = self.varcorr_se
-        for nm, var, se in zip(self.variances, vt.variance, vt.se):
-            sd = np.sqrt(var)
-            se_log = se / (2 * var) if var > 0 else np.nan  # se of log(sd) = se(var) / (2 var)
-            rows.append((f"sd.{nm}", sd * np.exp(-z * se_log), sd * np.exp(z * se_log)))
-        out = pd.DataFrame(rows, columns=["term", "lower", "upper"]).set_index("term")
-        out["level"] = level
-        return out
 
     # ------------------------------------------------------------------ predictions
     def _eta(self, newdata: pd.DataFrame | None, re: bool) -> np.ndarray:
@@ -335,11 +292,14 @@ class ClmmResult(MixedResult):
             return np.arange(1, len(self.levels) + 1, dtype=float)
 
     # ------------------------------------------------------------------ refits and simulation
-    def refit(self, *, REML: bool = False) -> "ClmmResult":
-        """This fit (maximum likelihood); ``REML=True`` is refused: clmm has no restricted likelihood."""
-        if REML:
+    def refit(self, *, REML: bool | None = False) -> "ClmmResult":
+        """This fit: ordinal fits are maximum-likelihood fits (``REML=False`` or None); ``REML=True`` is refused,
+        as clmm has no restricted likelihood, and a value other than a bool or None is an error."""
+        from .._validation import require_bool
+
+        if REML is not None and require_bool(REML, "REML"):
             raise InputError("REML=True: cumulative link mixed models are fitted by maximum likelihood only "
-                             "(ordinal::clmm has no restricted likelihood).")
+                             "(ordinal::clmm has no restricted likelihood); use REML=False.")
         return self
 
     def _simulate_codes(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
@@ -355,8 +315,7 @@ class ClmmResult(MixedResult):
             for t, lam in zip(self.problem.re.terms, lams):
                 b = rng.standard_normal((t.n_levels, t.n_coef)) @ lam.T
                 eta += np.sum(t.X * b[t.codes], axis=1)
-            noise = rng.logistic(size=self.nobs) if self.link == "logit" else rng.standard_normal(self.nobs)
-            out[:, s] = np.searchsorted(thr, eta + noise, side="left")
+            out[:, s] = self.family.simulate(eta, thr, rng)
         return out
 
     def _fixed_predictor(self) -> np.ndarray:

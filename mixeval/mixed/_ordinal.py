@@ -78,6 +78,20 @@ class Ordinal:
         """``F^{-1}(p)``."""
         return special.logit(p) if self.link == "logit" else special.ndtri(p)
 
+    def simulate(self, eta: np.ndarray, thresholds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Category indices of ratings with latent predictor ``eta`` (any shape): ``Y = j`` where
+        ``theta_{j-1} < eta + e <= theta_j``, ``e`` a standard logistic or normal draw (``ordinal``'s latent model).
+
+        Examples
+        --------
+        >>> Ordinal("probit").simulate(np.array([-50.0, 0.0, 50.0]), np.array([-20.0, 20.0]),
+        ...                            np.random.default_rng(0)).tolist()
+        [0, 1, 2]
+        """
+        eta = np.asarray(eta, dtype=float)
+        noise = rng.logistic(size=eta.shape) if self.link == "logit" else rng.standard_normal(eta.shape)
+        return np.searchsorted(np.asarray(thresholds, dtype=float), eta + noise, side="left")
+
     def __repr__(self) -> str:
         return f"Ordinal(link={self.link!r}, threshold={self.threshold!r})"
 
