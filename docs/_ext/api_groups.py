@@ -162,6 +162,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "formula.RandomTerm", "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.tukey_pvalue", "significance.tukey_critical_value",
          "uncertainty.FitModel", "uncertainty.LmmFitModel", "uncertainty.GlmmFitModel",
+         "uncertainty.ClmmFitModel",
          "uncertainty.as_fit_model", "uncertainty.RefitSummary", "uncertainty.parametric_refits",
          "uncertainty.component_draws", "uncertainty.phi_draws", "resampling.as_generator",
          "scale.aggregate_stats", "scale.AggregateDesign", "scale.binary_cells", "scale.is_aggregate_source",

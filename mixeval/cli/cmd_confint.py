@@ -10,10 +10,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     from ._seed import SEED_HELP
     from .cmd_fit import add_family_arguments
 
-    p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects",
+    p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects "
+                                       "(thresholds of an ordinal model)",
                        description="Confidence intervals of the standard deviations, the residual sd and the fixed "
                                    "effects of an lme4-style model fitted by REML (or, with --family binomial or "
-                                   "poisson, of a GLMM fitted as glmer: sd's and fixed effects), named as lme4's "
+                                   "poisson, of a GLMM fitted as glmer: sd's and fixed effects; with --family "
+                                   "ordinal, of a clmm: sd's, thresholds and effects), named as lme4's "
                                    "confint(..., oldNames = FALSE): profile likelihood (default), parametric "
                                    "bootstrap percentiles (bootMer) or Wald.")
     p.add_argument("data", help="CSV (or .parquet), one row per observation")

@@ -6,11 +6,12 @@ Everything here works through the protocol :class:`FitModel` that every fit offe
 deviance as a function of the variance parameters, simulate-from-fit, refit-with-new-response), chosen by
 the engine when the model is fitted (:mod:`mixeval.mixed`): :class:`LmmFitModel` for random-intercept
 :func:`mixeval.lmer` fits, the slope model for random slopes, :class:`GlmmFitModel` for :func:`mixeval.glmer`
-fits. The profile, bootstrap and Wald intervals live with the engine (``fit.confint()``,
+fits, :class:`ClmmFitModel` for :func:`mixeval.clmm` fits (ordinal ratings). The profile, bootstrap and Wald intervals live with the engine (``fit.confint()``,
 ``fit.bootstrap()``) and are the ones exported here.
 """
 
 from ..mixed._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
+from ..mixed._clmm_model import ClmmFitModel
 from ..mixed._confint import ConfintResult, confint, wald_intervals
 from ..mixed._glmm_model import GlmmFitModel
 from ..mixed._lmm_model import LmmFitModel
@@ -30,6 +31,7 @@ __all__ = [
     "FitModel",
     "LmmFitModel",
     "GlmmFitModel",
+    "ClmmFitModel",
     "RefitSummary",
     "as_fit_model",
     "profile_interval",

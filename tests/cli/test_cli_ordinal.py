@@ -44,3 +44,26 @@ def test_weights_refused_in_one_line(capsys):
     c = CASES["wine"]
     assert main(["fit", str(FIX / c["file"]), c["formula"], "--family", "ordinal", "--weights", "judge"]) == 2
     assert "--weights is not available with --family ordinal" in capsys.readouterr().err
+
+
+PROFILES = json.loads((FIX / "clmm_profile_fixtures.json").read_text())
+
+
+def test_confint_family_ordinal_profile_equals_ordinals(capsys):
+    """``mixeval confint --family ordinal``: the profile intervals of tests/mixed/test_clmm_model.py (ordinal's
+    signed root deviance, fixtures of make_clmm_profile_fixtures.R) within 1e-4."""
+    c = PROFILES["wine_clmm_logit"]
+    out = _json(capsys, ["confint", str(FIX / "wine.csv"), c["formula"], "--family", "ordinal", "--json"])
+    assert out["method"] == "profile"
+    names = {"tw": "tempwarm", "cy": "contactyes", "sd_judge": "sd_(Intercept)|judge"}
+    for k, (lo, hi) in c["tight"].items():
+        assert out["intervals"][names[k]] == pytest.approx([lo, hi], abs=1e-4)
+    assert list(out["intervals"])[1:5] == ["1|2", "2|3", "3|4", "4|5"]
+
+
+def test_confint_family_ordinal_boot_and_wald(capsys):
+    argv = ["confint", str(FIX / "wine.csv"), "rating ~ temp + (1|judge)", "--family", "ordinal", "--json"]
+    boot = _json(capsys, argv + ["--method", "boot", "--nsim", "8", "--seed", "3"])
+    assert boot["n_resamples"] == 8 and boot["seed"] == 3 and len(boot["intervals"]) == 6
+    wald = _json(capsys, argv + ["--method", "wald", "--level", "0.9"])
+    assert wald["level"] == 0.9 and wald["intervals"]["tempwarm"][0] < wald["estimate"]["tempwarm"]
