@@ -481,6 +481,12 @@ class Study:
         (see :func:`mixeval.uncertainty.study_power`)."""
         from .uncertainty import study_power
 
+        if self.family == "ordinal":
+            raise InputError(
+                "Study.power simulates Gaussian (lmer) studies on a new design; an ordinal Study (family='ordinal') "
+                "would need ratings drawn on that design and refitted by clmm, which is not implemented. On the "
+                "study's own design, draw ratings with fit.simulate() and refit them with fit.refit_response(), or "
+                "plan on the latent scale with mixeval.uncertainty.power_from_components as an approximation.")
         if self.family is not None:
             raise InputError(
                 f"Study.power simulates Gaussian (lmer) studies; this Study has family={self.family!r}, whose power "
@@ -698,6 +704,10 @@ class Study:
         self._require_rows("Study.conditional")
         check_property(self, prop, f"prop={prop!r}")
         if cuts is None and _is_numeric_property(self.data[prop]):
+            if self.family == "ordinal":
+                raise InputError(f"Study.conditional({prop!r}) with a numeric property compares the systems' slopes "
+                                 "(emtrends), which is not available for ordinal fits; pass cuts= to compare the "
+                                 "systems within classes of the property instead.")
             from .significance import pairwise_trends
 
             cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,

@@ -38,7 +38,14 @@ def variance_table_ci(fit, *, method: str = "profile", level: float = 0.95, **kw
     table = variance_table(fit)
     ci = confint(fit, method=method, level=level, **kwargs).table
     name = {g: f"sd_(Intercept)|{g}" for g in fit.group_names}
-    name["Residual"] = "sigma"
+    if fit.family.estimates_scale:
+        name["Residual"] = "sigma"
+    else:  # a GLMM's or an ordinal fit's latent residual variance is fixed by its link: no interval to give
+        fixed = float(fit.distribution_variance)
+        ci = pd.concat([ci, pd.DataFrame({"lower": [np.sqrt(fixed)], "upper": [np.sqrt(fixed)]}, index=["Residual"])])
+        name["Residual"] = "Residual"
+        table.attrs["note"] = (f"the Residual variance {fixed:.4g} is the latent residual variance fixed by the "
+                               f"{fit.family.link} link (not estimated): its interval is that value")
     table["lower"] = [float(ci.loc[name[c], "lower"]) ** 2 for c in table.component]
     table["upper"] = [float(ci.loc[name[c], "upper"]) ** 2 for c in table.component]
     return table
