@@ -57,7 +57,7 @@ for name, value in ordinal.fixef.items():
     show(f"clmm {name}", value, 4)
 for name, value in ordinal.components.items():
     show(f"clmm variance {name}", value, 4)
-ci = ordinal.confint()
+ci = ordinal.confint(method="profile", progress=False)  # as ordinal's profile: the signed root deviance
 print(ci)
 
 # %% [markdown]

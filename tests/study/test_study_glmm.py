@@ -153,3 +153,12 @@ def test_poisson_latent_components_use_the_lognormal_observation_variance():
     assert comps["Residual"] == pytest.approx(np.log1p(1 / lam))
     st = Study(df, "count ~ system + (1|item) + (1|seed)", family="poisson")
     assert "Poisson" in st.variance_components().attrs["note"] and "ratio" in st.pairwise().table.columns
+
+
+def test_study_variance_components_with_wald_intervals(study):
+    """The latent residual variance (pi^2 / 3) is fixed by the link: its row's interval is the value (it raised
+    KeyError 'sigma'); the components' intervals are the squared sd intervals of confint."""
+    table = study.variance_components(ci="wald").set_index("component")
+    ci = study.confint(method="wald").table
+    assert table.loc["item", "upper"] == pytest.approx(ci.loc["sd_(Intercept)|item", "upper"] ** 2)
+    assert table.loc["Residual", "lower"] == table.loc["Residual", "upper"] == pytest.approx(np.pi**2 / 3)
