@@ -29,7 +29,7 @@ from ._clmm import ClmmDeviance, clmm_problem, optimize_clmm
 from ._glmm_model import theta_from_varpar, varpar_from_theta, varpar_layout
 from ._optimize import SINGULAR_TOL, finite_difference_gradient, minimize_deviance
 from ._ordinal import OrderedResponse
-from ._profile import JointProfiler
+from ._profile import JointProfiler, joint_profile_deviance
 from ._protocol import FitModelBase, RefitSummary
 from ._reterms import _tril_template
 
@@ -225,41 +225,15 @@ class ClmmFitModel(FitModelBase):
         par : ndarray
             The optimum (with ``par[index] = value``).
         """
-        kinds = np.array(list(self.varpar_kinds) + ["fixed"] * len(self.fixed_names))
-        others = np.array([i for i in range(kinds.size) if i != index], dtype=int)
-        sub = kinds[others]
-        is_cor = sub == "cor"
+        kinds = tuple(self.varpar_kinds) + ("fixed",) * len(self.fixed_names)
         start = np.array(start, dtype=float)
         start[index] = value
         start = self._ordered_start(start, index)
-
-        def full(x: np.ndarray) -> np.ndarray:
-            par = np.empty(kinds.size)
-            par[others] = x
-            par[others[is_cor]] = np.tanh(x[is_cor])
-            par[index] = value
-            return par
-
-        if self._scalar and self._dev.analytic:  # par = (theta, alpha, beta): the engine's gradient
-            def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
-                d, g = self._dev.deviance_and_gradient(full(x))
-                return d, g[others]
-        else:
-            fg = finite_difference_gradient(lambda x: self.deviance(full(x)))
-        x0 = start[others].copy()
-        x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
-        if others.size == 0:
-            par = full(x0)
-            return self.deviance(par), par
-        h_opt = self._start_hessian
-        hess = None
-        if h_opt is not None:
-            h_sub = h_opt[np.ix_(others, others)]
-            hess = lambda x: h_sub  # noqa: E731
-        lower = np.where(sub == "sd", 0.0, -np.inf)
+        # par = (theta, alpha, beta) with scalar terms: the engine's gradient
+        gradient = self._dev.deviance_and_gradient if (self._scalar and self._dev.analytic) else None
         with single_threaded_blas():
-            res = minimize_deviance(fg, x0, lower, hess=hess)
-        return float(res.deviance), full(np.maximum(res.theta, lower))
+            return joint_profile_deviance(kinds, index, value, start, deviance=self.deviance,
+                                          deviance_and_gradient=gradient, hessian=self._start_hessian)
 
     def ml_deviance(self, varpar: np.ndarray) -> float:
         """The deviance at the variance parameters ``varpar``, minimised over the thresholds and effects."""

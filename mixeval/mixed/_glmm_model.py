@@ -38,7 +38,7 @@ from ._pirls import (
 from ._reterms import ReTerm, _tril_template, theta_to_factors
 from ._blas import single_threaded_blas
 from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
-from ._profile import JointProfiler
+from ._profile import JointProfiler, joint_profile_deviance
 
 __all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
 
@@ -285,37 +285,11 @@ class GlmmFitModel(FitModelBase):
         par : ndarray
             The optimum (with ``par[index] = value``).
         """
-        kinds = np.array(list(self.varpar_kinds) + ["fixed"] * len(self.fixed_names))
-        others = np.array([i for i in range(kinds.size) if i != index], dtype=int)
-        sub = kinds[others]
-        is_cor = sub == "cor"
-
-        def full(x: np.ndarray) -> np.ndarray:
-            par = np.empty(kinds.size)
-            par[others] = x
-            par[others[is_cor]] = np.tanh(x[is_cor])
-            par[index] = value
-            return par
-
-        if self._analytic:  # par = (theta, beta): the engine's gradient, the held coordinate dropped
-            def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
-                d, g = self._engine.stage2_and_gradient(full(x))
-                return d, g[others]
-        else:
-            fg = finite_difference_gradient(lambda x: self.deviance(full(x)))
-        h_opt = self._start_hessian
-        hess = None
-        if h_opt is not None:
-            h_sub = h_opt[np.ix_(others, others)]
-            hess = lambda x: h_sub
-        x0 = np.asarray(start, dtype=float)[others].copy()
-        x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
-        lower = np.where(sub == "sd", 0.0, -np.inf)
-        if others.size == 0:
-            par = full(x0)
-            return self.deviance(par), par
-        res = minimize_deviance(fg, x0, lower, hess=hess)
-        return float(res.deviance), full(np.maximum(res.theta, lower))
+        kinds = tuple(self.varpar_kinds) + ("fixed",) * len(self.fixed_names)
+        # par = (theta, beta) with scalar terms: the engine's gradient
+        gradient = self._engine.stage2_and_gradient if self._analytic else None
+        return joint_profile_deviance(kinds, index, value, start, deviance=self.deviance,
+                                      deviance_and_gradient=gradient, hessian=self._start_hessian)
 
     def ml_deviance(self, varpar: np.ndarray) -> float:
         """The deviance at the variance parameters ``varpar``, minimised over the fixed effects."""

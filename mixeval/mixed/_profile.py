@@ -10,6 +10,8 @@ deviation whose zeta at 0 does not reach the critical value gets the lower end 0
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
@@ -17,7 +19,7 @@ from scipy.stats import norm
 from ._optimize import finite_difference_gradient, minimize_deviance
 from ._protocol import FitModel
 
-__all__ = ["JointProfiler", "profile_zeta", "profile_interval", "profile_intervals"]
+__all__ = ["JointProfiler", "joint_profile_deviance", "profile_zeta", "profile_interval", "profile_intervals"]
 
 
 def _transform(kinds: tuple[str, ...]):
@@ -164,6 +166,68 @@ class _Profiler:
             dev = self.model.ml_deviance_fixed(i - self.n_var, value)
         inc = max(dev - self.dev_hat, 0.0)
         return float(np.sign(value - self.estimate[i]) * np.sqrt(inc))
+
+
+def joint_profile_deviance(kinds: tuple[str, ...], index: int, value: float, start: np.ndarray, *,
+                           deviance: Callable[[np.ndarray], float],
+                           deviance_and_gradient: Callable[[np.ndarray], tuple[float, np.ndarray]] | None = None,
+                           hessian: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """A deviance minimised over every parameter but ``index``, held at ``value`` (a GLMM's or an ordinal fit's
+    profile, where the fixed effects are re-optimised with the variance parameters).
+
+    Parameters
+    ----------
+    kinds : tuple of str
+        ``"sd"`` (kept >= 0), ``"cor"`` (optimised as ``atanh``) or anything else (free) per parameter.
+    index, value
+        The held parameter and its value.
+    start : ndarray
+        Starting values of all parameters (the held one is ignored).
+    deviance : callable
+        ``par -> deviance`` over all parameters (``inf`` where undefined).
+    deviance_and_gradient : callable, optional
+        ``par -> (deviance, gradient over all parameters)``, used where the coordinates are the parameters (no
+        correlations); finite differences of ``deviance`` otherwise.
+    hessian : ndarray, optional
+        The Hessian over all parameters at the optimum: its block over the free ones starts the search (BFGS
+        updates it).
+
+    Returns
+    -------
+    deviance : float
+    par : ndarray
+        The optimum (with ``par[index] = value``).
+    """
+    kinds_arr = np.asarray(kinds)
+    others = np.array([i for i in range(kinds_arr.size) if i != index], dtype=int)
+    sub = kinds_arr[others]
+    is_cor = sub == "cor"
+
+    def full(x: np.ndarray) -> np.ndarray:
+        par = np.empty(kinds_arr.size)
+        par[others] = x
+        par[others[is_cor]] = np.tanh(x[is_cor])
+        par[index] = value
+        return par
+
+    if deviance_and_gradient is not None and not is_cor.any():
+        def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
+            d, g = deviance_and_gradient(full(x))
+            return d, g[others]
+    else:
+        fg = finite_difference_gradient(lambda x: deviance(full(x)))
+    x0 = np.asarray(start, dtype=float)[others].copy()
+    x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
+    if others.size == 0:
+        par = full(x0)
+        return deviance(par), par
+    hess = None
+    if hessian is not None:
+        h_sub = hessian[np.ix_(others, others)]
+        hess = lambda x: h_sub  # noqa: E731
+    lower = np.where(sub == "sd", 0.0, -np.inf)
+    res = minimize_deviance(fg, x0, lower, hess=hess)
+    return float(res.deviance), full(np.maximum(res.theta, lower))
 
 
 class JointProfiler(_Profiler):
