@@ -8,7 +8,7 @@ from pathlib import Path
 from ..study import Study
 from ..errors import InputError
 from . import print_json
-from ._args import check_family_flags, number_list
+from ._args import add_family_arguments, check_family_flags, number_list
 from ._io import read_table
 
 DEMO_FORMULA = "score ~ system * length_class + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
@@ -30,12 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--labels", help="labels of the bins, comma separated")
     r.add_argument("--out", default="report.html", help="HTML file to write (default report.html)")
     r.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
-    r.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
-                   help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
-                        "poisson for counts, ordinal for ratings (clmm); gaussian (default) fits linear mixed models")
-    r.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
-    r.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
-                                                   "(binomial), precision weights of a Gaussian score")
+    add_family_arguments(r)
     r.set_defaults(handler=_report)
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
