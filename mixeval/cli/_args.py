@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from ..errors import InputError
 
 __all__ = ["facet_pairs", "facet_sizes", "facet_ranges", "number_list", "check_level", "check_count", "check_finite",
-           "check_jobs", "check_family_flags", "add_family_arguments", "FAMILIES"]
+           "check_jobs", "check_family_flags", "add_family_arguments", "FAMILIES",
+           "check_output_file"]
 
 FAMILIES = ("gaussian", "binomial", "poisson", "ordinal")
 
@@ -133,3 +135,13 @@ def check_family_flags(args) -> None:
     if getattr(args, "nagq", 1) != 1:
         raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (a Gaussian model has no "
                          "quadrature); add --family, or drop --nagq.")
+
+
+def check_output_file(out: str, flag: str = "--out") -> Path:
+    """A file to write, checked before any fit: its folder must exist and it must not be a folder itself."""
+    path = Path(out)
+    if path.is_dir():
+        raise InputError(f"{flag} {out} is a folder; give the HTML file to write, e.g. {flag} {path / 'report.html'}.")
+    if not path.parent.is_dir():
+        raise InputError(f"{flag} {out}: the folder {str(path.parent)!r} does not exist; create it or write elsewhere.")
+    return path
