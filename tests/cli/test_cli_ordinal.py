@@ -67,3 +67,13 @@ def test_confint_family_ordinal_boot_and_wald(capsys):
     assert boot["n_resamples"] == 8 and boot["seed"] == 3 and len(boot["intervals"]) == 6
     wald = _json(capsys, argv + ["--method", "wald", "--level", "0.9"])
     assert wald["level"] == 0.9 and wald["intervals"]["tempwarm"][0] < wald["estimate"]["tempwarm"]
+
+
+def test_reliability_family_ordinal_with_bootstrap_intervals(capsys):
+    """``mixeval reliability --family ordinal --ci``: phi on the latent scale with parametric-bootstrap intervals
+    (ratings drawn from the clmm fit and refitted), the same seed the same interval."""
+    argv = ["reliability", str(FIX / "wine.csv"), "rating ~ (1|bottle) + (1|judge)", "--item", "bottle", "--family",
+            "ordinal", "--n", "judge=3", "--grid", "judge=1:4", "--ci", "--nsim", "12", "--seed", "5", "--json"]
+    out = _json(capsys, argv)
+    assert out["phi_ci"][0] <= out["phi"] <= out["phi_ci"][1] and len(out["dstudy"]) == 4  # judge = 1..4
+    assert _json(capsys, argv)["phi_ci"] == out["phi_ci"]
