@@ -104,8 +104,9 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
 
     Parameters
     ----------
-    fit : LmerResult or GlmerResult
-        A fitted model (:func:`mixeval.lmer`, or :func:`mixeval.glmer` for binomial and Poisson models).
+    fit : LmerResult, GlmerResult or ClmmResult
+        A fitted model (:func:`mixeval.lmer`, :func:`mixeval.glmer` for binomial and Poisson models, or
+        :func:`mixeval.clmm` for ratings).
     method : {"profile", "boot", "wald"}
         Profile likelihood (lme4's default), parametric-bootstrap percentiles, or Wald.
     level : float, default 0.95
@@ -128,6 +129,11 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     or adaptive Gauss-Hermite for ``nAGQ > 1``), every other parameter re-optimised as lme4's
     ``profile.glmerMod``; the bootstrap draws binomial (out of each row's trials) or Poisson responses
     with new random effects and refits.
+
+    Ordinal fits (:class:`~mixeval.uncertainty.ClmmFitModel`): the sd's, the threshold parameters and the location
+    effects, every one profiled over all the others on the Laplace (or quadrature) deviance, as ``ordinal``'s
+    ``profile.clm`` and ``profile.clmm2``; the bootstrap draws ratings with new random effects and refits; Wald
+    intervals of the sd's are taken on the log scale.
 
     Examples
     --------
