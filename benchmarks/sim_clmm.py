@@ -1,11 +1,26 @@
-"""Coverage of clmm's Wald intervals and the type I error of its likelihood-ratio tests on rating designs.
+"""Coverage of clmm's Wald and profile intervals and the type I error of its likelihood-ratio tests on rating designs.
 
-Usage: nice -n 10 python3 benchmarks/sim_clmm.py [--reps 200] [--seed 1]
-Design: items x systems x raters (30 items, 3 systems, 6 raters; every rater rates every item-system pair:
-540 ratings on a 5-point scale, logit link), true thresholds (-2, -0.7, 0.6, 2), system effects (0, 0.5, 0.5),
-item variance 1.0, rater variance 0.3. Per replicate: Wald intervals of the thresholds, the system effect and
-the item and rater standard deviations (log scale); the GLRT of systems B = C (true null, df 1) and of
-rater-specific thresholds (nominal = rater vs rater as a location effect, true null, df 15). Writes benchmarks/results/sim_clmm.json.
+Usage:
+    nice -n 10 python3 benchmarks/sim_clmm.py --reps 400 --link logit  [--items 30 --raters 5]
+    nice -n 10 python3 benchmarks/sim_clmm.py --reps 400 --link probit
+    nice -n 10 python3 benchmarks/sim_clmm.py --reps 40 --link logit --profile-reps 40 --tag profile
+    nice -n 10 python3 benchmarks/sim_clmm.py --reps 200 --link logit --seed 2 --tag s2   # more replicates, pooled
+    nice -n 10 python3 benchmarks/sim_clmm.py --summarise    # pooled summaries (the numbers of benchmarks/README.md)
+
+Design: items x systems x raters, fully crossed (every rater rates every item-system pair) on a 5-point scale, true
+thresholds (-2, -0.7, 0.6, 2) on the logit scale (divided by 1.7 for probit), system effects (A 0, B 0.5, C 0.5;
+/1.7 for probit), item SD 1.0 and rater SD 0.55 (/1.7 for probit), and no rater x system interaction (its variance
+is 0). Per replicate:
+
+- ``rating ~ system + (1|item) + (1|rater)``: 95% Wald intervals of the thresholds, the system effects and the item
+  and rater SDs (log scale); on the first ``--profile-reps`` replicates also the profile intervals (ordinal's signed
+  root deviance, every other parameter re-optimised);
+- GLRT of a system effect at 0: B = C (``rating ~ bc + ...`` nested, df 1);
+- GLRT of a variance at 0: ``+ (1|rater:system)`` against the model without it, p-value of the 50:50 mixture of
+  chi2(0) and chi2(1) (Self & Liang), and the naive chi2(1) p-value.
+
+Each run appends one JSON line per replicate to benchmarks/results/sim_clmm_<link>_<items>x3x<raters>.jsonl and
+writes the summary (rates with binomial Monte Carlo SEs) to the .json beside it.
 """
 
 from __future__ import annotations
@@ -24,69 +39,121 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mixeval.mixed import clmm, compare  # noqa: E402
-from mixeval.errors import InputError  # noqa: E402
-from mixeval.mixed._clmm import nominal_test  # noqa: E402
 
+RESULTS = ROOT / "benchmarks" / "results"
 CUTS = np.array([-2.0, -0.7, 0.6, 2.0])
 EFFECTS = {"A": 0.0, "B": 0.5, "C": 0.5}
-VAR = {"item": 1.0, "rater": 0.3}
+SD = {"item": 1.0, "rater": 0.55}
+PROBIT_SCALE = 1.7  # logistic -> normal latent scale (the logistic's SD is 1.81; 1.7 matches the central slopes)
 
 
-def simulate(rng: np.random.Generator, n_items: int = 30, n_raters: int = 6) -> pd.DataFrame:
+def truth(link: str) -> dict[str, float]:
+    s = 1.0 if link == "logit" else PROBIT_SCALE
+    out = {f"{a}|{a + 1}": c / s for a, c in zip(range(1, 5), CUTS)}
+    out.update({"systemB": EFFECTS["B"] / s, "systemC": EFFECTS["C"] / s,
+                "sd_(Intercept)|item": SD["item"] / s, "sd_(Intercept)|rater": SD["rater"] / s})
+    return out
+
+
+def simulate(rng: np.random.Generator, link: str, n_items: int, n_raters: int) -> pd.DataFrame:
+    s = 1.0 if link == "logit" else PROBIT_SCALE
     grid = pd.MultiIndex.from_product([range(n_items), list(EFFECTS), range(n_raters)],
                                       names=["item", "system", "rater"]).to_frame(index=False)
-    eta = (grid.system.map(EFFECTS).to_numpy() + rng.normal(0, np.sqrt(VAR["item"]), n_items)[grid.item]
-           + rng.normal(0, np.sqrt(VAR["rater"]), n_raters)[grid.rater])
-    grid["rating"] = np.searchsorted(CUTS, eta + rng.logistic(size=len(grid))) + 1
+    eta = (grid.system.map(EFFECTS).to_numpy() + rng.normal(0, SD["item"], n_items)[grid.item]
+           + rng.normal(0, SD["rater"], n_raters)[grid.rater]) / s
+    noise = rng.logistic(size=len(grid)) if link == "logit" else rng.standard_normal(len(grid))
+    grid["rating"] = np.searchsorted(CUTS / s, eta + noise) + 1
     grid["item"] = "i" + grid.item.astype(str)
     grid["rater"] = "r" + grid.rater.astype(str)
     grid["bc"] = np.where(grid.system == "A", "A", "BC")
     return grid
 
 
-def replicate(rng: np.random.Generator, nominal: bool) -> dict:
-    df = simulate(rng)
+def replicate(rng: np.random.Generator, link: str, n_items: int, n_raters: int, profile: bool) -> dict:
+    df = simulate(rng, link, n_items, n_raters)
+    true = truth(link)
+    out: dict = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        full = clmm("rating ~ system + (1|item) + (1|rater)", df)
-        null = clmm("rating ~ bc + (1|item) + (1|rater)", df)
-        out = {"converged": full.converged}
-        ci = full.confint()
-        truth = {"1|2": CUTS[0], "2|3": CUTS[1], "3|4": CUTS[2], "4|5": CUTS[3], "systemB": 0.5, "systemC": 0.5,
-                 "sd.item": np.sqrt(VAR["item"]), "sd.rater": np.sqrt(VAR["rater"])}
-        for k, v in truth.items():
-            out[f"cover_{k}"] = bool(ci.loc[k, "lower"] <= v <= ci.loc[k, "upper"])
+        t0 = time.process_time()
+        full = clmm("rating ~ system + (1|item) + (1|rater)", df, link=link)
+        out["cpu_fit"] = time.process_time() - t0
+        null = clmm("rating ~ bc + (1|item) + (1|rater)", df, link=link)
+        extra = clmm("rating ~ system + (1|item) + (1|rater) + (1|rater:system)", df, link=link)
+        out["converged"] = bool(full.converged and null.converged and extra.converged)
+        out["n_categories"] = int(np.unique(df.rating).size)
+        methods = ["wald"] + (["profile"] if profile else [])
+        for method in methods:
+            t0 = time.process_time()
+            table = full.confint(method=method, progress=False).table
+            out[f"cpu_{method}"] = time.process_time() - t0
+            for name, value in true.items():
+                if name in table.index:
+                    lo, hi = float(table.loc[name, "lower"]), float(table.loc[name, "upper"])
+                    out[f"{method}:{name}"] = bool(lo <= value <= hi) if np.isfinite(lo + hi) else None
         out["p_system_bc"] = compare(full, null).pvalue
-        if nominal:
-            try:
-                out["p_nominal_rater"] = nominal_test("rating ~ system + (1|item)", df, "rater").pvalue
-            except InputError:  # a rater who never used a category: no rater-specific thresholds to test
-                out["p_nominal_rater"] = np.nan
+        res = compare(extra, full)
+        out["p_var0_naive"] = res.pvalue
+        out["p_var0_mixture"] = res.details["pvalue_boundary"]
+        out["var0_singular"] = bool(extra.variances["rater:system"] < 1e-8)
     return out
+
+
+def summarise(rows: pd.DataFrame) -> dict:
+    def rate(x: pd.Series) -> dict:
+        x = x.dropna().astype(float)
+        p = float(x.mean()) if len(x) else float("nan")
+        return {"rate": p, "mc_se": float(np.sqrt(p * (1 - p) / max(len(x), 1))), "n": int(len(x))}
+
+    out = {"reps": int(len(rows)), "converged": float(rows.converged.mean()),
+           "cpu_seconds_full_fits_and_intervals": float(rows.filter(like="cpu_").sum().sum())}
+    out["coverage"] = {c: rate(rows[c]) for c in rows.columns if ":" in c}
+    out["typeI_0.05"] = {c[2:]: rate(rows[c] < 0.05) for c in rows.columns if c.startswith("p_")}
+    out["var0_estimated_at_0"] = rate(rows["var0_singular"])
+    return out
+
+
+def _path(link: str, items: int, raters: int, tag: str = "") -> Path:
+    return RESULTS / f"sim_clmm_{link}_{items}x3x{raters}{'_' + tag if tag else ''}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=400)
+    ap.add_argument("--link", choices=["logit", "probit"], default="logit")
+    ap.add_argument("--items", type=int, default=30)
+    ap.add_argument("--raters", type=int, default=5)
+    ap.add_argument("--profile-reps", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--no-nominal", action="store_true")
+    ap.add_argument("--tag", default="", help="suffix of the output files (e.g. 'profile' for a profile run)")
+    ap.add_argument("--summarise", action="store_true", help="summarise the existing .jsonl files only")
     args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    rows, t0 = [], time.time()
-    for r in range(args.reps):
-        rows.append(replicate(rng, not args.no_nominal))
-        if (r + 1) % 20 == 0:
-            print(r + 1, f"{time.time() - t0:.0f}s", flush=True)
-    tab = pd.DataFrame(rows)
-    summary = {c: float(tab[c].mean()) for c in tab.columns if c.startswith("cover_")}
-    for c in [c for c in tab.columns if c.startswith("p_")]:
-        summary[f"typeI_{c[2:]}"] = float((tab[c].dropna() < 0.05).mean())
-        summary[f"tested_{c[2:]}"] = int(tab[c].notna().sum())
-    summary["reps"] = len(tab)
-    summary["converged"] = float(tab.converged.mean())
-    summary["seconds"] = time.time() - t0
-    print(json.dumps(summary, indent=2))
-    (ROOT / "benchmarks" / "results" / "sim_clmm.json").write_text(json.dumps(summary, indent=2))
+    if args.summarise:  # runs of one link and design with other seeds (tags s2, s3, ...) are pooled
+        groups: dict[str, list[Path]] = {}
+        for f in sorted(RESULTS.glob("sim_clmm_*x3x*.jsonl")):
+            stem = f.stem.rsplit("_s", 1)[0] if f.stem.rsplit("_", 1)[-1][:1] == "s" else f.stem
+            groups.setdefault(stem, []).append(f)
+        for stem, files in groups.items():
+            s = summarise(pd.concat([pd.read_json(f, lines=True) for f in files], ignore_index=True))
+            s["files"] = [f.name for f in files]
+            (RESULTS / f"{stem}.json").write_text(json.dumps(s, indent=2))
+            print(stem, json.dumps(s, indent=1))
+        return
+    rng = np.random.default_rng([args.seed, args.items, args.raters, ["logit", "probit"].index(args.link),
+                                 len(args.tag)])
+    path = _path(args.link, args.items, args.raters, args.tag)
+    t0 = time.time()
+    with path.with_suffix(".jsonl").open("w") as fh:
+        for r in range(args.reps):
+            row = replicate(rng, args.link, args.items, args.raters, r < args.profile_reps)
+            fh.write(json.dumps(row) + "\n")
+            fh.flush()
+            if (r + 1) % 50 == 0:
+                print(r + 1, f"{time.time() - t0:.0f}s", flush=True)
+    s = summarise(pd.read_json(path.with_suffix(".jsonl"), lines=True))
+    s["wall_seconds"] = time.time() - t0
+    path.with_suffix(".json").write_text(json.dumps(s, indent=2))
+    print(json.dumps(s, indent=1))
 
 
 if __name__ == "__main__":
