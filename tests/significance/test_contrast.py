@@ -131,3 +131,14 @@ def test_simultaneous_critical_values_cover(df):
     assert abs(np.mean(top < crit_mvt) - 0.95) < 1.5e-3
     assert abs(np.mean(top < crit_dx) - 0.95) < 5e-3
     assert np.mean(top < stats.t.ppf(0.975, df)) < 0.90
+
+
+def test_ordinal_fits_are_pointed_to_their_own_means():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"rater": np.repeat([f"r{i}" for i in range(10)], 30), "system": np.tile(["A", "B", "C"], 100)})
+    df["y"] = np.clip(np.round(3 + rng.normal(0, 1, 300) + (df.system == "B")), 1, 5).astype(int)
+    with pytest.warns(mixeval.errors.SingularFitWarning):
+        f = mixeval.clmm("y ~ system + (1|rater)", df)
+    for fn in (contrast, pairwise):
+        with pytest.raises(InputError, match="emmeans_ordinal / pairwise_ordinal"):
+            fn(f, "system")
