@@ -9,6 +9,8 @@
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
 * :func:`contrast` -- emmeans' other contrast methods: treatment versus control (Dunnett), consecutive levels,
   effects, custom weights, with Dunnett/multivariate-t/Sidak/step-wise adjustments;
+* :func:`joint_tests` -- F tests of every fixed-effect term (emmeans' ``joint_tests``; with Satterthwaite df
+  lmerTest's type III ``anova``);
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
   (Table 4.1);
 * :func:`emmeans_ordinal` / :func:`pairwise_ordinal` -- emmeans' ordinal modes (latent, prob, cum.prob,
@@ -30,6 +32,7 @@ from ._trends import emtrends, pairwise_trends
 from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
 from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
 from ._contrast import CONTRAST_METHODS, contrast
+from ._joint import joint_tests
 
 __all__ = [
     "emmeans",
@@ -58,4 +61,5 @@ __all__ = [
     "ORDINAL_MODES",
     "contrast",
     "CONTRAST_METHODS",
+    "joint_tests",
 ]
