@@ -47,7 +47,9 @@ TOXIGEN = MetricModel.from_rates(precision=0.8897, false_omission_rate=0.22769)
 #
 # Inputs from the paper: precision and FOR (Section 3.1), $N$ = 23,679 (BOLD) and 99,442
 # (RealToxicityPrompts) outputs per system, and the systems' mean toxicity from Table 1
-# (GPT2 = control, GPT-Neo = treatment).
+# (GPT2 = control, GPT-Neo = treatment). Below: the difference GPT-Neo minus GPT2 with the paper's two
+# intervals, CI_D (Eq. 8, the metric's labels as data) and CI_M (Eq. 14, the paper's), beside the values the
+# paper prints.
 
 # %%
 t1 = get("goyal-table-1")(None).set_index("dataset")
@@ -57,12 +59,11 @@ for dataset, r in t1.iterrows():
         for end in ("low", "high"):
             numbers[f"{dataset} CI_{ci.upper()} {end}"] = r[f"ci_{ci}_{end}"]
             numbers[f"{dataset} CI_{ci.upper()} {end} (paper)"] = r[f"ci_{ci}_{end}_paper"]
-table1 = pd.DataFrame({
-    "N per system": t1["n"], "GPT2": t1["mean_gpt2"], "GPT-Neo": t1["mean_gptneo"], "difference": t1["ate"],
-    "CI_D (Eq. 8)": [f"({a:.5f}, {b:.5f})" for a, b in zip(t1.ci_d_low, t1.ci_d_high)],
-    "CI_D, paper": [f"({a:.5f}, {b:.5f})" for a, b in zip(t1.ci_d_low_paper, t1.ci_d_high_paper)],
-    "CI_M (Eq. 14)": [f"({a:.5f}, {b:.5f})" for a, b in zip(t1.ci_m_low, t1.ci_m_high)],
-    "CI_M, paper": [f"({a:.5f}, {b:.5f})" for a, b in zip(t1.ci_m_low_paper, t1.ci_m_high_paper)]})
+table1 = pd.DataFrame([{"dataset": dataset, "interval": f"CI_{ci.upper()}", "difference": r["ate"],
+                        "lower": r[f"ci_{ci}_low"], "upper": r[f"ci_{ci}_high"],
+                        "paper's lower": r[f"ci_{ci}_low_paper"], "paper's upper": r[f"ci_{ci}_high_paper"]}
+                       for dataset, r in t1.iterrows() for ci in ("d", "m")]).set_index(["dataset", "interval"])
+table1 = table1.style.format(precision=5)
 KeyNumbers(numbers, table=table1)
 
 # %% [markdown]
@@ -75,8 +76,10 @@ KeyNumbers(numbers, table=table1)
 t2 = get("goyal-table-2")(None).set_index("experiment")
 KeyNumbers({f"{e} CI_M consistent with its variances": bool(c) for e, c in t2["consistent_m"].items()},
            table=t2[["ate", "ci_m_low", "ci_m_high", "ci_m_low_paper", "ci_m_high_paper", "consistent_d",
-                     "consistent_m"]].rename(columns={"ate": "difference", "consistent_d": "CI_D consistent",
-                                                      "consistent_m": "CI_M consistent"}).round(5))
+                     "consistent_m"]].rename(columns={
+                         "ate": "difference", "ci_m_low": "CI_M lower", "ci_m_high": "CI_M upper",
+                         "ci_m_low_paper": "paper's lower", "ci_m_high_paper": "paper's upper",
+                         "consistent_d": "CI_D consistent", "consistent_m": "CI_M consistent"}).round(5))
 
 # %% [markdown]
 # Exp5's CI_M is not consistent with its own variances (it should be about (-0.00004, 0.00057)).
