@@ -99,6 +99,18 @@ ROWS: list[Row] = [
     Row("lme4", "logLik(m); AIC(m); BIC(m)", "m.loglik; m.aic; m.bic", "m.loglik, m.aic, m.bic",
         "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it.",
         r_code='logLik(m); AIC(m); BIC(m)'),
+    Row("lme4", "predict(m, newdata = new, allow.new.levels = TRUE)",
+        "m.predict(new, allow_new_levels=True)",
+        'new = pd.DataFrame({"system": ["system_a", "system_a", "baseline"],\n'
+        '                    "item": [str(demo.item.iloc[0]), "unseen", str(demo.item.iloc[0])],\n'
+        '                    "rater": [str(demo.rater.iloc[0])] * 3})\n'
+        'm.predict(new, allow_new_levels=True), m.predict(new, re=False)',
+        "The conditional modes of known levels are included by default (`re.form = NULL`); `re=False` is "
+        "`re.form = NA`. A level the fit never saw is an error naming it unless `allow_new_levels=True` (then its "
+        "effect is 0); new rows with missing values or unseen factor levels are refused, never dropped.",
+        r_code='new$item <- as.character(new$item); new$rater <- as.character(new$rater)\n'
+               'predict(m, newdata = new, allow.new.levels = TRUE); predict(m, newdata = new, re.form = NA)',
+        r_data=("new",)),
     Row("lme4", "anova(m0, m)", "mixeval.compare(m, m0)",
         'm0 = mixeval.lmer("score ~ 1 + (1|item) + (1|rater)", demo)\nmixeval.compare(m, m0)',
         "Refits both models by ML first (`refit=True`), as `anova` does; returns a `TestResult` "
@@ -208,6 +220,22 @@ ROWS: list[Row] = [
         "accuracy over items and seeds instead (emmeans' `bias.adjust = TRUE` approximates it to second order). "
         "`pairwise_ratios` / `pairwise_differences` take the same `df=`.",
         r_code='g <- glmer(correct ~ system + (1|item) + (1|seed), family = binomial, data = d)\nemmeans(g, ~ system, type = "response")', r_data=('d',)),
+    Row("emmeans", 'contrast(emmeans(m, ~ system), "trt.vs.ctrl")',
+        'mixeval.significance.contrast(m, "system", "trt.vs.ctrl")',
+        'mixeval.significance.contrast(m, "system", "trt.vs.ctrl", ref="baseline").table',
+        "Every system against the control (`ref=` a level; the first by default) with emmeans' Dunnett "
+        "approximation `dunnettx`; also `consec`, `eff`, `revpairwise`, custom weights `{name: weights}` and "
+        "`adjust=\"mvt\"` (exact simultaneous). `mixeval significance DATA FORMULA --control baseline` in the CLI.",
+        r_code='contrast(emmeans(m, ~ system), "trt.vs.ctrl")'),
+    Row("lmerTest", "anova(m)  # type III F tests, Satterthwaite df",
+        'mixeval.significance.joint_tests(m, df="satterthwaite")',
+        'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
+        'mixeval.significance.joint_tests(mc, df="satterthwaite")',
+        "The type III hypotheses of every term (emmeans' `joint_tests`; `df=\"asymptotic\"` is its default for "
+        "large data). With a factor x covariate interaction the factor is tested at the covariate's mean, as "
+        "emmeans, where lmerTest tests it at 0. Kenward-Roger F tests are not provided.",
+        r_code='mt <- lmerTest::lmer(score ~ system * length_class + (1|item) + (1|rater), data = demo)\n'
+               'anova(mt)'),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
