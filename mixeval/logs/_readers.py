@@ -123,85 +123,258 @@ def _frame(rows: list[dict[str, Any]], metrics: Sequence[str], source: str) -> p
 
 # ----------------------------------------------------------------------------- lm-evaluation-harness
 
-def _lm_eval_model(sample_file: Path) -> str:
-    """The model of a samples file: ``model_name`` of a ``results_*.json`` beside it, else the directory."""
-    for results in sorted(sample_file.parent.glob("results_*.json"), reverse=True):
+def _lm_eval_model(directory: Path, cache: dict[Path, str]) -> str:
+    """The model of the samples files in ``directory``: ``model_name`` of a ``results_*.json`` there (the
+    newest by name), else the directory's name."""
+    if directory in cache:
+        return cache[directory]
+    name = directory.name
+    for results in sorted(directory.glob("results_*.json"), reverse=True):
         try:
             info = json.loads(results.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        name = info.get("model_name") or (info.get("config") or {}).get("model_args")
-        if isinstance(name, str) and name:
-            return name
-    return sample_file.parent.name
+        found = info.get("model_name") or (info.get("config") or {}).get("model_args")
+        if isinstance(found, str) and found:
+            name = found
+            break
+    cache[directory] = name
+    return name
 
 
-def _lm_eval_task(sample_file: Path) -> str:
+def _lm_eval_task(sample_file: Path) -> tuple[str, str]:
+    """The task and timestamp of a samples file ``samples_<task>_<timestamp>.jsonl`` (timestamp "" if none)."""
     m = re.fullmatch(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-\.]+)\.jsonl", sample_file.name)
     if m:
-        return m.group(1)
+        return m.group(1), m.group(2)
     m = re.fullmatch(r"samples_(.+)\.jsonl", sample_file.name)
     if not m:
         raise InputError(f"{sample_file}: not an lm-evaluation-harness samples file (samples_<task>_<date>.jsonl).")
-    return m.group(1)
+    return m.group(1), ""
+
+
+def _jsonl_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _json_object(line: str, path: Path, lineno: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
+    return record
 
 
 def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file (parsed as one JSON array; a bad line is found and named)."""
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    lines = [line for line in _jsonl_lines(path) if line.strip()]
     try:
         records = json.loads("[" + ",".join(lines) + "]")
     except json.JSONDecodeError:
         records = None
-    if records is None or len(records) != len(lines):
-        records = []
-        for lineno, line in enumerate(lines, 1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
-    for lineno, rec in enumerate(records, 1):
-        if not isinstance(rec, dict):
-            raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
+    if records is None or len(records) != len(lines) or not all(isinstance(r, dict) for r in records):
+        records = [_json_object(line, path, lineno) for lineno, line in enumerate(lines, 1)]
     return records
 
 
-def _lm_eval_file(path: Path, model: str | None) -> tuple[list[dict[str, Any]], list[str]]:
-    task = _lm_eval_task(path)
-    model_name = model or _lm_eval_model(path)
-    records = _read_jsonl_records(path)
-    filters = sorted({str(r.get("filter", "none")) for r in records})
-    metric_names: dict[str, None] = {}
-    non_numeric: set[str] = set()
-    rows = []
-    for rec in records:
-        if "doc_id" not in rec:
-            raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
-        listed = rec.get("metrics")
-        names = list(listed) if isinstance(listed, list) else [k for k in rec if k not in _LM_EVAL_RESERVED]
-        suffix = "" if len(filters) == 1 else "," + str(rec.get("filter", "none"))
-        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
-        hashes = (rec.get("doc_hash"), rec.get("prompt_hash"), rec.get("target_hash"))
-        row = {"model": model_name, "task": task, "item": str(rec["doc_id"]), "repeat": 0,
-               "item_hash": _hash(*(str(h) for h in hashes)) if any(hashes) else _hash(rec.get("doc"), rec.get("target"))}
-        for name in names:
-            value = _number(rec.get(name))
-            if value is None:
-                non_numeric.add(name)
+_DECODER = json.JSONDecoder()
+_HEAD, _DOC, _TARGET, _FILTER = '{"doc_id": ', ', "doc": ', ', "target": ', ', "filter": '
+
+
+class _Docs:
+    """The distinct ``doc`` records of a read, each once as its table cells (the same question is in the
+    samples of every model and run), looked up by the doc's JSON text."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.cells: list[dict[str, Any]] = []
+
+    def add(self, key: Any, doc: Any) -> int:
+        code = self.index.get(key)
+        if code is None:
+            code = self.index[key] = len(self.cells)
+            self.cells.append({k: _scalar(v) for k, v in doc.items()} if isinstance(doc, dict) else {})
+        return code
+
+    def renamed(self, code: int, taken: set[str]) -> int:
+        """The code of doc ``code`` with its fields named ``doc_<field>`` where the name is ``taken``."""
+        cells = self.cells[code]
+        if taken.isdisjoint(cells):
+            return code
+        return self.add(("renamed", code, frozenset(taken & set(cells))),
+                        {(f"doc_{k}" if k in taken else k): v for k, v in cells.items()})
+
+
+def _lm_eval_projected(line: str, docs: _Docs) -> tuple[Any, int, dict[str, Any]] | None:
+    """``doc_id``, the doc's code and the fields from ``filter`` on of one record, decoding only those parts.
+
+    lm-evaluation-harness writes each record as ``json.dumps`` of a dictionary with the keys ``doc_id, doc,
+    target, arguments, resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash`` and the
+    metric values, in this order. ``doc_id`` and ``doc`` are decoded at the start of the line; the last
+    ``, "filter": `` of the line begins the tail, decoded as an object: inside a JSON string a quote is
+    always escaped, so the pattern is a key, and a key of a nested object would leave the tail unbalanced
+    (a decoding error). None where the line is not in this layout (then the whole record is decoded).
+    """
+    if not line.startswith(_HEAD):
+        return None
+    k = line.find(_DOC, len(_HEAD))
+    if k < 0:
+        return None
+    raw_id = line[len(_HEAD):k]
+    if raw_id.isdigit() and (raw_id == "0" or raw_id[0] != "0"):
+        doc_id: Any = raw_id
+    else:
+        try:
+            value, end = _DECODER.raw_decode(line, len(_HEAD))
+        except json.JSONDecodeError:
+            return None
+        if end != k:
+            return None
+        doc_id = str(value)
+    start = k + len(_DOC)
+    stop = line.find(_TARGET, start)
+    code = docs.index.get(line[start:stop]) if stop > 0 else None
+    if code is None:
+        try:
+            doc, stop = _DECODER.raw_decode(line, start)
+        except json.JSONDecodeError:
+            return None
+        if not line.startswith(_TARGET, stop):
+            return None
+        code = docs.add(line[start:stop], doc)
+    tail_at = line.rfind(_FILTER)
+    if tail_at < stop:
+        return None
+    try:
+        tail = json.loads("{" + line[tail_at + 2:])
+    except json.JSONDecodeError:
+        return None
+    listed = tail.get("metrics")
+    if (not isinstance(listed, list) or not all(isinstance(m, str) and m in tail for m in listed)
+            or not any(tail.get(h) for h in _LM_EVAL_HASHES)):
+        return None
+    return doc_id, code, tail
+
+
+_LM_EVAL_HASHES = ("doc_hash", "prompt_hash", "target_hash")
+
+
+def _lm_eval_full(record: dict[str, Any], docs: _Docs, path: Path) -> tuple[Any, int, dict[str, Any]]:
+    """The same parts as :func:`_lm_eval_projected` from a wholly decoded record."""
+    if "doc_id" not in record:
+        raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
+    rest = {k: v for k, v in record.items() if k not in ("doc_id", "doc")}
+    if not any(record.get(h) for h in _LM_EVAL_HASHES):
+        rest["_identity"] = _hash(record.get("doc"), record.get("target"))
+    if not isinstance(record.get("metrics"), list):
+        rest["metrics"] = [k for k in record if k not in _LM_EVAL_RESERVED]
+    doc = record.get("doc")
+    key = ("decoded", json.dumps(doc, sort_keys=True, default=str)) if isinstance(doc, dict) else ("none",)
+    return str(record["doc_id"]), docs.add(key, doc), rest
+
+
+class _LmEvalColumns:
+    """The columns of the long format, filled file by file (one frame is made at the end)."""
+
+    def __init__(self) -> None:
+        self.docs = _Docs()
+        self.hashes: dict[tuple[Any, ...], str] = {}
+        self.keys: dict[str, list[Any]] = {c: [] for c in KEY_COLUMNS}
+        self.doc_codes: list[int] = []
+        self.values: dict[str, list[float]] = {}
+        self.metrics: list[str] = []
+        self.n = 0
+
+    def item_hash(self, tail: dict[str, Any]) -> str:
+        if "_identity" in tail:
+            return tail["_identity"]
+        key = tuple(str(tail.get(h)) for h in _LM_EVAL_HASHES)
+        found = self.hashes.get(key)
+        if found is None:
+            found = self.hashes[key] = _hash(*key)
+        return found
+
+    def add_file(self, path: Path, model: str, task: str, repeat: int, projection: bool = True) -> None:
+        parts = []
+        for lineno, line in enumerate(_jsonl_lines(path), 1):
+            if not line.strip():
                 continue
-            row[name + suffix] = value
-            metric_names[name + suffix] = None
-        rows.append((row, doc))
-    if non_numeric:
-        warnings.warn(f"{path}: the metrics {sorted(non_numeric)} are not numbers per sample (corpus-level metrics "
-                      "such as BLEU keep their inputs per sample); they are not read.", DroppedRowsWarning,
-                      stacklevel=3)
-    taken = set(KEY_COLUMNS) | set(metric_names)
-    out = [dict(row, **_field_columns(doc, taken, "doc_")) for row, doc in rows]
-    return out, list(metric_names)
+            part = _lm_eval_projected(line, self.docs) if projection else None
+            parts.append(part or _lm_eval_full(_json_object(line, path, lineno), self.docs, path))
+        filters = {str(tail.get("filter", "none")) for _, _, tail in parts}
+        names: dict[str, None] = {}
+        non_numeric: set[str] = set()
+        file_values: dict[str, dict[int, float]] = {}
+        for row, (_, _, tail) in enumerate(parts):
+            suffix = "" if len(filters) == 1 else "," + str(tail.get("filter", "none"))
+            for name in tail["metrics"]:
+                value = _number(tail.get(name))
+                if value is None:
+                    non_numeric.add(name)
+                    continue
+                file_values.setdefault(name + suffix, {})[row] = value
+                names[name + suffix] = None
+        if non_numeric:
+            warnings.warn(f"{path}: the metrics {sorted(non_numeric)} are not numbers per sample (corpus-level "
+                          "metrics such as BLEU keep their inputs per sample); they are not read.",
+                          DroppedRowsWarning, stacklevel=4)
+        taken = set(KEY_COLUMNS) | set(names)
+        n = len(parts)
+        self.keys["model"].extend([model] * n)
+        self.keys["task"].extend([task] * n)
+        self.keys["item"].extend(doc_id for doc_id, _, _ in parts)
+        self.keys["repeat"].extend([repeat] * n)
+        self.keys["item_hash"].extend(self.item_hash(tail) for _, _, tail in parts)
+        self.doc_codes.extend(self.docs.renamed(code, taken) for _, code, _ in parts)
+        for name in names:
+            column = self.values.setdefault(name, [math.nan] * self.n)
+            got = file_values[name]
+            column.extend(got.get(row, math.nan) for row in range(n))
+        self.n += n
+        for column in self.values.values():
+            column.extend([math.nan] * (self.n - len(column)))
+        self.metrics.extend(names)
+
+    def frame(self) -> pd.DataFrame:
+        if not self.n:
+            raise InputError("lm-evaluation-harness: no samples in the log.")
+        frame = pd.DataFrame({**self.keys, **{m: np.asarray(v, dtype=float) for m, v in self.values.items()}})
+        fields = pd.DataFrame.from_records(self.docs.cells)
+        if len(fields.columns):
+            fields = fields.take(np.asarray(self.doc_codes, dtype=np.intp)).reset_index(drop=True)
+            fields = fields.drop(columns=[c for c in fields.columns if c in frame.columns])
+            frame = pd.concat([frame, fields], axis=1)
+        metrics = list(dict.fromkeys(self.metrics))
+        frame["repeat"] = frame["repeat"].astype(int)
+        frame = frame[list(KEY_COLUMNS) + metrics + [c for c in frame.columns if c not in KEY_COLUMNS and c not in metrics]]
+        frame.attrs["metrics"] = metrics
+        return frame
+
+
+def _lm_eval_runs(files: Sequence[Path]) -> list[tuple[Path, str, int]]:
+    """Each samples file with its task and run number: the files of one task in one directory (the
+    harness run more than once with the same ``--output_path``) are the runs 0, 1, ... in timestamp order."""
+    seen: dict[Path, Path] = {}
+    for f in files:
+        real = f.resolve()
+        if real in seen:
+            raise InputError(f"the samples file {f} is given twice (also as {seen[real]}); give each file once.")
+        seen[real] = f
+    named = [(f, *_lm_eval_task(f)) for f in files]
+    order = sorted(range(len(named)), key=lambda k: (named[k][0].parent.resolve(), named[k][1], named[k][2], named[k][0].name))
+    runs: dict[tuple[Path, str], int] = {}
+    numbered: list[tuple[Path, str, int] | None] = [None] * len(named)
+    for k in order:
+        f, task, _ = named[k]
+        key = (f.parent.resolve(), task)
+        numbered[k] = (f, task, runs.get(key, 0))
+        runs[key] = runs.get(key, 0) + 1
+    return numbered  # type: ignore[return-value]
 
 
 def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None = None,
@@ -242,13 +415,21 @@ def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None 
     my-model arith    1  1.0    math
     my-model arith    2  0.0    math
     """
-    rows: list[dict[str, Any]] = []
-    metrics: list[str] = []
-    for path in _paths(paths, "samples_*.jsonl", "lm-evaluation-harness samples files"):
-        file_rows, file_metrics = _lm_eval_file(path, model)
-        rows.extend(file_rows)
-        metrics.extend(file_metrics)
-    return check_items(_frame(rows, metrics, "lm-evaluation-harness"), on_mismatch=on_mismatch)
+    return check_items(_lm_eval_frame(paths, model=model), on_mismatch=on_mismatch)
+
+
+def _lm_eval_frame(paths: str | Path | Iterable[str | Path], *, model: str | None,
+                   projection: bool = True) -> pd.DataFrame:
+    """The long format of lm-evaluation-harness samples files (``projection=False`` decodes every record
+    whole: the reference the projected decoding is tested against)."""
+    if model is not None and not isinstance(model, str):
+        raise InputTypeError(f"model must be a model name (str); got {type(model).__name__}.")
+    columns = _LmEvalColumns()
+    names: dict[Path, str] = {}
+    files = _paths(paths, "samples_*.jsonl", "lm-evaluation-harness samples files")
+    for path, task, run in _lm_eval_runs(files):
+        columns.add_file(path, model or _lm_eval_model(path.parent, names), task, run, projection=projection)
+    return columns.frame()
 
 
 # ----------------------------------------------------------------------------------------- inspect_ai
