@@ -23,6 +23,7 @@ import re
 import warnings
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -160,11 +161,13 @@ def _jsonl_lines(path: Path) -> list[str]:
         raise InputError(f"cannot read {path}: {exc}") from None
 
 
-def _json_object(line: str, path: Path, lineno: int) -> dict[str, Any]:
+def _json_object(line: str | bytes, path: Path, lineno: int) -> dict[str, Any]:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {path}, line {lineno}: {exc}") from None
     if not isinstance(record, dict):
         raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
     return record
@@ -183,7 +186,8 @@ def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
 
 
 _DECODER = json.JSONDecoder()
-_HEAD, _DOC, _TARGET, _FILTER = '{"doc_id": ', ', "doc": ', ', "target": ', ', "filter": '
+_HEAD, _DOC, _TARGET, _FILTER = b'{"doc_id": ', b', "doc": ', b', "target": ', b', "filter": '
+_LM_EVAL_HASHES = ("doc_hash", "prompt_hash", "target_hash")
 
 
 class _Docs:
@@ -201,24 +205,96 @@ class _Docs:
             self.cells.append({k: _scalar(v) for k, v in doc.items()} if isinstance(doc, dict) else {})
         return code
 
-    def renamed(self, code: int, taken: set[str]) -> int:
+    def renamed(self, code: int, taken: frozenset[str]) -> int:
         """The code of doc ``code`` with its fields named ``doc_<field>`` where the name is ``taken``."""
         cells = self.cells[code]
         if taken.isdisjoint(cells):
             return code
-        return self.add(("renamed", code, frozenset(taken & set(cells))),
-                        {(f"doc_{k}" if k in taken else k): v for k, v in cells.items()})
+        return self.add(("renamed", code, taken), {(f"doc_{k}" if k in taken else k): v for k, v in cells.items()})
 
 
-def _lm_eval_projected(line: str, docs: _Docs) -> tuple[Any, int, dict[str, Any]] | None:
-    """``doc_id``, the doc's code and the fields from ``filter`` on of one record, decoding only those parts.
+@dataclass(frozen=True)
+class _Tail:
+    """The fields of a record that the long format needs besides ``doc_id`` and ``doc``: its filter, the
+    metric values (None where not a number), the names of those that are not numbers, the item hash."""
+
+    filter: str
+    values: tuple[tuple[str, float | None], ...]
+    item_hash: str
+
+
+class _Tails:
+    """The distinct tails of the records (the same question with the same score recurs across models and
+    runs), each decoded once."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self.tails: list[_Tail] = []
+        self.hashes: dict[tuple[str, ...], str] = {}
+
+    def add(self, record: Mapping[str, Any], identity: str | None = None) -> int:
+        names = record["metrics"]
+        if identity is None:
+            key = tuple(str(record.get(h)) for h in _LM_EVAL_HASHES)
+            identity = self.hashes.get(key)
+            if identity is None:
+                identity = self.hashes[key] = _hash(*key)
+        values = tuple((str(name), _number(record.get(name))) for name in names)
+        self.tails.append(_Tail(str(record.get("filter", "none")), values, identity))
+        return len(self.tails) - 1
+
+    def projected(self, text: bytes) -> int | None:
+        """The code of the tail ``text`` (the record from ``"filter"`` on), decoded if new; None where it is
+        not the harness's tail (no metric list, a listed metric absent, no hash, not an object's end)."""
+        code = self.index.get(text)
+        if code is not None:
+            return code
+        try:
+            record = json.loads(b"{" + text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        listed = record.get("metrics")
+        if (not isinstance(listed, list) or not all(isinstance(m, str) and m in record for m in listed)
+                or not any(record.get(h) for h in _LM_EVAL_HASHES)):
+            return None
+        code = self.index[text] = self.add(record)
+        return code
+
+
+def _projected_doc(line: bytes, start: int, docs: _Docs) -> tuple[int, int] | None:
+    """The code of the doc that starts at byte ``start`` and the byte where it ends (None if not a doc)."""
+    stop = line.find(_TARGET, start)
+    if stop > 0:
+        code = docs.index.get(line[start:stop])
+        if code is not None:
+            return code, stop
+        try:
+            doc = json.loads(line[start:stop])   # a proper prefix of an object is never a whole JSON value
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            doc = None
+        if isinstance(doc, dict):
+            return docs.add(line[start:stop], doc), stop
+    try:
+        rest = line[start:].decode("utf-8")
+        doc, end = _DECODER.raw_decode(rest)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    stop = start + len(rest[:end].encode("utf-8"))
+    if not line.startswith(_TARGET, stop):
+        return None
+    return docs.add(line[start:stop], doc), stop
+
+
+def _lm_eval_projected(line: bytes, docs: _Docs, tails: _Tails, ids: dict[bytes, str]) -> tuple[str, int, int] | None:
+    """``doc_id``, the doc's code and the tail's code of one record, decoding only those parts.
 
     lm-evaluation-harness writes each record as ``json.dumps`` of a dictionary with the keys ``doc_id, doc,
     target, arguments, resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash`` and the
     metric values, in this order. ``doc_id`` and ``doc`` are decoded at the start of the line; the last
     ``, "filter": `` of the line begins the tail, decoded as an object: inside a JSON string a quote is
     always escaped, so the pattern is a key, and a key of a nested object would leave the tail unbalanced
-    (a decoding error). None where the line is not in this layout (then the whole record is decoded).
+    (a decoding error). The heavy middle (``arguments``, ``resps``, ``filtered_resps``) is never decoded.
+    None where the line is not in this layout (then the whole record is decoded).
     """
     if not line.startswith(_HEAD):
         return None
@@ -226,132 +302,166 @@ def _lm_eval_projected(line: str, docs: _Docs) -> tuple[Any, int, dict[str, Any]
     if k < 0:
         return None
     raw_id = line[len(_HEAD):k]
-    if raw_id.isdigit() and (raw_id == "0" or raw_id[0] != "0"):
-        doc_id: Any = raw_id
-    else:
+    doc_id = ids.get(raw_id)
+    if doc_id is None:
         try:
-            value, end = _DECODER.raw_decode(line, len(_HEAD))
-        except json.JSONDecodeError:
+            value = json.loads(raw_id)
+        except (json.JSONDecodeError, UnicodeDecodeError):
             return None
-        if end != k:
-            return None
-        doc_id = str(value)
-    start = k + len(_DOC)
-    stop = line.find(_TARGET, start)
-    code = docs.index.get(line[start:stop]) if stop > 0 else None
-    if code is None:
-        try:
-            doc, stop = _DECODER.raw_decode(line, start)
-        except json.JSONDecodeError:
-            return None
-        if not line.startswith(_TARGET, stop):
-            return None
-        code = docs.add(line[start:stop], doc)
+        doc_id = ids[raw_id] = str(value)
+    found = _projected_doc(line, k + len(_DOC), docs)
+    if found is None:
+        return None
+    doc_code, stop = found
     tail_at = line.rfind(_FILTER)
     if tail_at < stop:
         return None
-    try:
-        tail = json.loads("{" + line[tail_at + 2:])
-    except json.JSONDecodeError:
+    tail_code = tails.projected(line[tail_at + 2:])
+    if tail_code is None:
         return None
-    listed = tail.get("metrics")
-    if (not isinstance(listed, list) or not all(isinstance(m, str) and m in tail for m in listed)
-            or not any(tail.get(h) for h in _LM_EVAL_HASHES)):
-        return None
-    return doc_id, code, tail
+    return doc_id, doc_code, tail_code
 
 
-_LM_EVAL_HASHES = ("doc_hash", "prompt_hash", "target_hash")
-
-
-def _lm_eval_full(record: dict[str, Any], docs: _Docs, path: Path) -> tuple[Any, int, dict[str, Any]]:
+def _lm_eval_full(record: dict[str, Any], docs: _Docs, tails: _Tails, path: Path) -> tuple[str, int, int]:
     """The same parts as :func:`_lm_eval_projected` from a wholly decoded record."""
     if "doc_id" not in record:
         raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
-    rest = {k: v for k, v in record.items() if k not in ("doc_id", "doc")}
-    if not any(record.get(h) for h in _LM_EVAL_HASHES):
-        rest["_identity"] = _hash(record.get("doc"), record.get("target"))
+    rest = dict(record)
     if not isinstance(record.get("metrics"), list):
         rest["metrics"] = [k for k in record if k not in _LM_EVAL_RESERVED]
+    identity = None if any(record.get(h) for h in _LM_EVAL_HASHES) else _hash(record.get("doc"), record.get("target"))
     doc = record.get("doc")
     key = ("decoded", json.dumps(doc, sort_keys=True, default=str)) if isinstance(doc, dict) else ("none",)
-    return str(record["doc_id"]), docs.add(key, doc), rest
+    return str(record["doc_id"]), docs.add(key, doc), tails.add(rest, identity)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """The rows of one samples file in the long table."""
+
+    path: Path
+    model: str
+    task: str
+    repeat: int
+    start: int
+    stop: int
 
 
 class _LmEvalColumns:
-    """The columns of the long format, filled file by file (one frame is made at the end)."""
+    """The long format, filled file by file: per record its item, doc code and tail code; the table is made
+    once at the end from the distinct docs and tails (:meth:`frame`)."""
 
     def __init__(self) -> None:
         self.docs = _Docs()
-        self.hashes: dict[tuple[Any, ...], str] = {}
-        self.keys: dict[str, list[Any]] = {c: [] for c in KEY_COLUMNS}
+        self.tails = _Tails()
+        self.ids: dict[bytes, str] = {}
+        self.items: list[str] = []
         self.doc_codes: list[int] = []
-        self.values: dict[str, list[float]] = {}
-        self.metrics: list[str] = []
-        self.n = 0
-
-    def item_hash(self, tail: dict[str, Any]) -> str:
-        if "_identity" in tail:
-            return tail["_identity"]
-        key = tuple(str(tail.get(h)) for h in _LM_EVAL_HASHES)
-        found = self.hashes.get(key)
-        if found is None:
-            found = self.hashes[key] = _hash(*key)
-        return found
+        self.tail_codes: list[int] = []
+        self.segments: list[_Segment] = []
 
     def add_file(self, path: Path, model: str, task: str, repeat: int, projection: bool = True) -> None:
-        parts = []
-        for lineno, line in enumerate(_jsonl_lines(path), 1):
-            if not line.strip():
-                continue
-            part = _lm_eval_projected(line, self.docs) if projection else None
-            parts.append(part or _lm_eval_full(_json_object(line, path, lineno), self.docs, path))
-        filters = {str(tail.get("filter", "none")) for _, _, tail in parts}
-        names: dict[str, None] = {}
-        non_numeric: set[str] = set()
-        file_values: dict[str, dict[int, float]] = {}
-        for row, (_, _, tail) in enumerate(parts):
-            suffix = "" if len(filters) == 1 else "," + str(tail.get("filter", "none"))
-            for name in tail["metrics"]:
-                value = _number(tail.get(name))
-                if value is None:
-                    non_numeric.add(name)
+        try:
+            lines = path.read_bytes().split(b"\n")
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc}") from None
+        start = len(self.items)
+        docs, tails, ids = self.docs, self.tails, self.ids
+        for lineno, line in enumerate(lines, 1):
+            part = _lm_eval_projected(line, docs, tails, ids) if projection else None
+            if part is None:
+                if not line.strip():
                     continue
-                file_values.setdefault(name + suffix, {})[row] = value
-                names[name + suffix] = None
-        if non_numeric:
-            warnings.warn(f"{path}: the metrics {sorted(non_numeric)} are not numbers per sample (corpus-level "
-                          "metrics such as BLEU keep their inputs per sample); they are not read.",
-                          DroppedRowsWarning, stacklevel=4)
-        taken = set(KEY_COLUMNS) | set(names)
-        n = len(parts)
-        self.keys["model"].extend([model] * n)
-        self.keys["task"].extend([task] * n)
-        self.keys["item"].extend(doc_id for doc_id, _, _ in parts)
-        self.keys["repeat"].extend([repeat] * n)
-        self.keys["item_hash"].extend(self.item_hash(tail) for _, _, tail in parts)
-        self.doc_codes.extend(self.docs.renamed(code, taken) for _, code, _ in parts)
-        for name in names:
-            column = self.values.setdefault(name, [math.nan] * self.n)
-            got = file_values[name]
-            column.extend(got.get(row, math.nan) for row in range(n))
-        self.n += n
-        for column in self.values.values():
-            column.extend([math.nan] * (self.n - len(column)))
-        self.metrics.extend(names)
+                part = _lm_eval_full(_json_object(line, path, lineno), docs, tails, path)
+            self.items.append(part[0])
+            self.doc_codes.append(part[1])
+            self.tail_codes.append(part[2])
+        self.segments.append(_Segment(path, model, task, repeat, start, len(self.items)))
+
+    def _metric_columns(self, codes: np.ndarray) -> tuple[dict[str, np.ndarray], list[str], list[frozenset[str]]]:
+        """The metric columns (``metric,filter`` in a file of several filters), their order of appearance,
+        and per file the names of its columns; warns of metrics that are not numbers per sample."""
+        layouts: dict[tuple[str, tuple[str, ...]], int] = {}
+        layout_of = np.empty(len(self.tails.tails), dtype=np.intp)
+        values: dict[str, np.ndarray] = {}
+        numeric: dict[str, np.ndarray] = {}
+        for c, tail in enumerate(self.tails.tails):
+            layout_of[c] = layouts.setdefault((tail.filter, tuple(name for name, _ in tail.values)), len(layouts))
+            for name, value in tail.values:
+                if name not in values:
+                    values[name] = np.full(len(layout_of), np.nan)
+                    numeric[name] = np.zeros(len(layout_of), dtype=bool)
+                if value is not None:
+                    values[name][c] = value
+                    numeric[name][c] = True
+        layout_list = list(layouts)
+        columns: dict[str, np.ndarray] = {}
+        order: dict[str, None] = {}
+        per_file = []
+        for seg in self.segments:
+            rows = codes[seg.start:seg.stop]
+            lay = layout_of[rows]
+            used = np.unique(lay)
+            filters = {layout_list[k][0] for k in used}
+            names: dict[str, None] = {}
+            non_numeric: set[str] = set()
+            for k in used:
+                filt, listed = layout_list[k]
+                where = np.flatnonzero(lay == k) if len(used) > 1 else np.arange(len(rows))
+                suffix = "" if len(filters) == 1 else "," + filt
+                for name in listed:
+                    ok = numeric[name][rows[where]]
+                    if not ok.all():
+                        non_numeric.add(name)
+                    if not ok.any():
+                        continue
+                    key = name + suffix
+                    if key not in columns:
+                        columns[key] = np.full(len(codes), np.nan)
+                    columns[key][seg.start + where] = values[name][rows[where]]
+                    names[key] = None
+            if non_numeric:
+                warnings.warn(f"{seg.path}: the metrics {sorted(non_numeric)} are not numbers per sample "
+                              "(corpus-level metrics such as BLEU keep their inputs per sample); they are not read.",
+                              DroppedRowsWarning, stacklevel=5)
+            order.update(names)
+            per_file.append(frozenset(names))
+        return columns, list(order), per_file
+
+    def _doc_fields(self, per_file: list[frozenset[str]]) -> pd.DataFrame:
+        """The doc fields of every row; a field named like a key or metric column of its file is ``doc_<field>``."""
+        codes = np.asarray(self.doc_codes, dtype=np.intp)
+        docs = self.docs
+        clashing = set(KEY_COLUMNS).union(*per_file)
+        if any(not clashing.isdisjoint(cells) for cells in docs.cells):
+            for seg, names in zip(self.segments, per_file):
+                taken = frozenset(set(KEY_COLUMNS) | names)
+                remap = {int(c): docs.renamed(int(c), taken) for c in np.unique(codes[seg.start:seg.stop])}
+                part = codes[seg.start:seg.stop]
+                codes[seg.start:seg.stop] = [remap[int(c)] for c in part]
+        fields = pd.DataFrame.from_records(docs.cells)
+        if not len(fields.columns):
+            return fields
+        return fields.take(codes).reset_index(drop=True)
 
     def frame(self) -> pd.DataFrame:
-        if not self.n:
+        if not self.items:
             raise InputError("lm-evaluation-harness: no samples in the log.")
-        frame = pd.DataFrame({**self.keys, **{m: np.asarray(v, dtype=float) for m, v in self.values.items()}})
-        fields = pd.DataFrame.from_records(self.docs.cells)
+        codes = np.asarray(self.tail_codes, dtype=np.intp)
+        metric_columns, metrics, per_file = self._metric_columns(codes)
+        counts = [seg.stop - seg.start for seg in self.segments]
+        keys = {
+            "model": np.repeat(np.array([seg.model for seg in self.segments], dtype=object), counts),
+            "task": np.repeat(np.array([seg.task for seg in self.segments], dtype=object), counts),
+            "item": np.array(self.items, dtype=object),
+            "repeat": np.repeat(np.array([seg.repeat for seg in self.segments], dtype=int), counts),
+            "item_hash": np.array([t.item_hash for t in self.tails.tails], dtype=object)[codes],
+        }
+        frame = pd.DataFrame({**keys, **{m: metric_columns[m] for m in metrics}})
+        fields = self._doc_fields(per_file)
+        fields = fields.drop(columns=[c for c in fields.columns if c in frame.columns])
         if len(fields.columns):
-            fields = fields.take(np.asarray(self.doc_codes, dtype=np.intp)).reset_index(drop=True)
-            fields = fields.drop(columns=[c for c in fields.columns if c in frame.columns])
             frame = pd.concat([frame, fields], axis=1)
-        metrics = list(dict.fromkeys(self.metrics))
-        frame["repeat"] = frame["repeat"].astype(int)
-        frame = frame[list(KEY_COLUMNS) + metrics + [c for c in frame.columns if c not in KEY_COLUMNS and c not in metrics]]
         frame.attrs["metrics"] = metrics
         return frame
 
@@ -618,6 +728,24 @@ def _helm_task(run_name: str) -> str:
     return head + (":" + ",".join(kept) if kept else "")
 
 
+def _helm_instances(run_dir: Path) -> list[dict[str, Any]]:
+    """The instances of a run: ``instances.json``, else those of the requests in ``scenario_state.json``
+    (what ``helm-run`` writes), else none."""
+    try:
+        if (run_dir / "instances.json").exists():
+            return list(json.loads((run_dir / "instances.json").read_text()))
+        if (run_dir / "scenario_state.json").exists():
+            state = json.loads((run_dir / "scenario_state.json").read_text())
+            found = {}
+            for request in state.get("request_states") or []:
+                inst = request.get("instance") or {}
+                found.setdefault(str(inst.get("id")), inst)
+            return list(found.values())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{run_dir}: cannot read the HELM instances ({exc}).") from None
+    return []
+
+
 def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     stats_path = run_dir / "per_instance_stats.json"
     try:
@@ -632,10 +760,9 @@ def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     task = _helm_task(str(spec.get("name") or run_dir.name))
     texts: dict[str, Any] = {}
     fields: dict[str, dict[str, Any]] = {}
-    if (run_dir / "instances.json").exists():
-        for inst in json.loads((run_dir / "instances.json").read_text()):
-            texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
-            fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
+    for inst in _helm_instances(run_dir):
+        texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
+        fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
     rows, metrics, perturbed = [], {}, 0
     for inst in instances_stats:
         if inst.get("perturbation"):
@@ -673,9 +800,10 @@ def read_helm(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "e
     pandas.DataFrame
         ``model`` (``adapter_spec.model`` of ``run_spec.json``), ``task`` (the run name without
         ``model=``/``model_deployment=``), ``item`` (``instance_id``), ``repeat`` (``train_trial_index``),
-        ``item_hash`` (of the instance's input and references in ``instances.json``, where present), one
+        ``item_hash`` (of the instance's input and references in ``instances.json`` or, as ``helm-run``
+        writes them, ``scenario_state.json``, where present), one
         column per statistic (its per-instance ``mean``; perturbed statistics are left out with a warning),
-        and ``split``/``sub_split`` from ``instances.json``.
+        and ``split``/``sub_split`` of the instances.
 
     Examples
     --------

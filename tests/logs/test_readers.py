@@ -177,6 +177,23 @@ def test_helm_per_instance_stats():
     assert res.pairs.loc[0, "n_items"] == 6
 
 
+def test_helm_output_of_helm_run_itself():
+    """helm-run's own output (make_helm_run.sh: the simple1 scenario on simple/model1, offline): the per-instance
+    statistics averaged over instances and train trials are HELM's own aggregates in stats.json."""
+    run = DATA / "helm_run" / "simple1"
+    df = read_helm(run)
+    assert set(df["model"]) == {"simple/model1"} and set(df["task"]) == {"simple1"}
+    assert df["item"].nunique() == 10 and sorted(df["repeat"].unique()) == [0, 1] and len(df) == 20
+    assert (df["item_hash"] != "").all() and df.groupby("item")["item_hash"].nunique().max() == 1  # scenario_state.json
+    assert (df["split"] == "test").all()
+    aggregates = {s["name"]["name"]: s for s in json.loads((run / "stats.json").read_text())
+                  if set(s["name"]) == {"name", "split"} and s["name"]["split"] == "test" and s.get("count")}
+    checked = [m for m in df.attrs["metrics"] if m in aggregates]
+    assert {"num_prompt_tokens", "num_output_tokens", "logprob"} <= set(checked)
+    for metric in checked:
+        assert df[metric].mean() == pytest.approx(aggregates[metric]["mean"], rel=1e-12, abs=1e-12), metric
+
+
 def test_helm_perturbed_instances_are_named(tmp_path):
     root = tmp_path / "helm"
     shutil.copytree(DATA / "helm", root)
