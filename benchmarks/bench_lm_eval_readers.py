@@ -4,6 +4,7 @@ Each candidate returns, per record, what ``read_lm_eval`` needs: ``doc_id``, the
 hashes, ``filter``, ``metrics`` and the metric values (``acc``). The heavy fields (``arguments``, ``resps``,
 ``filtered_resps``, most of every record's bytes) are needed by none.
 
+* ``mixeval``: ``mixeval.logs.read_lm_eval`` as it is now (the projection below, building the long table);
 * ``json``: the reader before this study (stdlib ``json.loads`` of each file as one array, every field);
 * ``orjson``: ``orjson.loads`` per line, every field;
 * ``pyarrow``: ``pyarrow.json.read_json`` per file with an explicit schema of the needed fields only
@@ -14,7 +15,8 @@ hashes, ``filter``, ``metrics`` and the metric values (``acc``). The heavy field
   the start of the line (``raw_decode``), the fields from ``"filter"`` on decoded from the end of the line;
   the heavy middle is never decoded (``orjson`` for the tail where installed).
 
-    nice -n 10 python3 benchmarks/bench_lm_eval_readers.py /tmp/lm_eval_big --models 5 --out results/x.json
+    nice -n 10 python3 benchmarks/bench_lm_eval_readers.py /tmp/lm_eval_big --models 2 \
+        --out benchmarks/results/bench_lm_eval_readers.json
 """
 
 from __future__ import annotations
@@ -96,7 +98,13 @@ def read_projection(files):
     return n
 
 
-CANDIDATES = {"json": read_json, "orjson": read_orjson, "pyarrow": read_pyarrow, "duckdb": read_duckdb,
+def read_mixeval(files):
+    from mixeval.logs import read_lm_eval
+
+    return len(read_lm_eval(files))
+
+
+CANDIDATES = {"mixeval": read_mixeval, "json": read_json, "orjson": read_orjson, "pyarrow": read_pyarrow, "duckdb": read_duckdb,
               "projection": read_projection}
 
 
@@ -111,9 +119,9 @@ def main() -> None:
     size = sum(f.stat().st_size for f in files)
     out = {"files": len(files), "bytes": size}
     for name in args.only:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         n = CANDIDATES[name](files)
-        out[name] = {"records": n, "seconds": time.perf_counter() - t0}
+        out[name] = {"records": n, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
         print(name, out[name], flush=True)
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=2))

@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import mmap
+import os
 import re
 import warnings
 import zipfile
@@ -361,21 +363,56 @@ class _LmEvalColumns:
         self.segments: list[_Segment] = []
 
     def add_file(self, path: Path, model: str, task: str, repeat: int, projection: bool = True) -> None:
+        """Add the records of one samples file. A record whose ``doc_id``, ``doc`` and tail were seen before
+        (the same question answered by another model or run) costs a few searches and dictionary look-ups on
+        the file's bytes; anything else goes through :func:`_lm_eval_projected`, then whole decoding."""
         try:
-            lines = path.read_bytes().split(b"\n")
+            with open(path, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc}") from None
+        try:
+            self._add_records(data, path, model, task, repeat, projection)
+        finally:
+            if isinstance(data, mmap.mmap):
+                data.close()
+
+    def _add_records(self, data: Any, path: Path, model: str, task: str, repeat: int, projection: bool) -> None:
         start = len(self.items)
         docs, tails, ids = self.docs, self.tails, self.ids
-        for lineno, line in enumerate(lines, 1):
+        doc_index, tail_index = docs.index, tails.index
+        items, doc_codes, tail_codes = self.items, self.doc_codes, self.tail_codes
+        head, n_head, doc_key, n_doc, target, filt = _HEAD, len(_HEAD), _DOC, len(_DOC), _TARGET, _FILTER
+        pos, size, lineno = 0, len(data), 0
+        while pos < size:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = size
+            lineno += 1
+            if projection and data[pos:pos + n_head] == head:
+                k = data.find(doc_key, pos + n_head, end)
+                doc_id = ids.get(data[pos + n_head:k]) if k > 0 else None
+                stop = data.find(target, k + n_doc, end) if doc_id is not None else -1
+                doc = doc_index.get(data[k + n_doc:stop]) if stop > 0 else None
+                at = data.rfind(filt, stop, end) if doc is not None else -1
+                tail = tail_index.get(data[at + 2:end]) if at > 0 else None
+                if tail is not None:
+                    items.append(doc_id)
+                    doc_codes.append(doc)
+                    tail_codes.append(tail)
+                    pos = end + 1
+                    continue
+            line = data[pos:end]
+            pos = end + 1
             part = _lm_eval_projected(line, docs, tails, ids) if projection else None
             if part is None:
                 if not line.strip():
                     continue
                 part = _lm_eval_full(_json_object(line, path, lineno), docs, tails, path)
-            self.items.append(part[0])
-            self.doc_codes.append(part[1])
-            self.tail_codes.append(part[2])
+            items.append(part[0])
+            doc_codes.append(part[1])
+            tail_codes.append(part[2])
         self.segments.append(_Segment(path, model, task, repeat, start, len(self.items)))
 
     def _metric_columns(self, codes: np.ndarray) -> tuple[dict[str, np.ndarray], list[str], list[frozenset[str]]]:
