@@ -19,8 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import mmap
-import os
 import re
 import warnings
 import zipfile
@@ -367,18 +365,12 @@ class _LmEvalColumns:
         (the same question answered by another model or run) costs a few searches and dictionary look-ups on
         the file's bytes; anything else goes through :func:`_lm_eval_projected`, then whole decoding."""
         try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+            data = path.read_bytes()
         except OSError as exc:
             raise InputError(f"cannot read {path}: {exc}") from None
-        try:
-            self._add_records(data, path, model, task, repeat, projection)
-        finally:
-            if isinstance(data, mmap.mmap):
-                data.close()
+        self._add_records(data, path, model, task, repeat, projection)
 
-    def _add_records(self, data: Any, path: Path, model: str, task: str, repeat: int, projection: bool) -> None:
+    def _add_records(self, data: bytes, path: Path, model: str, task: str, repeat: int, projection: bool) -> None:
         start = len(self.items)
         docs, tails, ids = self.docs, self.tails, self.ids
         doc_index, tail_index = docs.index, tails.index
@@ -390,7 +382,7 @@ class _LmEvalColumns:
             if end < 0:
                 end = size
             lineno += 1
-            if projection and data[pos:pos + n_head] == head:
+            if projection and data.startswith(head, pos):
                 k = data.find(doc_key, pos + n_head, end)
                 doc_id = ids.get(data[pos + n_head:k]) if k > 0 else None
                 stop = data.find(target, k + n_doc, end) if doc_id is not None else -1
@@ -506,21 +498,25 @@ class _LmEvalColumns:
 def _lm_eval_runs(files: Sequence[Path]) -> list[tuple[Path, str, int]]:
     """Each samples file with its task and run number: the files of one task in one directory (the
     harness run more than once with the same ``--output_path``) are the runs 0, 1, ... in timestamp order."""
-    seen: dict[Path, Path] = {}
+    seen: dict[tuple[int, int], Path] = {}
+    directories: dict[Path, Path] = {}
+    named = []
     for f in files:
-        real = f.resolve()
-        if real in seen:
-            raise InputError(f"the samples file {f} is given twice (also as {seen[real]}); give each file once.")
-        seen[real] = f
-    named = [(f, *_lm_eval_task(f)) for f in files]
-    order = sorted(range(len(named)), key=lambda k: (named[k][0].parent.resolve(), named[k][1], named[k][2], named[k][0].name))
+        info = f.stat()
+        if (info.st_dev, info.st_ino) in seen:
+            raise InputError(f"the samples file {f} is given twice (also as {seen[info.st_dev, info.st_ino]}); "
+                             "give each file once.")
+        seen[info.st_dev, info.st_ino] = f
+        if f.parent not in directories:
+            directories[f.parent] = f.parent.resolve()
+        named.append((f, directories[f.parent], *_lm_eval_task(f)))
+    order = sorted(range(len(named)), key=lambda k: (named[k][1], named[k][2], named[k][3], named[k][0].name))
     runs: dict[tuple[Path, str], int] = {}
     numbered: list[tuple[Path, str, int] | None] = [None] * len(named)
     for k in order:
-        f, task, _ = named[k]
-        key = (f.parent.resolve(), task)
-        numbered[k] = (f, task, runs.get(key, 0))
-        runs[key] = runs.get(key, 0) + 1
+        f, directory, task, _ = named[k]
+        numbered[k] = (f, task, runs.get((directory, task), 0))
+        runs[directory, task] = runs.get((directory, task), 0) + 1
     return numbered  # type: ignore[return-value]
 
 
