@@ -199,7 +199,9 @@ def test_result_is_frozen_json_safe_and_renders(data):
     json.dumps(res.to_dict(), allow_nan=False)
     html = res.to_report().to_html()
     assert "Leaderboard" in html and "Conditional on subject" in html
-    assert "alpha" in res.summary()
+    assert "alpha" in res.summary() and "Mixed model:" not in html
+    mixed = compare_logs(data, metric="correct", cluster="passage", random_state=0)
+    assert f"Mixed model: {mixed.mixed_model}" in mixed.to_report().to_html()
     with pytest.raises(AttributeError):
         res.metric = "x"
 
