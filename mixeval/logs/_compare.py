@@ -2,8 +2,9 @@
 
 The pipeline: read (any harness, :func:`~mixeval.logs.read_logs`) -> item table (repeats averaged within
 item, :func:`~mixeval.logs._items.item_table`) -> paired differences of every pair (vectorised over pairs,
-:func:`~mixeval.logs._stats.clustered_means`) -> McNemar for 0/1 items -> mixed models per pair (optional)
--> multiplicity adjustment -> leaderboard with simultaneous rank sets -> conditional pairs (``by``).
+:func:`~mixeval.logs._stats.clustered_means`) -> the mixed model of every pair's item-level differences from the
+same cluster sums (:func:`~mixeval.logs._stats.random_intercept`) -> McNemar for 0/1 items -> logistic GLMMs per
+pair (optional) -> multiplicity adjustment -> leaderboard with simultaneous rank sets -> conditional pairs (``by``).
 """
 
 from __future__ import annotations
