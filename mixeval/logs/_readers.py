@@ -16,13 +16,14 @@ directories and checks item identity across models.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
 import warnings
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -616,19 +617,30 @@ def inspect_value_to_float(value: Any, *, scorer: str = "score") -> float:
 _ZIP_ZSTD = 93  # the zip compression method inspect_ai uses for .eval members (zstandard)
 
 
-def _zstd_decompress(data: bytes, size: int, path: Path) -> bytes:
+@functools.cache
+def _zstd_decompressor() -> Callable[[bytes, int], bytes] | None:
+    """The zstandard decompression at hand (Python >= 3.14's own, else the ``zstandard`` package), looked up
+    once: a failed import is not cached by Python and costs a path search on every member."""
     try:
         from compression import zstd  # Python >= 3.14
 
-        return zstd.decompress(data)
+        return lambda data, size: zstd.decompress(data)
     except ImportError:
         pass
     try:
         import zstandard
     except ImportError:
+        return None
+    decompressor = zstandard.ZstdDecompressor()
+    return lambda data, size: decompressor.decompress(data, max_output_size=size)
+
+
+def _zstd_decompress(data: bytes, size: int, path: Path) -> bytes:
+    decompress = _zstd_decompressor()
+    if decompress is None:
         raise InputError(f"{path} is compressed with zstandard; install it to read inspect_ai logs: "
-                         "pip install 'mixeval[inspect]' (or pip install zstandard).") from None
-    return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+                         "pip install 'mixeval[inspect]' (or pip install zstandard).")
+    return decompress(data, size)
 
 
 def _zip_member(zf: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo, path: Path) -> bytes:
