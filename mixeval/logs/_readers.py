@@ -539,10 +539,18 @@ def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None 
     Returns
     -------
     pandas.DataFrame
-        Columns ``model, task, item`` (the ``doc_id``), ``repeat`` (0), ``item_hash`` (from the harness's
-        ``doc_hash``, ``prompt_hash`` and ``target_hash``), one column per metric as written (``acc``,
-        ``exact_match``, ...; ``metric,filter`` when a task has several filters, as in the harness's
-        results file), then the fields of ``doc``.
+        Columns ``model, task, item`` (the ``doc_id``), ``repeat`` (the run: the files of one task in one
+        directory, written by running the harness again with the same ``--output_path``, are the runs 0,
+        1, ... in the order of their timestamps), ``item_hash`` (from the harness's ``doc_hash``,
+        ``prompt_hash`` and ``target_hash``), one column per metric as written (``acc``, ``exact_match``,
+        ...; ``metric,filter`` when a task has several filters, as in the harness's results file), then
+        the fields of ``doc``.
+
+    Notes
+    -----
+    Only ``doc_id``, ``doc`` and the fields from ``filter`` on are decoded; the prompts and responses
+    (``arguments``, ``resps``, ``filtered_resps``, most of a record's bytes) are skipped, and each distinct
+    ``doc`` and tail is decoded once. A record in another layout is decoded whole.
 
     Examples
     --------
