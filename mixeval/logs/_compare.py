@@ -23,9 +23,9 @@ from .._adjust import ADJUST_METHODS, adjust_pvalues
 from .._random import as_generator
 from .._results import Result
 from .._validation import require_bool
-from ..errors import FamilyWarning, InputError, InputTypeError
+from ..errors import ColumnError, InputError, InputTypeError
 from ._items import ItemTable, choose_metric, item_table
-from ._readers import read_logs
+from ._readers import KEY_COLUMNS, check_items, read_logs
 from ._stats import clustered_means, mcnemar, power_table, random_intercept
 
 __all__ = ["LogComparison", "compare_logs", "pair_table", "leaderboard", "glmm_pair", "mixed_model_name"]
@@ -71,7 +71,15 @@ def _one_blas_thread():
 
 
 def _as_frame(data: Any, on_mismatch: str) -> pd.DataFrame:
+    if on_mismatch not in ("error", "drop"):
+        raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
     if isinstance(data, pd.DataFrame):
+        if on_mismatch == "drop":
+            missing = [c for c in KEY_COLUMNS if c not in data.columns]
+            if missing:
+                raise ColumnError(f"on_mismatch='drop' leaves out items whose question differs between models, by the "
+                                  f"item_hash the readers write; the table has no column {missing[0]!r}.")
+            return check_items(data, on_mismatch="drop")
         return data
     if isinstance(data, (str, Path)) or (isinstance(data, Iterable) and not isinstance(data, (dict, bytes))):
         return read_logs(data, on_mismatch=on_mismatch)
@@ -504,7 +512,8 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     n_resamples, random_state
         Draws of the simulated largest absolute t statistic behind the rank sets, and their seed.
     on_mismatch : {"error", "drop"}
-        For paths: items whose question differs between models (see :func:`check_items`).
+        Items whose question differs between models (see :func:`check_items`): for paths, what the readers
+        do; for a table (whose readers already raised), ``"drop"`` leaves them out by its ``item_hash``.
 
     Returns
     -------

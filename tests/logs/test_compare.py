@@ -240,3 +240,18 @@ def test_one_model_no_shared_items_and_single_cluster_are_refused(data):
     missing.loc[3, "score"] = np.nan
     with pytest.raises(InputError, match="1 missing or infinite"):
         compare_logs(missing, metric="score", mixed=False)
+
+
+def test_on_mismatch_drop_applies_to_a_table_with_item_hashes(data):
+    from mixeval.errors import DroppedRowsWarning
+
+    table = data.assign(task="t", item_hash=data["item"].astype(str))
+    table.loc[(table["model"] == "beta") & (table["item"] == "q00"), "item_hash"] = "changed"
+    with pytest.warns(DroppedRowsWarning, match="left out for every model"):
+        res = compare_logs(table, metric="score", on_mismatch="drop", mixed=False, random_state=0)
+    full = compare_logs(table, metric="score", mixed=False, random_state=0)
+    assert (res.pairs["n_items"] == full.pairs["n_items"] - 1).all()
+    with pytest.raises(ColumnError, match="item_hash"):
+        compare_logs(data, metric="score", on_mismatch="drop")
+    with pytest.raises(InputError, match="on_mismatch"):
+        compare_logs(data, metric="score", on_mismatch="ignore")
