@@ -88,10 +88,10 @@ KeyNumbers({f"inspect {best.model_a} - {best.model_b} {col}": best[col]
 
 # %% [markdown]
 # Three ways to the interval of each difference: naive (questions independent), cluster-robust CR2 with
-# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model
-# `y ~ a + (1|item) + (1|item:model) + (1|passage) + (1|passage:model)` (`mixeval.lmer`; `mixeval.glmer`
-# gives the log odds ratio for the 0/1 scores in the `glmer_*` columns). `n_needed` is the number of
-# questions (in passages like these) for 80% power to detect the observed difference.
+# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model of
+# each pair's per-question differences (repeats averaged within question first), `d ~ 1 + (1|passage)` fitted by
+# REML (`res.mixed_model` names it; `glmm=True` adds the per-pair logistic GLMM's log odds ratio for 0/1 scores).
+# `n_needed` is the number of questions (in passages like these) for 80% power to detect the observed difference.
 
 # %%
 fig = plot_pair_intervals(res)
