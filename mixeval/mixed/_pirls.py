@@ -29,12 +29,16 @@ from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
-           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives"]
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x"]
 
 
 @dataclass(frozen=True)
 class GlmmProblem:
-    """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure."""
+    """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure.
+
+    ``X`` is a dense array or a scipy sparse matrix (CSR; e.g. a paired-comparison design with two nonzeros
+    per row), whose products are then formed sparsely.
+    """
 
     y: np.ndarray = field(repr=False)
     X: np.ndarray = field(repr=False)
@@ -214,6 +218,15 @@ class _System:
         x_beta = x_m[self.q_rest:] if self.joint and p.p else None
         return x_u, x_beta
 
+    def beta_precision_unscaled(self) -> np.ndarray:
+        """``R_X' R_X = X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X``: the inverse of
+        :meth:`beta_covariance_unscaled`."""
+        p = self.problem.p
+        if not (self.joint and p):
+            raise ValueError("needs the joint system")  # internal: callers use it only on the joint system
+        lbb = np.tril(self.schur[0][self.q_rest:, self.q_rest:])
+        return lbb @ lbb.T
+
     def beta_covariance_unscaled(self) -> np.ndarray:
         """``(X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X)^{-1}``: lme4's ``unsc()`` (RX-based vcov)."""
         p = self.problem.p
@@ -239,7 +252,7 @@ def dense_part(problem: GlmmProblem, zl: list[sp.csr_matrix], joint: bool):
     b = problem.block_term()
     rest = [zl[k] for k in range(len(zl)) if k != b]
     m = sum(z.shape[1] for z in rest) + (problem.p if joint else 0)
-    if problem.nobs * m <= 4_000_000:
+    if problem.nobs * m <= 4_000_000 and not sp.issparse(problem.X):
         cols = [z.toarray() for z in rest] + ([problem.X] if joint and problem.p else [])
         return np.hstack(cols) if cols else np.zeros((problem.nobs, 0))
     cols = rest + ([sp.csr_matrix(problem.X)] if joint and problem.p else [])
@@ -325,6 +338,21 @@ class _SparseOps:
         return _System(p, self.joint, blocks, c, d)
 
 
+def weighted_crossproduct(X, w: np.ndarray) -> np.ndarray:
+    """``X' diag(w) X`` (dense ``p x p``) for a dense or sparse ``X``: for a sparse paired-comparison design
+    (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(nnz)``."""
+    if sp.issparse(X):
+        return np.asarray((X.T @ sp.diags(w) @ X).toarray())
+    return X.T @ (X * w[:, None])
+
+
+def level_by_x(codes: np.ndarray, n_levels: int, wv: np.ndarray, X) -> np.ndarray:
+    """``sum_i wv_i x_i'`` per level (``n_levels x p``) for a sparse ``X``: one sparse product."""
+    n = codes.size
+    indicator = sp.csr_matrix((wv, (codes, np.arange(n))), shape=(n_levels, n))
+    return np.asarray((indicator @ X).toarray())
+
+
 #: the cross-tabulations of the largest factor with the others (entries) above which the sparse operators are used
 MAX_CROSS_CELLS = 4_000_000
 
@@ -379,8 +407,9 @@ def count_layout(problem: GlmmProblem) -> CountLayout | None:
     if sum(levels[b] * levels[k] for k in range(len(terms)) if k != b) > MAX_CROSS_CELLS:
         return None
     n = problem.nobs
-    # pattern sums pay when the pattern cross-tabulations are smaller than the rows
-    found = row_patterns(problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
+    # pattern sums pay when the pattern cross-tabulations are smaller than the rows (a sparse X: products by it)
+    found = None if sp.issparse(problem.X) else row_patterns(
+        problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
     if found is None:
         patterns, x_patterns, by_pattern = None, np.zeros((0, problem.p)), ()
     else:
@@ -487,13 +516,15 @@ class _ScalarOps:
             return self.theta[k] * (table @ self.layout.x_patterns)
         X = self.problem.X
         wv = self._weighted(k, w) * self.theta[k]
+        if sp.issparse(X):
+            return level_by_x(self.codes[k], self.levels[k], wv, X)
         return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
                                 for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
 
     def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
         lay, X = self.layout, self.problem.X
         if lay.patterns is None:
-            return X.T @ (X * w[:, None])
+            return weighted_crossproduct(X, w)
         n_pat = lay.x_patterns.shape[0]
         counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
         return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])

@@ -25,9 +25,13 @@ from ..mixed._reterms import ReStructure, ReTerm
 from ._design import DifferenceDesign
 from ._log import VoteLog
 
-__all__ = ["RANDOM_TERMS", "MAX_MEMBERSHIP_LEVELS", "random_terms", "fit_mixed", "check_random"]
+__all__ = ["RANDOM_TERMS", "HESSIAN_MAX_PARAMS", "MAX_MEMBERSHIP_LEVELS", "random_terms", "fit_mixed", "check_random"]
 
 RANDOM_TERMS = ("prompt", "system:prompt", "system:judge")
+#: up to this many parameters (fixed effects and variance parameters) the covariance of the abilities is lme4's
+#: (the inverse Hessian of the Laplace deviance, 2 (k + p) PIRLS runs); beyond, lme4's ``calc.derivs = FALSE``
+#: one, ``(R_X' R_X)^{-1}`` from the penalised system at the optimum (relative differences of order 1 / votes)
+HESSIAN_MAX_PARAMS = 20
 #: multiple-membership terms go to the engine's dense Schur complement: its size is bounded
 MAX_MEMBERSHIP_LEVELS = 3000
 
@@ -104,4 +108,6 @@ def fit_mixed(log: VoteLog, design: DifferenceDesign, re: ReStructure, *, warn: 
     except InputError:  # group names that are not formula names: a generic label for printing
         parsed = parse_formula(f"a_wins ~ {' + '.join(parts)} + (1 | random)")
     d = Design(parsed=parsed, y=y, X=design.X, fixed_names=design.names, groups=(), row_key=0)
-    return fit_glmm(d, get_family("binomial"), np.asarray(log.count, dtype=float), n_agq=1, re=re, warn=warn)
+    covariance = "hessian" if design.p + re.n_theta <= HESSIAN_MAX_PARAMS else "rx"
+    return fit_glmm(d, get_family("binomial"), np.asarray(log.count, dtype=float), n_agq=1, re=re, warn=warn,
+                    covariance=covariance)
