@@ -12,6 +12,7 @@ from ._log import check_connected, never_beaten_or_never_winning, read_log, warn
 from ._mixed import check_random
 from ._model import Spec, fit_model, prepare_votes
 from ._result import PreferenceResult, make_result
+from ._source import COUNT_COLUMN, count_votes, is_source
 
 __all__ = ["bradley_terry"]
 
@@ -30,9 +31,10 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    data : pandas.DataFrame, Parquet path, pyarrow.Table, duckdb relation or pyspark.sql.DataFrame
         One row per vote: the two systems (``model_a`` shown first), the verdict and optionally judge,
-        prompt and covariates. Never modified.
+        prompt and covariates. Never modified. A source beyond memory is counted where it lives (one
+        ``GROUP BY`` in DuckDB or Spark SQL over the columns used) and fitted from the counts: the same fit.
     model_a, model_b, winner : str
         Column names. ``winner`` holds ``"model_a"``, ``"model_b"``, ``"tie"`` (or ``"tie (bothbad)"``), or
         a numeric margin whose sign says who won (> 0: ``model_a``).
@@ -89,6 +91,10 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     >>> fit.ranks()["rank"].to_dict()
     {'big': 1, 'mid': 2, 'small': 3}
     """
+    if is_source(data):
+        data = count_votes(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
+                           covariates=covariates, count=count)
+        count = COUNT_COLUMN
     data = require_dataframe(data)
     ties = _choice(ties, "ties", TIES)
     position = _choice(position, "position", POSITIONS)
