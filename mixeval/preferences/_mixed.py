@@ -37,7 +37,8 @@ MAX_MEMBERSHIP_LEVELS = 3000
 
 
 def check_random(random, log: VoteLog, position: str) -> tuple[str, ...]:
-    """Validate the requested random-effects terms against the log's columns."""
+    """Validate the requested random-effects terms against the log's columns; a judge or prompt column that no
+    term uses is refused (it would change nothing)."""
     if isinstance(random, str):
         random = (random,)
     random = tuple(random or ())
@@ -53,6 +54,14 @@ def check_random(random, log: VoteLog, position: str) -> tuple[str, ...]:
         raise InputError(f"random={random!r} names a term twice.")
     if position == "random" and log.judge is None:
         raise InputError("position='random' (a random position bias per judge) needs judge= (the log's judge column).")
+    if log.judge is not None and not (position == "random" or "system:judge" in random):
+        raise InputError(f"judge={log.judge_name!r} is given but no term of the model uses it: a random position bias "
+                         "per judge is position='random', a judge's taste for each system random='system:judge'. Add "
+                         "one, or leave judge= out for a model without judge effects.")
+    if log.prompt is not None and not any(t in random for t in ("prompt", "system:prompt")):
+        raise InputError(f"prompt={log.prompt_name!r} is given but no term of the model uses it: random='prompt' (a "
+                         "prompt-specific first-position bias) or random='system:prompt' (each system's ability varies "
+                         "by prompt). Add one, or leave prompt= out for a model without prompt effects.")
     return random
 
 
