@@ -29,7 +29,7 @@ from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
-           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x"]
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,11 @@ class GlmmProblem:
     @cached_property
     def has_offset(self) -> bool:
         return bool(np.any(self.offset != 0.0))
+
+    @cached_property
+    def x_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A sparse ``X``'s rows as padded arrays (:func:`padded_rows`; ``None`` for a dense ``X``)."""
+        return padded_rows(self.X) if sp.issparse(self.X) else None
 
     @cached_property
     def layout(self) -> CountLayout | None:
@@ -338,19 +343,63 @@ class _SparseOps:
         return _System(p, self.joint, blocks, c, d)
 
 
-def weighted_crossproduct(X, w: np.ndarray) -> np.ndarray:
-    """``X' diag(w) X`` (dense ``p x p``) for a dense or sparse ``X``: for a sparse paired-comparison design
-    (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(nnz)``."""
-    if sp.issparse(X):
+#: a sparse X whose rows have at most this many nonzeros is kept as padded (column, value) arrays
+MAX_ROW_NNZ = 8
+
+
+def padded_rows(X) -> tuple[np.ndarray, np.ndarray] | None:
+    """A sparse ``X`` as ``(columns, values)``, each ``n x k`` (``k`` the most nonzeros of a row; short rows
+    padded with value 0), or ``None`` when a row has more than :data:`MAX_ROW_NNZ` nonzeros.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> cols, vals = padded_rows(sp.csr_matrix([[1.0, -1.0, 0.0], [0.0, 0.0, 2.0]]))
+    >>> cols.tolist(), vals.tolist()
+    ([[0, 1], [2, 0]], [[1.0, -1.0], [2.0, 0.0]])
+    """
+    X = sp.csr_matrix(X)
+    counts = np.diff(X.indptr)
+    k = int(counts.max(initial=0))
+    if k > MAX_ROW_NNZ:
+        return None
+    n = X.shape[0]
+    cols, vals = np.zeros((n, max(k, 1)), dtype=np.intp), np.zeros((n, max(k, 1)))
+    rows = np.repeat(np.arange(n), counts)
+    slot = np.arange(X.nnz) - np.repeat(X.indptr[:-1], counts)
+    cols[rows, slot], vals[rows, slot] = X.indices, X.data
+    return cols, vals
+
+
+def weighted_crossproduct(X, w: np.ndarray, rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """``X' diag(w) X`` (dense ``p x p``) for a dense or sparse ``X``. With the padded rows of a sparse ``X``
+    (:func:`padded_rows`), ``k^2`` weighted counts over the pairs of each row's nonzeros: for a paired-comparison
+    design (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(n)``."""
+    if not sp.issparse(X):
+        return X.T @ (X * w[:, None])
+    if rows is None:
         return np.asarray((X.T @ sp.diags(w) @ X).toarray())
-    return X.T @ (X * w[:, None])
+    cols, vals = rows
+    p = X.shape[1]
+    out = np.zeros(p * p)
+    for a in range(cols.shape[1]):
+        wa = w * vals[:, a]
+        for b in range(cols.shape[1]):
+            out += np.bincount(cols[:, a] * p + cols[:, b], weights=wa * vals[:, b], minlength=p * p)
+    return out.reshape(p, p)
 
 
-def level_by_x(codes: np.ndarray, n_levels: int, wv: np.ndarray, X) -> np.ndarray:
-    """``sum_i wv_i x_i'`` per level (``n_levels x p``) for a sparse ``X``: one sparse product."""
-    n = codes.size
-    indicator = sp.csr_matrix((wv, (codes, np.arange(n))), shape=(n_levels, n))
-    return np.asarray((indicator @ X).toarray())
+def level_by_x(codes: np.ndarray, n_levels: int, wv: np.ndarray, X,
+               rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """``sum_i wv_i x_i'`` per level (``n_levels x p``) for a sparse ``X``: one weighted count over the padded
+    rows (:func:`padded_rows`), else one sparse product."""
+    n, p = codes.size, X.shape[1]
+    if rows is None:
+        indicator = sp.csr_matrix((wv, (codes, np.arange(n))), shape=(n_levels, n))
+        return np.asarray((indicator @ X).toarray())
+    cols, vals = rows
+    return np.bincount((codes[:, None] * p + cols).ravel(), weights=(wv[:, None] * vals).ravel(),
+                       minlength=n_levels * p).reshape(n_levels, p)
 
 
 #: the cross-tabulations of the largest factor with the others (entries) above which the sparse operators are used
@@ -517,14 +566,14 @@ class _ScalarOps:
         X = self.problem.X
         wv = self._weighted(k, w) * self.theta[k]
         if sp.issparse(X):
-            return level_by_x(self.codes[k], self.levels[k], wv, X)
+            return level_by_x(self.codes[k], self.levels[k], wv, X, self.problem.x_rows)
         return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
                                 for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
 
     def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
         lay, X = self.layout, self.problem.X
         if lay.patterns is None:
-            return weighted_crossproduct(X, w)
+            return weighted_crossproduct(X, w, self.problem.x_rows)
         n_pat = lay.x_patterns.shape[0]
         counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
         return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])
