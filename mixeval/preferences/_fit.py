@@ -54,7 +54,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     random : tuple of str
         Further random-effects terms: ``"prompt"`` (a random intercept per prompt), ``"system:prompt"``
         (each system's ability deviates per prompt: ``u_{a,q} - u_{b,q}``), ``"system:judge"`` (per judge).
-        With random effects the model is a binomial GLMM fitted by the engine (Laplace approximation).
+        With random effects the model is a binomial GLMM (``ties="drop"``) or a cumulative link mixed model
+        (``ties="ordinal"``, as ``ordinal::clmm``) fitted by the engine (Laplace approximation); Davidson's
+        tie model takes none. A ``judge`` or ``prompt`` column that no term uses is refused.
     reference : str, optional
         The system whose ability is 0; by default the abilities sum to 0.
 
@@ -79,7 +81,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     position bias ``gamma`` the coefficient of a column of ones. Davidson: ``P(a) : P(tie) : P(b) =
     e^{eta/2} : nu : e^{-eta/2}``. Ordinal: ``P(b) = F(-tau - eta)``, ``P(b or tie) = F(tau - eta)``.
     Random effects enter ``eta`` as in :mod:`mixeval.preferences._mixed`; the system-by-group terms are
-    multiple-membership terms of the engine. Identical votes are counted once (binomial with trials).
+    multiple-membership terms of the engine. Identical votes are counted once (binomial with trials; the
+    ordinal mixed model expands them, its engine taking one row per vote). Beyond 20 parameters the binomial
+    GLMM's covariance is lme4's RX-based one (``calc.derivs = FALSE``) instead of its inverse Hessian.
 
     Examples
     --------
