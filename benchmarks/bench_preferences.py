@@ -3,6 +3,8 @@
     nice -n 10 python3 benchmarks/bench_preferences.py [--votes 40000] [--systems 16] [--judges 12]
                                                          [--scale-votes 1000000] [--out benchmarks/results/bench_preferences.json]
 
+(``--scale-votes 0``: the comparison alone; ``--votes 0``: the scale case alone.)
+
 One simulated arena log (abilities evenly spaced in [-1.5, 1.5], a position bias 0.3 with a judge SD 0.5,
 ties by the cumulative logit with tau 0.4), fitted by every tool in the same run:
 
@@ -170,8 +172,10 @@ def main() -> None:
     ap.add_argument("--scale-votes", type=int, default=1_000_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_preferences.json"))
     args = ap.parse_args()
-    result = {"compare": compare(args.votes, args.systems, args.judges)}
-    print(json.dumps(result["compare"], indent=1), flush=True)
+    result = {}
+    if args.votes:  # --votes 0: the scale case alone
+        result["compare"] = compare(args.votes, args.systems, args.judges)
+        print(json.dumps(result["compare"], indent=1), flush=True)
     if args.scale_votes:
         result["scale"] = scale(args.scale_votes)
         print(json.dumps(result["scale"], indent=1))
