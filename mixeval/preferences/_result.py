@@ -127,6 +127,11 @@ class PreferenceResult(Result):
         return pd.Series(to_elo(self.estimates), index=pd.Index(self.systems, name="system"), name="elo")
 
     @property
+    def mixed(self) -> bool:
+        """A random-effects model (a random position bias per judge or further random terms)."""
+        return self.position == "random" or bool(self.random)
+
+    @property
     def varcorr(self) -> pd.DataFrame:
         """Variance components of the random effects (latent log-odds scale); empty for a fixed-effects fit."""
         if self._fit is None or self._fit.varcorr is None:
@@ -319,7 +324,7 @@ class PreferenceResult(Result):
     def summary(self) -> str:
         table = pd.DataFrame({"ability": self.estimates, "se": self.se.to_numpy(), "elo": to_elo(self.estimates)},
                              index=pd.Index(self.systems, name="system")).sort_values("ability", ascending=False)
-        mixed = self._fit is not None and self._fit.spec.mixed
+        mixed = self.mixed
         kind = ("mixed (engine: Laplace, " + ("cumulative link" if self.ties == "ordinal" else "binomial GLMM") + ")"
                 if mixed else "fixed effects")
         out = [f"Bradley-Terry model ({kind}); ties: {self.ties}; position: {self.position}"
