@@ -743,8 +743,118 @@ def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: 
 
 
 def supports_gradient(problem: GlmmProblem) -> bool:
-    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts)."""
-    return bool(problem.re.terms) and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps)
+    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts), or
+    scalar terms of which some are multiple-membership (:func:`_membership_gradient`)."""
+    if not problem.re.terms:
+        return False
+    if isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps):
+        return True
+    return _membership_scalar(problem)
+
+
+def _membership_scalar(problem: GlmmProblem) -> bool:
+    terms = problem.re.terms
+    return all(t.n_coef == 1 for t in terms) and any(t.is_multiple_membership for t in terms)
+
+
+def _row_loadings(problem: GlmmProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's random-effects columns (positions in ``u``), their loadings ``z_i`` (without theta) and the term
+    of each: ``n x m`` arrays, ``m`` the number of terms plus the multiple-membership ones (scalar terms)."""
+    pos, load, term_of = [], [], []
+    start = 0
+    for k, t in enumerate(problem.re.terms):
+        pos.append(start + t.codes)
+        load.append(t.X[:, 0])
+        term_of.append(k)
+        if t.is_multiple_membership:
+            pos.append(start + t.codes2)
+            load.append(t.X2[:, 0])
+            term_of.append(k)
+        start += t.n_levels
+    return np.column_stack(pos).astype(np.intp), np.column_stack(load), np.asarray(term_of)
+
+
+def _inverse_at(system: _System, problem: GlmmProblem, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+    """Entries ``(A^{-1})[pa, pb]`` of the inverse of the random-effects part of the penalised system (positions in
+    ``u``; of the block term, only pairs of one level each with itself or with a dense column)."""
+    q_rest = system.q_rest
+    sl = system.slices
+    b = system.b
+    q = problem.re.q
+    in_block = np.zeros(q, dtype=bool)
+    dense_index = np.full(q, -1, dtype=np.intp)
+    start = 0
+    for k, s in enumerate(sl):
+        if k == b:
+            in_block[s] = True
+        else:
+            dense_index[s] = np.arange(start, start + s.stop - s.start)
+            start += s.stop - s.start
+    cache = system.__dict__.setdefault("_inverse_parts", {})
+    if "sinv" not in cache:
+        if q_rest:
+            low = np.tril(system.schur[0][:q_rest, :q_rest])
+            linv = solve_triangular(low, np.eye(q_rest), lower=True, check_finite=False)
+            cache["sinv"] = linv.T @ linv
+        else:
+            cache["sinv"] = np.zeros((0, 0))
+        if b >= 0:
+            binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+            gmat = system.c[:, :q_rest] * binv[:, None]
+            gs = gmat @ cache["sinv"]
+            cache["gs"], cache["diag_bb"] = gs, binv + np.einsum("ij,ij->i", gs, gmat)
+    sinv = cache["sinv"]
+    block_start = sl[b].start if b >= 0 else 0
+    out = np.zeros(pa.shape)
+    ba, bb = in_block[pa], in_block[pb]
+    dd = ~ba & ~bb
+    out[dd] = sinv[dense_index[pa[dd]], dense_index[pb[dd]]]
+    if b >= 0:
+        same = ba & bb
+        out[same] = np.where(pa[same] == pb[same], cache["diag_bb"][pa[same] - block_start], np.nan)
+        mixed = ba & ~bb
+        out[mixed] = -cache["gs"][pa[mixed] - block_start, dense_index[pb[mixed]]]
+        mixed = ~ba & bb
+        out[mixed] = -cache["gs"][pb[mixed] - block_start, dense_index[pa[mixed]]]
+    return out
+
+
+def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool) -> np.ndarray:
+    """:func:`laplace_gradient` for scalar terms some of which are multiple-membership (each row loads on up to two
+    levels of such a term): the same formulas with the row's loading vector ``z_i`` (a few nonzeros) in place of
+    one level per term. ``g`` and ``h`` come from the entries of ``A^{-1}`` among each row's columns."""
+    fam = problem.family
+    theta = np.asarray(theta, dtype=float)
+    ops = _ops(problem, theta, joint)
+    wt = 1.0 if problem.unit_weights else problem.weights
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+    system = state.system
+    pos, z, term_of = _row_loadings(problem)
+    lz = z * theta[term_of][None, :]  # Lambda' z_i: the loadings times the term's theta
+    m = pos.shape[1]
+    ainv_z = np.zeros_like(z)  # (A^{-1} Lambda' z_i) at the row's columns
+    for a in range(m):
+        for c in range(m):
+            ainv_z[:, a] += _inverse_at(system, problem, pos[:, a], pos[:, c]) * lz[:, c]
+    h = np.sum(lz * ainv_z, axis=1)
+    hd = h * dw
+    with_x = joint and problem.p
+    system_o = ops.system(wo) if fam.link == "probit" else system
+    lam_u, lam_b = system_o.solve(ops.zlt(hd), problem.X.T @ hd if with_x else None)
+    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
+    if problem.has_offset:
+        zeta -= problem.offset
+    base = hd - wo * zeta - 2 * r
+    n_terms = len(problem.re.terms)
+    grad = np.empty(n_terms + (0 if joint else problem.p))
+    for k in range(n_terms):
+        cols = np.flatnonzero(term_of == k)
+        s_k = np.sum(z[:, cols] * state.u[pos[:, cols]], axis=1)
+        lam_k = np.sum(z[:, cols] * lam_u[pos[:, cols]], axis=1)
+        grad[k] = s_k @ base + 2 * np.sum(w[:, None] * z[:, cols] * ainv_z[:, cols]) + lam_k @ r
+    if not joint:
+        grad[n_terms:] = problem.X.T @ base
+    return grad
 
 
 def supports_beta_gradient(problem: GlmmProblem) -> bool:
@@ -811,6 +921,8 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
     fam = problem.family
     theta = np.asarray(theta, dtype=float)
     ops = _ops(problem, theta, joint)
+    if not isinstance(ops, _ScalarOps):
+        return _membership_gradient(problem, theta, state, joint=joint)
     wt = 1.0 if problem.unit_weights else problem.weights
     w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
     system = state.system
