@@ -29,7 +29,7 @@ from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
-           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows"]
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows", "distinct_rows"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,11 @@ class GlmmProblem:
     def x_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
         """A sparse ``X``'s rows as padded arrays (:func:`padded_rows`; ``None`` for a dense ``X``)."""
         return padded_rows(self.X) if sp.issparse(self.X) else None
+
+    @cached_property
+    def x_distinct(self) -> tuple | None:
+        """The distinct padded rows of a sparse ``X`` (:func:`distinct_rows`), when few."""
+        return distinct_rows(self.x_rows) if self.x_rows is not None else None
 
     @cached_property
     def layout(self) -> CountLayout | None:
@@ -371,22 +376,48 @@ def padded_rows(X) -> tuple[np.ndarray, np.ndarray] | None:
     return cols, vals
 
 
-def weighted_crossproduct(X, w: np.ndarray, rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def weighted_crossproduct(X, w: np.ndarray, rows: tuple[np.ndarray, np.ndarray] | None = None,
+                          distinct: tuple | None = None) -> np.ndarray:
     """``X' diag(w) X`` (dense ``p x p``) for a dense or sparse ``X``. With the padded rows of a sparse ``X``
     (:func:`padded_rows`), ``k^2`` weighted counts over the pairs of each row's nonzeros: for a paired-comparison
-    design (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(n)``."""
+    design (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(n)``; with ``distinct``
+    (:func:`distinct_rows`) the weights are first summed per distinct row (one count over the rows)."""
     if not sp.issparse(X):
         return X.T @ (X * w[:, None])
     if rows is None:
         return np.asarray((X.T @ sp.diags(w) @ X).toarray())
     cols, vals = rows
     p = X.shape[1]
+    # few distinct rows (a paired-comparison design has one per ordered pair): weights summed per distinct row first
+    if distinct is not None:
+        index, (cols, vals) = distinct
+        w = np.bincount(index, weights=w, minlength=cols.shape[0])
     out = np.zeros(p * p)
     for a in range(cols.shape[1]):
         wa = w * vals[:, a]
         for b in range(cols.shape[1]):
             out += np.bincount(cols[:, a] * p + cols[:, b], weights=wa * vals[:, b], minlength=p * p)
     return out.reshape(p, p)
+
+
+
+def distinct_rows(rows: tuple[np.ndarray, np.ndarray]) -> tuple | None:
+    """Each padded row's index among the distinct rows and those rows (padded), or ``None`` when they are more
+    than a quarter of the rows (then summing by distinct row does not pay)."""
+    cols, vals = rows
+    k = cols.shape[1]
+    # one sort of a projection of the rows (checked exactly), as row_patterns does
+    proj = cols @ (1.0 + np.sqrt(np.arange(2, k + 2)) / 7.0) + vals @ (np.pi + np.sqrt(np.arange(3, k + 3)))
+    _, first, index = np.unique(proj, return_index=True, return_inverse=True)
+    index = np.asarray(index).ravel()
+    if first.size * 4 > cols.shape[0]:
+        return None
+    if not (np.array_equal(cols[first][index], cols) and np.array_equal(vals[first][index], vals)):
+        uniq, index = np.unique(np.column_stack([cols.astype(float), vals]), axis=0, return_inverse=True)
+        if uniq.shape[0] * 4 > cols.shape[0]:
+            return None
+        return np.asarray(index).ravel(), (uniq[:, :k].astype(np.intp), uniq[:, k:])
+    return index, (cols[first], vals[first])
 
 
 def level_by_x(codes: np.ndarray, n_levels: int, wv: np.ndarray, X,
@@ -573,7 +604,7 @@ class _ScalarOps:
     def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
         lay, X = self.layout, self.problem.X
         if lay.patterns is None:
-            return weighted_crossproduct(X, w, self.problem.x_rows)
+            return weighted_crossproduct(X, w, self.problem.x_rows, self.problem.x_distinct)
         n_pat = lay.x_patterns.shape[0]
         counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
         return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])
