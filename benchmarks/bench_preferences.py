@@ -3,7 +3,9 @@
     nice -n 10 python3 benchmarks/bench_preferences.py [--votes 40000] [--systems 16] [--judges 12]
                                                          [--scale-votes 1000000] [--out benchmarks/results/bench_preferences.json]
 
-(``--scale-votes 0``: the comparison alone; ``--votes 0``: the scale case alone.)
+Then ``--membership-votes`` votes among 20 systems by 10 judges with a random position bias per judge and
+system-by-judge deviations (a multiple-membership term). (``--scale-votes 0 --membership-votes 0``: the comparison
+alone; ``--votes 0``: the two scale cases alone.)
 
 One simulated arena log (abilities evenly spaced in [-1.5, 1.5], a position bias 0.3 with a judge SD 0.5,
 ties by the cumulative logit with tau 0.4), fitted by every tool in the same run:
@@ -164,18 +166,33 @@ def scale(votes: int) -> dict:
             "max_abs_error_abilities": float(np.max(np.abs(fit.estimates - _centred(np.linspace(-2, 2, 100)))))}
 
 
+def membership(votes: int, n_systems: int = 20, n_judges: int = 10) -> dict:
+    """System-by-judge deviations (a multiple-membership term) with a random position bias per judge."""
+    log = simulate_arena(votes, np.linspace(-1.5, 1.5, n_systems), n_judges=n_judges, position=0.3, judge_sd=0.5,
+                         system_judge_sd=0.3, random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit, t, c = _timed(lambda: bradley_terry(log, judge="judge", position="random", random="system:judge"))
+    return {"votes": votes, "systems": n_systems, "judges": n_judges, "seconds": t, "cpu": c,
+            "varcorr": fit.to_dict()["varcorr"], "loglik": fit.loglik}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--votes", type=int, default=40000)
     ap.add_argument("--systems", type=int, default=16)
     ap.add_argument("--judges", type=int, default=12)
     ap.add_argument("--scale-votes", type=int, default=1_000_000)
+    ap.add_argument("--membership-votes", type=int, default=100_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_preferences.json"))
     args = ap.parse_args()
     result = {}
     if args.votes:  # --votes 0: the scale case alone
         result["compare"] = compare(args.votes, args.systems, args.judges)
         print(json.dumps(result["compare"], indent=1), flush=True)
+    if args.membership_votes:
+        result["membership"] = membership(args.membership_votes)
+        print(json.dumps(result["membership"], indent=1), flush=True)
     if args.scale_votes:
         result["scale"] = scale(args.scale_votes)
         print(json.dumps(result["scale"], indent=1))
