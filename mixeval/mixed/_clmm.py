@@ -43,6 +43,11 @@ __all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
+#: evaluations of :meth:`ClmmDeviance.deviance_and_gradient` remembered by their exact argument: the optimiser
+#: re-evaluates its last point (boundary checks, the next stage's start) and its last forward-difference
+#: Hessian's points are the upper half of the central differences of :meth:`ClmmDeviance.hessian`
+_RECENT = 64
+
 
 @dataclass(frozen=True)
 class ClmmProblem:
@@ -195,7 +200,9 @@ def _start_alpha(problem: ClmmProblem) -> np.ndarray:
 class ClmmDeviance:
     """The Laplace (or adaptive Gauss-Hermite) deviance of a CLMM at ``x = (theta, alpha, beta)``.
 
-    The conditional modes ``u`` are carried from one evaluation to the next (warm starts).
+    The conditional modes ``u`` are carried from one evaluation to the next (warm starts); evaluations with the
+    gradient are remembered by their exact argument (the most recent 64), as the optimiser and the Hessian revisit
+    points.
     """
 
     def __init__(self, problem: ClmmProblem, n_agq: int = 1):
@@ -205,6 +212,7 @@ class ClmmDeviance:
         self.k = problem.re.n_theta
         self.u = np.zeros(problem.re.q)
         self.scalar = bool(problem.re.terms) and isinstance(_ops(self.lin, problem.re.theta0, False), _ScalarOps)
+        self._recent: dict[bytes, tuple[float, np.ndarray]] = {}
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.n_alpha
@@ -336,6 +344,17 @@ class ClmmDeviance:
         lambda_k' Z_k' r`` with ``s_k = x_k u_k[c_k]`` (as :func:`~._pirls.laplace_gradient`).
         """
         x = np.asarray(x, dtype=float)
+        key = x.tobytes()
+        if key in self._recent:
+            value, grad = self._recent[key]
+            return value, grad.copy()
+        value, grad = self._deviance_and_gradient(x)
+        if len(self._recent) >= _RECENT:
+            del self._recent[next(iter(self._recent))]
+        self._recent[key] = (value, grad.copy())
+        return value, grad
+
+    def _deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
         theta, alpha, beta, offset, u, rows, system, ops = self._state(x, third=True)
         r = rows.r
@@ -427,7 +446,7 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20).theta
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=()).theta
 
 
 def check_clmm_fit(result) -> None:
