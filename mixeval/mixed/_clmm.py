@@ -36,7 +36,7 @@ from ._ordinal import (
     threshold_jacobian,
     warn_empty_categories,
 )
-from ._pirls import GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
+from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
 
 __all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test"]
@@ -213,6 +213,7 @@ class ClmmDeviance:
         self.u = np.zeros(problem.re.q)
         self.scalar = bool(problem.re.terms) and isinstance(_ops(self.lin, problem.re.theta0, False), _ScalarOps)
         self._recent: dict[bytes, tuple[float, np.ndarray]] = {}
+        self._tangent: tuple | None = None
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.n_alpha
@@ -229,7 +230,7 @@ class ClmmDeviance:
         a, b = self.problem.arguments(alpha, offset + eta)
         return row_derivatives(self.problem.family.link, a, b, self.problem.top, self.problem.bottom, third=third)
 
-    def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = 1e-10,
+    def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = STEP_TOL,
               maxit: int = 100, third: bool = False):
         """Conditional modes of ``u`` by Newton steps with step halving on ``-2 sum log P + ||u||^2``.
 
@@ -293,6 +294,9 @@ class ClmmDeviance:
             if not np.all(np.isfinite(rows.l)):
                 raise LinAlgError("thresholds out of order")
             return theta, alpha, beta, offset, np.zeros(0), rows, None, None
+        predicted = self._predicted_modes(x)
+        if predicted is not None:
+            self.u = predicted
         u, eta, rows, system, ops = self.modes(theta, alpha, offset, third=third)
         if not np.all(np.isfinite(rows.l)):
             raise LinAlgError("thresholds out of order")
@@ -301,6 +305,34 @@ class ClmmDeviance:
         if third and rows.wa is None:
             rows = self.rows(alpha, offset, eta, third=True)
         return theta, alpha, beta, offset, u, rows, system, ops
+
+    def _predicted_modes(self, x: np.ndarray) -> np.ndarray | None:
+        """The modes at ``x`` to first order from the last exact-gradient evaluation (implicit function theorem),
+        when the warm start is still that evaluation's modes; else None.
+
+        At the modes ``Lambda' Z' r - u = 0``; moving ``x`` by ``dx`` with ``u`` fixed moves the arguments by
+        ``da = U d alpha - X d beta - s``, ``db = L d alpha - X d beta - s`` (``s = sum_k d theta_k x_k u_k[c_k]``), so
+        ``A du = Lambda' Z' (r_a da + r_b db) + d Lambda' Z' r`` with the factorised ``A`` of that evaluation.
+        """
+        if self._tangent is None:
+            return None
+        x0, u0, ra, rb, z_r, system, ops = self._tangent
+        if x0.shape != x.shape or not np.array_equal(self.u, u0):
+            return None
+        problem = self.problem
+        d_theta, d_alpha, d_beta = self.split(x - x0)
+        shift = problem.X @ d_beta if problem.p else 0.0
+        s = np.zeros(problem.nobs)
+        for dt, xk, sl, codes in zip(d_theta, ops.x, ops.slices, ops.codes):
+            if dt:
+                s += dt * (u0[sl][codes] if xk is None else xk * u0[sl][codes])
+        da = problem.U @ d_alpha - shift - s
+        db = problem.L @ d_alpha - shift - s
+        rhs = ops.zlt(np.where(problem.top, 0.0, ra * da) + np.where(problem.bottom, 0.0, rb * db))
+        rhs += z_r * np.repeat(d_theta, ops.levels)
+        du, _ = system.solve(rhs, None)
+        u = u0 + du
+        return u if np.all(np.isfinite(u)) else None
 
     def deviance(self, x: np.ndarray) -> float:
         """``-2 log`` of the Laplace (``n_agq = 1``) or adaptive Gauss-Hermite approximation of the likelihood."""
@@ -379,6 +411,7 @@ class ClmmDeviance:
             grad_t = np.empty(len(ops.codes))
             for k, (xk, sl) in enumerate(zip(ops.x, ops.slices)):
                 grad_t[k] = u[sl] @ z_base[sl] + 2.0 * ((w if xk is None else w * xk) @ g[k]) + lam_u[sl] @ z_r[sl]
+            self._tangent = (x.copy(), u.copy(), ra, rb, z_r, system, ops)
         ca = np.where(problem.top, 0.0, ca)
         cb = np.where(problem.bottom, 0.0, cb)
         grad_a = problem.U.T @ ca + problem.L.T @ cb
