@@ -39,7 +39,8 @@ from ._ordinal import (
 from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test"]
+__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test",
+           "threshold_spread_test"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -562,7 +563,8 @@ def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: in
 
 
 def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: str = "flexible",
-         levels: Any = None, nominal: str | None = None, nAGQ: int = 1, drop_missing: bool = False):
+         levels: Any = None, nominal: str | None = None, nAGQ: int = 1, drop_missing: bool = False,
+         random_thresholds: str | None = None):
     """Fit a cumulative link mixed model to ordinal ratings (``ordinal::clmm``).
 
     Parameters
@@ -589,10 +591,17 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
         random-effects term).
     drop_missing : bool, default False
         Drop rows with missing values in the used columns (with a warning) instead of raising.
+    random_thresholds : str, optional
+        A grouping factor with a random intercept in the formula (``"rater"`` with ``(1|rater)``) whose levels
+        also spread their thresholds at random: the random-effects counterpart of ``nominal`` for many raters
+        (:mod:`mixeval.mixed._clmm_thresholds`; flexible thresholds, Laplace). Returns a
+        :class:`~mixeval.mixed.RandomThresholdsResult`; :func:`~mixeval.mixed.threshold_spread_test` tests
+        the spread.
 
     Returns
     -------
     ClmmResult
+        (:class:`~mixeval.mixed.RandomThresholdsResult` with ``random_thresholds``.)
 
     Warns
     -----
@@ -620,6 +629,12 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     >>> list(fit.thresholds.index), list(fit.fixef.index)
     (['1|2', '2|3', '3|4', '4|5'], ['systemB'])
     """
+    if random_thresholds is not None:
+        from ._clmm_thresholds import random_thresholds_fit
+
+        _check_random_thresholds(random_thresholds, data, nominal, nAGQ, threshold)
+        null = _quiet_fit(formula, data, dict(link=link, levels=levels, drop_missing=drop_missing))
+        return random_thresholds_fit(formula, null, random_thresholds)
     fam = get_ordinal(link, threshold)
     n_agq = int(nAGQ)
     if n_agq < 1 or n_agq > 100:
@@ -643,6 +658,25 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     if nom is not None:
         check_nominal_cells(nom[0], response, data, nominal)
     return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
+
+
+def _check_random_thresholds(factor: Any, data: pd.DataFrame, nominal: Any, nAGQ: Any, threshold: str) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise InputTypeError(f"clmm() takes a pandas DataFrame; got {type(data).__name__}.")
+    if not isinstance(factor, str) or factor not in data.columns:
+        raise InputError(f"random_thresholds={factor!r} is not a column of the data.")
+    if nominal is not None or nAGQ != 1:
+        raise InputError(f"random_thresholds cannot be combined with nominal={nominal!r} or nAGQ={nAGQ!r}: the spread "
+                         "is the random counterpart of nominal thresholds, fitted by the Laplace approximation.")
+    if threshold != "flexible":
+        raise InputError("random threshold spreads are defined for flexible thresholds (threshold='flexible').")
+
+
+def _quiet_fit(formula: str, data: pd.DataFrame, options: dict):
+    """The fit without spreads (its warnings belong to the model the user asked for, which is fitted next)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clmm(formula, data, **options)
 
 
 def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
@@ -695,3 +729,59 @@ def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
     return TestResult(statistic=float(statistic), pvalue=float(sps.chi2.sf(statistic, df)), df=df,
                       method="likelihood-ratio test of nominal (group-specific) thresholds",
                       details={"location": location, "nominal": nominal, "factor": factor})
+
+
+def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, **options: Any) -> TestResult:
+    """Likelihood-ratio test that the levels of ``factor`` (raters) spread their thresholds differently.
+
+    Compares ``formula`` (which contains ``(1|factor)``: raters shift their thresholds at random) with the same
+    model whose raters also spread their thresholds at random (:func:`~mixeval.clmm` with
+    ``random_thresholds=factor``): ``H0: Var(s_r) = 0``.
+
+    Parameters
+    ----------
+    formula : str
+        The model under the null, with ``(1|factor)``, e.g. ``"rating ~ system + (1|item) + (1|rater)"``.
+    data : DataFrame
+    factor : str
+    **options
+        Passed to :func:`~mixeval.clmm` (``link``, ``levels``); flexible thresholds, Laplace.
+
+    Returns
+    -------
+    TestResult
+        ``statistic = 2 (l_1 - l_0)``, ``pvalue``, ``df = 2``; ``details`` holds both fits.
+
+    Notes
+    -----
+    Under ``H0`` the spread's variance is on the boundary of its space and its covariance with the shift vanishes
+    with it, so ``2 (l_1 - l_0)`` follows the 50:50 mixture of ``chi2(1)`` and ``chi2(2)`` (Self & Liang 1987;
+    Stram & Lee 1994): ``p = (P(chi2_1 > W) + P(chi2_2 > W)) / 2``. The naive ``chi2(2)`` p-value is in
+    ``details["pvalue_naive"]``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(3)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 30), "item": np.tile(np.arange(30), 10)})
+    >>> latent = rng.normal(0, 1, 30)[df.item] + rng.normal(0, 0.5, 10)[df.rater] + rng.logistic(size=300)
+    >>> df["rating"] = np.digitize(latent, [-2, -0.7, 0.7, 2]) + 1
+    >>> res = threshold_spread_test("rating ~ 1 + (1|item) + (1|rater)", df, "rater")
+    >>> res.df, bool(0 <= res.pvalue <= 1), res.statistic >= 0
+    (2.0, True, True)
+    """
+    from scipy import stats as sps
+
+    from .._results import TestResult
+    from ._clmm_thresholds import random_thresholds_fit
+
+    _check_random_thresholds(factor, data, options.get("nominal"), options.get("nAGQ", 1),
+                             options.get("threshold", "flexible"))
+    null = _quiet_fit(formula, data, {k: v for k, v in options.items() if k not in ("nAGQ", "threshold")})
+    alt = random_thresholds_fit(formula, null, factor)
+    statistic = max(2.0 * (alt.loglik - null.loglik), 0.0)
+    pvalue = 0.5 * (sps.chi2.sf(statistic, 1) + sps.chi2.sf(statistic, 2))
+    return TestResult(statistic=float(statistic), pvalue=float(pvalue), df=2.0,
+                      method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
+                      details={"null": null, "alternative": alt, "factor": factor,
+                               "pvalue_naive": float(sps.chi2.sf(statistic, 2))})
