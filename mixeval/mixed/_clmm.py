@@ -94,11 +94,11 @@ class ClmmProblem:
         """``+OPEN_END`` on the top category's rows (upper argument), ``-OPEN_END`` on the bottom's (lower)."""
         return OPEN_END * self.top, -OPEN_END * self.bottom
 
-    @property
+    @cached_property
     def top(self) -> np.ndarray:
         return self.y == self.n_categories - 1
 
-    @property
+    @cached_property
     def bottom(self) -> np.ndarray:
         return self.y == 0
 
@@ -225,11 +225,11 @@ class ClmmDeviance:
 
     def log_probabilities(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> np.ndarray:
         a, b = self.problem.arguments(alpha, offset + eta)
-        return row_log_probability(self.problem.family.link, a, b, self.problem.top, self.problem.bottom)
+        return row_log_probability(self.problem.family.link, a, b)
 
     def rows(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray, third: bool = False):
         a, b = self.problem.arguments(alpha, offset + eta)
-        return row_derivatives(self.problem.family.link, a, b, self.problem.top, self.problem.bottom, third=third)
+        return row_derivatives(self.problem.family.link, a, b, third=third)
 
     def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = STEP_TOL,
               maxit: int = 100, third: bool = False):
@@ -376,6 +376,9 @@ class ClmmDeviance:
         ``dD/d beta = -X'(c_a + c_b)`` and ``dD/d theta_k = -s_k'(c_a + c_b) + 2 (w x_k)' g_k +
         lambda_k' Z_k' r`` with ``s_k = x_k u_k[c_k]`` (as :func:`~._pirls.laplace_gradient`).
         """
+        if not self.analytic:
+            raise ValueError("the exact gradient is that of the Laplace deviance with scalar random-effects terms; "
+                             "use fun_and_grad(), which differences the deviance (adaptive quadrature, vector terms)")
         x = np.asarray(x, dtype=float)
         key = x.tobytes()
         if key in self._recent:

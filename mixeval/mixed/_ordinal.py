@@ -309,8 +309,7 @@ def _density_ratios(link: str, x: np.ndarray, F: np.ndarray, Q: np.ndarray, thir
     return f, -x, (x * x - 1.0) if third else None
 
 
-def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
-                        bottom: np.ndarray | None = None) -> np.ndarray:
+def row_log_probability(link: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(F(a) - F(b))`` alone (the line searches' criterion), from the upper tails where ``b > 0``."""
     a = np.clip(a, -OPEN_END, OPEN_END)
     b = np.clip(b, -OPEN_END, OPEN_END)
@@ -320,10 +319,9 @@ def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray
         return np.log(np.where(b > 0, Qb - Qa, Fa - Fb))
 
 
-def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
-                    bottom: np.ndarray | None = None, *, third: bool = False) -> RowTerms:
-    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` on ``top`` rows, ``b = -inf`` on ``bottom`` rows;
-    infinite arguments are taken as ``+-OPEN_END``).
+def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, *, third: bool = False) -> RowTerms:
+    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` for the top category, ``b = -inf`` for the bottom
+    one; infinite arguments are taken as ``+-OPEN_END``).
 
     Notes
     -----

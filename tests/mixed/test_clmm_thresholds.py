@@ -193,3 +193,16 @@ def test_refusals(crossed):
     two = df.assign(rating=(df.rating > 3).astype(int) + 1)
     with pytest.raises(InputError, match="3 or more"):
         clmm("rating ~ system + (1|item) + (1|rater)", two, random_thresholds="rater")
+
+
+def test_exact_gradient_refuses_adaptive_quadrature():
+    """ClmmDeviance.deviance_and_gradient is Laplace's; with nAGQ > 1 it refuses instead of returning Laplace's."""
+    df = ratings(2, 8, 15, 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = clmm("rating ~ system + (1|rater)", df, nAGQ=5)
+    dev = ClmmDeviance(fit.problem, 5)
+    with pytest.raises(ValueError, match="fun_and_grad"):
+        dev.deviance_and_gradient(_null_point(fit))
+    value, grad = dev.fun_and_grad()(_null_point(fit))
+    assert value == pytest.approx(dev.deviance(_null_point(fit))) and grad.shape == _null_point(fit).shape
