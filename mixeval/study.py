@@ -646,6 +646,30 @@ class Study:
             warn_few_levels(self.fit, specs, by, contrasts=True)
         return result
 
+    def contrast(self, method: Any = "trt.vs.ctrl", *, ref: str | None = None, specs: str | None = None,
+                 by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None):
+        """Contrasts of the marginal means of ``specs`` (default: the system) other than all pairs: every system
+        against a baseline ``ref`` (Dunnett), consecutive levels, effects, custom weights
+        (:func:`mixeval.significance.contrast`; on the link scale for binomial and Poisson Studies)."""
+        from .significance import contrast
+
+        if self.family == "ordinal":
+            raise InputError("contrast() works on Gaussian, binomial and Poisson Studies; an ordinal Study's "
+                             "contrasts are pairwise(scale=...) on its ordinal modes.")
+        specs = specs or self._require_system(None)
+        return contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
+                        df=_resolve_df(df, self.family))
+
+    def joint_tests(self, *, by: str | None = None, df: str | None = None) -> pd.DataFrame:
+        """F tests of every fixed-effect term of the Study's model (:func:`mixeval.significance.joint_tests`;
+        ``df="satterthwaite"``: lmerTest's type III ``anova``)."""
+        from .significance import joint_tests
+
+        if self.family == "ordinal":
+            raise InputError("joint_tests() works on Gaussian, binomial and Poisson Studies; for an ordinal Study "
+                             "use glrt() for a term.")
+        return joint_tests(self.fit, by=by, df=_resolve_df(df, self.family))
+
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str | None = None, level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
         """Comparisons conditional on a data property (Table 4.3; slopes for a numeric property).

@@ -106,7 +106,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "compare-logs": ("mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
                      "mixeval compare-logs logs/*.eval --metric match --cluster passage --json --no-mixed"),
     "preferences": ("mixeval preferences votes.csv",
-                    "mixeval preferences votes.csv --judge judge --prompt prompt --ties davidson --json"),
+                    "mixeval preferences votes.csv --judge judge --prompt prompt --ties davidson --json",
+                    "mixeval preferences votes.csv --judge judge --position random --html leaderboard.html"),
 }
 
 

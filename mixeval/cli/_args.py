@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
 import math
+from pathlib import Path
 
 from ..errors import InputError
 
 __all__ = ["facet_pairs", "facet_sizes", "facet_ranges", "number_list", "check_level", "check_count", "check_finite",
-           "check_jobs", "check_family_flags"]
+           "check_jobs", "check_family_flags", "add_family_arguments", "FAMILIES",
+           "check_output_file"]
+
+FAMILIES = ("gaussian", "binomial", "poisson", "ordinal")
 
 
 def facet_pairs(items: list[str] | None, flag: str, example: str) -> dict[str, str]:
@@ -105,13 +110,38 @@ def check_jobs(value: int, flag: str = "--jobs") -> int:
     return value
 
 
+def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False) -> None:
+    """``--family``, ``--link``, ``--weights`` (and ``--nagq``): the model family of every fitting command."""
+    p.add_argument("--family", choices=FAMILIES, default="gaussian",
+                   help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions with "
+                        "--weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 ratings: "
+                        "clmm); reliability is then on the latent scale")
+    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
+    p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial proportion; "
+                                                   "precision weights of a Gaussian score (Var(y_i) = sigma^2 / w_i, "
+                                                   "as lme4's)")
+    if nagq:
+        p.add_argument("--nagq", type=int, default=1,
+                       help="glmer's and clmm's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite (one scalar term)")
+
+
 def check_family_flags(args) -> None:
-    """``--link`` and ``--nagq`` describe a GLMM: refused without ``--family binomial`` or ``poisson``."""
+    """``--link`` and ``--nagq`` describe a GLMM or CLMM: refused for a Gaussian model."""
     if getattr(args, "family", "gaussian") != "gaussian":
         return
     if getattr(args, "link", None) not in (None, "identity"):
-        raise InputError(f"--link {args.link} needs --family binomial or --family poisson (a Gaussian model is fitted "
-                         "with the identity link); add --family, or drop --link.")
+        raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (a Gaussian model is "
+                         "fitted with the identity link); add --family, or drop --link.")
     if getattr(args, "nagq", 1) != 1:
-        raise InputError(f"--nagq {args.nagq} needs --family binomial or --family poisson (a Gaussian model has no "
+        raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (a Gaussian model has no "
                          "quadrature); add --family, or drop --nagq.")
+
+
+def check_output_file(out: str, flag: str = "--out") -> Path:
+    """A file to write, checked before any fit: its folder must exist and it must not be a folder itself."""
+    path = Path(out)
+    if path.is_dir():
+        raise InputError(f"{flag} {out} is a folder; give the HTML file to write, e.g. {flag} {path / 'report.html'}.")
+    if not path.parent.is_dir():
+        raise InputError(f"{flag} {out}: the folder {str(path.parent)!r} does not exist; create it or write elsewhere.")
+    return path

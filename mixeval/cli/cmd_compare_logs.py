@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 from . import print_json
-from ..errors import InputError
+from ._args import check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,10 +49,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..logs import compare_logs
 
     if args.html is not None:
-        if Path(args.html).is_dir():
-            raise InputError(f"--html {args.html} is a directory; give a file name such as report.html.")
-        if not Path(args.html).parent.is_dir():
-            raise InputError(f"--html {args.html}: the folder {Path(args.html).parent} does not exist.")
+        check_output_file(args.html, "--html")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = compare_logs(args.logs, metric=args.metric, cluster=args.cluster, by=args.by, level=args.level,

@@ -8,7 +8,7 @@ import warnings
 
 def register(sub: argparse._SubParsersAction) -> None:
     from ._seed import SEED_HELP
-    from .cmd_fit import add_family_arguments
+    from ._args import add_family_arguments
 
     p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects",
                        description="Confidence intervals of the standard deviations, the residual sd and the fixed "
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--jobs", type=int, default=1, help="worker processes for the bootstrap refits (-1: all cores)")
     p.add_argument("--json", action="store_true", help='print {"intervals": {name: [lower, upper]}, ...}')
-    add_family_arguments(p)
+    add_family_arguments(p, nagq=True)
     p.set_defaults(handler=_run)
 
 

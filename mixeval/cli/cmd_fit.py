@@ -9,7 +9,7 @@ from .._lmer import glmer, lmer
 from ..errors import InputError
 from ..mixed import clmm, compare
 from . import print_json
-from ._args import check_family_flags
+from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
 
 
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("formula", help='lme4-style formula, e.g. "score ~ system + (1|item)"')
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(p)
+    add_family_arguments(p, nagq=True)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -28,19 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
     c.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(c)
+    add_family_arguments(c, nagq=True)
     c.set_defaults(handler=_compare)
 
-
-def add_family_arguments(p: argparse.ArgumentParser) -> None:
-    """``--family``, ``--link``, ``--nagq``, ``--weights``: a generalised linear mixed model (glmer)."""
-    p.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
-                   help="response distribution: gaussian (lmer, default), binomial (0/1 or proportion with "
-                        "--weights trials) or poisson (counts), which fit glmer, or ordinal (ratings: clmm)")
-    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
-    p.add_argument("--nagq", type=int, default=1, help="glmer's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite")
-    p.add_argument("--weights", default=None, help="column of prior weights (binomial: trials per row; gaussian: "
-                                                   "precision weights, Var(y_i) = sigma^2 / w_i, as lme4's)")
 
 
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from pathlib import Path
+
+from ..errors import InputError
+from ._args import check_output_file
 
 HELP = "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"
 
@@ -33,14 +37,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reference", help="the system whose ability is 0 (default: abilities sum to 0)")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of intervals and rank sets")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
+    p.add_argument("--html", default=None, metavar="OUT",
+                   help="write the leaderboard report (intervals, rank sets, tests, random effects, votes needed, the "
+                        "iid bootstrap beside the model) to OUT")
+    p.add_argument("--iid-resamples", type=int, default=200,
+                   help="resamples of the naive iid vote bootstrap in the --html report (0 leaves it out)")
     p.add_argument("--json", action="store_true",
                    help='print {"abilities": {system: log-odds}, "loglik", "thresholds", "position", "varcorr", ...}')
     p.set_defaults(handler=_run)
 
 
 def _covariates(items: list[str]) -> dict[str, tuple[str, str]]:
-    from ..errors import InputError
-
     out = {}
     for item in items:
         name, sep, cols = item.partition("=")
@@ -58,6 +65,12 @@ def _run(args: argparse.Namespace) -> int:
     from ._seed import resolve_seed
 
     seed = resolve_seed(args.seed)
+    if args.html is not None:
+        check_output_file(args.html, "--html")
+    elif args.iid_resamples != 200:
+        raise InputError("--iid-resamples sets the iid bootstrap of the --html report; give --html OUT too.")
+    if args.iid_resamples < 0 or args.iid_resamples == 1:
+        raise InputError(f"--iid-resamples must be 0 (no iid section) or at least 2; got {args.iid_resamples}.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = bradley_terry(read_table(args.log), model_a=args.model_a, model_b=args.model_b, winner=args.winner,
@@ -66,7 +79,12 @@ def _run(args: argparse.Namespace) -> int:
                             random=tuple(args.random), reference=args.reference)
         intervals = fit.intervals(args.level)
         ranks = fit.ranks(args.level, random_state=seed)
+        path = None
+        if args.html is not None:
+            path = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed).save(args.html)
     out = fit.to_dict()
+    if path is not None:
+        out["html"] = str(path)
     out["intervals"] = {s: {"lower": float(r.lower), "upper": float(r.upper)} for s, r in intervals.iterrows()}
     out["ranks"] = {s: {"rank": int(r["rank"]), "lower": int(r.rank_lower), "upper": int(r.rank_upper)}
                     for s, r in ranks.iterrows()}
@@ -81,4 +99,6 @@ def _run(args: argparse.Namespace) -> int:
     print(fit.summary())
     print()
     print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))
+    if path is not None:
+        print(f"\nHTML report written to {Path(path).resolve()}")
     return 0

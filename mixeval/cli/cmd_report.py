@@ -8,7 +8,7 @@ from pathlib import Path
 from ..study import Study
 from ..errors import InputError
 from . import print_json
-from ._args import check_family_flags, number_list
+from ._args import add_family_arguments, check_family_flags, check_output_file, number_list
 from ._io import read_table
 
 DEMO_FORMULA = "score ~ system * length_class + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
@@ -30,12 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--labels", help="labels of the bins, comma separated")
     r.add_argument("--out", default="report.html", help="HTML file to write (default report.html)")
     r.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
-    r.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
-                   help="binomial for 0/1 scores (accuracy: glmer, odds ratios, latent-scale reliability), "
-                        "poisson for counts, ordinal for ratings (clmm); gaussian (default) fits linear mixed models")
-    r.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
-    r.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
-                                                   "(binomial), precision weights of a Gaussian score")
+    add_family_arguments(r)
     r.set_defaults(handler=_report)
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
@@ -44,16 +39,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="HTML file to write (default mixeval_demo_report.html)")
     d.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
     d.set_defaults(handler=_demo)
-
-
-def check_out_path(out: str) -> Path:
-    """The ``--out`` file, checked before any fit: its folder must exist and it must not be a folder itself."""
-    path = Path(out)
-    if path.is_dir():
-        raise InputError(f"--out {out} is a folder; give the HTML file to write, e.g. --out {path / 'report.html'}.")
-    if not path.parent.is_dir():
-        raise InputError(f"--out {out}: the folder {str(path.parent)!r} does not exist; create it or write elsewhere.")
-    return path
 
 
 def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None) -> int:
@@ -80,7 +65,7 @@ def _report(args: argparse.Namespace) -> int:
     from ..report import check_evaluation_log
 
     check_family_flags(args)
-    check_out_path(args.out)
+    check_output_file(args.out)
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
@@ -99,7 +84,7 @@ def _report(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .. import datasets
 
-    check_out_path(args.out)
+    check_output_file(args.out)
     study = Study(datasets.load_demo(), DEMO_FORMULA, item="item", system="system")
     truth = datasets.load_demo_truth()["variance_components"]
     return _emit(study, args, "length_class", None, None, truth=truth)

@@ -11,7 +11,8 @@ from .._results import format_pvalue, pvalue_formatters
 from ..errors import InputError
 from ..study import Study, check_property
 from . import print_json
-from ._args import check_count, check_family_flags, check_level, facet_ranges, facet_sizes, number_list
+from ._args import (add_family_arguments, check_count, check_family_flags, check_level, facet_ranges, facet_sizes,
+                    number_list)
 from ._io import read_table
 
 
@@ -66,12 +67,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _family_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--family", choices=["gaussian", "binomial", "poisson", "ordinal"], default="gaussian",
-                   help="binomial for 0/1 scores, poisson for counts (GLMMs), ordinal for 1-5 / 1-7 ratings (clmm); "
-                        "reliability on the latent scale")
-    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
-    p.add_argument("--weights", default=None, help="column of prior weights: trials when the score is a proportion "
-                                                   "(binomial), precision weights of a Gaussian score")
+    add_family_arguments(p)
     p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
                    help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
                         "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "

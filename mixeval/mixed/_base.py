@@ -305,34 +305,77 @@ class MixedResult(Result):
                 eta = eta + np.einsum("ij,ij->i", t.X, b[t.codes])
         return eta
 
-    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "response", re: bool | None = None
-                ) -> np.ndarray:
+    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "response", re: bool | None = None,
+                allow_new_levels: bool = False) -> np.ndarray:
         """Predictions on the ``"response"`` scale (accuracy, counts) or the ``"link"`` scale (lme4's ``predict``).
 
         Parameters
         ----------
         newdata : DataFrame, optional
-            New rows; only population-level predictions (``re=False``, lme4's ``re.form = NA``) are available
-            for them.
+            New rows (the fitted rows when omitted). Their factor levels must be levels of the fit.
         type : {"response", "link"}
         re : bool, optional
-            Include the conditional modes of the random effects (default for the fitted rows) or not.
+            Include the conditional modes of the random effects (the default, lme4's ``re.form = NULL``) or give
+            population-level predictions (``re=False``, lme4's ``re.form = NA``).
+        allow_new_levels : bool
+            With ``newdata``: a grouping level the fit never saw gets random effect 0 (lme4's
+            ``allow.new.levels = TRUE``); by default such a level is an error naming it.
+
+        Notes
+        -----
+        ``eta = x' beta + sum_k x_k' b_k[level]`` for each row, with ``x_k`` the row of the ``k``-th random term's
+        model matrix (1 for an intercept) and ``b_k`` its conditional modes; the response scale applies the
+        inverse link.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> import mixeval
+        >>> rng = np.random.default_rng(0)
+        >>> df = pd.DataFrame({"g": np.repeat(list("abcdef"), 5), "x": np.tile(np.arange(5.0), 6)})
+        >>> df["y"] = df["x"] + np.repeat(rng.normal(0, 2, 6), 5) + rng.normal(0, 0.5, 30)
+        >>> fit = mixeval.lmer("y ~ x + (1|g)", df)
+        >>> new = pd.DataFrame({"g": ["a", "zz"], "x": [1.0, 1.0]})
+        >>> bool(np.allclose(fit.predict(new, allow_new_levels=True)[1], fit.predict(new, re=False)[1]))
+        True
         """
         if type not in ("link", "response"):
             raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
-        if newdata is None:
-            self._rows_required("predict()")
-            eta = self._linear_predictor(True if re is None else bool(re))
-        else:
-            if re:
-                raise InputError("predict(newdata, re=True) is not available: new rows get population-level "
-                                 "predictions only; pass re=False (lme4's re.form = NA).")
-            from formulaic import model_matrix
-
-            X = np.asarray(model_matrix(self.design.fixed_spec, newdata), dtype=float)
-            eta = X @ self.coef
-        eta = np.asarray(eta, dtype=float)
+        re = True if re is None else bool(re)
+        eta = self._link_predictor(newdata, re, allow_new_levels)
         return eta if type == "link" else np.asarray(self.family.linkinv(eta), dtype=float)
+
+    def _link_predictor(self, newdata: pd.DataFrame | None, re: bool, allow_new_levels: bool) -> np.ndarray:
+        """The linear predictor of the fitted rows or of ``newdata`` (see :meth:`predict`)."""
+        if newdata is None:
+            if allow_new_levels:
+                raise InputError("allow_new_levels applies to newdata only; the fitted rows have no new levels.")
+            self._rows_required("predict()")
+            return np.asarray(self._linear_predictor(re), dtype=float)
+        eta = self._fixed_predictor_new(newdata)
+        return eta + self._random_predictor_new(newdata, allow_new_levels) if re else eta
+
+    def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
+        """``X_new beta`` under the fit's fixed-effects coding."""
+        from ._design import new_model_matrix
+
+        X = new_model_matrix(self.design.fixed_spec, newdata, what="the fixed effects")
+        return X @ self.coef if len(self.coef) else np.zeros(len(newdata))
+
+    def _random_predictor_new(self, newdata: pd.DataFrame, allow_new_levels: bool) -> np.ndarray:
+        """``sum_k x_k' b_k[level]`` of new rows; a new level contributes 0 (with ``allow_new_levels``)."""
+        from ._design import new_level_codes, new_model_matrix
+
+        out = np.zeros(len(newdata))
+        groups = getattr(self.design, "groups", ())
+        for g, t, b in zip(groups, self.model_terms, self.random_effects):
+            codes = new_level_codes(g, newdata, allow_new_levels=allow_new_levels)
+            known = codes >= 0
+            B = np.asarray(b, dtype=float).reshape(t.n_levels, -1)[np.where(known, codes, 0)]
+            Xk = np.ones((len(newdata), 1)) if g.X is None else new_model_matrix(
+                g.spec, newdata, what=f"the random term {g.term.label}")
+            out += np.where(known, np.einsum("ij,ij->i", Xk, B), 0.0)
+        return out
 
     def simulate(self, nsim: int = 1, *, random_state: Any = None) -> np.ndarray:
         """``nsim`` responses drawn from the fitted model with new random effects (lme4's

@@ -269,49 +269,36 @@ class ClmmResult(MixedResult):
         return out
 
     # ------------------------------------------------------------------ predictions
-    def _eta(self, newdata: pd.DataFrame | None, re: bool) -> np.ndarray:
-        if newdata is None:
-            eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
-            if re and self.problem.re.q:
-                for t, b in zip(self.problem.re.terms, self.random_effects):
-                    eta = eta + np.sum(t.X * b[t.codes], axis=1)
-            return eta
-        from formulaic import model_matrix
-
-        X = np.asarray(model_matrix(self.design.fixed_spec, newdata), dtype=float)
-        names = list(self.design.fixed_names)
-        X = X[:, [i for i, nm in enumerate(names) if nm != "(Intercept)"]]
-        eta = X @ self.coef if self.coef.size else np.zeros(len(newdata))
-        if re:
+    def _linear_predictor(self, re: bool) -> np.ndarray:
+        eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        if re and self.problem.re.q:
             for t, b in zip(self.problem.re.terms, self.random_effects):
-                if t.n_coef != 1 or t.coef_names != ("(Intercept)",):
-                    raise InputError("re=True with newdata adds random intercepts only; this model has random slopes "
-                                     f"({t.group}). Pass re=False for population-level predictions.")
-                cols = t.group.split(":")
-                missing = [c for c in cols if c not in newdata.columns]
-                if missing:
-                    raise InputError(f"newdata lacks the column(s) {missing} of the random term (1|{t.group}); "
-                                     "pass re=False for population-level predictions.")
-                keys = newdata[cols].astype(str).agg(":".join, axis=1)
-                pos = {lv: i for i, lv in enumerate(t.levels)}
-                eta = eta + np.array([b[pos[k], 0] if k in pos else 0.0 for k in keys])
+                eta = eta + np.sum(t.X * np.asarray(b).reshape(t.n_levels, -1)[t.codes], axis=1)
         return eta
 
-    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool | None = None):
+    def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
+        """``X_new beta`` without the intercept column (the thresholds carry it)."""
+        from ._design import new_model_matrix
+
+        X = new_model_matrix(self.design.fixed_spec, newdata, what="the fixed effects")
+        X = X[:, [i for i, nm in enumerate(self.design.fixed_names) if nm != "(Intercept)"]]
+        return X @ self.coef if self.coef.size else np.zeros(len(newdata))
+
+    def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool | None = None,
+                allow_new_levels: bool = False):
         """Predictions: ``"prob"`` (a DataFrame of category probabilities), ``"cum.prob"`` (``P(Y <= j)``),
         ``"exc.prob"`` (``P(Y >= j)``), ``"mean"`` (expected rating, categories scored by their values or
         1..J), ``"class"`` (most probable category) or ``"latent"`` (``x' beta + z' b``).
 
         ``"response"`` is ``"prob"`` and ``"link"`` is ``"latent"`` (the names of the other families). With
-        ``re=True`` (default for the fitted rows; ``False`` for ``newdata``) the conditional modes are included
-        (levels unseen in ``newdata`` get 0).
+        ``re=True`` (the default) the conditional modes are included; a grouping level of ``newdata`` the fit never
+        saw is an error unless ``allow_new_levels=True`` (then its random effect is 0), as :meth:`MixedResult.predict`.
         """
         kinds = ("prob", "cum.prob", "exc.prob", "mean", "class", "latent")
         type = {"response": "prob", "link": "latent"}.get(type, type)
         if type not in kinds:
             raise InputError(f"`type` must be one of {list(kinds)} (or 'response', 'link'); got {type!r}.")
-        re = newdata is None if re is None else bool(re)
-        eta = self._eta(newdata, re)
+        eta = self._link_predictor(newdata, True if re is None else bool(re), allow_new_levels)
         if type == "latent":
             return eta
         probs = category_probabilities(self.family, self.threshold_values, eta)

@@ -21,7 +21,7 @@ from ..errors import ColumnError, DroppedRowsWarning, FormulaError, Identifiabil
 from ..formula import ParsedFormula, RandomTerm, parse_formula
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels",
-           "weights_array"]
+           "weights_array", "new_model_matrix", "new_level_codes"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ class GroupingFactor:
     labels: tuple[str, ...] = field(repr=False)
     coef_names: tuple[str, ...] = ("(Intercept)",)
     X: np.ndarray | None = field(default=None, repr=False, compare=False)
+    term: RandomTerm | None = field(default=None, repr=False, compare=False)
+    spec: object = field(default=None, repr=False, compare=False)
 
     @property
     def n_levels(self) -> int:
@@ -214,10 +216,10 @@ def _term_coef_name(name: str) -> str:
     return r_style_name(re.sub(r"(\b[\w.]+)\[(?!T\.)(.*?)\]", r"\1\2", name))
 
 
-def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...]]:
-    """Model matrix and coefficient names of a random term's left-hand side (None for ``1``)."""
+def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...], object]:
+    """Model matrix, coefficient names and formulaic model spec of a random term's left-hand side (None for ``1``)."""
     if term.is_intercept:
-        return None, ("(Intercept)",)
+        return None, ("(Intercept)",), None
     from formulaic import model_matrix
 
     try:
@@ -235,7 +237,7 @@ def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | Non
     if aliased:
         raise InputError(f"random term {term.label}: its model matrix is rank deficient; aliased column(s): "
                          f"{', '.join(aliased)}. Remove the redundant coefficients.")
-    return X, names
+    return X, names, mm.model_spec
 
 
 def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
@@ -254,8 +256,77 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: b
             # labels of the combinations, as lme4 prints them ("a:b")
             labels = np.array([f"{labels[v // len(lab)]}:{lab[v % len(lab)]}" for v in first], dtype=object)
     check_group_levels(term.name, len(labels), nobs, allow_n)
-    X, coef_names = _term_matrix(term, data)
-    return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels), coef_names=coef_names, X=X)
+    X, coef_names, spec = _term_matrix(term, data)
+    return GroupingFactor(name=term.name, codes=codes, labels=tuple(labels), coef_names=coef_names, X=X, term=term,
+                          spec=spec)
+
+
+def new_model_matrix(spec, newdata: pd.DataFrame, *, what: str) -> np.ndarray:
+    """The model matrix of new rows under a fitted model's formulaic ``spec`` (the fit's factor levels and coding).
+
+    A missing value or a factor level the fit never saw is an :class:`~mixeval.errors.InputError` naming it (formulaic
+    would drop the row, or code the level as all zeros with a warning).
+
+    Examples
+    --------
+    >>> from formulaic import model_matrix
+    >>> spec = model_matrix("1 + s", pd.DataFrame({"s": list("ab")})).model_spec
+    >>> new_model_matrix(spec, pd.DataFrame({"s": ["b"]}), what="the fixed effects").tolist()
+    [[1.0, 1.0]]
+    """
+    from formulaic import model_matrix
+
+    data = require_dataframe(newdata, "newdata")
+    needed = sorted(str(v) for v in spec.required_variables if str(v) not in _FORMULAIC_CONTEXT)
+    missing = [c for c in needed if c not in data.columns]
+    if missing:
+        raise ColumnError(f"newdata lacks the column(s) {', '.join(map(repr, missing))} of {what}; add them.")
+    for col in needed:
+        if data[col].isna().any():
+            raise InputError(f"newdata[{col!r}] has {int(data[col].isna().sum())} missing value(s); {what} cannot be "
+                             "predicted for those rows. Drop or fill them first.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X = np.asarray(model_matrix(spec, data, na_action="raise"), dtype=float)
+    unseen = [str(w.message) for w in caught if "outside of the nominated levels" in str(w.message)]
+    if unseen:
+        raise InputError(f"newdata has factor levels the fit never saw, so {what} has no coefficient for them: "
+                         f"{unseen[0].split(':', 1)[-1].split('.')[0].strip()}. Predict only levels present in the "
+                         "fitted data.")
+    return X
+
+
+def new_level_codes(group: GroupingFactor, newdata: pd.DataFrame, *, allow_new_levels: bool) -> np.ndarray:
+    """Codes of new rows' levels of a fitted grouping factor; ``-1`` for a level the fit never saw (allowed only with
+    ``allow_new_levels``, lme4's ``allow.new.levels``).
+
+    Examples
+    --------
+    >>> d = build_design("y ~ 1 + (1|g)", pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7], "g": list("aabbcc")}))
+    >>> new_level_codes(d.groups[0], pd.DataFrame({"g": ["c", "a", "z"]}), allow_new_levels=True).tolist()
+    [2, 0, -1]
+    """
+    term = group.term
+    if term is None:
+        raise InputError(f"the random term of {group.name!r} was not built from rows; predict new rows with re=False.")
+    data = require_dataframe(newdata, "newdata")
+    missing = [c for c in term.factors if c not in data.columns]
+    if missing:
+        raise ColumnError(f"newdata lacks the column(s) {', '.join(map(repr, missing))} of the random term "
+                          f"{term.label}; add them, or pass re=False for population-level predictions (lme4's "
+                          "re.form = NA).")
+    keys = data[term.factors[0]].astype(str).to_numpy(dtype=object)
+    for col in term.factors[1:]:
+        keys = keys + ":" + data[col].astype(str).to_numpy(dtype=object)
+    codes = pd.Index(group.labels).get_indexer(keys)
+    new = codes < 0
+    if new.any() and not allow_new_levels:
+        unseen = list(dict.fromkeys(keys[new]))
+        examples = ", ".join(repr(k) for k in unseen[:5]) + (", ..." if len(unseen) > 5 else "")
+        raise InputError(f"newdata has {len(unseen)} level(s) of {term.name!r} not in the fit ({examples}); "
+                         "pass allow_new_levels=True to predict them at the population level (lme4's "
+                         "allow.new.levels = TRUE), or re=False.")
+    return codes
 
 
 def confounded_pairs(groups: list[GroupingFactor] | tuple[GroupingFactor, ...]) -> list[tuple[str, str]]:

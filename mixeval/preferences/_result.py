@@ -286,6 +286,15 @@ class PreferenceResult(Result):
                              "width_ratio": (model.upper - model.lower) / (iid.upper - iid.lower)},
                             index=model.index)
 
+    def to_report(self, *, level: float = 0.95, n_resamples: int = 200, random_state=None, adjust: str = "holm",
+                  power: float = 0.8, title: str | None = None):
+        """The leaderboard report (:func:`mixeval.preferences._report.preference_report`): a
+        :class:`~mixeval.report.Report` with ``.save(path)`` (one HTML page) and ``.to_text()``."""
+        from ._report import preference_report
+
+        return preference_report(self, level=level, n_resamples=n_resamples, random_state=random_state,
+                                 adjust=adjust, power=power, title=title)
+
     # ------------------------------------------------------------------ helpers
     def _require_fit(self) -> ModelFit:
         if self._fit is None or self._log is None:

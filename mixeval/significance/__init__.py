@@ -7,6 +7,10 @@
 * :func:`kenward_roger_vcov` -- pbkrtest's adjusted covariance of the fixed effects;
 * :func:`pairwise` -- all pairwise contrasts with Tukey, Holm, Bonferroni, BH or no adjustment,
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
+* :func:`contrast` -- emmeans' other contrast methods: treatment versus control (Dunnett), consecutive levels,
+  effects, custom weights, with Dunnett/multivariate-t/Sidak/step-wise adjustments;
+* :func:`joint_tests` -- F tests of every fixed-effect term (emmeans' ``joint_tests``; with Satterthwaite df
+  lmerTest's type III ``anova``);
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
   (Table 4.1);
 * :func:`emmeans_ordinal` / :func:`pairwise_ordinal` -- emmeans' ordinal modes (latent, prob, cum.prob,
@@ -27,6 +31,8 @@ from ._plots import plot_contrasts, plot_emmeans, plot_trends
 from ._trends import emtrends, pairwise_trends
 from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
 from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
+from ._contrast import CONTRAST_METHODS, contrast
+from ._joint import joint_tests
 
 __all__ = [
     "emmeans",
@@ -53,4 +59,7 @@ __all__ = [
     "emmeans_ordinal",
     "pairwise_ordinal",
     "ORDINAL_MODES",
+    "contrast",
+    "CONTRAST_METHODS",
+    "joint_tests",
 ]

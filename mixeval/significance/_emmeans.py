@@ -21,6 +21,10 @@ __all__ = ["emmeans", "marginal_means", "means_table"]
 def _check_fit(fit: object) -> None:
     if not isinstance(fit, MixedResult):
         raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")
+    if getattr(getattr(fit, "family", None), "name", None) == "ordinal":
+        raise InputError("an ordinal (clmm) fit's thresholds carry its intercept: use emmeans_ordinal / "
+                         "pairwise_ordinal (latent, prob, cum.prob, exc.prob, mean.class modes) for its marginal means "
+                         "and contrasts.")
 
 
 def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None,

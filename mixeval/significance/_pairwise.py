@@ -113,6 +113,11 @@ class PairwiseResult(Result):
     fit_criterion : str
         The fit's criterion: ``"REML"``, ``"ML"`` (lmer), ``"Laplace"``, ``"AGQ (nAGQ = k)"`` or
         ``"restricted Laplace"`` (glmer); named in the printed notes.
+    method : str
+        The contrasts: ``"pairwise"`` (this function), or those of :func:`contrast` (``"trt.vs.ctrl"``,
+        ``"consec"``, ``"eff"``, ``"custom"``, ...).
+    n_per_family : int or None
+        Contrasts per family (``None``: all pairs of ``family_size`` means).
     scale : str
         What the estimates are: ``""`` (the model's scale), or for a GLMM's response scale a description
         (``"odds ratios"``; differences of probabilities conditional on the random effects at 0, ...).
@@ -158,6 +163,8 @@ class PairwiseResult(Result):
     effect_size_scale: str = "residual SD"
     fit_criterion: str = ""
     scale: str = ""
+    method: str = "pairwise"
+    n_per_family: int | None = None
 
     @property
     def n_contrasts(self) -> int:
@@ -185,7 +192,7 @@ class PairwiseResult(Result):
 
     def _notes(self) -> list[str]:
         k = self.family_size
-        m = k * (k - 1) // 2
+        m = k * (k - 1) // 2 if self.n_per_family is None else self.n_per_family
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
         notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}", f"Confidence level used: {self.level:g}"]
         if self.fit_criterion:
@@ -194,10 +201,12 @@ class PairwiseResult(Result):
             notes.insert(0, f"Scale: {self.scale}")
         if self.trend is not None:
             notes.insert(0, f"Contrasts of the slopes of {self.trend}")
+        if self.method != "pairwise":
+            notes.insert(0, f"Contrasts: {self.method}")
         if self.ci_method == "tukey":
             notes.append(f"Conf-level adjustment: tukey method for comparing a family of {k} estimates{where}")
-        elif self.ci_method == "bonferroni":
-            notes.append(f"Conf-level adjustment: bonferroni method for {m} estimates{where}")
+        elif self.ci_method in ("bonferroni", "sidak", "mvt", "dunnettx"):
+            notes.append(f"Conf-level adjustment: {self.ci_method} method for {m} estimates{where}")
         if m == 1:
             pass
         elif self.adjust == "tukey":

@@ -36,7 +36,7 @@ _PHI_Z = sps.norm.pdf(_Z_NODES) * _Z_WEIGHTS
 _CDF_Z = special.ndtr(_Z_NODES)
 
 
-def _range_cdf(w: np.ndarray, k: int) -> np.ndarray:
+def _range_cdf(w: np.ndarray, k: float) -> np.ndarray:
     """``P(range of k standard normals <= w) = k int phi(z) (Phi(z) - Phi(z - w))^(k-1) dz``."""
     w = np.asarray(w, dtype=float)
     inner = np.clip(_CDF_Z - special.ndtr(_Z_NODES - w[..., None]), 0.0, 1.0)
@@ -56,7 +56,7 @@ def _s_rule(df: float) -> tuple[np.ndarray, np.ndarray]:
     return nodes, weights * density
 
 
-def _cdf_one(q: float, k: int, df: float) -> float:
+def _cdf_one(q: float, k: float, df: float) -> float:
     if not q > 0:
         return 0.0
     if not np.isfinite(df) or df > 1e5:
@@ -65,8 +65,9 @@ def _cdf_one(q: float, k: int, df: float) -> float:
     return float(np.clip(np.sum(w * _range_cdf(q * s, k)), 0.0, 1.0))
 
 
-def ptukey(q: np.ndarray | float, k: int, df: np.ndarray | float = np.inf, *, upper: bool = False) -> np.ndarray:
-    """CDF (or, ``upper=True``, survival function) of the studentized range of ``k`` means with ``df`` df.
+def ptukey(q: np.ndarray | float, k: float, df: np.ndarray | float = np.inf, *, upper: bool = False) -> np.ndarray:
+    """CDF (or, ``upper=True``, survival function) of the studentized range of ``k`` means with ``df`` df (``k`` may
+    be fractional, as R's ``ptukey``: emmeans' Dunnett approximation uses it).
 
     Examples
     --------
@@ -75,11 +76,11 @@ def ptukey(q: np.ndarray | float, k: int, df: np.ndarray | float = np.inf, *, up
     """
     q = np.asarray(q, dtype=float)
     dfs = np.broadcast_to(np.asarray(df, dtype=float), q.shape)
-    cdf = np.array([_cdf_one(a, int(k), d) for a, d in zip(q.ravel(), dfs.ravel())]).reshape(q.shape)
+    cdf = np.array([_cdf_one(a, float(k), d) for a, d in zip(q.ravel(), dfs.ravel())]).reshape(q.shape)
     return 1.0 - cdf if upper else cdf
 
 
-def qtukey(p: float, k: int, df: float = np.inf) -> float:
+def qtukey(p: float, k: float, df: float = np.inf) -> float:
     """Quantile of the studentized range: the ``q`` with ``ptukey(q, k, df) = p``.
 
     Examples
@@ -89,6 +90,6 @@ def qtukey(p: float, k: int, df: float = np.inf) -> float:
     """
     p = require_probability(p, "p", open_interval=True)
     hi = 10.0
-    while _cdf_one(hi, int(k), df) < p:
+    while _cdf_one(hi, float(k), df) < p:
         hi *= 2
-    return float(optimize.brentq(lambda x: _cdf_one(x, int(k), df) - p, 0.0, hi, xtol=1e-12, rtol=1e-14))
+    return float(optimize.brentq(lambda x: _cdf_one(x, float(k), df) - p, 0.0, hi, xtol=1e-12, rtol=1e-14))

@@ -44,7 +44,7 @@ MODEL = "score ~ system + (1|item) + (1|rater)"
     (["confint", "{csv}", MODEL, "--method", "boot", "--nsim", "0"], "--nsim must be a whole number >= 1"),
     (["confint", "{csv}", MODEL, "--method", "boot", "--jobs", "0"], "--jobs must be a positive number"),
     (["confint", "{csv}", MODEL, "--level", "95"], "--level must lie strictly between 0 and 1"),
-    (["fit", "{csv}", MODEL, "--link", "probit"], "--link probit needs --family binomial or --family poisson"),
+    (["fit", "{csv}", MODEL, "--link", "probit"], "--link probit needs --family binomial, poisson or ordinal"),
     (["fit", "{csv}", MODEL, "--nagq", "5"], "--nagq 5 needs --family"),
     (["compare", "{csv}", MODEL, "score ~ 1 + (1|item) + (1|rater)", "--link", "log"], "--link log needs --family"),
     (["significance", "{csv}", MODEL, "--link", "probit"], "--link probit needs --family"),

@@ -43,3 +43,24 @@ def test_user_errors_are_one_line(capsys):
     assert code == 2 and err.count("\n") == 1 and "needs judge=" in err
     code, _, err = _run(capsys, "--covariate", "length")
     assert code == 2 and "NAME=COL_A,COL_B" in err
+
+
+def test_html_report(capsys, tmp_path):
+    out_file = tmp_path / "board.html"
+    code, out, _ = _run(capsys, "--judge", "judge", "--position", "random", "--html", str(out_file),
+                        "--iid-resamples", "20", "--seed", "3", "--json")
+    assert code == 0 and json.loads(out)["html"] == str(out_file)
+    page = out_file.read_text()
+    for heading in ("Leaderboard", "Do the systems differ?", "Pairwise comparisons", "Votes needed",
+                    "The naive iid bootstrap beside the model", "data:image/png;base64"):
+        assert heading in page
+    assert "sys05" in page
+
+
+def test_html_flags_are_checked_before_the_fit(capsys, tmp_path):
+    code, _, err = _run(capsys, "--html", str(tmp_path / "missing" / "board.html"))
+    assert code == 2 and "does not exist" in err
+    code, _, err = _run(capsys, "--iid-resamples", "50")
+    assert code == 2 and "--html" in err
+    code, _, err = _run(capsys, "--html", str(tmp_path / "b.html"), "--iid-resamples", "1")
+    assert code == 2 and "--iid-resamples" in err

@@ -127,6 +127,10 @@ def test_result_conventions_and_pickle():
     assert np.all((m > 1) & (m < 5))
     new = pd.DataFrame({"system": ["A", "C"], "rater": ["r0", "unseen"]})
     assert fit.predict(new, type="latent", re=False)[1] == pytest.approx(fit.fixef["systemC"])
+    with pytest.raises(InputError, match="allow_new_levels"):
+        fit.predict(new, type="latent")
+    latent = fit.predict(new, type="latent", allow_new_levels=True)
+    assert latent[0] == pytest.approx(fit.ranef["rater"]["r0"]) and latent[1] == pytest.approx(fit.fixef["systemC"])
     sims = fit.simulate(3, random_state=1)
     assert sims.shape == (len(df), 3) and set(np.unique(sims)) <= {1, 2, 3, 4, 5}
     refit = fit.refit_response(sims[:, 0])

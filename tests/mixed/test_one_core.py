@@ -122,8 +122,8 @@ def test_predict_and_simulate(data, family, structure):
                                rtol=1e-6, atol=1e-8)
     population = fit.predict(data, re=False, type="link")
     np.testing.assert_allclose(population, fit.design.X @ fit.coef)
-    with pytest.raises(InputError, match="re=False"):
-        fit.predict(data, re=True)
+    # lme4's default re.form = NULL: new rows that are the fitted rows get the fitted values
+    np.testing.assert_allclose(fit.predict(data), mu, rtol=1e-10, atol=1e-12)
     sims = fit.simulate(3, random_state=1)
     assert sims.shape == (len(data), 3)
     np.testing.assert_array_equal(sims, fit.simulate(3, random_state=1))

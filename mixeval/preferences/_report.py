@@ -1,0 +1,176 @@
+"""The HTML/text report of a :class:`~mixeval.preferences.PreferenceResult`, built from mixeval.report's blocks:
+the leaderboard with intervals and simultaneous rank sets, "do systems differ", pairwise contrasts, the random
+effects and their share of a vote's variance, votes needed, and the naive iid bootstrap beside the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import require_positive_int, require_probability
+from ..report import Figure, Note, Paragraph, Report, Section, Table
+
+__all__ = ["preference_report", "plot_abilities"]
+
+
+def plot_abilities(result: Any, intervals: pd.DataFrame, ranks: pd.DataFrame):
+    """Abilities (log-odds, Elo on the top axis) with their intervals, labelled with the simultaneous rank sets.
+
+    Examples
+    --------
+    >>> from mixeval.preferences import bradley_terry, simulate_arena
+    >>> fit = bradley_terry(simulate_arena(600, {"a": 0.4, "b": 0.0, "c": -0.4}, random_state=2))
+    >>> fig = plot_abilities(fit, fit.intervals(), fit.ranks())
+    >>> fig.axes[0].get_xlabel()
+    'ability (log-odds)'
+    """
+    import matplotlib.pyplot as plt
+
+    order = ranks.index
+    iv = intervals.loc[order]
+    fig, ax = plt.subplots(figsize=(6.5, 0.38 * len(order) + 1.4))
+    y = np.arange(len(order))[::-1]
+    ax.hlines(y, iv["lower"], iv["upper"], color="tab:blue", lw=2)
+    ax.plot(iv["ability"], y, "o", color="tab:blue")
+    ax.set_yticks(y)
+    ax.set_yticklabels([f"{s}  (ranks {lo}-{hi})" if lo != hi else f"{s}  (rank {lo})"
+                        for s, lo, hi in zip(order, ranks["rank_lower"], ranks["rank_upper"])])
+    ax.set_xlabel("ability (log-odds)")
+    top = ax.secondary_xaxis("top", functions=(lambda s: 400 / np.log(10) * s + 1000,
+                                               lambda e: (e - 1000) * np.log(10) / 400))
+    top.set_xlabel("Elo")
+    fig.tight_layout()
+    return fig
+
+
+def _systems_test(result: Any) -> tuple[pd.DataFrame, str]:
+    test = result.test_systems()
+    table = pd.DataFrame([{"test": "all systems equally able", "statistic": test.statistic, "df": test.df,
+                           "pvalue": test.pvalue}])
+    return table, f"do systems differ: chi2 = {test.statistic:.4g} on {test.df:g} df, p = {test.pvalue:.3g}"
+
+
+def _random_tests(result: Any) -> pd.DataFrame:
+    terms = (["judge"] if result.position == "random" else []) + list(result.random)
+    rows = []
+    for term in terms:
+        t = result.test_random(term)
+        rows.append({"term": term, "statistic": t.statistic, "pvalue": t.pvalue})
+    return pd.DataFrame(rows)
+
+
+def _adjacent_votes(result: Any, ranks: pd.DataFrame, power: float, alpha: float) -> pd.DataFrame:
+    order = list(ranks.index)
+    rows = []
+    for a, b in zip(order[:-1], order[1:]):
+        rows.append({"system": a, "versus": b, "difference": float(result.abilities[a] - result.abilities[b]),
+                     "votes_needed": result.votes_needed(a, b, power=power, alpha=alpha)})
+    return pd.DataFrame(rows)
+
+
+def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 200, random_state: Any = None,
+                      adjust: str = "holm", power: float = 0.8, title: str | None = None) -> Report:
+    """The report of a Bradley-Terry fit (see :meth:`PreferenceResult.to_report`).
+
+    Parameters
+    ----------
+    result : PreferenceResult
+    level : float
+        Confidence level of the intervals, rank sets and contrasts.
+    n_resamples : int
+        Resamples of the naive iid vote bootstrap shown beside the model's intervals; 0 leaves that section out.
+    random_state : None, int or numpy Generator
+        Seeds the iid bootstrap and the max-t critical values.
+    adjust : str
+        Multiplicity adjustment of the pairwise contrasts (as :meth:`PreferenceResult.contrasts`).
+    power : float
+        Power of the votes-needed table (two-sided test at ``1 - level``).
+    title : str, optional
+
+    Returns
+    -------
+    Report
+        ``.to_html()`` / ``.save(path)`` for one self-contained page, ``.to_text()`` for the terminal.
+
+    Examples
+    --------
+    >>> from mixeval.preferences import bradley_terry, simulate_arena
+    >>> fit = bradley_terry(simulate_arena(600, {"a": 0.4, "b": 0.0, "c": -0.4}, random_state=2))
+    >>> [s.title for s in fit.to_report(n_resamples=0, random_state=0).sections][:2]
+    ['Leaderboard', 'Do the systems differ?']
+    """
+    level = require_probability(level, "level", open_interval=True)
+    power = require_probability(power, "power", open_interval=True)
+    if n_resamples != 0:
+        n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
+    seed = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
+    ranks = result.ranks(level, random_state=seed)
+    intervals = result.intervals(level)
+    board = intervals.loc[ranks.index, ["ability", "lower", "upper", "elo", "elo_lower", "elo_upper"]].copy()
+    board.insert(0, "rank", ranks["rank"])
+    board["rank_lower"], board["rank_upper"] = ranks["rank_lower"], ranks["rank_upper"]
+    board = board.reset_index()
+    constraint = f"the ability of {result.reference!r} is 0" if result.reference else "the abilities sum to 0"
+    kind = "a mixed model (Laplace)" if result.model is not None else "fixed effects"
+    sections = [Section("Leaderboard", (
+        Paragraph(f"Bradley-Terry abilities on the log-odds scale ({constraint}) and on the Elo scale arena "
+                  f"leaderboards print (400/ln 10 per log-odd, 1000 at 0), fitted as {kind} to {result.n_votes} "
+                  f"votes. Intervals are Wald at {100 * level:g}%; the rank set of a system holds every rank it can "
+                  f"take given simultaneous intervals of all pairwise differences (max-|z| critical value "
+                  f"{ranks.attrs['critical_value']:.4g})."),
+        Table(board, f"Table 1: leaderboard ({100 * level:g}% intervals, simultaneous rank sets)"),
+        Figure.from_matplotlib(plot_abilities(result, intervals, ranks),
+                               "Figure 1: abilities with intervals and rank sets")),
+        summary=tuple(f"{int(r['rank'])}. {r.system}: {r.ability:.3f} [{r.lower:.3f}, {r.upper:.3f}], ranks "
+                      f"{int(r.rank_lower)}-{int(r.rank_upper)}" for _, r in board.head(10).iterrows()))]
+    table, line = _systems_test(result)
+    sections.append(Section("Do the systems differ?", (
+        Paragraph("Likelihood-ratio test of the model with every ability 0 against the fitted model (everything "
+                  "else kept)."), Table(table, "Table 2: test of equal abilities")), summary=(line,)))
+    contrasts = result.contrasts(adjust=adjust, level=level, random_state=seed)
+    sections.append(Section("Pairwise comparisons", (
+        Paragraph(f"Every pair's ability difference (log-odds) with its p-value adjusted by {adjust} and the "
+                  "probability that the first beats the second in a neutral vote."),
+        Table(contrasts, f"Table 3: pairwise contrasts ({adjust})"))))
+    effects: list[Any] = []
+    if result.position_bias is not None:
+        effects.append(Paragraph(f"Position bias (log-odds bonus of the system shown first): "
+                                 f"{result.position_bias:.4f} (se {result.position_se:.4f})."))
+    if result.thresholds is not None:
+        effects.append(Paragraph(f"Ordinal ties: thresholds {result.thresholds[0]:.4f}, {result.thresholds[1]:.4f}."))
+    if result.ties == "davidson":
+        effects.append(Paragraph(f"Davidson tie parameter nu = {result.tie_parameter:.4f}."))
+    if len(result.covariates):
+        effects.append(Table(result.covariates.reset_index(), "Covariates (difference first - second)"))
+    if result.model is not None:
+        effects += [Table(result.variance_shares(), "Random effects: variance and share of one vote's latent "
+                          "variance (logistic residual pi^2/3)"),
+                    Table(_random_tests(result), "Likelihood-ratio tests of each random term (boundary mixture)")]
+    if effects:
+        sections.append(Section("Position, ties, covariates and random effects", tuple(effects)))
+    if len(ranks) > 1:
+        sections.append(Section("Votes needed", (
+            Paragraph(f"Head-to-head votes needed to separate neighbours in the ranking with {100 * power:g}% power "
+                      f"(two-sided test at {1 - level:g}), for their estimated difference."),
+            Table(_adjacent_votes(result, ranks, power, 1 - level), "Table 4: votes needed for adjacent systems"))))
+    if n_resamples:
+        iid = result.compare_iid(level, n_resamples=n_resamples, random_state=seed).reset_index()
+        narrow = int(np.sum(iid["width_ratio"] > 1.2))
+        sections.append(Section("The naive iid bootstrap beside the model", (
+            Paragraph("Arena leaderboards resample votes as if independent and refit the fixed-effects model. With "
+                      "judges or prompts making votes dependent, those intervals are too narrow: a width ratio "
+                      "(model / iid) above 1 is how much."),
+            Table(iid, f"Table 5: model intervals and iid bootstrap ({n_resamples} resamples)")),
+            summary=(f"{narrow} of {len(iid)} systems have model intervals more than 1.2x the iid bootstrap's",)))
+    notes = []
+    if result.separated:
+        notes.append(Note(f"infinite abilities (separation): {', '.join(result.separated)}", "warning"))
+    if not result.converged:
+        notes.append(Note("the fit did not converge", "warning"))
+    if notes:
+        sections.append(Section("Notes", tuple(notes)))
+    meta = {"systems": str(len(result.systems)), "votes": str(result.n_votes), "ties": result.ties,
+            "position": result.position, "level": f"{level:g}"}
+    return Report(title or f"Bradley-Terry leaderboard of {len(result.systems)} systems", tuple(sections), meta)
