@@ -453,7 +453,8 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
     """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
 
     Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
-    random effects (``ordinal::clm``), then everything jointly from ``theta`` = lme4's start.
+    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from lme4's
+    start; on a subsample of a large log), then everything jointly.
     """
     problem = dev.problem
     k = dev.k
