@@ -1,22 +1,26 @@
 """Speed of reading and comparing evaluation logs: 50 models x 14,000 questions x 5 repeats (3.5M rows).
 
-Three timings in one run:
+Timings in one run (wall and CPU seconds of this process):
 
-1. ``compare_logs`` on the 3.5M-row long format read from Parquet (``read_logs``), clustered by passage,
-   without the per-pair mixed models (``mixed=False``, CLI ``--no-mixed``): all 1,225 pairs, leaderboard with
-   rank sets (10,000 max-|t| draws).
-2. ``read_lm_eval`` on 50 lm-evaluation-harness sample files of 14,000 records each (the harness has no
-   repeats: 700,000 records), then ``compare_logs``.
+1. ``compare_logs`` on the 3.5M-row long format read from Parquet (``read_logs``), clustered by passage:
+   all 1,225 pairs, leaderboard with rank sets (10,000 max-|t| draws), with the mixed model of every pair
+   (``mixed=True``, the default) and without it (``mixed=False``).
+2. With ``--lm-eval-dir``: the same scale read from the harness's own format, lm-evaluation-harness 0.4
+   ``--log_samples`` output written by ``make_lm_eval_logs.py`` (MMLU layout: 57 subject tasks, 5 runs of
+   each per model: 14,250 files of full records), ``read_lm_eval`` then ``compare_logs`` clustered by
+   subject with the mixed model.
 3. The competitor: what a user writes without mixeval, one statsmodels OLS with ``cov_type="cluster"`` per pair
    on the item means (CR1 only), timed on 30 pairs and scaled to 1,225.
 
-    nice -n 10 python benchmarks/bench_logs.py [--models 50 --items 14000 --repeats 5]
+    python3 benchmarks/make_lm_eval_logs.py /tmp/lm_eval_big
+    nice -n 10 python3 benchmarks/bench_logs.py --lm-eval-dir /tmp/lm_eval_big
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -41,15 +45,13 @@ def make_long(models: int, items: int, repeats: int, seed: int = 0) -> pd.DataFr
                          "task": "bench", "item": i, "repeat": r, "passage": passage[i], "acc": acc})
 
 
-def write_lm_eval(root: Path, data: pd.DataFrame) -> None:
-    once = data[data["repeat"] == 0]
-    for model, part in once.groupby("model"):
-        d = root / model
-        d.mkdir(parents=True)
-        lines = [json.dumps({"doc_id": int(i), "doc": {"passage": int(p)}, "target": "A", "filter": "none",
-                             "metrics": ["acc"], "doc_hash": str(i), "prompt_hash": "p", "target_hash": "t", "acc": a})
-                 for i, p, a in zip(part["item"], part["passage"], part["acc"])]
-        (d / "samples_bench_2024-01-01T00-00-00.000000.jsonl").write_text("\n".join(lines) + "\n")
+class Timer:
+    def __enter__(self):
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
 def statsmodels_pairs(data: pd.DataFrame, n_pairs: int) -> float:
@@ -71,32 +73,45 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=50)
     parser.add_argument("--items", type=int, default=14000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--lm-eval-dir", default=None, help="output of make_lm_eval_logs.py")
     parser.add_argument("--out", default="benchmarks/results/bench_logs.json")
     args = parser.parse_args()
     data = make_long(args.models, args.items, args.repeats)
     n_pairs = args.models * (args.models - 1) // 2
-    out = {"models": args.models, "items": args.items, "repeats": args.repeats, "rows": len(data), "pairs": n_pairs}
+    out = {"models": args.models, "items": args.items, "repeats": args.repeats, "rows": len(data), "pairs": n_pairs,
+           "load_average_at_start": list(os.getloadavg())}
     with tempfile.TemporaryDirectory() as tmp:
         parquet = Path(tmp) / "long.parquet"
         data.to_parquet(parquet)
-        t0 = time.perf_counter()
-        frame = read_logs(parquet)
-        t1 = time.perf_counter()
-        res = compare_logs(frame, metric="acc", cluster="passage", mixed=False, random_state=0)
-        t2 = time.perf_counter()
-        out.update(read_parquet_s=t1 - t0, compare_s=t2 - t1, total_s=t2 - t0, pairs_computed=len(res.pairs))
-        lm_root = Path(tmp) / "lm_eval"
-        write_lm_eval(lm_root, data)
-        t0 = time.perf_counter()
-        lm = read_lm_eval(lm_root)
-        t1 = time.perf_counter()
-        compare_logs(lm, metric="acc", cluster="passage", mixed=False, random_state=0)
-        t2 = time.perf_counter()
-        out.update(lm_eval_records=len(lm), lm_eval_read_s=t1 - t0, lm_eval_compare_s=t2 - t1)
+        with Timer() as read:
+            frame = read_logs(parquet)
+        with Timer() as fast:
+            res = compare_logs(frame, metric="acc", cluster="passage", mixed=False, random_state=0)
+        with Timer() as mixed:
+            res_mixed = compare_logs(frame, metric="acc", cluster="passage", random_state=0)
+        out.update(read_parquet_s=read.wall, compare_s=fast.wall, compare_mixed_s=mixed.wall,
+                   compare_mixed_cpu_s=mixed.cpu, total_mixed_s=read.wall + mixed.wall, pairs_computed=len(res.pairs),
+                   ratio_mixed_over_no_mixed=mixed.wall / fast.wall, mixed_model=res_mixed.mixed_model)
+    del frame
+    if args.lm_eval_dir:
+        root = Path(args.lm_eval_dir)
+        files = sorted(root.rglob("samples_*.jsonl"))
+        with Timer() as read:
+            lm = read_lm_eval(root)
+        with Timer() as compare:
+            res_lm = compare_logs(lm, metric="acc", cluster="subject", random_state=0)
+        out.update(lm_eval_files=len(files), lm_eval_bytes=sum(f.stat().st_size for f in files),
+                   lm_eval_records=len(lm), lm_eval_models=int(lm["model"].nunique()),
+                   lm_eval_repeats=int(lm["repeat"].nunique()), lm_eval_read_s=read.wall, lm_eval_read_cpu_s=read.cpu,
+                   lm_eval_compare_mixed_s=compare.wall, lm_eval_compare_mixed_cpu_s=compare.cpu,
+                   lm_eval_total_s=read.wall + compare.wall, lm_eval_total_cpu_s=read.cpu + compare.cpu,
+                   lm_eval_pairs=len(res_lm.pairs), lm_eval_mixed_model=res_lm.mixed_model)
+        del lm
     sample = min(30, n_pairs)
     sm_time = statsmodels_pairs(data, sample)
     out.update(statsmodels_pairs_timed=sample, statsmodels_s=sm_time, statsmodels_all_pairs_s=sm_time * n_pairs / sample,
-               ratio_statsmodels_over_mixeval_compare=sm_time * n_pairs / sample / out["compare_s"])
+               ratio_statsmodels_over_mixeval_compare=sm_time * n_pairs / sample / out["compare_mixed_s"],
+               load_average_at_end=list(os.getloadavg()))
     Path(args.out).write_text(json.dumps(out, indent=2))
     print(json.dumps(out, indent=2))
 

@@ -3,16 +3,21 @@
     nice -n 10 python3 benchmarks/bench_preferences.py [--votes 40000] [--systems 16] [--judges 12]
                                                          [--scale-votes 1000000] [--out benchmarks/results/bench_preferences.json]
 
+Then ``--membership-votes`` votes among 20 systems by 10 judges with a random position bias per judge and
+system-by-judge deviations (a multiple-membership term). (``--scale-votes 0 --membership-votes 0``: the comparison
+alone; ``--votes 0``: the two scale cases alone.)
+
 One simulated arena log (abilities evenly spaced in [-1.5, 1.5], a position bias 0.3 with a judge SD 0.5,
 ties by the cumulative logit with tau 0.4), fitted by every tool in the same run:
 
 * fixed effects, ties dropped, no position term: mixeval, R ``glm`` on the difference design, evalica's
   ``bradley_terry`` and choix's ``ilsr_pairwise`` (tolerances 1e-12; abilities compared after centring);
 * a mean position bias with a random deviation per judge: mixeval (engine, Laplace) and ``glmer``;
-* ordinal ties with a position bias: mixeval and ``clm``.
+* ordinal ties with a position bias: mixeval and ``clm``;
+* ordinal ties with a mean position bias and a random deviation per judge: mixeval (the clmm engine) and ``clmm``.
 
 Then the scale case: ``--scale-votes`` votes among 100 systems with 200 judges (random position bias) and
-2,000 prompts (random intercept). Times are wall-clock seconds of the fit alone (the log read and
+2,000 prompts (random intercept: a prompt-specific first-position bias), ties dropped. Times are wall-clock seconds of the fit alone (the log read and
 validated is included for mixeval: it is part of every call; R's times exclude reading the CSV), and CPU
 seconds (this process, all threads; R: user + system), the measure to compare on a shared machine.
 """
@@ -53,12 +58,15 @@ t_glm <- system.time(g <- glm(as.formula(paste("y ~ 0 +", rhs)), family = binomi
 t_glmer <- system.time(gm <- glmer(as.formula(paste("y ~ 0 +", rhs, "+ first + (0 + first | judge)")),
                                    family = binomial, data = nt))
 t_clm <- system.time(cm <- clm(as.formula(paste("y3 ~", rhs)), data = dat))
+t_clmm <- system.time(cmm <- clmm(as.formula(paste("y3 ~", rhs, "+ (1 | judge)")), data = dat))
 cat(toJSON(list(glm = list(seconds = t_glm[["elapsed"]], cpu = cpu(t_glm), coef = unname(coef(g)),
                            loglik = as.numeric(logLik(g))),
                 glmer = list(seconds = t_glmer[["elapsed"]], cpu = cpu(t_glmer), coef = unname(fixef(gm)),
                              loglik = as.numeric(logLik(gm))),
                 clm = list(seconds = t_clm[["elapsed"]], cpu = cpu(t_clm), coef = unname(coef(cm)),
-                           loglik = as.numeric(logLik(cm)))),
+                           loglik = as.numeric(logLik(cm))),
+                clmm = list(seconds = t_clmm[["elapsed"]], cpu = cpu(t_clmm), coef = unname(coef(cmm)),
+                            loglik = as.numeric(logLik(cmm)))),
            digits = NA, auto_unbox = TRUE))
 """
 
@@ -120,7 +128,16 @@ def compare(votes: int, n_systems: int, n_judges: int) -> dict:
     r_ord = np.concatenate([[0.0], r["clm"]["coef"][2:]])
     out["r_clm"] = {"seconds": r["clm"]["seconds"], "cpu": r["clm"]["cpu"], "loglik": r["clm"]["loglik"],
                     "max_abs_diff_vs_mixeval": float(np.max(np.abs(r_ord - ordinal.estimates)))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ord_judge, t, c = _timed(lambda: bradley_terry(log, ties="ordinal", position="random", judge="judge",
+                                                       reference=systems[0]))
+    out["mixeval_ordinal_judge"] = {"seconds": t, "cpu": c, "loglik": ord_judge.loglik}
+    r_ordm = np.concatenate([[0.0], r["clmm"]["coef"][2:]])
+    out["r_clmm"] = {"seconds": r["clmm"]["seconds"], "cpu": r["clmm"]["cpu"], "loglik": r["clmm"]["loglik"],
+                     "max_abs_diff_vs_mixeval": float(np.max(np.abs(r_ordm - ord_judge.estimates)))}
     out["cpu_ratios"] = {
+        "clmm_over_mixeval_ordinal_judge": out["r_clmm"]["cpu"] / out["mixeval_ordinal_judge"]["cpu"],
         "glmer_over_mixeval_judge": out["r_glmer"]["cpu"] / out["mixeval_judge"]["cpu"],
         "clm_over_mixeval_ordinal": out["r_clm"]["cpu"] / out["mixeval_ordinal"]["cpu"],
         "glm_over_mixeval_fixed": out["r_glm"]["cpu"] / out["mixeval_fixed"]["cpu"],
@@ -149,16 +166,33 @@ def scale(votes: int) -> dict:
             "max_abs_error_abilities": float(np.max(np.abs(fit.estimates - _centred(np.linspace(-2, 2, 100)))))}
 
 
+def membership(votes: int, n_systems: int = 20, n_judges: int = 10) -> dict:
+    """System-by-judge deviations (a multiple-membership term) with a random position bias per judge."""
+    log = simulate_arena(votes, np.linspace(-1.5, 1.5, n_systems), n_judges=n_judges, position=0.3, judge_sd=0.5,
+                         system_judge_sd=0.3, random_state=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit, t, c = _timed(lambda: bradley_terry(log, judge="judge", position="random", random="system:judge"))
+    return {"votes": votes, "systems": n_systems, "judges": n_judges, "seconds": t, "cpu": c,
+            "varcorr": fit.to_dict()["varcorr"], "loglik": fit.loglik}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--votes", type=int, default=40000)
     ap.add_argument("--systems", type=int, default=16)
     ap.add_argument("--judges", type=int, default=12)
     ap.add_argument("--scale-votes", type=int, default=1_000_000)
+    ap.add_argument("--membership-votes", type=int, default=100_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bench_preferences.json"))
     args = ap.parse_args()
-    result = {"compare": compare(args.votes, args.systems, args.judges)}
-    print(json.dumps(result["compare"], indent=1), flush=True)
+    result = {}
+    if args.votes:  # --votes 0: the scale case alone
+        result["compare"] = compare(args.votes, args.systems, args.judges)
+        print(json.dumps(result["compare"], indent=1), flush=True)
+    if args.membership_votes:
+        result["membership"] = membership(args.membership_votes)
+        print(json.dumps(result["membership"], indent=1), flush=True)
     if args.scale_votes:
         result["scale"] = scale(args.scale_votes)
         print(json.dumps(result["scale"], indent=1))

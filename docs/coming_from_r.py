@@ -47,6 +47,9 @@ class Row:
     r_code: str | None = None
     #: Python variables of the example (DataFrames or arrays) that the R code reads as data frames of the same name
     r_data: tuple[str, ...] = ()
+    #: when ``r_code`` does not call the row's package (not installable where the outputs were captured): the
+    #: installed R route it takes instead, shown above R's output so that it is never mistaken for the package's
+    r_route: str = ""
 
     @property
     def anchor(self) -> str:
@@ -96,6 +99,18 @@ ROWS: list[Row] = [
     Row("lme4", "logLik(m); AIC(m); BIC(m)", "m.loglik; m.aic; m.bic", "m.loglik, m.aic, m.bic",
         "The log-likelihood of the fit as fitted: REML for a REML fit, as lme4's `logLik`; AIC and BIC from it.",
         r_code='logLik(m); AIC(m); BIC(m)'),
+    Row("lme4", "predict(m, newdata = new, allow.new.levels = TRUE)",
+        "m.predict(new, allow_new_levels=True)",
+        'new = pd.DataFrame({"system": ["system_a", "system_a", "baseline"],\n'
+        '                    "item": [str(demo.item.iloc[0]), "unseen", str(demo.item.iloc[0])],\n'
+        '                    "rater": [str(demo.rater.iloc[0])] * 3})\n'
+        'm.predict(new, allow_new_levels=True), m.predict(new, re=False)',
+        "The conditional modes of known levels are included by default (`re.form = NULL`); `re=False` is "
+        "`re.form = NA`. A level the fit never saw is an error naming it unless `allow_new_levels=True` (then its "
+        "effect is 0); new rows with missing values or unseen factor levels are refused, never dropped.",
+        r_code='new$item <- as.character(new$item); new$rater <- as.character(new$rater)\n'
+               'predict(m, newdata = new, allow.new.levels = TRUE); predict(m, newdata = new, re.form = NA)',
+        r_data=("new",)),
     Row("lme4", "anova(m0, m)", "mixeval.compare(m, m0)",
         'm0 = mixeval.lmer("score ~ 1 + (1|item) + (1|rater)", demo)\nmixeval.compare(m, m0)',
         "Refits both models by ML first (`refit=True`), as `anova` does; returns a `TestResult` "
@@ -133,7 +148,10 @@ ROWS: list[Row] = [
         "data). lme4 has no REML for glmer; its ML "
         "shrinks a variance estimated from few levels (5 seeds) and narrows the intervals of accuracies that "
         "contain it. `Study(..., family=, reml=True)` takes variance components and marginal means from this "
-        "fit and the GLRT from ML fits (`benchmarks/sim_glmer_reml.py`); a Study's default is the ML fit, as glmer."),
+        "fit and the GLRT from ML fits (`benchmarks/sim_glmer_reml.py`); a Study's default is the ML fit, as glmer.",
+        r_code='library(glmmTMB)\n'
+               'g <- glmmTMB(correct ~ system + (1|item) + (1|seed), family = binomial, REML = TRUE, data = d)\n'
+               'VarCorr(g)', r_data=('d',)),
     Row("lme4", 'confint(m, method = "profile")', 'mixeval.uncertainty.confint(m, method="profile")',
         'from mixeval.uncertainty import confint\n'
         'confint(m, method="profile", progress=False).table',
@@ -202,6 +220,22 @@ ROWS: list[Row] = [
         "accuracy over items and seeds instead (emmeans' `bias.adjust = TRUE` approximates it to second order). "
         "`pairwise_ratios` / `pairwise_differences` take the same `df=`.",
         r_code='g <- glmer(correct ~ system + (1|item) + (1|seed), family = binomial, data = d)\nemmeans(g, ~ system, type = "response")', r_data=('d',)),
+    Row("emmeans", 'contrast(emmeans(m, ~ system), "trt.vs.ctrl")',
+        'mixeval.significance.contrast(m, "system", "trt.vs.ctrl")',
+        'mixeval.significance.contrast(m, "system", "trt.vs.ctrl", ref="baseline").table',
+        "Every system against the control (`ref=` a level; the first by default) with emmeans' Dunnett "
+        "approximation `dunnettx`; also `consec`, `eff`, `revpairwise`, custom weights `{name: weights}` and "
+        "`adjust=\"mvt\"` (exact simultaneous). `mixeval significance DATA FORMULA --control baseline` in the CLI.",
+        r_code='contrast(emmeans(m, ~ system), "trt.vs.ctrl")'),
+    Row("lmerTest", "anova(m)  # type III F tests, Satterthwaite df",
+        'mixeval.significance.joint_tests(m, df="satterthwaite")',
+        'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
+        'mixeval.significance.joint_tests(mc, df="satterthwaite")',
+        "The type III hypotheses of every term (emmeans' `joint_tests`; `df=\"asymptotic\"` is its default for "
+        "large data). With a factor x covariate interaction the factor is tested at the covariate's mean, as "
+        "emmeans, where lmerTest tests it at 0. Kenward-Roger F tests are not provided.",
+        r_code='mt <- lmerTest::lmer(score ~ system * length_class + (1|item) + (1|rater), data = demo)\n'
+               'anova(mt)'),
     Row("emmeans", "emmeans(m, pairwise ~ system | length_class)",
         'mixeval.pairwise(m, "system", by="length_class")',
         'mc = mixeval.lmer("score ~ system * length_class + (1|item) + (1|rater)", demo)\n'
@@ -243,11 +277,28 @@ ROWS: list[Row] = [
         'ratings = demo[demo["seed"] == 1].pivot_table(index=["item", "system"], columns="rater", values="score")\n'
         'mixeval.krippendorff_alpha(ratings.to_numpy(), measurement="interval", random_state=0).value',
         "Rows are units (items) and columns raters, the transpose of irr's layout; NaN marks a missing rating. "
-        "Adds a bootstrap interval over units (`level=None` to skip); `measurement=` is irr's `method`."),
+        "Adds a bootstrap interval over units (`level=None` to skip); `measurement=` is irr's `method`.",
+        r_code='kripp_interval <- function(x) {  # units in rows, raters in columns, NA = missing\n'
+               '  units <- Filter(function(v) length(v) >= 2, lapply(seq_len(nrow(x)), function(i) na.omit(x[i, ])))\n'
+               '  n <- sum(lengths(units)); pooled <- unlist(units)\n'
+               '  observed <- sum(sapply(units, function(v) sum(outer(v, v, "-")^2) / (length(v) - 1))) / n\n'
+               '  expected <- sum(outer(pooled, pooled, "-")^2) / (n * (n - 1))\n'
+               '  1 - observed / expected\n'
+               '}\n'
+               'kripp_interval(as.matrix(ratings))', r_data=('ratings',),
+        r_route="irr is not installed where the R outputs were captured: Krippendorff's interval alpha written "
+                "out in base R from its definition (1 - observed / expected disagreement over pairable values), "
+                "not irr's code"),
     Row("irr", "kappa2(ratings[, 1:2])", 'mixeval.cohens_kappa(ratings, "nominal")',
         'two = np.array([[1, 1], [1, 0], [0, 0], [0, 0], [1, 1], [0, 1], [0, 0], [1, 1]])\n'
         'mixeval.cohens_kappa(two, "nominal", level=None).value',
-        "Same coefficient; `scotts_pi` is the pooled-marginal variant."),
+        "Same coefficient; `scotts_pi` is the pooled-marginal variant.",
+        r_code='tab <- table(factor(two[, 1], levels = 0:1), factor(two[, 2], levels = 0:1))\n'
+               'p_observed <- sum(diag(tab)) / sum(tab)\n'
+               'p_chance <- sum(rowSums(tab) * colSums(tab)) / sum(tab)^2\n'
+               '(p_observed - p_chance) / (1 - p_chance)', r_data=('two',),
+        r_route="irr is not installed where the R outputs were captured: Cohen's kappa in base R from the "
+                "2 x 2 table, (p_o - p_e) / (1 - p_e), not irr's code"),
     # ----------------------------------------------------------------------------------------------- simr
     Row("simr", "powerSim(extend(m, along = \"item\", n = 200), nsim = 500)",
         'Study(demo, formula).power(n={"item": [100, 200]}, delta=0.05, n_resamples=500)',
@@ -257,7 +308,21 @@ ROWS: list[Row] = [
         'r.table',
         "Power by simulation from a fitted `Study` with the design changed (`Study.power`), or from assumed "
         "components without data (`power_from_components`, planning a new study); the table carries "
-        "Monte-Carlo standard errors and `.smallest(target)` the smallest design reaching it."),
+        "Monte-Carlo standard errors and `.smallest(target)` the smallest design reaching it.",
+        r_code='set.seed(0)\n'
+               'power_at <- function(n_item, nsim) {  # two systems, every item rated for both\n'
+               '  d <- expand.grid(item = factor(seq_len(n_item)), system = factor(c("A", "B")))\n'
+               '  hits <- replicate(nsim, {\n'
+               '    d$y <- 0.05 * (d$system == "B") + rnorm(n_item, 0, sqrt(0.05))[d$item] + rnorm(nrow(d), 0, sqrt(0.02))\n'
+               '    f <- lmer(y ~ system + (1|item), data = d)\n'
+               '    abs(fixef(f)[2] / sqrt(vcov(f)[2, 2])) > qnorm(0.975)  # Wald z test of the difference\n'
+               '  })\n'
+               '  c(item = n_item, power = mean(hits), se = sqrt(mean(hits) * (1 - mean(hits)) / nsim))\n'
+               '}\n'
+               't(sapply(c(20, 40), power_at, nsim = 400))',
+        r_route="simr is not installed where the R outputs were captured: the simulation powerSim runs, written "
+                "out with lme4 (simulate the design from the assumed components, refit, Wald z test), with 400 "
+                "simulations per size against the example's 40"),
     # ------------------------------------------------------------------------------------ base R, boot
     Row("stats", "t.test(a, b, paired = TRUE)", "mixeval.resampling.paired_t_test(a, b)",
         'from mixeval.resampling import paired_t_test\n'
@@ -322,6 +387,7 @@ def render(rows: list[Row] = ROWS) -> str:
             out += [f"**R** (`{row.package}` is not installed where the R outputs were captured):", "",
                     *_fence("r", row.r_call)]
         else:
-            out += ["**R**", "", *_fence("r", row.r_code), *_fence("text", captured or "(no output)")]
+            out += [f"**R** ({row.r_route})" if row.r_route else "**R**", "", *_fence("r", row.r_code),
+                    *_fence("text", captured or "(no output)")]
         out += ["**mixeval**", "", "```{code-cell} python", row.example.rstrip("\n"), "```", ""]
     return "\n".join(out)

@@ -1,7 +1,7 @@
 """Capture R's output for the "Coming from R" page: run once with R installed, commit what it writes.
 
     python3 docs/coming_from_r_capture.py           # from the repository root; needs Rscript, lme4, lmerTest,
-                                                    # emmeans, mgcv, boot
+                                                    # emmeans, mgcv, boot, glmmTMB
 
 For every row of ``coming_from_r.ROWS`` with ``r_code``:
 
@@ -34,7 +34,7 @@ OUTPUT = DOCS / "r_output"
 
 RUNNER = OUTPUT / "runner.R"  # run(anchor, code, data) and versions(pkgs), sourced by the generated script
 
-PACKAGES = ("lme4", "lmerTest", "emmeans", "mgcv", "boot", "pbkrtest")
+PACKAGES = ("lme4", "lmerTest", "emmeans", "mgcv", "boot", "pbkrtest", "glmmTMB")
 
 
 def row_hash(table, row) -> str:

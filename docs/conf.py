@@ -3,7 +3,8 @@
 Build (from the repository root; offline, warnings are errors)::
 
     python3 -m pip install -e ".[docs]"
-    python3 -m sphinx -W --keep-going -b html docs docs/_build/html
+    python3 -m sphinx -W --keep-going -b html docs docs/_build/html             # pages executed once, then cached
+    python3 -m sphinx -j auto -W --keep-going -b html docs docs/_build/html     # parallel (as CI): no cache
 
 At build time this file (1) writes the API reference from the package's ``__all__`` lists
 (``_ext/apigen.py`` -> ``api/``), (2) puts the "Coming from R" table and examples, rendered from
@@ -46,7 +47,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
-    "sphinx-mathjax-offline",      # MathJax 3 copied into _static: the site loads nothing from the network
+    "mathjax_offline",             # _ext: sphinx-mathjax-offline (MathJax 3 in _static, no network), parallel-safe
     "numpydoc",
     "myst_nb",
 ]
@@ -71,7 +72,7 @@ myst_heading_anchors = 3
 # from R") are executed at build time, so every example shows its output; the results are cached in
 # ``_build/.jupyter_cache`` (an unchanged page is not run again). The chapter notebooks are committed executed
 # and never run here.
-nb_execution_mode = "cache"
+nb_execution_mode = "cache"          # a parallel build (sphinx -j N) executes every page instead: _parallel_safe
 nb_execution_excludepatterns = ["_generated/notebooks/*"]
 nb_execution_raise_on_error = True  # an example that fails fails the build
 nb_execution_show_tb = True
@@ -140,6 +141,15 @@ def _add_coming_from_r_rows(app, docname: str, source: list[str]) -> None:
             app.env.note_dependency(str(path))  # a changed row or R output rebuilds the page
 
 
+def _parallel_safe(app, config) -> None:
+    """``sphinx -j N`` (N > 1; CI builds with ``-j auto``): execute the pages without the jupyter-cache database,
+    whose SQLite file the parallel readers would write at once ("database is locked"); a fresh build has no
+    cache to reuse anyway."""
+    if app.parallel > 1 and config.nb_execution_mode == "cache":
+        config.nb_execution_mode = "force"
+
+
 def setup(app):
+    app.connect("config-inited", _parallel_safe)
     app.connect("source-read", _add_method_notes)
     app.connect("source-read", _add_coming_from_r_rows)

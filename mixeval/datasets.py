@@ -1,6 +1,6 @@
 """The book's data sets and the project's own demo data.
 
-:func:`load` returns one of the six tables of the companion repository of
+:func:`load` returns one of the seven tables of the companion repository of
 *Validity, Reliability, and Significance* (Riezler & Hagmann) as a pandas
 DataFrame; :func:`list_datasets` describes them; :func:`load_demo` returns the
 simulated MT evaluation shipped with mixeval (no network, no book data needed).
@@ -79,6 +79,7 @@ class _Spec:
     rows: int
     description: str
     book_section: str
+    whole_doubles_as_integers: bool = True  # the CSV copy prints 3 (R's write.csv), not 3.0
 
 
 _MT_GRID_COLUMNS = (
@@ -144,6 +145,16 @@ _SPECS: dict[str, _Spec] = {
             80671,
             "45 clinical measurements, gold liver SOFA target and two teacher networks' predictions",
             "2.4.3, Tables 2.6, Figures 2.9, 2.10, 2.19",
+        ),
+        _Spec(
+            "ir_test",
+            "ir_example/data/ir_testset.rds",
+            ("queryId", "documentId", "relevance", "score_neural", "score_tfIdf", "cited_inventor",
+             "cited_examiner", "cited_family"),
+            106690,
+            "patent retrieval test split: 500 queries x documents, gold relevance 0-3, two scores, three citation flags",
+            "2.4.3, Tables 2.3-2.5, Figures 2.7, 2.8",
+            whole_doubles_as_integers=False,
         ),
     )
 }
@@ -288,7 +299,7 @@ def load(
     name : str
         One of ``list_datasets()["name"]``: ``mt_annotation``, ``mt_ter``,
         ``mt_grid_partial``, ``mt_grid_full``, ``liver_gridsearch``,
-        ``liver_sofa_test``.
+        ``liver_sofa_test``, ``ir_test``.
     data_dir : str or Path, optional
         Folder holding ``<name>.csv.gz`` (or ``<name>.csv``); searched first.
     download : bool, default False
@@ -379,7 +390,8 @@ def _to_book_columns(frame: pd.DataFrame, spec: _Spec) -> pd.DataFrame:
             out[column] = series.astype(object).where(series.notna(), None)
         elif pd.api.types.is_float_dtype(series):
             finite = series.dropna()
-            if len(finite) and np.isfinite(finite).all() and (finite == np.round(finite)).all():
+            if (spec.whole_doubles_as_integers and len(finite) and np.isfinite(finite).all()
+                    and (finite == np.round(finite)).all()):
                 # R's write.csv prints whole doubles without ".0"; match the CSV copies
                 out[column] = series.astype("Int64")
     return out.reset_index(drop=True)

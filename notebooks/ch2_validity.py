@@ -34,21 +34,41 @@
 # `../shared/bookdata` beside the repository.
 
 # %%
-import json
 import warnings
 
 import pandas as pd
+from IPython.display import display
 
-from _nbhelpers import DATA, show_figure
+from _nbhelpers import Caught, KeyNumbers, in_words, show_figure
 
+from mixeval.datasets import load
 from mixeval.errors import BasisLimitWarning
 from mixeval.validity import (circularity_test, distillation_test, fit_gam, nullification_ratios, plot_shape,
-                              plot_shapes, rank_features, step_function)
+                              plot_shapes, rank_features)
 
-liver = pd.read_csv(DATA / "liver_sofa_test.csv.gz")
+liver = load("liver_sofa_test")
 LABELS = ["target", "sofa_circ", "sofa_nocirc"]
 SOFA_LIVER = {"bili": {"thresholds": [1.2, 1.9, 5.9, 11.9], "values": [0, 1, 2, 3, 4]}}  # Table 2.6
-print(liver.shape)
+# the measurements in words, for the figures (units only where the book gives them)
+WORDS = {"bili": "bilirubin (mg/dL)", "thrombo": "platelet count", "hzv": "cardiac output",
+         "svri": "systemic vascular resistance index", "crp": "C-reactive protein", "urine24": "24-hour urine output",
+         "quinr": "prothrombin time (INR)", "asat": "aspartate aminotransferase", "alat": "alanine aminotransferase", "lactate": "lactate",
+         "score_neural": "neural retrieval score", "score_tfIdf": "tf-idf score",
+         "cited_inventor": "cited by the inventor", "cited_examiner": "cited by the examiner",
+         "cited_family": "cited in the patent family"}
+
+
+def verdict_numbers(result, label: str) -> dict:
+    """The numbers a verdict rests on, labelled by the labels tested."""
+    out = {f"{label} circular set": ", ".join(result.circular) or "none", f"{label} D^2": result.d2,
+           f"{label} determinism": result.determinism}
+    if result.nullification:
+        out[f"{label} added / alone"] = result.added_ratio
+        out[f"{label} max sd ratio"] = max(result.nullification.values())
+    return out
+
+
+print(f"{len(liver):,} records x {liver.shape[1]} columns")
 
 # %% [markdown]
 # ## 1. Gold labels (circularity in data annotation)
@@ -58,16 +78,12 @@ print(liver.shape)
 # finds that (k-index far below 1, edf at k'), raises bilirubin's `k` to 40, and searches again.
 
 # %%
-print(rank_features(liver, "target", [c for c in liver.columns if c not in LABELS]).head(8).to_string(index=False))
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+ranked = rank_features(liver, "target", [c for c in liver.columns if c not in LABELS]).head(8)
+display(ranked.assign(measurement=ranked["feature"].map(WORDS).fillna(ranked["feature"])).round(3))
+with Caught():
     gold = circularity_test(liver, "target", exclude=["sofa_circ", "sofa_nocirc"], top=5, k=10, show_progress=False)
 print(gold.summary())
-print(gold.basis.to_string(index=False))
-print("warnings:", sorted({str(w.message)[:90] for w in caught}))
-print("RESULT", json.dumps({"label": "target", "circular": list(gold.circular), "d2": gold.d2,
-                            "k_bili": gold.k["bili"], "determinism": gold.determinism,
-                            "added_ratio": gold.added_ratio, "nullification": gold.nullification}))
+display(KeyNumbers({**verdict_numbers(gold, "target"), "target k of bili after the k-check": gold.k["bili"]}))
 
 # %% [markdown]
 # The model with bilirubin alone reaches the maximal $D^2$ (within 0.01) with the fewest degrees of
@@ -88,13 +104,17 @@ gold10.best_model.basis_check(random_state=0)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", BasisLimitWarning)
     bili40 = fit_gam(liver, "target", ["bili"], k=40)
-print(bili40.summary())
-print("RESULT", json.dumps({"label": "target~s(bili,k=40)", "d2": bili40.d2, "edf": bili40.edf}))
-show_figure(plot_shape(bili40, "bili", step=SOFA_LIVER["bili"], title="Figure 2.9: f(bili), k = 40, with the SOFA rule"))
+display(KeyNumbers({"target ~ s(bili, k=40) D^2": bili40.d2, "target ~ s(bili, k=40) edf": bili40.edf}))
+fig = plot_shape(bili40, "bili", step=SOFA_LIVER["bili"],
+                 title="Figure 2.9: the fitted effect of bilirubin (k = 40) and the SOFA rule (dashed)")
+show_figure(in_words(fig, WORDS))
+
+# %% [markdown]
+# Figure 2.10: each other candidate's fitted effect without bilirubin in the model (left) and with it
+# (right). With bilirubin in, every other curve is flat: they carried only what bilirubin carries.
 
 # %%
-# Figure 2.10: without (left) / with (right) bilirubin
-show_figure(plot_shapes(gold, step=SOFA_LIVER, figsize=(8, 10)))
+show_figure(in_words(plot_shapes(gold, step=SOFA_LIVER, figsize=(7, 8.5)), WORDS))
 
 # %% [markdown]
 # ## 2. A teacher network trained *with* bilirubin (`sofa_circ`): distillation into student GAMs
@@ -106,10 +126,12 @@ show_figure(plot_shapes(gold, step=SOFA_LIVER, figsize=(8, 10)))
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", BasisLimitWarning)
     circ = circularity_test(liver, "sofa_circ", exclude=["target", "sofa_nocirc"], top=5, k=10, show_progress=False)
-print(circ.summary())
-print("RESULT", json.dumps({"label": "sofa_circ", "circular": list(circ.circular), "d2": circ.d2,
-                            "nullification": circ.nullification}))
-show_figure(plot_shapes(circ, step=SOFA_LIVER, figsize=(8, 10)))
+display(KeyNumbers(verdict_numbers(circ, "sofa_circ")))
+show_figure(in_words(plot_shapes(circ, step=SOFA_LIVER, figsize=(7, 8.5)), WORDS))
+
+# %% [markdown]
+# The teacher trained with bilirubin has learned the rule: bilirubin alone reconstructs 98 % of its
+# predictions and nullifies every other candidate, exactly as for the gold labels.
 
 # %% [markdown]
 # ## 3. A teacher trained *without* bilirubin (`sofa_nocirc`): the control
@@ -123,13 +145,15 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", BasisLimitWarning)
     nocirc = circularity_test(liver, "sofa_nocirc", exclude=["target", "sofa_circ"], top=5, k=10, show_progress=False)
     forced = nullification_ratios(liver, "sofa_nocirc", ["bili"], [c for c in nocirc.candidates if c != "bili"])
-print(nocirc.summary())
-print(forced.to_string(index=False))
-print("RESULT", json.dumps({"label": "sofa_nocirc", "circular": list(nocirc.circular), "d2": nocirc.d2,
-                            "forced_bili_ratios": dict(zip(forced["feature"], forced["ratio"]))}))
+display(forced.assign(measurement=forced["feature"].map(WORDS)).round(4))
+KeyNumbers({**verdict_numbers(nocirc, "sofa_nocirc"),
+            **{f"sofa_nocirc sd ratio of {f} with bili forced in": r for f, r in zip(forced["feature"], forced["ratio"])}})
 
 # %% [markdown]
 # ## Summary
+#
+# One row per set of labels: the verdict, the selected set and the three numbers it rests on ($D^2$ of the
+# set, determinism, and what the other candidates add with the set relative to what they explain alone).
 
 # %%
 summary = pd.DataFrame([
@@ -158,10 +182,8 @@ kidney = simulate("max", 20000, seed=1)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     kid = circularity_test(kidney, "y", show_progress=False)
-print(kid.summary())
-print("RESULT", json.dumps({"label": "simulated-max", "circular": list(kid.circular), "d2": kid.d2,
-                            "determinism": kid.determinism, "added_ratio": kid.added_ratio,
-                            "sd_ratio_d3": kid.nullification.get("d3"), "gain_d3": kid.gain.get("d3")}))
+KeyNumbers({**verdict_numbers(kid, "simulated max rule"), "simulated max rule sd ratio of d3": kid.nullification["d3"],
+            "simulated max rule D^2 added by d3": kid.gain["d3"]})
 
 # %% [markdown]
 # ## 5. Calibration: false-positive rate and power of the verdict
@@ -184,7 +206,8 @@ calib = (runs.groupby(["family", "n"], sort=False)
          .agg(R=("hit", "size"), rate=("hit", "mean"), d2=("d2", "median"), determinism=("determinism", "median"))
          .reset_index())
 calib["measure"] = ["power" if f in circular_families else "false-positive rate" for f in calib["family"]]
-calib
+calib.rename(columns={"R": "datasets", "rate": "rate of correct verdicts", "d2": "median D^2",
+                      "determinism": "median determinism"}).round(3)
 
 # %% [markdown]
 # ## 6. Patent retrieval: Table 2.5, the binomial family and distillation
@@ -200,18 +223,20 @@ calib
 # %%
 from mixeval.reproductions import validity as ir_repro
 
-table25 = ir_repro.table_2_5(DATA)
-print(table25.to_string(index=False))
-print("RESULT", json.dumps({"label": "table-2.5", "features": table25["features"].tolist(),
-                            "d2": table25["d2"].tolist(), "d2_mgcv": table25["d2_mgcv"].tolist()}))
-table25
+table25 = ir_repro.table_2_5(None)
+display(KeyNumbers({**{f"Table 2.5 row {i + 1} features": f for i, f in enumerate(table25["features"])},
+                    **{f"Table 2.5 row {i + 1} D^2": d for i, d in enumerate(table25["d2"])},
+                    **{f"Table 2.5 row {i + 1} D^2 mgcv": d for i, d in enumerate(table25["d2_mgcv"])}},
+                   table=table25.round(4)))
+
+# %% [markdown]
+# Figure 2.8: the two retrieval scores' effects without the citation features (left) and with them (right).
 
 # %%
-ir = ir_repro.load_ir(DATA)
+ir = load("ir_test").assign(relevant=lambda d: (d["relevance"] > 0).astype(int))
 ir_gauss = ir_repro.ir_search(ir, "gaussian")
 print(ir_gauss.summary())
-# Figure 2.8: the scores without (left) and with (right) the citation features
-show_figure(plot_shapes(ir_gauss, figsize=(8, 9)))
+show_figure(in_words(plot_shapes(ir_gauss, figsize=(7, 8)), WORDS))
 
 # %% [markdown]
 # Binary relevance (relevant = relevance > 0) with the binomial family (logit link), and distillation
@@ -229,7 +254,10 @@ with warnings.catch_warnings():
     teacher = fit_gam(sub, "relevant", ["score_neural", "score_tfIdf"], family="binomial")
     student = distillation_test(teacher.predict(sub), sub, ir_repro.IR_FEATURES, threshold=0.5, top=None,
                                 show_progress=False)
-print(ir_bin.summary())
-print(student.summary())
-print("RESULT", json.dumps({"label": "ir-binomial", "circular": list(ir_bin.circular), "d2": ir_bin.d2,
-                            "student_circular": list(student.circular)}))
+display(KeyNumbers({**verdict_numbers(ir_bin, "binary relevance"),
+                    "distilled student circular set": ", ".join(student.circular) or "none"}))
+
+# %% [markdown]
+# With binary relevance the three citation indicators again reproduce the labels exactly and nullify the
+# scores; the student of a teacher that never saw the citations is reconstructed by the two scores, the
+# features that teacher used, and its verdict names them, not the citations.

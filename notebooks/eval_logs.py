@@ -31,7 +31,9 @@
 # %%
 from pathlib import Path
 
-from _nbhelpers import show, show_figure
+from IPython.display import display
+
+from _nbhelpers import KeyNumbers, show_figure
 from mixeval.datasets import read_inspect, read_lm_eval
 from mixeval.logs import compare_logs, plot_leaderboard, plot_pair_intervals
 
@@ -53,12 +55,13 @@ lm[["model", "task", "item", "repeat", "acc", "passage", "subject", "question"]]
 
 # %%
 res_lm = compare_logs(lm, metric="acc", cluster="passage", by="subject", mixed=False, random_state=0)
-print(res_lm.summary())
+PAIR_COLUMNS = {"mean_a": "accuracy A", "mean_b": "accuracy B", "estimate": "A - B", "se_unpaired": "SE unpaired",
+                "se_cr2": "SE paired, clustered (CR2)", "pvalue_adjusted": "p (Holm)", "mcnemar_pvalue": "McNemar p"}
+display(res_lm.pairs.set_index(["model_a", "model_b"])[list(PAIR_COLUMNS)].rename(columns=PAIR_COLUMNS)
+        .style.format(precision=4).set_caption(f"lm-evaluation-harness: every pair on {res_lm.n_common_items} shared questions"))
 row = res_lm.pairs.iloc[2]
-show(f"lm-eval {row.model_a} - {row.model_b} estimate", row.estimate)
-show(f"lm-eval {row.model_a} - {row.model_b} se_unpaired", row.se_unpaired)
-show(f"lm-eval {row.model_a} - {row.model_b} se_cr2", row.se_cr2)
-show(f"lm-eval {row.model_a} - {row.model_b} mcnemar_pvalue", row.mcnemar_pvalue)
+KeyNumbers({f"lm-eval {row.model_a} - {row.model_b} {col}": row[col]
+            for col in ("estimate", "se_unpaired", "se_cr2", "mcnemar_pvalue")})
 
 # %% [markdown]
 # The dummy model guesses: no pair differs once the p-values are adjusted for three pairs, and the rank
@@ -75,26 +78,35 @@ show(f"lm-eval {row.model_a} - {row.model_b} mcnemar_pvalue", row.mcnemar_pvalue
 # %%
 ins = read_inspect(LOGS / "inspect")
 res = compare_logs(ins, metric="match", cluster="passage", mixed=True, random_state=0)
-print(res.leaderboard[["model", "estimate", "se_cluster", "se_cr2", "lower", "upper", "rank_lower", "rank_upper"]]
-      .to_string(index=False))
+LEADER_COLUMNS = {"estimate": "accuracy", "se_cluster": "SE clustered (inspect_ai's)", "se_cr2": "SE CR2",
+                  "lower": "95% lower", "upper": "95% upper", "rank_lower": "best rank", "rank_upper": "worst rank"}
+display(res.leaderboard.set_index("model")[list(LEADER_COLUMNS)].rename(columns=LEADER_COLUMNS)
+        .style.format(precision=3).set_caption("inspect_ai: accuracy by `match`, 12 questions in 4 passages"))
 best = res.pairs.loc[res.pairs["estimate"].abs().idxmax()]
-show(f"inspect {best.model_a} - {best.model_b} estimate", best.estimate)
-show(f"inspect {best.model_a} - {best.model_b} se_naive", best.se_naive)
-show(f"inspect {best.model_a} - {best.model_b} se_cr2", best.se_cr2)
-show(f"inspect {best.model_a} - {best.model_b} df", best.df)
-show(f"inspect {best.model_a} - {best.model_b} se_mixed", best.se_mixed)
-show(f"inspect {best.model_a} - {best.model_b} n_needed", best.n_needed)
+KeyNumbers({f"inspect {best.model_a} - {best.model_b} {col}": best[col]
+            for col in ("estimate", "se_naive", "se_cr2", "df", "se_mixed", "n_needed")})
 
 # %% [markdown]
 # Three ways to the interval of each difference: naive (questions independent), cluster-robust CR2 with
-# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model
-# `y ~ a + (1|item) + (1|item:model) + (1|passage) + (1|passage:model)` (`mixeval.lmer`; `mixeval.glmer`
-# gives the log odds ratio for the 0/1 scores in the `glmer_*` columns). `n_needed` is the number of
-# questions (in passages like these) for 80% power to detect the observed difference.
+# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model of
+# each pair's per-question differences (repeats averaged within question first), `d ~ 1 + (1|passage)` fitted by
+# REML (`res.mixed_model` names it; `glmm=True` adds the per-pair logistic GLMM's log odds ratio for 0/1 scores).
+# `n_needed` is the number of questions (in passages like these) for 80% power to detect the observed difference.
 
 # %%
-show_figure(plot_pair_intervals(res))
-show_figure(plot_leaderboard(res))
+fig = plot_pair_intervals(res)
+fig.axes[0].set_xlabel("difference in accuracy (scorer `match`), 95% intervals")
+fig.axes[0].set_title("Each pair of models on the 12 shared questions: three intervals")
+show_figure(fig)
+
+# %% [markdown]
+# The leaderboard: each model's accuracy with its 95% interval and the simultaneous set of ranks it may hold.
+
+# %%
+fig = plot_leaderboard(res)
+fig.axes[0].set_xlabel("accuracy (scorer `match`) on 12 questions, 95% intervals")
+fig.axes[0].set_title("Leaderboard with simultaneous rank sets")
+show_figure(fig)
 
 # %% [markdown]
 # ## The report
@@ -104,4 +116,4 @@ show_figure(plot_leaderboard(res))
 
 # %%
 report = res.to_report(title="inspect_ai mock models on toy arithmetic")
-print(report.to_text()[:1500])
+print(report.to_text()[:1500])  # the page's text; report.save("report.html") writes the page

@@ -33,14 +33,13 @@
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from IPython.display import display
 
-from _nbhelpers import show_figure
+from _nbhelpers import KeyNumbers, show_figure
 
-from mixeval.metric_model import MetricModel, metric_ci, metric_comparisons, coverage_study
+from mixeval.metric_model import MetricModel, metric_ci, coverage_study
 from mixeval.reproductions import get
 
-pd.set_option("display.width", 160)
-pd.set_option("display.max_columns", 30)
 TOXIGEN = MetricModel.from_rates(precision=0.8897, false_omission_rate=0.22769)
 
 # %% [markdown]
@@ -48,17 +47,24 @@ TOXIGEN = MetricModel.from_rates(precision=0.8897, false_omission_rate=0.22769)
 #
 # Inputs from the paper: precision and FOR (Section 3.1), $N$ = 23,679 (BOLD) and 99,442
 # (RealToxicityPrompts) outputs per system, and the systems' mean toxicity from Table 1
-# (GPT2 = control, GPT-Neo = treatment).
+# (GPT2 = control, GPT-Neo = treatment). Below: the difference GPT-Neo minus GPT2 with the paper's two
+# intervals, CI_D (Eq. 8, the metric's labels as data) and CI_M (Eq. 14, the paper's), beside the values the
+# paper prints.
 
 # %%
-t1 = get("goyal-table-1")(None)
-cols = ["dataset", "ate", "var_d_gpt2", "var_d_gptneo", "ci_d_low", "ci_d_high",
-        "var_m_gpt2", "var_m_gptneo", "ci_m_low", "ci_m_high"]
-print(t1[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
-for _, r in t1.iterrows():
-    print(f"{r['dataset']:20s} CI_D = ({r['ci_d_low']:.5f}, {r['ci_d_high']:.5f})   "
-          f"CI_M = ({r['ci_m_low']:.5f}, {r['ci_m_high']:.5f})   "
-          f"paper CI_M = ({r['ci_m_low_paper']:.5f}, {r['ci_m_high_paper']:.5f})")
+t1 = get("goyal-table-1")(None).set_index("dataset")
+numbers = {}
+for dataset, r in t1.iterrows():
+    for ci in ("d", "m"):
+        for end in ("low", "high"):
+            numbers[f"{dataset} CI_{ci.upper()} {end}"] = r[f"ci_{ci}_{end}"]
+            numbers[f"{dataset} CI_{ci.upper()} {end} (paper)"] = r[f"ci_{ci}_{end}_paper"]
+table1 = pd.DataFrame([{"dataset": dataset, "interval": f"CI_{ci.upper()}", "difference": r["ate"],
+                        "lower": r[f"ci_{ci}_low"], "upper": r[f"ci_{ci}_high"],
+                        "paper's lower": r[f"ci_{ci}_low_paper"], "paper's upper": r[f"ci_{ci}_high_paper"]}
+                       for dataset, r in t1.iterrows() for ci in ("d", "m")]).set_index(["dataset", "interval"])
+table1 = table1.style.format(precision=5)
+KeyNumbers(numbers, table=table1)
 
 # %% [markdown]
 # Both intervals match the paper to the fifth decimal (the paper prints CI_D's lower end for BOLD as
@@ -67,9 +73,13 @@ for _, r in t1.iterrows():
 # What can be checked is that each interval is ATE $\pm 1.96\sqrt{\text{Var}_C + \text{Var}_T}$:
 
 # %%
-t2 = get("goyal-table-2")(None)
-print(t2[["experiment", "ate", "ci_m_low", "ci_m_high", "ci_m_low_paper", "ci_m_high_paper",
-          "consistent_d", "consistent_m"]].to_string(index=False))
+t2 = get("goyal-table-2")(None).set_index("experiment")
+KeyNumbers({f"{e} CI_M consistent with its variances": bool(c) for e, c in t2["consistent_m"].items()},
+           table=t2[["ate", "ci_m_low", "ci_m_high", "ci_m_low_paper", "ci_m_high_paper", "consistent_d",
+                     "consistent_m"]].rename(columns={
+                         "ate": "difference", "ci_m_low": "CI_M lower", "ci_m_high": "CI_M upper",
+                         "ci_m_low_paper": "paper's lower", "ci_m_high_paper": "paper's upper",
+                         "consistent_d": "CI_D consistent", "consistent_m": "CI_M consistent"}).round(5))
 
 # %% [markdown]
 # Exp5's CI_M is not consistent with its own variances (it should be about (-0.00004, 0.00057)).
@@ -92,9 +102,12 @@ r = metric_ci(0.00456, 0.00236, 23679, metric=TOXIGEN)
 p, n, prec, fomr = 0.00456, 23679, 0.8897, 0.22769
 within = (p * prec * (1 - prec) + (1 - p) * fomr * (1 - fomr)) / (n - 1)
 calibrated_var = (prec - fomr) ** 2 * p * (1 - p) / (n - 1)
-print(f"GPT2 on BOLD: Eq. 13 = {r.var_control:.3g} = calibrated {calibrated_var:.3g} + E[Var(R|O)]/(N-1) {within:.3g}")
-print(f"observed ATE {r.ate:.5f}; calibrated ATE (true rates) {r.ate_corrected:.5f}, "
-      f"95% CI ({r.ci_corrected.lower:.5f}, {r.ci_corrected.upper:.5f})")
+KeyNumbers({"GPT2 on BOLD: variance by Eq. 13": r.var_control,
+            "GPT2 on BOLD: variance of the calibrated estimate": calibrated_var,
+            "GPT2 on BOLD: E[Var(R|O)] / (N - 1)": within,
+            "BOLD observed difference": r.ate, "BOLD calibrated difference (true rates)": r.ate_corrected,
+            "BOLD calibrated difference 95% lower": r.ci_corrected.lower,
+            "BOLD calibrated difference 95% upper": r.ci_corrected.upper}, digits=3)
 
 # %% [markdown]
 # Two more facts follow from the paper's own model (the same $P(R\mid O)$ for both systems):
@@ -114,13 +127,18 @@ print(f"observed ATE {r.ate:.5f}; calibrated ATE (true rates) {r.ate_corrected:.
 
 # %%
 FOR_PREC = (0.22769, 0.8897)
-cols = ["method", "estimand", "coverage", "coverage_mc_se", "coverage_observed", "reject_rate", "mean_width"]
+COLUMNS = {"estimand": "estimand", "coverage": "coverage", "coverage_mc_se": "Monte-Carlo SE",
+           "coverage_observed": "coverage of the observed difference", "reject_rate": "share rejecting 0",
+           "mean_width": "mean width"}
+
 
 def coverage(title, **kw):
-    t = coverage_study(n_replicates=4000, random_state=2023, **kw)
-    print(f"--- {title}   (theta_R = {t['target_true'].iloc[0]:.5f})")
-    print(t[cols].to_string(index=False, float_format=lambda x: f"{x:.4f}"))
-    return t.set_index("method")
+    """A coverage study (4,000 replicates) shown as a table titled by its setting."""
+    t = coverage_study(n_replicates=4000, random_state=2023, **kw).set_index("method")
+    display(t[list(COLUMNS)].rename(columns=COLUMNS).style.format(precision=4)
+            .set_caption(f"{title}; true difference {t['target_true'].iloc[0]:.5f}"))
+    return t
+
 
 null = coverage("BOLD setting, no effect (both systems 0.00456)",
                 p_control=0.00456, p_treatment=0.00456, n=23679, rates=FOR_PREC)
@@ -154,15 +172,21 @@ for p_t in [0.00456, 0.0040, 0.0035, 0.0030, 0.00236, 0.0015, 0.0005]:
                  "reject_uncorrected": unc.mean(), "reject_goyal": goy.mean(),
                  "reject_calibrated": cal.mean(), "flip_rate": (unc & ~goy).mean()})
 flips = pd.DataFrame(rows)
-print(flips.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
 fig, ax = plt.subplots(figsize=(6, 3.5))
-for c in ["reject_uncorrected", "reject_goyal", "reject_calibrated"]:
-    ax.plot(flips["true_difference"], flips[c], marker="o", label=c.replace("reject_", ""))
-ax.set_xlabel("true difference in toxicity (treatment - control)")
-ax.set_ylabel("share of intervals excluding 0")
+for c, label, style in (("reject_uncorrected", "uncorrected (Eq. 8)", dict(lw=5, alpha=0.4)),
+                        ("reject_goyal", "Goyal et al. (Eq. 14)", dict(marker="o")),
+                        ("reject_calibrated", "calibrated (rejects exactly when uncorrected does)", dict(marker="o"))):
+    ax.plot(flips["true_difference"], flips[c], label=label, **style)
+ax.set_xlabel("true difference in the share of toxic outputs (GPT-Neo minus GPT2)")
+ax.set_ylabel("share of 1,000 intervals excluding 0")
+ax.set_title("Detecting a difference: BOLD setting, 23,679 outputs per system")
 ax.legend()
 fig.tight_layout()
 show_figure(fig)
+KeyNumbers({"no effect: uncorrected rejection rate": flips.reject_uncorrected.iloc[0],
+            "no effect: Goyal rejection rate": flips.reject_goyal.iloc[0]},
+           table=flips.round(4).rename(columns={"p_treatment": "true rate of GPT-Neo",
+                                                "true_difference": "true difference", "flip_rate": "flips"}))
 
 # %% [markdown]
 # Under the paper's own assumptions the flips are **lost power**, not avoided false positives: at no effect
@@ -180,7 +204,7 @@ est = coverage("estimated rates (precision from 100, FOR from 300 items), N = 20
                p_control=0.10, p_treatment=0.20, n=20000, rates=(0.05, 0.8), calibration_counts=(300, 100))
 boot = coverage_study(n_replicates=2000, n_resamples=1000, random_state=7, p_control=0.10, p_treatment=0.20,
                       n=20000, rates=(0.05, 0.8), calibration_counts=(300, 100)).set_index("method")
-print(f"percentile bootstrap (2000 replicates x 1000 resamples): coverage {boot.loc['bootstrap', 'coverage']:.4f}")
+KeyNumbers({"percentile bootstrap coverage (2,000 replicates x 1,000 resamples)": boot.loc["bootstrap", "coverage"]})
 
 # %% [markdown]
 # ### A metric that errs differently on the two systems
@@ -211,8 +235,8 @@ paired = coverage("paired design (A.3): same prompts, dependent labels; rates es
 # | `delta` / `bootstrap` | true difference | rates estimated from an independent annotated set, transportable |
 # | `ppi` | true difference | a random gold-labelled sample of each system's outputs; no transportability needed |
 #
-# The coverage numbers above (4,000 replicates; Monte-Carlo SE 0.0034) are the evidence; the test suite
-# (`tests/test_metric_model_simulation.py`) asserts them.
+# The coverage of each interval in each setting above (4,000 replicates; Monte-Carlo SE 0.0034), in one
+# table: a cell is empty where the method does not apply to the setting.
 
 # %%
 summary = pd.DataFrame({
@@ -222,4 +246,5 @@ summary = pd.DataFrame({
     "per-system error": shift["coverage"],
     "paired": paired["coverage"],
 })
-print(summary.to_string(float_format=lambda x: f"{x:.4f}", na_rep="-"))
+KeyNumbers({f"coverage {method}, {setting}": value for setting, column in summary.items()
+            for method, value in column.dropna().items()}, table=summary.round(4))

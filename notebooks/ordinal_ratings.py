@@ -21,15 +21,14 @@
 # treats it as a latent score cut at thresholds: `P(rating <= j) = F(theta_j - x'beta - z'b)`. This notebook
 # simulates a rating study with known truth — 40 items x 3 systems x 6 raters, a 5-point scale, system effects
 # 0, 1 and 2 on the latent (logistic) scale, item variance 1, rater variance 0.4 — where the best system
-# piles its ratings at the top of the scale, and compares what the two models conclude. Key numbers are
-# printed as `label = value`.
+# piles its ratings at the top of the scale, and compares what the two models conclude.
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from _nbhelpers import Caught, show, show_figure
+from _nbhelpers import Caught, KeyNumbers, show_figure
 from mixeval import clmm, lmer, pairwise, phi
 from mixeval.significance import emmeans_ordinal, pairwise_ordinal
 
@@ -41,7 +40,7 @@ latent = (grid.system.map(EFFECTS).to_numpy() + rng.normal(0, 1.0, 40)[grid.item
           + rng.normal(0, np.sqrt(0.4), 6)[grid.rater] + rng.logistic(size=len(grid)))
 ratings = grid.assign(rating=np.searchsorted(CUTS, latent) + 1, item="i" + grid.item.astype(str),
                       rater="r" + grid.rater.astype(str))
-print(pd.crosstab(ratings.system, ratings.rating))
+pd.crosstab(ratings.system, ratings.rating).rename_axis(index="system", columns="rating")
 
 # %% [markdown]
 # ## 1. The two fits
@@ -53,12 +52,9 @@ with Caught():
     ordinal = clmm("rating ~ system + (1|item) + (1|rater)", ratings)
     gaussian = lmer("rating ~ system + (1|item) + (1|rater)", ratings)
 print(ordinal.summary())
-for name, value in ordinal.fixef.items():
-    show(f"clmm {name}", value, 4)
-for name, value in ordinal.components.items():
-    show(f"clmm variance {name}", value, 4)
-ci = ordinal.confint()
-print(ci)
+KeyNumbers({**{f"clmm {name}": value for name, value in ordinal.fixef.items()},
+            **{f"clmm variance {name}": value for name, value in ordinal.components.items()}},
+           table=ordinal.confint().round(3))
 
 # %% [markdown]
 # ## 2. System comparisons
@@ -70,11 +66,12 @@ print(ci)
 gp = pairwise(gaussian, "system", adjust="holm").table
 op = pairwise_ordinal(ordinal, "system", mode="latent", adjust="holm").table
 mp = pairwise_ordinal(ordinal, "system", mode="mean.class", adjust="holm").table
-print(gp[["contrast", "estimate", "se", "pvalue"]])
-print(op[["contrast", "estimate", "se", "pvalue"]])
-print(mp[["contrast", "estimate", "se", "pvalue"]])
-show("gaussian B - C z", float(gp.set_index("contrast").loc["B - C", "z"]), 4)
-show("ordinal latent B - C z", float(op.set_index("contrast").loc["B - C", "z"]), 4)
+side = pd.concat({"Gaussian (rating points)": gp.set_index("contrast")[["estimate", "se", "z", "pvalue"]],
+                  "ordinal, latent scale": op.set_index("contrast")[["estimate", "se", "z", "pvalue"]],
+                  "ordinal, expected rating": mp.set_index("contrast")[["estimate", "se", "z", "pvalue"]]}, axis=1)
+KeyNumbers({"gaussian B - C z": float(gp.set_index("contrast").loc["B - C", "z"]),
+            "ordinal latent B - C z": float(op.set_index("contrast").loc["B - C", "z"])},
+           table=side.style.format(precision=3, subset=side.columns).format("{:.2g}", subset=[c for c in side.columns if c[1] == "pvalue"]))
 
 # %% [markdown]
 # ## 3. What each model predicts for the best system
@@ -88,10 +85,13 @@ observed = ratings[ratings.system == "C"].rating.value_counts(normalize=True).so
 fig, ax = plt.subplots(figsize=(5, 3))
 ax.bar(np.arange(1, 6) - 0.2, observed.reindex(range(1, 6), fill_value=0), width=0.4, label="observed")
 ax.bar(np.arange(1, 6) + 0.2, pc.to_numpy(), width=0.4, label="clmm (b = 0)")
-ax.set_xlabel("rating of system C"); ax.set_ylabel("share"); ax.legend()
+ax.set_xlabel("rating of system C (1-5)")
+ax.set_ylabel("share of ratings")
+ax.set_title("System C: observed ratings and the ordinal model's")
+ax.legend()
 show_figure(fig)
 exc = emmeans_ordinal(ordinal, "system", mode="exc.prob")
-show("P(rating >= 4 | C)", float(exc[(exc.system == "C") & (exc.cut == "3|4")]["exc.prob"].iloc[0]), 4)
+KeyNumbers({"P(rating >= 4 | C)": float(exc[(exc.system == "C") & (exc.cut == "3|4")]["exc.prob"].iloc[0])})
 
 # %% [markdown]
 # ## 4. Reliability of the item scores
@@ -100,5 +100,5 @@ show("P(rating >= 4 | C)", float(exc[(exc.system == "C") & (exc.cut == "3|4")]["
 # reliability of the items' latent quality, which the cut into five categories blurs for the observed ratings.
 
 # %%
-show("phi gaussian (6 raters)", phi(gaussian, "item", {"rater": 6}), 4)
-show("phi latent (6 raters)", phi(ordinal, "item", {"rater": 6}), 4)
+KeyNumbers({"phi gaussian (6 raters)": phi(gaussian, "item", {"rater": 6}),
+            "phi latent (6 raters)": phi(ordinal, "item", {"rater": 6})})

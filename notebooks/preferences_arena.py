@@ -34,13 +34,14 @@
 # %%
 import json
 import warnings
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from _nbhelpers import ROOT, show, show_figure
+from IPython.display import display
+
+from _nbhelpers import ROOT, KeyNumbers, show_figure
 
 from mixeval.preferences import bradley_terry, simulate_arena
 
@@ -59,8 +60,8 @@ truth = pd.Series(np.linspace(-0.9, 0.9, 10), index=[f"sys{j:02d}" for j in rang
 log = simulate_arena(6000, truth.to_numpy(), n_judges=8, position=0.3, judge_sd=0.4, system_judge_sd=0.4,
                      random_state=2035)
 true_rank = truth.rank(ascending=False).astype(int)
-print(log.head())
-print(log.winner.value_counts().to_dict())
+display(log.head())
+log.winner.value_counts().rename("votes").to_frame()
 
 # %% [markdown]
 # ## 2. Two leaderboards
@@ -79,10 +80,16 @@ print(mixed.summary())
 table = mixed.compare_iid(n_resamples=500, random_state=1)
 table["truth"] = truth - truth.mean()
 table["naive"] = naive.estimates
-print(table.round(3).to_string())
-show("median width ratio mixed / iid bootstrap", float(table.width_ratio.median()), 3)
-show("iid intervals containing the truth", float(((table.iid_lower <= table.truth) & (table.truth <= table.iid_upper)).mean()), 3)
-show("mixed intervals containing the truth", float(((table.lower <= table.truth) & (table.truth <= table.upper)).mean()), 3)
+display(table.round(3))
+KeyNumbers({"median width ratio mixed / iid bootstrap": float(table.width_ratio.median()),
+            "iid intervals containing the truth": float(((table.iid_lower <= table.truth) & (table.truth <= table.iid_upper)).mean()),
+            "mixed intervals containing the truth": float(((table.lower <= table.truth) & (table.truth <= table.upper)).mean())},
+           digits=3)
+
+# %% [markdown]
+# The mixed model's intervals are about twice as wide as the iid bootstrap's, and they contain the true
+# abilities where the bootstrap's miss some: the judges' tastes are a source of error that more votes
+# from the same 8 judges do not remove.
 
 # %%
 fig, ax = plt.subplots(figsize=(7, 4))
@@ -93,7 +100,9 @@ ax.errorbar(table.ability, y - 0.15, xerr=[table.ability - table.lower, table.up
             label="mixed model (judge effects)", color="tab:blue")
 ax.scatter(table.truth, y, marker="x", color="k", zorder=3, label="truth")
 ax.set_yticks(y, table.index)
-ax.set_xlabel("ability (log-odds, sum 0)")
+ax.set_xlabel("ability (log-odds of winning, centred to sum 0)")
+ax.set_ylabel("system")
+ax.set_title("95% intervals of each system's ability: 6,000 votes by 8 judges")
 ax.legend(loc="lower right", fontsize=8)
 show_figure(fig)
 
@@ -111,9 +120,9 @@ for name, fit in (("naive", naive), ("mixed", mixed)):
     ranks[f"{name}_rank"] = r["rank"]
     ranks[f"{name}_set"] = [f"{lo}-{hi}" for lo, hi in zip(r.rank_lower.reindex(ranks.index), r.rank_upper.reindex(ranks.index))]
     ranks[f"{name}_covers"] = (r.rank_lower.reindex(ranks.index) <= ranks.true_rank) & (ranks.true_rank <= r.rank_upper.reindex(ranks.index))
-print(ranks.to_string())
-show("naive rank sets covering the true rank", float(ranks.naive_covers.mean()), 3)
-show("mixed rank sets covering the true rank", float(ranks.mixed_covers.mean()), 3)
+display(ranks)
+KeyNumbers({"naive rank sets covering the true rank": float(ranks.naive_covers.mean()),
+            "mixed rank sets covering the true rank": float(ranks.mixed_covers.mean())}, digits=3)
 
 # %% [markdown]
 # ## 4. Tests, variance shares, votes needed
@@ -126,10 +135,17 @@ show("mixed rank sets covering the true rank", float(ranks.mixed_covers.mean()),
 # %%
 print(mixed.test_systems())
 print(mixed.test_random("system:judge"))
-print(mixed.variance_shares().round(4).to_string(index=False))
-show("votes to separate neighbours, no judge effects", naive.votes_needed("sys05", "sys04", delta=0.2), 4)
-show("votes to separate neighbours, fitted judge effects", mixed.votes_needed("sys05", "sys04", delta=0.2), 4)
-print(mixed.contrasts(adjust="max-t").head(9).round(3).to_string(index=False))
+display(mixed.variance_shares().round(4))
+KeyNumbers({"votes to separate neighbours, no judge effects": naive.votes_needed("sys05", "sys04", delta=0.2),
+            "votes to separate neighbours, fitted judge effects": mixed.votes_needed("sys05", "sys04", delta=0.2)})
+
+# %% [markdown]
+# Without judge effects about that many head-to-head votes would separate two neighbours; with the fitted
+# judge tastes no number of votes from these 8 judges does (infinite): more judges are needed, not more
+# votes. The pairwise differences with simultaneous (max-t) p-values, the first nine pairs:
+
+# %%
+mixed.contrasts(adjust="max-t").head(9).round(3)
 
 # %% [markdown]
 # ## 5. Coverage over many simulated logs
@@ -143,9 +159,13 @@ sim = json.loads((ROOT / "benchmarks" / "results" / "sim_preferences_coverage.js
 rows = [("mixed model, Wald", sim["mixed_cover"], sim["mixed_width"]),
         ("fixed model, Wald", sim["fixed_wald_cover"], sim["fixed_wald_width"]),
         ("fixed model, iid vote bootstrap", sim["iid_cover"], sim["iid_width"])]
-print(pd.DataFrame([{"interval": n, "coverage": c["coverage"], "mc_se": c["mc_se"], "mean width": w}
-                    for n, c, w in rows]).round(3).to_string(index=False))
-print(pd.DataFrame([{"rank sets": n, "coverage": sim[k]["coverage"], "mc_se": sim[k]["mc_se"]}
-                    for n, k in (("mixed model", "mixed_rankset"), ("fixed model", "fixed_wald_rankset"))]
-                   ).round(3).to_string(index=False))
-show("replicates", sim["reps"], 4)
+display(pd.DataFrame([{"interval": n, "coverage": c["coverage"], "Monte-Carlo SE": c["mc_se"], "mean width": w}
+                      for n, c, w in rows]).round(3))
+display(pd.DataFrame([{"rank sets": n, "coverage": sim[k]["coverage"], "Monte-Carlo SE": sim[k]["mc_se"]}
+                      for n, k in (("mixed model", "mixed_rankset"), ("fixed model", "fixed_wald_rankset"))]).round(3))
+KeyNumbers({"replicates": sim["reps"]})
+
+# %% [markdown]
+# Over 80 simulated logs the mixed model's intervals cover the true abilities 92.5% of the time (within two
+# Monte-Carlo SEs of 95%), the fixed model's (Wald or iid vote bootstrap) only 55-57%: the single log above
+# is not an accident of its seed. Rank sets are wider than intervals and cover well under both models here.

@@ -143,3 +143,28 @@ def within_bootmer_error():
             assert abs(iv.loc[param, "upper"] - hi_r) <= tol, (param, iv.loc[param].tolist(), (lo_r, hi_r), tol)
 
     return check
+
+
+# ---------------------------------------------------------------- Spark
+@pytest.fixture(scope="session")
+def spark_session():
+    """A local one-core Spark session; skips (with the reason) without ``pyspark`` or a Java runtime."""
+    import shutil
+    import warnings
+
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'mixeval[spark]')")
+    if shutil.which("java") is None:
+        pytest.skip("Spark needs a Java runtime (java not on PATH)")
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        session = (
+            SparkSession.builder.master("local[1]").appName("mixeval-tests")
+            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.memory", "1g").config("spark.default.parallelism", "1")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
+        )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

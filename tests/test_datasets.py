@@ -18,7 +18,8 @@ from mixeval import datasets
 from mixeval.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
-NAMES = ["mt_annotation", "mt_ter", "mt_grid_partial", "mt_grid_full", "liver_gridsearch", "liver_sofa_test"]
+NAMES = ["mt_annotation", "mt_ter", "mt_grid_partial", "mt_grid_full", "liver_gridsearch", "liver_sofa_test",
+         "ir_test"]
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +45,7 @@ def _tiny_annotation(score: float) -> pd.DataFrame:
 # --------------------------------------------------------------------------- catalogue and errors
 
 
-def test_list_datasets_names_the_six_book_tables():
+def test_list_datasets_names_the_seven_book_tables():
     table = datasets.list_datasets()
     assert table["name"].tolist() == NAMES
     assert set(table.columns) >= {"name", "rows", "columns", "description", "book_section", "source"}
@@ -88,7 +89,7 @@ def test_file_without_the_expected_columns_is_rejected(tmp_path):
 # --------------------------------------------------------------------------- local look-up
 
 
-@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "liver_gridsearch"])
+@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "liver_gridsearch", "ir_test"])
 def test_load_from_data_dir_equals_read_csv(bookdata, name):
     got = datasets.load(name, data_dir=bookdata)
     expected = pd.read_csv(bookdata / f"{name}.csv.gz")
@@ -186,7 +187,7 @@ def test_factor_columns_are_the_quoted_ones(bookdata):
     assert _factor_columns(bookdata / "mt_annotation.csv.gz") == ["mode", "occasion", "sentence", "rater"]
 
 
-@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "mt_grid_partial", "liver_gridsearch"])
+@pytest.mark.parametrize("name", ["mt_annotation", "mt_ter", "mt_grid_partial", "liver_gridsearch", "ir_test"])
 def test_download_converts_and_caches(bookdata, tmp_path, monkeypatch, name):
     payload = _as_original_rds(bookdata / f"{name}.csv.gz", None, tmp_path / "orig.rds")
     urls: list[str] = []

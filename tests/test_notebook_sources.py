@@ -39,7 +39,30 @@ def test_committed_notebook_is_executed_and_modest(notebook_build, name):
     assert [c.execution_count for c in code] == list(range(1, len(code) + 1)), "executed top to bottom"
     assert not notebook_build.errors(nb)
     assert notebook_build.image_count(nb) >= 1  # every notebook shows at least one figure
-    assert (NOTEBOOKS / f"{name}.ipynb").stat().st_size < 400_000
+    # figures at print resolution (200 dpi) with a 64-colour palette: a few hundred kB per notebook
+    assert (NOTEBOOKS / f"{name}.ipynb").stat().st_size < 600_000
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_figures_are_at_print_resolution(notebook_build, name):
+    """Every figure is a PNG saved at ``_nbhelpers.DPI`` (>= 200) and shown at 80 pixels per inch: its pixel width
+    is about DPI / 80 times its displayed width (``bbox_inches="tight"`` trims or extends the margins a little)."""
+    import base64
+    import io
+    import re
+
+    from PIL import Image
+
+    dpi = int(re.search(r"^DPI = (\d+)", (NOTEBOOKS / "_nbhelpers.py").read_text(), flags=re.M).group(1))
+    assert dpi >= 200
+    outputs = [o for c in notebook_build.committed(name).cells for o in c.get("outputs", [])
+               if "image/png" in o.get("data", {})]
+    for out in outputs:
+        pixels = Image.open(io.BytesIO(base64.b64decode(out["data"]["image/png"]))).size[0]
+        shown = out["metadata"]["image/png"]["width"]
+        assert pixels / shown > 0.85 * dpi / 80, (pixels, shown)
+    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+    assert "savefig" not in source and "dpi=" not in source  # one resolution, set in _nbhelpers.show_figure
 
 
 @pytest.mark.parametrize("name", NAMES)

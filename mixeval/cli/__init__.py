@@ -86,7 +86,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "significance": (f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)"',
                      f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --by src_length '
                      '--cuts 15,55 --adjust holm',
-                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --df kenward-roger'),
+                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --df kenward-roger',
+                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --control baseline'),
     "power": (f'mixeval power {_DEMO} "score ~ system + (1|item) + (1|rater)" --n item=100,200 --nsim 200 --seed 1',),
     "bootstrap": ("mixeval bootstrap scores.csv --seed 1",
                   "mixeval bootstrap scores.csv --baseline baseline --ci bca --seed 1"),

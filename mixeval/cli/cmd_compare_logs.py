@@ -32,7 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--adjust", default="holm", help="p-value adjustment across pairs: holm (default), bh, bonferroni, "
                                                     "hochberg, by, none")
     p.add_argument("--no-mixed", dest="mixed", action="store_false",
-                   help="skip the mixed-model fits per pair (lmer/glmer; the slow part on large logs)")
+                   help="leave out se_mixed (the REML mixed model of each pair's item-level differences with the "
+                        "clusters as a random effect, fitted for all pairs at once)")
+    p.add_argument("--glmm", action="store_true",
+                   help="also fit the logistic mixed model (glmer) of each pair's 0/1 rows: the log odds ratio "
+                        "(one fit per pair; slow on large logs)")
     p.add_argument("--power", type=float, default=0.8, help="power for the items-needed numbers (default 0.8)")
     p.add_argument("--effect", type=float, default=None, help="also give the items needed to detect this difference")
     p.add_argument("--lower-is-better", dest="higher_is_better", action="store_false",
@@ -53,7 +57,7 @@ def _run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = compare_logs(args.logs, metric=args.metric, cluster=args.cluster, by=args.by, level=args.level,
-                              adjust=args.adjust, mixed=args.mixed, power=args.power, effect=args.effect,
+                              adjust=args.adjust, mixed=args.mixed, glmm=args.glmm, power=args.power, effect=args.effect,
                               higher_is_better=args.higher_is_better, random_state=args.seed,
                               on_mismatch="drop" if args.drop_mismatched else "error")
     warned = list(dict.fromkeys(str(w.message) for w in caught))

@@ -73,7 +73,8 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"--iid-resamples must be 0 (no iid section) or at least 2; got {args.iid_resamples}.")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit = bradley_terry(read_table(args.log), model_a=args.model_a, model_b=args.model_b, winner=args.winner,
+        source = args.log if str(args.log).endswith(".parquet") else read_table(args.log)  # Parquet: counted in DuckDB
+        fit = bradley_terry(source, model_a=args.model_a, model_b=args.model_b, winner=args.winner,
                             judge=args.judge, prompt=args.prompt, count=args.count,
                             covariates=_covariates(args.covariate), ties=args.ties, position=args.position,
                             random=tuple(args.random), reference=args.reference)

@@ -46,8 +46,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format, one row per score")
     s.add_argument("formula", help='e.g. "ter ~ system + (1|sentence_id)"')
     s.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
-    s.add_argument("--adjust", default="tukey", choices=["tukey", "holm", "bonferroni", "BH", "none"],
-                   help="multiplicity adjustment of the pairwise p-values (default tukey, as emmeans' pairs)")
+    s.add_argument("--adjust", default=None,
+                   choices=["tukey", "holm", "bonferroni", "BH", "none", "dunnettx", "mvt", "sidak"],
+                   help="multiplicity adjustment (default: tukey for all pairs, as emmeans' pairs; dunnettx with "
+                        "--control, as emmeans' trt.vs.ctrl; mvt: exact simultaneous)")
+    s.add_argument("--control", metavar="LEVEL",
+                   help="compare every system with LEVEL (a baseline: emmeans' trt.vs.ctrl, Dunnett's adjustment) "
+                        "instead of all pairs; link scale with --family")
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
                    help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
@@ -155,6 +160,20 @@ def _significance(args: argparse.Namespace) -> int:
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
     labels = args.labels.split(",") if args.labels else None
+    if args.control is not None:
+        if args.by:
+            raise InputError("--control compares every system with a baseline over the whole data; drop --by, or "
+                             "drop --control for pairwise comparisons within classes of --by.")
+        if args.scale is not None:
+            raise InputError("--control contrasts are on the link scale (log odds / log rate differences); drop "
+                             "--scale.")
+        if args.family == "ordinal":
+            raise InputError("--control needs --family gaussian, binomial or poisson; an ordinal model's contrasts "
+                             "are all pairs on its ordinal scale (drop --control).")
+    elif args.adjust in ("dunnettx", "mvt", "sidak"):
+        raise InputError(f"--adjust {args.adjust} is for --control contrasts; all pairwise contrasts take tukey, "
+                         "holm, bonferroni, BH or none.")
+    adjust = args.adjust or ("dunnettx" if args.control is not None else "tukey")
     data = read_table(args.data)
     extra = {"scale": args.scale} if args.family != "gaussian" else {}
     with warnings.catch_warnings(record=True) as caught:
@@ -162,20 +181,23 @@ def _significance(args: argparse.Namespace) -> int:
         study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
         if args.by:
             _check_by(study, args.by)
-            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=args.adjust, df=args.df, level=args.level)
+            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=adjust, df=args.df, level=args.level)
             if pairs.trend is not None and args.scale is not None:
                 raise InputError(f"--scale compares means; with a numeric --by {args.by} (no --cuts) the slopes are "
                                  "compared on the link scale (log odds per unit): drop --scale, or give --cuts.")
             if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
-                                      adjust=args.adjust, df=args.df, level=args.level, **extra)
+                                      adjust=adjust, df=args.df, level=args.level, **extra)
+        elif args.control is not None:
+            glrt, pairs = study.glrt(), study.contrast("trt.vs.ctrl", ref=args.control, adjust=adjust,
+                                                       df=args.df, level=args.level)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=args.adjust, df=args.df, level=args.level, **extra)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
     messages = list(dict.fromkeys(str(w.message) for w in caught))
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
-               "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": args.adjust,
+               "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": adjust,
                "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
         if pairs.trend is not None:
             out["trend"] = pairs.trend
@@ -190,9 +212,10 @@ def _significance(args: argparse.Namespace) -> int:
         print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
         print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}",
                                       formatters=pvalue_formatters(pairs.emmeans, 6)))
-        print(f"\nPairwise slope contrasts ({args.adjust} adjustment, df: {pairs.df_method}):")
+        print(f"\nPairwise slope contrasts ({adjust} adjustment, df: {pairs.df_method}):")
     else:
-        print(f"\nPairwise contrasts ({args.adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
+        what = f"Contrasts with {args.control}" if args.control is not None else "Pairwise contrasts"
+        print(f"\n{what} ({adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")

@@ -2,8 +2,9 @@
 
 The pipeline: read (any harness, :func:`~mixeval.logs.read_logs`) -> item table (repeats averaged within
 item, :func:`~mixeval.logs._items.item_table`) -> paired differences of every pair (vectorised over pairs,
-:func:`~mixeval.logs._stats.clustered_means`) -> McNemar for 0/1 items -> mixed models per pair (optional)
--> multiplicity adjustment -> leaderboard with simultaneous rank sets -> conditional pairs (``by``).
+:func:`~mixeval.logs._stats.clustered_means`) -> the mixed model of every pair's item-level differences from the
+same cluster sums (:func:`~mixeval.logs._stats.random_intercept`) -> McNemar for 0/1 items -> logistic GLMMs per
+pair (optional) -> multiplicity adjustment -> leaderboard with simultaneous rank sets -> conditional pairs (``by``).
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from .._adjust import ADJUST_METHODS, adjust_pvalues
 from .._random import as_generator
 from .._results import Result
 from .._validation import require_bool
-from ..errors import FamilyWarning, InputError, InputTypeError
+from ..errors import ColumnError, InputError, InputTypeError
 from ._items import ItemTable, choose_metric, item_table
-from ._readers import read_logs
-from ._stats import clustered_means, mcnemar, power_table
+from ._readers import KEY_COLUMNS, check_items, read_logs
+from ._stats import clustered_means, mcnemar, power_table, random_intercept
 
-__all__ = ["LogComparison", "compare_logs", "pair_table", "leaderboard", "mixed_pair"]
+__all__ = ["LogComparison", "compare_logs", "pair_table", "leaderboard", "glmm_pair", "mixed_model_name"]
 
 _ADJUST_NAMES = frozenset(alias for aliases in ADJUST_METHODS.values() for alias in aliases)
 _CHUNK = 256  # pairs per block of the vectorised computation (items x pairs floats each)
@@ -70,7 +71,15 @@ def _one_blas_thread():
 
 
 def _as_frame(data: Any, on_mismatch: str) -> pd.DataFrame:
+    if on_mismatch not in ("error", "drop"):
+        raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
     if isinstance(data, pd.DataFrame):
+        if on_mismatch == "drop":
+            missing = [c for c in KEY_COLUMNS if c not in data.columns]
+            if missing:
+                raise ColumnError(f"on_mismatch='drop' leaves out items whose question differs between models, by the "
+                                  f"item_hash the readers write; the table has no column {missing[0]!r}.")
+            return check_items(data, on_mismatch="drop")
         return data
     if isinstance(data, (str, Path)) or (isinstance(data, Iterable) and not isinstance(data, (dict, bytes))):
         return read_logs(data, on_mismatch=on_mismatch)
@@ -140,11 +149,13 @@ def _within(cross: _Cross, ia: np.ndarray, ib: np.ndarray, n: np.ndarray) -> tup
 
 
 def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, power: float = 0.8,
-               effect: float | None = None, item_mask: np.ndarray | None = None, where: str = "") -> pd.DataFrame:
+               effect: float | None = None, mixed: bool = False, item_mask: np.ndarray | None = None,
+               where: str = "") -> pd.DataFrame:
     """Paired differences ``model_a - model_b`` of every pair of models on their shared items.
 
-    The columns are described in :func:`compare_logs`; ``item_mask`` restricts the items (a class of
-    ``by``), ``where`` names that restriction in error messages.
+    The columns are described in :func:`compare_logs`; ``mixed`` adds the mixed model of the item-level
+    differences (:func:`_mixed_block`), ``item_mask`` restricts the items (a class of ``by``), ``where``
+    names that restriction in error messages.
     """
     ia_all, ib_all = _all_pairs(len(table.models))
     present = table.present
@@ -186,6 +197,8 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
             var_b, inv_b = _within(cross, ib, ia, n)
             block["var_within"] = var_a + var_b
             block["var_between"] = np.maximum(cm.sd ** 2 - (var_a * inv_a + var_b * inv_b), 0.0)
+        if mixed:
+            block.update(_mixed_block(cm, table.cluster_labels is not None, q))
         block.update(power_table(cm.se_cr2, cm.n, cm.estimate, alpha=alpha, power=power, effect=effect))
         blocks.append(pd.DataFrame(block))
     out = pd.concat(blocks, ignore_index=True)
@@ -194,6 +207,29 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
 
 
 # ---------------------------------------------------------------------------------------- mixed models
+
+def mixed_model_name(cluster: str | None) -> str:
+    """What gave ``se_mixed``: the mixed model of the pair's item-level differences."""
+    if cluster is None:
+        return ("d ~ 1 on the item-level differences d = a - b (repeats averaged within item; no cluster, so no "
+                "random effect: se_mixed is se_naive)")
+    return (f"lmer(d ~ 1 + (1 | {cluster}), REML) on the item-level differences d = a - b (repeats averaged "
+            "within item); Wald interval")
+
+
+def _mixed_block(cm: Any, clustered: bool, q: float) -> dict[str, np.ndarray]:
+    """The mixed model of the item-level differences of each pair: ``d ~ 1 + (1 | cluster)`` by REML
+    (:func:`~mixeval.logs._stats.random_intercept`, all pairs at once), ``d ~ 1`` without clusters."""
+    if clustered:
+        fit = random_intercept(cm.sums, cm.sizes, cm.ss, cm.n, cm.estimate)
+        estimate, se = fit.estimate, fit.se
+        extra = {"sd_cluster_mixed": fit.sd_cluster, "sigma_mixed": fit.sigma}
+    else:
+        estimate, se = cm.estimate, cm.se_naive
+        extra = {"sigma_mixed": cm.sd}
+    return {"mixed_estimate": estimate, "se_mixed": se, "lower_mixed": estimate - q * se,
+            "upper_mixed": estimate + q * se, **extra}
+
 
 def _pair_rows(rows: pd.DataFrame, metric: str, a: str, b: str, cluster: str | None) -> pd.DataFrame:
     """The rows of models ``a`` and ``b`` on the items both have, as the mixed model's frame."""
@@ -207,35 +243,28 @@ def _pair_rows(rows: pd.DataFrame, metric: str, a: str, b: str, cluster: str | N
     return frame
 
 
-def mixed_pair(frame: pd.DataFrame, *, repeats: bool, cluster: bool, binary: bool) -> dict[str, float]:
-    """The mixed-model estimate of ``a - b`` on one pair's rows (columns ``y``, ``a`` = 1 for model a,
-    ``m``, ``i`` the item, ``c`` the cluster).
+def glmm_pair(frame: pd.DataFrame, *, repeats: bool, cluster: bool) -> dict[str, float]:
+    """The logistic mixed model of one pair's 0/1 rows (columns ``y``, ``a`` = 1 for model a, ``m``, ``i``
+    the item, ``c`` the cluster).
 
     Notes
     -----
-    ``y ~ a + (1|i)`` plus ``(1|i:m)`` when items have repeats (the model's own item effect, so that the
-    repeats are averaged within item as the paired analysis does) plus ``(1|c) + (1|c:m)`` with clusters
-    (the difference varies by cluster), fitted by :func:`mixeval.lmer` (REML); for 0/1 scores also by
-    :func:`mixeval.glmer` (binomial, logit: the coefficient is a log odds ratio).
+    ``y ~ a + (1|i)`` plus ``(1|i:m)`` when items have repeats plus ``(1|c) + (1|c:m)`` with clusters,
+    fitted by :func:`mixeval.glmer` (binomial, logit, Laplace): the coefficient of ``a`` is the log odds
+    ratio of a correct answer conditional on the item (a subject-specific effect, not the difference in
+    accuracy that the other columns estimate).
     """
-    from .. import glmer, lmer  # the mixed-model layer; imported where used (fits are optional)
+    from .. import glmer  # the mixed-model layer; imported where used (the fits are optional)
 
     terms = ["(1|i)"] + (["(1|i:m)"] if repeats else []) + (["(1|c)", "(1|c:m)"] if cluster else [])
-    formula = "y ~ a + " + " + ".join(terms)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FamilyWarning)  # the score-scale model is wanted; glmer follows for 0/1
-        fit = lmer(formula, frame)
-    out = {"mixed_estimate": float(fit.fixef["a"]), "se_mixed": float(np.sqrt(fit.vcov.loc["a", "a"]))}
-    if binary:
-        g = glmer(formula, frame, family="binomial")
-        se = float(np.sqrt(g.vcov.loc["a", "a"]))
-        out.update({"glmer_log_odds_ratio": float(g.fixef["a"]), "glmer_se": se,
-                    "glmer_pvalue": float(2 * stats.norm.sf(abs(float(g.fixef["a"])) / se))})
-    return out
+    g = glmer("y ~ a + " + " + ".join(terms), frame, family="binomial")
+    estimate = float(g.fixef["a"])
+    se = float(np.sqrt(g.vcov.loc["a", "a"]))
+    return {"glmer_log_odds_ratio": estimate, "glmer_se": se, "glmer_pvalue": float(2 * stats.norm.sf(abs(estimate) / se))}
 
 
-def _mixed_columns(data: pd.DataFrame, metric: str, table: ItemTable, pairs: pd.DataFrame, cluster: str | None,
-                   level: float, notes: list[str]) -> pd.DataFrame:
+def _glmm_columns(data: pd.DataFrame, metric: str, table: ItemTable, pairs: pd.DataFrame, cluster: str | None,
+                  notes: list[str]) -> pd.DataFrame:
     keys = ["task", "item"] if "task" in data.columns else ["item"]
     rows = data[["model", metric] + keys + ([cluster] if cluster else [])].copy()
     rows["model"] = rows["model"].astype(str)
@@ -246,13 +275,9 @@ def _mixed_columns(data: pd.DataFrame, metric: str, table: ItemTable, pairs: pd.
         frame = _pair_rows(rows, metric, a, b, cluster)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            fits.append(mixed_pair(frame, repeats=repeats, cluster=cluster is not None, binary=table.binary))
-        notes.extend(f"mixed model {a} - {b}: {w.message}" for w in caught)
-    out = pd.DataFrame(fits)
-    q = stats.norm.ppf(0.5 + level / 2)
-    out["lower_mixed"] = out["mixed_estimate"] - q * out["se_mixed"]
-    out["upper_mixed"] = out["mixed_estimate"] + q * out["se_mixed"]
-    return out
+            fits.append(glmm_pair(frame, repeats=repeats, cluster=cluster is not None))
+        notes.extend(f"glmer {a} - {b}: {w.message}" for w in caught)
+    return pd.DataFrame(fits)
 
 
 # ----------------------------------------------------------------------------------------- leaderboard
@@ -389,6 +414,8 @@ class LogComparison(Result):
         Items every model has (the leaderboard's items).
     notes : tuple of str
         Fitting messages of the mixed models and what was not computed.
+    mixed_model : str or None
+        The model behind ``se_mixed`` (None without ``mixed``).
 
     Examples
     --------
@@ -414,6 +441,7 @@ class LogComparison(Result):
     critical_value: float = float("nan")
     n_common_items: int = 0
     notes: tuple[str, ...] = ()
+    mixed_model: str | None = None
 
     def summary(self) -> str:
         from ..report import text_table
@@ -423,6 +451,8 @@ class LogComparison(Result):
                  + (f", clusters {self.cluster!r}" if self.cluster else "")
                  + f" ({100 * self.level:g}% intervals: CR2 with Bell-McCaffrey df; p-values adjusted by {self.adjust})",
                  text_table(self.pairs[show], digits=4, max_rows=20)]
+        if self.mixed_model:
+            lines.append(f"se_mixed: {self.mixed_model}")
         if len(self.leaderboard):
             lines += ["", f"Leaderboard on the {self.n_common_items} items all models share (rank sets from "
                           f"simultaneous intervals, max-|t| critical value {self.critical_value:.4g})",
@@ -444,7 +474,7 @@ class LogComparison(Result):
 
 
 def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = None, by: str | None = None,
-                 level: float = 0.95, adjust: str = "holm", mixed: bool = True, power: float = 0.8,
+                 level: float = 0.95, adjust: str = "holm", mixed: bool = True, glmm: bool = False, power: float = 0.8,
                  alpha: float = 0.05, effect: float | None = None, higher_is_better: bool = True,
                  n_resamples: int = 10_000, random_state: Any = None, on_mismatch: str = "error") -> LogComparison:
     """Compare every pair of models in evaluation logs on their shared items.
@@ -469,8 +499,12 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         Multiplicity adjustment of the pair p-values across pairs (``"holm"``, ``"bh"``, ... as
         R's ``p.adjust``; the names of ``mixeval._adjust.ADJUST_METHODS``).
     mixed : bool
-        Fit the mixed models of each pair (:func:`mixeval.lmer`, and :func:`mixeval.glmer` for 0/1
-        scores). These fits cost most of the time on large logs; ``False`` leaves their columns out.
+        The mixed model of each pair's item-level differences, ``d ~ 1 + (1 | cluster)`` by REML (the
+        paired analysis with the clusters as a random effect; fitted for all pairs at once), ``d ~ 1``
+        without ``cluster``. ``False`` leaves its columns out. ``LogComparison.mixed_model`` names the model.
+    glmm : bool
+        Also fit the logistic mixed model of each pair's 0/1 rows with :func:`mixeval.glmer` (one fit per
+        pair on the long data, slow on large logs; refused for a metric that is not 0/1).
     power, alpha, effect : float
         The power and two-sided level of the design numbers; ``effect`` an additional difference to plan for.
     higher_is_better : bool
@@ -478,7 +512,8 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     n_resamples, random_state
         Draws of the simulated largest absolute t statistic behind the rank sets, and their seed.
     on_mismatch : {"error", "drop"}
-        For paths: items whose question differs between models (see :func:`check_items`).
+        Items whose question differs between models (see :func:`check_items`): for paths, what the readers
+        do; for a table (whose readers already raised), ``"drop"`` leaves them out by its ``item_hash``.
 
     Returns
     -------
@@ -490,8 +525,8 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         ``se_cr2`` and ``df`` (CR2, Bell-McCaffrey), ``statistic``/``pvalue``/``lower``/``upper`` (t test and
         interval from CR2), ``pvalue_adjusted``, normal intervals ``lower_cluster``/``upper_cluster`` (CR1)
         and ``lower_naive``/``upper_naive``; with ``mixed``: ``mixed_estimate``, ``se_mixed``,
-        ``lower_mixed``/``upper_mixed`` (Wald) and for 0/1 scores ``glmer_log_odds_ratio``, ``glmer_se``,
-        ``glmer_pvalue``; for 0/1 scores with one repeat: ``mcnemar_b``, ``mcnemar_c``,
+        ``lower_mixed``/``upper_mixed`` (Wald), ``sigma_mixed`` and with ``cluster`` ``sd_cluster_mixed``;
+        with ``glmm``: ``glmer_log_odds_ratio``, ``glmer_se``, ``glmer_pvalue``; for 0/1 scores with one repeat: ``mcnemar_b``, ``mcnemar_c``,
         ``mcnemar_statistic``, ``mcnemar_pvalue_asymptotic`` (R's ``mcnemar.test``), ``mcnemar_pvalue``
         (exact), ``mcnemar_midp``; with repeats: ``var_within`` and ``var_between`` (variance of the
         difference between repeats and between items); design numbers ``mdd`` (minimum detectable
@@ -528,18 +563,27 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     effect = _effect(effect)
     n_resamples = _resamples(n_resamples)
     mixed = require_bool(mixed, "mixed")
+    glmm = require_bool(glmm, "glmm")
     higher_is_better = require_bool(higher_is_better, "higher_is_better")
     if not isinstance(adjust, str) or adjust.strip().lower() not in _ADJUST_NAMES:
         adjust_pvalues([0.5], adjust)  # raises the error naming the methods, before any work
     table = item_table(frame, metric, cluster=cluster, by=by)
+    if glmm and not table.binary:
+        raise InputError(f"glmm=True (CLI --glmm) fits a logistic model of 0/1 scores; metric {metric!r} has other "
+                         "values. Leave it out: se_mixed is the mixed model of the score differences.")
     notes: list[str] = []
     with _one_blas_thread():
-        pairs = pair_table(table, level=level, alpha=alpha, power=power, effect=effect)
+        pairs = pair_table(table, level=level, alpha=alpha, power=power, effect=effect, mixed=mixed)
     pairs.insert(pairs.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjust_pvalues(pairs["pvalue"], adjust))
     if table.binary and "mcnemar_pvalue" in pairs and pairs["mcnemar_pvalue"].isna().any():
         notes.append("McNemar's test needs one 0/1 result per model and item; pairs with repeats have none.")
-    if mixed:
-        pairs = pd.concat([pairs, _mixed_columns(frame, metric, table, pairs, cluster, level, notes)], axis=1)
+    if mixed and "sd_cluster_mixed" in pairs:
+        singular = int((pairs["sd_cluster_mixed"] == 0).sum())
+        if singular:
+            notes.append(f"mixed model: the {cluster!r} variance of the differences is estimated at 0 (singular fit) "
+                         f"for {singular} of {len(pairs)} pairs; their se_mixed is that of the items as independent.")
+    if glmm:
+        pairs = pd.concat([pairs, _glmm_columns(frame, metric, table, pairs, cluster, notes)], axis=1)
     with _one_blas_thread():
         board, q, n_common = leaderboard(table, level=level, higher_is_better=higher_is_better,
                                          n_resamples=n_resamples, random_state=random_state)
@@ -550,5 +594,6 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         by_pairs = _by_pairs(table, by, level=level, alpha=alpha, power=power, effect=effect)
         heterogeneity = _heterogeneity(table)
     return LogComparison(metric=metric, cluster=cluster, by=by, level=level, adjust=adjust, models=table.models,
+                         mixed_model=mixed_model_name(cluster) if mixed else None,
                          pairs=pairs, leaderboard=board, by_pairs=by_pairs, heterogeneity=heterogeneity,
                          critical_value=q, n_common_items=n_common, notes=tuple(dict.fromkeys(notes)))

@@ -14,7 +14,7 @@ __all__ = ["comparison_report"]
 _PAIR_COLUMNS = ["model_a", "model_b", "n_items", "n_clusters", "estimate", "se_unpaired", "se_naive", "se_cluster",
                  "se_cr2", "df", "lower", "upper", "pvalue", "pvalue_adjusted"]
 _METHOD_COLUMNS = ["model_a", "model_b", "estimate", "lower_naive", "upper_naive", "lower_cluster", "upper_cluster",
-                   "lower", "upper", "mixed_estimate", "lower_mixed", "upper_mixed", "glmer_log_odds_ratio",
+                   "lower", "upper", "mixed_estimate", "lower_mixed", "upper_mixed", "sd_cluster_mixed", "glmer_log_odds_ratio",
                    "glmer_se", "glmer_pvalue", "mcnemar_b", "mcnemar_c", "mcnemar_pvalue", "mcnemar_midp",
                    "mcnemar_pvalue_asymptotic"]
 _DESIGN_COLUMNS = ["model_a", "model_b", "estimate", "se_cr2", "var_between", "var_within", "mdd", "n_needed",
@@ -47,7 +47,9 @@ def comparison_report(result: Any, *, title: str | None = None) -> Report:
                   f"pairs by {result.adjust}."),
         Table(_cols(pairs, _PAIR_COLUMNS), "Table 1: paired differences, standard errors side by side")),
         summary=(_significant(pairs, level),))]
+    mixed = (Paragraph(f"Mixed model: {result.mixed_model}."),) if result.mixed_model else ()
     sections.append(Section("Three ways to the interval", (
+        *mixed,
         Figure.from_matplotlib(plot_pair_intervals(result), "Figure 1: each pair's interval: naive, CR2, mixed model"),
         Table(_cols(pairs, _METHOD_COLUMNS), f"Table 2: {100 * level:g}% intervals: naive, cluster-robust (CR1 "
               "normal, CR2 t), mixed model (Wald); glmer log odds ratios and McNemar's test for 0/1 scores"),)))

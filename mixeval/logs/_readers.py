@@ -16,13 +16,15 @@ directories and checks item identity across models.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
 import re
 import warnings
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -123,85 +125,400 @@ def _frame(rows: list[dict[str, Any]], metrics: Sequence[str], source: str) -> p
 
 # ----------------------------------------------------------------------------- lm-evaluation-harness
 
-def _lm_eval_model(sample_file: Path) -> str:
-    """The model of a samples file: ``model_name`` of a ``results_*.json`` beside it, else the directory."""
-    for results in sorted(sample_file.parent.glob("results_*.json"), reverse=True):
+def _lm_eval_model(directory: Path, cache: dict[Path, str]) -> str:
+    """The model of the samples files in ``directory``: ``model_name`` of a ``results_*.json`` there (the
+    newest by name), else the directory's name."""
+    if directory in cache:
+        return cache[directory]
+    name = directory.name
+    for results in sorted(directory.glob("results_*.json"), reverse=True):
         try:
             info = json.loads(results.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        name = info.get("model_name") or (info.get("config") or {}).get("model_args")
-        if isinstance(name, str) and name:
-            return name
-    return sample_file.parent.name
+        found = info.get("model_name") or (info.get("config") or {}).get("model_args")
+        if isinstance(found, str) and found:
+            name = found
+            break
+    cache[directory] = name
+    return name
 
 
-def _lm_eval_task(sample_file: Path) -> str:
+def _lm_eval_task(sample_file: Path) -> tuple[str, str]:
+    """The task and timestamp of a samples file ``samples_<task>_<timestamp>.jsonl`` (timestamp "" if none)."""
     m = re.fullmatch(r"samples_(.+)_(\d{4}-\d{2}-\d{2}T[\d\-\.]+)\.jsonl", sample_file.name)
     if m:
-        return m.group(1)
+        return m.group(1), m.group(2)
     m = re.fullmatch(r"samples_(.+)\.jsonl", sample_file.name)
     if not m:
         raise InputError(f"{sample_file}: not an lm-evaluation-harness samples file (samples_<task>_<date>.jsonl).")
-    return m.group(1)
+    return m.group(1), ""
+
+
+def _jsonl_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _json_object(line: str | bytes, path: Path, lineno: int) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read {path}, line {lineno}: {exc}") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
+    return record
 
 
 def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file (parsed as one JSON array; a bad line is found and named)."""
-    try:
-        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}") from None
+    lines = [line for line in _jsonl_lines(path) if line.strip()]
     try:
         records = json.loads("[" + ",".join(lines) + "]")
     except json.JSONDecodeError:
         records = None
-    if records is None or len(records) != len(lines):
-        records = []
-        for lineno, line in enumerate(lines, 1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}, line {lineno}: not JSON ({exc.msg}).") from None
-    for lineno, rec in enumerate(records, 1):
-        if not isinstance(rec, dict):
-            raise InputError(f"{path}, line {lineno}: a record must be a JSON object.")
+    if records is None or len(records) != len(lines) or not all(isinstance(r, dict) for r in records):
+        records = [_json_object(line, path, lineno) for lineno, line in enumerate(lines, 1)]
     return records
 
 
-def _lm_eval_file(path: Path, model: str | None) -> tuple[list[dict[str, Any]], list[str]]:
-    task = _lm_eval_task(path)
-    model_name = model or _lm_eval_model(path)
-    records = _read_jsonl_records(path)
-    filters = sorted({str(r.get("filter", "none")) for r in records})
-    metric_names: dict[str, None] = {}
-    non_numeric: set[str] = set()
-    rows = []
-    for rec in records:
-        if "doc_id" not in rec:
-            raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
-        listed = rec.get("metrics")
-        names = list(listed) if isinstance(listed, list) else [k for k in rec if k not in _LM_EVAL_RESERVED]
-        suffix = "" if len(filters) == 1 else "," + str(rec.get("filter", "none"))
-        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
-        hashes = (rec.get("doc_hash"), rec.get("prompt_hash"), rec.get("target_hash"))
-        row = {"model": model_name, "task": task, "item": str(rec["doc_id"]), "repeat": 0,
-               "item_hash": _hash(*(str(h) for h in hashes)) if any(hashes) else _hash(rec.get("doc"), rec.get("target"))}
-        for name in names:
-            value = _number(rec.get(name))
-            if value is None:
-                non_numeric.add(name)
-                continue
-            row[name + suffix] = value
-            metric_names[name + suffix] = None
-        rows.append((row, doc))
-    if non_numeric:
-        warnings.warn(f"{path}: the metrics {sorted(non_numeric)} are not numbers per sample (corpus-level metrics "
-                      "such as BLEU keep their inputs per sample); they are not read.", DroppedRowsWarning,
-                      stacklevel=3)
-    taken = set(KEY_COLUMNS) | set(metric_names)
-    out = [dict(row, **_field_columns(doc, taken, "doc_")) for row, doc in rows]
-    return out, list(metric_names)
+_DECODER = json.JSONDecoder()
+_HEAD, _DOC, _TARGET, _FILTER = b'{"doc_id": ', b', "doc": ', b', "target": ', b', "filter": '
+_LM_EVAL_HASHES = ("doc_hash", "prompt_hash", "target_hash")
+
+
+class _Docs:
+    """The distinct ``doc`` records of a read, each once as its table cells (the same question is in the
+    samples of every model and run), looked up by the doc's JSON text."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+        self.cells: list[dict[str, Any]] = []
+
+    def add(self, key: Any, doc: Any) -> int:
+        code = self.index.get(key)
+        if code is None:
+            code = self.index[key] = len(self.cells)
+            self.cells.append({k: _scalar(v) for k, v in doc.items()} if isinstance(doc, dict) else {})
+        return code
+
+    def renamed(self, code: int, taken: frozenset[str]) -> int:
+        """The code of doc ``code`` with its fields named ``doc_<field>`` where the name is ``taken``."""
+        cells = self.cells[code]
+        if taken.isdisjoint(cells):
+            return code
+        return self.add(("renamed", code, taken), {(f"doc_{k}" if k in taken else k): v for k, v in cells.items()})
+
+
+@dataclass(frozen=True)
+class _Tail:
+    """The fields of a record that the long format needs besides ``doc_id`` and ``doc``: its filter, the
+    metric values (None where not a number), the names of those that are not numbers, the item hash."""
+
+    filter: str
+    values: tuple[tuple[str, float | None], ...]
+    item_hash: str
+
+
+class _Tails:
+    """The distinct tails of the records (the same question with the same score recurs across models and
+    runs), each decoded once."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self.tails: list[_Tail] = []
+        self.hashes: dict[tuple[str, ...], str] = {}
+
+    def add(self, record: Mapping[str, Any], identity: str | None = None) -> int:
+        names = record["metrics"]
+        if identity is None:
+            key = tuple(str(record.get(h)) for h in _LM_EVAL_HASHES)
+            identity = self.hashes.get(key)
+            if identity is None:
+                identity = self.hashes[key] = _hash(*key)
+        values = tuple((str(name), _number(record.get(name))) for name in names)
+        self.tails.append(_Tail(str(record.get("filter", "none")), values, identity))
+        return len(self.tails) - 1
+
+    def projected(self, text: bytes) -> int | None:
+        """The code of the tail ``text`` (the record from ``"filter"`` on), decoded if new; None where it is
+        not the harness's tail (no metric list, a listed metric absent, no hash, not an object's end)."""
+        code = self.index.get(text)
+        if code is not None:
+            return code
+        try:
+            record = json.loads(b"{" + text)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        listed = record.get("metrics")
+        if (not isinstance(listed, list) or not all(isinstance(m, str) and m in record for m in listed)
+                or not any(record.get(h) for h in _LM_EVAL_HASHES)):
+            return None
+        code = self.index[text] = self.add(record)
+        return code
+
+
+def _projected_doc(line: bytes, start: int, docs: _Docs) -> tuple[int, int] | None:
+    """The code of the doc that starts at byte ``start`` and the byte where it ends (None if not a doc)."""
+    stop = line.find(_TARGET, start)
+    if stop > 0:
+        code = docs.index.get(line[start:stop])
+        if code is not None:
+            return code, stop
+        try:
+            doc = json.loads(line[start:stop])   # a proper prefix of an object is never a whole JSON value
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            doc = None
+        if isinstance(doc, dict):
+            return docs.add(line[start:stop], doc), stop
+    try:
+        rest = line[start:].decode("utf-8")
+        doc, end = _DECODER.raw_decode(rest)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    stop = start + len(rest[:end].encode("utf-8"))
+    if not line.startswith(_TARGET, stop):
+        return None
+    return docs.add(line[start:stop], doc), stop
+
+
+def _lm_eval_projected(line: bytes, docs: _Docs, tails: _Tails, ids: dict[bytes, str]) -> tuple[str, int, int] | None:
+    """``doc_id``, the doc's code and the tail's code of one record, decoding only those parts.
+
+    lm-evaluation-harness writes each record as ``json.dumps`` of a dictionary with the keys ``doc_id, doc,
+    target, arguments, resps, filtered_resps, filter, metrics, doc_hash, prompt_hash, target_hash`` and the
+    metric values, in this order. ``doc_id`` and ``doc`` are decoded at the start of the line; the last
+    ``, "filter": `` of the line begins the tail, decoded as an object: inside a JSON string a quote is
+    always escaped, so the pattern is a key, and a key of a nested object would leave the tail unbalanced
+    (a decoding error). The heavy middle (``arguments``, ``resps``, ``filtered_resps``) is never decoded.
+    None where the line is not in this layout (then the whole record is decoded).
+    """
+    if not line.startswith(_HEAD):
+        return None
+    k = line.find(_DOC, len(_HEAD))
+    if k < 0:
+        return None
+    raw_id = line[len(_HEAD):k]
+    doc_id = ids.get(raw_id)
+    if doc_id is None:
+        try:
+            value = json.loads(raw_id)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        doc_id = ids[raw_id] = str(value)
+    found = _projected_doc(line, k + len(_DOC), docs)
+    if found is None:
+        return None
+    doc_code, stop = found
+    tail_at = line.rfind(_FILTER)
+    if tail_at < stop:
+        return None
+    tail_code = tails.projected(line[tail_at + 2:])
+    if tail_code is None:
+        return None
+    return doc_id, doc_code, tail_code
+
+
+def _lm_eval_full(record: dict[str, Any], docs: _Docs, tails: _Tails, path: Path) -> tuple[str, int, int]:
+    """The same parts as :func:`_lm_eval_projected` from a wholly decoded record."""
+    if "doc_id" not in record:
+        raise InputError(f"{path}: a record has no 'doc_id'; is this an lm-evaluation-harness samples file?")
+    rest = dict(record)
+    if not isinstance(record.get("metrics"), list):
+        rest["metrics"] = [k for k in record if k not in _LM_EVAL_RESERVED]
+    identity = None if any(record.get(h) for h in _LM_EVAL_HASHES) else _hash(record.get("doc"), record.get("target"))
+    doc = record.get("doc")
+    key = ("decoded", json.dumps(doc, sort_keys=True, default=str)) if isinstance(doc, dict) else ("none",)
+    return str(record["doc_id"]), docs.add(key, doc), tails.add(rest, identity)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """The rows of one samples file in the long table."""
+
+    path: Path
+    model: str
+    task: str
+    repeat: int
+    start: int
+    stop: int
+
+
+class _LmEvalColumns:
+    """The long format, filled file by file: per record its item, doc code and tail code; the table is made
+    once at the end from the distinct docs and tails (:meth:`frame`)."""
+
+    def __init__(self) -> None:
+        self.docs = _Docs()
+        self.tails = _Tails()
+        self.ids: dict[bytes, str] = {}
+        self.items: list[str] = []
+        self.doc_codes: list[int] = []
+        self.tail_codes: list[int] = []
+        self.segments: list[_Segment] = []
+
+    def add_file(self, path: Path, model: str, task: str, repeat: int, projection: bool = True) -> None:
+        """Add the records of one samples file. A record whose ``doc_id``, ``doc`` and tail were seen before
+        (the same question answered by another model or run) costs a few searches and dictionary look-ups on
+        the file's bytes; anything else goes through :func:`_lm_eval_projected`, then whole decoding."""
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise InputError(f"cannot read {path}: {exc}") from None
+        self._add_records(data, path, model, task, repeat, projection)
+
+    def _add_records(self, data: bytes, path: Path, model: str, task: str, repeat: int, projection: bool) -> None:
+        start = len(self.items)
+        docs, tails, ids = self.docs, self.tails, self.ids
+        doc_index, tail_index = docs.index, tails.index
+        items, doc_codes, tail_codes = self.items, self.doc_codes, self.tail_codes
+        head, n_head, doc_key, n_doc, target, filt = _HEAD, len(_HEAD), _DOC, len(_DOC), _TARGET, _FILTER
+        pos, size, lineno = 0, len(data), 0
+        while pos < size:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                end = size
+            lineno += 1
+            if projection and data.startswith(head, pos):
+                k = data.find(doc_key, pos + n_head, end)
+                doc_id = ids.get(data[pos + n_head:k]) if k > 0 else None
+                stop = data.find(target, k + n_doc, end) if doc_id is not None else -1
+                doc = doc_index.get(data[k + n_doc:stop]) if stop > 0 else None
+                at = data.rfind(filt, stop, end) if doc is not None else -1
+                tail = tail_index.get(data[at + 2:end]) if at > 0 else None
+                if tail is not None:
+                    items.append(doc_id)
+                    doc_codes.append(doc)
+                    tail_codes.append(tail)
+                    pos = end + 1
+                    continue
+            line = data[pos:end]
+            pos = end + 1
+            part = _lm_eval_projected(line, docs, tails, ids) if projection else None
+            if part is None:
+                if not line.strip():
+                    continue
+                part = _lm_eval_full(_json_object(line, path, lineno), docs, tails, path)
+            items.append(part[0])
+            doc_codes.append(part[1])
+            tail_codes.append(part[2])
+        self.segments.append(_Segment(path, model, task, repeat, start, len(self.items)))
+
+    def _metric_columns(self, codes: np.ndarray) -> tuple[dict[str, np.ndarray], list[str], list[frozenset[str]]]:
+        """The metric columns (``metric,filter`` in a file of several filters), their order of appearance,
+        and per file the names of its columns; warns of metrics that are not numbers per sample."""
+        layouts: dict[tuple[str, tuple[str, ...]], int] = {}
+        layout_of = np.empty(len(self.tails.tails), dtype=np.intp)
+        values: dict[str, np.ndarray] = {}
+        numeric: dict[str, np.ndarray] = {}
+        for c, tail in enumerate(self.tails.tails):
+            layout_of[c] = layouts.setdefault((tail.filter, tuple(name for name, _ in tail.values)), len(layouts))
+            for name, value in tail.values:
+                if name not in values:
+                    values[name] = np.full(len(layout_of), np.nan)
+                    numeric[name] = np.zeros(len(layout_of), dtype=bool)
+                if value is not None:
+                    values[name][c] = value
+                    numeric[name][c] = True
+        layout_list = list(layouts)
+        columns: dict[str, np.ndarray] = {}
+        order: dict[str, None] = {}
+        per_file = []
+        for seg in self.segments:
+            rows = codes[seg.start:seg.stop]
+            lay = layout_of[rows]
+            used = np.unique(lay)
+            filters = {layout_list[k][0] for k in used}
+            names: dict[str, None] = {}
+            non_numeric: set[str] = set()
+            for k in used:
+                filt, listed = layout_list[k]
+                where = np.flatnonzero(lay == k) if len(used) > 1 else np.arange(len(rows))
+                suffix = "" if len(filters) == 1 else "," + filt
+                for name in listed:
+                    ok = numeric[name][rows[where]]
+                    if not ok.all():
+                        non_numeric.add(name)
+                    if not ok.any():
+                        continue
+                    key = name + suffix
+                    if key not in columns:
+                        columns[key] = np.full(len(codes), np.nan)
+                    columns[key][seg.start + where] = values[name][rows[where]]
+                    names[key] = None
+            if non_numeric:
+                warnings.warn(f"{seg.path}: the metrics {sorted(non_numeric)} are not numbers per sample "
+                              "(corpus-level metrics such as BLEU keep their inputs per sample); they are not read.",
+                              DroppedRowsWarning, stacklevel=5)
+            order.update(names)
+            per_file.append(frozenset(names))
+        return columns, list(order), per_file
+
+    def _doc_fields(self, per_file: list[frozenset[str]]) -> pd.DataFrame:
+        """The doc fields of every row; a field named like a key or metric column of its file is ``doc_<field>``."""
+        codes = np.asarray(self.doc_codes, dtype=np.intp)
+        docs = self.docs
+        clashing = set(KEY_COLUMNS).union(*per_file)
+        if any(not clashing.isdisjoint(cells) for cells in docs.cells):
+            for seg, names in zip(self.segments, per_file):
+                taken = frozenset(set(KEY_COLUMNS) | names)
+                remap = {int(c): docs.renamed(int(c), taken) for c in np.unique(codes[seg.start:seg.stop])}
+                part = codes[seg.start:seg.stop]
+                codes[seg.start:seg.stop] = [remap[int(c)] for c in part]
+        fields = pd.DataFrame.from_records(docs.cells)
+        if not len(fields.columns):
+            return fields
+        return fields.take(codes).reset_index(drop=True)
+
+    def frame(self) -> pd.DataFrame:
+        if not self.items:
+            raise InputError("lm-evaluation-harness: no samples in the log.")
+        codes = np.asarray(self.tail_codes, dtype=np.intp)
+        metric_columns, metrics, per_file = self._metric_columns(codes)
+        counts = [seg.stop - seg.start for seg in self.segments]
+        keys = {
+            "model": np.repeat(np.array([seg.model for seg in self.segments], dtype=object), counts),
+            "task": np.repeat(np.array([seg.task for seg in self.segments], dtype=object), counts),
+            "item": np.array(self.items, dtype=object),
+            "repeat": np.repeat(np.array([seg.repeat for seg in self.segments], dtype=int), counts),
+            "item_hash": np.array([t.item_hash for t in self.tails.tails], dtype=object)[codes],
+        }
+        frame = pd.DataFrame({**keys, **{m: metric_columns[m] for m in metrics}})
+        fields = self._doc_fields(per_file)
+        fields = fields.drop(columns=[c for c in fields.columns if c in frame.columns])
+        if len(fields.columns):
+            frame = pd.concat([frame, fields], axis=1)
+        frame.attrs["metrics"] = metrics
+        return frame
+
+
+def _lm_eval_runs(files: Sequence[Path]) -> list[tuple[Path, str, int]]:
+    """Each samples file with its task and run number: the files of one task in one directory (the
+    harness run more than once with the same ``--output_path``) are the runs 0, 1, ... in timestamp order."""
+    seen: dict[tuple[int, int], Path] = {}
+    directories: dict[Path, Path] = {}
+    named = []
+    for f in files:
+        info = f.stat()
+        if (info.st_dev, info.st_ino) in seen:
+            raise InputError(f"the samples file {f} is given twice (also as {seen[info.st_dev, info.st_ino]}); "
+                             "give each file once.")
+        seen[info.st_dev, info.st_ino] = f
+        if f.parent not in directories:
+            directories[f.parent] = f.parent.resolve()
+        named.append((f, directories[f.parent], *_lm_eval_task(f)))
+    order = sorted(range(len(named)), key=lambda k: (named[k][1], named[k][2], named[k][3], named[k][0].name))
+    runs: dict[tuple[Path, str], int] = {}
+    numbered: list[tuple[Path, str, int] | None] = [None] * len(named)
+    for k in order:
+        f, directory, task, _ = named[k]
+        numbered[k] = (f, task, runs.get((directory, task), 0))
+        runs[directory, task] = runs.get((directory, task), 0) + 1
+    return numbered  # type: ignore[return-value]
 
 
 def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None = None,
@@ -222,10 +539,18 @@ def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None 
     Returns
     -------
     pandas.DataFrame
-        Columns ``model, task, item`` (the ``doc_id``), ``repeat`` (0), ``item_hash`` (from the harness's
-        ``doc_hash``, ``prompt_hash`` and ``target_hash``), one column per metric as written (``acc``,
-        ``exact_match``, ...; ``metric,filter`` when a task has several filters, as in the harness's
-        results file), then the fields of ``doc``.
+        Columns ``model, task, item`` (the ``doc_id``), ``repeat`` (the run: the files of one task in one
+        directory, written by running the harness again with the same ``--output_path``, are the runs 0,
+        1, ... in the order of their timestamps), ``item_hash`` (from the harness's ``doc_hash``,
+        ``prompt_hash`` and ``target_hash``), one column per metric as written (``acc``, ``exact_match``,
+        ...; ``metric,filter`` when a task has several filters, as in the harness's results file), then
+        the fields of ``doc``.
+
+    Notes
+    -----
+    Only ``doc_id``, ``doc`` and the fields from ``filter`` on are decoded; the prompts and responses
+    (``arguments``, ``resps``, ``filtered_resps``, most of a record's bytes) are skipped, and each distinct
+    ``doc`` and tail is decoded once. A record in another layout is decoded whole.
 
     Examples
     --------
@@ -242,13 +567,21 @@ def read_lm_eval(paths: str | Path | Iterable[str | Path], *, model: str | None 
     my-model arith    1  1.0    math
     my-model arith    2  0.0    math
     """
-    rows: list[dict[str, Any]] = []
-    metrics: list[str] = []
-    for path in _paths(paths, "samples_*.jsonl", "lm-evaluation-harness samples files"):
-        file_rows, file_metrics = _lm_eval_file(path, model)
-        rows.extend(file_rows)
-        metrics.extend(file_metrics)
-    return check_items(_frame(rows, metrics, "lm-evaluation-harness"), on_mismatch=on_mismatch)
+    return check_items(_lm_eval_frame(paths, model=model), on_mismatch=on_mismatch)
+
+
+def _lm_eval_frame(paths: str | Path | Iterable[str | Path], *, model: str | None,
+                   projection: bool = True) -> pd.DataFrame:
+    """The long format of lm-evaluation-harness samples files (``projection=False`` decodes every record
+    whole: the reference the projected decoding is tested against)."""
+    if model is not None and not isinstance(model, str):
+        raise InputTypeError(f"model must be a model name (str); got {type(model).__name__}.")
+    columns = _LmEvalColumns()
+    names: dict[Path, str] = {}
+    files = _paths(paths, "samples_*.jsonl", "lm-evaluation-harness samples files")
+    for path, task, run in _lm_eval_runs(files):
+        columns.add_file(path, model or _lm_eval_model(path.parent, names), task, run, projection=projection)
+    return columns.frame()
 
 
 # ----------------------------------------------------------------------------------------- inspect_ai
@@ -292,19 +625,30 @@ def inspect_value_to_float(value: Any, *, scorer: str = "score") -> float:
 _ZIP_ZSTD = 93  # the zip compression method inspect_ai uses for .eval members (zstandard)
 
 
-def _zstd_decompress(data: bytes, size: int, path: Path) -> bytes:
+@functools.cache
+def _zstd_decompressor() -> Callable[[bytes, int], bytes] | None:
+    """The zstandard decompression at hand (Python >= 3.14's own, else the ``zstandard`` package), looked up
+    once: a failed import is not cached by Python and costs a path search on every member."""
     try:
         from compression import zstd  # Python >= 3.14
 
-        return zstd.decompress(data)
+        return lambda data, size: zstd.decompress(data)
     except ImportError:
         pass
     try:
         import zstandard
     except ImportError:
+        return None
+    decompressor = zstandard.ZstdDecompressor()
+    return lambda data, size: decompressor.decompress(data, max_output_size=size)
+
+
+def _zstd_decompress(data: bytes, size: int, path: Path) -> bytes:
+    decompress = _zstd_decompressor()
+    if decompress is None:
         raise InputError(f"{path} is compressed with zstandard; install it to read inspect_ai logs: "
-                         "pip install 'mixeval[inspect]' (or pip install zstandard).") from None
-    return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+                         "pip install 'mixeval[inspect]' (or pip install zstandard).")
+    return decompress(data, size)
 
 
 def _zip_member(zf: zipfile.ZipFile, fh: Any, info: zipfile.ZipInfo, path: Path) -> bytes:
@@ -437,6 +781,24 @@ def _helm_task(run_name: str) -> str:
     return head + (":" + ",".join(kept) if kept else "")
 
 
+def _helm_instances(run_dir: Path) -> list[dict[str, Any]]:
+    """The instances of a run: ``instances.json``, else those of the requests in ``scenario_state.json``
+    (what ``helm-run`` writes), else none."""
+    try:
+        if (run_dir / "instances.json").exists():
+            return list(json.loads((run_dir / "instances.json").read_text()))
+        if (run_dir / "scenario_state.json").exists():
+            state = json.loads((run_dir / "scenario_state.json").read_text())
+            found = {}
+            for request in state.get("request_states") or []:
+                inst = request.get("instance") or {}
+                found.setdefault(str(inst.get("id")), inst)
+            return list(found.values())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{run_dir}: cannot read the HELM instances ({exc}).") from None
+    return []
+
+
 def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     stats_path = run_dir / "per_instance_stats.json"
     try:
@@ -451,10 +813,9 @@ def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     task = _helm_task(str(spec.get("name") or run_dir.name))
     texts: dict[str, Any] = {}
     fields: dict[str, dict[str, Any]] = {}
-    if (run_dir / "instances.json").exists():
-        for inst in json.loads((run_dir / "instances.json").read_text()):
-            texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
-            fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
+    for inst in _helm_instances(run_dir):
+        texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
+        fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
     rows, metrics, perturbed = [], {}, 0
     for inst in instances_stats:
         if inst.get("perturbation"):
@@ -492,9 +853,10 @@ def read_helm(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "e
     pandas.DataFrame
         ``model`` (``adapter_spec.model`` of ``run_spec.json``), ``task`` (the run name without
         ``model=``/``model_deployment=``), ``item`` (``instance_id``), ``repeat`` (``train_trial_index``),
-        ``item_hash`` (of the instance's input and references in ``instances.json``, where present), one
+        ``item_hash`` (of the instance's input and references in ``instances.json`` or, as ``helm-run``
+        writes them, ``scenario_state.json``, where present), one
         column per statistic (its per-instance ``mean``; perturbed statistics are left out with a warning),
-        and ``split``/``sub_split`` from ``instances.json``.
+        and ``split``/``sub_split`` of the instances.
 
     Examples
     --------

@@ -11,6 +11,7 @@ the stages.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import LinAlgError
 from scipy.optimize import linprog
 
@@ -34,10 +35,15 @@ from ._pirls import (
     row_patterns,
     supports_beta_gradient,
     supports_gradient,
+    weighted_crossproduct,
 )
 from ._reterms import ReStructure, build_restructure
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: above this many fixed effects the second stage's Hessian in ``beta`` is ``2 R_X' R_X``
+#: (:meth:`GlmmFit.stage2_beta_hessian`), not finite differences of the gradient
+EXACT_HESSIAN_MAX_P = 20
 
 __all__ = ["GlmmFit", "reml_criterion", "check_separation", "glmm_problem", "optimize_glmm", "response_values",
            "laplace_beta_at", "reml_fit"]
@@ -75,7 +81,8 @@ def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStru
     y = np.asarray(design.y, dtype=float)
     response_values(y, family, weights, design.parsed.response)
     re = build_restructure(design) if re is None else re
-    return GlmmProblem(y=y, X=np.asarray(design.X, dtype=float), weights=weights, offset=np.zeros(len(y)), re=re,
+    X = design.X.tocsr().astype(float) if sp.issparse(design.X) else np.asarray(design.X, dtype=float)
+    return GlmmProblem(y=y, X=X, weights=weights, offset=np.zeros(len(y)), re=re,
                        family=family)
 
 
@@ -97,8 +104,8 @@ def check_separation(problem: GlmmProblem, names: tuple[str, ...]) -> list[str]:
     ``b_j != 0`` are those whose maximum-likelihood estimates diverge. Computed on the distinct rows
     of ``[X, outcome class]``.
     """
-    if problem.family.name != "binomial" or problem.p == 0:
-        return []
+    if problem.family.name != "binomial" or problem.p == 0 or sp.issparse(problem.X):
+        return []  # a sparse X is large: make_glmer_result's check of diverging estimates applies
     keep = problem.weights > 0
     y = problem.y[keep]
     s = np.where(y >= 1, 1.0, np.where(y <= 0, -1.0, 0.0))
@@ -125,6 +132,9 @@ def _start_beta(problem: GlmmProblem) -> np.ndarray:
         return np.zeros(0)
     mustart = (wt * y + 0.5) / (wt + 1) if fam.name == "binomial" else y + 0.1
     eta = fam.linkfun(mustart)
+    if sp.issparse(problem.X):  # the normal equations (p x p) of the weighted least squares
+        w = np.maximum(wt, 1e-12)
+        return np.linalg.lstsq(weighted_crossproduct(problem.X, w), problem.X.T @ (w * eta), rcond=None)[0]
     sw = np.sqrt(np.maximum(wt, 1e-12))
     beta, *_ = np.linalg.lstsq(problem.X * sw[:, None], eta * sw, rcond=None)
     return beta
@@ -167,7 +177,24 @@ class GlmmFit:
 
     def state(self, x: np.ndarray) -> PirlsState:
         theta, beta = x[: self.n_theta], x[self.n_theta:]
-        return pirls(self.problem, theta, beta, self.u, joint=False)
+        st = pirls(self.problem, theta, beta, self.u, joint=False)
+        self._last_state = (np.asarray(x, dtype=float).tobytes(), st)
+        return st
+
+    def stage2_beta_hessian(self, x: np.ndarray) -> np.ndarray:
+        """The Hessian of the Laplace deviance in ``beta`` approximated by ``2 R_X' R_X`` (the Schur complement of
+        the fixed effects in the penalised system at ``x``: exact but for the derivatives of ``log|L|^2`` through
+        the weights); the ``theta`` rows and columns NaN (left to finite differences by the optimiser).
+
+        Used for many fixed effects (more than :data:`EXACT_HESSIAN_MAX_P`), where finite differences of the
+        gradient would cost one PIRLS run per fixed effect at every fresh Hessian."""
+        x = np.asarray(x, dtype=float)
+        k = self.n_theta
+        last = self.__dict__.get("_last_state")
+        st = last[1] if last is not None and last[0] == x.tobytes() else self.state(x)
+        h = np.full((x.size, x.size), np.nan)
+        h[k:, k:] = 2 * joint_system(self.problem, x[:k], st).beta_precision_unscaled()
+        return h
 
     def stage2(self, x: np.ndarray) -> float:
         """Laplace (``nAGQ = 1``) or adaptive Gauss-Hermite deviance at ``(theta, beta)``."""
@@ -273,7 +300,8 @@ def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndar
         fun_and_grad = fit.stage2_and_gradient
     else:
         fun_and_grad = finite_difference_gradient(fit.stage2)
-    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2)
+    hess = fit.stage2_beta_hessian if fit.n_agq == 1 and fit.problem.p > EXACT_HESSIAN_MAX_P else None
+    opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2, hess=hess)
     return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
 
 

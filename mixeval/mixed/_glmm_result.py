@@ -276,8 +276,16 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
 
 
 def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int = 1, re: ReStructure | None = None,
-             data: Any = None, warn: bool = True, reml: bool = False) -> GlmerResult:
-    """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure)."""
+             data: Any = None, warn: bool = True, reml: bool = False, covariance: str = "hessian") -> GlmerResult:
+    """Fit a GLMM from a validated design (optionally with a hand-built random-effects structure).
+
+    ``covariance`` of the fixed effects: ``"hessian"`` (lme4's default: the inverse Hessian of the deviance in
+    ``(theta, beta)`` at the optimum, ``2 (k + p)`` PIRLS runs) or ``"rx"`` (lme4's ``calc.derivs = FALSE``:
+    ``(R_X' R_X)^{-1}`` from the penalised system at the optimum, one factorisation; it ignores the
+    uncertainty of ``theta`` and the curvature of ``log|L|^2``, a difference of order ``1 / n``).
+    """
+    if covariance not in ("hessian", "rx"):
+        raise InputError(f"covariance={covariance!r}: choose 'hessian' or 'rx'.")
     problem = glmm_problem(design, family, weights, re)
     if n_agq > 1 and not (len(problem.re.terms) == 1 and problem.re.terms[0].n_coef == 1):
         raise InputError(
@@ -301,7 +309,7 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
             dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
             unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
             cov, cov_params = unsc, None
-            if n_agq >= 1 and problem.p:
+            if n_agq >= 1 and problem.p and covariance == "hessian":
                 try:
                     analytic = n_agq == 1 and supports_gradient(problem)
                     h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)

@@ -107,13 +107,16 @@ def finite_difference_hessian(fg: Callable[[np.ndarray], tuple[float, np.ndarray
 def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
     """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient, symmetrised."""
     h = np.array(hess, dtype=float)
-    missing = np.flatnonzero(np.isnan(h).any(axis=1) | np.isnan(h).any(axis=0))
-    for i in missing:
-        step = 1e-4 * max(abs(theta[i]), 0.1)
-        trial = theta.copy()
-        trial[i] += step
-        h[i] = (fg(trial)[1] - grad) / step
-    h[:, missing] = h[missing].T  # the differenced rows also give those columns
+    # rows with a NaN diagonal first: their columns then fill the other rows' NaN in those columns
+    for missing in (np.flatnonzero(np.isnan(np.diag(h))), None):
+        if missing is None:
+            missing = np.flatnonzero(np.isnan(h).any(axis=1) | np.isnan(h).any(axis=0))
+        for i in missing:
+            step = 1e-4 * max(abs(theta[i]), 0.1)
+            trial = theta.copy()
+            trial[i] += step
+            h[i] = (fg(trial)[1] - grad) / step
+        h[:, missing] = h[missing].T  # the differenced rows also give those columns
     return 0.5 * (h + h.T)
 
 

@@ -29,12 +29,16 @@ from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
-           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives"]
+           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows", "distinct_rows"]
 
 
 @dataclass(frozen=True)
 class GlmmProblem:
-    """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure."""
+    """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure.
+
+    ``X`` is a dense array or a scipy sparse matrix (CSR; e.g. a paired-comparison design with two nonzeros
+    per row), whose products are then formed sparsely.
+    """
 
     y: np.ndarray = field(repr=False)
     X: np.ndarray = field(repr=False)
@@ -83,6 +87,16 @@ class GlmmProblem:
     @cached_property
     def has_offset(self) -> bool:
         return bool(np.any(self.offset != 0.0))
+
+    @cached_property
+    def x_rows(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """A sparse ``X``'s rows as padded arrays (:func:`padded_rows`; ``None`` for a dense ``X``)."""
+        return padded_rows(self.X) if sp.issparse(self.X) else None
+
+    @cached_property
+    def x_distinct(self) -> tuple | None:
+        """The distinct padded rows of a sparse ``X`` (:func:`distinct_rows`), when few."""
+        return distinct_rows(self.x_rows) if self.x_rows is not None else None
 
     @cached_property
     def layout(self) -> CountLayout | None:
@@ -214,6 +228,15 @@ class _System:
         x_beta = x_m[self.q_rest:] if self.joint and p.p else None
         return x_u, x_beta
 
+    def beta_precision_unscaled(self) -> np.ndarray:
+        """``R_X' R_X = X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X``: the inverse of
+        :meth:`beta_covariance_unscaled`."""
+        p = self.problem.p
+        if not (self.joint and p):
+            raise ValueError("needs the joint system")  # internal: callers use it only on the joint system
+        lbb = np.tril(self.schur[0][self.q_rest:, self.q_rest:])
+        return lbb @ lbb.T
+
     def beta_covariance_unscaled(self) -> np.ndarray:
         """``(X' W X - X' W Z Lambda A_u^{-1} Lambda' Z' W X)^{-1}``: lme4's ``unsc()`` (RX-based vcov)."""
         p = self.problem.p
@@ -239,7 +262,7 @@ def dense_part(problem: GlmmProblem, zl: list[sp.csr_matrix], joint: bool):
     b = problem.block_term()
     rest = [zl[k] for k in range(len(zl)) if k != b]
     m = sum(z.shape[1] for z in rest) + (problem.p if joint else 0)
-    if problem.nobs * m <= 4_000_000:
+    if problem.nobs * m <= 4_000_000 and not sp.issparse(problem.X):
         cols = [z.toarray() for z in rest] + ([problem.X] if joint and problem.p else [])
         return np.hstack(cols) if cols else np.zeros((problem.nobs, 0))
     cols = rest + ([sp.csr_matrix(problem.X)] if joint and problem.p else [])
@@ -325,6 +348,91 @@ class _SparseOps:
         return _System(p, self.joint, blocks, c, d)
 
 
+#: a sparse X whose rows have at most this many nonzeros is kept as padded (column, value) arrays
+MAX_ROW_NNZ = 8
+
+
+def padded_rows(X) -> tuple[np.ndarray, np.ndarray] | None:
+    """A sparse ``X`` as ``(columns, values)``, each ``n x k`` (``k`` the most nonzeros of a row; short rows
+    padded with value 0), or ``None`` when a row has more than :data:`MAX_ROW_NNZ` nonzeros.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> cols, vals = padded_rows(sp.csr_matrix([[1.0, -1.0, 0.0], [0.0, 0.0, 2.0]]))
+    >>> cols.tolist(), vals.tolist()
+    ([[0, 1], [2, 0]], [[1.0, -1.0], [2.0, 0.0]])
+    """
+    X = sp.csr_matrix(X)
+    counts = np.diff(X.indptr)
+    k = int(counts.max(initial=0))
+    if k > MAX_ROW_NNZ:
+        return None
+    n = X.shape[0]
+    cols, vals = np.zeros((n, max(k, 1)), dtype=np.intp), np.zeros((n, max(k, 1)))
+    rows = np.repeat(np.arange(n), counts)
+    slot = np.arange(X.nnz) - np.repeat(X.indptr[:-1], counts)
+    cols[rows, slot], vals[rows, slot] = X.indices, X.data
+    return cols, vals
+
+
+def weighted_crossproduct(X, w: np.ndarray, rows: tuple[np.ndarray, np.ndarray] | None = None,
+                          distinct: tuple | None = None) -> np.ndarray:
+    """``X' diag(w) X`` (dense ``p x p``) for a dense or sparse ``X``. With the padded rows of a sparse ``X``
+    (:func:`padded_rows`), ``k^2`` weighted counts over the pairs of each row's nonzeros: for a paired-comparison
+    design (rows ``e_a - e_b``) the weighted Laplacian of the pairs, in ``O(n)``; with ``distinct``
+    (:func:`distinct_rows`) the weights are first summed per distinct row (one count over the rows)."""
+    if not sp.issparse(X):
+        return X.T @ (X * w[:, None])
+    if rows is None:
+        return np.asarray((X.T @ sp.diags(w) @ X).toarray())
+    cols, vals = rows
+    p = X.shape[1]
+    # few distinct rows (a paired-comparison design has one per ordered pair): weights summed per distinct row first
+    if distinct is not None:
+        index, (cols, vals) = distinct
+        w = np.bincount(index, weights=w, minlength=cols.shape[0])
+    out = np.zeros(p * p)
+    for a in range(cols.shape[1]):
+        wa = w * vals[:, a]
+        for b in range(cols.shape[1]):
+            out += np.bincount(cols[:, a] * p + cols[:, b], weights=wa * vals[:, b], minlength=p * p)
+    return out.reshape(p, p)
+
+
+
+def distinct_rows(rows: tuple[np.ndarray, np.ndarray]) -> tuple | None:
+    """Each padded row's index among the distinct rows and those rows (padded), or ``None`` when they are more
+    than a quarter of the rows (then summing by distinct row does not pay)."""
+    cols, vals = rows
+    k = cols.shape[1]
+    # one sort of a projection of the rows (checked exactly), as row_patterns does
+    proj = cols @ (1.0 + np.sqrt(np.arange(2, k + 2)) / 7.0) + vals @ (np.pi + np.sqrt(np.arange(3, k + 3)))
+    _, first, index = np.unique(proj, return_index=True, return_inverse=True)
+    index = np.asarray(index).ravel()
+    if first.size * 4 > cols.shape[0]:
+        return None
+    if not (np.array_equal(cols[first][index], cols) and np.array_equal(vals[first][index], vals)):
+        uniq, index = np.unique(np.column_stack([cols.astype(float), vals]), axis=0, return_inverse=True)
+        if uniq.shape[0] * 4 > cols.shape[0]:
+            return None
+        return np.asarray(index).ravel(), (uniq[:, :k].astype(np.intp), uniq[:, k:])
+    return index, (cols[first], vals[first])
+
+
+def level_by_x(codes: np.ndarray, n_levels: int, wv: np.ndarray, X,
+               rows: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """``sum_i wv_i x_i'`` per level (``n_levels x p``) for a sparse ``X``: one weighted count over the padded
+    rows (:func:`padded_rows`), else one sparse product."""
+    n, p = codes.size, X.shape[1]
+    if rows is None:
+        indicator = sp.csr_matrix((wv, (codes, np.arange(n))), shape=(n_levels, n))
+        return np.asarray((indicator @ X).toarray())
+    cols, vals = rows
+    return np.bincount((codes[:, None] * p + cols).ravel(), weights=(wv[:, None] * vals).ravel(),
+                       minlength=n_levels * p).reshape(n_levels, p)
+
+
 #: the cross-tabulations of the largest factor with the others (entries) above which the sparse operators are used
 MAX_CROSS_CELLS = 4_000_000
 
@@ -379,8 +487,9 @@ def count_layout(problem: GlmmProblem) -> CountLayout | None:
     if sum(levels[b] * levels[k] for k in range(len(terms)) if k != b) > MAX_CROSS_CELLS:
         return None
     n = problem.nobs
-    # pattern sums pay when the pattern cross-tabulations are smaller than the rows
-    found = row_patterns(problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
+    # pattern sums pay when the pattern cross-tabulations are smaller than the rows (a sparse X: products by it)
+    found = None if sp.issparse(problem.X) else row_patterns(
+        problem.X, max(1, min(n // max(levels), MAX_CROSS_CELLS // max(levels))))
     if found is None:
         patterns, x_patterns, by_pattern = None, np.zeros((0, problem.p)), ()
     else:
@@ -487,13 +596,15 @@ class _ScalarOps:
             return self.theta[k] * (table @ self.layout.x_patterns)
         X = self.problem.X
         wv = self._weighted(k, w) * self.theta[k]
+        if sp.issparse(X):
+            return level_by_x(self.codes[k], self.levels[k], wv, X, self.problem.x_rows)
         return np.column_stack([np.bincount(self.codes[k], weights=wv * X[:, j], minlength=self.levels[k])
                                 for j in range(X.shape[1])]) if X.shape[1] else np.zeros((self.levels[k], 0))
 
     def _xwx(self, w: np.ndarray, b_table: np.ndarray | None) -> np.ndarray:
         lay, X = self.layout, self.problem.X
         if lay.patterns is None:
-            return X.T @ (X * w[:, None])
+            return weighted_crossproduct(X, w, self.problem.x_rows, self.problem.x_distinct)
         n_pat = lay.x_patterns.shape[0]
         counts = b_table.sum(axis=0) if self.x[self.b] is None else np.bincount(lay.patterns, weights=w, minlength=n_pat)
         return lay.x_patterns.T @ (lay.x_patterns * counts[:, None])
@@ -663,8 +774,118 @@ def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: 
 
 
 def supports_gradient(problem: GlmmProblem) -> bool:
-    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts)."""
-    return bool(problem.re.terms) and isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps)
+    """The analytic gradient of the Laplace deviance applies: scalar random-effects terms (weighted counts), or
+    scalar terms of which some are multiple-membership (:func:`_membership_gradient`)."""
+    if not problem.re.terms:
+        return False
+    if isinstance(_ops(problem, problem.re.theta0, False), _ScalarOps):
+        return True
+    return _membership_scalar(problem)
+
+
+def _membership_scalar(problem: GlmmProblem) -> bool:
+    terms = problem.re.terms
+    return all(t.n_coef == 1 for t in terms) and any(t.is_multiple_membership for t in terms)
+
+
+def _row_loadings(problem: GlmmProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's random-effects columns (positions in ``u``), their loadings ``z_i`` (without theta) and the term
+    of each: ``n x m`` arrays, ``m`` the number of terms plus the multiple-membership ones (scalar terms)."""
+    pos, load, term_of = [], [], []
+    start = 0
+    for k, t in enumerate(problem.re.terms):
+        pos.append(start + t.codes)
+        load.append(t.X[:, 0])
+        term_of.append(k)
+        if t.is_multiple_membership:
+            pos.append(start + t.codes2)
+            load.append(t.X2[:, 0])
+            term_of.append(k)
+        start += t.n_levels
+    return np.column_stack(pos).astype(np.intp), np.column_stack(load), np.asarray(term_of)
+
+
+def _inverse_at(system: _System, problem: GlmmProblem, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+    """Entries ``(A^{-1})[pa, pb]`` of the inverse of the random-effects part of the penalised system (positions in
+    ``u``; of the block term, only pairs of one level each with itself or with a dense column)."""
+    q_rest = system.q_rest
+    sl = system.slices
+    b = system.b
+    q = problem.re.q
+    in_block = np.zeros(q, dtype=bool)
+    dense_index = np.full(q, -1, dtype=np.intp)
+    start = 0
+    for k, s in enumerate(sl):
+        if k == b:
+            in_block[s] = True
+        else:
+            dense_index[s] = np.arange(start, start + s.stop - s.start)
+            start += s.stop - s.start
+    cache = system.__dict__.setdefault("_inverse_parts", {})
+    if "sinv" not in cache:
+        if q_rest:
+            low = np.tril(system.schur[0][:q_rest, :q_rest])
+            linv = solve_triangular(low, np.eye(q_rest), lower=True, check_finite=False)
+            cache["sinv"] = linv.T @ linv
+        else:
+            cache["sinv"] = np.zeros((0, 0))
+        if b >= 0:
+            binv = 1.0 / system.block_chol[:, 0, 0] ** 2
+            gmat = system.c[:, :q_rest] * binv[:, None]
+            gs = gmat @ cache["sinv"]
+            cache["gs"], cache["diag_bb"] = gs, binv + np.einsum("ij,ij->i", gs, gmat)
+    sinv = cache["sinv"]
+    block_start = sl[b].start if b >= 0 else 0
+    out = np.zeros(pa.shape)
+    ba, bb = in_block[pa], in_block[pb]
+    dd = ~ba & ~bb
+    out[dd] = sinv[dense_index[pa[dd]], dense_index[pb[dd]]]
+    if b >= 0:
+        same = ba & bb
+        out[same] = np.where(pa[same] == pb[same], cache["diag_bb"][pa[same] - block_start], np.nan)
+        mixed = ba & ~bb
+        out[mixed] = -cache["gs"][pa[mixed] - block_start, dense_index[pb[mixed]]]
+        mixed = ~ba & bb
+        out[mixed] = -cache["gs"][pb[mixed] - block_start, dense_index[pa[mixed]]]
+    return out
+
+
+def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool) -> np.ndarray:
+    """:func:`laplace_gradient` for scalar terms some of which are multiple-membership (each row loads on up to two
+    levels of such a term): the same formulas with the row's loading vector ``z_i`` (a few nonzeros) in place of
+    one level per term. ``g`` and ``h`` come from the entries of ``A^{-1}`` among each row's columns."""
+    fam = problem.family
+    theta = np.asarray(theta, dtype=float)
+    ops = _ops(problem, theta, joint)
+    wt = 1.0 if problem.unit_weights else problem.weights
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+    system = state.system
+    pos, z, term_of = _row_loadings(problem)
+    lz = z * theta[term_of][None, :]  # Lambda' z_i: the loadings times the term's theta
+    m = pos.shape[1]
+    ainv_z = np.zeros_like(z)  # (A^{-1} Lambda' z_i) at the row's columns
+    for a in range(m):
+        for c in range(m):
+            ainv_z[:, a] += _inverse_at(system, problem, pos[:, a], pos[:, c]) * lz[:, c]
+    h = np.sum(lz * ainv_z, axis=1)
+    hd = h * dw
+    with_x = joint and problem.p
+    system_o = ops.system(wo) if fam.link == "probit" else system
+    lam_u, lam_b = system_o.solve(ops.zlt(hd), problem.X.T @ hd if with_x else None)
+    zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
+    if problem.has_offset:
+        zeta -= problem.offset
+    base = hd - wo * zeta - 2 * r
+    n_terms = len(problem.re.terms)
+    grad = np.empty(n_terms + (0 if joint else problem.p))
+    for k in range(n_terms):
+        cols = np.flatnonzero(term_of == k)
+        s_k = np.sum(z[:, cols] * state.u[pos[:, cols]], axis=1)
+        lam_k = np.sum(z[:, cols] * lam_u[pos[:, cols]], axis=1)
+        grad[k] = s_k @ base + 2 * np.sum(w[:, None] * z[:, cols] * ainv_z[:, cols]) + lam_k @ r
+    if not joint:
+        grad[n_terms:] = problem.X.T @ base
+    return grad
 
 
 def supports_beta_gradient(problem: GlmmProblem) -> bool:
@@ -731,6 +952,8 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
     fam = problem.family
     theta = np.asarray(theta, dtype=float)
     ops = _ops(problem, theta, joint)
+    if not isinstance(ops, _ScalarOps):
+        return _membership_gradient(problem, theta, state, joint=joint)
     wt = 1.0 if problem.unit_weights else problem.weights
     w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
     system = state.system

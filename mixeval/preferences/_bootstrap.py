@@ -23,13 +23,13 @@ def abilities_of(fit: ModelFit) -> np.ndarray:
 
 def _linear_predictor(fit: ModelFit, log: VoteLog, rng: np.random.Generator) -> tuple[VoteLog, np.ndarray]:
     """``X beta`` plus, for a mixed model, random effects drawn anew from the fitted variances."""
-    coll = log.collapse(judge=fit.glmm is not None and log.judge is not None,
-                        prompt=fit.glmm is not None and log.prompt is not None)
+    coll = log.collapse(judge=fit.spec.mixed and log.judge is not None,
+                        prompt=fit.spec.mixed and log.prompt is not None)
     d = difference_design(coll, reference=fit.spec.reference, position=fit.spec.position != "none")
     eta = d.X @ fit.beta
-    if fit.glmm is not None:
+    if fit.spec.mixed:
         re = random_terms(coll, fit.spec.random, fit.spec.position)
-        for term, var in zip(re.terms, fit.glmm.varcorr.variance):
+        for term, var in zip(re.terms, fit.varcorr.variance):
             draws = rng.normal(0.0, np.sqrt(max(float(var), 0.0)), term.n_levels)
             eta = eta + term.X[:, 0] * draws[term.codes]
             if term.is_multiple_membership:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..errors import InputError
 from ._log import VoteLog
@@ -28,7 +29,7 @@ class DifferenceDesign:
 
     Attributes
     ----------
-    X : ndarray, shape (n, p)
+    X : ndarray or scipy.sparse.csr_matrix, shape (n, p)
         Ability columns (``K - 1``), then ``position`` (all ones: ``model_a`` is the one shown first) when
         modelled, then the covariate differences.
     names : tuple of str
@@ -66,8 +67,13 @@ def constraint_matrix(k: int, reference: int | None) -> np.ndarray:
     return c
 
 
-def difference_design(log: VoteLog, *, reference: int | None, position: bool, abilities: bool = True) -> DifferenceDesign:
+def difference_design(log: VoteLog, *, reference: int | None, position: bool, abilities: bool = True,
+                      sparse: bool = False) -> DifferenceDesign:
     """The difference design of ``log`` (``abilities=False``: the null model of equal abilities).
+
+    ``sparse=True`` builds ``X`` as a CSR matrix (two ability entries per row, then the position and
+    covariate columns) for the random-effects engine, which then forms ``X' W X`` as a weighted Laplacian of
+    the pairs in ``O(n)`` instead of a dense ``n x p`` product.
 
     Examples
     --------
@@ -80,6 +86,8 @@ def difference_design(log: VoteLog, *, reference: int | None, position: bool, ab
     """
     k, n = log.n_systems, log.n_rows
     C = constraint_matrix(k, reference)
+    if sparse:
+        return _sparse_difference_design(log, C, reference, position, abilities)
     cols, names = [], []
     if abilities:
         full = np.zeros((n, k))
@@ -94,6 +102,33 @@ def difference_design(log: VoteLog, *, reference: int | None, position: bool, ab
         cols.append(log.covariates)
         names += list(log.covariate_names)
     X = np.hstack(cols) if cols else np.zeros((n, 0))
+    return DifferenceDesign(X=X, names=tuple(names), C=C, n_abilities=k - 1 if abilities else 0)
+
+
+def _ability_names(log: VoteLog, reference: int | None) -> list[str]:
+    k = log.n_systems
+    return [log.systems[j] for j in range(k) if j != reference] if reference is not None else list(log.systems[:-1])
+
+
+def _sparse_difference_design(log: VoteLog, C: np.ndarray, reference: int | None, position: bool,
+                              abilities: bool) -> DifferenceDesign:
+    """:func:`difference_design` as a CSR matrix: ``(e_a - e_b)' C`` per row, from the sparse rows of ``C``."""
+    k, n = log.n_systems, log.n_rows
+    rows = np.arange(n)
+    blocks, names = [], []
+    if abilities:
+        full = sp.csr_matrix((np.concatenate([np.ones(n), -np.ones(n)]),
+                              (np.concatenate([rows, rows]), np.concatenate([log.a, log.b]))), shape=(n, k))
+        blocks.append(full @ sp.csr_matrix(C))
+        names += _ability_names(log, reference)
+    if position:
+        blocks.append(sp.csr_matrix(np.ones((n, 1))))
+        names.append(POSITION)
+    if log.covariate_names:
+        blocks.append(sp.csr_matrix(log.covariates))
+        names += list(log.covariate_names)
+    X = sp.hstack(blocks, format="csr") if blocks else sp.csr_matrix((n, 0))
+    X.eliminate_zeros()
     return DifferenceDesign(X=X, names=tuple(names), C=C, n_abilities=k - 1 if abilities else 0)
 
 

@@ -12,6 +12,7 @@ from ._log import check_connected, never_beaten_or_never_winning, read_log, warn
 from ._mixed import check_random
 from ._model import Spec, fit_model, prepare_votes
 from ._result import PreferenceResult, make_result
+from ._source import COUNT_COLUMN, count_votes, is_source
 
 __all__ = ["bradley_terry"]
 
@@ -30,9 +31,10 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
 
     Parameters
     ----------
-    data : pandas.DataFrame
+    data : pandas.DataFrame, Parquet path, pyarrow.Table, duckdb relation or pyspark.sql.DataFrame
         One row per vote: the two systems (``model_a`` shown first), the verdict and optionally judge,
-        prompt and covariates. Never modified.
+        prompt and covariates. Never modified. A source beyond memory is counted where it lives (one
+        ``GROUP BY`` in DuckDB or Spark SQL over the columns used) and fitted from the counts: the same fit.
     model_a, model_b, winner : str
         Column names. ``winner`` holds ``"model_a"``, ``"model_b"``, ``"tie"`` (or ``"tie (bothbad)"``), or
         a numeric margin whose sign says who won (> 0: ``model_a``).
@@ -52,7 +54,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     random : tuple of str
         Further random-effects terms: ``"prompt"`` (a random intercept per prompt), ``"system:prompt"``
         (each system's ability deviates per prompt: ``u_{a,q} - u_{b,q}``), ``"system:judge"`` (per judge).
-        With random effects the model is a binomial GLMM fitted by the engine (Laplace approximation).
+        With random effects the model is a binomial GLMM (``ties="drop"``) or a cumulative link mixed model
+        (``ties="ordinal"``, as ``ordinal::clmm``) fitted by the engine (Laplace approximation); Davidson's
+        tie model takes none. A ``judge`` or ``prompt`` column that no term uses is refused.
     reference : str, optional
         The system whose ability is 0; by default the abilities sum to 0.
 
@@ -77,7 +81,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     position bias ``gamma`` the coefficient of a column of ones. Davidson: ``P(a) : P(tie) : P(b) =
     e^{eta/2} : nu : e^{-eta/2}``. Ordinal: ``P(b) = F(-tau - eta)``, ``P(b or tie) = F(tau - eta)``.
     Random effects enter ``eta`` as in :mod:`mixeval.preferences._mixed`; the system-by-group terms are
-    multiple-membership terms of the engine. Identical votes are counted once (binomial with trials).
+    multiple-membership terms of the engine. Identical votes are counted once (binomial with trials; the
+    ordinal mixed model expands them, its engine taking one row per vote). Beyond 20 parameters the binomial
+    GLMM's covariance is lme4's RX-based one (``calc.derivs = FALSE``) instead of its inverse Hessian.
 
     Examples
     --------
@@ -89,6 +95,10 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     >>> fit.ranks()["rank"].to_dict()
     {'big': 1, 'mid': 2, 'small': 3}
     """
+    if is_source(data):
+        data = count_votes(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
+                           covariates=covariates, count=count)
+        count = COUNT_COLUMN
     data = require_dataframe(data)
     ties = _choice(ties, "ties", TIES)
     position = _choice(position, "position", POSITIONS)

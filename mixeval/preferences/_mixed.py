@@ -25,15 +25,20 @@ from ..mixed._reterms import ReStructure, ReTerm
 from ._design import DifferenceDesign
 from ._log import VoteLog
 
-__all__ = ["RANDOM_TERMS", "MAX_MEMBERSHIP_LEVELS", "random_terms", "fit_mixed", "check_random"]
+__all__ = ["RANDOM_TERMS", "HESSIAN_MAX_PARAMS", "MAX_MEMBERSHIP_LEVELS", "random_terms", "fit_mixed", "check_random"]
 
 RANDOM_TERMS = ("prompt", "system:prompt", "system:judge")
+#: up to this many parameters (fixed effects and variance parameters) the covariance of the abilities is lme4's
+#: (the inverse Hessian of the Laplace deviance, 2 (k + p) PIRLS runs); beyond, lme4's ``calc.derivs = FALSE``
+#: one, ``(R_X' R_X)^{-1}`` from the penalised system at the optimum (relative differences of order 1 / votes)
+HESSIAN_MAX_PARAMS = 20
 #: multiple-membership terms go to the engine's dense Schur complement: its size is bounded
 MAX_MEMBERSHIP_LEVELS = 3000
 
 
 def check_random(random, log: VoteLog, position: str) -> tuple[str, ...]:
-    """Validate the requested random-effects terms against the log's columns."""
+    """Validate the requested random-effects terms against the log's columns; a judge or prompt column that no
+    term uses is refused (it would change nothing)."""
     if isinstance(random, str):
         random = (random,)
     random = tuple(random or ())
@@ -49,6 +54,14 @@ def check_random(random, log: VoteLog, position: str) -> tuple[str, ...]:
         raise InputError(f"random={random!r} names a term twice.")
     if position == "random" and log.judge is None:
         raise InputError("position='random' (a random position bias per judge) needs judge= (the log's judge column).")
+    if log.judge is not None and not (position == "random" or "system:judge" in random):
+        raise InputError(f"judge={log.judge_name!r} is given but no term of the model uses it: a random position bias "
+                         "per judge is position='random', a judge's taste for each system random='system:judge'. Add "
+                         "one, or leave judge= out for a model without judge effects.")
+    if log.prompt is not None and not any(t in random for t in ("prompt", "system:prompt")):
+        raise InputError(f"prompt={log.prompt_name!r} is given but no term of the model uses it: random='prompt' (a "
+                         "prompt-specific first-position bias) or random='system:prompt' (each system's ability varies "
+                         "by prompt). Add one, or leave prompt= out for a model without prompt effects.")
     return random
 
 
@@ -104,4 +117,6 @@ def fit_mixed(log: VoteLog, design: DifferenceDesign, re: ReStructure, *, warn: 
     except InputError:  # group names that are not formula names: a generic label for printing
         parsed = parse_formula(f"a_wins ~ {' + '.join(parts)} + (1 | random)")
     d = Design(parsed=parsed, y=y, X=design.X, fixed_names=design.names, groups=(), row_key=0)
-    return fit_glmm(d, get_family("binomial"), np.asarray(log.count, dtype=float), n_agq=1, re=re, warn=warn)
+    covariance = "hessian" if design.p + re.n_theta <= HESSIAN_MAX_PARAMS else "rx"
+    return fit_glmm(d, get_family("binomial"), np.asarray(log.count, dtype=float), n_agq=1, re=re, warn=warn,
+                    covariance=covariance)

@@ -113,7 +113,7 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     board["rank_lower"], board["rank_upper"] = ranks["rank_lower"], ranks["rank_upper"]
     board = board.reset_index()
     constraint = f"the ability of {result.reference!r} is 0" if result.reference else "the abilities sum to 0"
-    kind = "a mixed model (Laplace)" if result.model is not None else "fixed effects"
+    kind = "a mixed model (Laplace)" if result.mixed else "fixed effects"
     sections = [Section("Leaderboard", (
         Paragraph(f"Bradley-Terry abilities on the log-odds scale ({constraint}) and on the Elo scale arena "
                   f"leaderboards print (400/ln 10 per log-odd, 1000 at 0), fitted as {kind} to {result.n_votes} "
@@ -144,7 +144,7 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
         effects.append(Paragraph(f"Davidson tie parameter nu = {result.tie_parameter:.4f}."))
     if len(result.covariates):
         effects.append(Table(result.covariates.reset_index(), "Covariates (difference first - second)"))
-    if result.model is not None:
+    if result.mixed:
         effects += [Table(result.variance_shares(), "Random effects: variance and share of one vote's latent "
                           "variance (logistic residual pi^2/3)"),
                     Table(_random_tests(result), "Likelihood-ratio tests of each random term (boundary mixture)")]

@@ -70,7 +70,10 @@ class PreferenceResult(Result):
     separated : tuple of str
         Systems whose maximum-likelihood ability is infinite (never won or never lost).
     model : GlmerResult or None
-        The engine's mixed-model fit (random-effects models): variance components, ranef, vcov, ....
+        The engine's mixed-model fit of a binomial random-effects model (``ties="drop"``): variance components,
+        ranef, vcov, ... (abilities there in reference coding, the first system 0, when they sum to 0 here).
+        ``None`` for fixed-effects fits and for the ordinal tie model with random effects (its variance
+        components are :attr:`varcorr`).
 
     Examples
     --------
@@ -124,11 +127,16 @@ class PreferenceResult(Result):
         return pd.Series(to_elo(self.estimates), index=pd.Index(self.systems, name="system"), name="elo")
 
     @property
+    def mixed(self) -> bool:
+        """A random-effects model (a random position bias per judge or further random terms)."""
+        return self.position == "random" or bool(self.random)
+
+    @property
     def varcorr(self) -> pd.DataFrame:
         """Variance components of the random effects (latent log-odds scale); empty for a fixed-effects fit."""
-        if self.model is None:
+        if self._fit is None or self._fit.varcorr is None:
             return pd.DataFrame(columns=["group", "name", "variance", "std"])
-        return self.model.varcorr
+        return self._fit.varcorr
 
     # ------------------------------------------------------------------ intervals, contrasts, ranks
     def intervals(self, level: float = 0.95, *, method: str = "wald", n_resamples: int = 200,
@@ -316,7 +324,9 @@ class PreferenceResult(Result):
     def summary(self) -> str:
         table = pd.DataFrame({"ability": self.estimates, "se": self.se.to_numpy(), "elo": to_elo(self.estimates)},
                              index=pd.Index(self.systems, name="system")).sort_values("ability", ascending=False)
-        kind = "mixed (engine: Laplace)" if self.model is not None else "fixed effects"
+        mixed = self.mixed
+        kind = ("mixed (engine: Laplace, " + ("cumulative link" if self.ties == "ordinal" else "binomial GLMM") + ")"
+                if mixed else "fixed effects")
         out = [f"Bradley-Terry model ({kind}); ties: {self.ties}; position: {self.position}"
                + (f"; random: {', '.join(self.random)}" if self.random else ""),
                f"{self.n_votes} votes ({self.n_ties} ties used), {len(self.systems)} systems; logLik {self.loglik:.4f}",
@@ -330,7 +340,7 @@ class PreferenceResult(Result):
             out.append(f"Davidson tie parameter nu: {self.tie_parameter:.4f}")
         if len(self.covariates):
             out += ["", "covariates (difference first - second):", self.covariates.to_string()]
-        if self.model is not None:
+        if mixed:
             out += ["", "random effects (latent log-odds scale):", self.varcorr.to_string(index=False)]
         if self.separated:
             out.append(f"warning: infinite abilities (separation): {', '.join(self.separated)}")

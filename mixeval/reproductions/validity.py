@@ -33,8 +33,9 @@ def load_ir(data_dir: Path | None) -> pd.DataFrame:
 
     >>> import tempfile, pathlib, pandas as pd
     >>> folder = tempfile.TemporaryDirectory()
-    >>> pd.DataFrame({"queryId": ["q1", "q1", "q2"], "relevance": [0, 2, 1]}).to_csv(
-    ...     pathlib.Path(folder.name) / "ir_test.csv.gz", index=False)
+    >>> pd.DataFrame({"queryId": ["q1", "q1", "q2"], "documentId": ["d1", "d2", "d1"], "relevance": [0, 2, 1],
+    ...               "score_neural": 0.5, "score_tfIdf": 0.1, "cited_inventor": "no", "cited_examiner": "no",
+    ...               "cited_family": "yes"}).to_csv(pathlib.Path(folder.name) / "ir_test.csv.gz", index=False)
     >>> load_ir(folder.name)[["relevance", "relevant"]].values.tolist()
     [[0, 0], [2, 1], [1, 1]]
     >>> folder.cleanup()
@@ -44,9 +45,8 @@ def load_ir(data_dir: Path | None) -> pd.DataFrame:
     if default is not None:
         folders.append(default)
     for folder in folders:
-        path = folder / "ir_test.csv.gz"
-        if path.is_file():
-            d = pd.read_csv(path)
+        if (folder / "ir_test.csv.gz").is_file() or (folder / "ir_test.csv").is_file():
+            d = datasets.load("ir_test", data_dir=folder)
             d["relevant"] = (d["relevance"] > 0).astype(int)
             return d
     raise InputError("ir_test.csv.gz not found; pass --data DIR (the book data folder) or set MIXEVAL_DATA.")

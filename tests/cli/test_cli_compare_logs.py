@@ -34,7 +34,7 @@ def test_json_pairs_have_the_documented_fields(capsys):
     for key in ("model_a", "model_b", "n_items", "estimate", "se_naive", "se_cluster", "se_cr2", "df", "pvalue",
                 "pvalue_adjusted", "mcnemar_pvalue", "mcnemar_midp", "mdd", "n_needed", "lower", "upper"):
         assert key in pair, key
-    assert "se_mixed" not in pair  # --no-mixed
+    assert "se_mixed" not in pair and out["mixed_model"] is None  # --no-mixed
     assert out["cluster"] == "passage" and len(out["pairs"]) == 3 and len(out["leaderboard"]) == 3
 
 
@@ -42,10 +42,11 @@ def test_mixed_by_html_and_the_other_flags(capsys, tmp_path):
     html = tmp_path / "r.html"
     out = _json(capsys, ["compare-logs", str(DATA / "inspect"), "--metric", "includes", "--cluster", "passage",
                          "--by", "subject", "--level", "0.9", "--adjust", "bh", "--power", "0.9", "--effect", "0.1",
-                         "--lower-is-better", "--seed", "3", "--json", "--html", str(html)])
+                         "--lower-is-better", "--seed", "3", "--glmm", "--json", "--html", str(html)])
     assert html.read_text().startswith("<!DOCTYPE html>") and out["html"] == str(html)
     pair = out["pairs"][0]
     assert pair["level"] == 0.9 and out["adjust"] == "bh" and "se_mixed" in pair and "n_needed_effect" in pair
+    assert "glmer_log_odds_ratio" in pair and out["mixed_model"].startswith("lmer(d ~ 1 + (1 | passage), REML)")
     assert out["by"] == "subject" and out["heterogeneity"] and out["by_pairs"]
     board = out["leaderboard"]
     assert board[0]["estimate"] <= board[-1]["estimate"]  # lower is better: the lowest mean ranks first
@@ -103,3 +104,8 @@ def test_bad_input(capsys, tmp_path):
     assert "share 0 items" in _error(capsys, ["compare-logs", str(disjoint), "--metric", "s", "--no-mixed"])
     assert "single cluster" in _error(capsys, ["compare-logs", str(DATA / "helm"), "--metric", "exact_match",
                                                "--cluster", "split", "--no-mixed"])
+
+
+def test_glmm_of_a_score_that_is_not_0_1_is_refused(capsys):
+    err = _error(capsys, ["compare-logs", str(FIXTURE), "--metric", "score", "--glmm"])
+    assert "--glmm" in err and "0/1" in err

@@ -201,3 +201,26 @@ def test_significance_binomial_by_a_numeric_property_tests_the_glmm_interaction(
     err = _error(capsys, ["significance", str(path), "acc ~ system + (1|item)", "--family", "binomial", "--by",
                           "length", "--scale", "difference"])
     assert "--scale compares means" in err
+
+
+def test_significance_control(capsys, tmp_path):
+    import json
+
+    from mixeval import lmer
+    from mixeval.datasets import load_demo
+    from mixeval.significance import contrast
+
+    demo = load_demo()
+    path = tmp_path / "demo.csv"
+    demo.to_csv(path, index=False)
+    formula = "score ~ system + (1|item) + (1|rater)"
+    assert main(["significance", str(path), formula, "--control", "baseline", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = contrast(lmer(formula, demo), "system", "trt.vs.ctrl", ref="baseline")
+    assert out["adjust"] == "dunnettx" and [r["contrast"] for r in out["rows"]] == list(want.table.contrast)
+    assert [r["pvalue"] for r in out["rows"]] == pytest.approx(list(want.table.pvalue), rel=1e-10)
+    for argv, message in ((["--control", "baseline", "--by", "src_length"], "drop --by"),
+                          (["--adjust", "dunnettx"], "is for --control"),
+                          (["--control", "nope"], "ref='nope'")):
+        assert main(["significance", str(path), formula, *argv]) == 2
+        assert message in capsys.readouterr().err

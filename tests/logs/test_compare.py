@@ -78,15 +78,63 @@ def test_heterogeneity_f_test_equals_r(data):
     pd.testing.assert_series_equal(by["se_cr2"], math.pairs["se_cr2"], check_names=False)
 
 
-def test_mixed_model_equals_lme4(data):
+@pytest.mark.parametrize("metric", ["score", "correct"])
+def test_mixed_model_of_the_differences_equals_lme4(data, metric):
+    res = compare_logs(data, metric=metric, cluster="passage", random_state=0)
+    assert res.mixed_model.startswith("lmer(d ~ 1 + (1 | passage), REML)")
+    for row, ref in _rows(res.pairs, REF[f"lmer_differences_{metric}"]):
+        assert row["mixed_estimate"] == pytest.approx(ref["estimate"], rel=1e-6, abs=1e-9)
+        assert row["se_mixed"] == pytest.approx(ref["se"], rel=1e-6)
+        assert row["sigma_mixed"] == pytest.approx(ref["sigma"], rel=1e-6)
+        assert row["sd_cluster_mixed"] == pytest.approx(ref["sd_cluster"], rel=1e-5, abs=1e-6)
+    assert "se_mixed" not in compare_logs(data, metric=metric, cluster="passage", mixed=False).pairs
+
+
+def test_mixed_model_of_all_pairs_at_once_equals_one_lmer_fit_per_pair():
+    from mixeval import lmer
+    from mixeval.logs._stats import random_intercept
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 6, 30)
+    cluster = np.repeat(np.arange(30), sizes)
+    n = len(cluster)
+    columns = np.column_stack([rng.normal(0.1, 1, n) + rng.normal(0, sd, 30)[cluster] for sd in (0, 0.2, 0.6, 1.5)])
+    mask = rng.random(columns.shape) > 0.15                  # every column its own items
+    cm = clustered_means(columns, mask, cluster_indicator(cluster, 30))
+    fit = random_intercept(cm.sums, cm.sizes, cm.ss, cm.n, cm.estimate)
+    for k in range(columns.shape[1]):
+        frame = pd.DataFrame({"d": columns[mask[:, k], k], "c": cluster[mask[:, k]].astype(str)})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # singular fits where the cluster sd is 0
+            ref = lmer("d ~ 1 + (1 | c)", frame)
+        assert fit.estimate[k] == pytest.approx(float(ref.fixef.iloc[0]), rel=1e-6, abs=1e-8)
+        assert fit.se[k] == pytest.approx(float(np.sqrt(ref.vcov.iloc[0, 0])), rel=1e-6)
+        assert fit.deviance[k] <= ref.deviance + 1e-8     # the same REML criterion, at least as well minimised
+        assert fit.deviance[k] == pytest.approx(ref.deviance, abs=1e-6)
+
+
+def test_without_clusters_the_mixed_model_is_the_paired_t(data):
+    res = compare_logs(data, metric="score", random_state=0)
+    np.testing.assert_allclose(res.pairs["se_mixed"], res.pairs["se_naive"], rtol=1e-12)
+    np.testing.assert_allclose(res.pairs["mixed_estimate"], res.pairs["estimate"], rtol=1e-12)
+    assert "no random effect" in res.mixed_model and "se_mixed:" in res.summary()
+
+
+def test_glmm_fits_the_logistic_model_per_pair_on_request(data):
+    from mixeval import glmer
+
     pair = data[data["model"].isin(["alpha", "beta"])]
+    res = compare_logs(pair, metric="correct", cluster="passage", glmm=True, random_state=0)
+    frame = pd.DataFrame({"y": pair["correct"].to_numpy(float), "a": (pair["model"] == "alpha").to_numpy(float),
+                          "m": pair["model"].to_numpy(), "i": pair["item"].astype(str).to_numpy(),
+                          "c": pair["passage"].astype(str).to_numpy()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = compare_logs(pair, metric="score", cluster="passage", mixed=True, random_state=0)
-    ref = REF["lmer_alpha_beta"]
-    row = res.pairs.iloc[0]
-    assert row["mixed_estimate"] == pytest.approx(ref["estimate"], rel=1e-4)
-    assert row["se_mixed"] == pytest.approx(ref["se"], rel=1e-4)
+        ref = glmer("y ~ a + (1|i) + (1|i:m) + (1|c) + (1|c:m)", frame, family="binomial")
+    assert res.pairs.loc[0, "glmer_log_odds_ratio"] == pytest.approx(float(ref.fixef["a"]), rel=1e-8)
+    assert "glmer_log_odds_ratio" not in compare_logs(pair, metric="correct", random_state=0).pairs
+    with pytest.raises(InputError, match="glmm=True.*0/1"):
+        compare_logs(pair, metric="score", glmm=True)
 
 
 def test_leaderboard_ses_equal_r_and_inspect_formula(data):
@@ -151,7 +199,9 @@ def test_result_is_frozen_json_safe_and_renders(data):
     json.dumps(res.to_dict(), allow_nan=False)
     html = res.to_report().to_html()
     assert "Leaderboard" in html and "Conditional on subject" in html
-    assert "alpha" in res.summary()
+    assert "alpha" in res.summary() and "Mixed model:" not in html
+    mixed = compare_logs(data, metric="correct", cluster="passage", random_state=0)
+    assert f"Mixed model: {mixed.mixed_model}" in mixed.to_report().to_html()
     with pytest.raises(AttributeError):
         res.metric = "x"
 
@@ -163,6 +213,7 @@ def test_result_is_frozen_json_safe_and_renders(data):
     ({"metric": "score", "level": 1.5}, InputError, "level"),
     ({"metric": "score", "adjust": "magic"}, InputError, "adjustment"),
     ({"metric": "score", "mixed": "yes"}, InputTypeError, "mixed"),
+    ({"metric": "correct", "glmm": 1}, InputTypeError, "glmm"),
     ({"metric": "score", "power": 0}, InputError, "power"),
     ({"metric": "score", "effect": 0}, InputError, "effect"),
     ({"metric": "score", "n_resamples": 5}, InputError, "n_resamples"),
@@ -189,3 +240,18 @@ def test_one_model_no_shared_items_and_single_cluster_are_refused(data):
     missing.loc[3, "score"] = np.nan
     with pytest.raises(InputError, match="1 missing or infinite"):
         compare_logs(missing, metric="score", mixed=False)
+
+
+def test_on_mismatch_drop_applies_to_a_table_with_item_hashes(data):
+    from mixeval.errors import DroppedRowsWarning
+
+    table = data.assign(task="t", item_hash=data["item"].astype(str))
+    table.loc[(table["model"] == "beta") & (table["item"] == "q00"), "item_hash"] = "changed"
+    with pytest.warns(DroppedRowsWarning, match="left out for every model"):
+        res = compare_logs(table, metric="score", on_mismatch="drop", mixed=False, random_state=0)
+    full = compare_logs(table, metric="score", mixed=False, random_state=0)
+    assert (res.pairs["n_items"] == full.pairs["n_items"] - 1).all()
+    with pytest.raises(ColumnError, match="item_hash"):
+        compare_logs(data, metric="score", on_mismatch="drop")
+    with pytest.raises(InputError, match="on_mismatch"):
+        compare_logs(data, metric="score", on_mismatch="ignore")

@@ -1,6 +1,6 @@
 """A quick run of benchmarks/sim_logs_clustered.py (the full run and its results are in benchmarks/results):
 with questions clustered in passages the naive SE undercovers and the cluster-robust intervals do not; with
-repeats, the mixed model's estimate and SE are the paired analysis of item means."""
+repeats, the mixed model of the repeat-level rows has the estimate and SE of the paired analysis of item means."""
 
 from __future__ import annotations
 

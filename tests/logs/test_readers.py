@@ -78,9 +78,13 @@ def test_a_changed_question_is_reported_by_item_and_models(tmp_path):
     assert "0" not in set(df["item"]) and len(df) == 3 * 23
 
 
-def test_reading_a_log_twice_is_an_error():
-    with pytest.raises(InputError, match="repeat a \\(model, task, item, repeat\\)"):
+def test_reading_a_log_twice_is_an_error(tmp_path):
+    with pytest.raises(InputError, match="samples_toyqa_.* is given twice"):
         read_logs([DATA / "lm_eval", DATA / "lm_eval" / "dummy-a"])
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(DATA / "lm_eval" / "dummy-a", copy)
+    with pytest.raises(InputError, match="repeat a \\(model, task, item, repeat\\)"):
+        read_lm_eval([DATA / "lm_eval" / "dummy-a", copy], model="same")
 
 
 def test_non_numeric_metrics_are_named_in_a_warning(tmp_path):
@@ -173,6 +177,23 @@ def test_helm_per_instance_stats():
     assert res.pairs.loc[0, "n_items"] == 6
 
 
+def test_helm_output_of_helm_run_itself():
+    """helm-run's own output (make_helm_run.sh: the simple1 scenario on simple/model1, offline): the per-instance
+    statistics averaged over instances and train trials are HELM's own aggregates in stats.json."""
+    run = DATA / "helm_run" / "simple1"
+    df = read_helm(run)
+    assert set(df["model"]) == {"simple/model1"} and set(df["task"]) == {"simple1"}
+    assert df["item"].nunique() == 10 and sorted(df["repeat"].unique()) == [0, 1] and len(df) == 20
+    assert (df["item_hash"] != "").all() and df.groupby("item")["item_hash"].nunique().max() == 1  # scenario_state.json
+    assert (df["split"] == "test").all()
+    aggregates = {s["name"]["name"]: s for s in json.loads((run / "stats.json").read_text())
+                  if set(s["name"]) == {"name", "split"} and s["name"]["split"] == "test" and s.get("count")}
+    checked = [m for m in df.attrs["metrics"] if m in aggregates]
+    assert {"num_prompt_tokens", "num_output_tokens", "logprob"} <= set(checked)
+    for metric in checked:
+        assert df[metric].mean() == pytest.approx(aggregates[metric]["mean"], rel=1e-12, abs=1e-12), metric
+
+
 def test_helm_perturbed_instances_are_named(tmp_path):
     root = tmp_path / "helm"
     shutil.copytree(DATA / "helm", root)
@@ -223,3 +244,70 @@ def test_read_logs_mixes_formats_and_tables(tmp_path):
     empty.mkdir()
     with pytest.raises(InputError, match="no evaluation logs found"):
         read_logs(empty)
+
+
+# ------------------------------------------------------------------- lm-evaluation-harness: projected decoding
+
+def _both_ways(paths, **kwargs):
+    from mixeval.logs._readers import _lm_eval_frame
+
+    fast = _lm_eval_frame(paths, model=None, **kwargs)
+    whole = _lm_eval_frame(paths, model=None, projection=False, **kwargs)
+    return fast, whole
+
+
+def test_projected_decoding_equals_whole_records_on_the_harness_logs():
+    fast, whole = _both_ways(DATA / "lm_eval")
+    pd.testing.assert_frame_equal(fast, whole)
+    assert fast.attrs == whole.attrs == {"metrics": ["acc"]}
+    assert len(fast) == 72 and fast["question"].notna().all()
+
+
+def _record(doc_id, doc, acc, **extra):
+    rec = {"doc_id": doc_id, "doc": doc, "target": "1", "arguments": {"gen_args_0": {"arg_0": 'x, "filter": "y"',
+                                                                                      "arg_1": " 1"}},
+           "resps": [[["-0.5", "False"]]], "filtered_resps": [["-0.5", "False"]], "filter": "none",
+           "metrics": ["acc"], "doc_hash": f"h{doc_id}", "prompt_hash": "p", "target_hash": "t", "acc": acc}
+    rec.update(extra)
+    return json.dumps(rec, ensure_ascii=False)
+
+
+def test_projected_decoding_equals_whole_records_on_awkward_records(tmp_path):
+    d = tmp_path / "org__m"
+    d.mkdir()
+    lines = [
+        _record(0, {"q": "a", "target": "nested key", "filter": {"filter": 1}, "item": "x", "acc": 2}, 1.0),
+        _record(1, {"q": "é, \"filter\": \"z\"", "choices": ["1", "2"], "target": "t"}, 0.0),
+        _record("id-2", {"q": "c"}, float("nan")),                 # NaN (json.dumps writes it) and a string id
+        _record(3, {"q": "d"}, 1.0, extra={"filter": "nested"}),  # a nested key after the top-level one
+        _record(4, {"q": "e"}, 0.0, doc_hash=None, prompt_hash=None, target_hash=None),  # no hashes
+        json.dumps({"doc_id": 5, "acc": 1.0, "doc": {"q": "f"}, "target": "1", "filter": "none", "metrics": ["acc"],
+                    "doc_hash": "h5", "prompt_hash": "p", "target_hash": "t"}),           # another key order
+        _record(6, "not a dict", True),
+        _record(7, {"q": "a", "target": "nested key", "filter": {"filter": 1}, "item": "x", "acc": 2}, 0.0),
+        "",
+    ]
+    (d / "samples_t_2024-01-01T00-00-00.000000.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast, whole = _both_ways(d)
+    pd.testing.assert_frame_equal(fast, whole)
+    assert list(fast["item"]) == ["0", "1", "id-2", "3", "4", "5", "6", "7"]
+    assert {"doc_item", "doc_acc", "target", "filter", "choices"} <= set(fast.columns)
+    assert fast.loc[0, "filter"] == '{"filter": 1}' and fast.loc[1, "choices"] == '["1", "2"]'
+
+
+def test_runs_of_a_task_in_one_directory_are_its_repeats(tmp_path):
+    root = _copy_lm_eval(tmp_path)
+    first = next((root / "dummy-a").glob("samples_*.jsonl"))
+    later = first.with_name("samples_toyqa_2027-01-01T00-00-00.000000.jsonl")
+    earlier = first.with_name("samples_toyqa_2020-01-01T00-00-00.000000.jsonl")
+    _edit_first_record(first, lambda r: r.update(acc=1 - r["acc"]))
+    shutil.copy(first, later)
+    shutil.copy(first, earlier)
+    _edit_first_record(later, lambda r: r.update(acc=1 - r["acc"]))
+    df = read_lm_eval(root)
+    a = df[df["model"] == "dummy-a"]
+    assert len(df) == 5 * 24 and sorted(a["repeat"].unique()) == [0, 1, 2]
+    by_repeat = a[a["item"] == "0"].set_index("repeat")["acc"]
+    assert by_repeat[0] == by_repeat[1] != by_repeat[2]      # runs numbered in timestamp order
+    res = compare_logs(df, metric="acc", mixed=False, random_state=0)
+    assert "var_within" in res.pairs.columns

@@ -67,3 +67,52 @@ def test_hessian_from_the_gradient_equals_second_differences_of_the_deviance():
     theta, beta, _ = optimize_glmm(gf)
     x = np.concatenate([theta, beta])
     np.testing.assert_allclose(gf.stage2_hessian(x), _hessian(gf.stage2, x), rtol=1e-4, atol=1e-4)
+
+
+def _membership_problem(link: str, with_block: bool, sparse_x: bool):
+    """Paired comparisons: ``u[a, g] - u[b, g]`` (a multiple-membership term) beside, optionally, a random
+    intercept per judge (the block term) and a second membership term; X the +1/-1 difference design."""
+    import scipy.sparse as sp
+
+    from mixeval.mixed._pirls import GlmmProblem
+    from mixeval.mixed._reterms import ReStructure, ReTerm
+
+    rng = np.random.default_rng(4)
+    n, k = 800, 5
+    a = rng.integers(0, k, n)
+    b = (a + rng.integers(1, k, n)) % k
+    g, j = rng.integers(0, 4, n), rng.integers(0, 7, n)
+    X = np.zeros((n, k))
+    X[np.arange(n), a] += 1.0
+    X[np.arange(n), b] -= 1.0
+    X = np.column_stack([X[:, 1:], np.ones(n)])
+    y = (rng.random(n) < 1 / (1 + np.exp(-(X[:, 0] - X[:, 2] + 0.3)))).astype(float)
+    ones = np.ones((n, 1))
+    terms = [ReTerm("sys:g", ("(Intercept)",), a * 4 + g, tuple(f"l{v}" for v in range(4 * k)), ones,
+                    codes2=b * 4 + g, X2=-ones),
+             ReTerm("sys:j", ("(Intercept)",), a * 7 + j, tuple(f"m{v}" for v in range(7 * k)), ones,
+                    codes2=b * 7 + j, X2=-ones)]
+    if with_block:
+        terms.append(ReTerm("judge", ("position",), j, tuple(f"j{v}" for v in range(7)), ones))
+    return GlmmProblem(y=y, X=sp.csr_matrix(X) if sparse_x else X, weights=np.ones(n), offset=np.zeros(n),
+                       re=ReStructure(tuple(terms), n), family=get_family("binomial", link))
+
+
+@pytest.mark.parametrize("link, with_block, sparse_x", [("logit", True, True), ("logit", False, False),
+                                                        ("probit", True, False)])
+def test_membership_gradient_equals_central_differences(link, with_block, sparse_x):
+    """Multiple-membership terms (each row loads +1 and -1 on two levels): the analytic gradient in
+    (theta, beta) and in theta with beta from PIRLS against central differences of the Laplace deviance."""
+    problem = _membership_problem(link, with_block, sparse_x)
+    assert supports_gradient(problem)
+    k = problem.re.n_theta
+    theta, beta = 0.5 + 0.2 * np.arange(k), np.full(problem.p, 0.1)
+    x = np.concatenate([theta, beta])
+    gf = GlmmFit(problem, 1)
+    gf.u = gf.state(x).u
+    fd = [(gf.stage2(x + e) - gf.stage2(x - e)) / 2e-5 for e in 1e-5 * np.eye(x.size)]
+    np.testing.assert_allclose(laplace_gradient(problem, theta, gf.state(x)), fd, atol=2e-5)
+    joint = lambda t: laplace_deviance(problem, pirls(problem, t, beta, joint=True))  # noqa: E731
+    fd_joint = [(joint(theta + e) - joint(theta - e)) / 2e-5 for e in 1e-5 * np.eye(k)]
+    np.testing.assert_allclose(laplace_gradient(problem, theta, pirls(problem, theta, beta, joint=True), joint=True),
+                               fd_joint, atol=2e-5)

@@ -23,20 +23,8 @@ from poisson_reference import in_memory_reference  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        session = (
-            SparkSession.builder.master("local[1]").appName("mixeval-tests")
-            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.memory", "1g").config("spark.default.parallelism", "1")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
-        )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+def spark(spark_session):
+    return spark_session  # tests/conftest.py: one local session for every Spark test
 
 
 def _data(seed: int = 0, n: int = 1500) -> pd.DataFrame:

@@ -20,20 +20,8 @@ from mixeval.scale import glmer_aggregate  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from pyspark.sql import SparkSession
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        session = (
-            SparkSession.builder.master("local[1]").appName("mixeval-tests-glmer")
-            .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-            .config("spark.driver.memory", "1g").config("spark.default.parallelism", "1")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true").getOrCreate()
-        )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+def spark(spark_session):
+    return spark_session  # tests/conftest.py: one local session for every Spark test
 
 
 def test_spark_binary_cells_fit_equals_rows(spark) -> None:
