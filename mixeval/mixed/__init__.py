@@ -19,8 +19,9 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
-from ._clmm import clmm
+from ._clmm import clmm, threshold_spread_test
 from ._clmm_result import ClmmResult
+from ._clmm_thresholds import RandomThresholdsResult
 from ._fit import fit_design, fit_from_stats, lmer
 from ._base import MixedResult
 from ._family import Family, get_family
@@ -38,6 +39,8 @@ __all__ = [
     "Family",
     "get_family",
     "clmm",
+    "RandomThresholdsResult",
+    "threshold_spread_test",
     "ClmmResult",
     "GlmerResult",
     "compare",

@@ -36,12 +36,18 @@ from ._ordinal import (
     threshold_jacobian,
     warn_empty_categories,
 )
-from ._pirls import GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
+from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test"]
+__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test",
+           "threshold_spread_test"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
+
+#: evaluations of :meth:`ClmmDeviance.deviance_and_gradient` remembered by their exact argument: the optimiser
+#: re-evaluates its last point (boundary checks, the next stage's start) and its last forward-difference
+#: Hessian's points are the upper half of the central differences of :meth:`ClmmDeviance.hessian`
+_RECENT = 64
 
 
 @dataclass(frozen=True)
@@ -88,11 +94,11 @@ class ClmmProblem:
         """``+OPEN_END`` on the top category's rows (upper argument), ``-OPEN_END`` on the bottom's (lower)."""
         return OPEN_END * self.top, -OPEN_END * self.bottom
 
-    @property
+    @cached_property
     def top(self) -> np.ndarray:
         return self.y == self.n_categories - 1
 
-    @property
+    @cached_property
     def bottom(self) -> np.ndarray:
         return self.y == 0
 
@@ -195,7 +201,9 @@ def _start_alpha(problem: ClmmProblem) -> np.ndarray:
 class ClmmDeviance:
     """The Laplace (or adaptive Gauss-Hermite) deviance of a CLMM at ``x = (theta, alpha, beta)``.
 
-    The conditional modes ``u`` are carried from one evaluation to the next (warm starts).
+    The conditional modes ``u`` are carried from one evaluation to the next (warm starts); evaluations with the
+    gradient are remembered by their exact argument (the most recent 64), as the optimiser and the Hessian revisit
+    points.
     """
 
     def __init__(self, problem: ClmmProblem, n_agq: int = 1):
@@ -205,6 +213,8 @@ class ClmmDeviance:
         self.k = problem.re.n_theta
         self.u = np.zeros(problem.re.q)
         self.scalar = bool(problem.re.terms) and isinstance(_ops(self.lin, problem.re.theta0, False), _ScalarOps)
+        self._recent: dict[bytes, tuple[float, np.ndarray]] = {}
+        self._tangent: tuple | None = None
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.n_alpha
@@ -215,13 +225,13 @@ class ClmmDeviance:
 
     def log_probabilities(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> np.ndarray:
         a, b = self.problem.arguments(alpha, offset + eta)
-        return row_log_probability(self.problem.family.link, a, b, self.problem.top, self.problem.bottom)
+        return row_log_probability(self.problem.family.link, a, b)
 
     def rows(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray, third: bool = False):
         a, b = self.problem.arguments(alpha, offset + eta)
-        return row_derivatives(self.problem.family.link, a, b, self.problem.top, self.problem.bottom, third=third)
+        return row_derivatives(self.problem.family.link, a, b, third=third)
 
-    def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = 1e-10,
+    def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = STEP_TOL,
               maxit: int = 100, third: bool = False):
         """Conditional modes of ``u`` by Newton steps with step halving on ``-2 sum log P + ||u||^2``.
 
@@ -285,6 +295,9 @@ class ClmmDeviance:
             if not np.all(np.isfinite(rows.l)):
                 raise LinAlgError("thresholds out of order")
             return theta, alpha, beta, offset, np.zeros(0), rows, None, None
+        predicted = self._predicted_modes(x)
+        if predicted is not None:
+            self.u = predicted
         u, eta, rows, system, ops = self.modes(theta, alpha, offset, third=third)
         if not np.all(np.isfinite(rows.l)):
             raise LinAlgError("thresholds out of order")
@@ -293,6 +306,34 @@ class ClmmDeviance:
         if third and rows.wa is None:
             rows = self.rows(alpha, offset, eta, third=True)
         return theta, alpha, beta, offset, u, rows, system, ops
+
+    def _predicted_modes(self, x: np.ndarray) -> np.ndarray | None:
+        """The modes at ``x`` to first order from the last exact-gradient evaluation (implicit function theorem),
+        when the warm start is still that evaluation's modes; else None.
+
+        At the modes ``Lambda' Z' r - u = 0``; moving ``x`` by ``dx`` with ``u`` fixed moves the arguments by
+        ``da = U d alpha - X d beta - s``, ``db = L d alpha - X d beta - s`` (``s = sum_k d theta_k x_k u_k[c_k]``), so
+        ``A du = Lambda' Z' (r_a da + r_b db) + d Lambda' Z' r`` with the factorised ``A`` of that evaluation.
+        """
+        if self._tangent is None:
+            return None
+        x0, u0, ra, rb, z_r, system, ops = self._tangent
+        if x0.shape != x.shape or not np.array_equal(self.u, u0):
+            return None
+        problem = self.problem
+        d_theta, d_alpha, d_beta = self.split(x - x0)
+        shift = problem.X @ d_beta if problem.p else 0.0
+        s = np.zeros(problem.nobs)
+        for dt, xk, sl, codes in zip(d_theta, ops.x, ops.slices, ops.codes):
+            if dt:
+                s += dt * (u0[sl][codes] if xk is None else xk * u0[sl][codes])
+        da = problem.U @ d_alpha - shift - s
+        db = problem.L @ d_alpha - shift - s
+        rhs = ops.zlt(np.where(problem.top, 0.0, ra * da) + np.where(problem.bottom, 0.0, rb * db))
+        rhs += z_r * np.repeat(d_theta, ops.levels)
+        du, _ = system.solve(rhs, None)
+        u = u0 + du
+        return u if np.all(np.isfinite(u)) else None
 
     def deviance(self, x: np.ndarray) -> float:
         """``-2 log`` of the Laplace (``n_agq = 1``) or adaptive Gauss-Hermite approximation of the likelihood."""
@@ -335,7 +376,21 @@ class ClmmDeviance:
         ``dD/d beta = -X'(c_a + c_b)`` and ``dD/d theta_k = -s_k'(c_a + c_b) + 2 (w x_k)' g_k +
         lambda_k' Z_k' r`` with ``s_k = x_k u_k[c_k]`` (as :func:`~._pirls.laplace_gradient`).
         """
+        if not self.analytic:
+            raise ValueError("the exact gradient is that of the Laplace deviance with scalar random-effects terms; "
+                             "use fun_and_grad(), which differences the deviance (adaptive quadrature, vector terms)")
         x = np.asarray(x, dtype=float)
+        key = x.tobytes()
+        if key in self._recent:
+            value, grad = self._recent[key]
+            return value, grad.copy()
+        value, grad = self._deviance_and_gradient(x)
+        if len(self._recent) >= _RECENT:
+            del self._recent[next(iter(self._recent))]
+        self._recent[key] = (value, grad.copy())
+        return value, grad
+
+    def _deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
         theta, alpha, beta, offset, u, rows, system, ops = self._state(x, third=True)
         r = rows.r
@@ -360,6 +415,7 @@ class ClmmDeviance:
             grad_t = np.empty(len(ops.codes))
             for k, (xk, sl) in enumerate(zip(ops.x, ops.slices)):
                 grad_t[k] = u[sl] @ z_base[sl] + 2.0 * ((w if xk is None else w * xk) @ g[k]) + lam_u[sl] @ z_r[sl]
+            self._tangent = (x.copy(), u.copy(), ra, rb, z_r, system, ops)
         ca = np.where(problem.top, 0.0, ca)
         cb = np.where(problem.bottom, 0.0, cb)
         grad_a = problem.U.T @ ca + problem.L.T @ cb
@@ -397,7 +453,8 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
     """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
 
     Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
-    random effects (``ordinal::clm``), then everything jointly from ``theta`` = lme4's start.
+    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from lme4's
+    start; on a subsample of a large log), then everything jointly.
     """
     problem = dev.problem
     k = dev.k
@@ -418,16 +475,45 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
     """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
     (a few cheap iterations over ``theta`` alone: joint steps from lme4's start at 1 can overshoot a variance whose
-    mean is confounded with the thresholds, e.g. that of a few raters, and then cost many evaluations)."""
-    re = dev.problem.re
-    fg = dev.fun_and_grad()
-    k = dev.k
+    mean is confounded with the thresholds, e.g. that of a few raters, and then cost many evaluations). On a large
+    log this start is taken from the rows of a subsample of the largest factor's levels (:func:`_start_rows`):
+    it only places the joint optimisation, which then uses every row."""
+    sub = _start_rows(dev.problem)
+    start = dev if sub is None else ClmmDeviance(sub, dev.n_agq)
+    re = start.problem.re
+    fg = start.fun_and_grad()
+    k = start.k
 
     def theta_only(t: np.ndarray) -> tuple[float, np.ndarray]:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20).theta
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=()).theta
+
+
+#: logs with more rows than this take the theta-only start stage on a subsample of about this many rows
+_START_ROWS = 50_000
+
+
+def _start_rows(problem: ClmmProblem) -> ClmmProblem | None:
+    """The rows of every ``s``-th level of the factor with the most levels (all of those levels' rows, with every
+    other factor), ``s`` chosen for about :data:`_START_ROWS` rows; None for smaller logs."""
+    from dataclasses import replace
+
+    terms = problem.re.terms
+    if problem.nobs <= 2 * _START_ROWS or not terms:
+        return None
+    big = max(terms, key=lambda t: t.n_levels)
+    step = int(np.ceil(problem.nobs / _START_ROWS))
+    rows = np.flatnonzero(big.codes % step == 0)
+    if rows.size < _START_ROWS // 4:
+        return None
+    sub_terms = tuple(replace(t, codes=t.codes[rows], X=t.X[rows],
+                              codes2=None if t.codes2 is None else t.codes2[rows],
+                              X2=None if t.X2 is None else t.X2[rows]) for t in terms)
+    return ClmmProblem(problem.y[rows], problem.U[rows], problem.L[rows], problem.X[rows],
+                       ReStructure(terms=sub_terms, nobs=int(rows.size)), problem.family, problem.alpha_names,
+                       problem.n_categories)
 
 
 def check_clmm_fit(result) -> None:
@@ -510,7 +596,8 @@ def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: in
 
 
 def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: str = "flexible",
-         levels: Any = None, nominal: str | None = None, nAGQ: int = 1, drop_missing: bool = False):
+         levels: Any = None, nominal: str | None = None, nAGQ: int = 1, drop_missing: bool = False,
+         random_thresholds: str | None = None):
     """Fit a cumulative link mixed model to ordinal ratings (``ordinal::clmm``).
 
     Parameters
@@ -537,10 +624,17 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
         random-effects term).
     drop_missing : bool, default False
         Drop rows with missing values in the used columns (with a warning) instead of raising.
+    random_thresholds : str, optional
+        A grouping factor with a random intercept in the formula (``"rater"`` with ``(1|rater)``) whose levels
+        also spread their thresholds at random: the random-effects counterpart of ``nominal`` for many raters
+        (:mod:`mixeval.mixed._clmm_thresholds`; flexible thresholds, Laplace). Returns a
+        :class:`~mixeval.mixed.RandomThresholdsResult`; :func:`~mixeval.mixed.threshold_spread_test` tests
+        the spread.
 
     Returns
     -------
     ClmmResult
+        (:class:`~mixeval.mixed.RandomThresholdsResult` with ``random_thresholds``.)
 
     Warns
     -----
@@ -568,6 +662,12 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     >>> list(fit.thresholds.index), list(fit.fixef.index)
     (['1|2', '2|3', '3|4', '4|5'], ['systemB'])
     """
+    if random_thresholds is not None:
+        from ._clmm_thresholds import random_thresholds_fit
+
+        _check_random_thresholds(random_thresholds, data, nominal, nAGQ, threshold)
+        null = _quiet_fit(formula, data, dict(link=link, levels=levels, drop_missing=drop_missing))
+        return random_thresholds_fit(formula, null, random_thresholds)
     fam = get_ordinal(link, threshold)
     n_agq = int(nAGQ)
     if n_agq < 1 or n_agq > 100:
@@ -591,6 +691,25 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     if nom is not None:
         check_nominal_cells(nom[0], response, data, nominal)
     return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
+
+
+def _check_random_thresholds(factor: Any, data: pd.DataFrame, nominal: Any, nAGQ: Any, threshold: str) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise InputTypeError(f"clmm() takes a pandas DataFrame; got {type(data).__name__}.")
+    if not isinstance(factor, str) or factor not in data.columns:
+        raise InputError(f"random_thresholds={factor!r} is not a column of the data.")
+    if nominal is not None or nAGQ != 1:
+        raise InputError(f"random_thresholds cannot be combined with nominal={nominal!r} or nAGQ={nAGQ!r}: the spread "
+                         "is the random counterpart of nominal thresholds, fitted by the Laplace approximation.")
+    if threshold != "flexible":
+        raise InputError("random threshold spreads are defined for flexible thresholds (threshold='flexible').")
+
+
+def _quiet_fit(formula: str, data: pd.DataFrame, options: dict):
+    """The fit without spreads (its warnings belong to the model the user asked for, which is fitted next)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clmm(formula, data, **options)
 
 
 def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
@@ -643,3 +762,59 @@ def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
     return TestResult(statistic=float(statistic), pvalue=float(sps.chi2.sf(statistic, df)), df=df,
                       method="likelihood-ratio test of nominal (group-specific) thresholds",
                       details={"location": location, "nominal": nominal, "factor": factor})
+
+
+def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, **options: Any) -> TestResult:
+    """Likelihood-ratio test that the levels of ``factor`` (raters) spread their thresholds differently.
+
+    Compares ``formula`` (which contains ``(1|factor)``: raters shift their thresholds at random) with the same
+    model whose raters also spread their thresholds at random (:func:`~mixeval.clmm` with
+    ``random_thresholds=factor``): ``H0: Var(s_r) = 0``.
+
+    Parameters
+    ----------
+    formula : str
+        The model under the null, with ``(1|factor)``, e.g. ``"rating ~ system + (1|item) + (1|rater)"``.
+    data : DataFrame
+    factor : str
+    **options
+        Passed to :func:`~mixeval.clmm` (``link``, ``levels``); flexible thresholds, Laplace.
+
+    Returns
+    -------
+    TestResult
+        ``statistic = 2 (l_1 - l_0)``, ``pvalue``, ``df = 2``; ``details`` holds both fits.
+
+    Notes
+    -----
+    Under ``H0`` the spread's variance is on the boundary of its space and its covariance with the shift vanishes
+    with it, so ``2 (l_1 - l_0)`` follows the 50:50 mixture of ``chi2(1)`` and ``chi2(2)`` (Self & Liang 1987;
+    Stram & Lee 1994): ``p = (P(chi2_1 > W) + P(chi2_2 > W)) / 2``. The naive ``chi2(2)`` p-value is in
+    ``details["pvalue_naive"]``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(3)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 30), "item": np.tile(np.arange(30), 10)})
+    >>> latent = rng.normal(0, 1, 30)[df.item] + rng.normal(0, 0.5, 10)[df.rater] + rng.logistic(size=300)
+    >>> df["rating"] = np.digitize(latent, [-2, -0.7, 0.7, 2]) + 1
+    >>> res = threshold_spread_test("rating ~ 1 + (1|item) + (1|rater)", df, "rater")
+    >>> res.df, bool(0 <= res.pvalue <= 1), res.statistic >= 0
+    (2.0, True, True)
+    """
+    from scipy import stats as sps
+
+    from .._results import TestResult
+    from ._clmm_thresholds import random_thresholds_fit
+
+    _check_random_thresholds(factor, data, options.get("nominal"), options.get("nAGQ", 1),
+                             options.get("threshold", "flexible"))
+    null = _quiet_fit(formula, data, {k: v for k, v in options.items() if k not in ("nAGQ", "threshold")})
+    alt = random_thresholds_fit(formula, null, factor)
+    statistic = max(2.0 * (alt.loglik - null.loglik), 0.0)
+    pvalue = 0.5 * (sps.chi2.sf(statistic, 1) + sps.chi2.sf(statistic, 2))
+    return TestResult(statistic=float(statistic), pvalue=float(pvalue), df=2.0,
+                      method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
+                      details={"null": null, "alternative": alt, "factor": factor,
+                               "pvalue_naive": float(sps.chi2.sf(statistic, 2))})

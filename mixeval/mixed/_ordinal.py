@@ -303,46 +303,47 @@ class RowTerms:
 OPEN_END = 1e4
 
 
-def _density_terms(link: str, x: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``F, 1 - F, f, f', f''`` at ``x`` (``1 - F`` computed directly, without cancellation)."""
+def _tails(link: str, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``F(x)``, ``1 - F(x)`` and the smaller of the two, ``m = F(-|x|)``, from one evaluation of ``F``.
+
+    The other tail is ``1 - m >= 1/2``, which has no cancellation, so both are accurate in relative terms.
+    """
+    m = special.expit(-np.abs(x)) if link == "logit" else special.ndtr(-np.abs(x))
+    big = 1.0 - m
+    pos = x >= 0
+    return np.where(pos, big, m), np.where(pos, m, big), m
+
+
+def _density_ratios(link: str, x: np.ndarray, F: np.ndarray, Q: np.ndarray, third: bool):
+    """``f(x)``, ``f'(x) / f(x)`` and (with ``third``) ``f''(x) / f(x)``."""
     if link == "logit":
-        F = special.expit(x)
-        Q = special.expit(-x)
         f = F * Q
-        f1 = f * (Q - F)
-        f2 = f * (1.0 - 6.0 * f)
-    else:
-        F = special.ndtr(x)
-        Q = special.ndtr(-x)
-        f = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
-        f1 = -x * f
-        f2 = (x * x - 1.0) * f
-    return F, Q, f, f1, f2
+        return f, Q - F, (1.0 - 6.0 * f) if third else None
+    f = np.exp(-0.5 * x * x) * _INV_SQRT_2PI
+    return f, -x, (x * x - 1.0) if third else None
 
 
-def row_log_probability(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
-                        bottom: np.ndarray | None = None) -> np.ndarray:
+def row_log_probability(link: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log(F(a) - F(b))`` alone (the line searches' criterion), from the upper tails where ``b > 0``."""
-    cdf = special.expit if link == "logit" else special.ndtr
     a = np.clip(a, -OPEN_END, OPEN_END)
     b = np.clip(b, -OPEN_END, OPEN_END)
+    Fa, Qa, _ = _tails(link, a)
+    Fb, Qb, _ = _tails(link, b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        lower_tail = cdf(a) - cdf(b)
-        upper_tail = cdf(-b) - cdf(-a)
-        return np.log(np.where(b > 0, upper_tail, lower_tail))
+        return np.log(np.where(b > 0, Qb - Qa, Fa - Fb))
 
 
-def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | None = None,
-                    bottom: np.ndarray | None = None, *, third: bool = False) -> RowTerms:
-    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` on ``top`` rows, ``b = -inf`` on ``bottom`` rows;
-    infinite arguments are taken as ``+-OPEN_END``).
+def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, *, third: bool = False) -> RowTerms:
+    """``log(F(a) - F(b))`` and its derivatives (``a = +inf`` for the top category, ``b = -inf`` for the bottom
+    one; infinite arguments are taken as ``+-OPEN_END``).
 
     Notes
     -----
     With ``P = F(a) - F(b)``: ``la = f(a) / P``, ``lb = -f(b) / P``, ``laa = f'(a) / P - la^2``,
     ``lbb = -f'(b) / P - lb^2``, ``lab = -la lb``; third order ``laaa = f''(a) / P - 3 la laa - la^3``,
     ``laab = lb (la^2 - laa)``, ``labb = la (lb^2 - lbb)``, ``lbbb = -f''(b) / P - 3 lb lbb - lb^3``. ``P`` is
-    formed from the upper tails when ``b > 0`` (no cancellation near 1).
+    formed from the upper tails when ``b > 0`` (no cancellation near 1). Each argument takes one evaluation of ``F``
+(its smaller tail) and the density ratios ``f'/f`` (logit ``1 - 2F``, probit ``-x``) and ``f''/f``.
 
     Examples
     --------
@@ -352,23 +353,25 @@ def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, top: np.ndarray | N
     """
     a = np.clip(a, -OPEN_END, OPEN_END)
     b = np.clip(b, -OPEN_END, OPEN_END)
-    Fa, Qa, fa, fa1, fa2 = _density_terms(link, a)
-    Fb, Qb, fb, fb1, fb2 = _density_terms(link, b)
+    Fa, Qa, _ = _tails(link, a)
+    Fb, Qb, _ = _tails(link, b)
+    fa, ga, ka = _density_ratios(link, a, Fa, Qa, third)
+    fb, gb, kb = _density_ratios(link, b, Fb, Qb, third)
     P = np.where(b > 0, Qb - Qa, Fa - Fb)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / P
         l = np.log(P)
     la = fa * inv
     lb = -fb * inv
-    laa = fa1 * inv - la * la
-    lbb = -fb1 * inv - lb * lb
+    laa = la * (ga - la)
+    lbb = lb * (gb - lb)
     lab = -la * lb
     out = RowTerms(l, la, lb, laa, lab, lbb)
     if third:
-        laaa = fa2 * inv - 3.0 * la * laa - la**3
+        laaa = la * (ka - 3.0 * laa - la * la)
         laab = lb * (la * la - laa)
         labb = la * (lb * lb - lbb)
-        lbbb = -fb2 * inv - 3.0 * lb * lbb - lb**3
+        lbbb = lb * (kb - 3.0 * lbb - lb * lb)
         out.wa = -(laaa + 2.0 * laab + labb)
         out.wb = -(laab + 2.0 * labb + lbbb)
     return out

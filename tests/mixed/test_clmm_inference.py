@@ -89,3 +89,31 @@ def test_compare_nominal_with_location_thresholds_has_no_boundary_pvalue():
     base = clmm("rating ~ system + (1|item)", df)
     res = compare(nominal, base)
     assert res.df == 20.0 and "pvalue_boundary" not in res.details
+
+
+def test_large_log_start_from_a_subsample_reaches_the_same_optimum(monkeypatch):
+    """Above 2 x _START_ROWS rows the theta-only start stage runs on every s-th level of the largest factor;
+    it only places the joint optimisation, whose optimum is the same."""
+    from mixeval.mixed import _clmm
+
+    rng = np.random.default_rng(8)
+    n_items, n_raters = 500, 10
+    item, rater = np.repeat(np.arange(n_items), n_raters), np.tile(np.arange(n_raters), n_items)
+    latent = 0.4 * (item % 2) + rng.normal(0, 1, n_items)[item] + rng.normal(0, 0.5, n_raters)[rater]
+    df = pd.DataFrame({"rating": np.digitize(latent + rng.logistic(size=item.size), [-2, -0.7, 0.6, 2]) + 1,
+                       "system": item % 2, "item": item, "rater": rater})
+    formula = "rating ~ system + (1|item) + (1|rater)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = _clmm.clmm(formula, df)
+        monkeypatch.setattr(_clmm, "_START_ROWS", 1_000)
+        problem = whole.problem
+        sub = _clmm._start_rows(problem)
+        assert sub is not None and 250 <= sub.nobs < problem.nobs
+        big = max(range(len(sub.re.terms)), key=lambda k: sub.re.terms[k].n_levels)
+        counts = np.bincount(sub.re.terms[big].codes)
+        assert set(counts[counts > 0]) == {n_raters}  # every kept item with all of its raters
+        started = _clmm.clmm(formula, df)
+    assert started.loglik == pytest.approx(whole.loglik, rel=1e-9)
+    np.testing.assert_allclose(started.theta, whole.theta, rtol=1e-4)
+    np.testing.assert_allclose(started.coef, whole.coef, rtol=1e-4)
