@@ -106,6 +106,10 @@ class ClmmProblem:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
 
+    def evaluator(self, n_agq: int = 1) -> "ClmmDeviance":
+        """The deviance of this problem (:class:`ClmmDeviance`), for the evaluator of a fit (``fit.model``)."""
+        return ClmmDeviance(self, n_agq)
+
     def linear_problem(self) -> GlmmProblem:
         """The random-effects operators' view (no fixed effects: those enter through the offset)."""
         n = self.nobs
@@ -530,8 +534,9 @@ def check_clmm_fit(result) -> None:
 
 def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_agq: int = 1,
              nominal: tuple[np.ndarray, tuple[str, ...]] | None = None, data: Any = None, warn: bool = True,
-             x0: np.ndarray | None = None, nominal_spec: str | None = None):
-    """Fit a CLMM from a validated design and response (the stages after the formula)."""
+             x0: np.ndarray | None = None, nominal_spec: str | None = None, hessian: bool = True):
+    """Fit a CLMM from a validated design and response (the stages after the formula); ``hessian=False`` leaves
+    out the Hessian (no standard errors: the parametric bootstrap's refits)."""
     from ._blas import single_threaded_blas
     from ._clmm_result import make_clmm_result
 
@@ -550,6 +555,8 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         state = dev._state(x)
         cov_params = None
         try:
+            if not hessian:
+                raise LinAlgError("no Hessian asked for")
             h = dev.hessian(x)
             full = 2.0 * np.linalg.inv(h)
             cov_params = 0.5 * (full + full.T)
@@ -588,11 +595,11 @@ def check_nominal_cells(N: np.ndarray, response: OrderedResponse, data: pd.DataF
 
 
 def _refit(design: Design, response: OrderedResponse, family: Ordinal, n_agq: int, nominal, data: Any,
-           nominal_spec: str | None, *, new_y: np.ndarray):
-    """The model fitted again to new category codes (a picklable refitter for the result)."""
+           nominal_spec: str | None, *, new_y: np.ndarray, x0: np.ndarray | None = None, hessian: bool = True):
+    """The model fitted again to new category codes (a picklable refitter for the result), from ``x0`` if given."""
     resp = OrderedResponse(np.asarray(new_y, dtype=np.int64), response.levels, response.name)
     return fit_clmm(design, resp, family, n_agq=n_agq, nominal=nominal, data=data, warn=False,
-                    nominal_spec=nominal_spec)
+                    nominal_spec=nominal_spec, x0=x0, hessian=hessian)
 
 
 def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: str = "flexible",

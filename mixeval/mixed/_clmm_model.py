@@ -25,10 +25,8 @@ from scipy.stats import norm
 
 from ..errors import InputError
 from ._blas import single_threaded_blas
-from ._clmm import ClmmDeviance, clmm_problem, optimize_clmm
 from ._glmm_model import theta_from_varpar, varpar_from_theta, varpar_layout
 from ._optimize import SINGULAR_TOL, finite_difference_gradient, minimize_deviance
-from ._ordinal import OrderedResponse
 from ._profile import JointProfiler, joint_profile_deviance
 from ._protocol import FitModelBase, RefitSummary
 from ._reterms import _tril_template
@@ -120,7 +118,7 @@ class ClmmFitModel(FitModelBase):
         self.param_names = self.varpar_names + self.fixed_names
         self.n_var = len(self.varpar_names)
         self.n_theta = int(fit.theta.size)
-        self._dev = ClmmDeviance(self.problem, self.n_agq)
+        self._dev = self.problem.evaluator(self.n_agq)
         self._dev.u = np.array(fit.u, dtype=float)
         if self._scalar and self._dev.analytic:  # the protocol's optional gradient: None where there is none
             self.ml_deviance_and_gradient = self._ml_deviance_and_gradient
@@ -288,29 +286,20 @@ class ClmmFitModel(FitModelBase):
         return list(zip(self.fit.variances, sd_pos))
 
     def _refit_one(self, codes: np.ndarray) -> tuple[np.ndarray, float]:
-        """The model on new category indices, started at the fit's estimates: ``(theta, alpha, beta)`` in the fit's
-        threshold parameters, and the deviance."""
+        """The model on new category indices (the fit's refitter without standard errors), started at the fit's
+        estimates when the same categories are used: ``(theta, alpha, beta)`` in the fit's threshold parameters,
+        and the deviance."""
         fit = self.fit
-        response = OrderedResponse(np.asarray(codes, dtype=np.int64), tuple(fit.levels), fit.design.parsed.response)
-        problem, kept = clmm_problem(fit.design, response, fit.family, None, re=self.problem.re)
-        dev = ClmmDeviance(problem, self.n_agq)
-        same = np.array_equal(kept, fit.kept)
-        lower = np.concatenate([problem.re.lower, np.full(problem.n_alpha + problem.p, -np.inf)])
-        if same:  # as lme4's refit: from the fit's estimates and Hessian
-            dev.u = np.array(fit.u, dtype=float)
-            x0 = self._x_hat
-            x0[: self.n_theta] = np.where(problem.re.lower == 0, np.maximum(x0[: self.n_theta], 0.05),
-                                          x0[: self.n_theta])
-            h = self._start_hessian
-            opt = minimize_deviance(dev.fun_and_grad(), x0, lower, fun=dev.deviance,
-                                    hess=None if h is None else (lambda x: h))
-            return opt.theta, float(opt.deviance)
-        opt = optimize_clmm(dev)  # fewer categories used: a fit of its own, its thresholds mapped onto the fit's
-        theta, alpha, beta = dev.split(opt.theta)
-        idx = full_scale_index(kept, len(fit.levels))
-        new = np.where(idx == -1, -np.inf, np.where(idx == -2, np.inf, alpha[np.maximum(idx, 0)]))
-        mapped = new[np.asarray(fit.kept)[:-1]]  # threshold "a|b" of the fit: the scale's threshold above category a
-        return np.concatenate([theta, mapped, beta]), float(opt.deviance)
+        codes = np.asarray(codes, dtype=np.int64)
+        flexible = fit.family.threshold == "flexible"
+        same = not flexible or np.array_equal(np.unique(codes), np.asarray(fit.kept))
+        new = fit.refitter(new_y=codes, x0=self._x_hat if same else None, hessian=False)
+        if same:
+            return np.concatenate([new.theta, new.alpha, new.coef]), float(new.criterion)
+        # fewer categories used: the scale's thresholds of the new fit (coinciding around an empty category,
+        # -inf/+inf beyond an empty end one), the fit's threshold "a|b" being the scale's threshold above a
+        mapped = new.threshold_values[np.asarray(fit.kept)[:-1]]
+        return np.concatenate([new.theta, mapped, new.coef]), float(new.criterion)
 
     def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
         """The model re-estimated on each column of ``Y`` (category indices, as :meth:`simulate` draws them).
