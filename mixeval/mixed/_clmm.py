@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +38,9 @@ from ._ordinal import (
 )
 from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
+
+if TYPE_CHECKING:
+    from .._results import TestResult
 
 __all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "clmm", "nominal_design", "nominal_test",
            "threshold_spread_test"]
