@@ -52,7 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("cmd_reproduce", "recompute a table of the book or a paper"),
     "reliability": ("cmd_study", "variance components, phi and a D-study for your CSV"),
     "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
-    "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects"),
+    "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects "
+                             "(thresholds of an ordinal model)"),
     "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
     "preferences": ("cmd_preferences", "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"),
 }
