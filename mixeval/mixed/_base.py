@@ -352,8 +352,21 @@ class MixedResult(Result):
                 raise InputError("allow_new_levels applies to newdata only; the fitted rows have no new levels.")
             self._rows_required("predict()")
             return np.asarray(self._linear_predictor(re), dtype=float)
+        self._require_formula_terms()
         eta = self._fixed_predictor_new(newdata)
         return eta + self._random_predictor_new(newdata, allow_new_levels) if re else eta
+
+    def _require_formula_terms(self) -> None:
+        """New rows are predicted through the formula: its fixed-effects coding and one grouping factor per
+        random-effects term (a fit built from a design matrix, e.g. a Bradley-Terry model's difference design with
+        multiple-membership terms, has neither)."""
+        groups = getattr(self.design, "groups", ())
+        terms = self.model_terms
+        if (getattr(self.design, "fixed_spec", None) is None or len(groups) != len(terms)
+                or any(getattr(t, "is_multiple_membership", False) for t in terms)):
+            raise InputError("predict(newdata) needs a model fitted from a formula; this fit was built from a design "
+                             "matrix (e.g. the engine fit of a Bradley-Terry model): predict its fitted rows "
+                             "(newdata=None), or use the model's own prediction (PreferenceResult.win_probabilities).")
 
     def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
         """``X_new beta`` under the fit's fixed-effects coding."""

@@ -111,3 +111,18 @@ def test_nested_glmer_equals_lme4(lme4_predict):
     np.testing.assert_allclose(fit.predict(new, type="link", allow_new_levels=True), ref["link"], atol=5e-4)
     np.testing.assert_allclose(fit.predict(new, allow_new_levels=True), ref["response"], atol=5e-4)
     np.testing.assert_allclose(fit.predict(new, type="link", re=False), ref["population"], atol=5e-4)
+
+
+def test_a_fit_from_a_design_matrix_refuses_new_rows():
+    """The engine fit of a Bradley-Terry model (difference design, no formula terms) predicts its fitted rows only."""
+    import warnings
+
+    from mixeval.preferences import bradley_terry, simulate_arena
+
+    log = simulate_arena(600, {"a": 0.5, "b": 0.0, "c": -0.5}, n_judges=5, judge_sd=0.5, random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        engine = bradley_terry(log, judge="judge", position="random").model
+    assert engine.predict().shape == (engine.nobs,)
+    with pytest.raises(InputError, match="fitted from a formula"):
+        engine.predict(log.head(3))
