@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._random import as_generator
 from .._validation import require_positive_int, require_probability
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 
@@ -105,7 +106,7 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     power = require_probability(power, "power", open_interval=True)
     if n_resamples != 0:
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
-    seed = np.random.default_rng(random_state) if not isinstance(random_state, np.random.Generator) else random_state
+    seed = as_generator(random_state)
     ranks = result.ranks(level, random_state=seed)
     intervals = result.intervals(level)
     board = intervals.loc[ranks.index, ["ability", "lower", "upper", "elo", "elo_lower", "elo_upper"]].copy()
