@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=["profile", "boot", "wald"], default="profile",
                    help="profile likelihood (default, as lme4), parametric bootstrap or Wald intervals")
     p.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
-    p.add_argument("--nsim", type=int, default=500, help="bootstrap refits (default 500, as lme4)")
+    p.add_argument("--nsim", type=int, default=None, help="bootstrap refits (--method boot; default 500, as lme4)")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
-    p.add_argument("--jobs", type=int, default=1, help="worker processes for the bootstrap refits (-1: all cores)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="worker processes for the bootstrap refits (--method boot; default 1, -1: all cores)")
     p.add_argument("--json", action="store_true", help='print {"intervals": {name: [lower, upper]}, ...}')
     add_family_arguments(p, nagq=True)
     p.set_defaults(handler=_run)
@@ -36,20 +37,29 @@ def _run(args: argparse.Namespace) -> int:
     from .cmd_fit import fit_model
     from ..uncertainty import confint
     from . import print_json
+    from ..errors import InputError
     from ._args import check_count, check_family_flags, check_jobs, check_level
     from ._io import read_table
 
     check_family_flags(args)
     check_level(args.level, "--level")
-    check_count(args.nsim, "--nsim")
-    check_jobs(args.jobs, "--jobs")
+    boot_flags = [flag for flag, v in (("--nsim", args.nsim), ("--seed", args.seed), ("--jobs", args.jobs))
+                  if v is not None]
+    if boot_flags and args.method != "boot":
+        raise InputError(f"{', '.join(boot_flags)} set the bootstrap; --method {args.method} does not resample. "
+                         "Drop them, or give --method boot.")
+    if args.nsim is not None:
+        check_count(args.nsim, "--nsim")
+    if args.jobs is not None:
+        check_jobs(args.jobs, "--jobs")
     data = read_table(args.data)
     seed = resolve_seed(args.seed) if args.method == "boot" else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = fit_model(args.formula, data, args, reml=True)
-        result = confint(fit, method=args.method, level=args.level, n_resamples=args.nsim, random_state=seed,
-                         n_jobs=args.jobs, progress=None if not args.json else False)
+        boot = {"n_resamples": args.nsim or 500, "random_state": seed, "n_jobs": args.jobs or 1} \
+            if args.method == "boot" else {}
+        result = confint(fit, method=args.method, level=args.level, progress=None if not args.json else False, **boot)
     out = result.to_dict()
     out["warnings"] = sorted({str(w.message) for w in caught})
     if seed is not None:

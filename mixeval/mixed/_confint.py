@@ -98,8 +98,8 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     return as_fit_model(fit).wald_intervals(level)
 
 
-def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: int = 500,
-            random_state: Any = None, n_jobs: int = 1, progress: bool | None = None) -> ConfintResult:
+def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: int | None = None,
+            random_state: Any = None, n_jobs: int | None = None, progress: bool | None = None) -> ConfintResult:
     """Confidence intervals for the standard deviations, ``sigma`` and the fixed effects of a fit.
 
     Parameters
@@ -111,7 +111,8 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
         Profile likelihood (lme4's default), parametric-bootstrap percentiles, or Wald.
     level : float, default 0.95
     n_resamples, random_state, n_jobs, progress
-        For ``method="boot"``: refits (lme4's ``nsim``, default 500), seed, worker processes, progress bar.
+        For ``method="boot"``: refits (lme4's ``nsim``, default 500), seed, worker processes (default 1), progress
+        bar; the first three are refused with the other methods, which do not resample.
 
     Returns
     -------
@@ -150,6 +151,11 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}.")
     _check_level(level)
+    given = [name for name, v in (("n_resamples", n_resamples), ("random_state", random_state), ("n_jobs", n_jobs))
+             if v is not None]
+    if given and method != "boot":
+        raise InputError(f"{', '.join(given)} set the parametric bootstrap; method={method!r} does not resample. "
+                         "Drop them, or use method='boot'.")
     model = as_fit_model(fit)
     names = list(model.param_names)
     estimate = model.estimates()
@@ -159,7 +165,8 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     elif method == "wald":
         iv = wald_intervals(fit, level)
     else:
-        boot = bootstrap_fit(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs, progress=progress)
+        boot = bootstrap_fit(fit, n_resamples=500 if n_resamples is None else n_resamples, random_state=random_state,
+                             n_jobs=1 if n_jobs is None else n_jobs, progress=progress)
         q = boot.interval(level)
         iv = {k: (float(q.loc[k, "lower"]), float(q.loc[k, "upper"])) for k in names}
         n_used = boot.n_resamples

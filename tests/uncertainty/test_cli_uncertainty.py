@@ -91,3 +91,21 @@ def test_power_bad_n(csv, capsys):
     path, _ = csv
     assert main(["power", str(path), "score ~ system + (1|sentence)", "--n", "item=ten"]) == 2
     assert "--n must look like" in capsys.readouterr().err
+
+
+def test_bootstrap_options_are_refused_without_the_bootstrap():
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    from mixeval import lmer
+    from mixeval.errors import InputError
+    from mixeval.uncertainty import confint
+
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(15), 4)
+    fit = lmer("y ~ 1 + (1|g)", pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)}))
+    for kwargs in ({"n_resamples": 100}, {"random_state": 1}, {"n_jobs": 2}):
+        with pytest.raises(InputError, match="does not resample"):
+            confint(fit, method="wald", **kwargs)
+    assert confint(fit, method="boot", n_resamples=20, random_state=1).table.shape[0] == 3
