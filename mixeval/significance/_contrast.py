@@ -206,7 +206,7 @@ def _family_inference(est, se, dof, C, V, adjust: str, level: float, m: int, ran
 def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
              *, ref: str | None = None, by: str | Sequence[str] | None = None, adjust: str | None = None,
              level: float = 0.95, df: str = "asymptotic", data: pd.DataFrame | None = None,
-             random_state: int = 0) -> PairwiseResult:
+             random_state: int | None = None) -> PairwiseResult:
     """Contrasts of the marginal means of ``specs`` (emmeans' ``contrast(emmeans(fit, specs), method, ...)``).
 
     Parameters
@@ -234,8 +234,8 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
         As :func:`emmeans`.
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.
-    random_state : int, default 0
-        Seeds the quasi-Monte Carlo integration of ``adjust="mvt"`` (its error is about 1e-5).
+    random_state : int, optional
+        Seeds the quasi-Monte Carlo integration of ``adjust="mvt"`` (default 0; refused with other adjustments).
 
     Returns
     -------
@@ -269,9 +269,12 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     """
     level = require_probability(level, "level", open_interval=True)
     canonical_df(df)
-    if isinstance(method, str) and method in ("pairwise",) and ref is None and adjust in (None, "tukey"):
-        return pairwise(fit, specs, by=by, adjust="tukey", level=level, df=df, data=data)
     adjust_name = _canonical(adjust, method)
+    if random_state is not None and adjust_name != "mvt":
+        raise InputError(f"random_state seeds the integration of adjust='mvt'; adjust={adjust_name!r} is computed "
+                         "exactly. Drop random_state.")
+    if method == "pairwise" and ref is None and adjust_name == "tukey":
+        return pairwise(fit, specs, by=by, adjust="tukey", level=level, df=df, data=data)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
     n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
     if n_spec < 2:
@@ -300,7 +303,8 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     est = C @ coef
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
     dof = np.asarray(inference.df(C), dtype=float)
-    stat, p_raw, p_adj, ci_method, crit = _family_inference(est, se, dof, C, V, adjust_name, level, m, random_state)
+    stat, p_raw, p_adj, ci_method, crit = _family_inference(est, se, dof, C, V, adjust_name, level, m,
+                                                            0 if random_state is None else random_state)
     table = pd.DataFrame(rows)
     table["estimate"], table["se"], table["df"] = est, se, dof
     table["z" if inference.method == "asymptotic" else "t"] = stat

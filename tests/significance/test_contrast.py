@@ -108,6 +108,8 @@ def test_every_argument_is_checked(fit):
         contrast(fit, "system", {"bad": [1, -1]})
     with pytest.raises(InputError, match="tukey"):
         contrast(fit, "system", "consec", adjust="tukey")
+    with pytest.raises(InputError, match="random_state seeds"):
+        contrast(fit, "system", adjust="holm", random_state=1)
     with pytest.raises(InputError, match="unknown contrast method"):
         contrast(fit, "system", "poly")
     with pytest.raises(InputError, match="mvt"):
