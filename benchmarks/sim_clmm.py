@@ -1,10 +1,13 @@
-"""Coverage of clmm's Wald and profile intervals and the type I error of its likelihood-ratio tests on rating designs.
+"""Coverage of clmm's Wald, Wald-t (Satterthwaite), profile and bootstrap intervals and the type I error of its likelihood-ratio tests on rating designs.
 
 Usage:
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 400 --link logit  [--items 30 --raters 5]
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 400 --link probit
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 40 --link logit --profile-reps 40 --tag profile
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 200 --link logit --seed 2 --tag s2   # more replicates, pooled
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 200 --methods profile --no-tests --seed 11 --tag prof
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 500 --methods wald,waldt --no-tests --seed 12 --tag waldt
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 80 --methods boot --n-resamples 199 --no-tests --seed 13 --tag boot
     nice -n 10 python3 benchmarks/sim_clmm.py --summarise    # pooled summaries (the numbers of benchmarks/README.md)
 
 Design: items x systems x raters, fully crossed (every rater rates every item-system pair) on a 5-point scale, true
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
@@ -69,7 +73,30 @@ def simulate(rng: np.random.Generator, link: str, n_items: int, n_raters: int) -
     return grid
 
 
-def replicate(rng: np.random.Generator, link: str, n_items: int, n_raters: int, profile: bool) -> dict:
+def waldt_table(fit, level: float = 0.95) -> pd.DataFrame:
+    """Wald t intervals of the thresholds and location effects on the Satterthwaite df of ``_clmm_ddf``."""
+    from scipy import stats
+
+    from mixeval.mixed._clmm_ddf import clmm_satterthwaite_df
+
+    wald = fit.confint(method="wald", progress=False).table
+    df = clmm_satterthwaite_df(fit)
+    est = wald.loc[df.index, "estimate"]
+    half = (wald.loc[df.index, "upper"] - wald.loc[df.index, "lower"]) / 2 / stats.norm.ppf(0.5 + level / 2)
+    q = stats.t.ppf(0.5 + level / 2, df.to_numpy())
+    return pd.DataFrame({"estimate": est, "lower": est - q * half, "upper": est + q * half, "df": df})
+
+
+def interval_table(fit, method: str, n_resamples: int, seed: int) -> pd.DataFrame:
+    if method == "waldt":
+        return waldt_table(fit)
+    if method == "boot":
+        return fit.confint(method="boot", n_resamples=n_resamples, random_state=seed, progress=False).table
+    return fit.confint(method=method, progress=False).table
+
+
+def replicate(rng: np.random.Generator, link: str, n_items: int, n_raters: int, methods: list[str], *,
+              tests: bool = True, n_resamples: int = 199) -> dict:
     df = simulate(rng, link, n_items, n_raters)
     true = truth(link)
     out: dict = {}
@@ -78,19 +105,23 @@ def replicate(rng: np.random.Generator, link: str, n_items: int, n_raters: int, 
         t0 = time.process_time()
         full = clmm("rating ~ system + (1|item) + (1|rater)", df, link=link)
         out["cpu_fit"] = time.process_time() - t0
-        null = clmm("rating ~ bc + (1|item) + (1|rater)", df, link=link)
-        extra = clmm("rating ~ system + (1|item) + (1|rater) + (1|rater:system)", df, link=link)
-        out["converged"] = bool(full.converged and null.converged and extra.converged)
+        out["converged"] = bool(full.converged)
         out["n_categories"] = int(np.unique(df.rating).size)
-        methods = ["wald"] + (["profile"] if profile else [])
         for method in methods:
             t0 = time.process_time()
-            table = full.confint(method=method, progress=False).table
+            table = interval_table(full, method, n_resamples, int(rng.integers(2**31)))
             out[f"cpu_{method}"] = time.process_time() - t0
             for name, value in true.items():
                 if name in table.index:
                     lo, hi = float(table.loc[name, "lower"]), float(table.loc[name, "upper"])
                     out[f"{method}:{name}"] = bool(lo <= value <= hi) if np.isfinite(lo + hi) else None
+                    if "df" in table:
+                        out[f"df:{name}"] = float(table.loc[name, "df"]) if name in table.index else None
+        if not tests:
+            return out
+        null = clmm("rating ~ bc + (1|item) + (1|rater)", df, link=link)
+        extra = clmm("rating ~ system + (1|item) + (1|rater) + (1|rater:system)", df, link=link)
+        out["converged"] = bool(full.converged and null.converged and extra.converged)
         out["p_system_bc"] = compare(full, null).pvalue
         res = compare(extra, full)
         out["p_var0_naive"] = res.pvalue
@@ -109,7 +140,12 @@ def summarise(rows: pd.DataFrame) -> dict:
            "cpu_seconds_full_fits_and_intervals": float(rows.filter(like="cpu_").sum().sum())}
     out["coverage"] = {c: rate(rows[c]) for c in rows.columns if ":" in c}
     out["typeI_0.05"] = {c[2:]: rate(rows[c] < 0.05) for c in rows.columns if c.startswith("p_")}
-    out["var0_estimated_at_0"] = rate(rows["var0_singular"])
+    if "var0_singular" in rows:
+        out["var0_estimated_at_0"] = rate(rows["var0_singular"])
+    dfs = rows.filter(like="df:")
+    if len(dfs.columns):
+        out["satterthwaite_df_quantiles_10_50_90"] = {
+            c[3:]: [float(v) for v in dfs[c].quantile([0.1, 0.5, 0.9])] for c in dfs.columns}
     return out
 
 
@@ -124,6 +160,11 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=30)
     ap.add_argument("--raters", type=int, default=5)
     ap.add_argument("--profile-reps", type=int, default=0)
+    ap.add_argument("--methods", default="wald",
+                    help="comma-separated intervals on every replicate: wald, profile, boot (parametric bootstrap "
+                         "percentile), waldt (Wald t on the Satterthwaite df of mixeval.mixed._clmm_ddf)")
+    ap.add_argument("--n-resamples", type=int, default=199, help="bootstrap resamples per replicate")
+    ap.add_argument("--no-tests", action="store_true", help="intervals only: skip the two GLRT fits")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tag", default="", help="suffix of the output files (e.g. 'profile' for a profile run)")
     ap.add_argument("--summarise", action="store_true", help="summarise the existing .jsonl files only")
@@ -131,7 +172,7 @@ def main() -> None:
     if args.summarise:  # runs of one link and design with other seeds (tags s2, s3, ...) are pooled
         groups: dict[str, list[Path]] = {}
         for f in sorted(RESULTS.glob("sim_clmm_*x3x*.jsonl")):
-            stem = f.stem.rsplit("_s", 1)[0] if f.stem.rsplit("_", 1)[-1][:1] == "s" else f.stem
+            stem = re.sub(r"_s\d+$", "", f.stem)
             groups.setdefault(stem, []).append(f)
         for stem, files in groups.items():
             s = summarise(pd.concat([pd.read_json(f, lines=True) for f in files], ignore_index=True))
@@ -139,13 +180,18 @@ def main() -> None:
             (RESULTS / f"{stem}.json").write_text(json.dumps(s, indent=2))
             print(stem, json.dumps(s, indent=1))
         return
+    bad = set(args.methods.split(",")) - {"wald", "profile", "boot", "waldt"}
+    if bad:
+        ap.error(f"--methods: unknown {sorted(bad)}; use wald, profile, boot, waldt")
     rng = np.random.default_rng([args.seed, args.items, args.raters, ["logit", "probit"].index(args.link),
                                  len(args.tag)])
     path = _path(args.link, args.items, args.raters, args.tag)
     t0 = time.time()
     with path.with_suffix(".jsonl").open("w") as fh:
         for r in range(args.reps):
-            row = replicate(rng, args.link, args.items, args.raters, r < args.profile_reps)
+            methods = args.methods.split(",") + (["profile"] if r < args.profile_reps else [])
+            row = replicate(rng, args.link, args.items, args.raters, methods, tests=not args.no_tests,
+                            n_resamples=args.n_resamples)
             fh.write(json.dumps(row) + "\n")
             fh.flush()
             if (r + 1) % 50 == 0:
