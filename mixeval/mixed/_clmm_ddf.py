@@ -27,9 +27,6 @@ BOUNDARY_THETA = 1e-4
 #: Relative step of the central differences of ``V(theta)`` (``h_j = FD_STEP * max(theta_j, 0.05)``).
 FD_STEP = 1e-3
 
-#: Relative step of the central differences of the gradient that give the ``(alpha, beta)`` Hessian.
-HESSIAN_STEP = 1e-4
-
 _NEWTON_TOL = 1e-10
 _NEWTON_MAX = 30
 
@@ -70,20 +67,12 @@ def _free_theta(theta: np.ndarray) -> np.ndarray:
 
 
 def _ab_hessian(dev, theta: np.ndarray, ab: np.ndarray, u0: np.ndarray) -> np.ndarray:
-    """Central differences of the exact gradient over ``(alpha, beta)`` at fixed ``theta``, symmetrised."""
+    """The ``(alpha, beta)`` block of the deviance's Hessian at fixed ``theta`` (modes warm-started from ``u0``)."""
+    dev.u = u0.copy()
     k = theta.size
-    steps = HESSIAN_STEP * np.maximum(np.abs(ab), 0.1)
-    h = np.empty((ab.size, ab.size))
-    for i in range(ab.size):
-        grads = []
-        for sign in (1.0, -1.0):
-            dev.u = u0.copy()
-            t = ab.copy()
-            t[i] += sign * steps[i]
-            grads.append(dev.deviance_and_gradient(np.concatenate([theta, t]))[1][k:])
-        h[i] = (grads[0] - grads[1]) / (2 * steps[i])
+    h = dev.hessian(np.concatenate([theta, ab]))[k:, k:]
     dev.u = u0
-    return 0.5 * (h + h.T)
+    return h
 
 
 def _optimal_ab(dev, theta: np.ndarray, ab: np.ndarray, u0: np.ndarray, h_inv: np.ndarray) -> np.ndarray:
