@@ -138,7 +138,17 @@ def summarise(rows: pd.DataFrame) -> dict:
 
     out = {"reps": int(len(rows)), "converged": float(rows.converged.mean()),
            "cpu_seconds_full_fits_and_intervals": float(rows.filter(like="cpu_").sum().sum())}
-    out["coverage"] = {c: rate(rows[c]) for c in rows.columns if ":" in c}
+    out["coverage"] = {c: rate(rows[c]) for c in rows.columns if ":" in c and not c.startswith("df:")}
+    paired = {}  # the same replicates: coverage of a method minus Wald's, with the SE of the paired difference
+    for c in out["coverage"]:
+        method, name = c.split(":", 1)
+        if method != "wald" and f"wald:{name}" in rows:
+            both = rows[[c, f"wald:{name}"]].dropna().astype(float)
+            d = both[c] - both[f"wald:{name}"]
+            paired[c] = {"minus_wald": float(d.mean()), "mc_se": float(d.std(ddof=1) / np.sqrt(max(len(d), 1))),
+                         "n": int(len(d))}
+    if paired:
+        out["coverage_minus_wald_paired"] = paired
     out["typeI_0.05"] = {c[2:]: rate(rows[c] < 0.05) for c in rows.columns if c.startswith("p_")}
     if "var0_singular" in rows:
         out["var0_estimated_at_0"] = rate(rows["var0_singular"])
