@@ -401,6 +401,8 @@ class ClmmResult(MixedResult):
             out.append(f" {'Groups':<{width}} {'Name':<12} {'Variance':>10} {'Std.Dev.':>10}")
             for r in vc.itertuples(index=False):
                 out.append(f" {r.group:<{width}} {r.name:<12} {r.variance:>10.4g} {r.std:>10.4g}")
+            for r in self.varcorr_frame().dropna(subset=["var2"]).itertuples(index=False):
+                out.append(f" {r.grp:<{width}} correlation of {r.var1} and {r.var2}: {r.sdcor:.3f}")
             out.append("Number of groups:  " + "  ".join(f"{g} {n}" for g, n in self.ngrps.items()))
         if self.spread is not None:
             d = ", ".join(f"{v:+.3g}" for v in self.spread_contrast)
