@@ -151,3 +151,26 @@ def test_cli_fit_json_and_refusals(fits, tmp_path, capsys):
     assert out["varcorr"]["rater.spread"] == pytest.approx(fit.components["rater.spread"], rel=1e-6)
     assert main(["fit", str(path), "rating ~ system + (1|item) + (1|rater)", "--random-thresholds", "rater"]) == 2
     assert "--random-thresholds rater needs --family ordinal" in capsys.readouterr().err
+
+
+def test_reliability_refuses_a_spread_fit_by_name(fits):
+    from mixeval import phi
+
+    _, null, fit = fits
+    with pytest.raises(InputError, match="random_thresholds='rater'"):
+        phi(fit, "item", {"rater": 6})
+    assert 0 < phi(null, "item", {"rater": 6}) < 1
+
+
+def test_emmeans_on_the_latent_scale_use_the_average_raters_thresholds(fits):
+    """emmeans of a spread fit are those of the average rater (s_r = 0, c_r = 0): the expected rating from the
+    fit's thresholds and effect with the Wald covariance of (alpha, beta)."""
+    from mixeval.significance import emmeans_ordinal
+
+    _, _, fit = fits
+    em = emmeans_ordinal(fit, "system", mode="mean.class").set_index("system")
+    for system, shift in (("A", 0.0), ("B", float(fit.fixef["systemB"]))):
+        cum = 1 / (1 + np.exp(-(fit.thresholds.to_numpy() - shift)))
+        probs = np.diff(np.concatenate([[0.0], cum, [1.0]]))
+        assert em.loc[system, "mean.class"] == pytest.approx(float(probs @ np.arange(1, 6)), rel=1e-10)
+    assert np.all(em.se > 0)
