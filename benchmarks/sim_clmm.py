@@ -5,9 +5,10 @@ Usage:
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 400 --link probit
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 40 --link logit --profile-reps 40 --tag profile
     nice -n 10 python3 benchmarks/sim_clmm.py --reps 200 --link logit --seed 2 --tag s2   # more replicates, pooled
-    nice -n 19 python3 benchmarks/sim_clmm.py --reps 200 --methods profile --no-tests --seed 11 --tag prof
-    nice -n 19 python3 benchmarks/sim_clmm.py --reps 500 --methods wald,waldt --no-tests --seed 12 --tag waldt
-    nice -n 19 python3 benchmarks/sim_clmm.py --reps 80 --methods boot --n-resamples 199 --no-tests --seed 13 --tag boot
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 200 --methods wald,profile --no-tests --seed 11 --tag prof
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 300 --methods wald,waldt --no-tests --seed 12 --tag waldt
+    nice -n 19 python3 benchmarks/sim_clmm.py --reps 60 --methods wald,boot --n-resamples 199 --no-tests --seed 13 \
+        --tag boot
     nice -n 10 python3 benchmarks/sim_clmm.py --summarise    # pooled summaries (the numbers of benchmarks/README.md)
 
 Design: items x systems x raters, fully crossed (every rater rates every item-system pair) on a 5-point scale, true
@@ -15,15 +16,18 @@ thresholds (-2, -0.7, 0.6, 2) on the logit scale (divided by 1.7 for probit), sy
 /1.7 for probit), item SD 1.0 and rater SD 0.55 (/1.7 for probit), and no rater x system interaction (its variance
 is 0). Per replicate:
 
-- ``rating ~ system + (1|item) + (1|rater)``: 95% Wald intervals of the thresholds, the system effects and the item
-  and rater SDs (log scale); on the first ``--profile-reps`` replicates also the profile intervals (ordinal's signed
-  root deviance, every other parameter re-optimised);
-- GLRT of a system effect at 0: B = C (``rating ~ bc + ...`` nested, df 1);
-- GLRT of a variance at 0: ``+ (1|rater:system)`` against the model without it, p-value of the 50:50 mixture of
+- ``rating ~ system + (1|item) + (1|rater)``: 95% intervals of the thresholds, the system effects and the item and
+  rater SDs by each of ``--methods``: ``wald`` (SDs on the log scale), ``profile`` (ordinal's signed root deviance,
+  every other parameter re-optimised; also on the first ``--profile-reps`` replicates), ``boot`` (parametric
+  bootstrap percentile, ``--n-resamples``) and ``waldt`` (thresholds and effects only: the Wald half-width with the
+  t quantile on the Satterthwaite df of ``mixeval.mixed._clmm_ddf``, the df recorded as ``df:<name>``);
+- unless ``--no-tests``: GLRT of a system effect at 0: B = C (``rating ~ bc + ...`` nested, df 1);
+- unless ``--no-tests``: GLRT of a variance at 0: ``+ (1|rater:system)`` against the model without it, p-value of the 50:50 mixture of
   chi2(0) and chi2(1) (Self & Liang), and the naive chi2(1) p-value.
 
 Each run appends one JSON line per replicate to benchmarks/results/sim_clmm_<link>_<items>x3x<raters>.jsonl and
-writes the summary (rates with binomial Monte Carlo SEs) to the .json beside it.
+writes the summary (rates with binomial Monte Carlo SEs; each method's paired coverage difference from Wald on the
+same replicates) to the .json beside it.
 """
 
 from __future__ import annotations
