@@ -101,9 +101,9 @@ def _resolve_df(df: str | None, family: str | None) -> str:
     if df is None:
         return GLMM_DEFAULT_DF
     method = canonical_df(df)
-    if family == "ordinal" and method != "asymptotic":
-        raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm; "
-                         "use df='asymptotic' or leave df out.")
+    if family == "ordinal" and method not in ("asymptotic", "satterthwaite"):
+        raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm, "
+                         "or t ones on Satterthwaite df; use df='asymptotic' (or leave df out) or df='satterthwaite'.")
     if family is not None and method == "kenward-roger":
         raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family= offers "
                          "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
@@ -604,7 +604,7 @@ class Study:
             if marginal:
                 raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's type= "
                                  f"chooses the scale ({', '.join(ORDINAL_MODES)}).")
-            return emmeans_ordinal(self.fit, specs, by=by, mode=_scale(type, ORDINAL_MODES, "type"))
+            return emmeans_ordinal(self.fit, specs, by=by, mode=_scale(type, ORDINAL_MODES, "type"), df=method)
         response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
         if marginal and not response:
             raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
@@ -639,7 +639,7 @@ class Study:
                 raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's scale= "
                                  f"chooses the scale of the contrasts ({', '.join(ORDINAL_MODES)}).")
             return pairwise_ordinal(self.fit, specs, by=by, mode=_scale(scale, ORDINAL_MODES, "scale"),
-                                    adjust=adjust, level=level)
+                                    adjust=adjust, level=level, df=method)
         chosen = None
         if self.family is not None:
             default = "ratio" if self.fit.link in ("logit", "log") else "difference"

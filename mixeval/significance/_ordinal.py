@@ -11,8 +11,10 @@ emmeans' ``mode`` for ``clm``/``clmm`` fits, on the reference grid of :mod:`._gr
 
 Probabilities are computed per grid row and then averaged over the cell (emmeans' order). Standard
 errors by the delta method over the thresholds and location effects (their block of the fit's covariance;
-central-difference gradients); z intervals. Contrasts go through the adjustment stage of
-:mod:`._pairwise` (Tukey, Holm, BH, ...).
+central-difference gradients); z intervals (emmeans'), or with ``df="satterthwaite"`` t intervals on each
+estimate's Satterthwaite df (:func:`~mixeval.mixed._clmm_ddf.clmm_satterthwaite_df` of its delta-method gradient:
+the thresholds carry the mean of the few raters' effects, which a z interval treats as known). Contrasts go
+through the adjustment stage of :mod:`._pairwise` (Tukey, Holm, BH, ...).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from .._validation import require_probability
 from ..errors import InputError
 from ..mixed import MixedResult
 from ..mixed._clmm_result import category_probabilities
+from ._ddf import canonical_df
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
 
@@ -74,6 +77,24 @@ def _parameters(fit: object) -> tuple[np.ndarray, np.ndarray]:
     k = fit.theta.size
     phi = np.concatenate([fit.alpha, fit.coef])
     return phi, fit.cov_params[k:, k:]
+
+
+def _df_method(df: object) -> str:
+    """``"asymptotic"`` or ``"satterthwaite"``; the Gaussian fits' other methods refused by name."""
+    method = canonical_df(df)
+    if method not in ("asymptotic", "satterthwaite"):
+        raise InputError(f"df={df!r}: an ordinal (clmm) fit offers df='asymptotic' (z, emmeans') or "
+                         "df='satterthwaite' (t on Satterthwaite df of the Laplace fit).")
+    return method
+
+
+def _degrees_of_freedom(fit: object, G: np.ndarray, method: str) -> np.ndarray:
+    """The df of each row of ``G`` (linear functions, or delta-method gradients, over ``(alpha, beta)``)."""
+    if method == "asymptotic" or G.shape[0] == 0:
+        return np.full(G.shape[0], np.inf)
+    from ..mixed._clmm_ddf import clmm_satterthwaite_df
+
+    return clmm_satterthwaite_df(fit, G).to_numpy(dtype=float)
 
 
 def _thresholds_at(fit: object, alpha: np.ndarray) -> np.ndarray:
@@ -142,7 +163,7 @@ def _estimate_name(mode: str) -> str:
 
 
 def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                    mode: str = "latent", level: float = 0.95) -> pd.DataFrame:
+                    mode: str = "latent", level: float = 0.95, df: str = "asymptotic") -> pd.DataFrame:
     """Estimated marginal means of a :func:`mixeval.clmm` fit in one of emmeans' ordinal modes.
 
     Parameters
@@ -153,14 +174,17 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     mode : {"latent", "prob", "cum.prob", "exc.prob", "mean.class"}
         See the module notes; ``"exc.prob"`` at the cut ``"3|4"`` is ``P(rating >= 4)``.
     level : float
-        Confidence level of the z intervals.
+        Confidence level of the intervals.
+    df : {"asymptotic", "satterthwaite"}
+        z intervals (emmeans' for clmm, ``df`` inf), or t intervals on Satterthwaite df (Laplace fits with scalar
+        random-effects terms; see the module notes).
 
     Returns
     -------
     DataFrame
         ``*specs``, ``*by``, the category (``prob``: a column named after the response) or ``cut`` column
         for the probability modes, the estimate (``emmean``, ``prob``, ``cumprob``, ``exc.prob``,
-        ``mean.class``), ``se``, ``df`` (inf), ``lower``, ``upper``.
+        ``mean.class``), ``se``, ``df``, ``lower``, ``upper``.
 
     Examples
     --------
@@ -176,29 +200,33 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     """
     _check(fit, mode)
     level = require_probability(level, "level", open_interval=True)
+    method = _df_method(df)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
     cells, rows = _cell_rows(fit, specs_list, by_list)
     phi, V = _parameters(fit)
     est, G = _gradient(fit, phi, rows, mode)
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", G, V, G), 0.0))
     out, _ = _extended_cells(fit, cells, mode)
-    crit = sps.norm.ppf(0.5 + level / 2)
+    dof = _degrees_of_freedom(fit, G, method)
+    crit = sps.t.ppf(0.5 + level / 2, dof)
     out[_estimate_name(mode)] = est
     out["se"] = se
-    out["df"] = np.inf
+    out["df"] = dof
     out["lower"] = est - crit * se
     out["upper"] = est + crit * se
     return out
 
 
 def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                     mode: str = "latent", adjust: str = "tukey", level: float = 0.95) -> PairwiseResult:
+                     mode: str = "latent", adjust: str = "tukey", level: float = 0.95,
+                     df: str = "asymptotic") -> PairwiseResult:
     """Pairwise differences of :func:`emmeans_ordinal` estimates (within each ``by`` group and category).
 
     Adjustments as :func:`mixeval.pairwise` (Tukey's studentized range, Holm, Bonferroni, BH, none); the
     probability modes compare within each category or cut point (each its own family, as emmeans'
     ``pairs(emmeans(fit, ~ specs | rating, mode = "prob"))``). ``effect_size`` divides by the latent
-    residual standard deviation in ``"latent"`` mode (NaN otherwise).
+    residual standard deviation in ``"latent"`` mode (NaN otherwise). ``df``: z tests (``"asymptotic"``,
+    emmeans') or t tests on each contrast's Satterthwaite df (``"satterthwaite"``, see :func:`emmeans_ordinal`).
 
     Examples
     --------
@@ -215,6 +243,7 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     _check(fit, mode)
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
+    df_method = _df_method(df)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
     cells, rows = _cell_rows(fit, specs_list, by_list)
     phi, V = _parameters(fit)
@@ -227,22 +256,22 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         stat = diff / se
-    dof = np.full(diff.size, np.inf)
+    dof = _degrees_of_freedom(fit, C, df_method)
     p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
     sigma = float(np.sqrt(fit.distribution_variance)) if mode == "latent" else float("nan")
     table = pd.DataFrame(table_rows)
     table["estimate"] = diff
     table["se"] = se
     table["df"] = dof
-    table["z"] = stat
+    table["z" if df_method == "asymptotic" else "t"] = stat
     table["pvalue"] = p_adj
     table["lower"] = diff - crit * se
     table["upper"] = diff + crit * se
     table["pvalue_unadjusted"] = p_raw
     table["effect_size"] = diff / sigma
-    means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level)
+    means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level, df=df_method)
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(families), adjust=method,
-                          ci_method=ci_method, level=level, family_size=n_spec, df_method="asymptotic",
+                          ci_method=ci_method, level=level, family_size=n_spec, df_method=df_method,
                           trend=None, sigma=sigma, fit_criterion=fit.approximation,
                           effect_size_scale="latent residual SD" if mode == "latent" else "",
                           scale="" if mode == "latent" else f"ordinal {mode}")

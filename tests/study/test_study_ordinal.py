@@ -99,6 +99,6 @@ def test_refusals_name_the_reason(study):
     with pytest.raises(InputError, match="reml=True"):
         Study(study.data, study.formula, family="ordinal", reml=True).fit
     with pytest.raises(InputError, match="ordinal"):
-        study.emmeans(df="satterthwaite")
+        study.emmeans(df="kenward-roger")
     with pytest.raises(InputError, match="averaged ratings are not ratings"):
         study.glrt_averaged("rater")
