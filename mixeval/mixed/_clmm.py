@@ -105,6 +105,12 @@ class ClmmProblem:
     def bottom(self) -> np.ndarray:
         return self.y == 0
 
+    @cached_property
+    def argument_jacobians(self) -> tuple[np.ndarray, np.ndarray]:
+        """``M_a = [U, -X]`` and ``M_b = [L, -X]`` (dense): the derivatives of the upper and lower arguments in
+        ``(alpha, beta)``."""
+        return np.hstack([self.U.toarray(), -self.X]), np.hstack([self.L.toarray(), -self.X])
+
     def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
@@ -222,6 +228,7 @@ class ClmmDeviance:
         self.scalar = bool(problem.re.terms) and isinstance(_ops(self.lin, problem.re.theta0, False), _ScalarOps)
         self._recent: dict[bytes, tuple[float, np.ndarray]] = {}
         self._tangent: tuple | None = None
+        self._last: tuple | None = None
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.n_alpha
@@ -400,6 +407,7 @@ class ClmmDeviance:
     def _deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
         theta, alpha, beta, offset, u, rows, system, ops = self._state(x, third=True)
+        self._last = (x.copy(), rows, system, ops)
         r = rows.r
         ra = -(rows.laa + rows.lab)
         rb = -(rows.lab + rows.lbb)
@@ -429,6 +437,36 @@ class ClmmDeviance:
         grad_b = -(problem.X.T @ (ca + cb)) if problem.p else np.zeros(0)
         return value, np.concatenate([grad_t, grad_a, grad_b])
 
+    def fixed_curvature(self, x: np.ndarray) -> np.ndarray:
+        """The Hessian of the deviance in ``(alpha, beta)`` at the modes, without the curvature of ``log|A|``
+        (exact without random effects), and NaN in the rows and columns of ``theta``: for
+        :func:`~._optimize.minimize_deviance`, which forms those rows by differences of the gradient.
+
+        Notes
+        -----
+        With ``M_a = [U, -X]``, ``M_b = [L, -X]`` (the arguments' derivatives in ``phi = (alpha, beta)``) the
+        penalised deviance ``P = -2 sum l_i + ||u||^2`` has ``P_phiphi = -2 (M_a' l_aa M_a + M_a' l_ab M_b +
+        M_b' l_ab M_a + M_b' l_bb M_b)``, ``P_phiu = -2 G``, ``G = (M_a' r_a + M_b' r_b) Z Lambda`` and ``P_uu = 2 A``,
+        so the Hessian of ``P`` at the modes ``u(phi)`` is ``P_phiphi - 2 G A^{-1} G'``.
+        """
+        x = np.asarray(x, dtype=float)
+        if self._last is None or not np.array_equal(self._last[0], x):
+            self.deviance_and_gradient(x) if self.analytic else None
+        if self._last is None or not np.array_equal(self._last[0], x):
+            return np.full((x.size, x.size), np.nan)
+        _, rows, system, ops = self._last
+        ma, mb = self.problem.argument_jacobians
+        laa, lab, lbb = rows.laa[:, None], rows.lab[:, None], rows.lbb[:, None]
+        h = -2.0 * (ma.T @ (laa * ma + lab * mb) + mb.T @ (lab * ma + lbb * mb))
+        if system is not None:
+            v = -(laa + lab) * ma - (lab + lbb) * mb  # r_a M_a + r_b M_b
+            gt = np.column_stack([ops.zlt(c) for c in v.T])
+            ainv_gt = np.column_stack([system.solve(c, None)[0] for c in gt.T])
+            h -= 2.0 * (gt.T @ ainv_gt)
+        out = np.full((x.size, x.size), np.nan)
+        out[self.k:, self.k:] = 0.5 * (h + h.T)
+        return out
+
     @property
     def analytic(self) -> bool:
         """The exact gradient applies: Laplace with scalar random-effects terms (or none)."""
@@ -438,16 +476,21 @@ class ClmmDeviance:
         return self.deviance_and_gradient if self.analytic else finite_difference_gradient(self.deviance)
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
-        """Central differences of the gradient (analytic or numerical), symmetrised; modes warm-started at ``x``."""
+        """Central differences of the gradient (analytic or numerical), symmetrised; the modes at each point are
+        started from their first-order prediction from ``x`` (:meth:`_predicted_modes`)."""
         x = np.asarray(x, dtype=float)
         fg = self.fun_and_grad()
-        u0 = self._state(x)[4].copy() if self.problem.re.q else np.zeros(0)
+        if self.analytic and self.problem.re.q:
+            self._deviance_and_gradient(x)  # the modes at x and their tangent: each point below starts from both
+        else:
+            self._state(x)
+        u0, tangent = self.u.copy(), self._tangent
         steps = 1e-4 * np.maximum(np.abs(x), 0.1)
         h = np.empty((x.size, x.size))
         for i in range(x.size):
             grads = []
             for sign in (1.0, -1.0):
-                self.u = u0.copy()
+                self.u, self._tangent = u0.copy(), tangent
                 t = x.copy()
                 t[i] += sign * steps[i]
                 grads.append(fg(t)[1])
@@ -472,11 +515,13 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
                                          ReStructure(terms=(), nobs=problem.nobs), problem.family,
                                          problem.alpha_names, problem.n_categories))
         start = np.concatenate([_start_alpha(problem), np.zeros(problem.p)])
-        opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf))
+        opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf),
+                                 hess=fixed.fixed_curvature)
         if not k:
             return opt0
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
-    return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance)
+    return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
+                             hess=dev.fixed_curvature if dev.analytic else None)
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
@@ -495,7 +540,12 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=()).theta
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL).theta
+
+
+#: the theta-only start stage stops once a Newton step predicts a decrease of the deviance below this: it places
+#: the joint optimisation, which converges fully
+_START_TOL = 0.1
 
 
 #: logs with more rows than this take the theta-only start stage on a subsample of about this many rows

@@ -316,7 +316,8 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     return best
 
 
-def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None):
+def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None,
+                       coarse: float = 0.0):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -328,7 +329,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
     predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
     Stops when the predicted decrease is below ``_STOP_TOL``, the Newton step would move no theta by
-    more than :data:`THETA_RTOL`, or no step decreases the deviance.
+    more than :data:`THETA_RTOL`, or no step decreases the deviance (or, with ``coarse``, predicts a decrease
+    below it).
     """
     decrease = np.inf
     radius = 1.0
@@ -346,7 +348,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         step = np.zeros_like(x)
         step[free] = _newton_direction(h_t[np.ix_(free, free)], g_t[free])
         decrease = -0.5 * float(g_t @ step)
-        if not decrease > _STOP_TOL or np.all(np.abs(step) <= THETA_RTOL * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
+        if not decrease > max(_STOP_TOL, coarse) or np.all(np.abs(step) <= THETA_RTOL * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
             decrease = max(decrease, 0.0)
             break
         # near the optimum differences of the deviance are at its rounding error: a Newton step that does
@@ -398,7 +400,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
-                      probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None) -> OptimResult:
+                      probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
+                      coarse: float = 0.0) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -428,6 +431,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         layout) are the leading coordinates of theta. A singular factor is then brought to
         :func:`canonical_factors` before the boundary checks, and a zero column is moved off 0 as a whole,
         along the eigenvectors of its Hessian block, not one coordinate at a time.
+    coarse : float
+        A start stage's tolerance (deviance units): stop once a Newton step predicts a decrease below it,
+        with no fresh Hessian to confirm (0, the default: converge fully).
 
     Returns
     -------
@@ -516,7 +522,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
-                                                                    cheap_hessian)
+                                                                    cheap_hessian, coarse)
+            if coarse and decrease <= coarse:
+                break
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
                 break
             if decrease <= _ROUND_TOL and _positive_definite(h, x, grad, lower, bounded):
