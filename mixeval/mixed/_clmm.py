@@ -106,6 +106,11 @@ class ClmmProblem:
         return self.y == 0
 
     @cached_property
+    def transposes(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """``U'`` and ``L'`` (for the gradient in ``alpha``)."""
+        return self.U.T.tocsr(), self.L.T.tocsr()
+
+    @cached_property
     def argument_jacobians(self) -> tuple[np.ndarray, np.ndarray]:
         """``M_a = [U, -X]`` and ``M_b = [L, -X]`` (dense): the derivatives of the upper and lower arguments in
         ``(alpha, beta)``."""
@@ -229,6 +234,7 @@ class ClmmDeviance:
         self._recent: dict[bytes, tuple[float, np.ndarray]] = {}
         self._tangent: tuple | None = None
         self._last: tuple | None = None
+        self._base: tuple | None = None
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.n_alpha
@@ -237,13 +243,19 @@ class ClmmDeviance:
     def fixed_offset(self, beta: np.ndarray) -> np.ndarray:
         return self.problem.X @ beta if self.problem.p else np.zeros(self.problem.nobs)
 
+    def _arguments(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' arguments at ``eta``; their part without ``eta`` is kept for the same ``alpha`` and ``offset``
+        (the passes of one mode search)."""
+        base = self._base
+        if base is None or base[0] is not offset or not np.array_equal(base[1], alpha):
+            base = self._base = (offset, alpha.copy(), *self.problem.arguments(alpha, offset))
+        return base[2] - eta, base[3] - eta
+
     def log_probabilities(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> np.ndarray:
-        a, b = self.problem.arguments(alpha, offset + eta)
-        return row_log_probability(self.problem.family.link, a, b)
+        return row_log_probability(self.problem.family.link, *self._arguments(alpha, offset, eta))
 
     def rows(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray, third: bool = False):
-        a, b = self.problem.arguments(alpha, offset + eta)
-        return row_derivatives(self.problem.family.link, a, b, third=third)
+        return row_derivatives(self.problem.family.link, *self._arguments(alpha, offset, eta), third=third)
 
     def modes(self, theta: np.ndarray, alpha: np.ndarray, offset: np.ndarray, *, tol: float = STEP_TOL,
               maxit: int = 100, third: bool = False):
@@ -433,7 +445,8 @@ class ClmmDeviance:
             self._tangent = (x.copy(), u.copy(), ra, rb, z_r, system, ops)
         ca = np.where(problem.top, 0.0, ca)
         cb = np.where(problem.bottom, 0.0, cb)
-        grad_a = problem.U.T @ ca + problem.L.T @ cb
+        ut, lt = problem.transposes
+        grad_a = ut @ ca + lt @ cb
         grad_b = -(problem.X.T @ (ca + cb)) if problem.p else np.zeros(0)
         return value, np.concatenate([grad_t, grad_a, grad_b])
 
@@ -624,8 +637,9 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         dev = ClmmDeviance(problem, n_agq)
         opt = optimize_clmm(dev, x0)
         x = opt.theta
-        deviance = dev.deviance(x)
-        state = dev._state(x)
+        # the optimiser evaluated x (remembered with its gradient); the state at x follows the Hessian, which
+        # leaves the modes at x
+        deviance = dev.deviance_and_gradient(x)[0] if dev.analytic else dev.deviance(x)
         cov_params = None
         try:
             if not hessian:
@@ -637,7 +651,6 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
                 cov_params = None
         except (np.linalg.LinAlgError, LinAlgError):
             cov_params = None
-        dev.u = state[4].copy() if problem.re.q else dev.u
         state = dev._state(x)
 
     refitter = partial(_refit, design, response, family, n_agq, nominal, data, nominal_spec)
