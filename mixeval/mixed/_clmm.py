@@ -554,7 +554,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
             return opt0
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
-                             hess=dev.fixed_curvature if dev.analytic else None)
+                             hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH)
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
@@ -575,6 +575,11 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
 
     return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL).theta
 
+
+#: the joint stage forms its Hessian afresh (differences in theta, :meth:`ClmmDeviance.fixed_curvature` for the
+#: rest) after a step predicted to gain more than this (deviance units: far from the optimum, where the curvature
+#: of the point left behind, updated by BFGS, is a poor model of the next one)
+_REFRESH = 10.0
 
 #: the theta-only start stage stops once a Newton step predicts a decrease of the deviance below this: it places
 #: the joint optimisation, which converges fully

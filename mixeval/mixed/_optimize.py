@@ -317,7 +317,7 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
 
 
 def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None,
-                       coarse: float = 0.0):
+                       coarse: float = 0.0, refresh: float = np.inf):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -325,7 +325,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
     stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
     snapped). After a step that needed backtracking or gained less than a quarter of the predicted
-    decrease the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
+    decrease (or was predicted to gain more than ``refresh``) the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
     returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
     predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
     Stops when the predicted decrease is below ``_STOP_TOL``, the Newton step would move no theta by
@@ -386,7 +386,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
         x, value, grad = trial, t_value, t_grad
-        if poor:
+        if poor or decrease > refresh:
             hess = hessian(x, grad)
         elif decrease < _SECANT_TOL or cheap_hessian is None:
             hess = _bfgs_update(hess, s_, y_)
@@ -401,7 +401,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
                       probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
-                      coarse: float = 0.0) -> OptimResult:
+                      coarse: float = 0.0, refresh: float = np.inf) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -434,6 +434,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     coarse : float
         A start stage's tolerance (deviance units): stop once a Newton step predicts a decrease below it,
         with no fresh Hessian to confirm (0, the default: converge fully).
+    refresh : float
+        Form the Hessian afresh (``hess`` completed by differences) after a step predicted to gain more than
+        this, in place of a BFGS update (default ``inf``: only after poor steps); for a ``hess`` that leaves a
+        few rows to differences, where a fresh Hessian costs few evaluations.
 
     Returns
     -------
@@ -522,7 +526,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
-                                                                    cheap_hessian, coarse)
+                                                                    cheap_hessian, coarse, refresh)
             if coarse and decrease <= coarse:
                 break
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
