@@ -555,6 +555,10 @@ class _ScalarOps:
         # cross-tabulation: one gather for Z Lambda u and one bincount for Lambda' Z' r instead of two each
         first = self.rest[0] if self.rest else None
         self.pair = (self.b, first) if first is not None and self.x[self.b] is None and self.x[first] is None else None
+        # a block term nested in the other: the other's sums are the block's summed by parent (no cross-tabulation)
+        self.nested = layout.parent is not None and self.pair is not None
+        if layout.parent is not None:
+            self.pair = None
 
     def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
         p, lay = self.problem, self.layout
@@ -589,7 +593,11 @@ class _ScalarOps:
     def sums(self, r: np.ndarray) -> np.ndarray:
         """``Z' r``: ``sum x_ki r_i`` per level of every term (``Lambda' Z' r`` without the thetas)."""
         out = {}
-        if self.pair:
+        if self.nested:
+            b, k = self.b, self.rest[0]
+            out[b] = np.bincount(self.codes[b], weights=r, minlength=self.levels[b])
+            out[k] = np.bincount(self.layout.parent, weights=out[b], minlength=self.levels[k])
+        elif self.pair:
             b, k0 = self.pair
             table = np.bincount(self.layout.pairs[self.pair], weights=r,
                                 minlength=self.levels[b] * self.levels[k0]).reshape(self.levels[b], self.levels[k0])
@@ -692,7 +700,7 @@ class _ScalarOps:
         s_k = np.bincount(parent, weights=s_b, minlength=Lk) if both else np.bincount(
             self.codes[k], weights=self._weighted(k, w, 2), minlength=Lk)
         return _NestedSystem(self.problem, th[b] ** 2 * s_b + 1.0, (th[b] * th[k]) * cross, th[k] ** 2 * s_k + 1.0,
-                             parent)
+                             parent, b, self.slices)
 
 
 class _NestedSystem(_System):
@@ -703,11 +711,12 @@ class _NestedSystem(_System):
     ``x_j = (r_j - sum_{parent(i) = j} c_i r_i / B_i) / S_j``, ``x_i = (r_i - c_i x_{parent(i)}) / B_i``.
     """
 
-    def __init__(self, problem: GlmmProblem, blocks: np.ndarray, c: np.ndarray, d: np.ndarray, parent: np.ndarray):
+    def __init__(self, problem: GlmmProblem, blocks: np.ndarray, c: np.ndarray, d: np.ndarray, parent: np.ndarray,
+                 b: int, slices: list[slice]):
         self.problem = problem
-        self.b = problem.block_term()
-        self.k = 1 - self.b
-        self.slices = problem.term_slices()
+        self.b = b
+        self.k = 1 - b
+        self.slices = slices
         self.joint = False
         self.m = self.q_rest = d.size
         self.n_lev, self.p_b = blocks.size, 1

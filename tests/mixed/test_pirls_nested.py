@@ -31,8 +31,14 @@ def test_nested_system_equals_the_dense_elimination(formula):
     w = np.random.default_rng(1).uniform(0.05, 0.25, problem.nobs)
     theta = np.array([0.8, 1.3])
     nested = _ScalarOps(problem, theta, False)
-    dense = _ScalarOps(problem, theta, False)
-    dense.layout = replace(dense.layout, parent=None)
+    unnested = replace(problem)
+    unnested.__dict__["layout"] = replace(problem.layout, parent=None)  # the same problem, nesting not detected
+    dense = _ScalarOps(unnested, theta, False)
+    r = np.random.default_rng(3).normal(size=problem.nobs)
+    np.testing.assert_allclose(nested.sums(r), dense.sums(r), rtol=1e-12, atol=1e-12)
+    u = np.random.default_rng(4).normal(size=problem.re.q)
+    np.testing.assert_allclose(nested.eta(u, np.zeros(problem.p)), dense.eta(u, np.zeros(problem.p)), rtol=1e-12,
+                               atol=1e-12)
     sn, sd = nested.system(w), dense.system(w)
     assert isinstance(sn, _NestedSystem) and not isinstance(sd, _NestedSystem)
     assert sn.ldl2 == pytest.approx(sd.ldl2, rel=1e-13)
