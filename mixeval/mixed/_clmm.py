@@ -335,7 +335,8 @@ class ClmmDeviance:
 
     def _predicted_modes(self, x: np.ndarray) -> np.ndarray | None:
         """The modes at ``x`` to first order from the last exact-gradient evaluation (implicit function theorem),
-        when the warm start is still that evaluation's modes; else None.
+        when the warm start is still that evaluation's modes and no theta has changed by more than
+        :data:`_PREDICT_THETA` of itself; else None.
 
         At the modes ``Lambda' Z' r - u = 0``; moving ``x`` by ``dx`` with ``u`` fixed moves the arguments by
         ``da = U d alpha - X d beta - s``, ``db = L d alpha - X d beta - s`` (``s = sum_k d theta_k x_k u_k[c_k]``), so
@@ -348,6 +349,8 @@ class ClmmDeviance:
             return None
         problem = self.problem
         d_theta, d_alpha, d_beta = self.split(x - x0)
+        if np.any(np.abs(d_theta) > _PREDICT_THETA * np.maximum(np.abs(x0[:self.k]), 0.1)):
+            return None
         shift = problem.X @ d_beta if problem.p else 0.0
         s = np.zeros(problem.nobs)
         for dt, xk, sl, codes in zip(d_theta, ops.x, ops.slices, ops.codes):
@@ -527,6 +530,10 @@ class ClmmDeviance:
         self.u = u0
         return 0.5 * (h + h.T)
 
+
+#: the modes are not predicted across a change of some theta_k by more than this times max(|theta_k|, 0.1): over
+#: such a change the first-order prediction can land farther from the modes than the previous ones
+_PREDICT_THETA = 1.0
 
 #: relative step of the forward differences of the exact gradient in :meth:`ClmmDeviance.hessian`
 _FORWARD_STEP = 1e-6
