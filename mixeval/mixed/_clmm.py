@@ -317,7 +317,7 @@ class ClmmDeviance:
         theta, alpha, beta = self.split(np.asarray(x, dtype=float))
         offset = self.fixed_offset(beta)
         if not self.problem.re.q:
-            rows = self.rows(alpha, offset, np.zeros(self.problem.nobs), third=third)
+            rows = self.rows(alpha, offset, np.zeros(self.problem.nobs))  # no third derivatives: no log|A|
             if not np.all(np.isfinite(rows.l)):
                 raise LinAlgError("thresholds out of order")
             return theta, alpha, beta, offset, np.zeros(0), rows, None, None
