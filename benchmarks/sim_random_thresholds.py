@@ -1,4 +1,5 @@
-"""Random rater thresholds (``clmm(..., random_thresholds="rater")``): recovery and the spread GLRT by simulation.
+"""Random rater thresholds (``clmm(..., random_thresholds="rater")``): recovery, the spread GLRT and the coverage of
+the fit's 95% Wald intervals by simulation.
 
 Usage: nice -n 10 python3 benchmarks/sim_random_thresholds.py [--reps 50] [--raters 60] [--items 50] [--seed 1]
                                                                [--setting 0|1|2] [--out FILE]
@@ -9,6 +10,8 @@ Truth: ``P(Y <= j | rater r, item i) = F(theta_j + s_r d_j - 0.5 [system B] - b_
 ``theta = (-2, -0.7, 0.7, 2)``, ``d = (-1, -1/3, 1/3, 1)``, item sd 1, rater shift sd 0.5, every rater rates every
 item, half the items from system B. Spread sd 0 (the GLRT's type I error), 0.4 with correlation 0.3 between
 shift and spread (power, and recovery of the spread sd and of the correlation) and 0.15 (power near the null).
+Each replicate also records whether the alternative fit's 95% Wald intervals (``fit.confint(method="wald")``: the
+Hessian of the Laplace deviance; sd's on the log scale) cover the true thresholds, system effect and sd's.
 """
 
 from __future__ import annotations
@@ -70,14 +73,19 @@ def main() -> None:
                 warnings.simplefilter("ignore")
                 res = threshold_spread_test(formula, df, "rater")
             alt = res.details["alternative"]
-            cov = alt.rater_covariance.to_numpy()
+            cov = alt.covariances["(1 + spread | rater)"].to_numpy()
             sd = np.sqrt(np.diag(cov))
+            wald = alt.confint(method="wald").table
+            truth = {**dict(zip(alt.alpha_names, THETA)), "systemB": 0.5, "sd_(Intercept)|item": 1.0,
+                     "sd_(Intercept)|rater": 0.5, "sd_spread|rater": st["spread_sd"]}
+            covered = {k: bool(wald.loc[k, "lower"] <= v <= wald.loc[k, "upper"])
+                       for k, v in truth.items() if np.isfinite(wald.loc[k, "lower"])}
             rows.append({"rep": rep, "statistic": res.statistic, "pvalue": res.pvalue,
                          "pvalue_naive": res.details["pvalue_naive"], "shift_sd": float(sd[0]),
                          "spread_sd": float(sd[1]),
                          "corr": float(cov[0, 1] / (sd[0] * sd[1])) if sd[1] > 1e-8 and sd[0] > 0 else None,
                          "systemB": float(alt.fixef["systemB"]), "item_var": float(alt.components["item"]),
-                         "converged": alt.converged, "cpu_seconds": time.process_time() - t0})
+                         "wald_covered": covered, "converged": alt.converged, "cpu_seconds": time.process_time() - t0})
             print(st, rep, {k: rows[-1][k] for k in ("statistic", "pvalue", "spread_sd", "cpu_seconds")}, flush=True)
         p = np.array([r["pvalue"] for r in rows])
         pn = np.array([r["pvalue_naive"] for r in rows])
@@ -92,6 +100,10 @@ def main() -> None:
                    "systemB_mean": float(np.mean([r["systemB"] for r in rows])),
                    "item_var_mean": float(np.mean([r["item_var"] for r in rows])),
                    "all_converged": bool(all(r["converged"] for r in rows)),
+                   "wald_coverage": {k: {"coverage": float(np.mean(v)), "mc_se": float(np.sqrt(0.95 * 0.05 / len(v))),
+                                         "n": len(v)}
+                                     for k in rows[0]["wald_covered"]
+                                     for v in [[r["wald_covered"][k] for r in rows if k in r["wald_covered"]]]},
                    "cpu_seconds_total": float(sum(r["cpu_seconds"] for r in rows))}
         out["settings"].append({**st, "summary": summary, "replicates": rows})
         print(st, summary, flush=True)

@@ -54,6 +54,14 @@ def components_of(source: MixedResult | Mapping[str, float]) -> dict[str, float]
     {'g': 4.5833, 'Residual': 1.0}
     """
     if isinstance(source, MixedResult):
+        spread = getattr(source, "spread", None)
+        if spread is not None:
+            raise InputError(
+                f"reliability (phi, D-studies, the variance table) is defined by the variance components of the "
+                f"latent location; this fit's {spread!r} term also spreads each {spread}'s thresholds "
+                f"(random_thresholds={spread!r}), which is not a component of the location. Fit the model without "
+                "random_thresholds for reliability (the spread test says whether raters use the scale differently), "
+                "or pass the location components as a mapping {component: variance} with the 'Residual'.")
         if source.has_slopes:
             slopes = ", ".join(lab for lab, c in zip(source.term_labels, source.term_coef_names) if len(c) > 1)
             raise InputError(

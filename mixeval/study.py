@@ -515,9 +515,15 @@ class Study:
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
         """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear
-        models (:func:`mixeval.significance.glrt_averaged` on the study's columns)."""
+        models (:func:`mixeval.significance.glrt_averaged` on the study's columns). An ordinal Study refuses it:
+        averaging ratings treats them as equally spaced numbers, which the ordinal model does not."""
         from .significance import glrt_averaged
 
+        if self.family == "ordinal":
+            raise InputError("Study.glrt_averaged averages the scores and compares Gaussian linear models; averaged "
+                             "ratings are not ratings on the ordinal scale. Use Study.glrt (the likelihood-ratio test "
+                             "of the cumulative link mixed models), or a Study without family='ordinal' for the "
+                             "book's test on averaged scores.")
         self._require_rows("Study.glrt_averaged")
         return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
                              item=self.item, over=over)

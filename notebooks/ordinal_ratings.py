@@ -102,3 +102,57 @@ KeyNumbers({"P(rating >= 4 | C)": float(exc[(exc.system == "C") & (exc.cut == "3
 # %%
 KeyNumbers({"phi gaussian (6 raters)": phi(gaussian, "item", {"rater": 6}),
             "phi latent (6 raters)": phi(ordinal, "item", {"rater": 6})})
+
+# %% [markdown]
+# ## 5. Raters who use the scale differently
+# Some raters keep to the middle of the scale, others use its ends. `ordinal`'s nominal effects give each rater
+# thresholds of its own (fixed effects: for a handful of raters; `nominal_test` compares them with the common
+# thresholds). With many raters, `clmm(..., random_thresholds="rater")` lets each rater's thresholds spread at
+# random: rater `r` has thresholds `theta_j + s_r d_j - c_r` with `d = (-1, -1/3, 1/3, 1)` and `(c_r, s_r)`
+# normal (a rater with `s_r > 0` keeps to the middle). `threshold_spread_test` tests `Var(s_r) = 0` (a boundary
+# likelihood-ratio test, 50:50 chi2(1):chi2(2)). The six raters of the study above share their thresholds; a
+# second simulated study has 40 raters x 30 items with a spread SD of 0.6 (truth) beside a shift SD of 0.5.
+
+# %%
+from mixeval.mixed import nominal_test, threshold_spread_test
+
+rng2 = np.random.default_rng(7)
+D = np.linspace(-1, 1, 4)
+grid2 = pd.MultiIndex.from_product([range(30), range(40)], names=["item", "rater"]).to_frame(index=False)
+shift, spread = rng2.normal(0, 0.5, 40), rng2.normal(0, 0.6, 40)
+latent2 = 0.8 * (grid2.item % 2).to_numpy() + rng2.normal(0, 1.0, 30)[grid2.item] + rng2.logistic(size=len(grid2))
+cuts2 = CUTS[None, :] + spread[:, None] * D[None, :] - shift[:, None]
+study2 = grid2.assign(rating=(latent2[:, None] > cuts2[grid2.rater]).sum(axis=1) + 1,
+                      system=np.where(grid2.item % 2 == 1, "B", "A"), item="i" + grid2.item.astype(str),
+                      rater="r" + grid2.rater.astype(str))
+with Caught():
+    same = nominal_test("rating ~ system + (1|item)", ratings, "rater")
+    spread_test = threshold_spread_test("rating ~ system + (1|item) + (1|rater)", study2, "rater")
+spread_fit = spread_test.details["alternative"]
+print(spread_fit.summary())
+
+# %% [markdown]
+# What two raters of the second study give the same average item of system A: the one whose spread mode is the
+# largest (keeps to the middle) and the one whose mode is the smallest (uses the ends), from `predict` with each
+# rater's own thresholds (a new item: its effect 0).
+
+# %%
+modes = spread_fit.ranef["rater"]["spread"]
+who = [modes.idxmax(), modes.idxmin()]
+new = pd.DataFrame({"system": "A", "item": "new item", "rater": who})
+probs = spread_fit.predict(new, allow_new_levels=True).set_axis([f"{r} (spread {modes[r]:+.2f})" for r in who])
+fig, ax = plt.subplots(figsize=(5, 3))
+for k, (label, row) in enumerate(probs.iterrows()):
+    ax.bar(np.arange(1, 6) + (k - 0.5) * 0.4, row.to_numpy(), width=0.4, label=label)
+ax.set_xlabel("rating of an average system-A item (1-5)")
+ax.set_ylabel("predicted probability")
+ax.set_title("Two raters, one item: thresholds spread apart")
+ax.legend()
+show_figure(fig)
+sd_table = spread_fit.confint(method="wald").table.loc[["sd_(Intercept)|rater", "sd_spread|rater"]]
+KeyNumbers({"nominal test p (6 raters, common thresholds)": same.pvalue,
+            "spread test statistic": spread_test.statistic, "spread test p": spread_test.pvalue,
+            "spread sd": float(sd_table.loc["sd_spread|rater", "estimate"]),
+            "spread sd lower": float(sd_table.loc["sd_spread|rater", "lower"]),
+            "spread sd upper": float(sd_table.loc["sd_spread|rater", "upper"])},
+           table=sd_table.assign(truth=[0.5, 0.6]).round(3))

@@ -21,7 +21,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Fitting mixed models (lme4)",
         "Linear and generalised linear mixed models with lme4's formula syntax, and the likelihood-ratio test.",
         ["lmer", "glmer", "mixed.clmm", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
-         "mixed.ClmmResult", "mixed.RandomThresholdsResult", "mixed.threshold_spread_test", "mixed.Family",
+         "mixed.ClmmResult", "mixed.threshold_spread_test", "mixed.nominal_test", "mixed.Family",
          "formula.parse_formula"],
     ),
     "reliability": (

@@ -110,8 +110,9 @@ def check_jobs(value: int, flag: str = "--jobs") -> int:
     return value
 
 
-def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False) -> None:
-    """``--family``, ``--link``, ``--weights`` (and ``--nagq``): the model family of every fitting command."""
+def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False) -> None:
+    """``--family``, ``--link``, ``--weights`` (and ``--nagq``, ``--random-thresholds``): the model family of every
+    fitting command."""
     p.add_argument("--family", choices=FAMILIES, default="gaussian",
                    help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions with "
                         "--weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 ratings: "
@@ -123,11 +124,20 @@ def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False) -> N
     if nagq:
         p.add_argument("--nagq", type=int, default=1,
                        help="glmer's and clmm's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite (one scalar term)")
+    if random_thresholds:
+        p.add_argument("--random-thresholds", default=None, metavar="FACTOR",
+                       help="with --family ordinal: each level of FACTOR (which has (1|FACTOR) in the formula) also "
+                            "spreads its thresholds at random (raters who use the scale differently)")
 
 
 def check_family_flags(args) -> None:
-    """``--link`` and ``--nagq`` describe a GLMM or CLMM: refused for a Gaussian model."""
-    if getattr(args, "family", "gaussian") != "gaussian":
+    """``--link`` and ``--nagq`` describe a GLMM or CLMM: refused for a Gaussian model; ``--random-thresholds`` an
+    ordinal model only."""
+    family = getattr(args, "family", "gaussian")
+    if getattr(args, "random_thresholds", None) is not None and family != "ordinal":
+        raise InputError(f"--random-thresholds {args.random_thresholds} needs --family ordinal (thresholds belong to "
+                         "rating scales); add --family ordinal, or drop --random-thresholds.")
+    if family != "gaussian":
         return
     if getattr(args, "link", None) not in (None, "identity"):
         raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (a Gaussian model is "

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="worker processes for the bootstrap refits (--method boot; default 1, -1: all cores)")
     p.add_argument("--json", action="store_true", help='print {"intervals": {name: [lower, upper]}, ...}')
-    add_family_arguments(p, nagq=True)
+    add_family_arguments(p, nagq=True, random_thresholds=True)
     p.set_defaults(handler=_run)
 
 

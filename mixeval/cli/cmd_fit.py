@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("formula", help='lme4-style formula, e.g. "score ~ system + (1|item)"')
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(p, nagq=True)
+    add_family_arguments(p, nagq=True, random_thresholds=True)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -42,7 +42,8 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     if family == "ordinal":
         if args.weights is not None:
             raise InputError("--weights is not available with --family ordinal (one row per rating).")
-        return clmm(formula, data, link=args.link or "logit", nAGQ=args.nagq)
+        return clmm(formula, data, link=args.link or "logit", nAGQ=args.nagq,
+                    random_thresholds=getattr(args, "random_thresholds", None))
     return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
 
 

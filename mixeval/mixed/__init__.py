@@ -19,9 +19,8 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
-from ._clmm import clmm, threshold_spread_test
+from ._clmm_fit import clmm, nominal_test, threshold_spread_test
 from ._clmm_result import ClmmResult
-from ._clmm_thresholds import RandomThresholdsResult
 from ._fit import fit_design, fit_from_stats, lmer
 from ._base import MixedResult
 from ._family import Family, get_family
@@ -39,7 +38,7 @@ __all__ = [
     "Family",
     "get_family",
     "clmm",
-    "RandomThresholdsResult",
+    "nominal_test",
     "threshold_spread_test",
     "ClmmResult",
     "GlmerResult",

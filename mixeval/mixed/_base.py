@@ -297,11 +297,15 @@ class MixedResult(Result):
             raise InputError(f"{what} needs the rows of the data; this fit was made from aggregates (DuckDB, Spark, "
                              "Parquet). Fit a pandas DataFrame to get it.")
 
+    def _location_effects(self) -> list[tuple[Any, np.ndarray]]:
+        """``(term, b)`` of every random-effects term of the linear predictor, ``b`` its conditional modes as levels
+        x coefficients."""
+        return [(t, np.asarray(b).reshape(t.n_levels, -1)) for t, b in zip(self.model_terms, self.random_effects)]
+
     def _linear_predictor(self, re: bool) -> np.ndarray:
         eta = self.design.X @ self.coef if len(self.coef) else np.zeros(self.nobs)
         if re:
-            for t, b in zip(self.model_terms, self.random_effects):
-                b = np.asarray(b).reshape(t.n_levels, -1)
+            for t, b in self._location_effects():
                 eta = eta + np.einsum("ij,ij->i", t.X, b[t.codes])
         return eta
 
@@ -381,10 +385,10 @@ class MixedResult(Result):
 
         out = np.zeros(len(newdata))
         groups = getattr(self.design, "groups", ())
-        for g, t, b in zip(groups, self.model_terms, self.random_effects):
+        for g, (t, b) in zip(groups, self._location_effects()):
             codes = new_level_codes(g, newdata, allow_new_levels=allow_new_levels)
             known = codes >= 0
-            B = np.asarray(b, dtype=float).reshape(t.n_levels, -1)[np.where(known, codes, 0)]
+            B = np.asarray(b, dtype=float)[np.where(known, codes, 0)]
             Xk = np.ones((len(newdata), 1)) if g.X is None else new_model_matrix(
                 g.spec, newdata, what=f"the random term {g.term.label}")
             out += np.where(known, np.einsum("ij,ij->i", Xk, B), 0.0)

@@ -22,8 +22,9 @@ __all__ = ["ClmmResult", "make_clmm_result", "category_probabilities"]
 
 
 def category_probabilities(family: Ordinal, thresholds: np.ndarray, eta: np.ndarray) -> np.ndarray:
-    """``P(Y = j)`` for every row of ``eta`` (rows) and category (columns) from the thresholds
-    (``-inf``/``+inf`` thresholds of empty end categories give probability 0).
+    """``P(Y = j)`` for every row of ``eta`` (rows) and category (columns) from the thresholds, one set for all rows
+    or one row of thresholds per row of ``eta`` (``-inf``/``+inf`` thresholds of empty end categories give
+    probability 0).
 
     Examples
     --------
@@ -32,7 +33,8 @@ def category_probabilities(family: Ordinal, thresholds: np.ndarray, eta: np.ndar
     [0.2689, 0.4621, 0.2689]
     """
     eta = np.atleast_1d(np.asarray(eta, dtype=float))
-    cum = family.cdf(np.asarray(thresholds, dtype=float)[None, :] - eta[:, None])
+    thresholds = np.asarray(thresholds, dtype=float)
+    cum = family.cdf((thresholds if thresholds.ndim == 2 else thresholds[None, :]) - eta[:, None])
     cum = np.column_stack([np.zeros(eta.size), cum, np.ones(eta.size)])
     return np.clip(np.diff(cum, axis=1), 0.0, 1.0)
 
@@ -63,6 +65,11 @@ class ClmmResult(MixedResult):
         ``2 H^{-1}`` over ``(theta, alpha, beta)`` (None when the Hessian is not usable).
     loglik, criterion : float
         The log-likelihood and ``-2 loglik`` (also :attr:`deviance`).
+    spread : str or None
+        The grouping factor whose levels spread their thresholds at random (``clmm(..., random_thresholds=)``):
+        its term has the coefficients ``(Intercept)`` (the shift ``c_r``) and ``spread`` (``s_r``), and level
+        ``r``'s thresholds are ``theta_j + s_r d_j`` (:attr:`spread_contrast`); :attr:`thresholds` are those of
+        the average rater (``s_r = 0``).
 
     Examples
     --------
@@ -105,6 +112,7 @@ class ClmmResult(MixedResult):
     y: np.ndarray = field(repr=False)
     """Category index (into ``levels``) of every row."""
     nominal: str | None = None
+    spread: str | None = None
     design: Design = field(default=None, repr=False, compare=False)
     problem: Any = field(default=None, repr=False, compare=False)
     data: Any = field(default=None, repr=False, compare=False)
@@ -225,12 +233,53 @@ class ClmmResult(MixedResult):
     #: variances with delta-method standard errors from ``cov_params`` (NaN on the boundary), as for a GLMM
     varcorr_se = GlmerResult.varcorr_se
 
+    # ------------------------------------------------------------------ random threshold spreads
+    @property
+    def spread_contrast(self) -> pd.Series | None:
+        """``d_j`` of every threshold of the scale, the pattern along which a level's spread moves its thresholds
+        (``-1`` at the first estimated threshold, ``+1`` at the last, equally spaced; 0 at the infinite threshold
+        of an empty end category); None without random threshold spreads."""
+        if self.spread is None:
+            return None
+        idx = self._full_index
+        d = np.asarray(self.problem.contrast, dtype=float)
+        return pd.Series(np.where(idx >= 0, d[np.maximum(idx, 0)], 0.0), index=list(self.threshold_names), name="d")
+
+    def _location_effects(self) -> list[tuple[Any, np.ndarray]]:
+        """``(term, b)`` of every term of the linear predictor (levels x coefficients): a spread term contributes its
+        shift only (its spread moves the thresholds, :meth:`_row_thresholds`)."""
+        if self.spread is None:
+            return super()._location_effects()
+        k = self.problem.rater
+        return [(t, np.asarray(b).reshape(t.n_levels, -1)[:, :1] if i == k else np.asarray(b).reshape(t.n_levels, -1))
+                for i, (t, b) in enumerate(zip(self.problem.base.re.terms, self.random_effects))]
+
+    def _spread_codes(self, newdata: pd.DataFrame | None, allow_new_levels: bool) -> np.ndarray | None:
+        """The spread factor's level of every row (-1 for a new level); None without spreads."""
+        if self.spread is None:
+            return None
+        if newdata is None:
+            return self.problem.re.terms[self.problem.rater].codes
+        from ._design import new_level_codes
+
+        return new_level_codes(self.design.groups[self.problem.rater], newdata, allow_new_levels=allow_new_levels)
+
+    def _row_thresholds(self, codes: np.ndarray | None) -> np.ndarray:
+        """The thresholds of the whole scale, one row per row of ``codes`` (``theta_j + s_r d_j`` with ``s_r`` the
+        conditional mode of level ``r``'s spread, 0 for a new level ``-1``); the common thresholds for None."""
+        thr = self.threshold_values
+        if codes is None:
+            return thr
+        s = np.asarray(self.random_effects[self.problem.rater]).reshape(-1, 2)[:, 1]
+        s_row = np.where(codes >= 0, s[np.maximum(codes, 0)], 0.0)
+        return thr[None, :] + s_row[:, None] * self.spread_contrast.to_numpy()[None, :]
+
     # ------------------------------------------------------------------ predictions
     def _linear_predictor(self, re: bool) -> np.ndarray:
         eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
         if re and self.problem.re.q:
-            for t, b in zip(self.problem.re.terms, self.random_effects):
-                eta = eta + np.sum(t.X * np.asarray(b).reshape(t.n_levels, -1)[t.codes], axis=1)
+            for t, b in self._location_effects():
+                eta = eta + np.sum(t.X[:, :b.shape[1]] * b[t.codes], axis=1)
         return eta
 
     def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
@@ -247,6 +296,10 @@ class ClmmResult(MixedResult):
         ``"exc.prob"`` (``P(Y >= j)``), ``"mean"`` (expected rating, categories scored by their values or
         1..J), ``"class"`` (most probable category) or ``"latent"`` (``x' beta + z' b``).
 
+        With random threshold spreads (:attr:`spread`) each row's probabilities use its level's thresholds
+        ``theta_j + s_r d_j`` when the random effects are included (the average rater's with ``re=False`` or for a
+        new level); ``"latent"`` is the location ``x' beta + z' b`` (shifts included, spreads not).
+
         ``"response"`` is ``"prob"`` and ``"link"`` is ``"latent"`` (the names of the other families). With
         ``re=True`` (the default) the conditional modes are included; a grouping level of ``newdata`` the fit never
         saw is an error unless ``allow_new_levels=True`` (then its random effect is 0), as :meth:`MixedResult.predict`.
@@ -255,10 +308,12 @@ class ClmmResult(MixedResult):
         type = {"response": "prob", "link": "latent"}.get(type, type)
         if type not in kinds:
             raise InputError(f"`type` must be one of {list(kinds)} (or 'response', 'link'); got {type!r}.")
-        eta = self._link_predictor(newdata, True if re is None else bool(re), allow_new_levels)
+        re = True if re is None else bool(re)
+        eta = self._link_predictor(newdata, re, allow_new_levels)
         if type == "latent":
             return eta
-        probs = category_probabilities(self.family, self.threshold_values, eta)
+        thresholds = self._row_thresholds(self._spread_codes(newdata, allow_new_levels) if re else None)
+        probs = category_probabilities(self.family, thresholds, eta)
         cols = list(self.levels)
         if type == "prob":
             return pd.DataFrame(probs, columns=cols)
@@ -294,15 +349,22 @@ class ClmmResult(MixedResult):
         if self.alpha.size > self._n_base_alpha:
             raise InputError("simulate() is not available for models with nominal effects (row-specific thresholds).")
         eta0 = self._fixed_predictor()
-        lams = theta_to_factors(self.problem.re.terms, self.theta)
+        terms = self.problem.re.terms
+        lams = theta_to_factors(terms, self.theta)
+        spread = self.problem.rater if self.spread is not None else -1
+        d = self.spread_contrast.to_numpy() if self.spread is not None else None
         out = np.empty((self.nobs, nsim), dtype=np.int64)
         thr = self.threshold_values
         for s in range(nsim):
-            eta = eta0.copy()
-            for t, lam in zip(self.problem.re.terms, lams):
+            eta, row_thr = eta0.copy(), thr
+            for i, (t, lam) in enumerate(zip(terms, lams)):
                 b = rng.standard_normal((t.n_levels, t.n_coef)) @ lam.T
-                eta += np.sum(t.X * b[t.codes], axis=1)
-            out[:, s] = self.family.simulate(eta, thr, rng)
+                if i == spread:  # the shift moves the location, the spread the level's thresholds
+                    eta += b[t.codes, 0]
+                    row_thr = thr[None, :] + b[t.codes, 1][:, None] * d[None, :]
+                else:
+                    eta += np.sum(t.X * b[t.codes], axis=1)
+            out[:, s] = self.family.simulate(eta, row_thr, rng)
         return out
 
     def _fixed_predictor(self) -> np.ndarray:
@@ -339,7 +401,13 @@ class ClmmResult(MixedResult):
             out.append(f" {'Groups':<{width}} {'Name':<12} {'Variance':>10} {'Std.Dev.':>10}")
             for r in vc.itertuples(index=False):
                 out.append(f" {r.group:<{width}} {r.name:<12} {r.variance:>10.4g} {r.std:>10.4g}")
+            for r in self.varcorr_frame().dropna(subset=["var2"]).itertuples(index=False):
+                out.append(f" {r.grp:<{width}} correlation of {r.var1} and {r.var2}: {r.sdcor:.3f}")
             out.append("Number of groups:  " + "  ".join(f"{g} {n}" for g, n in self.ngrps.items()))
+        if self.spread is not None:
+            d = ", ".join(f"{v:+.3g}" for v in self.spread_contrast)
+            out.append(f"Random thresholds: level r of {self.spread} has thresholds theta_j + spread_r d_j - "
+                       f"(Intercept)_r, d = ({d})")
         out += ["", "Coefficients:"]
         if self.coef.size:
             out.append(self.coefficients.rename(columns={"estimate": "Estimate", "se": "Std. Error", "z": "z value",
@@ -358,7 +426,10 @@ class ClmmResult(MixedResult):
     def _repr_html_(self) -> str:
         head = (f"<p><b>Cumulative link mixed model ({html.escape(self.link)}, {html.escape(self.family.threshold)} "
                 f"thresholds)</b>: <code>{html.escape(self.formula)}</code><br>{self.nobs} ratings; logLik "
-                f"{self.loglik:.4f}" + ("; <b>singular fit</b>" if self.singular else "") + "</p>")
+                f"{self.loglik:.4f}" + ("; <b>singular fit</b>" if self.singular else "")
+                + (f"; random thresholds of <code>{html.escape(self.spread)}</code> (spread along d = "
+                   + ", ".join(f"{v:+.3g}" for v in self.spread_contrast) + ")" if self.spread is not None else "")
+                + "</p>")
         return (head + "<p>Random effects (latent scale)</p>" + self.varcorr.to_html(index=False)
                 + "<p>Coefficients</p>" + self.coefficients.to_html(float_format=lambda v: f"{v:.6g}")
                 + "<p>Thresholds</p>" + self.threshold_table.to_html(float_format=lambda v: f"{v:.6g}"))
@@ -369,19 +440,22 @@ class ClmmResult(MixedResult):
         return {"threshold": self.family.threshold, "nAGQ": self.nAGQ,
                 "thresholds": dict(zip(self.threshold_names, map(float, self.threshold_values))),
                 "alpha": dict(zip(self.alpha_names, map(float, self.alpha))),
-                "latent_variance": self.distribution_variance}
+                "latent_variance": self.distribution_variance, "random_thresholds": self.spread,
+                "spread_contrast": None if self.spread is None else dict(zip(self.threshold_names,
+                                                                             map(float, self.spread_contrast)))}
 
 
 def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: np.ndarray, x: np.ndarray,
-                     deviance: float, state, opt: OptimResult, cov_params, n_agq: int, nominal: str | None,
-                     data: Any, refitter: Any) -> ClmmResult:
-    """Assemble the frozen result at the optimum."""
+                     deviance: float, u: np.ndarray, opt: OptimResult, cov_params, n_agq: int, nominal: str | None,
+                     data: Any, refitter: Any, *, spread: str | None = None) -> ClmmResult:
+    """Assemble the frozen result at the optimum (``u``: the conditional modes in the terms' order; ``problem`` a
+    :class:`~._clmm.ClmmProblem`, or a :class:`~._clmm_thresholds.RandomThresholdProblem` with ``spread`` its
+    factor)."""
     from ._ordinal import threshold_jacobian
 
     re = problem.re
     k, m = re.n_theta, problem.n_alpha
     theta, alpha, beta = x[:k], x[k:k + m], x[k + m:]
-    u = state[4]
     b, start = [], 0
     for t, lam in zip(re.terms, theta_to_factors(re.terms, theta)):
         b.append(u[start:start + t.n_levels * t.n_coef].reshape(t.n_levels, t.n_coef) @ lam.T)
@@ -397,5 +471,5 @@ def make_clmm_result(design: Design, response: OrderedResponse, problem, kept: n
         theta=np.array(theta, dtype=float), loglik=-0.5 * float(deviance), criterion=float(deviance),
         singular=singular, converged=bool(opt.converged), n_evaluations=int(opt.n_evaluations),
         u=np.array(u, dtype=float), random_effects=tuple(b), kept=np.asarray(kept), threshold_matrix=jac,
-        y=np.asarray(response.codes), nominal=nominal, design=design, problem=problem, data=data, refitter=refitter,
+        y=np.asarray(response.codes), nominal=nominal, spread=spread, design=design, problem=problem, data=data, refitter=refitter,
     )

@@ -1,40 +1,54 @@
 """Random rater thresholds: each rater's thresholds shifted and spread by a random pair (ordinal ratings).
 
 ``P(Y_i <= j | b, c, s) = F(theta_j + s_r d_j - x_i' beta - z_i' b - c_r)`` for row ``i`` rated by rater ``r``:
-``c_r`` shifts all of the rater's thresholds alike (the random intercept ``(1|rater)`` of :func:`~._clmm.clmm`),
+``c_r`` shifts all of the rater's thresholds alike (the random intercept ``(1|rater)`` of :func:`~._clmm_fit.clmm`),
 ``s_r`` spreads them along a fixed centred contrast ``d`` (:func:`spread_contrast`), and ``(c_r, s_r) ~ N(0,
 Sigma)`` with an unstructured ``2 x 2`` ``Sigma = Lambda Lambda'``. A row's upper and lower arguments get different
 offsets (``s_r d_{y_i}`` and ``s_r d_{y_i - 1}``), so the Laplace approximation here works with two linear
-predictors per row. Stages: :func:`random_threshold_problem` (the formula's :class:`~._clmm.ClmmProblem` and
-the rater's two-coefficient term for each argument), :class:`RandomThresholdDeviance` (the Laplace deviance at
-``x = (theta, alpha, beta)``: Newton's method on the modes with the penalised system of :mod:`._pirls`),
-:func:`fit_random_thresholds` (started at the fit without spreads; L-BFGS-B on forward-difference
-gradients). :func:`~mixeval.mixed.clmm` (``random_thresholds=``) and :func:`~mixeval.mixed.threshold_spread_test`
-(the boundary-corrected likelihood-ratio test of ``Var(s_r) = 0``) call it.
+predictors per row.
+
+Stages, each callable alone, as for every family: :func:`random_threshold_problem` (the formula's
+:class:`~._clmm.ClmmProblem` with the rater's term widened to the coefficients ``(1, -d_j)`` of each argument; it
+answers for the model as a ``ClmmProblem`` does), :class:`RandomThresholdDeviance` (the Laplace deviance at
+``x = (theta, alpha, beta)``: Newton's method on the modes with the penalised system of :mod:`._pirls`; the
+fit's evaluator), :func:`fit_random_thresholds` (started at the fit without spreads; L-BFGS-B on finite-difference
+gradients) and :func:`fit_spread_model` (the chain, the Hessian and the result). The result is a
+:class:`~._clmm_result.ClmmResult` like every ordinal fit (``fit.spread`` names the factor): standard errors,
+profile and bootstrap intervals, predictions and simulation through the same members.
+:func:`~mixeval.mixed.clmm` (``random_thresholds=``) and :func:`~mixeval.mixed.threshold_spread_test` (the
+boundary-corrected likelihood-ratio test of ``Var(s_r) = 0``) call it.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from scipy.linalg import LinAlgError
 
-from .._results import Result
-from ..errors import ConvergenceWarning, InputError
-from ._optimize import OptimResult, finite_difference_gradient, minimize_deviance
-from ._ordinal import row_derivatives
+from ..errors import InputError
+from ._blas import single_threaded_blas
+from ._clmm import check_clmm_fit, clmm_problem, fit_clmm
+from ._clmm_result import make_clmm_result
+from ._optimize import SINGULAR_TOL, OptimResult, finite_difference_gradient, minimize_deviance
+from ._ordinal import OrderedResponse, row_derivatives, warn_empty_categories
 from ._pirls import STEP_TOL, _System
 from ._reterms import ReStructure, ReTerm, theta_to_factors
 
 if TYPE_CHECKING:
     from ._clmm import ClmmProblem
+    from ._clmm_result import ClmmResult
+    from ._design import Design
+    from ._ordinal import Ordinal
 
 __all__ = ["spread_contrast", "RandomThresholdProblem", "RandomThresholdDeviance", "random_threshold_problem",
-           "fit_random_thresholds", "RandomThresholdsResult", "random_thresholds_fit"]
+           "fit_random_thresholds", "fit_spread_model", "spread_model_of"]
+
+
+#: the coefficient names of a rater's widened term: its shift (the formula's intercept) and its spread
+SPREAD_COEFS = ("(Intercept)", "spread")
 
 
 def spread_contrast(n_thresholds: int) -> np.ndarray:
@@ -79,6 +93,56 @@ class RandomThresholdProblem:
     def n_theta(self) -> int:
         return self.re_upper.n_theta
 
+    # the members of a ClmmProblem that a ClmmResult and its evaluator read
+    @property
+    def re(self) -> ReStructure:
+        """The random-effects structure with the rater's term widened (coefficients ``(Intercept)``, ``spread``;
+        its model matrix that of the upper arguments)."""
+        return self.re_upper
+
+    @property
+    def factor(self) -> str:
+        return self.re_upper.terms[self.rater].group
+
+    @property
+    def X(self) -> np.ndarray:
+        return self.base.X
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.base.y
+
+    @property
+    def family(self):
+        return self.base.family
+
+    @property
+    def nobs(self) -> int:
+        return self.base.nobs
+
+    @property
+    def p(self) -> int:
+        return self.base.p
+
+    @property
+    def n_alpha(self) -> int:
+        return self.base.n_alpha
+
+    @property
+    def n_categories(self) -> int:
+        return self.base.n_categories
+
+    @property
+    def alpha_names(self) -> tuple[str, ...]:
+        return self.base.alpha_names
+
+    def evaluator(self, n_agq: int = 1) -> "RandomThresholdDeviance":
+        """The Laplace deviance of the model (there is no quadrature rule for the rater's pair)."""
+        if int(n_agq) != 1:
+            raise InputError(f"nAGQ={n_agq}: random threshold spreads are fitted by the Laplace approximation "
+                             "(nAGQ=1).")
+        return RandomThresholdDeviance(self)
+
 
 def random_threshold_problem(base: ClmmProblem, factor: str, *, contrast: np.ndarray | None = None
                              ) -> RandomThresholdProblem:
@@ -105,7 +169,7 @@ def random_threshold_problem(base: ClmmProblem, factor: str, *, contrast: np.nda
     rater = terms[k]
 
     def widened(dj: np.ndarray) -> ReStructure:
-        term = ReTerm(rater.group, ("(Intercept)", "spread"), rater.codes, rater.levels,
+        term = ReTerm(rater.group, SPREAD_COEFS, rater.codes, rater.levels,
                       np.column_stack([np.ones(base.nobs), -dj]))
         return ReStructure(terms=tuple(term if i == k else t for i, t in enumerate(terms)), nobs=base.nobs)
 
@@ -145,7 +209,8 @@ class RandomThresholdDeviance:
     """The Laplace deviance of a :class:`RandomThresholdProblem` at ``x = (theta, alpha, beta)``.
 
     ``theta`` follows lme4's layout of the widened terms (the rater's ``Lambda`` as ``(L11, L21, L22)``). The
-    modes are carried from one evaluation to the next (warm starts).
+    modes are carried from one evaluation to the next (warm starts); :attr:`u` holds them in the terms' order (the
+    system orders the term with the most levels first).
 
     Notes
     -----
@@ -158,14 +223,32 @@ class RandomThresholdDeviance:
     (the term with the most levels block-diagonally, the others in a dense Schur complement).
     """
 
+    #: no exact gradient: optimisers and profiles difference the deviance
+    analytic = False
+
     def __init__(self, problem: RandomThresholdProblem):
         self.problem = problem
         self.k = problem.n_theta
-        self.u = np.zeros(problem.re_upper.q)
         terms = problem.re_upper.terms
         self.block = max(range(len(terms)), key=lambda i: terms[i].n_levels)
         self.order = [self.block] + [i for i in range(len(terms)) if i != self.block]
+        sizes = [t.n_levels * t.n_coef for t in terms]
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        self._perm = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in self.order]) if terms else \
+            np.zeros(0, dtype=int)
+        self._u = np.zeros(problem.re_upper.q)
         self._slots: tuple[bytes, _Slots] | None = None
+
+    @property
+    def u(self) -> np.ndarray:
+        """The current modes in the terms' order (each term's levels x coefficients, as lme4's ``u``)."""
+        out = np.empty_like(self._u)
+        out[self._perm] = self._u
+        return out
+
+    @u.setter
+    def u(self, value: np.ndarray) -> None:
+        self._u = np.asarray(value, dtype=float)[self._perm].copy()
 
     def split(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         k, m = self.k, self.problem.base.n_alpha
@@ -234,7 +317,7 @@ class RandomThresholdDeviance:
         offset = base.X @ beta if base.p else np.zeros(base.nobs)
         base_a, base_b = base.arguments(alpha, offset)
         sl = self.slots(theta)
-        u = self.u.copy()
+        u = self._u.copy()
         rows = self._rows(base_a, base_b, sl, u)
         pen = -2.0 * float(np.sum(rows.l)) + float(u @ u)
         if not np.isfinite(pen):
@@ -270,7 +353,7 @@ class RandomThresholdDeviance:
             system = self._system(sl, rows)
         if not np.all(np.isfinite(rows.l)):
             raise LinAlgError("thresholds out of order")
-        self.u = u
+        self._u = u
         return u, rows, system
 
     def deviance(self, x: np.ndarray) -> float:
@@ -278,126 +361,46 @@ class RandomThresholdDeviance:
         u, rows, system = self.modes(x)
         return -2.0 * float(np.sum(rows.l)) + float(u @ u) + system.ldl2
 
-    def effects(self, x: np.ndarray) -> list[np.ndarray]:
-        """Conditional modes ``b = Lambda u`` per term of the widened structure (levels x coefficients)."""
-        theta = self.split(np.asarray(x, dtype=float))[0]
-        u = self.modes(x)[0]
-        terms = self.problem.re_upper.terms
-        out: list[np.ndarray] = [np.zeros(0)] * len(terms)
-        start = 0
-        for i in self.order:
-            t = terms[i]
-            size = t.n_levels * t.n_coef
-            lam = theta_to_factors(terms, theta)[i]
-            out[i] = u[start:start + size].reshape(t.n_levels, t.n_coef) @ lam.T
-            start += size
-        return out
+    def fun_and_grad(self):
+        """The deviance with its gradient by central differences."""
+        return finite_difference_gradient(self.deviance)
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """The Hessian of the deviance at ``x`` by central second differences of the deviance (lme4's ``deriv12``
+        stencil, steps ``1e-4 max(|x|, 0.1)``; forward ones for a covariance factor at its bound 0), every point's
+        modes started at those of ``x``."""
+        from ._glmm import _hessian
+
+        x = np.asarray(x, dtype=float)
+        self.deviance(x)
+        u0 = self._u.copy()
+
+        def f(z: np.ndarray) -> float:
+            self._u = u0.copy()
+            try:
+                return self.deviance(z)
+            except LinAlgError:
+                return float("inf")
+
+        lower = np.concatenate([self.problem.re_upper.lower, np.full(x.size - self.k, -np.inf)])
+        at_bound = (lower == 0) & (x < SINGULAR_TOL)
+        try:
+            return _hessian(f, x, 1e-4 * np.maximum(np.abs(x), 0.1), forward=at_bound)
+        finally:
+            self._u = u0
 
 
-@dataclass(frozen=True, eq=False)
-class RandomThresholdsResult(Result):
-    """A cumulative link mixed model with random threshold shifts and spreads per rater.
-
-    Attributes
-    ----------
-    formula, factor, link : str
-    loglik : float
-        Laplace log-likelihood.
-    thresholds : pandas.Series
-        ``theta_j`` (the average rater's thresholds), named ``"1|2"``, ...
-    fixef : pandas.Series
-        ``beta`` (``ordinal``'s sign: a positive effect moves ratings up).
-    contrast : pandas.Series
-        ``d_j``, the fixed pattern along which a rater's spread moves the thresholds.
-    components : dict
-        Variances of the formula's other random-effects terms ({group: variance} for intercepts).
-    rater_covariance : pandas.DataFrame
-        ``Sigma``: covariance of the rater's shift and spread (index and columns ``shift``, ``spread``).
-    rater_effects : pandas.DataFrame
-        Conditional modes of each rater's ``shift`` (``c_r``) and ``spread`` (``s_r``).
-    theta : numpy.ndarray
-        The relative covariance factors' parameters (lme4's layout; the rater's as ``L11, L21, L22``).
-    nobs, n_params, n_evaluations : int
-    converged : bool
-
-    Notes
-    -----
-    ``P(Y_i <= j | rater r) = F(theta_j + s_r d_j - x_i' beta - z_i' b - c_r)``, ``(c_r, s_r) ~ N(0, Sigma)``,
-    ``Sigma`` unstructured, ``d = (-1, ..., 1)`` equally spaced (:func:`spread_contrast`): a rater with
-    ``s_r > 0`` keeps to the middle of the scale, one with ``s_r < 0`` uses its ends. Only ``s_r d`` is identified:
-    the model with the contrast ``k d`` and spreads ``s_r / k`` is the same model (``Sigma``'s spread row and column
-    scaled by ``1 / k``), so the scale of ``d`` is a convention, here that the outer thresholds move by ``+-s_r``;
-    and shifting ``d`` by a constant ``k`` maps ``(c_r, s_r)`` to ``(c_r - k s_r, s_r)``, a linear map of the
-    random pair that an unstructured ``Sigma`` absorbs. Neither choice changes the likelihood, the estimates of
-    ``theta`` and ``beta`` or the spread test; centring makes ``c_r`` the rater's shift at the middle of the scale.
-    With ``Var(s_r) = 0`` the model is :func:`~mixeval.clmm`'s with ``(1|rater)`` (the same deviance at the same
-    point). A normal spread gives some probability to spreads so negative that a rater's thresholds cross
-    (``s_r < -(theta_{j+1} - theta_j) / (d_{j+1} - d_j)``), where the model has no probabilities; the Laplace
-    approximation uses the integrand near each rater's mode only, so the model is meant for spread standard
-    deviations well below that bound (three standard deviations or more from it). ``ordinal::clmm`` cannot fit this model (its nominal effects are fixed and clmm has none); the
-    reference is direct numerical integration of the likelihood and the fit without spreads.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from mixeval.mixed import clmm
-    >>> rng = np.random.default_rng(4)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(15), 30), "item": np.tile(np.arange(30), 15)})
-    >>> spread = rng.normal(0, 0.8, 15)[df.rater][:, None] * np.linspace(-1, 1, 4)
-    >>> latent = rng.normal(0, 1, 30)[df.item] + rng.logistic(size=450)
-    >>> df["rating"] = (latent[:, None] > np.array([-2, -0.7, 0.7, 2]) + spread).sum(axis=1) + 1
-    >>> fit = clmm("rating ~ 1 + (1|item) + (1|rater)", df, random_thresholds="rater")
-    >>> list(fit.rater_covariance.columns), list(fit.contrast.round(3))
-    (['shift', 'spread'], [-1.0, -0.333, 0.333, 1.0])
-    """
-
-    formula: str
-    factor: str
-    link: str
-    loglik: float
-    thresholds: pd.Series
-    fixef: pd.Series
-    contrast: pd.Series
-    components: dict
-    rater_covariance: pd.DataFrame
-    rater_effects: pd.DataFrame = field(repr=False)
-    theta: np.ndarray = field(repr=False)
-    nobs: int = 0
-    n_params: int = 0
-    n_evaluations: int = 0
-    converged: bool = True
-
-    @property
-    def spread_sd(self) -> float:
-        """``sigma_s``: standard deviation of the raters' threshold spreads."""
-        return float(np.sqrt(self.rater_covariance.loc["spread", "spread"]))
-
-    def summary(self) -> str:
-        cov = self.rater_covariance
-        sd = np.sqrt(np.diag(cov.to_numpy()))
-        corr = cov.iloc[0, 1] / (sd[0] * sd[1]) if sd[0] > 0 and sd[1] > 0 else float("nan")
-        lines = [f"Cumulative link mixed model with random {self.factor} thresholds (Laplace, {self.link})",
-                 f"formula: {self.formula}; {self.nobs} ratings; logLik {self.loglik:.4f}; {self.n_params} parameters",
-                 f"{self.factor}: shift sd {sd[0]:.4f}, spread sd {sd[1]:.4f}, correlation {corr:.3f}",
-                 "other variances: " + (", ".join(f"{g} {v:.4f}" for g, v in self.components.items()) or "none"),
-                 "thresholds: " + ", ".join(f"{k} {v:.4f}" for k, v in self.thresholds.items()),
-                 "spread contrast: " + ", ".join(f"{k} {v:+.3f}" for k, v in self.contrast.items()),
-                 "fixed effects: " + (", ".join(f"{k} {v:.4f}" for k, v in self.fixef.items()) or "none")]
-        if not self.converged:
-            lines.append("the optimiser did not meet its convergence criterion")
-        return "\n".join(lines)
-
-
-def fit_random_thresholds(problem: RandomThresholdProblem, x_null: np.ndarray, *, spread_start: float = 0.1):
+def fit_random_thresholds(problem: RandomThresholdProblem, x_null: np.ndarray, *, x0: np.ndarray | None = None,
+                          spread_start: float = 0.1):
     """Minimise the Laplace deviance from the fit without spreads (``x_null`` in :class:`~._clmm.ClmmDeviance`'s
-    layout); returns ``(x, OptimResult, deviance object)``.
+    layout) or from ``x0`` (the widened layout); returns ``(x, OptimResult, deviance object)``.
 
-    The deviance has no exact gradient here, so it is minimised by L-BFGS-B with forward-difference gradients
+    The deviance has no exact gradient here, so it is minimised by L-BFGS-B with finite-difference gradients
     (``k + 1`` evaluations per gradient; the package's Newton optimiser would difference a differenced gradient for
     its Hessians, ``(2k + 1)`` evaluations per row), then polished by :func:`~._optimize.minimize_deviance` when
     L-BFGS-B reports a failure. The deviance is even in the rater factor's second column (``L21, L22`` jointly),
-    so that column starts at ``(0, spread_start)``; a fit ending above the fit without spreads is replaced by that
-    point, which the model contains.
+    so without ``x0`` that column starts at ``(0, spread_start)``; a fit ending above ``x_null`` with no spread
+    (a point of the model) is replaced by that point.
     """
     from scipy.optimize import minimize
 
@@ -421,8 +424,9 @@ def fit_random_thresholds(problem: RandomThresholdProblem, x_null: np.ndarray, *
     def at(l21: float, l22: float) -> np.ndarray:
         return np.concatenate([theta0[:r_start], [theta0[r_start], l21, l22], theta0[r_start + 1:], rest])
 
+    start = at(0.0, spread_start) if x0 is None else np.maximum(np.asarray(x0, dtype=float), lower)
     bounds = [(lo if np.isfinite(lo) else None, None) for lo in lower]
-    res = minimize(deviance, at(0.0, spread_start), method="L-BFGS-B", bounds=bounds,
+    res = minimize(deviance, start, method="L-BFGS-B", bounds=bounds,
                    options={"ftol": 1e-13, "gtol": 1e-6, "maxfun": 20_000})
     x, value, converged = np.maximum(res.x, lower), float(res.fun), bool(res.success)
     message = str(res.message)
@@ -440,41 +444,64 @@ def fit_random_thresholds(problem: RandomThresholdProblem, x_null: np.ndarray, *
                           message=message, gradient=np.zeros(0)), dev
 
 
-def _result(formula: str, factor: str, problem: RandomThresholdProblem, x: np.ndarray, opt, dev,
-            null) -> RandomThresholdsResult:
-    base = problem.base
-    theta, alpha, beta = dev.split(x)
-    terms = problem.re_upper.terms
-    covs = problem.re_upper.covariances(theta)
-    components = {t.group: float(c[0, 0]) for i, (t, c) in enumerate(zip(terms, covs)) if i != problem.rater}
-    names = ["shift", "spread"]
-    eff = dev.effects(x)[problem.rater]
-    rater = terms[problem.rater]
-    return RandomThresholdsResult(
-        formula=formula, factor=factor, link=base.family.link, loglik=-0.5 * float(dev.deviance(x)),
-        thresholds=pd.Series(alpha, index=list(null.alpha_names), name="threshold"),
-        fixef=pd.Series(beta, index=list(null.fixed_names), name="estimate"),
-        contrast=pd.Series(problem.contrast, index=list(null.alpha_names), name="d"),
-        components=components,
-        rater_covariance=pd.DataFrame(covs[problem.rater], index=names, columns=names),
-        rater_effects=pd.DataFrame(eff, index=pd.Index(rater.levels, name=factor), columns=names),
-        theta=theta, nobs=base.nobs, n_params=int(x.size), n_evaluations=int(opt.n_evaluations),
-        converged=bool(opt.converged))
+def _without_spread(problem: RandomThresholdProblem, x: np.ndarray) -> np.ndarray:
+    """``x`` of the widened layout with the rater's spread column (``L21, L22``) left out: the null layout."""
+    r_start = sum(t.n_theta for t in problem.base.re.terms[:problem.rater])
+    return np.delete(np.asarray(x, dtype=float), [r_start + 1, r_start + 2])
 
 
-def _null_point(null) -> np.ndarray:
-    """``(theta, alpha, beta)`` of a :class:`~._clmm_result.ClmmResult` in :class:`~._clmm.ClmmDeviance`'s layout."""
-    return np.concatenate([np.asarray(null.theta, dtype=float), np.asarray(null.alpha, dtype=float),
-                           np.asarray(null.coef, dtype=float)])
-
-
-def random_thresholds_fit(formula: str, null, factor: str) -> RandomThresholdsResult:
-    """The model of ``null`` (a :class:`~._clmm_result.ClmmResult` with ``(1|factor)``) with a random spread of each
-    ``factor`` level's thresholds, fitted from ``null``."""
-    problem = random_threshold_problem(null.problem, factor)
-    x, opt, dev = fit_random_thresholds(problem, _null_point(null))
-    result = _result(formula, factor, problem, x, opt, dev, null)
-    if not result.converged:
-        warnings.warn("the optimiser did not meet its convergence criterion; treat the estimates with care.",
-                      ConvergenceWarning, stacklevel=3)
+def fit_spread_model(design: Design, response: OrderedResponse, family: Ordinal, factor: str, *,
+                     data: Any = None, warn: bool = True, x0: np.ndarray | None = None,
+                     hessian: bool = True) -> ClmmResult:
+    """Fit the model of ``design`` with random threshold spreads of ``factor`` (the stages after the formula, as
+    :func:`~._clmm.fit_clmm`): the model without spreads first (unless ``x0``, a start in the widened layout, is
+    given), then :func:`fit_random_thresholds`, the Hessian (``hessian=False`` leaves it out: the parametric
+    bootstrap's refits) and the :class:`~._clmm_result.ClmmResult`."""
+    base, kept = clmm_problem(design, response, family, None)
+    problem = random_threshold_problem(base, factor)
+    if warn:
+        warn_empty_categories(response, family.threshold)
+    with single_threaded_blas():
+        if x0 is None:
+            null = fit_clmm(design, response, family, data=data, warn=False, hessian=False)
+            x_null = np.concatenate([null.theta, null.alpha, null.coef])
+        else:
+            x_null = _without_spread(problem, x0)
+        x, opt, dev = fit_random_thresholds(problem, x_null, x0=x0)
+        cov_params = None
+        if hessian:
+            try:
+                full = 2.0 * np.linalg.inv(dev.hessian(x))
+                cov_params = 0.5 * (full + full.T)
+                if not np.all(np.isfinite(cov_params)):
+                    cov_params = None
+            except (np.linalg.LinAlgError, LinAlgError):
+                cov_params = None
+        deviance = dev.deviance(x)
+    refitter = partial(_refit_spread, design, response, family, factor, data)
+    result = make_clmm_result(design, response, problem, kept, x, deviance, dev.u, opt, cov_params, 1, None, data,
+                              refitter, spread=factor)
+    if warn:
+        check_clmm_fit(result)
     return result
+
+
+def _refit_spread(design: Design, response: OrderedResponse, family: Ordinal, factor: str, data: Any, *,
+                  new_y: np.ndarray, x0: np.ndarray | None = None, hessian: bool = True) -> ClmmResult:
+    """The model fitted again to new category codes (a picklable refitter for the result), from ``x0`` if given."""
+    resp = OrderedResponse(np.asarray(new_y, dtype=np.int64), response.levels, response.name)
+    return fit_spread_model(design, resp, family, factor, data=data, warn=False, x0=x0, hessian=hessian)
+
+
+def spread_model_of(null: ClmmResult, factor: str) -> ClmmResult:
+    """The model of ``null`` (a fit with ``(1|factor)`` and no spreads) with random threshold spreads of ``factor``,
+    started from ``null``'s estimates: the alternative of :func:`~._clmm.threshold_spread_test`."""
+    if null.spread is not None or null.nominal is not None or null.nAGQ != 1:
+        raise InputError("the model under the null has no spreads, no nominal effects and nAGQ=1.")
+    response = OrderedResponse(np.asarray(null.y), tuple(null.levels), null.design.parsed.response)
+    base = null.problem
+    problem = random_threshold_problem(base, factor)
+    r_start = sum(t.n_theta for t in base.re.terms[:problem.rater])
+    x_null = np.concatenate([null.theta, null.alpha, null.coef])
+    x0 = np.insert(x_null, r_start + 1, [0.0, 0.1])
+    return fit_spread_model(null.design, response, null.family, factor, data=null.data, warn=False, x0=x0)

@@ -80,7 +80,8 @@ class Ordinal:
 
     def simulate(self, eta: np.ndarray, thresholds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Category indices of ratings with latent predictor ``eta`` (any shape): ``Y = j`` where
-        ``theta_{j-1} < eta + e <= theta_j``, ``e`` a standard logistic or normal draw (``ordinal``'s latent model).
+        ``theta_{j-1} < eta + e <= theta_j``, ``e`` a standard logistic or normal draw (``ordinal``'s latent model);
+        ``thresholds`` one set for all, or one row per element of a one-dimensional ``eta``.
 
         Examples
         --------
@@ -90,7 +91,10 @@ class Ordinal:
         """
         eta = np.asarray(eta, dtype=float)
         noise = rng.logistic(size=eta.shape) if self.link == "logit" else rng.standard_normal(eta.shape)
-        return np.searchsorted(np.asarray(thresholds, dtype=float), eta + noise, side="left")
+        thresholds = np.asarray(thresholds, dtype=float)
+        if thresholds.ndim == 2:
+            return np.sum(thresholds < (eta + noise)[:, None], axis=1)
+        return np.searchsorted(thresholds, eta + noise, side="left")
 
     def __repr__(self) -> str:
         return f"Ordinal(link={self.link!r}, threshold={self.threshold!r})"

@@ -9,7 +9,7 @@ import pytest
 
 import mixeval
 from mixeval.mixed import clmm, compare
-from mixeval.mixed._clmm import nominal_test
+from mixeval.mixed import nominal_test
 
 
 def _study(rng, n_items=30, n_raters=6, effects=(0.0, 0.5, 0.5), rater_sd=0.55, spread=None):
@@ -105,7 +105,7 @@ def test_large_log_start_from_a_subsample_reaches_the_same_optimum(monkeypatch):
     formula = "rating ~ system + (1|item) + (1|rater)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        whole = _clmm.clmm(formula, df)
+        whole = clmm(formula, df)
         monkeypatch.setattr(_clmm, "_START_ROWS", 1_000)
         problem = whole.problem
         sub = _clmm._start_rows(problem)
@@ -113,7 +113,7 @@ def test_large_log_start_from_a_subsample_reaches_the_same_optimum(monkeypatch):
         big = max(range(len(sub.re.terms)), key=lambda k: sub.re.terms[k].n_levels)
         counts = np.bincount(sub.re.terms[big].codes)
         assert set(counts[counts > 0]) == {n_raters}  # every kept item with all of its raters
-        started = _clmm.clmm(formula, df)
+        started = clmm(formula, df)
     assert started.loglik == pytest.approx(whole.loglik, rel=1e-9)
     np.testing.assert_allclose(started.theta, whole.theta, rtol=1e-4)
     np.testing.assert_allclose(started.coef, whole.coef, rtol=1e-4)

@@ -16,14 +16,9 @@ import pytest
 from scipy import special
 
 from mixeval.errors import InputError
-from mixeval.mixed import RandomThresholdsResult, clmm, threshold_spread_test
+from mixeval.mixed import ClmmResult, clmm, threshold_spread_test
 from mixeval.mixed._clmm import ClmmDeviance
-from mixeval.mixed._clmm_thresholds import (
-    RandomThresholdDeviance,
-    _null_point,
-    random_threshold_problem,
-    spread_contrast,
-)
+from mixeval.mixed._clmm_thresholds import RandomThresholdDeviance, random_threshold_problem, spread_contrast
 
 THETA = np.array([-2.0, -0.7, 0.7, 2.0])
 
@@ -40,6 +35,11 @@ def ratings(seed: int, n_raters: int, n_items: int, spread_sd: float, shift_sd: 
     cuts = THETA[None, :] + spread[:, None] * spread_contrast(4)[None, :] - shift[:, None]
     rating = (latent[:, None] > cuts[rater]).sum(axis=1) + 1
     return pd.DataFrame({"rating": rating, "system": np.where(system == 1, "B", "A"), "item": item, "rater": rater})
+
+
+def _null_point(fit) -> np.ndarray:
+    """``(theta, alpha, beta)`` of a fit in :class:`~mixeval.mixed._clmm.ClmmDeviance`'s layout."""
+    return np.concatenate([fit.theta, fit.alpha, fit.coef])
 
 
 def widened_point(null, spread_column=(0.0, 0.0)) -> np.ndarray:
@@ -154,27 +154,29 @@ def test_fit_improves_on_the_model_without_spreads_and_recovers_a_large_spread()
         warnings.simplefilter("ignore")
         res = threshold_spread_test("rating ~ system + (1|item) + (1|rater)", df, "rater")
     alt, null = res.details["alternative"], res.details["null"]
-    assert isinstance(alt, RandomThresholdsResult)
+    assert isinstance(alt, ClmmResult) and alt.spread == "rater" and null.spread is None
     assert alt.loglik >= null.loglik - 1e-8
     assert res.pvalue < 1e-3
-    assert 0.5 < alt.spread_sd < 1.4
+    spread_sd = float(alt.varcorr.set_index(["group", "name"]).loc[("rater", "spread"), "std"])
+    assert 0.5 < spread_sd < 1.4
     assert res.statistic == pytest.approx(2 * (alt.loglik - null.loglik))
     # the mixture p-value lies between those of chi2(1) and chi2(2)
     assert res.pvalue <= res.details["pvalue_naive"]
-    assert set(alt.rater_effects.columns) == {"shift", "spread"} and len(alt.rater_effects) == 30
+    modes = alt.ranef["rater"]
+    assert list(modes.columns) == ["(Intercept)", "spread"] and len(modes) == 30
     # the spread modes follow the simulated spreads' order
     rng = np.random.default_rng(5)
     rng.normal(0, 0.5, 30)
     true_spread = rng.normal(0, 0.9, 30)
-    assert np.corrcoef(true_spread, alt.rater_effects["spread"])[0, 1] > 0.7
-    assert "spread sd" in alt.summary()
+    assert np.corrcoef(true_spread, modes["spread"])[0, 1] > 0.7
+    assert "Random thresholds: level r of rater" in alt.summary()
     assert alt.to_dict()["loglik"] == alt.loglik
 
 
 def test_clmm_keyword_returns_the_random_thresholds_fit(crossed):
     df, null = crossed
     fit = clmm("rating ~ system + (1|item) + (1|rater)", df, random_thresholds="rater")
-    assert isinstance(fit, RandomThresholdsResult)
+    assert isinstance(fit, ClmmResult) and fit.spread == "rater"
     assert fit.loglik >= null.loglik - 1e-8
     assert fit.n_params == null.n_params + 2
     assert list(fit.thresholds.index) == ["1|2", "2|3", "3|4", "4|5"]

@@ -100,3 +100,5 @@ def test_refusals_name_the_reason(study):
         Study(study.data, study.formula, family="ordinal", reml=True).fit
     with pytest.raises(InputError, match="ordinal"):
         study.emmeans(df="satterthwaite")
+    with pytest.raises(InputError, match="averaged ratings are not ratings"):
+        study.glrt_averaged("rater")
