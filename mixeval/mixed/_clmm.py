@@ -104,12 +104,6 @@ class ClmmProblem:
         """``U'`` and ``L'`` (for the gradient in ``alpha``)."""
         return self.U.T.tocsr(), self.L.T.tocsr()
 
-    @cached_property
-    def argument_jacobians(self) -> tuple[np.ndarray, np.ndarray]:
-        """``M_a = [U, -X]`` and ``M_b = [L, -X]`` (dense): the derivatives of the upper and lower arguments in
-        ``(alpha, beta)``."""
-        return np.hstack([self.U.toarray(), -self.X]), np.hstack([self.L.toarray(), -self.X])
-
     def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
@@ -416,7 +410,7 @@ class ClmmDeviance:
     def _deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         problem = self.problem
         theta, alpha, beta, offset, u, rows, system, ops = self._state(x, third=True)
-        self._last = (x.copy(), rows, system, ops)
+        self._last = (x.copy(), rows.laa, rows.lab, rows.lbb, system, ops)
         r = rows.r
         ra = -(rows.laa + rows.lab)
         rb = -(rows.lab + rows.lbb)
@@ -461,17 +455,27 @@ class ClmmDeviance:
         """
         x = np.asarray(x, dtype=float)
         if self._last is None or not np.array_equal(self._last[0], x):
-            self.deviance_and_gradient(x) if self.analytic else None
-        if self._last is None or not np.array_equal(self._last[0], x):
-            return np.full((x.size, x.size), np.nan)
-        _, rows, system, ops = self._last
-        ma, mb = self.problem.argument_jacobians
-        laa, lab, lbb = rows.laa[:, None], rows.lab[:, None], rows.lbb[:, None]
-        h = -2.0 * (ma.T @ (laa * ma + lab * mb) + mb.T @ (lab * ma + lbb * mb))
+            if not self.analytic:
+                return np.full((x.size, x.size), np.nan)
+            self._deviance_and_gradient(x)  # (not the remembered value: the rows at x are needed)
+        _, laa, lab, lbb, system, ops = self._last
+        problem = self.problem
+        U, L, X = problem.U, problem.L, problem.X
+        h = np.zeros((x.size - self.k,) * 2)
+        for start in range(0, problem.nobs, _CHUNK):  # M_a, M_b dense by chunks of rows
+            sl = slice(start, start + _CHUNK)
+            ma, mb = np.hstack([U[sl].toarray(), -X[sl]]), np.hstack([L[sl].toarray(), -X[sl]])
+            a, b, c = laa[sl, None], lab[sl, None], lbb[sl, None]
+            h += ma.T @ (a * ma + b * mb) + mb.T @ (b * ma + c * mb)
+        h *= -2.0
         if system is not None:
-            v = -(laa + lab) * ma - (lab + lbb) * mb  # r_a M_a + r_b M_b
-            gt = np.column_stack([ops.zlt(c) for c in v.T])
-            ainv_gt = np.column_stack([system.solve(c, None)[0] for c in gt.T])
+            ra, rb = -(laa + lab), -(lab + lbb)
+            ut, lt = problem.transposes
+            cols = [ra * ut[j].toarray().ravel() + rb * lt[j].toarray().ravel() for j in range(problem.n_alpha)]
+            d2 = laa + 2.0 * lab + lbb  # on beta's columns (-X): r_a M_a + r_b M_b = -(r_a + r_b) X = d2 X
+            cols += [d2 * X[:, j] for j in range(problem.p)]
+            gt = np.column_stack([ops.zlt(col) for col in cols])
+            ainv_gt = np.column_stack([system.solve(col, None)[0] for col in gt.T])
             h -= 2.0 * (gt.T @ ainv_gt)
         out = np.full((x.size, x.size), np.nan)
         out[self.k:, self.k:] = 0.5 * (h + h.T)
@@ -528,6 +532,9 @@ class ClmmDeviance:
 #: the modes are not predicted across a change of some theta_k by more than this times max(|theta_k|, 0.1): over
 #: such a change the first-order prediction can land farther from the modes than the previous ones
 _PREDICT_THETA = 1.0
+
+#: rows per chunk of the dense threshold and fixed-effects design in :meth:`ClmmDeviance.fixed_curvature`
+_CHUNK = 65_536
 
 #: relative step of the forward differences of the exact gradient in :meth:`ClmmDeviance.hessian`
 _FORWARD_STEP = 1e-6
