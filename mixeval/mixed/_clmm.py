@@ -581,7 +581,7 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL).theta
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL, refresh=_REFRESH).theta
 
 
 #: the joint stage forms its Hessian afresh (differences in theta, :meth:`ClmmDeviance.fixed_curvature` for the
