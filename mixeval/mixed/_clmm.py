@@ -536,7 +536,8 @@ _PREDICT_THETA = 1.0
 #: rows per chunk of the dense threshold and fixed-effects design in :meth:`ClmmDeviance.fixed_curvature`
 _CHUNK = 65_536
 
-#: relative step of the forward differences of the exact gradient in :meth:`ClmmDeviance.hessian`
+#: relative step of the forward differences of the exact gradient in :meth:`ClmmDeviance.hessian` and in the
+#: optimiser's Hessians (whose points at the optimum the standard errors then reuse)
 _FORWARD_STEP = 1e-6
 
 
@@ -562,7 +563,8 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
             return opt0
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
-                             hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH)
+                             hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH,
+                             fd_step=_FORWARD_STEP if dev.analytic else 1e-4)
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
@@ -581,7 +583,8 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL, refresh=_REFRESH).theta
+    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL, refresh=_REFRESH,
+                             fd_step=_FORWARD_STEP if start.analytic else 1e-4).theta
 
 
 #: the joint stage forms its Hessian afresh (differences in theta, :meth:`ClmmDeviance.fixed_curvature` for the

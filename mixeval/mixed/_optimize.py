@@ -104,18 +104,19 @@ def finite_difference_hessian(fg: Callable[[np.ndarray], tuple[float, np.ndarray
     return _complete_hessian(fg, theta, grad, np.full((theta.size, theta.size), np.nan))
 
 
-def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
-    """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient, symmetrised."""
+def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray, step: float = 1e-4) -> np.ndarray:
+    """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient (steps
+    ``step * max(|theta_i|, 0.1)``), symmetrised."""
     h = np.array(hess, dtype=float)
     # rows with a NaN diagonal first: their columns then fill the other rows' NaN in those columns
     for missing in (np.flatnonzero(np.isnan(np.diag(h))), None):
         if missing is None:
             missing = np.flatnonzero(np.isnan(h).any(axis=1) | np.isnan(h).any(axis=0))
         for i in missing:
-            step = 1e-4 * max(abs(theta[i]), 0.1)
+            h_i = step * max(abs(theta[i]), 0.1)
             trial = theta.copy()
-            trial[i] += step
-            h[i] = (fg(trial)[1] - grad) / step
+            trial[i] += h_i
+            h[i] = (fg(trial)[1] - grad) / h_i
         h[:, missing] = h[missing].T  # the differenced rows also give those columns
     return 0.5 * (h + h.T)
 
@@ -401,7 +402,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
                       probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
-                      coarse: float = 0.0, refresh: float = np.inf) -> OptimResult:
+                      coarse: float = 0.0, refresh: float = np.inf, fd_step: float = 1e-4) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -438,6 +439,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         Form the Hessian afresh (``hess`` completed by differences) after a step predicted to gain more than
         this, in place of a BFGS update (default ``inf``: only after poor steps); for a ``hess`` that leaves a
         few rows to differences, where a fresh Hessian costs few evaluations.
+    fd_step : float
+        Relative step of those differences (``fd_step * max(|theta_i|, 0.1)``); smaller than the default
+        ``1e-4`` only for a gradient that is exact to rounding at nearby points.
 
     Returns
     -------
@@ -509,8 +513,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
 
     def hessian(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
         if hess is not None:
-            return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float))
-        return finite_difference_hessian(fg, x, grad)
+            return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float), fd_step)
+        return _complete_hessian(fg, x, grad, np.full((k, k), np.nan), fd_step)
 
     if k == 0:
         value = fg(np.zeros(0))[0]
