@@ -104,6 +104,14 @@ class ClmmProblem:
         """``U'`` and ``L'`` (for the gradient in ``alpha``)."""
         return self.U.T.tocsr(), self.L.T.tocsr()
 
+    @cached_property
+    def argument_jacobians(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``M_a = [U, -X]`` and ``M_b = [L, -X]`` dense (the arguments' derivatives in ``(alpha, beta)``) when they
+        fit in one chunk of :data:`_CHUNK` rows, else None (formed chunk by chunk)."""
+        if self.nobs > _CHUNK:
+            return None
+        return np.hstack([self.U.toarray(), -self.X]), np.hstack([self.L.toarray(), -self.X])
+
     def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
@@ -462,18 +470,23 @@ class ClmmDeviance:
         problem = self.problem
         U, L, X = problem.U, problem.L, problem.X
         h = np.zeros((x.size - self.k,) * 2)
-        for start in range(0, problem.nobs, _CHUNK):  # M_a, M_b dense by chunks of rows
+        dense = problem.argument_jacobians
+        for start in range(0, problem.nobs, _CHUNK):  # M_a, M_b dense (by chunks of rows on a large log)
             sl = slice(start, start + _CHUNK)
-            ma, mb = np.hstack([U[sl].toarray(), -X[sl]]), np.hstack([L[sl].toarray(), -X[sl]])
+            ma, mb = dense if dense is not None else (np.hstack([U[sl].toarray(), -X[sl]]),
+                                                      np.hstack([L[sl].toarray(), -X[sl]]))
             a, b, c = laa[sl, None], lab[sl, None], lbb[sl, None]
             h += ma.T @ (a * ma + b * mb) + mb.T @ (b * ma + c * mb)
         h *= -2.0
         if system is not None:
             ra, rb = -(laa + lab), -(lab + lbb)
-            ut, lt = problem.transposes
-            cols = [ra * ut[j].toarray().ravel() + rb * lt[j].toarray().ravel() for j in range(problem.n_alpha)]
-            d2 = laa + 2.0 * lab + lbb  # on beta's columns (-X): r_a M_a + r_b M_b = -(r_a + r_b) X = d2 X
-            cols += [d2 * X[:, j] for j in range(problem.p)]
+            if dense is not None:
+                cols = list((ra[:, None] * dense[0] + rb[:, None] * dense[1]).T)
+            else:
+                ut, lt = problem.transposes
+                cols = [ra * ut[j].toarray().ravel() + rb * lt[j].toarray().ravel() for j in range(problem.n_alpha)]
+                d2 = laa + 2.0 * lab + lbb  # on beta's columns (-X): r_a M_a + r_b M_b = -(r_a + r_b) X = d2 X
+                cols += [d2 * X[:, j] for j in range(problem.p)]
             gt = np.column_stack([ops.zlt(col) for col in cols])
             ainv_gt = np.column_stack([system.solve(col, None)[0] for col in gt.T])
             h -= 2.0 * (gt.T @ ainv_gt)
@@ -564,7 +577,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
                              hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH,
-                             fd_step=_FORWARD_STEP if dev.analytic else 1e-4)
+                             fd_step=_FORWARD_STEP if dev.analytic else 1e-4, partial_hess=True)
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:

@@ -402,7 +402,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
                       probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
-                      coarse: float = 0.0, refresh: float = np.inf, fd_step: float = 1e-4) -> OptimResult:
+                      coarse: float = 0.0, refresh: float = np.inf, fd_step: float = 1e-4,
+                      partial_hess: bool = False) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -442,6 +443,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     fd_step : float
         Relative step of those differences (``fd_step * max(|theta_i|, 0.1)``); smaller than the default
         ``1e-4`` only for a gradient that is exact to rounding at nearby points.
+    partial_hess : bool
+        ``hess`` always leaves some rows to differences: it is not tried between iterations (where only a
+        complete one is used), only where the Hessian is formed afresh.
 
     Returns
     -------
@@ -530,7 +534,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
-                                                                    cheap_hessian, coarse, refresh)
+                                                                    None if partial_hess else cheap_hessian, coarse,
+                                                                    refresh)
             if coarse and decrease <= coarse:
                 break
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
