@@ -502,21 +502,22 @@ class ClmmDeviance:
     def fun_and_grad(self):
         return self.deviance_and_gradient if self.analytic else finite_difference_gradient(self.deviance)
 
-    def hessian(self, x: np.ndarray) -> np.ndarray:
+    def hessian(self, x: np.ndarray, *, forward: bool = False) -> np.ndarray:
         """The Hessian of the deviance at ``x``: exact without random effects (:meth:`fixed_curvature`), else by
         differences of its gradient, symmetrised.
 
-        With the exact gradient: forward differences with steps ``1e-6 max(|x_i|, 0.1)``, the modes at each point
-        started from their first-order prediction from ``x`` (:meth:`_predicted_modes`, within ``O(step^2)``), so
-        the gradient there is exact to rounding and the differences are accurate to about ``1e-6`` relative (the
-        truncation error; central differences with ``1e-4`` agree to that). With a differenced gradient (adaptive
-        quadrature, vector-valued terms): central differences with steps ``1e-4 max(|x_i|, 0.1)``.
+        Central differences with steps ``1e-4 max(|x_i|, 0.1)`` by default, each point's modes started from
+        those at ``x``: smooth in ``x`` to about ``1e-10`` relative, for callers that difference the Hessian
+        itself (Satterthwaite's df). ``forward=True`` (the fit's standard errors), with the exact gradient:
+        forward differences with steps ``1e-6 max(|x_i|, 0.1)``, the modes at each point started from their
+        first-order prediction from ``x`` (:meth:`_predicted_modes`, within ``O(step^2)``), n evaluations in
+        place of 2n, accurate to about ``1e-6`` relative (the truncation error).
         """
         x = np.asarray(x, dtype=float)
         h = np.empty((x.size, x.size))
         if not self.problem.re.terms:
             return self.fixed_curvature(x)
-        if self.analytic:
+        if forward and self.analytic:
             _, g0 = self._deviance_and_gradient(x)  # the modes at x and their tangent: each point starts from both
             u0, tangent = self.u.copy(), self._tangent
             steps = _FORWARD_STEP * np.maximum(np.abs(x), 0.1)
@@ -673,7 +674,7 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         try:
             if not hessian:
                 raise LinAlgError("no Hessian asked for")
-            h = dev.hessian(x)
+            h = dev.hessian(x, forward=True)
             full = 2.0 * np.linalg.inv(h)
             cov_params = 0.5 * (full + full.T)
             if not np.all(np.isfinite(cov_params)):
