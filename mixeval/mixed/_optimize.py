@@ -104,18 +104,19 @@ def finite_difference_hessian(fg: Callable[[np.ndarray], tuple[float, np.ndarray
     return _complete_hessian(fg, theta, grad, np.full((theta.size, theta.size), np.nan))
 
 
-def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray) -> np.ndarray:
-    """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient, symmetrised."""
+def _complete_hessian(fg, theta: np.ndarray, grad: np.ndarray, hess: np.ndarray, step: float = 1e-4) -> np.ndarray:
+    """Fill the rows (and columns) of ``hess`` that hold NaN by forward differences of the gradient (steps
+    ``step * max(|theta_i|, 0.1)``), symmetrised."""
     h = np.array(hess, dtype=float)
     # rows with a NaN diagonal first: their columns then fill the other rows' NaN in those columns
     for missing in (np.flatnonzero(np.isnan(np.diag(h))), None):
         if missing is None:
             missing = np.flatnonzero(np.isnan(h).any(axis=1) | np.isnan(h).any(axis=0))
         for i in missing:
-            step = 1e-4 * max(abs(theta[i]), 0.1)
+            h_i = step * max(abs(theta[i]), 0.1)
             trial = theta.copy()
-            trial[i] += step
-            h[i] = (fg(trial)[1] - grad) / step
+            trial[i] += h_i
+            h[i] = (fg(trial)[1] - grad) / h_i
         h[:, missing] = h[missing].T  # the differenced rows also give those columns
     return 0.5 * (h + h.T)
 
@@ -316,7 +317,8 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     return best
 
 
-def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None):
+def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None,
+                       coarse: float = 0.0, refresh: float = np.inf):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -324,11 +326,12 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
     stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
     snapped). After a step that needed backtracking or gained less than a quarter of the predicted
-    decrease the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
+    decrease (or was predicted to gain more than ``refresh``) the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
     returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
     predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
     Stops when the predicted decrease is below ``_STOP_TOL``, the Newton step would move no theta by
-    more than :data:`THETA_RTOL`, or no step decreases the deviance.
+    more than :data:`THETA_RTOL`, or no step decreases the deviance (or, with ``coarse``, predicts a decrease
+    below it).
     """
     decrease = np.inf
     radius = 1.0
@@ -346,7 +349,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         step = np.zeros_like(x)
         step[free] = _newton_direction(h_t[np.ix_(free, free)], g_t[free])
         decrease = -0.5 * float(g_t @ step)
-        if not decrease > _STOP_TOL or np.all(np.abs(step) <= THETA_RTOL * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
+        if not decrease > max(_STOP_TOL, coarse) or np.all(np.abs(step) <= THETA_RTOL * np.where(logs, 1.0, np.maximum(np.abs(x), 1e-6))):
             decrease = max(decrease, 0.0)
             break
         # near the optimum differences of the deviance are at its rounding error: a Newton step that does
@@ -384,7 +387,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
         x, value, grad = trial, t_value, t_grad
-        if poor:
+        if poor or decrease > refresh:
             hess = hessian(x, grad)
         elif decrease < _SECANT_TOL or cheap_hessian is None:
             hess = _bfgs_update(hess, s_, y_)
@@ -398,7 +401,9 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
 def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], theta0: np.ndarray,
                       lower: np.ndarray, *, hess: Callable[[np.ndarray], np.ndarray] | None = None,
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
-                      probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None) -> OptimResult:
+                      probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
+                      coarse: float = 0.0, refresh: float = np.inf, fd_step: float = 1e-4,
+                      partial_hess: bool = False) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -428,6 +433,19 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         layout) are the leading coordinates of theta. A singular factor is then brought to
         :func:`canonical_factors` before the boundary checks, and a zero column is moved off 0 as a whole,
         along the eigenvectors of its Hessian block, not one coordinate at a time.
+    coarse : float
+        A start stage's tolerance (deviance units): stop once a Newton step predicts a decrease below it,
+        with no fresh Hessian to confirm (0, the default: converge fully).
+    refresh : float
+        Form the Hessian afresh (``hess`` completed by differences) after a step predicted to gain more than
+        this, in place of a BFGS update (default ``inf``: only after poor steps); for a ``hess`` that leaves a
+        few rows to differences, where a fresh Hessian costs few evaluations.
+    fd_step : float
+        Relative step of those differences (``fd_step * max(|theta_i|, 0.1)``); smaller than the default
+        ``1e-4`` only for a gradient that is exact to rounding at nearby points.
+    partial_hess : bool
+        ``hess`` always leaves some rows to differences: it is not tried between iterations (where only a
+        complete one is used), only where the Hessian is formed afresh.
 
     Returns
     -------
@@ -499,8 +517,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
 
     def hessian(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
         if hess is not None:
-            return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float))
-        return finite_difference_hessian(fg, x, grad)
+            return _complete_hessian(fg, x, grad, np.asarray(hess(np.maximum(x, lower)), dtype=float), fd_step)
+        return _complete_hessian(fg, x, grad, np.full((k, k), np.nan), fd_step)
 
     if k == 0:
         value = fg(np.zeros(0))[0]
@@ -516,7 +534,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     for _ in range(2 * k + 1):  # restarts from better points found off the boundary
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
-                                                                    cheap_hessian)
+                                                                    None if partial_hess else cheap_hessian, coarse,
+                                                                    refresh)
+            if coarse and decrease <= coarse:
+                break
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level
                 break
             if decrease <= _ROUND_TOL and _positive_definite(h, x, grad, lower, bounded):

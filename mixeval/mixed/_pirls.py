@@ -444,7 +444,9 @@ class CountLayout:
     ``patterns`` indexes each row's distinct row of ``X`` (``x_patterns``: P x p) when there are few of them
     (categorical fixed effects), else is ``None``; ``by_pattern[k]`` is ``codes_k * P + patterns``; ``pairs[(k, l)]``
     is ``codes_k * L_l + codes_l`` for the cross-tabulations the penalised system needs; ``ones[k]`` says
-    term ``k`` is a random intercept (``x_k = 1``, so its weights need no product).
+    term ``k`` is a random intercept (``x_k = 1``, so its weights need no product). ``parent`` is, for two terms
+    whose block term (the larger) is nested in the other (every level of it occurs with one level of the other,
+    as ``(1|RESP:PROD)`` in ``(1|RESP)``), the other term's level of each block level, else ``None``.
     """
 
     patterns: np.ndarray | None = field(repr=False)
@@ -452,6 +454,7 @@ class CountLayout:
     by_pattern: tuple[np.ndarray, ...] = field(repr=False)
     pairs: dict = field(repr=False)
     ones: tuple[bool, ...]
+    parent: np.ndarray | None = field(default=None, repr=False)
 
 
 def row_patterns(X: np.ndarray, max_patterns: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -503,7 +506,26 @@ def count_layout(problem: GlmmProblem) -> CountLayout | None:
         for k2 in rest[a + 1:]:
             pairs[(k, k2)] = terms[k].codes.astype(np.intp) * levels[k2] + terms[k2].codes
     ones = tuple(bool(np.all(t.X[:, 0] == 1.0)) for t in terms)
-    return CountLayout(patterns, x_patterns, by_pattern, pairs, ones)
+    parent = nesting(terms[b].codes, levels[b], terms[rest[0]].codes) if len(rest) == 1 else None
+    return CountLayout(patterns, x_patterns, by_pattern, pairs, ones, parent)
+
+
+def nesting(inner: np.ndarray, n_inner: int, outer: np.ndarray) -> np.ndarray | None:
+    """The level of ``outer`` of each level of ``inner`` when every level of ``inner`` occurs (with one level of
+    ``outer`` only: ``inner`` is nested in ``outer``), else ``None``.
+
+    Examples
+    --------
+    >>> nesting(np.array([0, 1, 2, 1]), 3, np.array([0, 0, 1, 0])).tolist()
+    [0, 0, 1]
+    >>> nesting(np.array([0, 1, 1]), 2, np.array([0, 0, 1])) is None
+    True
+    """
+    parent = np.zeros(n_inner, dtype=np.intp)
+    parent[inner] = outer
+    if np.bincount(inner, minlength=n_inner).min(initial=1) == 0 or not np.array_equal(parent[inner], outer):
+        return None
+    return parent
 
 
 class _ScalarOps:
@@ -533,6 +555,10 @@ class _ScalarOps:
         # cross-tabulation: one gather for Z Lambda u and one bincount for Lambda' Z' r instead of two each
         first = self.rest[0] if self.rest else None
         self.pair = (self.b, first) if first is not None and self.x[self.b] is None and self.x[first] is None else None
+        # a block term nested in the other: the other's sums are the block's summed by parent (no cross-tabulation)
+        self.nested = layout.parent is not None and self.pair is not None
+        if layout.parent is not None:
+            self.pair = None
 
     def eta(self, u: np.ndarray, beta: np.ndarray) -> np.ndarray:
         p, lay = self.problem, self.layout
@@ -567,7 +593,11 @@ class _ScalarOps:
     def sums(self, r: np.ndarray) -> np.ndarray:
         """``Z' r``: ``sum x_ki r_i`` per level of every term (``Lambda' Z' r`` without the thetas)."""
         out = {}
-        if self.pair:
+        if self.nested:
+            b, k = self.b, self.rest[0]
+            out[b] = np.bincount(self.codes[b], weights=r, minlength=self.levels[b])
+            out[k] = np.bincount(self.layout.parent, weights=out[b], minlength=self.levels[k])
+        elif self.pair:
             b, k0 = self.pair
             table = np.bincount(self.layout.pairs[self.pair], weights=r,
                                 minlength=self.levels[b] * self.levels[k0]).reshape(self.levels[b], self.levels[k0])
@@ -616,6 +646,8 @@ class _ScalarOps:
         is a random intercept."""
         p, b, rest, th = self.problem, self.b, self.rest, self.theta
         with_x = bool(self.joint and p.p)
+        if self.layout.parent is not None and not with_x:
+            return self._nested_system(w)
         tables = {k: self._table(k, w) for k in [b, *rest]} if with_x and self.layout.patterns is not None else {}
         cross = {k: self._raw_cross(b, k, w) for k in rest}
         intercept_pair = [k for k in rest if self.x[k] is None] if self.x[b] is None else []
@@ -653,6 +685,62 @@ class _ScalarOps:
             d[q_rest:, q_rest:] = self._xwx(w, tables.get(b))
             c[:, q_rest:] = self._by_level(b, w, tables.get(b))
         return _System(p, self.joint, blocks, c, d)
+
+    def _nested_system(self, w: np.ndarray) -> "_NestedSystem":
+        """The penalised system of a block term nested in the only other term (``layout.parent``): the
+        coupling has one entry per block level, ``c_i = theta_b theta_k sum w x_b x_k`` over the rows of level
+        ``i``, and the diagonal sums of the outer term are those of the block levels summed by parent where both
+        are random intercepts."""
+        b, k, th, parent = self.b, self.rest[0], self.theta, self.layout.parent
+        cb, Lb, Lk = self.codes[b], self.levels[b], self.levels[k]
+        s_b = np.bincount(cb, weights=self._weighted(b, w, 2), minlength=Lb)
+        both = self.x[b] is None and self.x[k] is None
+        cross = s_b if both else np.bincount(cb, weights=self._weighted(b, w) * (1.0 if self.x[k] is None else self.x[k]),
+                                             minlength=Lb)
+        s_k = np.bincount(parent, weights=s_b, minlength=Lk) if both else np.bincount(
+            self.codes[k], weights=self._weighted(k, w, 2), minlength=Lk)
+        return _NestedSystem(self.problem, th[b] ** 2 * s_b + 1.0, (th[b] * th[k]) * cross, th[k] ** 2 * s_k + 1.0,
+                             parent, b, self.slices)
+
+
+class _NestedSystem(_System):
+    """:class:`_System` of a scalar block term nested in the only other scalar term (no fixed effects in it).
+
+    With one coupling entry ``c_i`` per block level (at its parent ``j = parent(i)``) the Schur complement
+    ``D - C' B^{-1} C`` is diagonal: ``S_j = D_j - sum_{parent(i) = j} c_i^2 / B_i``; a solve is
+    ``x_j = (r_j - sum_{parent(i) = j} c_i r_i / B_i) / S_j``, ``x_i = (r_i - c_i x_{parent(i)}) / B_i``.
+    """
+
+    def __init__(self, problem: GlmmProblem, blocks: np.ndarray, c: np.ndarray, d: np.ndarray, parent: np.ndarray,
+                 b: int, slices: list[slice]):
+        self.problem = problem
+        self.b = b
+        self.k = 1 - b
+        self.slices = slices
+        self.joint = False
+        self.m = self.q_rest = d.size
+        self.n_lev, self.p_b = blocks.size, 1
+        self.parent = parent
+        if np.any(blocks <= 0) or not np.all(np.isfinite(blocks)):
+            raise LinAlgError("penalised system not positive definite")
+        self.block_chol = np.sqrt(blocks)[:, None, None]
+        self.logdet_block = float(np.sum(np.log(blocks)))
+        self.b_diag, self.c = blocks, c
+        self.c_over_b = c / blocks
+        self.s_diag = d - np.bincount(parent, weights=c * self.c_over_b, minlength=d.size)
+        if np.any(self.s_diag <= 0) or not np.all(np.isfinite(self.s_diag)):
+            raise LinAlgError("penalised system not positive definite")
+        self.schur = None
+        self.logdet_rest = float(np.sum(np.log(self.s_diag)))
+
+    def solve(self, rhs_u: np.ndarray, rhs_beta: np.ndarray | None) -> tuple[np.ndarray, None]:
+        sb, sk = self.slices[self.b], self.slices[self.k]
+        r_b = rhs_u[sb]
+        x_k = (rhs_u[sk] - np.bincount(self.parent, weights=self.c_over_b * r_b, minlength=self.m)) / self.s_diag
+        x_u = np.empty_like(rhs_u)
+        x_u[sk] = x_k
+        x_u[sb] = (r_b - self.c * x_k[self.parent]) / self.b_diag
+        return x_u, None
 
 
 def _ops(problem: GlmmProblem, theta: np.ndarray, joint: bool):
@@ -906,6 +994,16 @@ def _inverse_diagonal_terms(ops: _ScalarOps, system: _System) -> list[np.ndarray
     g = [np.zeros(0)] * len(ops.codes)
     if not q_rest:
         g[b] = vb * binv[cb]
+        return g
+    if isinstance(system, _NestedSystem):
+        # A^{-1}: 1 / S_j on the outer levels, -c_i / (B_i S_j) between block level i and its parent j, and
+        # 1 / B_i + c_i^2 / (B_i^2 S_j) on the block levels
+        k = rest[0]
+        sinv = 1.0 / system.s_diag
+        gs = system.c_over_b * sinv[system.parent]
+        cross = gs[cb]
+        g[b] = vb * (binv + gs * system.c_over_b)[cb] - ops.v[k] * cross
+        g[k] = ops.v[k] * sinv[ops.codes[k]] - vb * cross
         return g
     low = np.tril(system.schur[0][:q_rest, :q_rest])
     linv = solve_triangular(low, np.eye(q_rest), lower=True, check_finite=False)
