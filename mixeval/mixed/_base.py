@@ -409,12 +409,13 @@ class MixedResult(Result):
         return self.model.simulate(nsim, rng)
 
     # ----------------------------------------------------------------- intervals and the bootstrap
-    def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):
+    def confint(self, *, method: str = "profile", level: float = 0.95, df: str = "asymptotic", **kwargs: Any):
         """Confidence intervals of the standard deviations, correlations, sigma and fixed effects (lme4's
-        ``confint(fit, method = "profile" | "boot" | "Wald")``; see :func:`mixeval.uncertainty.confint`)."""
+        ``confint(fit, method = "profile" | "boot" | "Wald")``; ``df="satterthwaite"`` gives Wald t intervals where
+        the fit's evaluator offers Satterthwaite df; see :func:`mixeval.uncertainty.confint`)."""
         from ._confint import confint
 
-        return confint(self, method=method, level=level, **kwargs)
+        return confint(self, method=method, level=level, df=df, **kwargs)
 
     def bootstrap(self, statistic=None, *, n_resamples: int = 1000, random_state: Any = None, **kwargs: Any):
         """Parametric bootstrap of the fit (lme4's ``bootMer``; see :func:`mixeval.uncertainty.bootstrap_fit`)."""

@@ -361,6 +361,12 @@ class ClmmFitModel(FitModelBase):
         return self.fit.refit_response(np.asarray(self.fit.levels, dtype=object)[np.asarray(y, dtype=np.int64)])
 
     # ------------------------------------------------------------------ Wald
+    def satterthwaite_df(self):
+        """Satterthwaite df of each threshold parameter and effect (:func:`~._clmm_ddf.clmm_satterthwaite_df`)."""
+        from ._clmm_ddf import clmm_satterthwaite_df
+
+        return clmm_satterthwaite_df(self.fit)
+
     def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
         """Wald intervals (see the class Notes): thresholds and effects ``-/+ z se``; sd's on the log scale."""
         z = float(norm.ppf(0.5 + level / 2.0))

@@ -333,59 +333,6 @@ class ClmmResult(MixedResult):
         except (TypeError, ValueError):
             return np.arange(1, len(self.levels) + 1, dtype=float)
 
-    # ------------------------------------------------------------------ intervals
-    def confint(self, *, method: str = "profile", level: float = 0.95, df: str = "asymptotic", **kwargs: Any):
-        """Confidence intervals of the sd's, thresholds and effects (:func:`mixeval.uncertainty.confint`: profile
-        by default, ``"boot"``, ``"wald"``).
-
-        ``df="satterthwaite"`` (with ``method="wald"``): t intervals of the thresholds and effects on their
-        Satterthwaite df (:func:`~._clmm_ddf.clmm_satterthwaite_df`; Laplace fits with scalar random-effects terms)
-        in place of z ones, and a ``df`` column (inf for the sd's, whose Wald intervals stay on the log scale). A
-        threshold's variance contains the mean of the raters' effects: with few raters the z interval, which
-        treats that variance as known, is short. The default ``"asymptotic"`` is clmm's z.
-
-        Examples
-        --------
-        >>> import numpy as np, pandas as pd
-        >>> from mixeval import clmm
-        >>> rng = np.random.default_rng(3)
-        >>> df = pd.DataFrame({"rater": np.repeat(np.arange(6), 60), "system": np.tile(["A", "B"], 180)})
-        >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.8, 6)[df.rater] + rng.logistic(size=360)
-        >>> df["rating"] = np.digitize(latent, [-1.5, 0.0, 1.5]) + 1
-        >>> ci = clmm("rating ~ system + (1|rater)", df).confint(method="wald", df="satterthwaite").table
-        >>> bool(ci.loc["2|3", "df"] < 10 < ci.loc["systemB", "df"])
-        True
-        """
-        from dataclasses import replace
-
-        from scipy import stats as sps
-
-        from ._confint import confint
-
-        if df not in ("asymptotic", "satterthwaite"):
-            raise InputError(f"df must be 'asymptotic' (z, clmm's) or 'satterthwaite'; got {df!r}.")
-        if df == "satterthwaite" and str(method).lower() != "wald":
-            raise InputError(f"df='satterthwaite' sets the degrees of freedom of Wald t intervals; method={method!r} "
-                             "has none. Use method='wald', or drop df.")
-        result = confint(self, method=method, level=level, **kwargs)
-        if df == "asymptotic":
-            return result
-        from ._clmm_ddf import clmm_satterthwaite_df
-
-        dof = clmm_satterthwaite_df(self)
-        names = list(dof.index)
-        k = self.theta.size
-        se = np.sqrt(np.clip(np.diag(self.cov_params), 0.0, None))[k:]
-        est = np.concatenate([self.alpha, self.coef])
-        crit = sps.t.ppf(0.5 + float(level) / 2.0, dof.to_numpy(dtype=float))
-        table = result.table.copy()
-        table["df"] = np.inf
-        table.loc[names, "lower"] = est - crit * se
-        table.loc[names, "upper"] = est + crit * se
-        table.loc[names, "df"] = dof.to_numpy(dtype=float)
-        table.attrs["level"] = float(level)
-        return replace(result, table=table)
-
     # ------------------------------------------------------------------ refits and simulation
     def refit(self, *, REML: bool | None = False) -> "ClmmResult":
         """This fit: ordinal fits are maximum-likelihood fits (``REML=False`` or None); ``REML=True`` is refused,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -99,7 +100,8 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
 
 
 def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: int | None = None,
-            random_state: Any = None, n_jobs: int | None = None, progress: bool | None = None) -> ConfintResult:
+            random_state: Any = None, n_jobs: int | None = None, progress: bool | None = None,
+            df: str = "asymptotic") -> ConfintResult:
     """Confidence intervals for the standard deviations, ``sigma`` and the fixed effects of a fit.
 
     Parameters
@@ -113,6 +115,13 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     n_resamples, random_state, n_jobs, progress
         For ``method="boot"``: refits (lme4's ``nsim``, default 500), seed, worker processes (default 1), progress
         bar; the first three are refused with the other methods, which do not resample.
+    df : {"asymptotic", "satterthwaite"}
+        Wald intervals with ``z`` (the default, lme4's and clmm's) or with ``t`` on Satterthwaite df for the fixed
+        parameters, where the fit's evaluator offers them (ordinal fits: their thresholds and effects,
+        :func:`~mixeval.mixed._clmm_ddf.clmm_satterthwaite_df`); the table then has a ``df`` column (inf for the
+        variance parameters, whose Wald intervals are unchanged). Refused with the other methods, and for fits
+        without such df (Gaussian and binomial/Poisson fits: their Satterthwaite df are in
+        :func:`mixeval.emmeans` and :class:`mixeval.Study` with ``df=``).
 
     Returns
     -------
@@ -156,12 +165,26 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     if given and method != "boot":
         raise InputError(f"{', '.join(given)} set the parametric bootstrap; method={method!r} does not resample. "
                          "Drop them, or use method='boot'.")
+    if df not in ("asymptotic", "satterthwaite"):
+        raise InputError(f"df must be 'asymptotic' (z) or 'satterthwaite' (t on Satterthwaite df); got {df!r}.")
+    if df == "satterthwaite" and method != "wald":
+        raise InputError(f"df='satterthwaite' sets the degrees of freedom of Wald t intervals; method={method!r} "
+                         "has none. Use method='wald', or drop df.")
     model = as_fit_model(fit)
     names = list(model.param_names)
     estimate = model.estimates()
     n_used = None
+    dof = None
+    if df == "satterthwaite":
+        dof = model.satterthwaite_df()
+        if dof is None:
+            raise InputError(f"df='satterthwaite' Wald intervals are offered for ordinal (clmm) fits; this "
+                             f"{type(fit).__name__} has its Satterthwaite df in mixeval.emmeans / Study(..., df=). "
+                             "Drop df, or use those.")
     if method == "profile":
         iv = profile_intervals(model, level, progress=progress)
+    elif method == "wald" and dof is not None:
+        iv = _wald_t_intervals(model, estimate, names, dof, level)
     elif method == "wald":
         iv = wald_intervals(fit, level)
     else:
@@ -172,5 +195,24 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
         n_used = boot.n_resamples
     table = pd.DataFrame({"estimate": estimate, "lower": [iv[k][0] for k in names], "upper": [iv[k][1] for k in names]},
                          index=pd.Index(names, name="parameter"))
+    if dof is not None:
+        table["df"] = [float(dof[k]) if k in dof.index else np.inf for k in names]
     table.attrs["level"] = float(level)
     return ConfintResult(table=table, method=method, level=float(level), n_resamples=n_used)
+
+
+def _wald_t_intervals(model, estimate: np.ndarray, names: list[str], dof, level: float) -> dict[str, tuple[float, float]]:
+    """Wald intervals with ``t_df`` quantiles for the parameters in ``dof`` (``estimate -/+ t se``, the
+    ``se`` of the z interval), the z ones for the others."""
+    from scipy import stats as sps
+
+    z = float(sps.norm.ppf(0.5 + level / 2.0))
+    out = dict(model.wald_intervals(level))
+    for k, d in dof.items():
+        i = names.index(k)
+        lo, hi = out[k]
+        half = (hi - lo) / 2.0
+        se = half / z
+        t = float(sps.t.ppf(0.5 + level / 2.0, float(d)))
+        out[k] = (float(estimate[i] - t * se), float(estimate[i] + t * se))
+    return out

@@ -161,10 +161,15 @@ class FitModelBase:
 
     ``ml_deviance_and_gradient`` is ``None`` where the model has no analytic gradient (the profile then takes
     finite differences); ``profile_varpar`` returns ``None`` to leave a variance parameter's profile to the
-    generic optimisation over ``varpar``; ``profiler`` returns ``None`` to use the linear mixed model's.
+    generic optimisation over ``varpar``; ``profiler`` returns ``None`` to use the linear mixed model's;
+    ``satterthwaite_df`` returns ``None`` where the evaluator offers no Satterthwaite df for its Wald intervals.
     """
 
     ml_deviance_and_gradient = None
+
+    def satterthwaite_df(self):
+        """Satterthwaite df of the fixed parameters' Wald intervals (a Series by name), or None."""
+        return None
 
     def profile_varpar(self, index: int, value: float, start: np.ndarray) -> tuple[float, np.ndarray] | None:
         return None

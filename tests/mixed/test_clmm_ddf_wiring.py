@@ -91,3 +91,15 @@ def test_ordinal_study_passes_df(data):
     assert np.all(np.isfinite(em.df)) and pw.df_method == "satterthwaite"
     with pytest.raises(InputError, match="satterthwaite"):
         study.emmeans(df="kenward-roger")
+
+
+def test_other_families_refuse_satterthwaite_confint_by_name():
+    from mixeval import lmer
+
+    rng = np.random.default_rng(0)
+    g = np.repeat(np.arange(15), 4)
+    df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+    fit = lmer("y ~ 1 + (1|g)", df)
+    with pytest.raises(InputError, match="offered for ordinal"):
+        fit.confint(method="wald", df="satterthwaite")
+    assert "df" not in fit.confint(method="wald").table.columns

@@ -349,7 +349,7 @@ def test_ordinal_study_through_every_layer(ratings, tmp_path, capsys):
         with pytest.raises(InputError, match=match):
             Study(ratings, "rating ~ system + (1|item)", family="ordinal", **bad).fit
     with pytest.raises(InputError, match="asymptotic"):
-        study.pairwise(df="satterthwaite")
+        study.pairwise(df="kenward-roger")
     with pytest.raises(InputError, match="family='ordinal'"):
         study.power(n={"item": [20]}, n_resamples=5)
     path = tmp_path / "r.csv"
