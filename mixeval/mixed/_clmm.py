@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 from functools import cached_property, partial
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _Scala
 from ._reterms import ReStructure, build_restructure
 
 __all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "nominal_design",
-           "check_nominal_cells", "check_clmm_fit"]
+           "check_nominal_cells", "check_clmm_fit", "covariance_from_hessian"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -648,6 +649,17 @@ def check_clmm_fit(result) -> None:
                       ConvergenceWarning, stacklevel=4)
 
 
+def covariance_from_hessian(hessian: Callable[[], np.ndarray]) -> np.ndarray | None:
+    """``2 H^-1`` symmetrised (the Wald covariance of the parameters from the deviance's Hessian ``H``), or None
+    where ``H`` cannot be formed or inverted or the result is not finite."""
+    try:
+        full = 2.0 * np.linalg.inv(hessian())
+    except (np.linalg.LinAlgError, LinAlgError):
+        return None
+    cov = 0.5 * (full + full.T)
+    return cov if np.all(np.isfinite(cov)) else None
+
+
 def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_agq: int = 1,
              nominal: tuple[np.ndarray, tuple[str, ...]] | None = None, data: Any = None, warn: bool = True,
              x0: np.ndarray | None = None, nominal_spec: str | None = None, hessian: bool = True):
@@ -670,17 +682,7 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         # the optimiser evaluated x (remembered with its gradient); the state at x follows the Hessian, which
         # leaves the modes at x
         deviance = dev.deviance_and_gradient(x)[0] if dev.analytic else dev.deviance(x)
-        cov_params = None
-        try:
-            if not hessian:
-                raise LinAlgError("no Hessian asked for")
-            h = dev.hessian(x, forward=True)
-            full = 2.0 * np.linalg.inv(h)
-            cov_params = 0.5 * (full + full.T)
-            if not np.all(np.isfinite(cov_params)):
-                cov_params = None
-        except (np.linalg.LinAlgError, LinAlgError):
-            cov_params = None
+        cov_params = covariance_from_hessian(lambda: dev.hessian(x, forward=True)) if hessian else None
         state = dev._state(x)
 
     refitter = partial(_refit, design, response, family, n_agq, nominal, data, nominal_spec)

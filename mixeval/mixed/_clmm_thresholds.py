@@ -30,7 +30,7 @@ from scipy.linalg import LinAlgError
 
 from ..errors import InputError
 from ._blas import single_threaded_blas
-from ._clmm import check_clmm_fit, clmm_problem, fit_clmm
+from ._clmm import check_clmm_fit, clmm_problem, covariance_from_hessian, fit_clmm
 from ._clmm_result import make_clmm_result
 from ._optimize import SINGULAR_TOL, OptimResult, finite_difference_gradient, minimize_deviance
 from ._ordinal import OrderedResponse, row_derivatives, warn_empty_categories
@@ -468,15 +468,7 @@ def fit_spread_model(design: Design, response: OrderedResponse, family: Ordinal,
         else:
             x_null = _without_spread(problem, x0)
         x, opt, dev = fit_random_thresholds(problem, x_null, x0=x0)
-        cov_params = None
-        if hessian:
-            try:
-                full = 2.0 * np.linalg.inv(dev.hessian(x))
-                cov_params = 0.5 * (full + full.T)
-                if not np.all(np.isfinite(cov_params)):
-                    cov_params = None
-            except (np.linalg.LinAlgError, LinAlgError):
-                cov_params = None
+        cov_params = covariance_from_hessian(lambda: dev.hessian(x)) if hessian else None
         deviance = dev.deviance(x)
     refitter = partial(_refit_spread, design, response, family, factor, data)
     result = make_clmm_result(design, response, problem, kept, x, deviance, dev.u, opt, cov_params, 1, None, data,
