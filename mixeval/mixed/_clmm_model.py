@@ -25,7 +25,7 @@ from scipy.stats import norm
 
 from ..errors import InputError
 from ._blas import single_threaded_blas
-from ._glmm_model import theta_from_varpar, varpar_from_theta, varpar_layout
+from ._glmm_model import profile_start_hessian, theta_from_varpar, varpar_from_theta, varpar_layout
 from ._optimize import SINGULAR_TOL, finite_difference_gradient, minimize_deviance
 from ._profile import JointProfiler, joint_profile_deviance
 from ._protocol import FitModelBase, RefitSummary
@@ -182,9 +182,8 @@ class ClmmFitModel(FitModelBase):
     @cached_property
     def _start_hessian(self) -> np.ndarray | None:
         """The Hessian of the deviance at the fit in the profile's coordinates (sd's, ``atanh`` of correlations,
-        thresholds, effects): ``J' (2 cov_params^-1) J`` with ``J`` the Jacobian of the engine's ``(theta, alpha,
-        beta)`` in them (the identity for scalar terms; the gradient vanishes at the optimum, so no second-order
-        term); None without a usable ``cov_params`` (the optimiser then forms its own)."""
+        thresholds, effects) from ``2 cov_params^-1`` (:func:`~._glmm_model.profile_start_hessian`); None without a
+        usable ``cov_params`` (the optimiser then forms its own)."""
         cov = self.fit.cov_params
         if cov is None:
             return None
@@ -192,34 +191,8 @@ class ClmmFitModel(FitModelBase):
             h = 2.0 * np.linalg.inv(cov)
         except np.linalg.LinAlgError:
             return None
-        if not self._scalar:
-            jac = self._coordinate_jacobian()
-            if jac is None:
-                return None
-            h = jac.T @ h @ jac
-        return h if np.all(np.isfinite(h)) else None
-
-    def _coordinate_jacobian(self) -> np.ndarray | None:
-        """``d (theta, alpha, beta) / d (sd's, atanh(cor), alpha, beta)`` at the fit, by central differences."""
-        cor = np.asarray(self.varpar_kinds + ("fixed",) * len(self.fixed_names)) == "cor"
-        p0 = self.estimates()
-        if np.any(np.abs(p0[cor]) >= 1.0 - 1e-8):
-            return None
-        p0[cor] = np.arctanh(p0[cor])
-        jac = np.empty((self._x_hat.size, p0.size))
-        for i in range(p0.size):
-            step = 1e-6 * max(abs(p0[i]), 1e-2)
-            cols = []
-            for sign in (1.0, -1.0):
-                p = p0.copy()
-                p[i] += sign * step
-                p[cor] = np.tanh(p[cor])
-                x = self._to_x(p)
-                if x is None:
-                    return None
-                cols.append(x)
-            jac[:, i] = (cols[0] - cols[1]) / (2.0 * step)
-        return jac
+        kinds = tuple(self.varpar_kinds) + ("fixed",) * len(self.fixed_names)
+        return profile_start_hessian(self.terms, kinds, self.estimates(), h)
 
     def _ordered_start(self, start: np.ndarray, index: int) -> np.ndarray:
         """``start`` with flexible thresholds pushed apart around a held one (the deviance needs them in order)."""

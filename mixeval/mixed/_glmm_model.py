@@ -40,7 +40,7 @@ from ._blas import single_threaded_blas
 from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._profile import JointProfiler, joint_profile_deviance
 
-__all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout"]
+__all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout", "profile_start_hessian"]
 
 
 def varpar_layout(terms: tuple[ReTerm, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -131,6 +131,52 @@ def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarr
         lam = sd[:, None] * lc
         out.append(lam[rows, cols])
     return np.concatenate(out) if out else np.zeros(0)
+
+
+def profile_start_hessian(terms: tuple[ReTerm, ...], kinds: tuple[str, ...], estimates: np.ndarray,
+                          hessian: np.ndarray) -> np.ndarray | None:
+    """The Hessian of a deviance at its optimum in the profile's coordinates (sd's, ``atanh`` of correlations, then
+    the fixed parameters unchanged), from its Hessian ``hessian`` over the engine's ``(theta, fixed)``.
+
+    Notes
+    -----
+    ``H_z = J' H_x J`` with ``J = d x / d z`` (``x = (theta, fixed)``, ``theta`` from the sd's and correlations by
+    :func:`theta_from_varpar`, ``J`` by central differences); the gradient vanishes at the optimum, so there is no
+    second-order term. ``H_x`` itself for scalar terms (there ``z = x``). None where a correlation is at +-1 or the
+    result is not finite.
+
+    Examples
+    --------
+    >>> t = ReTerm("g", ("(Intercept)", "x"), np.zeros(2, int), ("a",), np.ones((2, 2)))
+    >>> est = np.array([3.0, 0.6, 4.0, 1.5])                    # sd, cor, sd, one fixed effect
+    >>> h = profile_start_hessian((t,), ("sd", "cor", "sd", "fixed"), est, np.eye(4))
+    >>> h.shape, bool(np.allclose(h, h.T))
+    ((4, 4), True)
+    """
+    if all(t.n_coef == 1 for t in terms):
+        return hessian if np.all(np.isfinite(hessian)) else None
+    n_var = sum(t.n_theta for t in terms)
+    cor = np.zeros(estimates.size, dtype=bool)
+    cor[:n_var] = np.asarray(kinds[:n_var]) == "cor"
+    z0 = np.array(estimates, dtype=float)
+    if np.any(np.abs(z0[cor]) >= 1.0 - 1e-8):
+        return None
+    z0[cor] = np.arctanh(z0[cor])
+
+    def to_x(z: np.ndarray) -> np.ndarray:
+        par = z.copy()
+        par[cor] = np.tanh(z[cor])
+        return np.concatenate([theta_from_varpar(terms, par[:n_var]), par[n_var:]])
+
+    jac = np.empty((hessian.shape[0], z0.size))
+    for i in range(z0.size):
+        step = 1e-6 * max(abs(z0[i]), 1e-2)
+        up, down = z0.copy(), z0.copy()
+        up[i] += step
+        down[i] -= step
+        jac[:, i] = (to_x(up) - to_x(down)) / (2.0 * step)
+    h = jac.T @ hessian @ jac
+    return h if np.all(np.isfinite(h)) else None
 
 
 class GlmmFitModel(FitModelBase):
@@ -241,12 +287,15 @@ class GlmmFitModel(FitModelBase):
     @cached_property
     def _start_hessian(self) -> np.ndarray | None:
         """Hessian of the deviance at the optimum in the profile's coordinates (sd's, ``atanh`` of the
-        correlations, fixed effects); it starts every constrained search (BFGS updates it). ``2 cov_params^-1``
-        of the fit where those coordinates are ``(theta, beta)`` (scalar terms), else forward differences of a
+        correlations, fixed effects); it starts every constrained search (BFGS updates it). From ``2
+        cov_params^-1`` of the fit (:func:`profile_start_hessian`), else forward differences of a
         central-difference gradient (once)."""
-        if all(t.n_coef == 1 for t in self.terms) and self._hessian_theta_beta is not None:
-            return self._hessian_theta_beta
         varpar, beta, _ = self.ml_estimates()
+        kinds = tuple(self.varpar_kinds) + ("fixed",) * beta.size
+        if self._hessian_theta_beta is not None:
+            h = profile_start_hessian(self.terms, kinds, np.concatenate([varpar, beta]), self._hessian_theta_beta)
+            if h is not None:
+                return h
         cor = np.zeros(self.n_var + beta.size, dtype=bool)
         cor[: self.n_var] = np.array(self.varpar_kinds) == "cor"
         x = np.concatenate([varpar, beta])
