@@ -37,8 +37,8 @@ from ._ordinal import (
 from ._pirls import STEP_TOL, GlmmProblem, _inverse_diagonal_terms, _ops, _ScalarOps, gauss_hermite_rule
 from ._reterms import ReStructure, build_restructure
 
-__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "fit_clmm", "nominal_design",
-           "check_nominal_cells", "check_clmm_fit", "covariance_from_hessian"]
+__all__ = ["ClmmProblem", "ClmmDeviance", "clmm_problem", "optimize_clmm", "quadratic_deviance", "quadratic_start",
+           "fit_clmm", "nominal_design", "check_nominal_cells", "check_clmm_fit", "covariance_from_hessian"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -116,6 +116,11 @@ class ClmmProblem:
     def arguments(self, alpha: np.ndarray, offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
+
+    def without_random_effects(self) -> "ClmmProblem":
+        """The same rows without random effects (``ordinal::clm``'s model)."""
+        return ClmmProblem(self.y, self.U, self.L, self.X, ReStructure(terms=(), nobs=self.nobs), self.family,
+                           self.alpha_names, self.n_categories)
 
     def evaluator(self, n_agq: int = 1) -> "ClmmDeviance":
         """The deviance of this problem (:class:`ClmmDeviance`), for the evaluator of a fit (``fit.model``)."""
@@ -388,6 +393,21 @@ class ClmmDeviance:
             mult += wk if zk == 0.0 else wk * np.exp(-0.5 * (devc(u0 + zk * sd) - d0) + 0.5 * zk * zk)
         return float(d0.sum() + system.ldl2 - 2.0 * np.sum(np.log(mult)))
 
+    def _remembered_gradient(self, x: np.ndarray) -> np.ndarray | None:
+        """The gradient at ``x`` when the last exact-gradient evaluation was at ``x`` (its modes and tangent are
+        then ``x``'s) and is remembered; else None."""
+        if self._tangent is None or not np.array_equal(self._tangent[0], x):
+            return None
+        hit = self._recent.get(np.asarray(x, dtype=float).tobytes())
+        return None if hit is None else hit[1].copy()
+
+    def modes_at(self, x: np.ndarray) -> np.ndarray:
+        """The conditional modes ``u`` at ``x`` (those of the last exact-gradient evaluation when it was at ``x``)."""
+        x = np.asarray(x, dtype=float)
+        if self._remembered_gradient(x) is not None:
+            return self._tangent[1].copy()
+        return self._state(x)[4]
+
     def deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """The Laplace deviance and its exact gradient in ``(theta, alpha, beta)`` (scalar terms or none).
 
@@ -519,15 +539,18 @@ class ClmmDeviance:
         if not self.problem.re.terms:
             return self.fixed_curvature(x)
         if forward and self.analytic:
-            _, g0 = self._deviance_and_gradient(x)  # the modes at x and their tangent: each point starts from both
-            u0, tangent = self.u.copy(), self._tangent
+            # the modes at x and their tangent: each point starts from both
+            g0 = self._remembered_gradient(x)
+            if g0 is None:
+                _, g0 = self._deviance_and_gradient(x)
+            u0, tangent = self._tangent[1].copy(), self._tangent
             steps = _FORWARD_STEP * np.maximum(np.abs(x), 0.1)
             for i in range(x.size):
                 self.u, self._tangent = u0.copy(), tangent
                 t = x.copy()
                 t[i] += steps[i]
                 h[i] = (self.deviance_and_gradient(t)[1] - g0) / steps[i]
-            self.u = u0
+            self.u, self._tangent = u0, tangent
             return 0.5 * (h + h.T)
         fg = self.fun_and_grad()
         u0 = self._state(x)[4].copy() if self.problem.re.q else np.zeros(0)
@@ -560,17 +583,16 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
     """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
 
     Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
-    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from lme4's
-    start; on a subsample of a large log), then everything jointly.
+    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from the
+    quadratic-expansion start :func:`quadratic_start`; on a subsample of a large log), then everything jointly
+    to within :data:`_JOINT_TOL`.
     """
     problem = dev.problem
     k = dev.k
     re = problem.re
     lower = np.concatenate([re.lower, np.full(problem.n_alpha + problem.p, -np.inf)])
     if x0 is None:
-        fixed = ClmmDeviance(ClmmProblem(problem.y, problem.U, problem.L, problem.X,
-                                         ReStructure(terms=(), nobs=problem.nobs), problem.family,
-                                         problem.alpha_names, problem.n_categories))
+        fixed = ClmmDeviance(problem.without_random_effects())
         start = np.concatenate([_start_alpha(problem), np.zeros(problem.p)])
         opt0 = minimize_deviance(fixed.deviance_and_gradient, start, np.full(start.size, -np.inf),
                                  hess=fixed.fixed_curvature)
@@ -578,14 +600,15 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
             return opt0
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
-                             hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH,
+                             hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH, coarse=_JOINT_TOL,
                              fd_step=_FORWARD_STEP if dev.analytic else 1e-4, partial_hess=True)
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
     """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
-    (a few cheap iterations over ``theta`` alone: joint steps from lme4's start at 1 can overshoot a variance whose
-    mean is confounded with the thresholds, e.g. that of a few raters, and then cost many evaluations). On a large
+    (a few cheap iterations over ``theta`` alone from :func:`quadratic_start`, ended within :data:`_START_TOL`: joint
+    steps from a poor start can overshoot a variance whose mean is confounded with the thresholds, e.g. that of a
+    few raters, or one the quadratic expansion understates, and then cost many evaluations). On a large
     log this start is taken from the rows of a subsample of the largest factor's levels (:func:`_start_rows`):
     it only places the joint optimisation, which then uses every row."""
     sub = _start_rows(dev.problem)
@@ -598,8 +621,87 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, re.theta0, re.lower, max_iter=20, probes=(), coarse=_START_TOL, refresh=_REFRESH,
+    return minimize_deviance(theta_only, quadratic_start(start, fixed), re.lower, max_iter=20, probes=(),
+                             coarse=_START_TOL, refresh=_REFRESH,
                              fd_step=_FORWARD_STEP if start.analytic else 1e-4).theta
+
+
+def quadratic_deviance(dev: ClmmDeviance, fixed: np.ndarray):
+    """The Laplace deviance of the quadratic expansion of the log-likelihood about the fit without random effects,
+    as ``theta -> (value, gradient)`` (up to a constant); None where that fit's curvature is not finite.
+
+    Notes
+    -----
+    With ``r_i = d log P_i / d eta_i`` and ``w_i = -d^2 log P_i / d eta_i^2`` at ``eta = 0`` (the thresholds and
+    effects ``fixed``), ``log P(eta) ~ log P(0) + r' eta - eta' W eta / 2`` makes the integrand Gaussian in ``u``:
+    with ``A = I + Lambda' Z' W Z Lambda`` and ``c = Lambda' Z' r``,
+
+    ``D(theta) = log|A| - c' A^{-1} c``
+
+    (the ML criterion of the working response ``r / w`` with known variances ``1 / w``: one step of penalised
+    quasi-likelihood). For a single random intercept it is ``sum_j log(1 + W_j theta^2) - S_j^2 theta^2 /
+    (1 + W_j theta^2)`` with the level sums ``S_j`` of ``r`` and ``W_j`` of ``w``. Its gradient for scalar terms is
+    ``dD/d theta_k = 2 (w x_k)' g_k - 2 s_k' (r - W Z Lambda u)`` with ``u = A^{-1} c``, ``s_k = x_k u_k[c_k]`` and
+    ``g_k`` as in :meth:`ClmmDeviance.deviance_and_gradient`; other terms difference ``D``. An evaluation is one
+    factorisation of ``A`` and no pass over the likelihood's rows.
+    """
+    problem = dev.problem
+    alpha, beta = fixed[:problem.n_alpha], fixed[problem.n_alpha:]
+    rows = dev.rows(alpha, dev.fixed_offset(beta), np.zeros(problem.nobs))
+    r, w = rows.r, rows.w
+    if not (np.all(np.isfinite(r)) and np.all(np.isfinite(w))):
+        return None
+    zero = np.zeros(0)
+
+    def solved(t: np.ndarray):
+        ops = _ops(dev.lin, np.asarray(t, dtype=float), False)
+        system = ops.system(w)
+        c = ops.zlt(r)
+        u, _ = system.solve(c, None)
+        return ops, system, u, float(system.ldl2 - c @ u)
+
+    def value_and_gradient(t: np.ndarray) -> tuple[float, np.ndarray]:
+        ops, system, u, d = solved(t)
+        g = _inverse_diagonal_terms(ops, system)
+        z = ops.sums(r - w * ops.eta(u, zero))
+        grad = np.array([2.0 * ((w if xk is None else w * xk) @ g[k]) - 2.0 * (u[sl] @ z[sl])
+                         for k, (xk, sl) in enumerate(zip(ops.x, ops.slices))])
+        return d, grad
+
+    return value_and_gradient if dev.scalar else finite_difference_gradient(lambda t: solved(t)[3])
+
+
+def quadratic_start(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
+    """``theta`` minimising :func:`quadratic_deviance` from lme4's start (to within :data:`_QUADRATIC_TOL`), standard
+    deviations below :data:`_START_FLOOR` raised to it; lme4's start where that criterion is not finite.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import build_design
+    >>> from mixeval.mixed._ordinal import get_ordinal, ordered_response
+    >>> rng = np.random.default_rng(3)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(30), 20)})
+    >>> latent = rng.normal(0, 1.0, 30)[df.rater] + rng.logistic(size=600)
+    >>> df["rating"] = np.digitize(latent, [-1.5, 0.0, 1.5]) + 1
+    >>> resp = ordered_response(df.rating, None)
+    >>> design = build_design("rating ~ 1 + (1|rater)", df.assign(rating=resp.codes.astype(float)))
+    >>> problem, _ = clmm_problem(design, resp, get_ordinal("logit", "flexible"))
+    >>> fixed = optimize_clmm(ClmmDeviance(problem.without_random_effects())).theta
+    >>> start = quadratic_start(ClmmDeviance(problem), fixed)
+    >>> laplace = optimize_clmm(ClmmDeviance(problem)).theta[0]
+    >>> bool(abs(start[0] - laplace) < 0.1 * laplace)
+    True
+    """
+    re = dev.problem.re
+    fg = quadratic_deviance(dev, fixed)
+    if fg is None:
+        return re.theta0
+    opt = minimize_deviance(fg, re.theta0, re.lower, max_iter=50, probes=(), coarse=_QUADRATIC_TOL,
+                            fd_step=_FORWARD_STEP if dev.scalar else 1e-4)
+    if not np.all(np.isfinite(opt.theta)):
+        return re.theta0
+    return np.where(re.lower == 0.0, np.maximum(opt.theta, _START_FLOOR), opt.theta)
 
 
 #: the joint stage forms its Hessian afresh (differences in theta, :meth:`ClmmDeviance.fixed_curvature` for the
@@ -607,9 +709,24 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
 #: of the point left behind, updated by BFGS, is a poor model of the next one)
 _REFRESH = 10.0
 
-#: the theta-only start stage stops once a Newton step predicts a decrease of the deviance below this: it places
-#: the joint optimisation, which converges fully
-_START_TOL = 0.1
+#: the quadratic-expansion start (:func:`quadratic_start`) stops once a Newton step predicts a decrease of its
+#: criterion below this (deviance units)
+_QUADRATIC_TOL = 0.01
+
+#: standard deviations of the quadratic-expansion start are at least this: the Laplace deviance is stationary at
+#: 0, so a start there would hold a component the likelihood puts away from 0 (0.1 is a tenth of lme4's start and
+#: small beside the latent residual SD, 1 for probit and 1.8 for logit)
+_START_FLOOR = 0.1
+
+#: the joint stage stops once a Newton step predicts a decrease of the deviance below this. The predicted decrease
+#: ``g' H^{-1} g / 2`` with ``H = 2 cov^{-1}`` is the squared distance to the optimum in standard errors, so the
+#: estimates are then within 1e-5 of their standard errors of it (and the deviance within 1e-10)
+_JOINT_TOL = 1e-10
+
+#: the theta-only start stage stops once a Newton step predicts a decrease of the deviance below this: the start
+#: is then within about one standard error (the predicted decrease is a squared distance in those units, as for
+#: :data:`_JOINT_TOL`) of the optimum over theta alone, and the joint stage, which converges fully, takes over
+_START_TOL = 1.0
 
 
 #: logs with more rows than this take the theta-only start stage on a subsample of about this many rows
@@ -679,14 +796,14 @@ def fit_clmm(design: Design, response: OrderedResponse, family: Ordinal, *, n_ag
         dev = ClmmDeviance(problem, n_agq)
         opt = optimize_clmm(dev, x0)
         x = opt.theta
-        # the optimiser evaluated x (remembered with its gradient); the state at x follows the Hessian, which
-        # leaves the modes at x
+        # the optimiser evaluated x (remembered with its gradient, modes and tangent), which the Hessian and the
+        # modes reuse
         deviance = dev.deviance_and_gradient(x)[0] if dev.analytic else dev.deviance(x)
         cov_params = covariance_from_hessian(lambda: dev.hessian(x, forward=True)) if hessian else None
-        state = dev._state(x)
+        modes = dev.modes_at(x)
 
     refitter = partial(_refit, design, response, family, n_agq, nominal, data, nominal_spec)
-    result = make_clmm_result(design, response, problem, kept, x, deviance, state[4], opt, cov_params, n_agq,
+    result = make_clmm_result(design, response, problem, kept, x, deviance, modes, opt, cov_params, n_agq,
                               nominal_spec, data, refitter)
     if warn:
         check_clmm_fit(result)

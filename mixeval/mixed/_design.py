@@ -129,11 +129,12 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
     from formulaic import model_matrix
 
     try:
-        mm = model_matrix(parsed.fixed, data, na_action="raise")
+        # numpy output: the same matrix and spec without a DataFrame's construction
+        mm = model_matrix(parsed.fixed, data, na_action="raise", output="numpy")
     except Exception as exc:  # formulaic raises several types; re-raise as a formula error with context
         raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
     X = np.asarray(mm, dtype=float)
-    names = tuple(r_style_name(str(c)) for c in mm.columns)
+    names = tuple(r_style_name(str(c)) for c in mm.model_spec.column_names)
     bad = [nm for nm, ok in zip(names, np.isfinite(X).all(axis=0)) if not ok]
     if bad:
         raise InputError(f"the fixed-effects column(s) {', '.join(bad)} of {parsed.fixed!r} have infinite values; "

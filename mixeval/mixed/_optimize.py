@@ -434,8 +434,9 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         :func:`canonical_factors` before the boundary checks, and a zero column is moved off 0 as a whole,
         along the eigenvectors of its Hessian block, not one coordinate at a time.
     coarse : float
-        A start stage's tolerance (deviance units): stop once a Newton step predicts a decrease below it,
-        with no fresh Hessian to confirm (0, the default: converge fully).
+        A tolerance in deviance units: stop once a Newton step predicts a decrease below it, with no fresh
+        Hessian to confirm (a start stage's, or a final one well below :data:`DECREASE_TOL`; 0, the default:
+        converge to rounding).
     refresh : float
         Form the Hessian afresh (``hess`` completed by differences) after a step predicted to gain more than
         this, in place of a BFGS update (default ``inf``: only after poor steps); for a ``hess`` that leaves a
