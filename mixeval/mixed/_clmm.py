@@ -24,7 +24,7 @@ from scipy.linalg import LinAlgError
 
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._design import Design
-from ._optimize import OptimResult, finite_difference_gradient, minimize_deviance
+from ._optimize import OptimResult, even_coordinates, finite_difference_gradient, minimize_deviance
 from ._ordinal import (
     OPEN_END,
     Ordinal,
@@ -599,9 +599,15 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
         if not k:
             return opt0
         x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
-    return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance,
+    even = np.concatenate([_even(re), np.zeros(problem.n_alpha + problem.p, dtype=bool)])
+    return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance, even=even,
                              hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH, coarse=_JOINT_TOL,
                              fd_step=_FORWARD_STEP if dev.analytic else 1e-4, partial_hess=True)
+
+
+def _even(re: ReStructure) -> np.ndarray:
+    """The thetas in which the deviance is even (:func:`~._optimize.even_coordinates` of the terms' factors)."""
+    return even_coordinates(re.lower, tuple(t.n_coef for t in re.terms))
 
 
 def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
@@ -621,7 +627,7 @@ def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
         value, grad = fg(np.concatenate([t, fixed]))
         return value, grad[:k]
 
-    return minimize_deviance(theta_only, quadratic_start(start, fixed), re.lower, max_iter=20, probes=(),
+    return minimize_deviance(theta_only, quadratic_start(start, fixed), re.lower, max_iter=20, probes=(), even=_even(re),
                              coarse=_START_TOL, refresh=_REFRESH,
                              fd_step=_FORWARD_STEP if start.analytic else 1e-4).theta
 
@@ -697,7 +703,7 @@ def quadratic_start(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
     fg = quadratic_deviance(dev, fixed)
     if fg is None:
         return re.theta0
-    opt = minimize_deviance(fg, re.theta0, re.lower, max_iter=50, probes=(), coarse=_QUADRATIC_TOL,
+    opt = minimize_deviance(fg, re.theta0, re.lower, max_iter=50, probes=(), coarse=_QUADRATIC_TOL, even=_even(re),
                             fd_step=_FORWARD_STEP if dev.scalar else 1e-4)
     if not np.all(np.isfinite(opt.theta)):
         return re.theta0

@@ -23,7 +23,7 @@ from ._deviance import average_information, deviance_parts, gradient_from_parts,
 from ._start import moment_start
 from ._stats import SufficientStats
 
-__all__ = ["OptimResult", "minimize_deviance", "canonical_factors", "finite_difference_gradient",
+__all__ = ["OptimResult", "minimize_deviance", "canonical_factors", "even_coordinates", "finite_difference_gradient",
            "finite_difference_hessian", "optimize_theta", "information_hessian", "SINGULAR_TOL", "DECREASE_TOL",
            "THETA_RTOL"]
 
@@ -317,8 +317,50 @@ def _escape_boundary(f, theta: np.ndarray, base: float, bounded: np.ndarray, cur
     return best
 
 
+def _zero_candidates(x: np.ndarray, grad: np.ndarray, hess: np.ndarray, logs: np.ndarray) -> tuple[np.ndarray, float]:
+    """Standard deviations (``logs``) whose even model ``D0 + A t^2 + B t^4`` along their coordinate, matched to the
+    gradient ``g`` and curvature ``H`` there (``A = (3 g / t - H) / 4``, ``B = (H - g / t) / (8 t^2)``), has
+    ``A > 0`` (a local minimum at 0), and the decrease those models predict at 0, ``sum A t^2 + B t^4``.
+
+    A deviance even in ``t`` with its minimum at 0 is approached by Newton steps in ``log t`` only geometrically
+    (by ``exp(-1/2)`` per step where it is quadratic in ``t``), so :func:`_newton_iterations` tries 0 itself once
+    for such a coordinate after two steps that each cut it by a quarter or more (converging to ``t* > 0`` the cuts
+    shrink; towards 0 they stay), and keeps it where the deviance falls by at least half the predicted decrease.
+    A minimum at ``t* > 0`` of an even quartic never qualifies: for ``A' (t^2 - t*^2)^2`` the fitted ``A`` is
+    ``-2 A' t*^2 < 0``.
+    """
+    if not logs.any():
+        return logs, 0.0
+    t = np.where(logs, x, 1.0)
+    h = np.diag(hess)
+    slope = grad / t
+    with np.errstate(invalid="ignore"):
+        a = (3.0 * slope - h) / 4.0
+        b = (h - slope) / (8.0 * t * t)
+        zero = logs & (a > 0.0) & np.isfinite(h)
+    predicted = float(np.sum(np.where(zero, a * t**2 + b * t**4, 0.0)))
+    return zero, predicted
+
+
+def even_coordinates(lower: np.ndarray, factors: tuple[int, ...] | None = None) -> np.ndarray:
+    """The coordinates in which a deviance is even: those bounded below at 0 (standard deviations), less the
+    diagonal elements of a factor ``Lambda_k`` (``factors``, as for :func:`minimize_deviance`) with entries below
+    them in their column, where it is not even in the diagonal element alone.
+
+    Examples
+    --------
+    >>> even_coordinates(np.array([0.0, 0.0, -np.inf, 0.0, -np.inf]), factors=(1, 2)).tolist()
+    [True, False, False, True, False]
+    """
+    mask = np.asarray(lower, dtype=float) == 0.0
+    for offset, p in _factor_layout(factors, np.asarray(lower, dtype=float)):
+        for column in _column_indices(offset, p)[:-1]:
+            mask[column[0]] = False
+    return mask
+
+
 def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_iter: int, cheap_hessian=None,
-                       coarse: float = 0.0, refresh: float = np.inf):
+                       coarse: float = 0.0, refresh: float = np.inf, even: np.ndarray | None = None):
     """Projected Newton iterations with BFGS updates and a backtracking (Armijo) line search.
 
     Coordinates at their lower bound whose gradient points outwards (or is 0, as at theta_k = 0) are held.
@@ -329,6 +371,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     decrease (or was predicted to gain more than ``refresh``) the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
     returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
     predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
+    A standard deviation in which the deviance is even (``even``) and that the steps cut geometrically towards 0
+    is tried at 0 once (:func:`_zero_candidates`).
     Stops when the predicted decrease is below ``_STOP_TOL``, the Newton step would move no theta by
     more than :data:`THETA_RTOL`, or no step decreases the deviance (or, with ``coarse``, predicts a decrease
     below it).
@@ -336,13 +380,24 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     decrease = np.inf
     radius = 1.0
     steps = tiny_steps = 0
+    tried = np.zeros(x.size, dtype=bool) if even is None else ~even
+    shrinking = np.zeros(x.size, dtype=int)  # consecutive steps that cut a standard deviation by a quarter or more
     for _ in range(max_iter):
-        held = bounded & (x <= lower) & (grad >= 0)
-        free = ~held
         # standard deviations away from 0 take Newton steps in log(theta): the deviance is roughly
         # logarithmic in them far from the optimum (where steps in theta overshoot), and a step in the
         # logarithm never reaches 0, where the deviance is stationary
         logs = bounded & (lower == 0.0) & (x > 0.0)
+        zero, predicted = _zero_candidates(x, grad, hess, logs & ~tried & (shrinking >= 2))
+        if zero.any() and predicted > 0.0:
+            tried |= zero
+            trial = np.where(zero, lower, x)
+            t_value, t_grad = fg(trial)
+            if value - t_value >= 0.5 * predicted:
+                x, value, grad = trial, t_value, t_grad
+                steps += 1
+                continue
+        held = bounded & (x <= lower) & (grad >= 0)
+        free = ~held
         sc = np.where(logs, x, 1.0)
         g_t = grad * sc
         h_t = hess * sc[:, None] * sc[None, :] + np.diag(np.where(logs, grad * x, 0.0))
@@ -386,6 +441,7 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
         poor = (alpha < 1.0 or ratio < 0.25) and decrease > _JUDGE_TOL
         radius = radius / 4.0 if poor else (min(2.0 * radius, 1e3) if ratio > 0.75 else radius)
         s_, y_ = trial - x, t_grad - grad
+        shrinking = np.where(logs & (trial < 0.75 * x), shrinking + 1, 0)
         x, value, grad = trial, t_value, t_grad
         if poor or decrease > refresh:
             hess = hessian(x, grad)
@@ -403,7 +459,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
                       fun: Callable[[np.ndarray], float] | None = None, max_iter: int = 200,
                       probes: tuple[float, ...] | None = None, factors: tuple[int, ...] | None = None,
                       coarse: float = 0.0, refresh: float = np.inf, fd_step: float = 1e-4,
-                      partial_hess: bool = False) -> OptimResult:
+                      partial_hess: bool = False, even: np.ndarray | None = None) -> OptimResult:
     """Minimise a profiled deviance over ``theta >= lower`` (the one optimiser of every mixed model).
 
     Parameters
@@ -447,6 +503,10 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     partial_hess : bool
         ``hess`` always leaves some rows to differences: it is not tried between iterations (where only a
         complete one is used), only where the Hessian is formed afresh.
+    even : ndarray of bool, optional
+        The coordinates in which the deviance is even (default :func:`even_coordinates` of ``lower`` and
+        ``factors``): one that Newton steps in its logarithm cut by a quarter twice running, and whose even model
+        puts a local minimum at 0 (:func:`_zero_candidates`), is tried at 0 once.
 
     Returns
     -------
@@ -488,6 +548,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
     k = lower.size
     bounded = np.isfinite(lower)
     layout = _factor_layout(factors, lower)
+    even = even_coordinates(lower, factors) if even is None else np.asarray(even, dtype=bool)
     n_evals = [0]
 
     def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -536,7 +597,7 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         for rounds in range(3):  # rounds, each ended by a fresh Hessian
             x, value, grad, h, decrease, steps = _newton_iterations(fg, hessian, x, value, grad, h, lower, bounded, max_iter,
                                                                     None if partial_hess else cheap_hessian, coarse,
-                                                                    refresh)
+                                                                    refresh, even)
             if coarse and decrease <= coarse:
                 break
             if steps == 0 and rounds:  # the fresh Hessian's step no longer decreases the deviance: at rounding level

@@ -117,3 +117,37 @@ def test_moment_start_is_the_anova_estimate_for_balanced_one_way_data():
     msw = float(((df.y - df.g.map(means)) ** 2).sum()) / (a * (n - 1))
     start = moment_start(compute_stats(build_design("y ~ 1 + (1|g)", df)))
     assert start[0] == pytest.approx(np.sqrt((msb - msw) / n / msw), rel=1e-10)
+
+
+def test_zero_candidates_from_the_even_model():
+    """D = A t^2 + B t^4 (A > 0) qualifies at any t; (t^2 - t*^2)^2 never does, at any t > 0."""
+    from mixeval.mixed._optimize import _zero_candidates
+
+    logs = np.array([True])
+    for t in (0.01, 0.3, 2.0):
+        for a, b in ((1.0, 0.0), (0.5, 2.0), (1.0, -0.5)):
+            g, h = 2 * a * t + 4 * b * t**3, 2 * a + 12 * b * t**2
+            zero, predicted = _zero_candidates(np.array([t]), np.array([g]), np.array([[h]]), logs)
+            assert zero.all() and predicted == pytest.approx(a * t**2 + b * t**4, rel=1e-9)
+        for star in (0.05, 0.5):
+            g, h = 4 * t * (t * t - star**2), 4 * (3 * t * t - star**2)
+            assert not _zero_candidates(np.array([t]), np.array([g]), np.array([[h]]), logs)[0].any()
+    assert not _zero_candidates(np.array([0.3]), np.array([0.6]), np.array([[2.0]]), np.array([False]))[0].any()
+
+
+def test_a_minimum_at_zero_is_reached_in_few_steps(monkeypatch):
+    """An even deviance with its minimum at 0 (log(1 + t^2) + t^2 beside an interior coordinate): log steps alone
+    cut t by about exp(-1/2) per iteration; after two such cuts 0 itself is tried, and the optimum is exactly 0."""
+    from mixeval.mixed import _optimize
+
+    def fg(t):
+        value = float(np.log1p(t[0] ** 2) + t[0] ** 2 + (t[1] - 0.7) ** 2 + 0.1 * t[0] ** 2 * t[1])
+        return value, np.array([2 * t[0] / (1 + t[0] ** 2) + 2 * t[0] + 0.2 * t[0] * t[1],
+                                2 * (t[1] - 0.7) + 0.1 * t[0] ** 2])
+
+    res = minimize_deviance(fg, np.array([1.0, 1.0]), np.zeros(2))
+    monkeypatch.setattr(_optimize, "_zero_candidates", lambda x, g, h, logs: (np.zeros_like(logs), 0.0))
+    slow = minimize_deviance(fg, np.array([1.0, 1.0]), np.zeros(2))
+    assert res.theta[0] == 0.0 and slow.theta[0] == 0.0
+    assert res.theta[1] == pytest.approx(0.7, abs=1e-7)
+    assert res.n_evaluations < slow.n_evaluations - 5
