@@ -344,16 +344,24 @@ def _zero_candidates(x: np.ndarray, grad: np.ndarray, hess: np.ndarray, logs: np
 
 def even_coordinates(lower: np.ndarray, factors: tuple[int, ...] | None = None) -> np.ndarray:
     """The coordinates in which a deviance is even: those bounded below at 0 (standard deviations), less the
-    diagonal elements of a factor ``Lambda_k`` (``factors``, as for :func:`minimize_deviance`) with entries below
-    them in their column, where it is not even in the diagonal element alone.
+    diagonal elements of a factor ``Lambda_k`` with entries below them in their column (stored right after them,
+    bounded by ``-inf``), where it is not even in the diagonal element alone.
+
+    With ``factors`` (as for :func:`minimize_deviance`) those elements are known; without, every standard deviation
+    followed by an unbounded coordinate is left out, as it may be one (a point with such an element at 0 and
+    entries below it is one the bounds' optimality conditions can hold at without a minimum there).
 
     Examples
     --------
-    >>> even_coordinates(np.array([0.0, 0.0, -np.inf, 0.0, -np.inf]), factors=(1, 2)).tolist()
-    [True, False, False, True, False]
+    >>> lower = np.array([0.0, 0.0, -np.inf, 0.0, -np.inf])
+    >>> even_coordinates(lower, factors=(1, 2)).tolist(), even_coordinates(lower).tolist()
+    ([True, False, False, True, False], [True, False, False, False, False])
     """
-    mask = np.asarray(lower, dtype=float) == 0.0
-    for offset, p in _factor_layout(factors, np.asarray(lower, dtype=float)):
+    lower = np.asarray(lower, dtype=float)
+    mask = lower == 0.0
+    if factors is None:
+        return mask & ~np.isneginf(np.append(lower[1:], 0.0))
+    for offset, p in _factor_layout(factors, lower):
         for column in _column_indices(offset, p)[:-1]:
             mask[column[0]] = False
     return mask
@@ -505,7 +513,8 @@ def minimize_deviance(fun_and_grad: Callable[[np.ndarray], tuple[float, np.ndarr
         complete one is used), only where the Hessian is formed afresh.
     even : ndarray of bool, optional
         The coordinates in which the deviance is even (default :func:`even_coordinates` of ``lower`` and
-        ``factors``): one that Newton steps in its logarithm cut by a quarter twice running, and whose even model
+        ``factors``, which without ``factors`` leaves out any standard deviation followed by an unbounded
+        coordinate): one that Newton steps in its logarithm cut by a quarter twice running, and whose even model
         puts a local minimum at 0 (:func:`_zero_candidates`), is tried at 0 once.
 
     Returns
