@@ -27,7 +27,7 @@ from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
-__all__ = ["Study", "bin_property", "check_property"]
+__all__ = ["Study", "bin_property", "check_property", "check_system"]
 
 
 def _is_aggregate_source(data: Any) -> bool:
@@ -170,6 +170,31 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     return value
 
 
+def check_system(parsed: ParsedFormula, system: str) -> None:
+    """The compared factor must be a variable of the fixed part of the formula: a random grouping factor's levels
+    are random effects (there is no fixed difference of systems to test), and a column outside the formula is not
+    in the model at all.
+
+    Examples
+    --------
+    >>> check_system(parse_formula("score ~ system + (1|item) + (1|rater)"), "rater")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~ system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed factor of the formula ('system').
+    """
+    from formulaic import Formula
+
+    fixed = sorted(str(v) for v in Formula(parsed.fixed).required_variables)
+    if system in fixed:
+        return
+    others = "".join(f" + ({t.lhs}|{t.name})" for t in parsed.random if system not in t.factors)
+    fix = (f"name a fixed factor of the formula ({', '.join(map(repr, fixed))})" if fixed else
+           f"put it in the fixed part: '{parsed.response} ~ {system}{others}'")
+    where = "a random grouping factor" if system in parsed.columns else "not a fixed effect"
+    raise InputError(f"the compared factor {system!r} (system= / --system) is {where} of {parsed.formula!r}: the "
+                     f"system must be a fixed effect, whose levels' difference is tested; {fix}.")
+
+
 def check_property(study: "Study", prop: str, name: str) -> None:
     """A property to condition on must be a column that varies and is not one of the model's factors (the
     compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
@@ -286,8 +311,10 @@ class Study:
         self.item = item
         if system is None:
             system = self._infer_system()
-        elif self.data is not None and system not in self.data.columns:
-            require_columns(self.data, [system])
+        else:
+            if self.data is not None:
+                require_columns(self.data, [system])
+            check_system(self.parsed, system)
         self.system = system
 
     def _require_rows(self, what: str) -> pd.DataFrame:
