@@ -200,7 +200,7 @@ class BasisLimitWarning(MixevalWarning):
     >>> import warnings, numpy as np, pandas as pd
     >>> from mixeval.validity import fit_gam
     >>> df = pd.DataFrame({"x": np.random.default_rng(0).uniform(size=300)})
-    >>> df["y"] = (df.x > 0.5) * 1.0
+    >>> df["y"] = np.where(df.x > 0.5, 3.0, 1.0)
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     gam = fit_gam(df, "y", ["x"], k=5)

@@ -67,6 +67,12 @@ def _in_flag_words() -> Iterator[None]:
         raise InputError(message) from None
 
 
+def _flag_words(message: str) -> str:
+    """A warning of :func:`circularity_test` in the command's words (``--family binomial``, not ``family=``)."""
+    message = re.sub(r" \(on the command line --family \w+\)", "", message)
+    return re.sub(r"\bfamily='(\w+)'", r"--family \1", message)
+
+
 def _run(args: argparse.Namespace) -> int:
     import warnings
 
@@ -87,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
             negligible_gain=args.negligible_gain, nullification_threshold=args.nullification_threshold,
             negligible=args.negligible, show_progress=not args.json,
         )
-    notes = sorted({str(w.message) for w in caught})
+    notes = sorted({_flag_words(str(w.message)) for w in caught})
     if args.json:
         out = res.to_dict()
         out["warnings"] = notes

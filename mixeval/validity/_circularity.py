@@ -17,6 +17,7 @@ from .._validation import require_columns, require_dataframe, require_positive_i
 from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
 from ._determinism import determinism
 from ._gam import GAMResult, check_basis, make_design, prepare_response, validate_inputs
+from ._gam_design import warn_binary_target
 
 __all__ = [
     "CircularityResult",
@@ -224,8 +225,9 @@ class CircularityResult(Result):
             f"{len(self.candidates)} candidates: {', '.join(self.candidates)})",
             f"verdict: {verdict}",
             f"  {self.reason}",
-            f"selected set {{{', '.join(self.best)}}}: D^2 = {self.d2:.4f} (>= {self.d2_threshold}), "
-            f"determinism = {self.determinism:.4f} (>= {self.determinism_threshold}), edf = {self.edf:.2f}",
+            f"selected set {{{', '.join(self.best)}}}: D^2 = {self.d2:.4f} ({_against(self.d2, self.d2_threshold)}), "
+            f"determinism = {self.determinism:.4f} ({_against(self.determinism, self.determinism_threshold)}), "
+            f"edf = {self.edf:.2f}",
         ]
         if self.nullification:
             lines.append(
@@ -252,6 +254,17 @@ class CircularityResult(Result):
             f"CircularityResult(circular={list(self.circular)}, best={list(self.best)}, d2={self.d2:.6g}, "
             f"determinism={self.determinism:.6g}, added_ratio={self.added_ratio:.6g}, edf={self.edf:.6g})"
         )
+
+
+def _against(value: float, threshold: float) -> str:
+    """How a number compares with the threshold it must reach, for the summary (``>= 0.8`` or ``below 0.8``).
+
+    Examples
+    --------
+    >>> _against(0.91, 0.8), _against(0.28, 0.8)
+    ('>= 0.8', 'below the threshold 0.8')
+    """
+    return f">= {threshold:g}" if value >= threshold else f"below the threshold {threshold:g}"
 
 
 def rank_features(data: pd.DataFrame, target: str, features: list[str] | None = None) -> pd.DataFrame:
@@ -725,7 +738,7 @@ def circularity_test(
     k = require_positive_int(k, "k", minimum=3)
     k_max = max(require_positive_int(k_max, "k_max", minimum=3), k)
     validate_inputs(data, target, features)
-    prepare_response(data, target, family)
+    warn_binary_target(prepare_response(data, target, family), target, family, stacklevel=2)
     ranking = rank_features(data, target, features)
     candidates = select_candidates(ranking, top)
     cat = [c for c in (categorical or []) if c in candidates]
