@@ -24,6 +24,7 @@ __all__ = [
     "as_1d_float",
     "require_bool",
     "id_like_columns",
+    "not_numeric_message",
     "describe_id_column",
 ]
 
@@ -55,14 +56,33 @@ def require_numeric_column(data: pd.DataFrame, column: str, role: str = "score")
     """Return the column as float array; raise if it is not numeric or not finite."""
     series = data[column]
     if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
-        example = series.dropna().astype(str).head(3).tolist()
-        raise InputError(
-            f"the {role} column {column!r} must be numeric; it has dtype {series.dtype} "
-            f"(e.g. {example}). Convert it with pandas.to_numeric(data[{column!r}])."
-        )
+        raise InputError(not_numeric_message(series, f"the {role} column {column!r}"))
     values = series.to_numpy(dtype=float, na_value=np.nan)
     require_finite(values, f"column {column!r}")
     return values
+
+
+def not_numeric_message(series: pd.Series, what: str) -> str:
+    """Why a column that should hold numbers does not: the cells that are not numbers (with their row), or, when
+    none is, its type; and how to convert it.
+
+    Examples
+    --------
+    >>> print(not_numeric_message(pd.Series(["0.5", "0.7", "error", "0.1"]), "the score column 'bleu'"))
+    the score column 'bleu' must be numeric; 1 of its 4 values is not a number: 'error' (row 3). Fix or remove those rows, or convert with pandas.to_numeric(..., errors='coerce') and drop the missing values it makes.
+    """
+    present = series.dropna()
+    numbers = pd.to_numeric(present, errors="coerce")
+    bad = present[numbers.isna()]
+    if 0 < len(bad) < len(present):
+        shown = ", ".join(f"{str(v)!r} (row {i + 1 if isinstance(i, (int, np.integer)) else i})"
+                          for i, v in bad.head(3).items())
+        return (f"{what} must be numeric; {len(bad)} of its {len(present)} values {'is' if len(bad) == 1 else 'are'} "
+                f"not a number: {shown}. Fix or remove those rows, or convert with pandas.to_numeric(..., "
+                "errors='coerce') and drop the missing values it makes.")
+    example = present.astype(str).head(3).tolist()
+    return (f"{what} must be numeric; it has dtype {series.dtype} (e.g. {example}). Convert it with "
+            f"pandas.to_numeric(data[{series.name!r}]).")
 
 
 def require_no_missing(data: pd.DataFrame, columns: Sequence[str]) -> None:

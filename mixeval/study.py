@@ -170,10 +170,10 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     return value
 
 
-def check_system(parsed: ParsedFormula, system: str) -> None:
-    """The compared factor must be a variable of the fixed part of the formula: a random grouping factor's levels
-    are random effects (there is no fixed difference of systems to test), and a column outside the formula is not
-    in the model at all.
+def check_system(parsed: ParsedFormula, system: str, data: pd.DataFrame | None = None) -> None:
+    """The compared factor must be a categorical variable of the fixed part of the formula: a random grouping
+    factor's levels are random effects (there is no fixed difference of systems to test), a column outside the
+    formula is not in the model at all, and a column of numbers enters it as a slope, not as one mean per system.
 
     Examples
     --------
@@ -186,6 +186,8 @@ def check_system(parsed: ParsedFormula, system: str) -> None:
 
     fixed = sorted(str(v) for v in Formula(parsed.fixed).required_variables)
     if system in fixed:
+        if data is not None and system in data.columns and _numeric_codes(data[system]):
+            raise InputError(numeric_system_message(data[system]))
         return
     others = "".join(f" + ({t.lhs}|{t.name})" for t in parsed.random if system not in t.factors)
     fix = (f"name a fixed factor of the formula ({', '.join(map(repr, fixed))})" if fixed else
@@ -193,6 +195,25 @@ def check_system(parsed: ParsedFormula, system: str) -> None:
     where = "a random grouping factor" if system in parsed.columns else "not a fixed effect"
     raise InputError(f"the compared factor {system!r} (system= / --system) is {where} of {parsed.formula!r}: the "
                      f"system must be a fixed effect, whose levels' difference is tested; {fix}.")
+
+
+def _numeric_codes(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def numeric_system_message(column: pd.Series) -> str:
+    """Why a column of numbers cannot be the compared factor, and how to recode it.
+
+    Examples
+    --------
+    >>> print(numeric_system_message(pd.Series([1, 2, 1, 2], name="system")))
+    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system. Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1, sys2, ...).
+    """
+    values = sorted(pd.unique(column.dropna()))
+    shown = ", ".join(f"{float(v):g}" for v in values[:5]) + (", ..." if len(values) > 5 else "")
+    return (f"the compared factor {column.name!r} holds numbers ({shown}), which the formula fits as a slope, not as "
+            f"one mean per system. Recode the systems as labels, e.g. data[{column.name!r}] = {column.name!r} + "
+            f"data[{column.name!r}].astype(str) (in the CSV: write sys1, sys2, ...).")
 
 
 def check_property(study: "Study", prop: str, name: str) -> None:
@@ -314,7 +335,7 @@ class Study:
         else:
             if self.data is not None:
                 require_columns(self.data, [system])
-            check_system(self.parsed, system)
+            check_system(self.parsed, system, self.data)
         self.system = system
 
     def _require_rows(self, what: str) -> pd.DataFrame:
@@ -528,7 +549,15 @@ class Study:
     def _require_system(self, effect: str | None) -> str:
         effect = effect or self.system
         if effect is None:
-            raise InputError("this study has no system factor; pass system= to Study or effect= here.")
+            from formulaic import Formula
+
+            numeric = [v for v in sorted(map(str, Formula(self.parsed.fixed).required_variables))
+                       if self.data is not None and v in self.data.columns and _numeric_codes(self.data[v])]
+            hint = (f" If {numeric[0]!r} codes the systems: {numeric_system_message(self.data[numeric[0]])}"
+                    if numeric else "")
+            raise InputError(f"this study has no system factor: the fixed part of {self.formula!r} has no categorical "
+                             "variable to compare; add the systems' column to it (and name it with system= or "
+                             f"--system), or pass effect= here.{hint}")
         return effect
 
     def null_formula(self, effect: str | None = None) -> str:

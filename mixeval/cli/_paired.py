@@ -61,6 +61,9 @@ def check_paired_flags(args: argparse.Namespace) -> None:
     """Flags that would be accepted and not used are refused: ``--id`` names a column of the wide format (in the
     long format ``--item`` does), ``--exact`` enumerates instead of drawing (no ``--n-resamples``, no ``--seed``)."""
     long = [f for f, v in (("--item", args.item), ("--system", args.system), ("--score", args.score)) if v]
+    if 0 < len(long) < 3:
+        raise InputError(f"a long file (one row per item and system) needs all of --item, --system and --score; got "
+                         f"only {' and '.join(long)}.")
     if args.id is not None and long:
         raise InputError(f"--id names the item column of a wide file; with {', '.join(long)} (long format) the items "
                          "are --item. Drop --id.")

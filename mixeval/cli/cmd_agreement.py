@@ -15,6 +15,9 @@ def _check_flags(args: argparse.Namespace) -> bool:
 
     long = [f for f, v in (("--unit", args.unit), ("--rater", args.rater), ("--value", args.value)) if v is not None]
     wide = [f for f, v in (("--id", args.id), ("--raters", args.raters)) if v is not None]
+    if 0 < len(long) < 3:
+        raise InputError(f"long-format ratings (one row per rating) need all of --unit, --rater and --value; got only "
+                         f"{' and '.join(long)}.")
     if long and wide:
         raise InputError(f"{' and '.join(wide)} choose columns of a wide table; with {', '.join(long)} the ratings "
                          f"are in long format (one row per rating). Drop {' and '.join(wide)}.")

@@ -13,6 +13,7 @@ from .._results import TestResult
 from .._validation import (
     describe_id_column,
     id_like_columns,
+    not_numeric_message,
     require_columns,
     require_dataframe,
     require_no_missing,
@@ -99,6 +100,9 @@ def wide_scores(
                 "(item=, system=, score=; on the command line --item, --system, --score) or choose the score "
                 "columns (systems=; --systems)."
             )
+        for c in wide.columns:
+            if not pd.api.types.is_numeric_dtype(wide[c]) and _mostly_numbers(wide[c]):
+                raise InputError(not_numeric_message(wide[c], f"the score column {c!r}"))
         wide = wide[[c for c in wide.columns if pd.api.types.is_numeric_dtype(wide[c])]]
         ids = id_like_columns(wide)
         if ids:
@@ -114,6 +118,12 @@ def wide_scores(
     if wide.shape[1] < 2:
         raise InputError(f"need at least two systems (numeric score columns); got {list(wide.columns)}.")
     return wide
+
+
+def _mostly_numbers(series: pd.Series) -> bool:
+    """A text column whose values are mostly numbers: scores with a few cells that are not (``"err"``, ``"-"``)."""
+    present = series.dropna()
+    return len(present) > 0 and pd.to_numeric(present, errors="coerce").notna().mean() >= 0.5
 
 
 def long_format_columns(data: pd.DataFrame) -> list[str]:
