@@ -315,6 +315,9 @@ class Study:
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
+            if system is not None:  # before the fit, whose warnings would precede the refusal
+                require_columns(self.data, [system])
+                check_system(self.parsed, system, self.data)
             self._design = build_design(self.parsed, self.data)  # validates the data once
             if self.family is None:
                 from .mixed._family import warn_discrete_response
@@ -332,10 +335,8 @@ class Study:
         self.item = item
         if system is None:
             system = self._infer_system()
-        else:
-            if self.data is not None:
-                require_columns(self.data, [system])
-            check_system(self.parsed, system, self.data)
+        elif self.data is None:
+            check_system(self.parsed, system)
         self.system = system
 
     def _require_rows(self, what: str) -> pd.DataFrame:

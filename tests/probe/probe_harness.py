@@ -46,11 +46,12 @@ class Probe:
     """One input tried: ``argv`` (command line) or ``call`` (Python), the expected outcome and message words."""
 
     id: str
-    expect: str                                  # "ok", "refuse" or "warn"
+    expect: str                                  # "ok", "refuse", "warn" or "either" (ok, or refused with words)
     words: tuple[str, ...] = ()                  # fragments the error (refuse) or a warning (warn) must hold
     argv: tuple[str, ...] | None = None
     call: Callable[[dict[str, str]], Any] | None = None
     check: Callable[[Any, dict[str, str]], str | None] | None = None  # (CLI output or value, inputs)
+    avoid: tuple[str, ...] = ()                  # words a refusal must not say (they mislead)
 
 
 @dataclass
@@ -63,12 +64,16 @@ class Outcome:
     warnings: list[tuple[type, str]] = field(default_factory=list)
 
 
-def cli(id: str, expect: str, *argv: str, words: tuple[str, ...] | str = (), check=None) -> Probe:
-    return Probe(id, expect, (words,) if isinstance(words, str) else tuple(words), argv=tuple(argv), check=check)
+def _tuple(words: tuple[str, ...] | str) -> tuple[str, ...]:
+    return (words,) if isinstance(words, str) else tuple(words)
 
 
-def py(id: str, expect: str, call, *, words: tuple[str, ...] | str = (), check=None) -> Probe:
-    return Probe(id, expect, (words,) if isinstance(words, str) else tuple(words), call=call, check=check)
+def cli(id: str, expect: str, *argv: str, words: tuple[str, ...] | str = (), check=None, avoid=()) -> Probe:
+    return Probe(id, expect, _tuple(words), argv=tuple(argv), check=check, avoid=_tuple(avoid))
+
+
+def py(id: str, expect: str, call, *, words: tuple[str, ...] | str = (), check=None, avoid=()) -> Probe:
+    return Probe(id, expect, _tuple(words), call=call, check=check, avoid=_tuple(avoid))
 
 
 def run(probe: Probe, inputs: dict[str, str]) -> Outcome:
@@ -122,6 +127,12 @@ def classify(probe: Probe, outcome: Outcome, inputs: dict[str, str]) -> tuple[st
         foreign = [(c.__name__, m) for c, m in outcome.warnings if not issubclass(c, MixevalWarning)]
         if foreign:
             return "ROUGH", f"foreign warning {foreign[0][0]}: {foreign[0][1][:200]}"
+    said = [w for w in probe.avoid if w.lower() in message.lower()]
+    if refused and said:
+        return "ROUGH", f"message says {said}: {message[:400]!r}"
+    if probe.expect == "either" and refused:  # a refusal naming the problem is as good as a right result
+        missing = [w for w in probe.words if w.lower() not in message.lower()]
+        return ("ROUGH", f"message lacks {missing}: {message[:400]!r}") if missing else ("GOOD", message[:200])
     if probe.expect == "refuse":
         if not refused:
             return "BAD", f"accepted (should be refused with {probe.words}); output: {outcome.out[:300]!r}"
@@ -136,10 +147,11 @@ def classify(probe: Probe, outcome: Outcome, inputs: dict[str, str]) -> tuple[st
     if refused:
         return "ROUGH", f"refused a legal input: {message[:400]!r}"
     if probe.expect == "warn":
-        said = outcome.err + " ".join(m for _, m in outcome.warnings) + outcome.out
+        printed = [line for line in outcome.out.splitlines() if line.lstrip().lower().startswith("warning")]
+        said = outcome.err + " ".join(m for _, m in outcome.warnings) + " ".join(printed)
         missing = [w for w in probe.words if w.lower() not in said.lower()]
         if missing:
-            return "BAD", f"no warning holding {missing}; stderr {outcome.err[:300]!r}"
+            return "BAD", f"no warning holding {missing}; stderr {outcome.err[:300]!r}, stdout {outcome.out[:300]!r}"
     if probe.check is not None:
         complaint = probe.check(outcome.value, inputs)
         if complaint:
@@ -198,7 +210,9 @@ def write_inputs(root: Path) -> dict[str, str]:
     f["log_nan"] = _csv(root, "log_nan.csv", log.assign(score=log["score"].where(log.index != 5)))
     f["log_inf"] = _csv(root, "log_inf.csv", log.assign(score=log["score"].where(log.index != 5, np.inf)))
     f["log_text_score"] = _csv(root, "log_text.csv", log.assign(score=log["score"].round(2).astype(str)
-                                                                .where(log.index != 7, "n/a")))
+                                                                .where(log.index != 7, "error")))
+    f["log_na_score"] = _csv(root, "log_na.csv", log.assign(score=log["score"].round(2).astype(str)
+                                                            .where(log.index != 7, "n/a")))
     f["log_one_system"] = _csv(root, "log_one_system.csv", log.assign(system="A"))
     f["log_numeric_system"] = _csv(root, "log_num_system.csv", log.assign(system=log["system"].map({"A": 1, "B": 2})))
     f["log_spaces"] = _csv(root, "log_spaces.csv", log.rename(columns={"score": "my score"}))
@@ -321,9 +335,28 @@ def write_inputs(root: Path) -> dict[str, str]:
         "winner": (["A"] * 33 + ["B"] * 7) * 2}))
     f["votes_counts"] = _csv(root, "votes_counts.csv", votes.assign(n=rng.integers(1, 4, 400)))
     f["votes_zero_counts"] = _csv(root, "votes_zero.csv", votes.assign(n=0))
+    bad = votes.assign(n=rng.integers(1, 4, 400))
+    bad.loc[300, "model_b"] = bad.loc[300, "model_a"]
+    f["votes_counts_self"] = _csv(root, "votes_counts_self.csv", bad)
+    judge_effect = {"j1": -1.0, "j2": 0.0, "j3": 1.2}
+    lin = (pd.Series(a).map(strength).to_numpy() - pd.Series(b).map(strength).to_numpy()
+           + votes["judge"].map(judge_effect).to_numpy())
+    mixed = votes.assign(winner=np.where(rng.uniform(size=400) < 1 / (1 + np.exp(-lin)), "model_a", "model_b"),
+                         len_a=100, len_b=100)
+    f["votes_mixed"] = _csv(root, "votes_mixed.csv", mixed)
     f["votes_disconnected"] = _csv(root, "votes_disc.csv", pd.DataFrame({
         "model_a": ["a", "b", "c", "d"] * 10, "model_b": ["b", "a", "d", "c"] * 10,
         "winner": ["model_a", "model_b"] * 20}))
+
+    # ordinal ratings whose raters differ in level but not in the spacing of their thresholds
+    item, rater = np.repeat(np.arange(60), 8), np.tile(np.arange(8), 60)
+    latent = rng.normal(size=60)[item] + np.linspace(-1.5, 1.5, 8)[rater] + rng.logistic(size=480)
+    f["ordinal_spread"] = _csv(root, "ordinal_spread.csv", pd.DataFrame({
+        "item": item, "rater": rater, "system": np.tile(["A", "B"], 240),
+        "rating": np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1}))
+    constant_rater = log[log.system == "A"][["item", "rater", "rating"]].copy()
+    constant_rater.loc[constant_rater.rater == 1, "rating"] = 3
+    f["constant_rater"] = _csv(root, "constant_rater.csv", constant_rater)
 
     # meta
     conf = rng.uniform(size=200)
@@ -352,8 +385,8 @@ def write_inputs(root: Path) -> dict[str, str]:
     twin.loc[twin.model == "gamma", "correct"] = twin.loc[twin.model == "beta", "correct"].to_numpy()
     f["hlog_twins"] = _csv(root, "hlog_twins.csv", twin)
     shifted = hl.copy()
-    shifted["score"] = rng.normal(size=len(hl))
-    shifted.loc[shifted.model == "beta", "score"] = shifted.loc[shifted.model == "alpha", "score"].to_numpy() + 0.2
+    shifted["score"] = rng.integers(0, 8, len(hl)) / 4  # quarters: a difference of 0.25 is exact in binary
+    shifted.loc[shifted.model == "beta", "score"] = shifted.loc[shifted.model == "alpha", "score"].to_numpy() + 0.25
     f["hlog_shift"] = _csv(root, "hlog_shift.csv", shifted)
     f["hlog_float_items"] = _csv(root, "hlog_float_items.csv", hl.assign(
         item=np.where(hl.model == "alpha", (hl.index % 40 + 1).astype(str),
