@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sizes to try, e.g. item=100,200,400 (item: the test items' factor) rater=3,5")
     p.add_argument("--delta", type=float, help="difference of the means of the compared pair to detect "
                                                 "(default: as fitted)")
-    p.add_argument("--pair", help="the two systems compared, e.g. Marking,PostEdit (default: first two levels)")
+    p.add_argument("--pair", help="two different systems, e.g. Marking,PostEdit: those --test pairwise compares, or "
+                                  "those whose difference --delta sets (default: first two levels)")
     p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt",
                    help="the test whose power is simulated: the GLRT of the system effect (default) or the --pair contrast")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
