@@ -46,7 +46,7 @@ class Probe:
     """One input tried: ``argv`` (command line) or ``call`` (Python), the expected outcome and message words."""
 
     id: str
-    expect: str                                  # "ok", "refuse", "warn" or "either" (ok, or refused with words)
+    expect: str  # "ok", "refuse", "warn", "either" (ok, or refused with words) or "flag" (warned or refused with words)
     words: tuple[str, ...] = ()                  # fragments the error (refuse) or a warning (warn) must hold
     argv: tuple[str, ...] | None = None
     call: Callable[[dict[str, str]], Any] | None = None
@@ -130,7 +130,7 @@ def classify(probe: Probe, outcome: Outcome, inputs: dict[str, str]) -> tuple[st
     said = [w for w in probe.avoid if w.lower() in message.lower()]
     if refused and said:
         return "ROUGH", f"message says {said}: {message[:400]!r}"
-    if probe.expect == "either" and refused:  # a refusal naming the problem is as good as a right result
+    if probe.expect in ("either", "flag") and refused:  # a refusal naming the problem is as good as the rest
         missing = [w for w in probe.words if w.lower() not in message.lower()]
         return ("ROUGH", f"message lacks {missing}: {message[:400]!r}") if missing else ("GOOD", message[:200])
     if probe.expect == "refuse":
@@ -146,7 +146,7 @@ def classify(probe: Probe, outcome: Outcome, inputs: dict[str, str]) -> tuple[st
         return "GOOD", message[:200]
     if refused:
         return "ROUGH", f"refused a legal input: {message[:400]!r}"
-    if probe.expect == "warn":
+    if probe.expect in ("warn", "flag"):
         printed = [line for line in outcome.out.splitlines() if line.lstrip().lower().startswith("warning")]
         said = outcome.err + " ".join(m for _, m in outcome.warnings) + " ".join(printed)
         missing = [w for w in probe.words if w.lower() not in said.lower()]
