@@ -171,7 +171,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.data_section", "report.variance_section", "report.comparison_section",
          "report.conditional_section", "report.trend_section", "report.default_dstudy_grid",
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
-         "report.long_format_hint", "report.interaction_test", "study.check_property",
+         "report.long_format_hint", "report.interaction_test", "study.check_property", "study.check_system",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
          "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
     ),

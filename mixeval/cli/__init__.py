@@ -23,7 +23,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from ..errors import MixevalError
+from ..errors import MixevalError, plain_message
 
 __all__ = ["main", "build_parser", "print_json", "COMMANDS", "command_modules"]
 
@@ -254,7 +254,7 @@ def _warning_printer():
     seen: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        text = str(message)
+        text = plain_message(str(message))
         if text not in seen:
             seen.add(text)
             print(f"warning: {text}", file=sys.stderr)

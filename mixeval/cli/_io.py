@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import pandas as pd
 
 from ..errors import InputError
 
-__all__ = ["read_table", "sniff_separator", "print_json"]
+__all__ = ["read_table", "sniff_separator", "sniff_decimal", "print_json"]
 
 
 SEPARATORS = ",\t;|"
@@ -38,7 +39,7 @@ def read_table(path: str) -> pd.DataFrame:
     sep = sniff_separator(sample)
     _require_unique_header(sample, sep, path)
     try:
-        data = pd.read_csv(p, sep=sep)
+        data = pd.read_csv(p, sep=sep, decimal=sniff_decimal(sample, sep))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path} as CSV: {str(exc).strip()}") from None
     return _require_rows(data, path)
@@ -90,6 +91,23 @@ def _text_sample(p: Path, path: str, size: int = 64 * 1024) -> str:
         if exc.start < len(raw) - 4:  # not just a character cut at the end of the sample
             raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); give a CSV (UTF-8) or Parquet file.") from None
         return raw[: exc.start].decode("utf-8")
+
+
+def sniff_decimal(sample: str, sep: str) -> str:
+    r"""The decimal mark of a CSV sample: ``,`` in a file separated by ``;``, tab or ``|`` whose numbers are written
+    ``0,25`` (as spreadsheets in many locales save them) and never ``0.25``; else ``.``.
+
+    Examples
+    --------
+    >>> sniff_decimal("item;score\n1;0,25\n2;1,5\n", ";"), sniff_decimal("item;score\n1;0.25\n", ";")
+    (',', '.')
+    """
+    if sep == ",":
+        return "."
+    fields = [f.strip().strip('"') for line in sample.splitlines()[1:50] for f in line.split(sep)]
+    comma = any(re.fullmatch(r"[-+]?\d+,\d+", f) for f in fields)
+    point = any(re.fullmatch(r"[-+]?\d*\.\d+(e[-+]?\d+)?", f, re.IGNORECASE) for f in fields)
+    return "," if comma and not point else "."
 
 
 def sniff_separator(sample: str) -> str:

@@ -69,6 +69,9 @@ def _report(args: argparse.Namespace) -> int:
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
+    if args.labels and cuts is None:
+        raise InputError("--labels names the classes that --cuts makes; give --cuts too (e.g. --by src_length "
+                         "--cuts 15,55 --labels short,typical,long).")
     data = read_table(args.data)
     facet_columns = [c for f in args.facet for c in f.split(":")]
     check_evaluation_log(data, score=args.score, system=args.system, item=args.item,
