@@ -8,7 +8,7 @@ from .._validation import require_dataframe
 from ..errors import InputError
 from ._design import POSITIONS, reference_index
 from ._fixed import TIES
-from ._log import check_connected, never_beaten_or_never_winning, read_log, warn_separation
+from ._log import check_connected, never_beaten_or_never_winning, read_log, warn_separation, win_components
 from ._mixed import check_random
 from ._model import Spec, fit_model, prepare_votes
 from ._result import PreferenceResult, make_result
@@ -95,7 +95,8 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     >>> fit.ranks()["rank"].to_dict()
     {'big': 1, 'mid': 2, 'small': 3}
     """
-    if is_source(data):
+    counted = is_source(data)
+    if counted:
         data = count_votes(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
                            covariates=covariates, count=count)
         count = COUNT_COLUMN
@@ -103,7 +104,7 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     ties = _choice(ties, "ties", TIES)
     position = _choice(position, "position", POSITIONS)
     log = read_log(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
-                   covariates=covariates, count=count)
+                   covariates=covariates, count=count, counted=counted)
     random = check_random(random, log, position)
     used = prepare_votes(log, ties)
     if used.n_rows == 0:
@@ -111,9 +112,14 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     if ties != "drop" and used.n_ties == 0:
         raise InputError(f"ties={ties!r} models ties, but the log has none (its tie parameter would be estimated at "
                          "the boundary 0); use ties='drop'.")
+    if ties != "drop" and used.n_ties == used.n_votes:
+        raise InputError(f"every vote is a tie: with ties={ties!r} the tie parameter is infinite and the abilities are "
+                         "not identified (a tie says the two are close, not which is better). The log needs votes "
+                         "that someone won.")
     check_connected(used)
+    labels = win_components(used)
+    warn_separation(used, labels)
     separated = never_beaten_or_never_winning(used)
-    warn_separation(separated)
     spec = Spec(ties=ties, position=position, random=random, reference=reference_index(log.systems, reference))
     fit = fit_model(used, spec)
     return make_result(fit, log, used, log.systems, None if reference is None else str(reference), separated)

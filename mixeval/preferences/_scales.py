@@ -1,0 +1,153 @@
+"""Scales of the abilities and the outcome probabilities a fitted preference model implies.
+
+A fit's abilities are on its own scale: the log-odds of winning a decisive vote (``ties="drop"``,
+``"davidson"``), or the latent cumulative log-odds of the ordinal tie model (``P(a wins) = F(d - tau)``,
+``P(b wins) = F(-d - tau)``); with random effects, for a typical judge and prompt (every random deviation 0:
+the *conditional* scale). Two other scales answer other questions, and both are defined here the same way,
+as the target of another fit of the same votes:
+
+* **population-averaged** (marginal) abilities: the abilities of the same model without random effects (ties,
+  position and covariates as fitted) that reproduce best, in expected log-likelihood over this log's votes,
+  the outcome probabilities averaged over the random deviations of a new judge and prompt. They are what a
+  fixed-effects fit of votes from ever new judges and prompts estimates; the random deviations attenuate
+  them, by about ``1 / sqrt(1 + c^2 sigma^2)`` (Zeger, Liang & Albert 1988; ``sigma^2`` the latent variance of
+  a vote's random deviations, ``c = 16 sqrt(3) / (15 pi)``);
+* **arena** abilities: the Bradley-Terry abilities (no position or covariate term) that arena leaderboards'
+  fit (Chiang et al. 2024, FastChat's ``compute_mle_elo``: a tie counted as half a win for each system; or
+  ties dropped) converges to on this log's votes when the fitted model holds (population-averaged).
+
+Both are smooth functions of the fitted fixed effects and tie parameter, computed by one fixed-effects fit to
+the expected outcome counts; their standard errors are the delta method's (central differences), the variance
+components taken as estimated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ._design import difference_design
+from ._fixed import fit_fixed, outcome_model
+from ._log import VoteLog, count_identical
+from ._model import ModelFit
+
+__all__ = ["outcome_probabilities", "distinct_pairs", "project", "converted", "TARGETS", "GH_NODES"]
+
+#: Gauss-Hermite nodes for averaging over a vote's normal random deviation (exact to ~1e-12 for these integrands)
+GH_NODES = 40
+#: the scales a fit converts to: its own model without random effects, arena's (ties half or dropped)
+TARGETS = ("model", "arena", "arena-drop")
+
+
+def outcome_probabilities(ties: str, eta: np.ndarray, phi: float, variance: float = 0.0) -> np.ndarray:
+    """``(P(b), P(tie), P(a))`` (rows) of votes with linear predictor ``eta``: at ``eta`` itself (the conditional
+    probabilities), or averaged over a normal deviation of ``variance`` added to it (population-averaged).
+
+    ``ties="drop"`` gives ``P(tie) = 0`` and ``P(a) = F(eta)``, the probability that ``a`` wins a decisive vote.
+
+    Examples
+    --------
+    >>> from scipy.special import expit
+    >>> p = outcome_probabilities("ordinal", np.array([1.0]), 0.4)
+    >>> bool(np.isclose(p[2, 0], expit(1.0 - 0.4)) and np.isclose(p[0, 0], expit(-1.0 - 0.4)))
+    True
+    >>> m = outcome_probabilities("drop", np.array([1.0]), float("nan"), variance=1.0)[2, 0]
+    >>> bool(0.5 < m < expit(1.0))  # averaging over the deviation pulls it towards 1/2
+    True
+    """
+    model = outcome_model(ties)
+    phi = phi if model.n_phi else 0.0
+    eta = np.asarray(eta, dtype=float)
+    if variance <= 0:
+        return model.probabilities(eta, phi)[0]
+    nodes, weights = np.polynomial.hermite_e.hermegauss(GH_NODES)
+    weights = weights / weights.sum()
+    sd = float(np.sqrt(variance))
+    out = np.zeros((3, eta.size))
+    for x, w in zip(nodes, weights):
+        out += w * model.probabilities(eta + sd * x, phi)[0]
+    return out
+
+
+def distinct_pairs(log: VoteLog) -> VoteLog:
+    """The distinct votes of ``log`` regardless of their outcome (systems in order, covariate differences) with
+    their numbers of votes; judges and prompts left out (they are averaged over)."""
+    flat = log.collapse(judge=False, prompt=False)
+    uniq, total = count_identical([flat.a, flat.b], flat.covariates, flat.count)
+    return VoteLog(flat.systems, uniq[:, 0].astype(np.int64), uniq[:, 1].astype(np.int64),
+                   np.full(total.size, 2, dtype=np.int64), total, covariates=uniq[:, 2:].astype(float),
+                   covariate_names=flat.covariate_names)
+
+
+def _expected_counts(rows: VoteLog, probs: np.ndarray, target: str) -> tuple[VoteLog, np.ndarray, np.ndarray]:
+    """Rows replicated per outcome with their expected counts (arena: a tie half a win each, or left out)."""
+    n = rows.count
+    if target == "model":
+        outcome, counts = np.repeat([0, 1, 2], rows.n_rows), np.concatenate([n * probs[0], n * probs[1],
+                                                                              n * probs[2]])
+        index = np.tile(np.arange(rows.n_rows), 3)
+    else:
+        tie = 0.5 * probs[1] if target == "arena" else 0.0
+        outcome, counts = np.repeat([0, 2], rows.n_rows), np.concatenate([n * (probs[0] + tie), n * (probs[2] + tie)])
+        index = np.tile(np.arange(rows.n_rows), 2)
+    return rows.subset(index), outcome, counts
+
+
+def project(rows: VoteLog, probs: np.ndarray, *, ties: str, target: str, reference: int | None, position: bool,
+            start: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, float, np.ndarray]:
+    """The fixed-effects fit to the expected outcome counts ``rows.count * probs``: on the model's own design
+    (``target="model"``: tie model ``ties``, position and covariates) or arena's (``"arena"``, ``"arena-drop"``:
+    binomial Bradley-Terry on the abilities alone). Returns the ``K`` abilities, the tie parameter and the
+    coefficients."""
+    expanded, outcome, counts = _expected_counts(rows, probs, target)
+    if target == "model":
+        design = difference_design(expanded, reference=reference, position=position)
+        model = outcome_model(ties)
+    else:
+        bare = VoteLog(expanded.systems, expanded.a, expanded.b, outcome, counts)
+        design = difference_design(bare, reference=reference, position=False)
+        model = outcome_model("drop")
+    beta0, phi0 = (None, None) if start is None else start
+    fit = fit_fixed(model, np.asarray(design.X, dtype=float), outcome, counts, beta0=beta0,
+                    phi0=phi0 if model.n_phi else None, warn=False, covariance=False, tol=1e-12)
+    return design.C @ fit.beta[:design.n_abilities], fit.phi, fit.beta
+
+
+def converted(fit: ModelFit, log: VoteLog, *, target: str, variance: float) -> tuple[np.ndarray, np.ndarray]:
+    """Abilities of ``fit`` on another scale (:data:`TARGETS`; ``variance``: the latent variance of a vote's random
+    deviations averaged over, 0 for the conditional scale) and their delta-method covariance.
+
+    ``log``: the votes the fit used. The map ``(beta, phi) -> abilities`` is :func:`project` of the outcome
+    probabilities (:func:`outcome_probabilities`) of this log's distinct votes; its Jacobian is taken by
+    central differences and applied to the covariance of ``(beta, phi)`` (:attr:`ModelFit.cov_joint`).
+    """
+    if target not in TARGETS:
+        raise InputError(f"scale {target!r}: choose one of {', '.join(TARGETS)}.")
+    spec = fit.spec
+    if target == "arena" and spec.ties == "drop" and log.n_ties:
+        raise InputError("arena's fit counts a tie as half a win for each system, and this model (ties='drop') says "
+                         "nothing about ties: refit with ties='ordinal' or 'davidson' to convert to arena's scale, or "
+                         "ask for target='arena-drop' (arena's fit with ties left out).")
+    rows = distinct_pairs(log)
+    X = np.asarray(difference_design(rows, reference=spec.reference, position=spec.position != "none").X,
+                   dtype=float)
+    p = fit.beta.size
+    has_phi = not np.isnan(fit.phi)
+    x0 = np.concatenate([fit.beta, [fit.phi] if has_phi else []])
+
+    def abilities(x: np.ndarray, start=None):
+        probs = outcome_probabilities(spec.ties, X @ x[:p], x[p] if has_phi else float("nan"), variance)
+        return project(rows, probs, ties=spec.ties, target=target, reference=spec.reference,
+                       position=spec.position != "none", start=start)
+
+    est, phi, beta = abilities(x0)
+    start = (beta, phi)
+    jac = np.empty((est.size, x0.size))
+    for k in range(x0.size):
+        h = 1e-5 * max(1.0, abs(x0[k]))
+        up, down = x0.copy(), x0.copy()
+        up[k] += h
+        down[k] -= h
+        jac[:, k] = (abilities(up, start)[0] - abilities(down, start)[0]) / (2 * h)
+    cov = jac @ fit.cov_joint @ jac.T
+    return est, 0.5 * (cov + cov.T)
