@@ -365,6 +365,10 @@ class PreferenceResult(Result):
         """
         if ties not in ("half", "drop"):
             raise InputError(f"ties={ties!r}: choose 'half' (a tie half a win each, as arena) or 'drop'.")
+        if ties == "half" and self.ties == "drop" and self._require_log().n_ties:
+            raise InputError("arena's fit counts a tie as half a win for each system, and this model (ties='drop') "
+                             "says nothing about ties: refit with ties='ordinal' or 'davidson' to convert to arena's "
+                             "scale, or ask for ties='drop' (arena's fit with ties left out).")
         est, cov = self._on_scale("arena" if ties == "half" else "arena-drop", True)
         return self._interval_table(est, cov, level, f"arena (ties {'as half wins' if ties == 'half' else 'dropped'})")
 
@@ -451,13 +455,21 @@ class PreferenceResult(Result):
         return votes_needed(d, power=power, alpha=alpha, vote_variance=vote_var, fixed_variance=fixed_var)
 
     def compare_iid(self, level: float = 0.95, *, n_resamples: int = 200, random_state=None) -> pd.DataFrame:
-        """This model's Wald intervals beside the naive iid vote bootstrap's (percentile) and the width ratio."""
-        model = self.intervals(level)
+        """This model's Wald intervals of the population-averaged abilities (:meth:`marginal_abilities`; the
+        abilities themselves for a fixed-effects fit) beside the naive iid vote bootstrap's (percentile) and the
+        width ratio.
+
+        Both estimate the abilities averaged over judges and prompts, so the ratio measures only the dependence
+        between votes of the same judge or prompt that the iid bootstrap ignores (the conditional abilities of a
+        mixed model are on a wider scale as well).
+        """
+        model = self.marginal_abilities(level)
         iid = self.intervals(level, method="iid-bootstrap", n_resamples=n_resamples, random_state=random_state)
-        return pd.DataFrame({"ability": self.estimates, "lower": model.lower, "upper": model.upper,
-                             "iid_lower": iid.lower, "iid_upper": iid.upper,
-                             "width_ratio": (model.upper - model.lower) / (iid.upper - iid.lower)},
-                            index=model.index)
+        out = pd.DataFrame({"ability": model.ability, "lower": model.lower, "upper": model.upper,
+                            "iid_lower": iid.lower, "iid_upper": iid.upper,
+                            "width_ratio": (model.upper - model.lower) / (iid.upper - iid.lower)}, index=model.index)
+        out.attrs["scale"] = model.attrs["scale"]
+        return out
 
     def to_report(self, *, level: float = 0.95, n_resamples: int = 200, random_state=None, adjust: str = "holm",
                   power: float = 0.8, title: str | None = None):
@@ -496,7 +508,8 @@ class PreferenceResult(Result):
                + (f"; random: {', '.join(self.random)}" if self.random else ""),
                f"{self.n_votes} votes ({self.n_ties} ties used), {len(self.systems)} systems; logLik {self.loglik:.4f}",
                "constraint: " + (f"ability of {self.reference!r} = 0" if self.reference else "abilities sum to 0")
-               + f"; Elo = {ELO_SCALE:.4f} * ability + 1000", "", table.to_string(float_format=lambda v: f"{v:.4f}")]
+               + f"; Elo = {ELO_SCALE:.4f} * ability + 1000", f"abilities: {self.scale}", "",
+               table.to_string(float_format=lambda v: f"{v:.4f}")]
         if self.position_bias is not None:
             out.append(f"position bias (first shown): {self.position_bias:.4f} (se {self.position_se:.4f})")
         if self.thresholds is not None:

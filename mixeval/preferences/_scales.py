@@ -31,7 +31,8 @@ from ._fixed import fit_fixed, outcome_model
 from ._log import VoteLog, count_identical
 from ._model import ModelFit
 
-__all__ = ["outcome_probabilities", "distinct_pairs", "project", "converted", "TARGETS", "GH_NODES"]
+__all__ = ["outcome_probabilities", "distinct_pairs", "project", "implied_abilities", "converted", "TARGETS",
+           "GH_NODES"]
 
 #: Gauss-Hermite nodes for averaging over a vote's normal random deviation (exact to ~1e-12 for these integrands)
 GH_NODES = 40
@@ -40,7 +41,7 @@ TARGETS = ("model", "arena", "arena-drop")
 
 
 def outcome_probabilities(ties: str, eta: np.ndarray, phi: float, variance: float = 0.0) -> np.ndarray:
-    """``(P(b), P(tie), P(a))`` (rows) of votes with linear predictor ``eta``: at ``eta`` itself (the conditional
+    """``(P(b), P(tie), P(a))`` (first axis) of votes with linear predictor ``eta``: at ``eta`` itself (the conditional
     probabilities), or averaged over a normal deviation of ``variance`` added to it (population-averaged).
 
     ``ties="drop"`` gives ``P(tie) = 0`` and ``P(a) = F(eta)``, the probability that ``a`` wins a decisive vote.
@@ -57,16 +58,17 @@ def outcome_probabilities(ties: str, eta: np.ndarray, phi: float, variance: floa
     """
     model = outcome_model(ties)
     phi = phi if model.n_phi else 0.0
-    eta = np.asarray(eta, dtype=float)
+    shape = np.shape(eta)
+    eta = np.asarray(eta, dtype=float).ravel()
     if variance <= 0:
-        return model.probabilities(eta, phi)[0]
+        return model.probabilities(eta, phi)[0].reshape((3, *shape))
     nodes, weights = np.polynomial.hermite_e.hermegauss(GH_NODES)
     weights = weights / weights.sum()
     sd = float(np.sqrt(variance))
     out = np.zeros((3, eta.size))
     for x, w in zip(nodes, weights):
         out += w * model.probabilities(eta + sd * x, phi)[0]
-    return out
+    return out.reshape((3, *shape))
 
 
 def distinct_pairs(log: VoteLog) -> VoteLog:
@@ -113,32 +115,67 @@ def project(rows: VoteLog, probs: np.ndarray, *, ties: str, target: str, referen
     return design.C @ fit.beta[:design.n_abilities], fit.phi, fit.beta
 
 
+def implied_abilities(rows: VoteLog, abilities: np.ndarray, *, ties: str = "drop", phi: float = float("nan"),
+                      position_bias: float | None = None, covariate_coefs: np.ndarray | None = None,
+                      variance: float = 0.0, target: str = "model", reference: int | None = None,
+                      start: tuple[np.ndarray, float] | None = None) -> tuple[np.ndarray, float, np.ndarray]:
+    """The abilities another fit converges to on the votes ``rows`` (:func:`distinct_pairs`) when the model with
+    these parameters holds: :func:`project` of its outcome probabilities (:func:`outcome_probabilities`,
+    averaged over a random deviation of ``variance``). With known parameters it gives the truth of a simulation
+    on the population-averaged or arena scale.
+
+    ``position_bias``: ``None`` for a model without a position term. Returns the abilities (sum 0, or the
+    ``reference`` system's 0), the fitted tie parameter and the coefficients.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ._log import read_log
+    >>> log = read_log(pd.DataFrame({"model_a": ["x", "y"] * 50, "model_b": ["y", "x"] * 50,
+    ...                              "winner": ["model_a"] * 100}))
+    >>> rows = distinct_pairs(log)
+    >>> implied_abilities(rows, np.array([0.5, -0.5]))[0].round(6).tolist()  # the model itself: unchanged
+    [0.5, -0.5]
+    >>> implied_abilities(rows, np.array([0.5, -0.5]), variance=2.0)[0].round(3).tolist()  # attenuated
+    [0.366, -0.366]
+    """
+    position = position_bias is not None
+    design = difference_design(rows, reference=reference, position=position)
+    centred = abilities - (abilities[reference] if reference is not None else abilities.mean())
+    beta = [np.linalg.pinv(design.C) @ centred]
+    if position:
+        beta.append([position_bias])
+    if rows.covariate_names:
+        beta.append(np.asarray(covariate_coefs, dtype=float))
+    eta = np.asarray(design.X, dtype=float) @ np.concatenate(beta)
+    probs = outcome_probabilities(ties, eta, phi, variance)
+    return project(rows, probs, ties=ties, target=target, reference=reference, position=position, start=start)
+
+
 def converted(fit: ModelFit, log: VoteLog, *, target: str, variance: float) -> tuple[np.ndarray, np.ndarray]:
     """Abilities of ``fit`` on another scale (:data:`TARGETS`; ``variance``: the latent variance of a vote's random
     deviations averaged over, 0 for the conditional scale) and their delta-method covariance.
 
-    ``log``: the votes the fit used. The map ``(beta, phi) -> abilities`` is :func:`project` of the outcome
-    probabilities (:func:`outcome_probabilities`) of this log's distinct votes; its Jacobian is taken by
-    central differences and applied to the covariance of ``(beta, phi)`` (:attr:`ModelFit.cov_joint`).
+    ``log``: the votes the fit used. The map ``(beta, phi) -> abilities`` is :func:`implied_abilities` on this
+    log's distinct votes; its Jacobian is taken by central differences and applied to the covariance of
+    ``(beta, phi)`` (:attr:`ModelFit.cov_joint`).
     """
     if target not in TARGETS:
         raise InputError(f"scale {target!r}: choose one of {', '.join(TARGETS)}.")
-    spec = fit.spec
-    if target == "arena" and spec.ties == "drop" and log.n_ties:
-        raise InputError("arena's fit counts a tie as half a win for each system, and this model (ties='drop') says "
-                         "nothing about ties: refit with ties='ordinal' or 'davidson' to convert to arena's scale, or "
-                         "ask for target='arena-drop' (arena's fit with ties left out).")
+    spec, design = fit.spec, fit.design
     rows = distinct_pairs(log)
-    X = np.asarray(difference_design(rows, reference=spec.reference, position=spec.position != "none").X,
-                   dtype=float)
-    p = fit.beta.size
+    m, p = design.n_abilities, fit.beta.size
+    names = list(design.names)
+    pos = names.index("position") if "position" in names else None
     has_phi = not np.isnan(fit.phi)
     x0 = np.concatenate([fit.beta, [fit.phi] if has_phi else []])
 
+    first_covariate = m if pos is None else pos + 1
+
     def abilities(x: np.ndarray, start=None):
-        probs = outcome_probabilities(spec.ties, X @ x[:p], x[p] if has_phi else float("nan"), variance)
-        return project(rows, probs, ties=spec.ties, target=target, reference=spec.reference,
-                       position=spec.position != "none", start=start)
+        return implied_abilities(rows, design.C @ x[:m], ties=spec.ties, phi=x[p] if has_phi else float("nan"),
+                                 position_bias=None if pos is None else x[pos], covariate_coefs=x[first_covariate:p],
+                                 variance=variance, target=target, reference=spec.reference, start=start)
 
     est, phi, beta = abilities(x0)
     start = (beta, phi)
