@@ -29,7 +29,6 @@
 # fixed model's intervals are about *the judges at hand*.
 
 # %%
-# %matplotlib inline
 import warnings
 
 import matplotlib.pyplot as plt
@@ -37,6 +36,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from _nbhelpers import show_figure
 from mixeval.preferences import bradley_terry, simulate_arena, simulation_targets
 
 # %% [markdown]
@@ -119,7 +119,7 @@ ax.set_xlabel("ability (log-odds of winning, averaged over judges; sum 0)")
 ax.set_ylabel("system")
 ax.set_title("95% intervals of each system's ability: 6,000 votes by 8 judges")
 ax.legend(loc="lower right", fontsize=8)
-plt.show()
+show_figure(fig)
 
 # %% [markdown]
 # The iid bootstrap's intervals are about the 8 judges at hand: for new judges they are far too narrow, since the

@@ -468,6 +468,7 @@ def warn_separation(log: VoteLog, labels: np.ndarray) -> None:
         f"(ties count both ways), from the top: {shown}{' > ...' if len(groups) > 8 else ''}. Ability differences "
         "between groups are infinite (their maximum-likelihood estimates do not exist): the values reported are "
         "where the fit stopped, with infinite standard errors for every ability and contrast that compares systems "
-        "of different groups; differences within a group are estimated as usual. Collect more votes between the "
-        "groups, or bound the differences on one side with intervals(method='profile').",
+        "of different groups; differences within a group are estimated as usual (with reference= a system of a group, "
+        "that group's abilities are finite). Collect more votes between the groups, or bound the differences on one "
+        "side with intervals(method='profile').",
         SeparationWarning, stacklevel=4)

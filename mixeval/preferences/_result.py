@@ -42,7 +42,14 @@ _PER_VOTE = {"prompt": 1.0, "system:prompt": 2.0, "system:judge": 2.0, "judge": 
 
 @dataclass(frozen=True, eq=False)
 class PreferenceResult(Result):
-    """A fitted Bradley-Terry model (abilities unrounded, log-odds scale).
+    """A fitted Bradley-Terry model (abilities unrounded, on the scale :attr:`scale` names).
+
+    The abilities are the model's: log-odds of winning a decisive vote (``ties="drop"``, ``"davidson"``) or the
+    ordinal tie model's latent cumulative log-odds, for a typical judge and prompt when the model has random
+    effects (conditional). :meth:`marginal_abilities` averages over new judges and prompts, :meth:`arena_abilities`
+    converts to arena leaderboards' scale; :meth:`contrasts` tests differences, also against a margin
+    (equivalence, non-inferiority). Under separation (:attr:`separated`) the abilities and contrasts the votes do
+    not identify have infinite standard errors.
 
     Attributes
     ----------
@@ -533,6 +540,7 @@ class PreferenceResult(Result):
         """What ``mixeval preferences LOG --json`` prints (numbers unrounded)."""
         return to_plain({
             "systems": list(self.systems),
+            "scale": self.scale,
             "abilities": dict(zip(self.systems, self.estimates.tolist())),
             "se": dict(zip(self.systems, self.se.tolist())),
             "elo": dict(zip(self.systems, to_elo(self.estimates).tolist())),

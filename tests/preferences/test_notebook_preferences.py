@@ -38,4 +38,3 @@ def test_coverage_over_many_logs(run):
     assert _value(text, "replicates") == 20
     # 120 intervals each: Monte-Carlo SE about 0.02-0.05 with the correlation within a log
     assert _value(text, "fixed model coverage for new judges") < 0.8 < _value(text, "mixed model coverage for new judges")
-    assert "_nbhelpers" not in text

@@ -84,7 +84,10 @@ def test_separation_gives_infinite_standard_errors_never_small_ones():
     assert np.isfinite(c.loc[("sys01", "sys02"), "se"]) and c.loc[("sys01", "sys02"), "se"] < 0.3
     assert c.pvalue_adjusted.notna().sum() == 3  # holm over the identified differences
     wald = fit.intervals()
-    assert np.isinf(wald.loc["sys03", "upper"])
+    assert np.isinf(wald.loc["sys03", "upper"]) and np.isinf(wald.loc["sys03", "lower"])
+    profile = fit.intervals(method="profile")  # the likelihood bounds it on one side
+    assert 3 < profile.loc["sys03", "lower"] < 20 and np.isinf(profile.loc["sys03", "upper"])
+    assert profile.loc["sys01", "lower"] < fit.abilities["sys01"] < profile.loc["sys01", "upper"]
 
 
 @pytest.mark.parametrize("options", [dict(position="fixed"), dict(position="none"), dict(ties="ordinal"),
