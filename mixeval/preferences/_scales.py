@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from ._design import difference_design
-from ._fixed import fit_fixed, outcome_model
+from ._design import constraint_matrix, difference_design
+from ._fixed import _observed_information, fit_fixed, outcome_model
 from ._log import VoteLog, count_identical
 from ._model import ModelFit
 
@@ -56,19 +56,25 @@ def outcome_probabilities(ties: str, eta: np.ndarray, phi: float, variance: floa
     >>> bool(0.5 < m < expit(1.0))  # averaging over the deviation pulls it towards 1/2
     True
     """
+    shape = np.shape(eta)
+    return _averaged(ties, np.asarray(eta, dtype=float).ravel(), phi, variance)[0].reshape((3, *shape))
+
+
+def _averaged(ties: str, eta: np.ndarray, phi: float, variance: float) -> tuple[np.ndarray, ...]:
+    """Outcome probabilities and their derivatives in ``eta`` and ``phi`` (each ``3 x n``), averaged over a normal
+    deviation of ``variance`` (Gauss-Hermite)."""
     model = outcome_model(ties)
     phi = phi if model.n_phi else 0.0
-    shape = np.shape(eta)
-    eta = np.asarray(eta, dtype=float).ravel()
     if variance <= 0:
-        return model.probabilities(eta, phi)[0].reshape((3, *shape))
+        return model.probabilities(eta, phi)
     nodes, weights = np.polynomial.hermite_e.hermegauss(GH_NODES)
     weights = weights / weights.sum()
     sd = float(np.sqrt(variance))
-    out = np.zeros((3, eta.size))
+    out = [np.zeros((3, eta.size)) for _ in range(3)]
     for x, w in zip(nodes, weights):
-        out += w * model.probabilities(eta + sd * x, phi)[0]
-    return out.reshape((3, *shape))
+        for acc, part in zip(out, model.probabilities(eta + sd * x, phi)):
+            acc += w * part
+    return tuple(out)
 
 
 def distinct_pairs(log: VoteLog) -> VoteLog:
@@ -79,6 +85,11 @@ def distinct_pairs(log: VoteLog) -> VoteLog:
     return VoteLog(flat.systems, uniq[:, 0].astype(np.int64), uniq[:, 1].astype(np.int64),
                    np.full(total.size, 2, dtype=np.int64), total, covariates=uniq[:, 2:].astype(float),
                    covariate_names=flat.covariate_names)
+
+
+#: expected outcome counts of each target from the model's outcome probabilities (rows: b won, tie, a won)
+_TARGET_MAP = {"model": np.eye(3), "arena": np.array([[1.0, 0.5, 0.0], [0.0, 0.0, 0.0], [0.0, 0.5, 1.0]]),
+               "arena-drop": np.diag([1.0, 0.0, 1.0])}
 
 
 def _expected_counts(rows: VoteLog, probs: np.ndarray, target: str) -> tuple[VoteLog, np.ndarray, np.ndarray]:
@@ -152,13 +163,29 @@ def implied_abilities(rows: VoteLog, abilities: np.ndarray, *, ties: str = "drop
     return project(rows, probs, ties=ties, target=target, reference=reference, position=position, start=start)
 
 
+def _target_design(rows: VoteLog, spec, target: str) -> np.ndarray:
+    """The dense design :func:`project` fits on the distinct votes ``rows``."""
+    if target == "model":
+        return np.asarray(difference_design(rows, reference=spec.reference, position=spec.position != "none").X,
+                          dtype=float)
+    bare = VoteLog(rows.systems, rows.a, rows.b, rows.outcome, rows.count)
+    return np.asarray(difference_design(bare, reference=spec.reference, position=False).X, dtype=float)
+
+
 def converted(fit: ModelFit, log: VoteLog, *, target: str, variance: float) -> tuple[np.ndarray, np.ndarray]:
     """Abilities of ``fit`` on another scale (:data:`TARGETS`; ``variance``: the latent variance of a vote's random
     deviations averaged over, 0 for the conditional scale) and their delta-method covariance.
 
-    ``log``: the votes the fit used. The map ``(beta, phi) -> abilities`` is :func:`implied_abilities` on this
-    log's distinct votes; its Jacobian is taken by central differences and applied to the covariance of
-    ``(beta, phi)`` (:attr:`ModelFit.cov_joint`).
+    ``log``: the votes the fit used. The map ``x = (beta, phi) -> abilities`` is :func:`implied_abilities` on this
+    log's distinct votes; its covariance is ``J Cov(x) J'`` (:attr:`ModelFit.cov_joint`).
+
+    Notes
+    -----
+    The target's coefficients ``t`` solve ``S(t; x) = sum_{r,o} E_ro(x) grad_t log pi_ro(t) = 0`` (``E_ro = n_r
+    (A q_r(x))_o`` the expected count of outcome ``o`` of vote ``r``, ``A`` the target's map of the model's outcome
+    probabilities ``q``, ``pi`` the target's), so by the implicit function theorem ``dt/dx = H^{-1} dS/dx`` with
+    ``H = -dS/dt`` the target fit's observed information and ``dS/dx = sum_{r,o} grad_t log pi_ro (dE_ro/dx)'``;
+    ``J = C dt/dx`` on the ability coefficients.
     """
     if target not in TARGETS:
         raise InputError(f"scale {target!r}: choose one of {', '.join(TARGETS)}.")
@@ -168,23 +195,35 @@ def converted(fit: ModelFit, log: VoteLog, *, target: str, variance: float) -> t
     names = list(design.names)
     pos = names.index("position") if "position" in names else None
     has_phi = not np.isnan(fit.phi)
-    x0 = np.concatenate([fit.beta, [fit.phi] if has_phi else []])
-
     first_covariate = m if pos is None else pos + 1
-
-    def abilities(x: np.ndarray, start=None):
-        return implied_abilities(rows, design.C @ x[:m], ties=spec.ties, phi=x[p] if has_phi else float("nan"),
-                                 position_bias=None if pos is None else x[pos], covariate_coefs=x[first_covariate:p],
-                                 variance=variance, target=target, reference=spec.reference, start=start)
-
-    est, phi, beta = abilities(x0)
-    start = (beta, phi)
-    jac = np.empty((est.size, x0.size))
-    for k in range(x0.size):
-        h = 1e-5 * max(1.0, abs(x0[k]))
-        up, down = x0.copy(), x0.copy()
-        up[k] += h
-        down[k] -= h
-        jac[:, k] = (abilities(up, start)[0] - abilities(down, start)[0]) / (2 * h)
+    est, phi_t, beta_t = implied_abilities(
+        rows, design.C @ fit.beta[:m], ties=spec.ties, phi=fit.phi, position_bias=None if pos is None else fit.beta[pos],
+        covariate_coefs=fit.beta[first_covariate:p], variance=variance, target=target, reference=spec.reference)
+    # the model's probabilities and their derivatives at its own coefficients
+    X = np.asarray(difference_design(rows, reference=spec.reference, position=pos is not None).X, dtype=float)
+    q, dq_eta, dq_phi = _averaged(spec.ties, X @ fit.beta, fit.phi if has_phi else 0.0, variance)
+    A = _TARGET_MAP[target]
+    n = rows.count
+    expected = n * (A @ q)
+    d_eta, d_phi = n * (A @ dq_eta), n * (A @ dq_phi)
+    # the target's log-probability gradients at its fit
+    tmodel = outcome_model(spec.ties if target == "model" else "drop")
+    Xt = _target_design(rows, spec, target)
+    pi, dpi_eta, dpi_phi = tmodel.probabilities(Xt @ beta_t, phi_t if tmodel.n_phi else 0.0)
+    pi = np.maximum(pi, 1e-300)
+    r_eta, r_phi = dpi_eta / pi, dpi_phi / pi
+    blocks = [[Xt.T @ (np.sum(r_eta * d_eta, axis=0)[:, None] * X)]]
+    if has_phi:
+        blocks[0].append((Xt.T @ np.sum(r_eta * d_phi, axis=0))[:, None])
+    if tmodel.n_phi:
+        row = [(np.sum(r_phi * d_eta, axis=0) @ X)[None, :]]
+        if has_phi:
+            row.append(np.array([[np.sum(r_phi * d_phi)]]))
+        blocks.append(row)
+    dS = np.block(blocks)
+    info = _observed_information(tmodel, Xt, expected, beta_t, phi_t if tmodel.n_phi else 0.0, 0.0)
+    dt = np.linalg.solve(info, dS)
+    c_t = constraint_matrix(len(rows.systems), spec.reference)
+    jac = c_t @ dt[:c_t.shape[1]]
     cov = jac @ fit.cov_joint @ jac.T
     return est, 0.5 * (cov + cov.T)

@@ -9,7 +9,7 @@ from scipy.optimize import minimize
 
 from mixeval.errors import InputError, SeparationWarning
 from mixeval.preferences import bradley_terry, simulate_arena, to_elo, votes_needed
-from mixeval.preferences._fixed import fit_fixed, loglik, outcome_model, _counts_by_outcome
+from mixeval.preferences._fixed import _counts_by_outcome, loglik, outcome_model
 
 TRUTH = dict(zip(["gpt", "claude", "llama", "mistral", "qwen"], [0.8, 0.5, 0.0, -0.3, -1.0]))
 

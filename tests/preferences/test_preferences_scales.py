@@ -155,3 +155,26 @@ def test_contrasts_on_the_marginal_scale_and_in_elo(judged):
     cond = mixed.contrasts(adjust="none").set_index(["system", "versus"])
     assert c.loc[("a", "d"), "z"] == pytest.approx(cond.loc[("a", "d"), "z"], rel=0.05)  # scale-free statistic
     assert c.attrs["probabilities"] == "population-averaged"
+
+
+@pytest.mark.parametrize("target", ["model", "arena", "arena-drop"])
+def test_the_delta_method_jacobian_equals_finite_differences(target):
+    """``converted`` differentiates the conversion by the implicit function theorem; central differences of
+    ``implied_abilities`` give the same covariance (a mixed ordinal model: position, tie parameter, variance)."""
+    from mixeval.preferences._scales import converted
+
+    fit = bradley_terry(LOG, ties="ordinal", position="random", judge="judge", reference="sys00")
+    model = fit._fit
+    variance = fit.vote_variance
+    rows = distinct_pairs(fit._fit_log())
+    C, m = model.design.C, model.design.n_abilities
+    x0 = np.concatenate([model.beta, [model.phi]])
+
+    def abilities(x):
+        return implied_abilities(rows, C @ x[:m], ties="ordinal", phi=x[-1], position_bias=x[m], variance=variance,
+                                 target=target, reference=0)[0]
+
+    jac = np.column_stack([(abilities(x0 + h) - abilities(x0 - h)) / 2e-5 for h in 1e-5 * np.eye(x0.size)])
+    est, cov = converted(model, fit._fit_log(), target=target, variance=variance)
+    np.testing.assert_allclose(est, abilities(x0), atol=1e-10)
+    np.testing.assert_allclose(cov, jac @ model.cov_joint @ jac.T, rtol=1e-5, atol=1e-10)
