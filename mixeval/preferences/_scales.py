@@ -222,7 +222,10 @@ def converted(fit: ModelFit, log: VoteLog, *, target: str, variance: float) -> t
         blocks.append(row)
     dS = np.block(blocks)
     info = _observed_information(tmodel, Xt, expected, beta_t, phi_t if tmodel.n_phi else 0.0, 0.0)
-    dt = np.linalg.solve(info, dS)
+    try:
+        dt = np.linalg.solve(info, dS)
+    except np.linalg.LinAlgError:  # separation: the unidentified directions (infinite se) are left out
+        dt = np.linalg.pinv(info, hermitian=True) @ dS
     c_t = constraint_matrix(len(rows.systems), spec.reference)
     jac = c_t @ dt[:c_t.shape[1]]
     cov = jac @ fit.cov_joint @ jac.T

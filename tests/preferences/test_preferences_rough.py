@@ -114,6 +114,9 @@ def test_separation_in_every_model_leaves_the_rest_as_the_fit_without_the_separa
     c = centred.contrasts().set_index(["system", "versus"])
     assert c.loc[("w", "y"), "se"] == pytest.approx(inner.contrasts().set_index(["system", "versus"])
                                                     .loc[("w", "y"), "se"], rel=1e-4)
+    scales = [fit.marginal_abilities()] + ([fit.arena_abilities()] if fit.ties != "drop" else [])
+    for table in scales:  # the other scales keep the unidentified abilities unidentified
+        assert table.se["x"] == np.inf and np.all(np.isfinite(table.se.drop("x")))
 
 
 def test_ties_only_logs_are_refused_for_the_tie_models():
