@@ -116,7 +116,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Pairwise preferences (arena votes)",
         "Bradley-Terry models of pairwise votes, Elo-scale scores and how many votes a ranking needs.",
         ["preferences.bradley_terry", "preferences.PreferenceResult", "preferences.to_elo",
-         "preferences.votes_needed", "preferences.simulate_arena"],
+         "preferences.votes_needed", "preferences.simulate_arena", "preferences.simulation_targets"],
     ),
     "scale": (
         "Big logs: DuckDB, Parquet and Spark",

@@ -817,8 +817,6 @@ OTHER_BRANCH: dict[str, str] = {
                      "py-weighted-kenward-roger", "sig-ordinal-scale", "sig-ordinal-levels",
                      "py-ordinal-ordered-strings", "py-ordinal-effect-size", "py-ordinal-boundary-spread"), "study"),
     "pref-covariate-zero": "study (the brief's 'covariate SE 0'; the issue lists it with the preferences)",
-    **dict.fromkeys(("pref-zero-counts", "pref-names-as-winner", "pref-ties-only", "py-bt-names", "py-bt-separation",
-                     "py-bt-ties-only", "pref-mixed-percent"), "prefs"),
     **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
                      "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
                      "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),
