@@ -127,7 +127,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "data": (
         "Data sets",
         "The book's data and the bundled simulated evaluation.",
-        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.list_datasets",
+        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.write_demo", "datasets.DEMO_FILES",
+         "datasets.list_datasets",
          "datasets.find_data_dir", "datasets.cache_dir", "datasets.SOURCE_REPOSITORY"],
     ),
     "reproductions": (

@@ -4,33 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
-
-from .._adjust import ADJUST_METHODS
 from ..errors import InputError
-from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
 from ._io import print_json, read_table
+from ._seed import SEED_HELP, resolve_seed
 
 __all__ = ["add_common_arguments", "adjust_method", "run_paired_command", "resolve_seed", "SEED_HELP"]
-
-SEED_HELP = ("random seed (same seed, same result); without it a fresh seed is drawn from the operating "
-             "system and printed, so that the run can be repeated with --seed")
-
-
-def resolve_seed(seed: int | None) -> int:
-    """The seed a command uses: ``seed`` itself, or fresh entropy from the operating system
-    (``numpy.random.SeedSequence().entropy``, a 128-bit integer) when none was given."""
-    if seed is None:
-        import numpy as np
-
-        return int(np.random.SeedSequence().entropy)
-    if seed < 0:
-        raise InputError(f"--seed must be a non-negative integer; got {seed}.")
-    return seed
 
 
 def adjust_method(text: str) -> str:
     """``--adjust`` checked when the flags are read (also with two systems, where it is not used)."""
+    from .._adjust import ADJUST_METHODS
+
     aliases = {a for names in ADJUST_METHODS.values() for a in names}
     if text.strip().lower() not in aliases:
         raise argparse.ArgumentTypeError(f"unknown adjustment {text!r}; choose one of {', '.join(ADJUST_METHODS)}")
@@ -55,6 +39,9 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
+    import pandas as pd
+
+    from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
     from ._args import check_count, check_level
 
     check_count(args.n_resamples, "--n-resamples")
