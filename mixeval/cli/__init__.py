@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
@@ -160,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.command_line = "mixeval " + shlex.join(argv)  # a report's provenance: the command that made it
     with warnings.catch_warnings():
         warnings.showwarning = _warning_printer()
         try:

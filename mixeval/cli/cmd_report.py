@@ -48,10 +48,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(handler=_demo)
 
 
-def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None) -> int:
+def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None, data: str = "") -> int:
     from ..report import build_report
 
-    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)  # warnings: once each
+    meta = {"data": data, "command": getattr(args, "command_line", "")}
+    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth,  # warnings: once each
+                          meta={k: v for k, v in meta.items() if v})
     path = report.save(args.out)
     if args.json:
         vc = study.variance_components()
@@ -86,7 +88,7 @@ def _report(args: argparse.Namespace) -> int:
     study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
                   **({"link": args.link} if family else {}))
     labels = args.labels.split(",") if args.labels else None
-    return _emit(study, args, args.by, cuts, labels)
+    return _emit(study, args, args.by, cuts, labels, data=args.data)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -104,4 +106,4 @@ def _demo(args: argparse.Namespace) -> int:
     check_output_file(args.out)
     study = Study(datasets.load_demo(), DEMO_FORMULA, item="item", system="system")
     truth = datasets.load_demo_truth()["variance_components"]
-    return _emit(study, args, "length_class", None, None, truth=truth)
+    return _emit(study, args, "length_class", None, None, truth=truth, data="the bundled demo (demo_mt.csv)")
