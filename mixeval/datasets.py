@@ -58,6 +58,7 @@ __all__ = [
     "SOURCE_REPOSITORY",
 ]
 
+#: The GitHub repository of the book's companion code whose data :func:`load` downloads (``download=True``).
 SOURCE_REPOSITORY = "StatNLP/empirical_methods"
 _DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{SOURCE_REPOSITORY}/HEAD/"
 _ENV_DATA = "MIXEVAL_DATA"

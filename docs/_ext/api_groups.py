@@ -174,7 +174,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
          "report.long_format_hint", "report.interaction_test", "study.check_property",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
-         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
+         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.Command", "cli.command_modules",
+         "cli.print_json"],
     ),
 }
 

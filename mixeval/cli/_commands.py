@@ -36,6 +36,14 @@ class Command:
         The one-line description listed by ``mixeval --help``.
     examples : tuple of str
         Command lines shown at the end of the command's ``--help``.
+
+    Examples
+    --------
+    >>> row = COMMANDS["significance"]
+    >>> row.module, row.group
+    ('cmd_study', 'significance')
+    >>> row.examples[0]
+    'mixeval significance demo_mt.csv "score ~ system + (1|item) + (1|rater) + (1|system:seed)"'
     """
 
     module: str
@@ -47,7 +55,8 @@ class Command:
 _D = DEMO_DATA
 _MODEL = "score ~ system + (1|item) + (1|rater) + (1|system:seed)"  # the demo's design: seeds nested in systems
 
-#: command name -> :class:`Command`, in the order ``mixeval --help`` lists them within a group
+#: The command table: each command's name and its :class:`~mixeval.cli.Command` row (module, task group, help,
+#: examples), in the order ``mixeval --help`` lists them within a group.
 COMMANDS: dict[str, Command] = {
     "fit": Command("cmd_fit", "fitting", "fit a linear mixed model (lme4 formula syntax)", (
         f'mixeval fit {_D} "{_MODEL}"',
