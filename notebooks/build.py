@@ -110,7 +110,10 @@ def _shown_text(cell) -> str:
         if out.get("output_type") == "stream" and out.get("name") == "stdout":
             texts.append(out["text"])
         elif "data" in out and "image/png" not in out["data"]:
-            texts.append(out["data"].get("text/plain", ""))
+            plain = out["data"].get("text/plain", "")
+            if plain.startswith("<pandas.io.formats.style.Styler") and "text/html" in out["data"]:
+                plain = re.sub(r"<style.*?</style>|<[^>]+>", " ", out["data"]["text/html"], flags=re.S)  # its table
+            texts.append(plain)
     text = "\n".join(line for line in "".join(texts).splitlines() if "date:" not in line)
     text = re.sub(r" at 0x[0-9a-f]+", "", text)  # an object's address (a Styler's text form)
     return " ".join(_NUMBER.sub(lambda m: f"{float(m.group(0)):.3g}", text).split())
