@@ -127,7 +127,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "data": (
         "Data sets",
         "The book's data and the bundled simulated evaluation.",
-        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.list_datasets",
+        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.write_demo", "datasets.DEMO_FILES",
+         "datasets.list_datasets",
          "datasets.find_data_dir", "datasets.cache_dir", "datasets.SOURCE_REPOSITORY"],
     ),
     "reproductions": (
@@ -173,7 +174,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
          "report.long_format_hint", "report.interaction_test", "study.check_property", "study.check_system",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
-         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
+         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.Command", "cli.command_modules",
+         "cli.print_json"],
     ),
 }
 

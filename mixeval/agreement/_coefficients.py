@@ -24,6 +24,7 @@ from ..resampling._common import percentile_interval
 
 __all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
 
+#: The levels of measurement of the agreement coefficients (``measurement=``), from the weakest.
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _UNDEFINED = ("nan", "zero", "raise")
 

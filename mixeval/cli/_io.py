@@ -1,18 +1,23 @@
-"""Reading a user's table and printing JSON for the command line."""
+"""Reading a user's table and printing JSON for the command line.
+
+numpy and pandas are imported inside the functions: the parser imports this module, and a command's ``--help``
+must not load the numeric stack.
+"""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import json
+import math
 import re
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["read_table", "sniff_separator", "sniff_decimal", "print_json"]
 
@@ -27,6 +32,8 @@ def read_table(path: str) -> pd.DataFrame:
     Every failure is an :class:`InputError` that names the file: missing, a directory, JSON, not text,
     not parseable, no rows.
     """
+    import pandas as pd
+
     p = _existing_file(path)
     if p.suffix == ".parquet":
         try:
@@ -130,6 +137,8 @@ def _require_rows(data: pd.DataFrame, path: str) -> pd.DataFrame:
 
 
 def _default(obj: Any) -> Any:
+    import numpy as np
+
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
@@ -154,6 +163,14 @@ def _nan_to_none(obj: Any) -> Any:
         return {str(k): _nan_to_none(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+    if _is_float_scalar(obj) and not math.isfinite(float(obj)):
         return None
     return obj
+
+
+def _is_float_scalar(obj: Any) -> bool:
+    """A Python float or a numpy floating-point scalar (float32 is not a ``float``), without importing numpy."""
+    if isinstance(obj, float):
+        return True
+    dtype = getattr(obj, "dtype", None)
+    return type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0 and getattr(dtype, "kind", "") == "f"

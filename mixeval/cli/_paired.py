@@ -4,35 +4,24 @@ from __future__ import annotations
 
 import argparse
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from .._adjust import ADJUST_METHODS
-from ..errors import ColumnError, InputError
-from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
+from ..errors import InputError
 from ._io import print_json, read_table
+from ._seed import SEED_HELP, resolve_seed
 
 __all__ = ["add_common_arguments", "adjust_method", "run_paired_command", "resolve_seed", "SEED_HELP"]
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 N_RESAMPLES = 10_000
-
-SEED_HELP = ("random seed (same seed, same result); without it a fresh seed is drawn from the operating "
-             "system and printed, so that the run can be repeated with --seed")
-
-
-def resolve_seed(seed: int | None) -> int:
-    """The seed a command uses: ``seed`` itself, or fresh entropy from the operating system
-    (``numpy.random.SeedSequence().entropy``, a 128-bit integer) when none was given."""
-    if seed is None:
-        import numpy as np
-
-        return int(np.random.SeedSequence().entropy)
-    if seed < 0:
-        raise InputError(f"--seed must be a non-negative integer; got {seed}.")
-    return seed
 
 
 def adjust_method(text: str) -> str:
     """``--adjust`` checked when the flags are read (also with two systems, where it is not used)."""
+    from .._adjust import ADJUST_METHODS
+
     aliases = {a for names in ADJUST_METHODS.values() for a in names}
     if text.strip().lower() not in aliases:
         raise argparse.ArgumentTypeError(f"unknown adjustment {text!r}; choose one of {', '.join(ADJUST_METHODS)}")
@@ -76,6 +65,9 @@ def check_paired_flags(args: argparse.Namespace) -> None:
 
 
 def wide_table(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
+    from ..errors import ColumnError
+    from ..resampling import wide_scores
+
     """The scores as one row per item and one column per system, with ``--id`` as the index."""
     if args.id is not None:
         if args.id not in data.columns:
@@ -85,6 +77,9 @@ def wide_table(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
+    import pandas as pd
+
+    from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
     from ._args import check_count, check_level
 
     check_paired_flags(args)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from .._lmer import glmer, lmer
 from ..errors import InputError
-from ..mixed import clmm, compare
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
@@ -35,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     """lmer for --family gaussian, glmer otherwise; every flag is used or refused (``--nagq`` by lmer)."""
+    from .._lmer import glmer, lmer
+    from ..mixed import clmm
+
     family = getattr(args, "family", "gaussian")
     if family == "gaussian":
         check_family_flags(args)
@@ -65,6 +66,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from ..mixed import compare
+
     check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():

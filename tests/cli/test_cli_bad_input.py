@@ -108,12 +108,12 @@ def test_bootstrap_without_column_flags_on_a_long_file_says_which_flags(capsys, 
 
 def test_only_project_errors_become_one_line_messages(monkeypatch, capsys, long_csv):
     """A bug (here an AttributeError, or a bare ValueError from inside) keeps its traceback."""
-    import mixeval.cli.cmd_fit as cmd_fit
+    import mixeval._lmer
 
     def broken(*args, **kwargs):
         raise ValueError("an internal invariant failed")
 
-    monkeypatch.setattr(cmd_fit, "lmer", broken)
+    monkeypatch.setattr(mixeval._lmer, "lmer", broken)
     with pytest.raises(ValueError, match="internal invariant"):
         main(["fit", str(long_csv), "score ~ system + (1|item)"])
 

@@ -820,7 +820,6 @@ OTHER_BRANCH: dict[str, str] = {
     **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
                      "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
                      "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),
-    "py-uncertainty-attribute": "house",
 }
 
 #: each defect (1-10) and rough case of issue 38 -> the probes that hold it
