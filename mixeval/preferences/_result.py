@@ -78,7 +78,9 @@ class PreferenceResult(Result):
     n_votes, n_ties : int
         Votes used and ties among them (ties dropped are not used).
     separated : tuple of str
-        Systems whose maximum-likelihood ability is infinite (never won or never lost).
+        Systems whose maximum-likelihood ability is infinite relative to the largest group of systems whose
+        differences are identified (never won or never lost, or separated through the position bias or a
+        covariate); every system when no two share a group.
     model : GlmerResult or None
         The engine's mixed-model fit of a binomial random-effects model (``ties="drop"``): variance components,
         ranef, vcov, ... (abilities there in reference coding, the first system 0, when they sum to 0 here).
@@ -487,6 +489,12 @@ class PreferenceResult(Result):
         return preference_report(self, level=level, n_resamples=n_resamples, random_state=random_state,
                                  adjust=adjust, power=power, title=title)
 
+    @property
+    def infinite_terms(self) -> tuple[str, ...]:
+        """The position bias and covariates whose estimates separation leaves infinite (infinite standard errors)."""
+        terms = ["position bias"] if self.position_se is not None and np.isinf(self.position_se) else []
+        return tuple(terms + [f"covariate {c!r}" for c in self.covariates.index[np.isinf(self.covariates.se)]])
+
     # ------------------------------------------------------------------ helpers
     def _require_fit(self) -> ModelFit:
         if self._fit is None or self._log is None:
@@ -529,6 +537,8 @@ class PreferenceResult(Result):
             out += ["", "random effects (latent log-odds scale):", self.varcorr.to_string(index=False)]
         if self.separated:
             out.append(f"warning: infinite abilities (separation): {', '.join(self.separated)}")
+        if self.infinite_terms:
+            out.append(f"warning: infinite estimates (separation): {', '.join(self.infinite_terms)}")
         if not self.converged:
             out.append("warning: the fit did not converge")
         return "\n".join(out)
@@ -579,7 +589,8 @@ def make_result(fit: ModelFit, log: VoteLog, used: VoteLog, systems: tuple[str, 
     cov_idx = [names.index(c) for c in used.covariate_names]
     covs = pd.DataFrame({"estimate": fit.beta[cov_idx], "se": se[cov_idx]}, index=pd.Index(used.covariate_names,
                                                                                            name="covariate"))
-    covs["z"] = covs.estimate / covs.se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        covs["z"] = np.where(np.isfinite(covs.se), covs.estimate / covs.se, np.nan)  # separated: no test
     covs["pvalue"] = 2 * sps.norm.sf(np.abs(covs.z))
     thresholds = tie = None
     if fit.spec.ties == "ordinal":
