@@ -220,8 +220,8 @@ def _separated_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, separat
     if np.any(np.abs(null[m:]) > 1e-8):
         parts = describe_separation(null, design, log.systems)
         raise InputError(
-            f"separation through {parts}: some votes are won without exception by the side these predict, so "
-            "their estimates are infinite, and a random-effects model cannot be fitted in that limit (its random "
+            f"separation through {parts}: some votes are won without exception by the side favoured there, so "
+            "these estimates are infinite, and a random-effects model cannot be fitted in that limit (its random "
             "deviations would sit on an infinite mean). Fit without random effects (position='fixed', no "
             "random=...), which reports the separated terms with infinite standard errors, or collect votes that "
             "break the pattern.")

@@ -166,6 +166,8 @@ class PreferenceResult(Result):
             ``bootstrap``: parametric bootstrap of the fitted model, random effects drawn anew (percentile).
             ``iid-bootstrap``: votes resampled as if independent and the fixed-effects model refitted, as
             arena leaderboards do (too narrow when judges or prompts make votes dependent; shown for comparison).
+            Under separation the abilities with infinite standard errors get infinite bootstrap bounds (every
+            resample stops where the fit did); ``profile`` bounds them on the side the likelihood does.
         n_resamples, random_state
             For the bootstrap methods.
         """
@@ -183,6 +185,8 @@ class PreferenceResult(Result):
             draws = self.bootstrap_abilities(n_resamples=n_resamples, random_state=random_state,
                                              iid=method == "iid-bootstrap")
             lower, upper = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+            unidentified = np.isinf(self.se.to_numpy())  # separation: resamples repeat where the fit stopped
+            lower, upper = np.where(unidentified, -np.inf, lower), np.where(unidentified, np.inf, upper)
         return pd.DataFrame({"ability": est, "lower": lower, "upper": upper, "elo": to_elo(est),
                              "elo_lower": to_elo(lower), "elo_upper": to_elo(upper), "level": level,
                              "method": method}, index=pd.Index(self.systems, name="system"))

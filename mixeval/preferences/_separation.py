@@ -42,7 +42,7 @@ from ._design import POSITION, DifferenceDesign, difference_design, gram_null, u
 from ._fixed import OutcomeModel
 from ._log import VoteLog
 
-__all__ = ["Separation", "constraint_rows", "find_separation", "separated_rows", "ability_groups",
+__all__ = ["Separation", "constraint_rows", "find_separation", "separated_rows", "unbounded_sides", "ability_groups",
            "separated_systems", "describe_separation", "warn_separation"]
 
 #: a row counts as moving along the directions ``N`` when ``|x' N| > _ROW_TOL |x|``
@@ -191,6 +191,35 @@ def find_separation(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, cou
     if model.n_phi and np.any(out & (outcome == 1)):
         return Separation(null=np.eye(p), tie_infinite=True)
     return Separation(null=unidentified(X[~out]))
+
+
+def unbounded_sides(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np.ndarray, null: np.ndarray,
+                    c: np.ndarray) -> tuple[bool, bool]:
+    """Whether the likelihood leaves ``c' beta`` unbounded below and above: some direction ``z`` of the separation's
+    cone (``A z >= 0`` on the constraint rows with the tie parameter held, ``z`` in the span of ``null``) has
+    ``c' z < 0`` (below) or ``> 0`` (above). A profile-likelihood interval is infinite on those sides and finite
+    on the others (moving that way costs separated votes their certainty).
+
+    Examples
+    --------
+    >>> from ._fixed import outcome_model
+    >>> X = np.array([[1.0]])  # x beat y in the only vote: its ability is bounded below by the data, not above
+    >>> unbounded_sides(outcome_model("drop"), X, np.array([2]), np.array([1.0]), np.eye(1), np.array([1.0]))
+    (False, True)
+    """
+    cn = c @ null
+    if null.shape[1] == 0 or np.linalg.norm(cn) <= LOAD_TOL * max(np.linalg.norm(c), 1e-300):
+        return False, False
+    used = np.asarray(count) > 0
+    A = constraint_rows(model, X[used], np.asarray(outcome)[used], np.asarray(count, dtype=float)[used],
+                        np.zeros(X.shape[1]), 0.0)[0][:, :X.shape[1]] @ null
+    A = A[np.linalg.norm(A, axis=1) > 0]
+    sides = []
+    for sign in (1.0, -1.0):  # min c'z, then max c'z over the cone within the unit box
+        res = linprog(sign * cn, A_ub=-A if len(A) else None, b_ub=np.zeros(len(A)) if len(A) else None,
+                      bounds=[(-1, 1)] * null.shape[1], method="highs")
+        sides.append(res.status == 0 and res.fun < -1e-9)  # min c'z < 0, or max c'z > 0
+    return sides[0], sides[1]
 
 
 #: a coefficient loads on the unidentified directions when the norm of its row of ``N`` exceeds this

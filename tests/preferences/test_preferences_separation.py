@@ -41,8 +41,28 @@ def test_the_first_shown_system_winning_every_vote_leaves_nothing_identified():
     c = fit.contrasts()
     assert np.isinf(c.se.iloc[0]) and np.isnan(c.pvalue.iloc[0])
     assert set(fit.separated) == {"x", "y"}
+    for method in ("profile", "bootstrap", "iid-bootstrap"):  # nothing bounds them: no interval is finite
+        table = fit.intervals(method=method, n_resamples=10, random_state=1)
+        assert np.all(np.isneginf(table.lower)) and np.all(np.isposinf(table.upper)), method
     none = bradley_terry(FIRST_WINS, position="none")  # without a position term: each won half, no separation
     assert np.all(np.isfinite(none.se)) and none.se.iloc[0] == pytest.approx(np.sqrt(1 / 20))
+
+
+@pytest.mark.parametrize("ties", ["drop", "davidson", "ordinal"])
+def test_a_separation_through_the_position_leaves_the_fit_of_the_other_votes(ties):
+    # a-b (a first) and b-c (b first) are split; c, shown first against a, always won: with the position bias
+    # growing and a, c moving apart the last votes are won with certainty while the first two keep their odds
+    rows = ([("a", "b", w) for w in ["model_a"] * 5 + ["model_b"] * 3 + ["tie"] * 2]
+            + [("b", "c", w) for w in ["model_a"] * 4 + ["model_b"] * 4 + ["tie"] * 3] + [("c", "a", "model_a")] * 6)
+    log = pd.DataFrame(rows, columns=["model_a", "model_b", "winner"])
+    with pytest.warns(SeparationWarning, match=r"6 of 2\d votes .* the position bias .* the groups \{a\} \| \{b\} "
+                                               r"\| \{c\}"):
+        fit = bradley_terry(log, ties=ties, reference="b")
+    inner = bradley_terry(log.iloc[:21], ties=ties, reference="b", position="none")  # the same model on them
+    assert fit.position_se == np.inf and fit.se["a"] == np.inf and fit.se["c"] == np.inf
+    assert fit.loglik == pytest.approx(inner.loglik, abs=1e-6)
+    if ties != "drop":
+        assert fit.tie_parameter == pytest.approx(inner.tie_parameter, rel=1e-8)
 
 
 def test_a_covariate_that_separates_is_infinite_and_the_rest_is_glm_on_the_other_votes():
@@ -61,6 +81,9 @@ def test_a_covariate_that_separates_is_infinite_and_the_rest_is_glm_on_the_other
     assert fit.position_se == pytest.approx(within["se"]["first"], rel=1e-5)
     assert fit.loglik == pytest.approx(within["loglik"], abs=1e-5)
     assert fit.separated == ()  # every ability is identified
+    profile = fit.intervals(method="profile")
+    assert np.all(np.isfinite(profile[["lower", "upper"]]))
+    assert np.all((profile.lower < fit.abilities) & (fit.abilities < profile.upper) | (fit.abilities == 0))
     assert np.all(np.isfinite(fit.contrasts().se))
 
 
