@@ -9,17 +9,16 @@ multiplicity (:attr:`VoteLog.count`), so millions of arena votes among a hundred
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe
-from ..errors import InputError, SeparationWarning
+from ..errors import InputError
 
-__all__ = ["VoteLog", "read_log", "components", "check_connected", "never_beaten_or_never_winning",
-           "win_components", "warn_separation", "count_identical", "POSITION_LABELS", "TIE_LABELS"]
+__all__ = ["VoteLog", "read_log", "components", "check_connected", "count_identical", "POSITION_LABELS",
+           "TIE_LABELS"]
 
 #: verdicts that name a position and their outcome codes (2: the system shown first won, 0: the second)
 POSITION_LABELS = {"model_a": 2, "a": 2, "model_b": 0, "b": 0}
@@ -385,90 +384,3 @@ def check_connected(log: VoteLog) -> None:
             f"the comparison graph is disconnected: the systems fall into {len(comps)} groups that never meet "
             f"(directly or through other systems): {shown}. Abilities in different groups cannot be compared; "
             "fit each group on its own or collect votes between them.")
-
-
-def win_components(log: VoteLog) -> np.ndarray:
-    """The strongly connected component of the win graph each system belongs to (all 0 when it is strongly
-    connected, the case in which the maximum-likelihood abilities exist).
-
-    Zermelo (1929), Ford (1957): the Bradley-Terry MLE exists iff for every split of the systems into two
-    groups each group beat the other at least once; ties count as a win both ways. Otherwise the likelihood
-    grows without bound as the components of the win graph move apart: differences of abilities within a
-    component stay finite (their limits are the fit to the votes within components), differences between
-    components are infinite. Components are numbered by size, largest first.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> log = read_log(pd.DataFrame({"model_a": ["x", "y", "z", "x"], "model_b": ["y", "z", "y", "z"],
-    ...                              "winner": ["model_a", "model_a", "model_a", "model_a"]}))
-    >>> win_components(log).tolist()  # x never lost; y and z beat each other
-    [1, 0, 0]
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    used = log.count > 0
-    a, b, o = log.a[used], log.b[used], log.outcome[used]
-    src = np.concatenate([a[o >= 1], b[o <= 1]])  # edge winner -> loser (ties both ways)
-    dst = np.concatenate([b[o >= 1], a[o <= 1]])
-    k = log.n_systems
-    graph = coo_matrix((np.ones(src.size), (src, dst)), shape=(k, k))
-    _, labels = connected_components(graph, directed=True, connection="strong")
-    sizes = np.bincount(labels)
-    order = sorted(range(sizes.size), key=lambda c: (-sizes[c], int(np.flatnonzero(labels == c)[0])))
-    rank = np.empty(sizes.size, dtype=np.int64)
-    rank[order] = np.arange(sizes.size)
-    return rank[labels]
-
-
-def never_beaten_or_never_winning(log: VoteLog) -> list[str]:
-    """Systems whose maximum-likelihood ability is infinite relative to the rest: those outside the largest
-    strongly connected component of the win graph (:func:`win_components`), every system when all components are
-    single systems; empty when the MLE exists."""
-    labels = win_components(log)
-    if np.all(labels == 0):
-        return []
-    if np.sum(labels == 0) == 1:
-        return list(log.systems)
-    return [log.systems[i] for i in np.flatnonzero(labels != 0)]
-
-
-def _ordered_components(log: VoteLog, labels: np.ndarray) -> list[list[str]]:
-    """The components of the win graph from the top (winners) down: a topological order of its condensation."""
-    n = int(labels.max()) + 1
-    used = log.count > 0
-    a, b, o = log.a[used], log.b[used], log.outcome[used]
-    win, lose = np.where(o == 2, a, b), np.where(o == 2, b, a)
-    between = (o != 1) & (labels[win] != labels[lose])
-    edges = {(int(labels[w]), int(labels[v])) for w, v in zip(win[between], lose[between])}
-    indegree = np.zeros(n, dtype=int)
-    for _, v in edges:
-        indegree[v] += 1
-    order, ready = [], sorted(c for c in range(n) if indegree[c] == 0)
-    while ready:
-        c = ready.pop(0)
-        order.append(c)
-        for w, v in sorted(edges):
-            if w == c:
-                indegree[v] -= 1
-                if indegree[v] == 0:
-                    ready.append(v)
-    return [[log.systems[i] for i in np.flatnonzero(labels == c)] for c in order]
-
-
-def warn_separation(log: VoteLog, labels: np.ndarray) -> None:
-    """Warn that some ability differences are infinite (:func:`win_components`), naming the groups."""
-    if np.all(labels == 0):
-        return
-    groups = _ordered_components(log, labels)
-    shown = " > ".join("{" + ", ".join(g[:6]) + (", ..." if len(g) > 6 else "") + "}" for g in groups[:8])
-    warnings.warn(
-        f"separation: the systems fall into {len(groups)} groups, none of which both beat and lost to another "
-        f"(ties count both ways), from the top: {shown}{' > ...' if len(groups) > 8 else ''}. Ability differences "
-        "between groups are infinite (their maximum-likelihood estimates do not exist): the values reported are "
-        "where the fit stopped, with infinite standard errors for every ability and contrast that compares systems "
-        "of different groups; differences within a group are estimated as usual (with reference= a system of a group, "
-        "that group's abilities are finite). Collect more votes between the groups, or bound the differences on one "
-        "side with intervals(method='profile').",
-        SeparationWarning, stacklevel=4)

@@ -14,13 +14,19 @@ from scipy.linalg import null_space
 from ..errors import InputError
 from ..mixed._glmm_result import GlmerResult
 from ._design import DifferenceDesign, difference_design
-from ._fixed import FixedFit, fit_fixed, loglik, outcome_model
-from ._log import VoteLog, win_components
+from ._fixed import FixedFit, fit_fixed, loglik, outcome_model, warn_not_converged
+from ._log import VoteLog
 from ._mixed import fit_mixed, random_terms
 from ._ordinal_mixed import fit_ordinal_mixed, varcorr_table
+from ._separation import Separation, describe_separation, find_separation, separated_rows
 
 __all__ = ["Spec", "ModelFit", "fit_model", "prepare_votes", "recoding", "refit_quietly", "without",
-           "separation_directions", "reduced_design"]
+           "reduced_design"]
+
+
+#: the first fit of a log stops where its likelihood flattens (glm's criterion), a separated fit's limit; without
+#: separation it is continued to the step criterion from there
+FLAT = 1e-10
 
 
 @dataclass(frozen=True)
@@ -59,11 +65,12 @@ class ModelFit:
     varcorr: pd.DataFrame | None = field(default=None, repr=False)
     null: np.ndarray | None = field(default=None, repr=False)
     cov_beta_phi: np.ndarray | None = field(default=None, repr=False)
+    tie_infinite: bool = False
 
     @property
     def null_basis(self) -> np.ndarray:
         """Orthonormal ``p x r`` basis of the directions of ``beta`` the votes do not identify (``r = 0`` unless the
-        win graph separates, :func:`separation_directions`): a linear function ``f' beta`` is estimable iff
+        votes separate, :func:`~._separation.find_separation`): a linear function ``f' beta`` is estimable iff
         ``f`` is orthogonal to it; ``cov`` holds the covariance of the estimable ones."""
         return np.zeros((self.beta.size, 0)) if self.null is None else self.null
 
@@ -95,16 +102,17 @@ def prepare_votes(log: VoteLog, ties: str) -> VoteLog:
 def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool = True) -> ModelFit:
     """Fit ``spec`` to ``log`` (ties already removed for ``ties="drop"``).
 
-    A log whose win graph separates (:func:`~._log.win_components`) is fitted in the limit: the coefficients
-    that move its components apart stay where a divergent fit stops, the rest is the fit of the votes within
-    components on the complementary coefficients (:func:`separation_directions`), and :attr:`ModelFit.null`
-    marks the unidentified directions.
+    A log whose votes separate (:func:`~._separation.find_separation`: by the systems' win graph, the position,
+    a covariate) is fitted in the limit: the coefficients along the separation stay where a divergent fit stops,
+    the rest is the fit of the votes that are not separated on the complementary coefficients, and
+    :attr:`ModelFit.null` marks the unidentified directions. A tie parameter that diverges too leaves every
+    direction unidentified (:attr:`ModelFit.tie_infinite`).
     """
     log = log.collapse(judge=spec.position == "random" or "system:judge" in spec.random,
                        prompt=any(t in spec.random for t in ("prompt", "system:prompt")))
     design = difference_design(log, reference=spec.reference, position=spec.position != "none",
                                abilities=spec.abilities, sparse=spec.mixed)
-    labels = win_components(log) if spec.abilities else np.zeros(log.n_systems, dtype=np.int64)
+    model = outcome_model(spec.ties)
     if spec.mixed:
         if spec.ties == "davidson":
             raise InputError(
@@ -112,22 +120,41 @@ def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool =
                 "probability, P(a) : P(tie) : P(b) = e^(eta/2) : nu : e^(-eta/2), is neither a GLMM family nor a "
                 "cumulative link, the two forms mixeval's random-effects engines integrate. Use ties='ordinal' (the "
                 "cumulative-logit tie model, fitted with random effects as ordinal::clmm) or ties='drop'.")
-        if np.any(labels != 0):
-            return _separated_mixed(log, spec, design, labels, warn=warn)
+        flat = log.collapse(judge=False, prompt=False)
+        X = difference_design(flat, reference=spec.reference, position=spec.position != "none",
+                              abilities=spec.abilities).X
+        stopped = fit_fixed(model, X, flat.outcome, flat.count, flat=FLAT, warn=False, covariance=False)
+        separation = find_separation(model, X, flat.outcome, flat.count, stopped.beta, stopped.phi)
+        if separation.tie_infinite:
+            return _diverged(spec, design, stopped, True)
+        if separation.any:
+            return _separated_mixed(log, spec, design, separation, stopped, warn=warn)
         if spec.ties == "ordinal":
             return _fit_ordinal_mixed(log, spec, design)
         return _fit_binomial_mixed(log, spec, design, warn=warn)
-    model = outcome_model(spec.ties)
-    separated = bool(np.any(labels != 0))
-    fixed = fit_fixed(model, design.X, log.outcome, log.count, warn=warn and not separated,
-                      covariance=covariance and not separated)
-    if separated:
-        return _limit_fit(log, spec, design, model, fixed, labels, warn=warn, covariance=covariance)
+    stopped = fit_fixed(model, design.X, log.outcome, log.count, flat=FLAT, warn=False, covariance=False)
+    separation = find_separation(model, design.X, log.outcome, log.count, stopped.beta, stopped.phi)
+    if separation.any:
+        return _limit_fit(log, spec, design, model, stopped, separation, warn=warn, covariance=covariance)
+    fixed = fit_fixed(model, design.X, log.outcome, log.count, beta0=stopped.beta,
+                      phi0=stopped.phi if model.n_phi else None, warn=False, covariance=covariance)
+    fixed = replace(fixed, iterations=stopped.iterations + fixed.iterations)
+    if warn and not fixed.converged:
+        warn_not_converged(stacklevel=3)
     p = design.p
     phi_se = float(np.sqrt(fixed.cov[p, p])) if model.n_phi else float("nan")
     return ModelFit(spec=spec, design=design, beta=fixed.beta, cov=fixed.cov[:p, :p], phi=fixed.phi, phi_se=phi_se,
                     loglik=fixed.loglik, converged=fixed.converged, fixed=fixed,
                     cov_beta_phi=fixed.cov[:p, p] if model.n_phi else None)
+
+
+def _diverged(spec: Spec, design: DifferenceDesign, stopped: FixedFit, tie_infinite: bool) -> ModelFit:
+    """A fit none of whose coefficients the votes identify (every vote separated, or the tie parameter infinite
+    with them): where the divergent fit ``stopped``, every direction unidentified."""
+    p = design.p
+    return ModelFit(spec=spec, design=design, beta=stopped.beta, cov=np.zeros((p, p)), phi=stopped.phi,
+                    phi_se=float("inf") if stopped.model.n_phi else float("nan"), loglik=stopped.loglik,
+                    converged=True, fixed=stopped, null=np.eye(p), tie_infinite=tie_infinite)
 
 
 def _fit_binomial_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, *, warn: bool,
@@ -182,20 +209,27 @@ def reduced_design(design: DifferenceDesign, null: np.ndarray) -> tuple[Differen
                             n_abilities=b_s.shape[1]), basis
 
 
-def _separated_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, labels: np.ndarray, *,
-                     warn: bool) -> ModelFit:
-    """A random-effects model of a separated log in the limit: the same model fitted to the votes within the win
-    graph's components on the coefficients that do not move the components apart, the others left where the
-    divergent fixed-effects fit stops (their estimates infinite)."""
-    null = separation_directions(design, labels)
-    within = log.subset(labels[log.a] == labels[log.b])
+def _separated_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, separation: Separation,
+                     stopped: FixedFit, *, warn: bool) -> ModelFit:
+    """A random-effects model of a log whose systems separate, in the limit: the same model fitted to the votes
+    that are not separated on the coefficients that do not move the separated groups apart, the others left
+    where the divergent fixed-effects fit ``stopped`` (their estimates infinite). A separation through the
+    position bias or a covariate is refused: the random effects would sit on an infinite mean."""
+    null = separation.null
+    m = design.n_abilities
+    if np.any(np.abs(null[m:]) > 1e-8):
+        parts = describe_separation(null, design, log.systems)
+        raise InputError(
+            f"separation through {parts}: some votes are won without exception by the side favoured there, so "
+            "these estimates are infinite, and a random-effects model cannot be fitted in that limit (its random "
+            "deviations would sit on an infinite mean). Fit without random effects (position='fixed', no "
+            "random=...), which reports the separated terms with infinite standard errors, or collect votes that "
+            "break the pattern.")
+    within = log.subset(~separated_rows(design.X, null))
     if within.n_votes == 0:
         raise InputError("separation: no two systems both beat and lost to each other (directly or through others), "
                          "so no vote carries information beyond the order of the systems; a random-effects model "
                          "cannot be fitted. Collect more votes or fit without random effects.")
-    stopped = fit_fixed(outcome_model(spec.ties), np.asarray(design.X.toarray() if sp.issparse(design.X)
-                                                             else design.X, dtype=float),
-                        log.outcome, log.count, warn=False, covariance=False)
     gap = null @ (null.T @ stopped.beta)
     if spec.ties == "ordinal":
         fit = _fit_ordinal_mixed(within, spec, design, null)
@@ -205,51 +239,20 @@ def _separated_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, labels:
     return replace(fit, beta=fit.beta + gap, null=null)
 
 
-def separation_directions(design: DifferenceDesign, labels: np.ndarray) -> np.ndarray:
-    """Orthonormal ``p x (G - 1)`` basis of the coefficient directions that move the ``G`` components of the win
-    graph (:func:`~._log.win_components`) apart: the abilities ``s = C beta`` shifted by a constant on one
-    component, the constraint kept (reference 0 or sum 0). The likelihood of separated votes grows without bound
-    along them, and the votes within components do not depend on them (``X_within N = 0``).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from ._log import read_log
-    >>> log = read_log(pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "y"],
-    ...                              "winner": ["model_a", "model_a", "model_a"]}))
-    >>> d = difference_design(log, reference=1, position=False)
-    >>> np.abs(separation_directions(d, np.array([1, 0, 0]))).round(3).ravel().tolist()  # x against {y, z}
-    [1.0, 0.0]
-    """
-    k = design.C.shape[0]
-    ref = np.flatnonzero(~design.C.any(axis=1))
-    shifts = []
-    for g in range(int(labels.max()) + 1):
-        u = (labels == g).astype(float)
-        shifts.append(u - (u[ref[0]] if ref.size else u.mean()) * np.ones(k))
-    directions = np.linalg.pinv(design.C) @ np.column_stack(shifts)
-    basis = np.zeros((design.p, directions.shape[1]))
-    basis[:design.n_abilities] = directions
-    u, sv, _ = np.linalg.svd(basis, full_matrices=False)
-    return u[:, sv > 1e-10 * max(float(sv.max(initial=0.0)), 1.0)]
-
-
-def _limit_fit(log: VoteLog, spec: Spec, design: DifferenceDesign, model, stopped: FixedFit, labels: np.ndarray, *,
-               warn: bool, covariance: bool) -> ModelFit:
-    """The fit of a separated log: the directions that move the win graph's components apart (``N``) are left
-    where the divergent fit ``stopped`` (their likelihood still rising, their estimates infinite); every other
-    direction is the maximum-likelihood fit of the limit model, the votes within components (those between them
-    are won with probability 1 in the limit), on the coefficients ``gamma = B' beta`` (``B`` the orthogonal
+def _limit_fit(log: VoteLog, spec: Spec, design: DifferenceDesign, model, stopped: FixedFit, separation: Separation,
+               *, warn: bool, covariance: bool) -> ModelFit:
+    """The fit of a separated log: the directions the votes that are not separated do not identify (``N``) are
+    left where the divergent fit ``stopped`` (their likelihood still rising, their estimates infinite); every
+    other direction is the maximum-likelihood fit of the limit model, the votes that are not separated (the
+    others are won with probability 1 in the limit), on the coefficients ``gamma = B' beta`` (``B`` the orthogonal
     complement of ``N``). ``cov`` is ``B Cov(gamma) B'``, the covariance of the estimable functions."""
-    null = separation_directions(design, labels)
-    basis = null_space(null.T) if null.shape[1] else np.eye(design.p)
-    within = labels[log.a] == labels[log.b]
+    null = separation.null
     X = np.asarray(design.X, dtype=float)
+    within = ~separated_rows(X, null) & (log.count > 0)
+    if separation.tie_infinite or not within.any():
+        return _diverged(spec, design, stopped, separation.tie_infinite)
+    basis = null_space(null.T) if null.shape[1] else np.eye(design.p)
     p = design.p
-    if not np.any(within & (log.count > 0)):
-        return ModelFit(spec=spec, design=design, beta=stopped.beta, cov=np.zeros((p, p)), phi=stopped.phi,
-                        phi_se=float("inf") if model.n_phi else float("nan"), loglik=stopped.loglik,
-                        converged=True, fixed=stopped, null=np.eye(p))
     sub = fit_fixed(model, X[within] @ basis, log.outcome[within], log.count[within], beta0=basis.T @ stopped.beta,
                     phi0=stopped.phi if model.n_phi else None, warn=warn, covariance=covariance)
     beta = null @ (null.T @ stopped.beta) + basis @ sub.beta

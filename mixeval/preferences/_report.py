@@ -202,6 +202,8 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     notes = []
     if result.separated:
         notes.append(Note(f"infinite abilities (separation): {', '.join(result.separated)}", "warning"))
+    if result.infinite_terms:
+        notes.append(Note(f"infinite estimates (separation): {', '.join(result.infinite_terms)}", "warning"))
     if not result.converged:
         notes.append(Note("the fit did not converge", "warning"))
     if notes:

@@ -78,7 +78,9 @@ class PreferenceResult(Result):
     n_votes, n_ties : int
         Votes used and ties among them (ties dropped are not used).
     separated : tuple of str
-        Systems whose maximum-likelihood ability is infinite (never won or never lost).
+        Systems whose maximum-likelihood ability is infinite relative to the largest group of systems whose
+        differences are identified (never won or never lost, or separated through the position bias or a
+        covariate); every system when no two share a group.
     model : GlmerResult or None
         The engine's mixed-model fit of a binomial random-effects model (``ties="drop"``): variance components,
         ranef, vcov, ... (abilities there in reference coding, the first system 0, when they sum to 0 here).
@@ -164,6 +166,8 @@ class PreferenceResult(Result):
             ``bootstrap``: parametric bootstrap of the fitted model, random effects drawn anew (percentile).
             ``iid-bootstrap``: votes resampled as if independent and the fixed-effects model refitted, as
             arena leaderboards do (too narrow when judges or prompts make votes dependent; shown for comparison).
+            Under separation the abilities with infinite standard errors get infinite bootstrap bounds (every
+            resample stops where the fit did); ``profile`` bounds them on the side the likelihood does.
         n_resamples, random_state
             For the bootstrap methods.
         """
@@ -181,6 +185,8 @@ class PreferenceResult(Result):
             draws = self.bootstrap_abilities(n_resamples=n_resamples, random_state=random_state,
                                              iid=method == "iid-bootstrap")
             lower, upper = np.quantile(draws, [0.5 - level / 2, 0.5 + level / 2], axis=0)
+            unidentified = np.isinf(self.se.to_numpy())  # separation: resamples repeat where the fit stopped
+            lower, upper = np.where(unidentified, -np.inf, lower), np.where(unidentified, np.inf, upper)
         return pd.DataFrame({"ability": est, "lower": lower, "upper": upper, "elo": to_elo(est),
                              "elo_lower": to_elo(lower), "elo_upper": to_elo(upper), "level": level,
                              "method": method}, index=pd.Index(self.systems, name="system"))
@@ -487,6 +493,12 @@ class PreferenceResult(Result):
         return preference_report(self, level=level, n_resamples=n_resamples, random_state=random_state,
                                  adjust=adjust, power=power, title=title)
 
+    @property
+    def infinite_terms(self) -> tuple[str, ...]:
+        """The position bias and covariates whose estimates separation leaves infinite (infinite standard errors)."""
+        terms = ["position bias"] if self.position_se is not None and np.isinf(self.position_se) else []
+        return tuple(terms + [f"covariate {c!r}" for c in self.covariates.index[np.isinf(self.covariates.se)]])
+
     # ------------------------------------------------------------------ helpers
     def _require_fit(self) -> ModelFit:
         if self._fit is None or self._log is None:
@@ -529,6 +541,8 @@ class PreferenceResult(Result):
             out += ["", "random effects (latent log-odds scale):", self.varcorr.to_string(index=False)]
         if self.separated:
             out.append(f"warning: infinite abilities (separation): {', '.join(self.separated)}")
+        if self.infinite_terms:
+            out.append(f"warning: infinite estimates (separation): {', '.join(self.infinite_terms)}")
         if not self.converged:
             out.append("warning: the fit did not converge")
         return "\n".join(out)
@@ -579,7 +593,8 @@ def make_result(fit: ModelFit, log: VoteLog, used: VoteLog, systems: tuple[str, 
     cov_idx = [names.index(c) for c in used.covariate_names]
     covs = pd.DataFrame({"estimate": fit.beta[cov_idx], "se": se[cov_idx]}, index=pd.Index(used.covariate_names,
                                                                                            name="covariate"))
-    covs["z"] = covs.estimate / covs.se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        covs["z"] = np.where(np.isfinite(covs.se), covs.estimate / covs.se, np.nan)  # separated: no test
     covs["pvalue"] = 2 * sps.norm.sf(np.abs(covs.z))
     thresholds = tie = None
     if fit.spec.ties == "ordinal":

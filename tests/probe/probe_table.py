@@ -147,14 +147,6 @@ def _bt_separation(f):
     return None if finite.size == 0 or finite.max() > 50 else f"standard errors {se} under separation"
 
 
-def _bt_ties_only(f):
-    from mixeval.preferences import bradley_terry
-
-    fit = bradley_terry(_read(f["votes_ties_only"]), ties="davidson")
-    se = np.asarray(fit.standard_errors if hasattr(fit, "standard_errors") else fit.se, dtype=float)
-    return f"abilities with SE {se.max():.3g}" if np.isfinite(se).any() and se[np.isfinite(se)].max() > 1e4 else None
-
-
 def _compare_twins(f):
     from mixeval.logs import compare_logs
 
@@ -786,7 +778,8 @@ PROBES = [
     py("py-circularity-summary", "ok", _circ_summary, check=_below),
     py("py-bt-names", "ok", _bt_names, check=lambda v, f: v),
     py("py-bt-separation", "ok", _bt_separation, check=lambda v, f: v),
-    py("py-bt-ties-only", "ok", _bt_ties_only, check=lambda v, f: v),
+    py("py-bt-ties-only", "refuse", lambda f: __import__("mixeval.preferences", fromlist=["x"]).bradley_terry(
+        _read(f["votes_ties_only"]), ties="davidson"), words=("every vote is a tie", "tie parameter is infinite")),
     py("py-compare-logs-twins", "ok", _compare_twins, check=lambda v, f: v),
     py("py-uncertainty-attribute", "ok", _uncertainty_attr, check=lambda v, f: v),
     py("py-dstudy-unknown-facet", "refuse", lambda f: __import__("mixeval").dstudy(
@@ -816,7 +809,6 @@ OTHER_BRANCH: dict[str, str] = {
                      "rel-level-without-ci", "sig-weighted", "py-weighted-emmeans", "py-weighted-satterthwaite",
                      "py-weighted-kenward-roger", "sig-ordinal-scale", "sig-ordinal-levels",
                      "py-ordinal-ordered-strings", "py-ordinal-effect-size", "py-ordinal-boundary-spread"), "study"),
-    "pref-covariate-zero": "study (the brief's 'covariate SE 0'; the issue lists it with the preferences)",
     **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
                      "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
                      "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),
