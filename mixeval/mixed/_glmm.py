@@ -50,30 +50,8 @@ __all__ = ["GlmmFit", "reml_criterion", "check_separation", "glmm_problem", "opt
 
 
 def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:
-    """Validate the response of a binomial (0/1 or proportion in [0, 1]) or Poisson (counts >= 0) model."""
-    if family.name == "binomial":
-        bad = (y < 0) | (y > 1)
-        if bad.any():
-            raise InputError(
-                f"the response {name!r} of a binomial model must be 0/1, logical or a proportion in [0, 1]; "
-                f"{int(bad.sum())} value(s) lie outside (e.g. {y[bad][:3].tolist()}). For successes out of "
-                "trials pass the proportion successes / trials with weights=trials (R's cbind(successes, failures))."
-            )
-        m = weights * y
-        if np.any(np.abs(m - np.round(m)) > 1e-3):
-            raise InputError(
-                f"the response {name!r} times weights is not a whole number of successes; a binomial proportion "
-                "needs weights = the number of trials of each row."
-            )
-    else:
-        if np.any(y < 0):
-            raise InputError(f"the response {name!r} of a Poisson model must be counts >= 0; it has negative values.")
-        fractional = np.abs(y - np.round(y)) > 1e-8
-        if fractional.any():
-            raise InputError(
-                f"the response {name!r} of a Poisson model must be whole counts; {int(fractional.sum())} value(s) are "
-                f"not (e.g. {y[fractional][:3].tolist()}). Counts of events are whole numbers: check for averaged or "
-                "rescaled values (a rate per exposure is a count with an offset), or fit a Gaussian model.")
+    """Validate the response ``y`` (column ``name``) with ``weights`` for ``family`` (:meth:`Family.check_response`)."""
+    family.check_response(y, weights, name)
 
 
 def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStructure | None = None) -> GlmmProblem:
@@ -130,8 +108,7 @@ def _start_beta(problem: GlmmProblem) -> np.ndarray:
     y, wt, fam = problem.y, problem.weights, problem.family
     if problem.p == 0:
         return np.zeros(0)
-    mustart = (wt * y + 0.5) / (wt + 1) if fam.name == "binomial" else y + 0.1
-    eta = fam.linkfun(mustart)
+    eta = fam.linkfun(fam.initialize(y, wt))
     if sp.issparse(problem.X):  # the normal equations (p x p) of the weighted least squares
         w = np.maximum(wt, 1e-12)
         return np.linalg.lstsq(weighted_crossproduct(problem.X, w), problem.X.T @ (w * eta), rcond=None)[0]
