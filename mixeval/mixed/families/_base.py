@@ -216,6 +216,11 @@ class Family:
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(kinds == "dispersion", np.log(values), values) if values.size else values
 
+    def valid_parameters(self, params: np.ndarray) -> bool:
+        """Whether the likelihood is defined at ``params`` (e.g. ordered cutpoints); the engine treats the criterion
+        as infinite elsewhere."""
+        return bool(np.all(np.isfinite(params)))
+
     def dispersion(self, params: np.ndarray) -> float:
         """glmmTMB's ``sigma()``: the family's dispersion parameter on its reported scale (1 for a family whose
         dispersion is fixed, as glmmTMB reports binomial and Poisson fits)."""

@@ -93,6 +93,11 @@ class OrderedBeta(Family):
         phi = spread / resid - 1 if resid > 0 else 100.0
         return np.array([np.log(np.clip(phi, 0.5, 1e4)), eta + special.logit(p0), eta - special.logit(p1)])
 
+    def valid_parameters(self, params):
+        """Finite parameters with ordered cutpoints ``c0 < c1``."""
+        params = np.asarray(params, dtype=float)
+        return bool(np.all(np.isfinite(params)) and params[1] < params[2])
+
     @staticmethod
     def _split(params):
         return float(np.exp(params[0])), float(params[1]), float(params[2])
