@@ -820,8 +820,15 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     for it in range(1, maxit + 1):
         w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False, psi=psi)
         # Newton steps: the observed information (equal to the working weights for canonical links; for probit
-        # Fisher scoring would converge only linearly; where it is not positive, the expected information)
-        system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
+        # Fisher scoring would converge only linearly). A family with its own log-likelihood: the exact Hessian while
+        # it is positive definite, else the observed information with the expected one where it is not positive
+        if problem.general and wo is not w:
+            try:
+                system = ops.system(w)
+            except LinAlgError:
+                system = ops.system(wo)
+        else:
+            system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
         rhs_u = ops.zlt(r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
@@ -876,10 +883,12 @@ def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: 
     information where it is positive and the expected one elsewhere (PIRLS' Newton steps).
     """
     if not family.exponential:
-        l1, l2, l3 = family.eta_derivatives(y, eta, wt, psi)
+        l1, l2, l3 = family.eta_derivatives(y, eta, wt, psi, third=derivatives)
         w = -l2
         if derivatives:
             return w, l1, -l3, w
+        if np.all(w > 0):
+            return w, l1, None, w
         return w, l1, None, np.where(w > 0, w, family.fisher_weights(eta, wt, psi))
     if family.link in ("logit", "log"):
         # mu_eta / V = 1 (logit: mu (1 - mu) / (mu (1 - mu)), log: mu / mu)

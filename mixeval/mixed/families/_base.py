@@ -251,15 +251,17 @@ class Family:
         applies the link's chain rule to them)."""
         raise NotImplementedError
 
-    def eta_derivatives(self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray, params: np.ndarray
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``d l_i / d eta``, ``d^2 l_i / d eta^2``, ``d^3 l_i / d eta^3`` of every row (prior weights applied).
+    def eta_derivatives(self, y: np.ndarray, eta: np.ndarray, weights: np.ndarray, params: np.ndarray,
+                        third: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``d l_i / d eta``, ``d^2 l_i / d eta^2``, ``d^3 l_i / d eta^3`` of every row (prior weights applied; the
+        third None without ``third``).
 
         The Laplace approximation's curvature is the observed information ``-d^2 l / d eta^2`` (as glmmTMB's
         automatic differentiation gives it); the third derivative enters the exact gradient of ``log|L|^2``.
         """
         mu = self.link_function.derivatives(eta)[0]
-        return self.link_function.chain(eta, *self.mu_derivatives(y, mu, weights, params))
+        l_mu, l_mu2, l_mu3 = self.mu_derivatives(y, mu, weights, params)
+        return self.link_function.chain(eta, l_mu, l_mu2, l_mu3 if third else None)
 
     def fisher_weights(self, eta: np.ndarray, weights: np.ndarray, params: np.ndarray) -> np.ndarray:
         """Positive working weights (the expected information in ``eta``), used by PIRLS where the observed

@@ -10,6 +10,7 @@ from scipy import special
 
 from ...errors import InputError
 from ._base import STUDY_METHODS, Family, Support
+from ._special import tetragamma, trigamma
 
 __all__ = ["Beta", "beta_mu_terms"]
 
@@ -20,9 +21,10 @@ def _squeeze(mu: np.ndarray) -> np.ndarray:
     return np.clip(mu, _EPS, 1 - _EPS)
 
 
-def beta_mu_terms(y: np.ndarray, mu: np.ndarray, phi: float, *, third: bool = True):
-    """The beta log-density ``log f(y; mu phi, (1 - mu) phi)`` of every row and its derivatives in ``mu``
-    (``l``, ``l_mu``, ``l_mu_mu``, ``l_mu_mu_mu``) and in ``phi`` (``l_phi``, ``l_mu_phi``, ``l_mu_mu_phi``).
+def beta_mu_terms(y: np.ndarray, mu: np.ndarray, phi: float, *, order: int = 3):
+    """The beta log-density ``log f(y; mu phi, (1 - mu) phi)`` of every row (``l``) and, up to ``order``, its
+    derivatives in ``mu`` (``l_mu``, ``l_mu2``; with ``order=3`` ``l_mu3``) and in ``phi`` (``l_phi``, ``l_mu_phi``,
+    ``l_mu2_phi``).
 
     Notes
     -----
@@ -34,14 +36,16 @@ def beta_mu_terms(y: np.ndarray, mu: np.ndarray, phi: float, *, third: bool = Tr
     """
     a, b = mu * phi, (1 - mu) * phi
     log_y, log_1y = np.log(y), np.log1p(-y)
-    l = special.gammaln(phi) - special.gammaln(a) - special.gammaln(b) + (a - 1) * log_y + (b - 1) * log_1y
+    out = {"l": special.gammaln(phi) - special.gammaln(a) - special.gammaln(b) + (a - 1) * log_y + (b - 1) * log_1y}
+    if order < 1:
+        return out
     dev = (log_y - log_1y) - (special.digamma(a) - special.digamma(b))
-    t1a, t1b = special.polygamma(1, a), special.polygamma(1, b)
+    t1a, t1b = trigamma(a), trigamma(b)
     l_mu = phi * dev
     l_mu2 = -phi * phi * (t1a + t1b)
-    out = {"l": l, "l_mu": l_mu, "l_mu2": l_mu2, "trigamma": t1a + t1b}
-    if third:
-        t2a, t2b = special.polygamma(2, a), special.polygamma(2, b)
+    out.update(l_mu=l_mu, l_mu2=l_mu2, trigamma=t1a + t1b)
+    if order >= 3:
+        t2a, t2b = tetragamma(a), tetragamma(b)
         out["l_mu3"] = -phi**3 * (t2a - t2b)
         out["l_phi"] = (special.digamma(phi) - mu * special.digamma(a) - (1 - mu) * special.digamma(b)
                         + mu * log_y + (1 - mu) * log_1y)
@@ -109,26 +113,26 @@ class Beta(Family):
         phi = spread / resid - 1 if resid > 0 else 100.0
         return np.array([np.log(np.clip(phi, 0.5, 1e4))])
 
-    def _terms(self, y, eta, params, third=True):
+    def _terms(self, y, eta, params, order=3):
         phi = float(np.exp(params[0]))
         derivs = self.link_function.derivatives(eta)
-        return phi, _squeeze(derivs[0]), derivs, beta_mu_terms(y, _squeeze(derivs[0]), phi, third=third)
+        return phi, _squeeze(derivs[0]), derivs, beta_mu_terms(y, _squeeze(derivs[0]), phi, order=order)
 
     def loglik(self, y, eta, weights, params):
-        phi, mu, _, t = self._terms(y, eta, params, third=False)
+        phi, mu, _, t = self._terms(y, eta, params, order=0)
         return float(np.sum(weights * t["l"]))
 
-    def eta_derivatives(self, y, eta, weights, params):
-        phi, mu, (_, m1, m2, m3), t = self._terms(y, eta, params)
-        l_mu, l_mu2, l_mu3 = t["l_mu"], t["l_mu2"], t["l_mu3"]
-        return (weights * l_mu * m1, weights * (l_mu2 * m1 * m1 + l_mu * m2),
-                weights * (l_mu3 * m1**3 + 3 * l_mu2 * m1 * m2 + l_mu * m3))
+    def eta_derivatives(self, y, eta, weights, params, third=True):
+        phi, mu, (_, m1, m2, m3), t = self._terms(y, eta, params, order=3 if third else 2)
+        l_mu, l_mu2 = t["l_mu"], t["l_mu2"]
+        l3 = weights * (t["l_mu3"] * m1**3 + 3 * l_mu2 * m1 * m2 + l_mu * m3) if third else None
+        return weights * l_mu * m1, weights * (l_mu2 * m1 * m1 + l_mu * m2), l3
 
     def fisher_weights(self, eta, weights, params):
         phi = float(np.exp(params[0]))
         mu, m1 = self.link_function.derivatives(eta)[:2]
         mu = _squeeze(mu)
-        return weights * phi * phi * (special.polygamma(1, mu * phi) + special.polygamma(1, (1 - mu) * phi)) * m1 * m1
+        return weights * phi * phi * (trigamma(mu * phi) + trigamma((1 - mu) * phi)) * m1 * m1
 
     def parameter_derivatives(self, y, eta, weights, params):
         phi, mu, (_, m1, m2, _), t = self._terms(y, eta, params)

@@ -10,6 +10,7 @@ from scipy import special
 
 from ...errors import InputError
 from ._base import STUDY_METHODS, Family, Support
+from ._special import tetragamma, trigamma
 
 __all__ = ["BetaBinomial"]
 
@@ -110,17 +111,17 @@ class BetaBinomial(Family):
         rows = (g(n + 1) - g(k + 1) - g(n - k + 1) + g(ka) + g(nb) - g(n + phi) - g(a) - g(b) + g(phi))
         return float(np.sum(rows))
 
-    def _mu_terms(self, y, eta, weights, params):
+    def _mu_terms(self, y, eta, weights, params, third=True):
         phi, mu, derivs, k, n, a, b, ka, nb = self._terms(y, eta, weights, params)
-        pg = special.polygamma
         d0 = special.digamma(ka) - special.digamma(nb) - special.digamma(a) + special.digamma(b)
-        d1 = pg(1, ka) + pg(1, nb) - pg(1, a) - pg(1, b)
-        d2 = pg(2, ka) - pg(2, nb) - pg(2, a) + pg(2, b)
-        return phi, mu, derivs, (k, n, a, b, ka, nb), (phi * d0, phi * phi * d1, phi**3 * d2)
+        d1 = trigamma(ka) + trigamma(nb) - trigamma(a) - trigamma(b)
+        d2 = tetragamma(ka) - tetragamma(nb) - tetragamma(a) + tetragamma(b) if third else None
+        return phi, mu, derivs, (k, n, a, b, ka, nb), (phi * d0, phi * phi * d1, None if d2 is None else phi**3 * d2)
 
-    def eta_derivatives(self, y, eta, weights, params):
-        _, _, (_, m1, m2, m3), _, (l_mu, l_mu2, l_mu3) = self._mu_terms(y, eta, weights, params)
-        return l_mu * m1, l_mu2 * m1 * m1 + l_mu * m2, l_mu3 * m1**3 + 3 * l_mu2 * m1 * m2 + l_mu * m3
+    def eta_derivatives(self, y, eta, weights, params, third=True):
+        _, _, (_, m1, m2, m3), _, (l_mu, l_mu2, l_mu3) = self._mu_terms(y, eta, weights, params, third)
+        l3 = l_mu3 * m1**3 + 3 * l_mu2 * m1 * m2 + l_mu * m3 if third else None
+        return l_mu * m1, l_mu2 * m1 * m1 + l_mu * m2, l3
 
     def fisher_weights(self, eta, weights, params):
         """The quasi-likelihood weights ``n mu_eta^2 / (mu (1 - mu) (1 + (n - 1) / (phi + 1)))`` (positive)."""
@@ -133,11 +134,10 @@ class BetaBinomial(Family):
     def parameter_derivatives(self, y, eta, weights, params):
         """Derivatives in ``log phi``."""
         phi, mu, (_, m1, m2, _), (k, n, a, b, ka, nb), (l_mu, l_mu2, _) = self._mu_terms(y, eta, weights, params)
-        dg, pg = special.digamma, special.polygamma
+        dg, t1, t2 = special.digamma, trigamma, tetragamma
         l_phi = (mu * dg(ka) + (1 - mu) * dg(nb) - dg(n + phi) - mu * dg(a) - (1 - mu) * dg(b) + dg(phi))
-        l_mu_phi = l_mu / phi + phi * (mu * pg(1, ka) - (1 - mu) * pg(1, nb) - mu * pg(1, a) + (1 - mu) * pg(1, b))
-        l_mu2_phi = 2 * l_mu2 / phi + phi * phi * (mu * pg(2, ka) + (1 - mu) * pg(2, nb) - mu * pg(2, a)
-                                                   - (1 - mu) * pg(2, b))
+        l_mu_phi = l_mu / phi + phi * (mu * t1(ka) - (1 - mu) * t1(nb) - mu * t1(a) + (1 - mu) * t1(b))
+        l_mu2_phi = 2 * l_mu2 / phi + phi * phi * (mu * t2(ka) + (1 - mu) * t2(nb) - mu * t2(a) - (1 - mu) * t2(b))
         d_mu, d_mu2 = phi * l_mu_phi, phi * l_mu2_phi
         return (phi * l_phi)[:, None], (d_mu * m1)[:, None], (d_mu2 * m1 * m1 + d_mu * m2)[:, None]
 

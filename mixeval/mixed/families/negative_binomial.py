@@ -79,11 +79,11 @@ class NegativeBinomial(Family):
                 - theta * np.log1p(mu / theta) + y * np.log(p))
         return float(np.sum(weights * rows))
 
-    def eta_derivatives(self, y, eta, weights, params):
+    def eta_derivatives(self, y, eta, weights, params, third=True):
         theta, mu, p = self._parts(y, eta, params)
         yt = weights * (y + theta)
         q = p * (1 - p)
-        return weights * y - yt * p, -yt * q, -yt * q * (1 - 2 * p)
+        return weights * y - yt * p, -yt * q, (-yt * q * (1 - 2 * p) if third else None)
 
     def fisher_weights(self, eta, weights, params):
         theta, mu, p = self._parts(None, eta, params)

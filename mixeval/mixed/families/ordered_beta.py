@@ -11,6 +11,7 @@ from scipy import special
 
 from ...errors import FamilyWarning, InputError
 from ._base import STUDY_METHODS, Family, Support
+from ._special import trigamma
 from .beta import beta_mu_terms
 
 __all__ = ["OrderedBeta"]
@@ -114,11 +115,12 @@ class OrderedBeta(Family):
         e = eta[mid]
         mu = np.clip(special.expit(e), _EPS, 1 - _EPS)
         out[mid] = (special.log_expit(e - c0) + special.log_expit(c1 - e) + np.log(-np.expm1(c0 - c1))
-                    + beta_mu_terms(y[mid], mu, phi, third=False)["l"])
+                    + beta_mu_terms(y[mid], mu, phi, order=0)["l"])
         return float(np.sum(weights * out))
 
-    def _rows(self, y, eta, params):
-        """Every row's derivatives in ``eta`` and in ``(log phi, c0, c1)``."""
+    def _rows(self, y, eta, params, third=True):
+        """Every row's derivatives in ``eta`` and in ``(log phi, c0, c1)`` (without ``third``: the first two in
+        ``eta``)."""
         phi, c0, c1 = self._split(params)
         s, t = special.expit(eta - c0), special.expit(eta - c1)
         zero, one = y == 0, y == 1
@@ -142,9 +144,11 @@ class OrderedBeta(Family):
             mu = np.clip(special.expit(eta[mid]), _EPS, 1 - _EPS)
             m1 = mu * (1 - mu)
             m2, m3 = m1 * (1 - 2 * mu), m1 * (1 - 6 * m1)
-            b = beta_mu_terms(y[mid], mu, phi)
+            b = beta_mu_terms(y[mid], mu, phi, order=3 if third else 2)
             l1[mid] += b["l_mu"] * m1
             l2[mid] += b["l_mu2"] * m1 * m1 + b["l_mu"] * m2
+            if not third:
+                return (l1, l2, None), None
             l3[mid] += b["l_mu3"] * m1**3 + 3 * b["l_mu2"] * m1 * m2 + b["l_mu"] * m3
             d_mu, d_mu2 = phi * b["l_mu_phi"], phi * b["l_mu2_phi"]
             lp[mid, 0] = phi * b["l_phi"]
@@ -152,9 +156,9 @@ class OrderedBeta(Family):
             l2p[mid, 0] = d_mu2 * m1 * m1 + d_mu * m2
         return (l1, l2, l3), (lp, l1p, l2p)
 
-    def eta_derivatives(self, y, eta, weights, params):
-        l1, l2, l3 = self._rows(y, eta, params)[0]
-        return weights * l1, weights * l2, weights * l3
+    def eta_derivatives(self, y, eta, weights, params, third=True):
+        l1, l2, l3 = self._rows(y, eta, params, third)[0]
+        return weights * l1, weights * l2, (weights * l3 if third else None)
 
     def parameter_derivatives(self, y, eta, weights, params):
         lp, l1p, l2p = self._rows(y, eta, params)[1]
@@ -166,7 +170,7 @@ class OrderedBeta(Family):
         s, t = special.expit(eta - c0), special.expit(eta - c1)
         mu = np.clip(special.expit(eta), _EPS, 1 - _EPS)
         m1 = mu * (1 - mu)
-        beta_info = phi * phi * (special.polygamma(1, mu * phi) + special.polygamma(1, (1 - mu) * phi)) * m1 * m1
+        beta_info = phi * phi * (trigamma(mu * phi) + trigamma((1 - mu) * phi)) * m1 * m1
         return weights * (s * (1 - s) + t * (1 - t) + (s - t) * beta_info)
 
     def mean(self, eta, params=()):
