@@ -100,6 +100,18 @@ class MixedResult(Result):
         return np.zeros(0)
 
     @property
+    def family_parameters(self) -> dict[str, float]:
+        """The family's estimated parameters beyond the mean by name, on their reported scale (empty for lmer,
+        binomial, Poisson and ordinal fits; see :attr:`~.families.Family.parameter_names`)."""
+        return self.family.parameter_values(self._family_par)
+
+    def response_mean(self, eta: np.ndarray) -> np.ndarray:
+        """``E[y | eta]`` at the fitted family parameters (:meth:`~.families.Family.mean`): the inverse link, or for
+        an ordered beta model the mean with its exact 0s and 1s; what a response-scale mean integrates over the
+        random effects."""
+        return np.asarray(self.family.mean(eta, self._family_par), dtype=float)
+
+    @property
     def dispersion(self) -> float:
         """The dispersion in glmmTMB's ``sigma()`` parameterisation: the residual SD of a Gaussian fit, the
         negative binomial's theta (``Var = mu + mu^2 / theta``), the beta families' precision phi, 1 where the
@@ -365,7 +377,7 @@ class MixedResult(Result):
             raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
         re = True if re is None else bool(re)
         eta = self._link_predictor(newdata, re, allow_new_levels)
-        return eta if type == "link" else np.asarray(self.family.mean(eta, self._family_par), dtype=float)
+        return eta if type == "link" else self.response_mean(eta)
 
     def _link_predictor(self, newdata: pd.DataFrame | None, re: bool, allow_new_levels: bool) -> np.ndarray:
         """The linear predictor of the fitted rows or of ``newdata`` (see :meth:`predict`)."""

@@ -121,12 +121,6 @@ class GlmerResult(MixedResult):
         return self.family_par
 
     @property
-    def family_parameters(self) -> dict[str, float]:
-        """The family's estimated parameters by name on their reported scale (glmmTMB's ``sigma()`` as
-        ``"dispersion"``; an ordered beta model's cutpoints on the logit scale); empty for binomial and Poisson."""
-        return self.family.parameter_values(self.family_par)
-
-    @property
     def family_parameters_se(self) -> dict[str, float]:
         """Asymptotic standard errors of the family's parameters on the optimiser's scale (a dispersion's logarithm,
         as glmmTMB's ``betadisp``; cutpoints as they are), from :attr:`cov_params`; NaN without it."""
