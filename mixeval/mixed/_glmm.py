@@ -42,6 +42,10 @@ from ._reterms import ReStructure, build_restructure
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
+#: stage 1 of a fit with the family's parameters stops once a Newton step predicts a decrease below this (deviance
+#: units: a hundredth of a standard error's worth, z^2 / 2 with z = 0.14), stage 2 then converging all of them
+STAGE1_COARSE = 0.01
+
 #: above this many fixed effects the second stage's Hessian in ``beta`` is ``2 R_X' R_X``
 #: (:meth:`GlmmFit.stage2_beta_hessian`), not finite differences of the gradient
 EXACT_HESSIAN_MAX_P = 20
@@ -308,7 +312,10 @@ def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndar
         return opt.theta[:k], fit.beta.copy(), opt
     analytic = supports_gradient(fit.problem)
     stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
-    opt1 = minimize_deviance(stage1, x1, lower1, fun=fit.stage1, factors=factors, even=even)
+    # with the family's parameters, stage 1 only starts stage 2 (which re-optimises them all): it ends once a Newton
+    # step predicts less than STAGE1_COARSE (deviance units); lme4's two stages are kept for its families
+    coarse = STAGE1_COARSE if m and fit.n_agq else 0.0
+    opt1 = minimize_deviance(stage1, x1, lower1, fun=fit.stage1, factors=factors, even=even, coarse=coarse)
     fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
     fit.psi = opt1.theta[k:]
     if fit.n_agq == 0:
