@@ -142,6 +142,7 @@ class GlmmFit:
         self.n_theta = problem.re.n_theta
         self.n_psi = problem.family.n_parameters if free_parameters else 0
         self.beta = _start_beta(problem)
+        self._beta0 = self.beta.copy()
         self.u = np.zeros(problem.re.q)
         self.psi = problem.family_par
 
@@ -163,10 +164,22 @@ class GlmmFit:
         k, p = self.n_theta, self.problem.p
         return x[:k], x[k:k + p], (x[k + p:] if self.n_psi else None)
 
+    def _pirls(self, theta: np.ndarray, beta: np.ndarray, joint: bool, psi: np.ndarray | None) -> PirlsState:
+        """PIRLS warm-started at the last modes; where that start fails (a penalised system that is not positive
+        definite, from modes that suited a distant point), once more from ``u = 0`` (and the start ``beta`` when
+        ``beta`` is estimated with ``u``)."""
+        try:
+            return pirls(self.problem, theta, beta, self.u, joint=joint, psi=psi)
+        except LinAlgError:
+            if not np.any(self.u) and not joint:
+                raise
+            cold = self._beta0 if joint else beta
+            return pirls(self.problem, theta, cold, np.zeros_like(self.u), joint=joint, psi=psi)
+
     def stage1(self, x: np.ndarray) -> float:
         """Laplace deviance at ``theta`` (and ``psi``) with ``beta`` from PIRLS (lme4's ``nAGQ = 0`` criterion)."""
         theta, psi = self._split1(x)
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True, psi=psi)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return laplace_deviance(self.problem, st)
@@ -180,14 +193,14 @@ class GlmmFit:
         criterion.
         """
         theta, psi = self._split1(x)
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True, psi=psi)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return reml_criterion(self.problem, st)
 
     def state(self, x: np.ndarray) -> PirlsState:
         theta, beta, psi = self._split2(x)
-        st = pirls(self.problem, theta, beta, self.u, joint=False, psi=psi)
+        st = self._pirls(theta, beta, False, psi)
         self._last_state = (np.asarray(x, dtype=float).tobytes(), st)
         return st
 
@@ -221,7 +234,7 @@ class GlmmFit:
         """:meth:`stage1` and its analytic gradient in ``theta`` (and ``psi``) (:func:`laplace_gradient` with
         ``joint=True``)."""
         theta, psi = self._split1(x)
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True, psi=psi)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True,
