@@ -168,13 +168,16 @@ class GlmmFit:
         """PIRLS warm-started at the last modes; where that start fails (a penalised system that is not positive
         definite, from modes that suited a distant point), once more from ``u = 0`` (and the start ``beta`` when
         ``beta`` is estimated with ``u``)."""
-        try:
-            return pirls(self.problem, theta, beta, self.u, joint=joint, psi=psi)
-        except LinAlgError:
-            if not np.any(self.u) and not joint:
-                raise
-            cold = self._beta0 if joint else beta
-            return pirls(self.problem, theta, cold, np.zeros_like(self.u), joint=joint, psi=psi)
+        # far from the optimum (the optimiser's trial points, a cold start) the mean can overflow: such a point's
+        # criterion is infinite or the system singular, which the optimiser handles, not a warning to the user
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            try:
+                return pirls(self.problem, theta, beta, self.u, joint=joint, psi=psi)
+            except LinAlgError:
+                if not np.any(self.u) and not joint:
+                    raise
+                cold = self._beta0 if joint else beta
+                return pirls(self.problem, theta, cold, np.zeros_like(self.u), joint=joint, psi=psi)
 
     def stage1(self, x: np.ndarray) -> float:
         """Laplace deviance at ``theta`` (and ``psi``) with ``beta`` from PIRLS (lme4's ``nAGQ = 0`` criterion)."""

@@ -24,7 +24,8 @@ class NegativeBinomial(Family):
     Notes
     -----
     ``log p(y) = lgamma(y + theta) - lgamma(theta) - lgamma(y + 1) + theta log(theta / (theta + mu))
-    + y log(mu / (theta + mu))``. With ``p = mu / (theta + mu)`` the derivatives in ``eta`` are
+    + y log(mu / (theta + mu))``, computed from ``p = mu / (theta + mu) = expit(eta - log theta)`` (finite for any
+    ``eta``). The derivatives in ``eta`` are
     ``y - (y + theta) p``, ``-(y + theta) p (1 - p)`` and ``-(y + theta) p (1 - p)(1 - 2 p)``; the expected
     information is ``mu theta / (mu + theta)``. The latent residual variance is the lognormal approximation
     ``log(1 + 1/lambda + 1/theta)`` (Nakagawa, Johnson & Schielzeth 2017, Table 2), ``lambda`` the mean count.
@@ -67,34 +68,35 @@ class NegativeBinomial(Family):
         return np.array([np.log(np.clip(theta, 0.01, 1e4))])
 
     @staticmethod
-    def _parts(y, eta, params):
+    def _parts(eta, params):
+        """``theta``, ``z = eta - log theta`` and ``p = mu / (theta + mu) = expit(z)`` (finite for any ``eta``)."""
         theta = float(np.exp(params[0]))
-        mu = np.exp(eta)
-        p = mu / (theta + mu)
-        return theta, mu, p
+        z = np.asarray(eta, dtype=float) - params[0]
+        return theta, z, special.expit(z)
 
     def loglik(self, y, eta, weights, params):
-        theta, mu, p = self._parts(y, eta, params)
+        theta, z, p = self._parts(eta, params)
         rows = (special.gammaln(y + theta) - special.gammaln(theta) - special.gammaln(y + 1)
-                - theta * np.log1p(mu / theta) + y * np.log(p))
+                - theta * np.logaddexp(0.0, z) + y * special.log_expit(z))
         return float(np.sum(weights * rows))
 
     def eta_derivatives(self, y, eta, weights, params, third=True):
-        theta, mu, p = self._parts(y, eta, params)
+        theta, z, p = self._parts(eta, params)
         yt = weights * (y + theta)
         q = p * (1 - p)
         return weights * y - yt * p, -yt * q, (-yt * q * (1 - 2 * p) if third else None)
 
     def fisher_weights(self, eta, weights, params):
-        theta, mu, p = self._parts(None, eta, params)
+        theta, z, p = self._parts(eta, params)
         return weights * theta * p
 
     def parameter_derivatives(self, y, eta, weights, params):
         """Derivatives in ``log theta``: ``theta d/d theta`` of the row terms."""
-        theta, mu, p = self._parts(y, eta, params)
+        theta, z, p = self._parts(eta, params)
         q = p * (1 - p)
         yt = y + theta
-        d_l = theta * (special.digamma(yt) - special.digamma(theta) - np.log1p(mu / theta) + (mu - y) / (theta + mu))
+        # theta (mu - y) / (theta + mu) = theta p - y (1 - p)
+        d_l = theta * (special.digamma(yt) - special.digamma(theta) - np.logaddexp(0.0, z)) + theta * p - y * (1 - p)
         d_l1 = -theta * p + yt * q
         d_l2 = -theta * q + yt * (1 - 2 * p) * q
         return (weights * d_l)[:, None], (weights * d_l1)[:, None], (weights * d_l2)[:, None]
