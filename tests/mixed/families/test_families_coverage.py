@@ -4,7 +4,7 @@ fitted by mixeval.fit; the 95% Wald intervals of the fixed effects and of the di
 With R = 25 replicates and 4 intervals each, a correct procedure's coverage is 0.95 with a Monte Carlo SE of
 sqrt(0.95 * 0.05 / 25) = 0.044 per interval (0.022 pooled over 100 independent intervals); the test asks for at
 least 0.85 pooled (below 0.95 by more than four pooled SEs) and 0.8 for the dispersion (three SEs), and a mean
-dispersion within four Monte Carlo SEs (plus 5% for the small-sample bias of the ML estimate) of the truth. The committed script's 200 replicates per family are in docs/architecture.md.
+dispersion within four Monte Carlo SEs (plus 5% for the small-sample bias of the ML estimate) of the truth. The committed script's 200 replicates per family are in benchmarks/README.md.
 """
 
 from __future__ import annotations
