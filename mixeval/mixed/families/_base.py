@@ -20,7 +20,7 @@ instead of branching on its name:
   (:meth:`Family.latent_residual_variance`, :attr:`Family.latent_note`);
 - a table of what the family supports (:class:`Support`), from which higher layers generate refusals.
 
-A family pickles by name and link (``get_family(name, link)`` rebuilds it).
+A family pickles as its class and link.
 """
 
 from __future__ import annotations
@@ -178,9 +178,7 @@ class Family:
         return hash((type(self).__name__, self.name, self.link))
 
     def __reduce__(self):
-        from . import get_family
-
-        return (get_family, (self.name, self.link))
+        return (type(self), (self.link,))
 
     # ------------------------------------------------------------------ link
     @property
