@@ -147,11 +147,12 @@ def check_family_flags(args) -> None:
     if family != "gaussian":
         return
     if getattr(args, "link", None) not in (None, "identity"):
-        raise InputError(f"--link {args.link} needs a --family other than gaussian (a Gaussian model is "
-                         "fitted with the identity link); add --family, or drop --link.")
+        raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (or another family of "
+                         "`mixeval fit --help`; a Gaussian model is fitted with the identity link); add --family, or "
+                         "drop --link.")
     if getattr(args, "nagq", 1) != 1:
-        raise InputError(f"--nagq {args.nagq} needs a --family other than gaussian (a Gaussian model has no "
-                         "quadrature); add --family, or drop --nagq.")
+        raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (or another family of "
+                         "`mixeval fit --help`; a Gaussian model has no quadrature); add --family, or drop --nagq.")
 
 
 def check_output_file(out: str, flag: str = "--out") -> Path:

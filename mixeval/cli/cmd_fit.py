@@ -9,16 +9,17 @@ from __future__ import annotations
 import argparse
 import warnings
 
+from .._lmer import fit as fit_family
 from ..errors import InputError
+from ..mixed import compare
+from ..mixed.families import REGISTRY, get_family
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
 
 
 def _registry() -> dict[str, str]:
-    """Every registered family with its one-line description (imported when the command is registered)."""
-    from ..mixed.families import REGISTRY
-
+    """Every registered family with its one-line description."""
     return {name: cls.description for name, cls in REGISTRY.items()}
 
 
@@ -49,16 +50,13 @@ def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     """The family's fit through :func:`mixeval.fit`; every flag is used or refused (``--nagq`` by lmer,
     ``--weights`` and REML by the ordinal fit). ``reml`` applies to a Gaussian model (GLMMs are fitted by maximum
     likelihood, as glmer and glmmTMB)."""
-    from .._lmer import fit
-    from ..mixed.families import get_family
-
     family = get_family(getattr(args, "family", "gaussian"), getattr(args, "link", None))
     options = {}
     if getattr(args, "random_thresholds", None) is not None:
         options["random_thresholds"] = args.random_thresholds
     if family.engine == "clmm" and getattr(args, "weights", None) is not None:
         raise InputError(f"--weights is not available with --family {family.name} (one row per rating).")
-    return fit(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
+    return fit_family(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
                nAGQ=getattr(args, "nagq", 1), weights=getattr(args, "weights", None), **options)
 
 
@@ -80,8 +78,6 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from ..mixed import compare
-
     check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():

@@ -113,7 +113,7 @@ def test_only_project_errors_become_one_line_messages(monkeypatch, capsys, long_
     def broken(*args, **kwargs):
         raise ValueError("an internal invariant failed")
 
-    monkeypatch.setattr(cmd_fit, "lmer", broken)
+    monkeypatch.setattr(cmd_fit, "fit_family", broken)
     with pytest.raises(ValueError, match="internal invariant"):
         main(["fit", str(long_csv), "score ~ system + (1|item)"])
 

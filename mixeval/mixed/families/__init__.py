@@ -39,7 +39,21 @@ _ALIASES: dict[str, str] = {}
 
 
 def register_family(cls: type[Family]) -> type[Family]:
-    """Add a :class:`Family` subclass to the registry under ``cls.name`` (and its ``aliases``); returns ``cls``."""
+    """Add a :class:`Family` subclass to the registry under ``cls.name`` (and its ``aliases``); returns ``cls``.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from typing import ClassVar
+    >>> @dataclass(frozen=True, eq=False, repr=False)
+    ... class Geometric(Family):
+    ...     name: ClassVar[str] = "geometric"
+    ...     links: ClassVar[tuple[str, ...]] = ("log",)
+    >>> register_family(Geometric) is Geometric, get_family("geometric")
+    (True, Family('geometric', link='log'))
+    >>> unregister_family("geometric"); "geometric" in family_names()
+    False
+    """
     if not (isinstance(cls, type) and issubclass(cls, Family)) or not cls.name or not cls.links:
         raise TypeError("register_family takes a Family subclass with a name and its links")
     if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
@@ -51,7 +65,12 @@ def register_family(cls: type[Family]) -> type[Family]:
 
 
 def unregister_family(name: str) -> None:
-    """Remove a family (and its aliases) from the registry."""
+    """Remove a family (and its aliases) from the registry (:func:`register_family` shows both).
+
+    Examples
+    --------
+    >>> unregister_family("no_such_family")  # a name that is not registered: nothing to do
+    """
     REGISTRY.pop(name, None)
     for alias in [a for a, n in _ALIASES.items() if n == name]:
         del _ALIASES[alias]
@@ -66,7 +85,13 @@ def _load() -> None:
 
 
 def family_names() -> tuple[str, ...]:
-    """The registered families' names (the command line's ``--family`` choices)."""
+    """The registered families' names (the command line's ``--family`` choices).
+
+    Examples
+    --------
+    >>> "negative_binomial" in family_names(), family_names()[-1]
+    (True, 'ordinal')
+    """
     return tuple(REGISTRY)
 
 

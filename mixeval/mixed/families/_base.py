@@ -140,6 +140,13 @@ class Family:
     The engine works with the parameters on the optimiser's scale (``params``: the logarithm of a
     dispersion); :meth:`parameter_values` maps them to the reported scale and :meth:`dispersion` picks
     glmmTMB's ``sigma()``.
+
+    Examples
+    --------
+    >>> from mixeval.mixed.families import get_family
+    >>> fam = get_family("negative_binomial")
+    >>> fam.engine, fam.parameter_names, fam.dispersion(np.log([2.5])), fam.support.allows("power")
+    ('glmer', ('dispersion',), 2.5, False)
     """
 
     link: str | None = None
@@ -311,6 +318,13 @@ class ExponentialFamily(Family):
     The engine fits it as lme4 does, through the deviance kernel :meth:`dev_kernel`, R's ``aic`` term and the
     working weights ``w mu_eta^2 / V(mu)``; the general protocol's members follow from the variance function
     (:meth:`variance_derivatives`): ``d l / d mu = w (y - mu) / V``.
+
+    Examples
+    --------
+    >>> from mixeval.mixed.families import get_family
+    >>> fam = get_family("poisson")
+    >>> fam.exponential, fam.eta_derivatives(np.array([3.0]), np.log([2.0]), np.ones(1), ())[0].tolist()
+    (True, [1.0])
     """
 
     exponential: ClassVar[bool] = True

@@ -134,5 +134,11 @@ LINKS: dict[str, Link] = {
 
 
 def get_link(name: str) -> Link:
-    """The :class:`Link` called ``name`` (``"identity"``, ``"logit"``, ``"probit"``, ``"log"``)."""
+    """The :class:`Link` called ``name`` (``"identity"``, ``"logit"``, ``"probit"``, ``"log"``).
+
+    Examples
+    --------
+    >>> get_link("log"), float(get_link("log").linkinv(0.0))
+    (Link('log'), 1.0)
+    """
     return LINKS[name]

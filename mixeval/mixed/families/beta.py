@@ -12,7 +12,7 @@ from ...errors import InputError
 from ._base import STUDY_METHODS, Family, Support
 from ._special import tetragamma, trigamma
 
-__all__ = ["Beta", "beta_mu_terms"]
+__all__ = ["Beta"]
 
 _EPS = np.finfo(float).eps
 
@@ -21,7 +21,7 @@ def _squeeze(mu: np.ndarray) -> np.ndarray:
     return np.clip(mu, _EPS, 1 - _EPS)
 
 
-def beta_mu_terms(y: np.ndarray, mu: np.ndarray, phi: float, *, order: int = 3):
+def _beta_mu_terms(y: np.ndarray, mu: np.ndarray, phi: float, *, order: int = 3):
     """The beta log-density ``log f(y; mu phi, (1 - mu) phi)`` of every row (``l``) and, up to ``order``, its
     derivatives in ``mu`` (``l_mu``, ``l_mu2``; with ``order=3`` ``l_mu3``) and in ``phi`` (``l_phi``, ``l_mu_phi``,
     ``l_mu2_phi``).
@@ -116,7 +116,7 @@ class Beta(Family):
     def _terms(self, y, eta, params, order=3):
         phi = float(np.exp(params[0]))
         derivs = self.link_function.derivatives(eta)
-        return phi, _squeeze(derivs[0]), derivs, beta_mu_terms(y, _squeeze(derivs[0]), phi, order=order)
+        return phi, _squeeze(derivs[0]), derivs, _beta_mu_terms(y, _squeeze(derivs[0]), phi, order=order)
 
     def loglik(self, y, eta, weights, params):
         phi, mu, _, t = self._terms(y, eta, params, order=0)

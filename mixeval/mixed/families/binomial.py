@@ -11,7 +11,7 @@ from scipy import special
 from ...errors import InputError
 from ._base import ExponentialFamily, Support, STUDY_METHODS
 
-__all__ = ["Binomial", "binomial_response"]
+__all__ = ["Binomial"]
 
 
 def _xlogx(x):
@@ -19,7 +19,7 @@ def _xlogx(x):
     return x * np.log(np.where(x > 0, x, 1.0))
 
 
-def binomial_response(y: np.ndarray, weights: np.ndarray, name: str) -> None:
+def _binomial_response(y: np.ndarray, weights: np.ndarray, name: str) -> None:
     """Validate a proportion ``y`` in [0, 1] out of ``weights`` trials (whole successes), naming the column."""
     bad = (y < 0) | (y > 1)
     if bad.any():
@@ -59,7 +59,7 @@ class Binomial(ExponentialFamily):
                                          aggregate_sources=True, quadrature=True, weights="trials")
 
     def check_response(self, y, weights, name):
-        binomial_response(y, weights, name)
+        _binomial_response(y, weights, name)
 
     def initialize(self, y, weights):
         return (weights * y + 0.5) / (weights + 1)

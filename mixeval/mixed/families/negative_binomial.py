@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from ._base import STUDY_METHODS, Family, Support
-from .poisson import count_response
+from .poisson import _count_response
 
 __all__ = ["NegativeBinomial"]
 
@@ -57,7 +57,7 @@ class NegativeBinomial(Family):
                                          aggregate_sources=False, weights="prior")
 
     def check_response(self, y, weights, name):
-        count_response(y, name, "negative binomial")
+        _count_response(y, name, "negative binomial")
 
     def start_parameters(self, y, weights, mu):
         """``log theta`` by the moments of the Pearson residuals: ``sum (y - mu)^2 = sum mu + sum mu^2 / theta``

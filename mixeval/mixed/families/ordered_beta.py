@@ -12,7 +12,7 @@ from scipy import special
 from ...errors import FamilyWarning, InputError
 from ._base import STUDY_METHODS, Family, Support
 from ._special import trigamma
-from .beta import beta_mu_terms
+from .beta import _beta_mu_terms
 
 __all__ = ["OrderedBeta"]
 
@@ -115,7 +115,7 @@ class OrderedBeta(Family):
         e = eta[mid]
         mu = np.clip(special.expit(e), _EPS, 1 - _EPS)
         out[mid] = (special.log_expit(e - c0) + special.log_expit(c1 - e) + np.log(-np.expm1(c0 - c1))
-                    + beta_mu_terms(y[mid], mu, phi, order=0)["l"])
+                    + _beta_mu_terms(y[mid], mu, phi, order=0)["l"])
         return float(np.sum(weights * out))
 
     def _rows(self, y, eta, params, third=True):
@@ -144,7 +144,7 @@ class OrderedBeta(Family):
             mu = np.clip(special.expit(eta[mid]), _EPS, 1 - _EPS)
             m1 = mu * (1 - mu)
             m2, m3 = m1 * (1 - 2 * mu), m1 * (1 - 6 * m1)
-            b = beta_mu_terms(y[mid], mu, phi, order=3 if third else 2)
+            b = _beta_mu_terms(y[mid], mu, phi, order=3 if third else 2)
             l1[mid] += b["l_mu"] * m1
             l2[mid] += b["l_mu2"] * m1 * m1 + b["l_mu"] * m2
             if not third:

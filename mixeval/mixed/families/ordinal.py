@@ -10,7 +10,7 @@ from scipy import special
 
 from ._base import STUDY_METHODS, Family, Support
 
-__all__ = ["Ordinal", "THRESHOLDS"]
+__all__ = ["Ordinal"]
 
 THRESHOLDS = ("flexible", "equidistant", "symmetric")
 

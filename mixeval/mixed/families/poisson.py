@@ -11,10 +11,10 @@ from scipy import special
 from ...errors import InputError
 from ._base import ExponentialFamily, Support, STUDY_METHODS
 
-__all__ = ["Poisson", "count_response"]
+__all__ = ["Poisson"]
 
 
-def count_response(y: np.ndarray, name: str, family: str) -> None:
+def _count_response(y: np.ndarray, name: str, family: str) -> None:
     """Validate whole counts >= 0, naming the column and the family."""
     if np.any(y < 0):
         raise InputError(f"the response {name!r} of a {family} model must be counts >= 0; it has negative values.")
@@ -49,7 +49,7 @@ class Poisson(ExponentialFamily):
                                          aggregate_sources=False, quadrature=True, weights="prior")
 
     def check_response(self, y, weights, name):
-        count_response(y, name, "Poisson")
+        _count_response(y, name, "Poisson")
 
     def variance_derivatives(self, mu):
         mu = np.asarray(mu, dtype=float)
