@@ -130,7 +130,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Pairwise preferences (arena votes)",
         "Bradley-Terry models of pairwise votes, Elo-scale scores and how many votes a ranking needs.",
         ["preferences.bradley_terry", "preferences.PreferenceResult", "preferences.to_elo",
-         "preferences.votes_needed", "preferences.simulate_arena"],
+         "preferences.votes_needed", "preferences.simulate_arena", "preferences.simulation_targets"],
     ),
     "scale": (
         "Big logs: DuckDB, Parquet and Spark",
@@ -141,7 +141,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "data": (
         "Data sets",
         "The book's data and the bundled simulated evaluation.",
-        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.list_datasets",
+        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.write_demo", "datasets.DEMO_FILES",
+         "datasets.list_datasets",
          "datasets.find_data_dir", "datasets.cache_dir", "datasets.SOURCE_REPOSITORY"],
     ),
     "reproductions": (
@@ -185,9 +186,10 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.data_section", "report.variance_section", "report.comparison_section",
          "report.conditional_section", "report.trend_section", "report.default_dstudy_grid",
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
-         "report.long_format_hint", "report.interaction_test", "study.check_property",
+         "report.long_format_hint", "report.interaction_test", "study.check_property", "study.check_system",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
-         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
+         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.Command", "cli.command_modules",
+         "cli.print_json"],
     ),
 }
 

@@ -111,17 +111,23 @@ def check_jobs(value: int, flag: str = "--jobs") -> int:
 
 
 def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False,
-                         families: dict[str, str] | None = None) -> None:
+                         any_family: bool = False) -> None:
     """``--family``, ``--link``, ``--weights`` (and ``--nagq``, ``--random-thresholds``): the model family of every
-    fitting command; ``families`` (name -> description, e.g. the registry's) in place of :data:`FAMILIES`."""
-    if families is None:
+    fitting command; with ``any_family`` every family of the registry (:mod:`mixeval.mixed.families`), checked by
+    ``get_family`` when the command runs (the registry imports numpy: ``--help`` does not), else :data:`FAMILIES`."""
+    if not any_family:
         p.add_argument("--family", choices=FAMILIES, default="gaussian",
                        help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions "
                             "with --weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 "
                             "ratings: clmm); reliability is then on the latent scale")
     else:
-        p.add_argument("--family", choices=tuple(families), default="gaussian",
-                       help="response distribution: " + "; ".join(f"{n}: {d}" for n, d in families.items()))
+        p.add_argument("--family", default="gaussian", metavar="NAME",
+                       help="response distribution, a family of mixeval's registry: gaussian (lmer, default); "
+                            "binomial (0/1 scores, or proportions with --weights trials), poisson (counts), "
+                            "negative_binomial (overdispersed counts), beta (proportions strictly inside (0, 1)), "
+                            "ordered_beta (proportions with exact 0s and 1s), beta_binomial (k of --weights n "
+                            "trials, e.g. pass@k), fitted by glmer's Laplace approximation as glmmTMB; ordinal "
+                            "(1-5 / 1-7 ratings: clmm); reliability is then on the latent scale")
     p.add_argument("--link", default=None, help="link of a binomial, beta, beta_binomial or ordinal (logit, probit) or "
                                                 "poisson, negative_binomial (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial or "

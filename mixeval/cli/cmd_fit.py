@@ -1,7 +1,8 @@
 """``mixeval fit DATA.csv "FORMULA" [--ml] [--family NAME] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``.
 
-``--family`` takes every family of the registry (:mod:`mixeval.mixed.families`); each fit goes through
-:func:`mixeval.fit`, the one door behind lmer, glmer and clmm.
+``--family`` takes every family of the registry (:mod:`mixeval.mixed.families`, checked when the command runs, so
+that ``--help`` imports no numeric module); each fit goes through :func:`mixeval.fit`, the one door behind lmer,
+glmer and clmm.
 """
 
 from __future__ import annotations
@@ -9,18 +10,10 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from .._lmer import fit as fit_family
 from ..errors import InputError
-from ..mixed import compare
-from ..mixed.families import REGISTRY, get_family
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
-
-
-def _registry() -> dict[str, str]:
-    """Every registered family with its one-line description."""
-    return {name: cls.description for name, cls in REGISTRY.items()}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,8 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
     p.add_argument("--json", action="store_true", help="print one JSON object (with 'dispersion' in glmmTMB's "
                                                        "sigma() parameterisation)")
-    families = _registry()
-    add_family_arguments(p, nagq=True, random_thresholds=True, families=families)
+    add_family_arguments(p, nagq=True, random_thresholds=True, any_family=True)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -42,21 +34,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
     c.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(c, nagq=True, families=families)
+    add_family_arguments(c, nagq=True, any_family=True)
     c.set_defaults(handler=_compare)
 
 
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
-    """The family's fit through :func:`mixeval.fit`; every flag is used or refused (``--nagq`` by lmer,
-    ``--weights`` and REML by the ordinal fit). ``reml`` applies to a Gaussian model (GLMMs are fitted by maximum
-    likelihood, as glmer and glmmTMB)."""
+    """The family's fit through :func:`mixeval.fit` (the family named by ``--family``, from the registry); every flag
+    is used or refused (``--nagq`` by lmer, ``--weights`` and REML by the ordinal fit). ``reml`` applies to a
+    Gaussian model (GLMMs are fitted by maximum likelihood, as glmer and glmmTMB)."""
+    from .._lmer import fit
+    from ..mixed.families import get_family
+
     family = get_family(getattr(args, "family", "gaussian"), getattr(args, "link", None))
     options = {}
     if getattr(args, "random_thresholds", None) is not None:
         options["random_thresholds"] = args.random_thresholds
     if family.engine == "clmm" and getattr(args, "weights", None) is not None:
         raise InputError(f"--weights is not available with --family {family.name} (one row per rating).")
-    return fit_family(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
+    return fit(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
                nAGQ=getattr(args, "nagq", 1), weights=getattr(args, "weights", None), **options)
 
 
@@ -78,6 +73,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from ..mixed import compare
+
     check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():

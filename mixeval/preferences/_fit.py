@@ -8,7 +8,7 @@ from .._validation import require_dataframe
 from ..errors import InputError
 from ._design import POSITIONS, reference_index
 from ._fixed import TIES
-from ._log import check_connected, never_beaten_or_never_winning, read_log, warn_separation
+from ._log import check_connected, never_beaten_or_never_winning, read_log, warn_separation, win_components
 from ._mixed import check_random
 from ._model import Spec, fit_model, prepare_votes
 from ._result import PreferenceResult, make_result
@@ -36,8 +36,10 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
         prompt and covariates. Never modified. A source beyond memory is counted where it lives (one
         ``GROUP BY`` in DuckDB or Spark SQL over the columns used) and fitted from the counts: the same fit.
     model_a, model_b, winner : str
-        Column names. ``winner`` holds ``"model_a"``, ``"model_b"``, ``"tie"`` (or ``"tie (bothbad)"``), or
-        a numeric margin whose sign says who won (> 0: ``model_a``).
+        Column names. ``winner`` holds ``"model_a"``, ``"model_b"`` (or ``"a"``, ``"b"``: positions), ``"tie"``
+        (or ``"tie (bothbad)"``), the winning system's name (exactly or up to case), or a numeric margin whose
+        sign says who won (> 0: ``model_a``). A value that names a system means that system; one that could
+        also be a position and reads differently either way is refused as ambiguous.
     judge, prompt : str, optional
         Columns of the judge and the prompt (needed by the random-effects terms that name them).
     covariates : dict, optional
@@ -72,7 +74,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     Warns
     -----
     SeparationWarning
-        A system never won or never lost: its ability is infinite.
+        The win graph falls into groups that never both beat and lost to one another (a system never lost, or
+        never won): differences between groups are infinite, reported with infinite standard errors; the rest is
+        the fit of the votes within groups.
 
     Notes
     -----
@@ -81,7 +85,9 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     position bias ``gamma`` the coefficient of a column of ones. Davidson: ``P(a) : P(tie) : P(b) =
     e^{eta/2} : nu : e^{-eta/2}``. Ordinal: ``P(b) = F(-tau - eta)``, ``P(b or tie) = F(tau - eta)``.
     Random effects enter ``eta`` as in :mod:`mixeval.preferences._mixed`; the system-by-group terms are
-    multiple-membership terms of the engine. Identical votes are counted once (binomial with trials; the
+    multiple-membership terms of the engine, and the abilities are then those of a typical judge and prompt
+    (``PreferenceResult.scale``; ``marginal_abilities()`` averages over new ones, ``arena_abilities()`` converts
+    to arena's scale: :mod:`mixeval.preferences._scales`). Identical votes are counted once (binomial with trials; the
     ordinal mixed model expands them, its engine taking one row per vote). Beyond 20 parameters the binomial
     GLMM's covariance is lme4's RX-based one (``calc.derivs = FALSE``) instead of its inverse Hessian.
 
@@ -95,7 +101,8 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     >>> fit.ranks()["rank"].to_dict()
     {'big': 1, 'mid': 2, 'small': 3}
     """
-    if is_source(data):
+    counted = is_source(data)
+    if counted:
         data = count_votes(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
                            covariates=covariates, count=count)
         count = COUNT_COLUMN
@@ -103,7 +110,7 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     ties = _choice(ties, "ties", TIES)
     position = _choice(position, "position", POSITIONS)
     log = read_log(data, model_a=model_a, model_b=model_b, winner=winner, judge=judge, prompt=prompt,
-                   covariates=covariates, count=count)
+                   covariates=covariates, count=count, counted=counted)
     random = check_random(random, log, position)
     used = prepare_votes(log, ties)
     if used.n_rows == 0:
@@ -111,9 +118,14 @@ def bradley_terry(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str 
     if ties != "drop" and used.n_ties == 0:
         raise InputError(f"ties={ties!r} models ties, but the log has none (its tie parameter would be estimated at "
                          "the boundary 0); use ties='drop'.")
+    if ties != "drop" and used.n_ties == used.n_votes:
+        raise InputError(f"every vote is a tie: with ties={ties!r} the tie parameter is infinite and the abilities are "
+                         "not identified (a tie says the two are close, not which is better). The log needs votes "
+                         "that someone won.")
     check_connected(used)
+    labels = win_components(used)
+    warn_separation(used, labels)
     separated = never_beaten_or_never_winning(used)
-    warn_separation(separated)
     spec = Spec(ties=ties, position=position, random=random, reference=reference_index(log.systems, reference))
     fit = fit_model(used, spec)
     return make_result(fit, log, used, log.systems, None if reference is None else str(reference), separated)

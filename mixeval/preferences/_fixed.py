@@ -84,7 +84,8 @@ def loglik(model: OutcomeModel, X: np.ndarray, y: np.ndarray, beta: np.ndarray, 
 
 
 def _score_and_information(model: OutcomeModel, X: np.ndarray, y: np.ndarray, beta: np.ndarray, phi: float,
-                           offset) -> tuple[np.ndarray, np.ndarray]:
+                           offset, *, information: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """The score and (``information=True``) the expected information of ``(beta, phi)``."""
     probs, deta, dphi = model.probabilities(X @ beta + offset, phi)
     probs = np.maximum(probs, 1e-300)
     n = y.sum(axis=0)
@@ -94,6 +95,8 @@ def _score_and_information(model: OutcomeModel, X: np.ndarray, y: np.ndarray, be
     score[:X.shape[1]] = X.T @ np.sum(ratio * deta, axis=0)
     if model.n_phi:
         score[-1] = np.sum(ratio * dphi)
+    if not information:
+        return score, None
     w_ee = np.sum(n * deta * deta / probs, axis=0)
     info = np.empty((k, k))
     info[:X.shape[1], :X.shape[1]] = X.T @ (X * w_ee[:, None])
@@ -133,8 +136,10 @@ def _observed_information(model, X, y, beta, phi, offset) -> np.ndarray:
         up, down = x0.copy(), x0.copy()
         up[j] += h[j]
         down[j] -= h[j]
-        s_up = _score_and_information(model, X, y, up[:p], up[p] if model.n_phi else 0.0, offset)[0]
-        s_dn = _score_and_information(model, X, y, down[:p], down[p] if model.n_phi else 0.0, offset)[0]
+        s_up = _score_and_information(model, X, y, up[:p], up[p] if model.n_phi else 0.0, offset,
+                                      information=False)[0]
+        s_dn = _score_and_information(model, X, y, down[:p], down[p] if model.n_phi else 0.0, offset,
+                                      information=False)[0]
         jac[:, j] = (s_up - s_dn) / (2 * h[j])
     info = -0.5 * (jac + jac.T)
     return info

@@ -8,16 +8,19 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
+from scipy.linalg import null_space
 
 from ..errors import InputError
 from ..mixed._glmm_result import GlmerResult
 from ._design import DifferenceDesign, difference_design
-from ._fixed import FixedFit, fit_fixed, outcome_model
-from ._log import VoteLog
+from ._fixed import FixedFit, fit_fixed, loglik, outcome_model
+from ._log import VoteLog, win_components
 from ._mixed import fit_mixed, random_terms
 from ._ordinal_mixed import fit_ordinal_mixed, varcorr_table
 
-__all__ = ["Spec", "ModelFit", "fit_model", "prepare_votes", "recoding", "refit_quietly", "without"]
+__all__ = ["Spec", "ModelFit", "fit_model", "prepare_votes", "recoding", "refit_quietly", "without",
+           "separation_directions", "reduced_design"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,28 @@ class ModelFit:
     glmm: GlmerResult | None = field(default=None, repr=False)
     theta: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     varcorr: pd.DataFrame | None = field(default=None, repr=False)
+    null: np.ndarray | None = field(default=None, repr=False)
+    cov_beta_phi: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def null_basis(self) -> np.ndarray:
+        """Orthonormal ``p x r`` basis of the directions of ``beta`` the votes do not identify (``r = 0`` unless the
+        win graph separates, :func:`separation_directions`): a linear function ``f' beta`` is estimable iff
+        ``f`` is orthogonal to it; ``cov`` holds the covariance of the estimable ones."""
+        return np.zeros((self.beta.size, 0)) if self.null is None else self.null
+
+    @property
+    def cov_joint(self) -> np.ndarray:
+        """Covariance of ``(beta, phi)`` (``beta`` alone without a tie parameter)."""
+        if np.isnan(self.phi):
+            return self.cov
+        p = self.beta.size
+        out = np.zeros((p + 1, p + 1))
+        out[:p, :p] = self.cov
+        out[p, p] = self.phi_se ** 2
+        if self.cov_beta_phi is not None:
+            out[:p, p] = out[p, :p] = self.cov_beta_phi
+        return out
 
     @property
     def n_params(self) -> int:
@@ -68,11 +93,18 @@ def prepare_votes(log: VoteLog, ties: str) -> VoteLog:
 
 
 def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool = True) -> ModelFit:
-    """Fit ``spec`` to ``log`` (ties already removed for ``ties="drop"``)."""
+    """Fit ``spec`` to ``log`` (ties already removed for ``ties="drop"``).
+
+    A log whose win graph separates (:func:`~._log.win_components`) is fitted in the limit: the coefficients
+    that move its components apart stay where a divergent fit stops, the rest is the fit of the votes within
+    components on the complementary coefficients (:func:`separation_directions`), and :attr:`ModelFit.null`
+    marks the unidentified directions.
+    """
     log = log.collapse(judge=spec.position == "random" or "system:judge" in spec.random,
                        prompt=any(t in spec.random for t in ("prompt", "system:prompt")))
     design = difference_design(log, reference=spec.reference, position=spec.position != "none",
                                abilities=spec.abilities, sparse=spec.mixed)
+    labels = win_components(log) if spec.abilities else np.zeros(log.n_systems, dtype=np.int64)
     if spec.mixed:
         if spec.ties == "davidson":
             raise InputError(
@@ -80,34 +112,158 @@ def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool =
                 "probability, P(a) : P(tie) : P(b) = e^(eta/2) : nu : e^(-eta/2), is neither a GLMM family nor a "
                 "cumulative link, the two forms mixeval's random-effects engines integrate. Use ties='ordinal' (the "
                 "cumulative-logit tie model, fitted with random effects as ordinal::clmm) or ties='drop'.")
+        if np.any(labels != 0):
+            return _separated_mixed(log, spec, design, labels, warn=warn)
         if spec.ties == "ordinal":
             return _fit_ordinal_mixed(log, spec, design)
-        re = random_terms(log, spec.random, spec.position)
-        engine = design if spec.reference is not None or not spec.abilities else difference_design(
-            log, reference=0, position=spec.position != "none", sparse=True)
-        glmm = fit_mixed(log, engine, re, warn=warn)
-        t = recoding(engine, design)
-        beta, cov = t @ np.asarray(glmm.coef, dtype=float), t @ np.asarray(glmm.cov_coef) @ t.T
-        return ModelFit(spec=spec, design=design, beta=beta, cov=0.5 * (cov + cov.T), phi=float("nan"),
-                        phi_se=float("nan"), loglik=float(glmm.loglik), converged=bool(glmm.converged), glmm=glmm,
-                        theta=np.asarray(glmm.theta, dtype=float), varcorr=glmm.varcorr)
+        return _fit_binomial_mixed(log, spec, design, warn=warn)
     model = outcome_model(spec.ties)
-    fixed = fit_fixed(model, design.X, log.outcome, log.count, warn=warn, covariance=covariance)
+    separated = bool(np.any(labels != 0))
+    fixed = fit_fixed(model, design.X, log.outcome, log.count, warn=warn and not separated,
+                      covariance=covariance and not separated)
+    if separated:
+        return _limit_fit(log, spec, design, model, fixed, labels, warn=warn, covariance=covariance)
     p = design.p
     phi_se = float(np.sqrt(fixed.cov[p, p])) if model.n_phi else float("nan")
     return ModelFit(spec=spec, design=design, beta=fixed.beta, cov=fixed.cov[:p, :p], phi=fixed.phi, phi_se=phi_se,
-                    loglik=fixed.loglik, converged=fixed.converged, fixed=fixed)
+                    loglik=fixed.loglik, converged=fixed.converged, fixed=fixed,
+                    cov_beta_phi=fixed.cov[:p, p] if model.n_phi else None)
 
 
-def _fit_ordinal_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign) -> ModelFit:
-    """The ordinal tie model with random effects (:mod:`._ordinal_mixed`), one row per vote."""
+def _fit_binomial_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, *, warn: bool,
+                        reduced: tuple[DifferenceDesign, np.ndarray] | None = None) -> ModelFit:
+    """The binomial GLMM (:mod:`._mixed`); ``reduced``: a design on fewer coefficients ``gamma`` and the basis
+    ``B`` with ``beta = B gamma`` (a separated log's votes within components)."""
+    re = random_terms(log, spec.random, spec.position)
+    if reduced is not None:
+        engine = reduced[0]
+    elif spec.reference is not None or not spec.abilities:
+        engine = design
+    else:  # sum-to-zero abilities: fitted in reference coding and recoded
+        engine = difference_design(log, reference=0, position=spec.position != "none", sparse=True)
+    glmm = fit_mixed(log, engine, re, warn=warn)
+    t = reduced[1] if reduced is not None else recoding(engine, design)
+    beta, cov = t @ np.asarray(glmm.coef, dtype=float), t @ np.asarray(glmm.cov_coef) @ t.T
+    return ModelFit(spec=spec, design=design, beta=beta, cov=0.5 * (cov + cov.T), phi=float("nan"),
+                    phi_se=float("nan"), loglik=float(glmm.loglik), converged=bool(glmm.converged), glmm=glmm,
+                    theta=np.asarray(glmm.theta, dtype=float), varcorr=glmm.varcorr)
+
+
+def _fit_ordinal_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign,
+                       null: np.ndarray | None = None) -> ModelFit:
+    """The ordinal tie model with random effects (:mod:`._ordinal_mixed`), one row per vote; with ``null``, on
+    the coefficients orthogonal to it (:func:`reduced_design`)."""
     votes = log.expand()
     dense = difference_design(votes, reference=spec.reference, position=spec.position != "none",
                               abilities=spec.abilities)
+    basis = np.eye(dense.p)
+    if null is not None:
+        dense, basis = reduced_design(dense, null)
     re = random_terms(votes, spec.random, spec.position)
     fit = fit_ordinal_mixed(votes, dense, re)
-    return ModelFit(spec=spec, design=design, beta=fit.beta, cov=fit.cov, phi=fit.tau, phi_se=fit.tau_se,
-                    loglik=fit.loglik, converged=fit.converged, theta=fit.theta, varcorr=varcorr_table(re, fit.theta))
+    cov = basis @ fit.cov @ basis.T
+    return ModelFit(spec=spec, design=design, beta=basis @ fit.beta, cov=0.5 * (cov + cov.T), phi=fit.tau,
+                    phi_se=fit.tau_se, loglik=fit.loglik, converged=fit.converged, theta=fit.theta,
+                    varcorr=varcorr_table(re, fit.theta), cov_beta_phi=basis @ fit.cov_beta_tau)
+
+
+def reduced_design(design: DifferenceDesign, null: np.ndarray) -> tuple[DifferenceDesign, np.ndarray]:
+    """``design`` on the coefficients ``gamma`` orthogonal to the ability directions ``null`` (``beta = B gamma``,
+    ``B`` returned): ability columns ``X_s B_s`` (``B_s`` an orthonormal basis of the complement), the position and
+    covariate columns unchanged; its ``C B_s`` maps ``gamma`` to abilities."""
+    m = design.n_abilities
+    b_s = null_space(null[:m].T)
+    basis = np.zeros((design.p, b_s.shape[1] + design.p - m))
+    basis[:m, :b_s.shape[1]] = b_s
+    basis[m:, b_s.shape[1]:] = np.eye(design.p - m)
+    X = design.X @ (sp.csr_matrix(basis) if sp.issparse(design.X) else basis)
+    names = tuple(f"contrast{k + 1}" for k in range(b_s.shape[1])) + tuple(design.names[m:])
+    return DifferenceDesign(X=sp.csr_matrix(X) if sp.issparse(design.X) else X, names=names, C=design.C @ b_s,
+                            n_abilities=b_s.shape[1]), basis
+
+
+def _separated_mixed(log: VoteLog, spec: Spec, design: DifferenceDesign, labels: np.ndarray, *,
+                     warn: bool) -> ModelFit:
+    """A random-effects model of a separated log in the limit: the same model fitted to the votes within the win
+    graph's components on the coefficients that do not move the components apart, the others left where the
+    divergent fixed-effects fit stops (their estimates infinite)."""
+    null = separation_directions(design, labels)
+    within = log.subset(labels[log.a] == labels[log.b])
+    if within.n_votes == 0:
+        raise InputError("separation: no two systems both beat and lost to each other (directly or through others), "
+                         "so no vote carries information beyond the order of the systems; a random-effects model "
+                         "cannot be fitted. Collect more votes or fit without random effects.")
+    stopped = fit_fixed(outcome_model(spec.ties), np.asarray(design.X.toarray() if sp.issparse(design.X)
+                                                             else design.X, dtype=float),
+                        log.outcome, log.count, warn=False, covariance=False)
+    gap = null @ (null.T @ stopped.beta)
+    if spec.ties == "ordinal":
+        fit = _fit_ordinal_mixed(within, spec, design, null)
+    else:
+        sub = difference_design(within, reference=spec.reference, position=spec.position != "none", sparse=True)
+        fit = _fit_binomial_mixed(within, spec, design, warn=warn, reduced=reduced_design(sub, null))
+    return replace(fit, beta=fit.beta + gap, null=null)
+
+
+def separation_directions(design: DifferenceDesign, labels: np.ndarray) -> np.ndarray:
+    """Orthonormal ``p x (G - 1)`` basis of the coefficient directions that move the ``G`` components of the win
+    graph (:func:`~._log.win_components`) apart: the abilities ``s = C beta`` shifted by a constant on one
+    component, the constraint kept (reference 0 or sum 0). The likelihood of separated votes grows without bound
+    along them, and the votes within components do not depend on them (``X_within N = 0``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from ._log import read_log
+    >>> log = read_log(pd.DataFrame({"model_a": ["x", "y", "z"], "model_b": ["y", "z", "y"],
+    ...                              "winner": ["model_a", "model_a", "model_a"]}))
+    >>> d = difference_design(log, reference=1, position=False)
+    >>> np.abs(separation_directions(d, np.array([1, 0, 0]))).round(3).ravel().tolist()  # x against {y, z}
+    [1.0, 0.0]
+    """
+    k = design.C.shape[0]
+    ref = np.flatnonzero(~design.C.any(axis=1))
+    shifts = []
+    for g in range(int(labels.max()) + 1):
+        u = (labels == g).astype(float)
+        shifts.append(u - (u[ref[0]] if ref.size else u.mean()) * np.ones(k))
+    directions = np.linalg.pinv(design.C) @ np.column_stack(shifts)
+    basis = np.zeros((design.p, directions.shape[1]))
+    basis[:design.n_abilities] = directions
+    u, sv, _ = np.linalg.svd(basis, full_matrices=False)
+    return u[:, sv > 1e-10 * max(float(sv.max(initial=0.0)), 1.0)]
+
+
+def _limit_fit(log: VoteLog, spec: Spec, design: DifferenceDesign, model, stopped: FixedFit, labels: np.ndarray, *,
+               warn: bool, covariance: bool) -> ModelFit:
+    """The fit of a separated log: the directions that move the win graph's components apart (``N``) are left
+    where the divergent fit ``stopped`` (their likelihood still rising, their estimates infinite); every other
+    direction is the maximum-likelihood fit of the limit model, the votes within components (those between them
+    are won with probability 1 in the limit), on the coefficients ``gamma = B' beta`` (``B`` the orthogonal
+    complement of ``N``). ``cov`` is ``B Cov(gamma) B'``, the covariance of the estimable functions."""
+    null = separation_directions(design, labels)
+    basis = null_space(null.T) if null.shape[1] else np.eye(design.p)
+    within = labels[log.a] == labels[log.b]
+    X = np.asarray(design.X, dtype=float)
+    p = design.p
+    if not np.any(within & (log.count > 0)):
+        return ModelFit(spec=spec, design=design, beta=stopped.beta, cov=np.zeros((p, p)), phi=stopped.phi,
+                        phi_se=float("inf") if model.n_phi else float("nan"), loglik=stopped.loglik,
+                        converged=True, fixed=stopped, null=np.eye(p))
+    sub = fit_fixed(model, X[within] @ basis, log.outcome[within], log.count[within], beta0=basis.T @ stopped.beta,
+                    phi0=stopped.phi if model.n_phi else None, warn=warn, covariance=covariance)
+    beta = null @ (null.T @ stopped.beta) + basis @ sub.beta
+    q = basis.shape[1]
+    cov = basis @ sub.cov[:q, :q] @ basis.T
+    phi_se = float(np.sqrt(sub.cov[q, q])) if model.n_phi else float("nan")
+    y = np.zeros((3, log.n_rows))
+    y[log.outcome, np.arange(log.n_rows)] = log.count
+    ll = loglik(model, X, y, beta, sub.phi if model.n_phi else 0.0)
+    fixed = FixedFit(model=model, beta=beta, phi=sub.phi, cov=np.full((p + model.n_phi,) * 2, np.nan), loglik=ll,
+                     converged=sub.converged, iterations=stopped.iterations + sub.iterations)
+    return ModelFit(spec=spec, design=design, beta=beta, cov=0.5 * (cov + cov.T), phi=sub.phi, phi_se=phi_se,
+                    loglik=ll, converged=sub.converged, fixed=fixed, null=null,
+                    cov_beta_phi=basis @ sub.cov[:q, q] if model.n_phi else None)
 
 
 def recoding(source: DifferenceDesign, target: DifferenceDesign) -> np.ndarray:
