@@ -23,7 +23,7 @@ _NAMES = {
     "ConfidenceInterval": "._results", "TestResult": "._results",
     "cohens_kappa": ".agreement", "krippendorff_alpha": ".agreement", "scotts_pi": ".agreement",
     "MetricModel": ".metric_model", "metric_ci": ".metric_model",
-    "LmerResult": ".mixed", "compare": ".mixed", "lmer": "._lmer", "GlmerResult": ".mixed", "glmer": "._lmer",
+    "LmerResult": ".mixed", "compare": ".mixed", "fit": "._lmer", "lmer": "._lmer", "GlmerResult": ".mixed", "glmer": "._lmer",
     "MixedResult": ".mixed", "clmm": ".mixed", "ClmmResult": ".mixed",
     "cheapest_design": ".reliability", "dstudy": ".reliability", "phi": ".reliability", "variance_table": ".reliability",
     "Report": ".report", "build_report": ".report",
@@ -54,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Study",
+    "fit",
     "lmer",
     "glmer",
     "MixedResult",
