@@ -87,19 +87,13 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
-#: Degrees of freedom of the means and contrasts of a Study (Gaussian or ``family=``) when ``df`` is not
-#: given: z tests, the book's choice and emmeans' for glmer fits (and lmer fits above 3,000 observations), so
-#: that a Study's numbers are R's. Where a component from few levels carries most of a mean's variance, z
-#: intervals undercover; the Study then warns (FewLevelsWarning, :mod:`mixeval.significance._dominance`).
-GLMM_DEFAULT_DF = "asymptotic"
-
-
-def _resolve_df(df: str | None, family: str | None) -> str:
-    """``df`` of a Study: ``None`` is ``GLMM_DEFAULT_DF`` (z tests) for Gaussian fits and GLMMs alike."""
+def _resolve_df(df: str | None, family: str | None) -> str | None:
+    """``df`` of a Study checked against its family: the canonical method, or None (the default, chosen per fit by
+    :func:`mixeval.significance._ddf.default_df`: emmeans' rule)."""
     from .significance._ddf import canonical_df
 
     if df is None:
-        return GLMM_DEFAULT_DF
+        return None
     method = canonical_df(df)
     if family == "ordinal" and method not in ("asymptotic", "satterthwaite"):
         raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm, "
@@ -109,6 +103,20 @@ def _resolve_df(df: str | None, family: str | None) -> str:
                          "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
                          "(the linearised model's, SAS GLIMMIX's) or df='satterthwaite-upper' (experimental).")
     return method
+
+
+def _df_for(df: str | None, family: str | None, fit: Any) -> tuple[str, str | None]:
+    """The df method of a table of ``fit`` and, when ``df`` was left out, why emmeans' rule chose it.
+
+    Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
+    Satterthwaite up to 3,000 (lmerTest.limit), else z; GLMMs and ordinal Studies z
+    (:func:`mixeval.significance._ddf.default_df`)."""
+    from .significance._ddf import default_df
+
+    method = _resolve_df(df, family)
+    if method is not None:
+        return method, None
+    return default_df(fit)
 
 
 def _reml_option(reml: Any, family: str | None) -> bool:
@@ -160,6 +168,17 @@ def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str
 
     fam = get_family(family, link)
     return fam.name, fam.link, weights
+
+
+def _ordinal_marginal(marginal: Any, mode: str) -> dict[str, bool]:
+    """``marginal=`` of an ordinal Study's means and contrasts: population-averaged probability modes."""
+    if not isinstance(marginal, (bool, np.bool_)):
+        raise InputError(f"marginal= must be True or False; got {marginal!r}.")
+    if marginal and mode == "latent":
+        raise InputError("marginal=True averages the probabilities over the random effects; the latent mode is a "
+                         "linear predictor, the same for a typical and an average item: use a probability mode "
+                         "(prob, cum.prob, exc.prob, mean.class).")
+    return {"marginal": bool(marginal)}
 
 
 def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
@@ -578,85 +597,97 @@ class Study:
                 type: str | None = None, marginal: bool = False) -> pd.DataFrame:
         """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
-        ``df`` defaults to ``"asymptotic"`` (z intervals: the book's, emmeans' for glmer fits), for Gaussian
-        Studies and ``family=`` alike; ``df="satterthwaite"`` gives lmerTest's (Gaussian) or the linearised
-        model's (SAS GLIMMIX's) Satterthwaite t, ``"kenward-roger"`` pbkrtest's (Gaussian) and
+        ``df`` defaults to emmeans' rule: for Gaussian Studies Kenward-Roger (pbkrtest's) up to 3,000 observations
+        (``pbkrtest.limit``), where Kenward-Roger is not available (an ML fit, random slopes, aggregates)
+        Satterthwaite (lmerTest's) up to 3,000 (``lmerTest.limit``), and asymptotic z above; for ``family=``
+        Studies z (emmeans' for glmer and clmm fits). ``df="asymptotic"`` gives the book's z intervals (Table 4.2),
+        ``"satterthwaite"`` lmerTest's (Gaussian) or the linearised model's (SAS GLIMMIX's) t,
+        ``"kenward-roger"`` pbkrtest's (Gaussian; weighted fits with the weighted residual covariance) and
         ``"satterthwaite-upper"`` an experimental method for components from few levels (refused outside the
         balanced, crossed random-intercept designs it was calibrated on). With the default a
-        :class:`~mixeval.errors.FewLevelsWarning` says when a component from few levels carries so much of a
-        mean's variance that its z interval undercovers.
+        :class:`~mixeval.errors.FewLevelsWarning` says when a component from few levels may carry so much of a
+        mean's variance that the intervals undercover.
 
         With ``family=``: ``type="response"`` (default) or ``type="link"`` (the logit scale). On the response
         scale ``marginal=False`` (default) gives the accuracy of a typical item and seed (random effects at 0;
         emmeans' ``type = "response"``), ``marginal=True`` the marginal (population-averaged) accuracy, the
         mean over items and seeds, with its delta-method z interval
-        (:func:`mixeval.significance.emmeans_response`). The table's ``attrs`` name the scale, the fit
-        criterion and the df method (``attrs["note"]`` in words).
+        (:func:`mixeval.significance.emmeans_response`). Ordinal Studies: ``type=`` one of emmeans' modes, the
+        probability modes for a typical item and rater (``marginal=False``) or population-averaged
+        (``marginal=True``). The table's ``attrs`` name the scale, the fit criterion, the df method and, for the
+        default, why it was chosen (``attrs["df_rule"]``; ``attrs["note"]`` in words).
         """
         from .significance import emmeans, emmeans_response
         from .significance._dominance import warn_few_levels
+        from .significance._labels import note_df_rule
 
         specs = specs or self._require_system(None)
-        method = _resolve_df(df, self.family)
+        method, rule = _df_for(df, self.family, self.fit)
         if self.family == "ordinal":
             from .significance import ORDINAL_MODES, emmeans_ordinal
 
-            if marginal:
-                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's type= "
-                                 f"chooses the scale ({', '.join(ORDINAL_MODES)}).")
-            return emmeans_ordinal(self.fit, specs, by=by, mode=_scale(type, ORDINAL_MODES, "type"), df=method)
-        response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
-        if marginal and not response:
-            raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
-                             "family= and type='response'.")
-        table = (emmeans_response(self.fit, specs, by=by, df=method, marginal=marginal) if response
-                 else emmeans(self.fit, specs, by=by, df=method))
+            mode = _scale(type, ORDINAL_MODES, "type")
+            table = emmeans_ordinal(self.fit, specs, by=by, mode=mode, df=method, **_ordinal_marginal(marginal, mode))
+        else:
+            response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
+            if marginal and not response:
+                raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
+                                 "family= and type='response'.")
+            table = (emmeans_response(self.fit, specs, by=by, df=method, marginal=marginal) if response
+                     else emmeans(self.fit, specs, by=by, df=method))
         if df is None:
-            warn_few_levels(self.fit, specs, by, contrasts=False)
-        return table
+            warn_few_levels(self.fit, specs, by, contrasts=False, method=method)
+        return note_df_rule(table, rule)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
                  level: float = 0.95, df: str | None = None, scale: str | None = None, marginal: bool = False):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's and emmeans' for glmer; the default for Gaussian and
-        ``family=`` Studies), ``"satterthwaite"``, ``"kenward-roger"`` (Gaussian fits) or
-        ``"satterthwaite-upper"`` (experimental; see :meth:`emmeans`, also for the FewLevelsWarning). With
-        ``family=``: ``scale="ratio"`` (default; odds ratios for the logit link, rate ratios for the log link),
-        ``"difference"`` (differences of the response-scale means: accuracy differences; ``marginal=True``
-        for differences of the marginal, population-averaged, accuracies) or ``"link"``. With the default
-        ``reml`` (the Laplace ML fit) and ``df="asymptotic"`` the numbers are glmer + emmeans'.
+        ``df``: by default emmeans' rule (Kenward-Roger for Gaussian Studies of up to 3,000 observations, else
+        Satterthwaite or z; z with ``family=``; see :meth:`emmeans`, also for the FewLevelsWarning);
+        ``"asymptotic"`` (z tests, the book's Table 4.2), ``"satterthwaite"``, ``"kenward-roger"`` (Gaussian fits) or
+        ``"satterthwaite-upper"`` (experimental). The result's ``df_method`` names the method and ``df_rule`` why
+        the default chose it (both printed with the notes). With ``family=``: ``scale="ratio"`` (default; odds
+        ratios for the logit link, rate ratios for the log link), ``"difference"`` (differences of the
+        response-scale means: accuracy differences; ``marginal=True`` for differences of the marginal,
+        population-averaged, accuracies) or ``"link"``. With the default ``reml`` (the Laplace ML fit) the
+        numbers are glmer + emmeans'. Ordinal Studies: ``scale=`` one of emmeans' ordinal modes (``marginal=True``
+        for the population-averaged probabilities); a ratio scale is refused.
         """
         from .significance import pairwise, pairwise_differences, pairwise_ratios
         from .significance._dominance import warn_few_levels
+        from .significance._labels import note_df_rule
 
         specs = specs or self._require_system(None)
-        method = _resolve_df(df, self.family)
+        method, rule = _df_for(df, self.family, self.fit)
         if self.family == "ordinal":
             from .significance import ORDINAL_MODES, pairwise_ordinal
 
-            if marginal:
-                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's scale= "
-                                 f"chooses the scale of the contrasts ({', '.join(ORDINAL_MODES)}).")
-            return pairwise_ordinal(self.fit, specs, by=by, mode=_scale(scale, ORDINAL_MODES, "scale"),
-                                    adjust=adjust, level=level, df=method)
-        chosen = None
-        if self.family is not None:
-            default = "ratio" if self.fit.link in ("logit", "log") else "difference"
-            chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
-        if marginal and chosen != "difference":
-            raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
-                             "needs family= and scale='difference'.")
-        if chosen == "ratio":
-            result = pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
-        elif chosen == "difference":
-            result = pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=method,
-                                          marginal=marginal)
+            mode = _scale(scale, ORDINAL_MODES, "scale")
+            result = pairwise_ordinal(self.fit, specs, by=by, mode=mode, adjust=adjust, level=level, df=method,
+                                      **_ordinal_marginal(marginal, mode))
         else:
-            result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+            chosen = None
+            if self.family is not None:
+                default = "ratio" if self.fit.link in ("logit", "log") else "difference"
+                chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
+            elif scale is not None:
+                raise InputError(f"scale={scale!r} applies to binomial, Poisson and ordinal Studies; a Gaussian "
+                                 "Study's contrasts are differences of means on the score's own scale (leave scale "
+                                 "out).")
+            if marginal and chosen != "difference":
+                raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
+                                 "needs family= and scale='difference'.")
+            if chosen == "ratio":
+                result = pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+            elif chosen == "difference":
+                result = pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=method,
+                                              marginal=marginal)
+            else:
+                result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
         if df is None:
-            warn_few_levels(self.fit, specs, by, contrasts=True)
-        return result
+            warn_few_levels(self.fit, specs, by, contrasts=True, method=method)
+        return note_df_rule(result, rule)
 
     def contrast(self, method: Any = "trt.vs.ctrl", *, ref: str | None = None, specs: str | None = None,
                  by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None):
@@ -664,23 +695,31 @@ class Study:
         against a baseline ``ref`` (Dunnett), consecutive levels, effects, custom weights
         (:func:`mixeval.significance.contrast`; on the link scale for binomial and Poisson Studies)."""
         from .significance import contrast
+        from .significance._labels import note_df_rule
 
         if self.family == "ordinal":
             raise InputError("contrast() works on Gaussian, binomial and Poisson Studies; an ordinal Study's "
                              "contrasts are pairwise(scale=...) on its ordinal modes.")
         specs = specs or self._require_system(None)
-        return contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
-                        df=_resolve_df(df, self.family))
+        df_method, rule = _df_for(df, self.family, self.fit)
+        return note_df_rule(contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
+                                     df=df_method), rule)
 
     def joint_tests(self, *, by: str | None = None, df: str | None = None) -> pd.DataFrame:
         """F tests of every fixed-effect term of the Study's model (:func:`mixeval.significance.joint_tests`;
-        ``df="satterthwaite"``: lmerTest's type III ``anova``)."""
+        ``df="satterthwaite"``: lmerTest's type III ``anova``). By default the df of :meth:`emmeans`'s rule, with
+        Satterthwaite in place of Kenward-Roger (whose scaled F is not implemented)."""
         from .significance import joint_tests
+        from .significance._labels import note_df_rule
 
         if self.family == "ordinal":
             raise InputError("joint_tests() works on Gaussian, binomial and Poisson Studies; for an ordinal Study "
                              "use glrt() for a term.")
-        return joint_tests(self.fit, by=by, df=_resolve_df(df, self.family))
+        method, rule = _df_for(df, self.family, self.fit)
+        if df is None and method == "kenward-roger":
+            method, rule = "satterthwaite", rule.replace("default: Kenward-Roger", "default: Satterthwaite (in place of "
+                                                         "Kenward-Roger, whose scaled F is not implemented)")
+        return note_df_rule(joint_tests(self.fit, by=by, df=method), rule)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str | None = None, level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
@@ -695,8 +734,9 @@ class Study:
         adjust : str, default "tukey"
             Multiplicity adjustment of the pairwise contrasts (see :func:`mixeval.significance.pairwise`).
         df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, optional
-            Degrees of freedom of the contrasts; by default ``"asymptotic"`` (z), for Gaussian fits and with
-            ``family=`` (see :meth:`emmeans`; ``"satterthwaite-upper"`` is experimental).
+            Degrees of freedom of the contrasts; by default emmeans' rule on the conditional fit (Kenward-Roger for
+            Gaussian fits of up to 3,000 observations, z with ``family=``; see :meth:`emmeans`;
+            ``"satterthwaite-upper"`` is experimental).
         level : float, default 0.95
             Confidence level of the intervals.
 
@@ -729,7 +769,7 @@ class Study:
         from .significance._pairwise import _canonical_adjust
 
         _canonical_adjust(adjust)
-        df = _resolve_df(df, self.family)
+        _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
         check_property(self, prop, f"prop={prop!r}")
@@ -742,8 +782,11 @@ class Study:
 
             cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,
                          metric_model=self.metric_model, **self._glmm_kwargs(self.data))
+            from .significance._labels import note_df_rule
+
             null = cond._fit_formula(self._formula_with(f"{system} + {prop}"), reml=False)
-            pairs = pairwise_trends(cond.fit, system, prop, adjust=adjust, df=df, level=level)
+            method, rule = _df_for(df, self.family, cond.fit)
+            pairs = note_df_rule(pairwise_trends(cond.fit, system, prop, adjust=adjust, df=method, level=level), rule)
             return compare(cond.fit_ml, null), pairs, cond
         data, cls = self.data, prop
         if cuts is not None:

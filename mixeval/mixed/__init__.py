@@ -19,6 +19,7 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
+from ._clmm_ddf import clmm_covariance_at
 from ._clmm_fit import clmm, nominal_test, threshold_spread_test
 from ._clmm_result import ClmmResult
 from ._fit import fit_design, fit_from_stats, lmer
@@ -40,6 +41,7 @@ __all__ = [
     "clmm",
     "nominal_test",
     "threshold_spread_test",
+    "clmm_covariance_at",
     "ClmmResult",
     "GlmerResult",
     "compare",

@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import InputError
 from ._satterthwaite import satterthwaite_df
 
-__all__ = ["clmm_satterthwaite_df", "BOUNDARY_THETA", "FD_STEP"]
+__all__ = ["clmm_satterthwaite_df", "clmm_covariance_at", "BOUNDARY_THETA", "FD_STEP"]
 
 #: Standard deviations below this are on the boundary and held fixed.
 BOUNDARY_THETA = 1e-4
@@ -177,3 +177,35 @@ def clmm_satterthwaite_df(fit, L=None, *, step: float = FD_STEP) -> pd.Series:
     A = np.asarray(fit.cov_params, dtype=float)[np.ix_(free, free)]
     return pd.Series(satterthwaite_df(var, g, A) if free.size else np.full(len(names), np.inf), index=names,
                      name="df")
+
+
+def clmm_covariance_at(fit):
+    """``theta -> V(theta)``: the covariance of ``(alpha, beta)`` at given random-effects standard deviations
+    (``2 H^-1`` of the deviance over ``(alpha, beta)``, re-optimised at ``theta``), as :func:`clmm_satterthwaite_df`
+    differentiates it; for variance shares (:mod:`mixeval.significance._dominance`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import clmm
+    >>> rng = np.random.default_rng(3)
+    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(6), 60), "system": np.tile(["A", "B"], 180)})
+    >>> df["rating"] = np.digitize(rng.normal(0, 0.8, 6)[df.rater] + rng.logistic(size=360), [-1.5, 0.0, 1.5]) + 1
+    >>> fit = clmm("rating ~ system + (1|rater)", df)
+    >>> V = clmm_covariance_at(fit)
+    >>> bool(V(2 * fit.theta)[1, 1] > V(fit.theta)[1, 1])  # a larger rater variance: a less certain threshold
+    True
+    """
+    _check_fit(fit)
+    theta0 = np.array(fit.theta, dtype=float)
+    dev = fit.problem.evaluator(1)
+    u0 = np.array(fit.u, dtype=float)
+    ab = np.concatenate([fit.alpha, fit.coef]).astype(float)
+    h_inv = np.linalg.inv(_ab_hessian(dev, theta0, ab, u0))
+
+    def at(theta: np.ndarray) -> np.ndarray:
+        out = _conditional_cov(dev, np.asarray(theta, dtype=float), ab, u0, h_inv)
+        dev.u = u0
+        return out
+
+    return at

@@ -64,8 +64,9 @@ def _method_note(result: Any) -> Note | None:
     criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
     if not (criterion and method):
         return None
-    scale = getattr(result, "scale", "")
-    return Note(footer(criterion, method) + (f"; scale: {scale}" if scale else ""), "note")
+    scale, rule = getattr(result, "scale", ""), getattr(result, "df_rule", "")
+    return Note(footer(criterion, method) + (f" ({rule})" if rule else "") + (f"; scale: {scale}" if scale else ""),
+                "note")
 
 
 def _with_note(section: Section, note: Note | None) -> Section:

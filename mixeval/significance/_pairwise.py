@@ -113,6 +113,9 @@ class PairwiseResult(Result):
     fit_criterion : str
         The fit's criterion: ``"REML"``, ``"ML"`` (lmer), ``"Laplace"``, ``"AGQ (nAGQ = k)"`` or
         ``"restricted Laplace"`` (glmer); named in the printed notes.
+    df_rule : str
+        Why ``df_method`` was used when the caller left ``df`` out (a :class:`mixeval.Study` follows emmeans'
+        default rule); ``""`` when ``df`` was given. Printed with the notes.
     method : str
         The contrasts: ``"pairwise"`` (this function), or those of :func:`contrast` (``"trt.vs.ctrl"``,
         ``"consec"``, ``"eff"``, ``"custom"``, ...).
@@ -165,6 +168,7 @@ class PairwiseResult(Result):
     scale: str = ""
     method: str = "pairwise"
     n_per_family: int | None = None
+    df_rule: str = ""
 
     @property
     def n_contrasts(self) -> int:
@@ -188,13 +192,15 @@ class PairwiseResult(Result):
         """Plain-Python form: settings and the contrast rows."""
         return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
                 "level": self.level, "df_method": self.df_method, "fit_criterion": self.fit_criterion,
-                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "rows": self.table.to_dict(orient="records")}
+                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "df_rule": self.df_rule,
+                "rows": self.table.to_dict(orient="records")}
 
     def _notes(self) -> list[str]:
         k = self.family_size
         m = k * (k - 1) // 2 if self.n_per_family is None else self.n_per_family
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}", f"Confidence level used: {self.level:g}"]
+        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}"
+                 + (f" ({self.df_rule})" if self.df_rule else ""), f"Confidence level used: {self.level:g}"]
         if self.fit_criterion:
             notes.insert(0, f"Fit criterion: {self.fit_criterion}")
         if self.scale:
