@@ -717,8 +717,8 @@ class Study:
                              "use glrt() for a term.")
         method, rule = _df_for(df, self.family, self.fit)
         if df is None and method == "kenward-roger":
-            method, rule = "satterthwaite", rule.replace("default: Kenward-Roger", "default: Satterthwaite (in place of "
-                                                         "Kenward-Roger, whose scaled F is not implemented)")
+            method, rule = "satterthwaite", rule.replace("the default: emmeans'", "the default: Satterthwaite in place of "
+                                                         "Kenward-Roger (whose scaled F is not implemented), emmeans'")
         return note_df_rule(joint_tests(self.fit, by=by, df=method), rule)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,

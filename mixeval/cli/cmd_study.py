@@ -55,11 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "instead of all pairs; link scale with --family")
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
-                        "for glmer fits; warns when a component from few levels dominates), lmerTest's "
-                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger (emmeans' "
-                        "default for lmer fits) or, experimental, Satterthwaite with the variance components at "
-                        "their upper bounds (balanced crossed designs only)")
+                   help="degrees of freedom of the contrasts (default: emmeans' rule, Kenward-Roger for Gaussian "
+                        "models of up to 3,000 rows, else Satterthwaite or z, and z with --family; warns when a "
+                        "component from few levels may dominate): asymptotic z (the book's), lmerTest's "
+                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger or, "
+                        "experimental, Satterthwaite with the variance components at their upper bounds "
+                        "(balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")

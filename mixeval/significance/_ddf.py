@@ -554,21 +554,19 @@ def default_df(fit: object) -> tuple[str, str]:
     'satterthwaite'
     """
     if is_glmm(fit) or _is_ordinal(fit):
-        kind = "clmm" if _is_ordinal(fit) else "glmer"
-        return "asymptotic", f"default: asymptotic (z), emmeans' for {kind} fits"
+        return "asymptotic", f"the default: emmeans' for {'clmm' if _is_ordinal(fit) else 'glmer'} fits"
     n = int(fit.nobs)
     problem = kenward_roger_problem(fit)
     if n <= PBKRTEST_LIMIT and problem is None:
-        return "kenward-roger", (f"default: Kenward-Roger, emmeans' for lmer fits of up to {PBKRTEST_LIMIT:,} "
-                                 f"observations ({n:,})")
+        return "kenward-roger", f"the default: emmeans' for lmer fits of up to {PBKRTEST_LIMIT:,} observations ({n:,} here)"
     if n <= LMERTEST_LIMIT and hasattr(fit, "satterthwaite_df"):
         why = f"this fit {problem}" if n <= PBKRTEST_LIMIT else f"more than {PBKRTEST_LIMIT:,} observations"
-        return "satterthwaite", (f"default: Satterthwaite, emmeans' fallback for lmer fits of up to "
-                                 f"{LMERTEST_LIMIT:,} observations when Kenward-Roger is not used ({why})")
+        return "satterthwaite", (f"the default: emmeans' fallback from Kenward-Roger for lmer fits of up to "
+                                 f"{LMERTEST_LIMIT:,} observations ({why})")
     if n <= LMERTEST_LIMIT:
-        return "asymptotic", f"default: asymptotic (z): this fit {problem} and has no Satterthwaite df"
-    return "asymptotic", (f"default: asymptotic (z), emmeans' for lmer fits of more than {LMERTEST_LIMIT:,} "
-                          f"observations ({n:,}); df='kenward-roger' or df='satterthwaite' give t intervals")
+        return "asymptotic", f"the default: this fit {problem} and has no Satterthwaite df"
+    return "asymptotic", (f"the default: emmeans' for lmer fits of more than {LMERTEST_LIMIT:,} observations ({n:,} "
+                          "here; df='kenward-roger' or df='satterthwaite' give t intervals)")
 
 
 def _satterthwaite(fit: object, row: np.ndarray) -> float:

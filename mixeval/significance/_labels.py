@@ -82,7 +82,8 @@ def note_df_rule(result, rule: str | None):
     if isinstance(result, pd.DataFrame):
         result.attrs["df_rule"] = rule
         note = result.attrs.get("note", "")
-        result.attrs["note"] = (note + "\n" if note else "") + f"Degrees of freedom: {rule}"
+        method = df_label(result.attrs.get("df_method", ""))
+        result.attrs["note"] = (note + "\n" if note else "") + f"Degrees of freedom: {method}, {rule}"
         return result
     from dataclasses import replace
 

@@ -87,7 +87,9 @@ def test_glrt_line_is_the_studys_test(report, study):
     assert omnibus["df"].item() == 2
     notes = [b for b in section.blocks if isinstance(b, Note)]
     if HAS_PAIRWISE:
-        assert len(section.tables) == 2 and [n.text for n in notes] == ["Fit: REML; degrees of freedom: asymptotic (z)"]
+        assert len(section.tables) == 2 and [n.text for n in notes] == [
+            "Fit: REML; degrees of freedom: Kenward-Roger (the default: emmeans' for lmer fits of up to 3,000 "
+            "observations (360 here))"]
     else:  # said plainly in the report, not dropped silently
         assert notes and "pairwise comparisons unavailable" in notes[0].text
 

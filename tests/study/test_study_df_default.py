@@ -38,14 +38,14 @@ def test_gaussian_default_is_emmeans_default_kenward_roger():
     np.testing.assert_allclose(table["df"], want["df"], rtol=1e-4)
     np.testing.assert_allclose(table["lower"], want["LCL"], rtol=1e-5)
     assert table.attrs["df_method"] == "kenward-roger"
-    assert "emmeans' for lmer fits of up to 3,000 observations" in table.attrs["df_rule"]
-    assert "Kenward-Roger" in table.attrs["note"]
+    assert table.attrs["df_rule"] == "the default: emmeans' for lmer fits of up to 3,000 observations (334 here)"
+    assert "Degrees of freedom: Kenward-Roger, the default" in table.attrs["note"]
     pairs = _quiet(lambda: study.pairwise("sys"))
     want = pd.DataFrame(case["results"]["kenward-roger"]["contrasts"]["tukey"])
     np.testing.assert_allclose(pairs.table["df"], want["df"], rtol=1e-4)
     np.testing.assert_allclose(pairs.table["pvalue"], want["p.value"], rtol=1e-4)
-    assert pairs.df_method == "kenward-roger" and "default: Kenward-Roger" in pairs.summary()
-    assert "default: Kenward-Roger" in pairs._repr_html_()
+    assert pairs.df_method == "kenward-roger" and "Kenward-Roger (the default: emmeans'" in pairs.summary()
+    assert "Kenward-Roger (the default: emmeans'" in pairs._repr_html_()
     # df= still chooses, and then no rule is claimed
     z = study.emmeans("sys", df="asymptotic")
     assert np.all(np.isinf(z["df"])) and "df_rule" not in z.attrs
