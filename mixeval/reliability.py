@@ -22,6 +22,9 @@ from .errors import InputError, InputTypeError
 from .mixed import MixedResult
 
 __all__ = [
+    "SCALES",
+    "resolve_scale",
+    "scale_note",
     "draws_interval",
     "reach_probability",
     "components_of",
@@ -35,9 +38,65 @@ __all__ = [
     "DesignChoice",
     "latent_components",
     "latent_scale_note",
+    "draw_moments",
 ]
 
 RESIDUAL = "Residual"
+
+#: The scales a reliability coefficient is computed on (:func:`resolve_scale`).
+SCALES = ("observed", "latent")
+
+
+def _has_latent_scale(source: object) -> bool:
+    """A fit whose link is not the identity: its observed and latent coefficients differ."""
+    family = getattr(source, "family", None)
+    return isinstance(source, MixedResult) and getattr(family, "name", "gaussian") != "gaussian"
+
+
+def resolve_scale(source: object, scale: str | None) -> str:
+    """The scale of a coefficient: ``"observed"`` (the G-theory coefficient of the mean observed score; the default
+    for binomial, Poisson and ordinal fits) or ``"latent"`` (of the components on the link scale; the default for a
+    mapping of components). For Gaussian fits the two coincide (identity link) and ``"latent"`` is reported.
+
+    Examples
+    --------
+    >>> resolve_scale({"s": 1.0, "Residual": 1.0}, None)
+    'latent'
+    >>> resolve_scale({"s": 1.0, "Residual": 1.0}, "observed")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: scale='observed' needs a fitted model (the link, the fixed effects and the thresholds define the observed score); a mapping of components gives the latent coefficient (scale='latent').
+    """
+    if scale is not None and scale not in SCALES:
+        raise InputError(f"scale must be one of {list(SCALES)} (or None for the default); got {scale!r}.")
+    if not isinstance(source, MixedResult):
+        if scale == "observed":
+            raise InputError("scale='observed' needs a fitted model (the link, the fixed effects and the thresholds "
+                             "define the observed score); a mapping of components gives the latent coefficient "
+                             "(scale='latent').")
+        return "latent"
+    if not _has_latent_scale(source):
+        return "latent"
+    return scale or "observed"
+
+
+def scale_note(source: object, scale: str) -> str:
+    """One sentence naming the scale of a coefficient (for tables and reports).
+
+    Examples
+    --------
+    >>> scale_note({"s": 1.0, "Residual": 1.0}, "latent")
+    'phi of the variance components as given'
+    """
+    if not _has_latent_scale(source):
+        return ("phi of the scores (Gaussian model: the latent and observed scales coincide)"
+                if isinstance(source, MixedResult) else "phi of the variance components as given")
+    what = "ratings" if source.family.name == "ordinal" else "scores"
+    if scale == "observed":
+        return (f"observed scale: phi of the mean observed {what} (the G-theory coefficient over the design's "
+                "facets, drawn anew; Gauss-Hermite quadrature over the random effects)")
+    return (f"latent ({source.link}) scale: phi of the latent propensity with the distribution-specific residual "
+            f"variance, not of the observed {what}")
 
 
 def components_of(source: MixedResult | Mapping[str, float]) -> dict[str, float]:
@@ -225,7 +284,8 @@ def error_variance(
 
 
 def phi(
-    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute"
+    source: MixedResult | Mapping[str, float], item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
+    scale: str | None = None,
 ) -> float:
     """Reliability coefficient phi (Definition 3.2), or the relative coefficient (footnote 9).
 
@@ -239,6 +299,11 @@ def phi(
         Sample size per facet (``{"rater": 2, "occasion": 3}``); facets not named count once.
     kind : {"absolute", "relative"}
         Brennan's absolute coefficient (the book's phi) or the relative (generalizability) one.
+    scale : {"observed", "latent"}, optional
+        For a binomial, Poisson or ordinal fit: the coefficient of the mean observed score (``"observed"``, the
+        default: what an average of 0/1 scores, counts or ratings over the design's facets achieves) or of the
+        latent propensity (``"latent"``, the components on the link scale with the distribution-specific residual
+        variance). A Gaussian fit's two scales coincide; a mapping of components is latent.
 
     Returns
     -------
@@ -246,11 +311,17 @@ def phi(
 
     Notes
     -----
-    ``phi = sigma2_s / (sigma2_s + sigma2_Delta)`` with, for a rater x instantiation design (Eq. 3.11),
+    Latent scale: ``phi = sigma2_s / (sigma2_s + sigma2_Delta)`` with, for a rater x instantiation design (Eq. 3.11),
     ``sigma2_Delta = s2_r/n_r + s2_i/n_i + s2_sr/n_r + s2_si/n_i + s2_ri/(n_r n_i) + s2_res/(n_r n_i)``;
     the relative coefficient keeps only ``s2_sr/n_r + s2_si/n_i + s2_res/(n_r n_i)``. With every
     ``n_f = 1`` phi is the items' percentage of the total variance. (The book's companion code for
     Figure 3.3 leaves out ``s2_ri/(n_r n_i)``; Definition 3.2, implemented here, includes it.)
+
+    Observed scale (Brennan 2001; Vispoel et al. 2018): ``phi_obs(n) = var(T_i) / E[(Ybar_i - E T)^2]`` with
+    ``T_i`` item ``i``'s expected score over the facets' populations and ``Ybar_i`` the mean of its observed scores
+    over ``n`` levels of each facet, drawn anew, computed by Gauss-Hermite quadrature over the random effects
+    (:mod:`mixeval._observed`). On the logit scale the coefficient is larger, and describes no average a user
+    computes.
 
     Examples
     --------
@@ -260,6 +331,11 @@ def phi(
     >>> phi(comps, "s", {"r": 2})
     0.6153846153846154
     """
+    if resolve_scale(source, scale) == "observed":
+        from ._observed import observed_coefficient
+
+        _check_n(n or {}, set(_observed_moments(source, item).facets))
+        return observed_coefficient(_observed_moments(source, item), n, kind=kind)
     comps = components_of(source)
     _check_item(comps, item)
     s2 = comps[item]
@@ -323,7 +399,8 @@ def inter_rater(source: MixedResult | Mapping[str, float], item: str, rater: str
 
 
 def dstudy(
-    source: MixedResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]]
+    source: MixedResult | Mapping[str, float], item: str, grid: Mapping[str, Sequence[int]], *,
+    scale: str | None = None,
 ) -> pd.DataFrame:
     """phi (absolute and relative) over a grid of facet sample sizes (book Figure 3.3).
 
@@ -333,11 +410,14 @@ def dstudy(
         As for :func:`phi`.
     grid : mapping
         ``{"rater": range(1, 13), "occasion": range(1, 6)}``.
+    scale : {"observed", "latent"}, optional
+        As for :func:`phi` (observed by default for binomial, Poisson and ordinal fits).
 
     Returns
     -------
     DataFrame
-        One row per design: a column per facet, ``phi`` (absolute) and ``phi_relative``.
+        One row per design: a column per facet, ``phi`` (absolute) and ``phi_relative``; ``attrs["scale"]`` names
+        the scale and ``attrs["note"]`` says what it means.
 
     Examples
     --------
@@ -345,15 +425,51 @@ def dstudy(
     >>> t.round(3).values.tolist()
     [[1.0, 0.444, 0.5], [2.0, 0.615, 0.667], [3.0, 0.706, 0.75]]
     """
-    comps = components_of(source)
+    chosen = resolve_scale(source, scale)
     if not grid:
         raise InputError("grid must name at least one facet, e.g. {'rater': range(1, 13)}.")
     names = list(grid)
+    if chosen == "observed":
+        from ._observed import observed_coefficient
+
+        moments = _observed_moments(source, item)
+
+        def coefficient(n, kind):
+            return observed_coefficient(moments, n, kind=kind)
+        facets = set(moments.facets)
+    else:
+        comps = components_of(source)
+
+        def coefficient(n, kind):
+            return phi(comps, item, n, kind=kind)
+        facets = {f for c in comps if c != RESIDUAL for f in _factors(c)} - {item}
     rows = []
     for combo in itertools.product(*(list(grid[f]) for f in names)):
-        n = dict(zip(names, combo))
-        rows.append({**n, "phi": phi(comps, item, n), "phi_relative": phi(comps, item, n, kind="relative")})
-    return pd.DataFrame(rows)
+        n = _check_n(dict(zip(names, combo)), facets)
+        rows.append({**{f: combo[i] for i, f in enumerate(names)}, "phi": coefficient(n, "absolute"),
+                     "phi_relative": coefficient(n, "relative")})
+    table = pd.DataFrame(rows)
+    table.attrs.update(scale=chosen, note=scale_note(source, chosen))
+    return table
+
+
+_MOMENTS_CACHE: dict[tuple[int, str], tuple[object, object]] = {}
+
+
+def _observed_moments(fit: MixedResult, item: str):
+    """The fit's :class:`~mixeval._observed.ObservedMoments` (cached per fit and item)."""
+    from ._observed import observed_moments
+
+    components_of(fit)  # the fit's refusals (random slopes, random thresholds) first
+    key = (id(fit), item)
+    cached = _MOMENTS_CACHE.get(key)
+    if cached is not None and cached[0] is fit:
+        return cached[1]
+    moments = observed_moments(fit, item)
+    if len(_MOMENTS_CACHE) >= 32:
+        _MOMENTS_CACHE.pop(next(iter(_MOMENTS_CACHE)))
+    _MOMENTS_CACHE[key] = (fit, moments)
+    return moments
 
 
 @dataclass(frozen=True, eq=False)
@@ -374,6 +490,8 @@ class DesignChoice(Result):
         confidence bound) and ``p_reach`` (the confidence that the design's phi reaches the target).
     confidence : float or None
         The confidence of the lower bound the choice was made on (None: on the point estimate).
+    scale : str
+        ``"observed"`` or ``"latent"``: the scale of phi (:func:`resolve_scale`), named in the summary.
     phi_lower, p_reach : float
         The chosen design's lower bound and probability of reaching the target (NaN without ``confidence``).
     designs : DataFrame or None
@@ -399,23 +517,25 @@ class DesignChoice(Result):
     phi_lower: float = float("nan")
     p_reach: float = float("nan")
     designs: pd.DataFrame | None = field(default=None, repr=False)
+    scale: str = "latent"
 
     @property
     def reached(self) -> bool:
         return self.n is not None
 
     def summary(self) -> str:
+        what = f"{self.kind} phi ({self.scale} scale)"
         if self.n is None:
             if self.confidence is not None:
                 return (f"no design in the search space has a {100 * self.confidence:g}% lower confidence bound of "
-                        f"{self.kind} phi >= {self.target}")
-            return f"no design in the search space reaches {self.kind} phi >= {self.target}"
+                        f"{what} >= {self.target}")
+            return f"no design in the search space reaches {what} >= {self.target}"
         sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
         if self.confidence is not None:
-            return (f"cheapest design whose {100 * self.confidence:g}% lower bound of {self.kind} phi reaches "
+            return (f"cheapest design whose {100 * self.confidence:g}% lower bound of {what} reaches "
                     f"{self.target}: {sizes} (phi = {self.phi:.4f}, lower bound = {self.phi_lower:.4f}, "
                     f"P(phi >= {self.target}) = {self.p_reach:.3f}, cost = {self.cost:g})")
-        return f"cheapest design with {self.kind} phi >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
+        return f"cheapest design with {what} >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
 
 
 def cheapest_design(
@@ -429,6 +549,7 @@ def cheapest_design(
     kind: str = "absolute",
     confidence: float | None = None,
     draws: pd.DataFrame | None = None,
+    scale: str | None = None,
 ) -> DesignChoice:
     """The cheapest design (facet sample sizes) whose phi reaches ``target``.
 
@@ -451,6 +572,8 @@ def cheapest_design(
     draws : DataFrame, optional
         Bootstrap draws of the components, ``mixeval.uncertainty.component_draws(fit)`` (``Study.cheapest_design``
         makes them itself).
+    scale : {"observed", "latent"}, optional
+        As for :func:`phi` (observed by default for binomial, Poisson and ordinal fits); the choice names it.
 
     Notes
     -----
@@ -474,7 +597,8 @@ def cheapest_design(
         raise InputError(f"cost_per_unit names {sorted(unknown)}, which are not in max_n {sorted(max_n)}.")
     per_obs = cost_per_observation if (costs or cost_per_observation) else 1.0
     grid = {f: range(1, int(m) + 1) for f, m in max_n.items()}
-    table = dstudy(source, item, grid)
+    chosen = resolve_scale(source, scale)
+    table = dstudy(source, item, grid, scale=chosen)
     col = "phi" if kind == "absolute" else "phi_relative"
     facets = list(max_n)
     sizes = table[facets].to_numpy(dtype=float)
@@ -486,13 +610,15 @@ def cheapest_design(
         if not isinstance(draws, pd.DataFrame) or RESIDUAL not in draws.columns:
             raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
                              "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")
-        table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target)
+        moments = draw_moments(source, item, draws) if chosen == "observed" else None
+        table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target,
+                                                             moments)
         crit = "phi_lower"
     feasible = table[table[crit] >= target]
     designs = table.copy() if confidence is not None else None
     if feasible.empty:
         return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True),
-                            confidence=confidence, designs=designs)
+                            confidence=confidence, designs=designs, scale=chosen)
     fs = feasible[facets].to_numpy()
     dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
     frontier = feasible[~np.array(dominated)].sort_values(["cost", crit], ascending=[True, False]).reset_index(drop=True)
@@ -508,17 +634,52 @@ def cheapest_design(
         phi_lower=float(best["phi_lower"]) if confidence is not None else float("nan"),
         p_reach=float(best["p_reach"]) if confidence is not None else float("nan"),
         designs=designs,
+        scale=chosen,
     )
 
 
 
+def draw_moments(fit: MixedResult, item: str, draws: pd.DataFrame) -> list:
+    """The observed-scale moments (:class:`mixeval._observed.ObservedMoments`) of every bootstrap draw: its
+    components with its fixed effects (and thresholds), which :func:`mixeval.uncertainty.component_draws` keeps in
+    ``draws.attrs["coef"]`` (and ``attrs["alpha"]``)."""
+    from ._observed import observed_moments
+
+    coef = draws.attrs.get("coef")
+    if coef is None or len(coef) != len(draws):
+        raise InputError("observed-scale intervals need each refit's fixed effects: pass the draws of "
+                         "mixeval.uncertainty.component_draws(fit) (they keep them), or use scale='latent'.")
+    alpha = draws.attrs.get("alpha")
+    cols = list(draws.columns)
+    out = []
+    for i, row in enumerate(draws.to_numpy(dtype=float)):
+        comps = dict(zip(cols, row))
+        if not np.all(np.isfinite(row)):
+            out.append(None)
+            continue
+        out.append(observed_moments(fit, item, components=comps, coef=np.asarray(coef[i]),
+                                    alpha=None if alpha is None else np.asarray(alpha[i])))
+    return out
+
+
 def _phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
-               kind: str = "absolute") -> np.ndarray:
-    """phi of every row of ``draws`` (one column per component and ``"Residual"``) at sample sizes ``n``.
+               kind: str = "absolute", moments: list | None = None) -> np.ndarray:
+    """phi of every row of ``draws`` (one column per component and ``"Residual"``) at sample sizes ``n``; with
+    ``moments`` (:func:`draw_moments`), on the observed scale.
 
     The error variance is linear in the components, ``s2_Delta = sum_c w_c(n) s2_c``, with the weights of
     :func:`error_variance` at unit components, so ``phi = s2_item / (s2_item + D w)`` for the matrix ``D``.
     """
+    if moments is not None:
+        from ._observed import observed_coefficient
+
+        values = []
+        for m in moments:
+            try:
+                values.append(np.nan if m is None else observed_coefficient(m, n, kind=kind))
+            except InputError:  # a refit whose scores do not vary: no coefficient
+                values.append(np.nan)
+        return np.array(values, dtype=float)
     cols = list(draws.columns)
     if item not in cols:
         raise InputError(f"the objects of measurement {item!r} are not a component of the draws; columns: {cols}.")
@@ -646,13 +807,13 @@ def reach_probability(values: np.ndarray, estimate: float, target: float, method
 
 
 def _lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
-                  confidence: float, target: float) -> tuple[np.ndarray, np.ndarray]:
+                  confidence: float, target: float, moments: list | None = None) -> tuple[np.ndarray, np.ndarray]:
     """One-sided lower confidence bound of phi (the lower end of the two-sided :func:`draws_interval` at level
     ``2 confidence - 1``) and the confidence that it reaches ``target`` (:func:`reach_probability`), per design."""
     lower, prob = [], []
     col = "phi" if kind == "absolute" else "phi_relative"
     for _, cell in table.iterrows():
-        values = _phi_draws(draws, item, {f: float(cell[f]) for f in facets}, kind=kind)
+        values = _phi_draws(draws, item, {f: float(cell[f]) for f in facets}, kind=kind, moments=moments)
         lower.append(draws_interval(values, float(cell[col]), 2.0 * confidence - 1.0)[0])
         prob.append(reach_probability(values, float(cell[col]), target))
     return np.array(lower), np.array(prob)

@@ -239,12 +239,14 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
-    family : {"binomial", "poisson"}, optional
+    family : {"binomial", "poisson", "ordinal"}, optional
         Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
-        (correct or not) with ``family="binomial"``, counts with ``"poisson"``. Marginal means are then on
-        the response scale (accuracy) by default, pairwise comparisons are odds ratios (or differences in
-        accuracy with ``scale="difference"``), and variance components, phi and the D-study are on the
-        latent scale with the distribution-specific residual variance (pi^2/3 for the logit link).
+        (correct or not) with ``family="binomial"``, counts with ``"poisson"``, ratings with ``"ordinal"``
+        (:func:`mixeval.clmm`). Marginal means are then on the response scale (accuracy) by default, pairwise
+        comparisons are odds ratios (or differences in accuracy with ``scale="difference"``); variance
+        components are on the latent scale with the distribution-specific residual variance (pi^2/3 for the logit
+        link), and phi, the D-study and the cheapest design on the observed scale (the mean observed score) by
+        default, on the latent scale with ``scale="latent"``.
     link, weights :
         Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
     reml : bool, optional
@@ -424,33 +426,83 @@ class Study:
             table.attrs["note"] = _rel.latent_scale_note(self.fit)
         return table
 
-    def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute") -> float:
-        """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each)."""
-        return _rel.phi(self.fit, self.item, n, kind=kind)
+    def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", scale: str | None = None) -> float:
+        """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each).
+
+        ``scale``: binomial, Poisson and ordinal Studies give the coefficient of the mean observed score by
+        default (``"observed"``), or of the latent propensity (``"latent"``); the two coincide for Gaussian
+        Studies (:func:`mixeval.reliability.phi`). :meth:`data_design` gives the ``n`` of the data's own design.
+        """
+        return _rel.phi(self.fit, self.item, n, kind=kind, scale=scale)
+
+    def data_design(self) -> dict[str, int]:
+        """The data's own design: the number of levels of each facet per item (per item and system when the Study
+        has a system), the median over items; the ``n`` whose phi the study's own averages have.
+
+        Facets are the factors of the random part other than the items and the system; those that are not
+        columns of the data (or vary less than once per item) are left out.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> df = pd.DataFrame([(i, r, s) for i in range(20) for r in range(4) for s in range(3)],
+        ...                   columns=["item", "rater", "seed"])
+        >>> df["score"] = np.random.default_rng(0).normal(size=len(df))
+        >>> Study(df, "score ~ (1|item) + (1|rater) + (1|seed)").data_design()
+        {'rater': 4, 'seed': 3}
+        """
+        data = self._require_rows("Study.data_design")
+        facets = []
+        for term in self.parsed.random:
+            for factor in term.factors:
+                if factor not in (self.item, self.system) and factor in data.columns and factor not in facets:
+                    facets.append(factor)
+        keys = [self.item] + ([self.system] if self.system in data.columns else [])
+        out = {}
+        for facet in facets:
+            count = int(round(float(data.groupby(keys, observed=True)[facet].nunique().median())))
+            if count >= 1:
+                out[facet] = count
+        return out
 
     def reliability(self, n: Mapping[str, float] | None = None, *, rater: str | None = None,
-                    occasion: str | None = None) -> pd.DataFrame:
-        """Reliability coefficients: phi, the relative coefficient and, given rater/occasion, intra/inter-rater."""
+                    occasion: str | None = None, scale: str | None = None) -> pd.DataFrame:
+        """Reliability coefficients: phi, the relative coefficient and, given rater/occasion, intra/inter-rater.
+
+        ``scale`` as :meth:`phi`: the table's ``scale`` column names it for every row (intra- and inter-rater
+        coefficients are latent-scale ones); ``attrs["note"]`` says what the scale means.
+        """
+        chosen = _rel.resolve_scale(self.fit, scale)
         rows = [
-            {"coefficient": "phi (absolute)", "value": self.phi(n)},
-            {"coefficient": "relative (generalizability)", "value": self.phi(n, kind="relative")},
+            {"coefficient": "phi (absolute)", "value": self.phi(n, scale=chosen), "scale": chosen},
+            {"coefficient": "relative (generalizability)", "value": self.phi(n, kind="relative", scale=chosen),
+             "scale": chosen},
         ]
         if rater and occasion:
-            rows.append({"coefficient": "intra-rater (3.18)", "value": _rel.intra_rater(self.fit, self.item, rater, occasion)})
-            rows.append({"coefficient": "inter-rater (3.19)", "value": _rel.inter_rater(self.fit, self.item, rater, occasion)})
-        return pd.DataFrame(rows)
+            rows.append({"coefficient": "intra-rater (3.18)", "scale": "latent",
+                         "value": _rel.intra_rater(self.fit, self.item, rater, occasion)})
+            rows.append({"coefficient": "inter-rater (3.19)", "scale": "latent",
+                         "value": _rel.inter_rater(self.fit, self.item, rater, occasion)})
+        table = pd.DataFrame(rows)
+        table.attrs["note"] = _rel.scale_note(self.fit, chosen)
+        return table
 
-    def dstudy(self, grid: Mapping[str, Sequence[int]]) -> pd.DataFrame:
-        """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3)."""
-        return _rel.dstudy(self.fit, self.item, grid)
+    def dstudy(self, grid: Mapping[str, Sequence[int]], *, scale: str | None = None) -> pd.DataFrame:
+        """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3); ``scale`` as :meth:`phi`
+        (``attrs["scale"]`` names it)."""
+        return _rel.dstudy(self.fit, self.item, grid, scale=scale)
 
     def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8,
-                    bands: bool = False, level: float = 0.95, **kwargs: Any):
+                    bands: bool = False, level: float = 0.95, scale: str | None = None, **kwargs: Any):
         """Figure 3.3: phi against the first facet's size, one curve per size of the second; ``bands=True``
-        shades the parametric-bootstrap interval of every design (``kwargs``: ``n_resamples``, ``random_state``)."""
+        shades the parametric-bootstrap interval of every design (``kwargs``: ``n_resamples``, ``random_state``);
+        ``scale`` as :meth:`phi`."""
         from .plots import plot_dstudy
 
-        table = self.dstudy_intervals(grid, level=level, **kwargs) if bands else self.dstudy(grid)
+        if kwargs and not bands:
+            raise InputError(f"{sorted(kwargs)} are options of the bootstrap bands; pass bands=True or drop them.")
+        table = (self.dstudy_intervals(grid, level=level, scale=scale, **kwargs) if bands
+                 else self.dstudy(grid, scale=scale))
         facets = list(grid)
         column = "phi" if kind == "absolute" else "phi_relative"
         extra = {"lower": f"{column}_lower", "upper": f"{column}_upper"} if bands else {}
@@ -459,17 +511,22 @@ class Study:
 
     def cheapest_design(self, target: float = 0.8, *, max_n: Mapping[str, int],
                         cost_per_unit: Mapping[str, float] | None = None, cost_per_observation: float = 0.0,
-                        kind: str = "absolute", confidence: float | None = None, **kwargs: Any) -> _rel.DesignChoice:
+                        kind: str = "absolute", confidence: float | None = None, scale: str | None = None,
+                        **kwargs: Any) -> _rel.DesignChoice:
         """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
-        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it."""
+        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it; ``scale`` as
+        :meth:`phi`."""
         draws = kwargs.pop("draws", None)
         if confidence is not None and draws is None:
             from .uncertainty import component_draws
 
             draws = component_draws(self.fit, **kwargs)  # n_resamples=, random_state=, progress=
+        elif kwargs:
+            raise InputError(f"{sorted(kwargs)} are options of the bootstrap draws, which cheapest_design makes only "
+                             "for confidence= without draws=; drop them.")
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
                                     cost_per_observation=cost_per_observation, kind=kind, confidence=confidence,
-                                    draws=draws)
+                                    draws=draws, scale=scale)
 
     # ---------------------------------------------------------------- uncertainty (mixeval.uncertainty)
     def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):
@@ -481,13 +538,14 @@ class Study:
     def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
                      **kwargs: Any):
         """phi with its parametric-bootstrap interval, a :class:`~mixeval.ConfidenceInterval` with ``estimate`` and
-        ``se`` (see :func:`mixeval.uncertainty.phi_interval`)."""
+        ``se`` (see :func:`mixeval.uncertainty.phi_interval`; ``scale=`` as :meth:`phi`)."""
         from .uncertainty import phi_interval
 
         return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
 
     def dstudy_intervals(self, grid: Mapping[str, Sequence[int]], *, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
-        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`)."""
+        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`; ``scale=``
+        as :meth:`phi`)."""
         from .uncertainty import dstudy_intervals
 
         return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
