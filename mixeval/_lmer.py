@@ -57,10 +57,10 @@ def glmer(formula: str, data: Any, *, family: str | Family = "binomial", link: s
 
 
 def fit_model(formula: str, data: Any, *, family: str | Family | None = None, link: str | None = None,
-              REML: bool = True, weights: Any = None, drop_missing: bool = False) -> MixedResult:
+              REML: bool = True, weights: Any = None, drop_missing: bool = False, levels: Any = None) -> MixedResult:
     """Fit ``formula`` with the family's entry point: :func:`lmer` for the Gaussian family (also ``None``),
     :func:`glmer` for binomial and Poisson, :func:`mixeval.clmm` for ordinal ratings (maximum likelihood; a
-    pandas DataFrame); every source each of them takes.
+    pandas DataFrame; ``levels`` the categories in order); every source each of them takes.
 
     Examples
     --------
@@ -74,14 +74,18 @@ def fit_model(formula: str, data: Any, *, family: str | Family | None = None, li
     ['LmerResult', 'GlmerResult']
     """
     if family is not None and str(family).lower() == "ordinal":
-        return _fit_ordinal(formula, data, link=link, REML=REML, weights=weights, drop_missing=drop_missing)
+        return _fit_ordinal(formula, data, link=link, REML=REML, weights=weights, drop_missing=drop_missing,
+                            levels=levels)
+    if levels is not None:
+        raise InputError("levels= orders the categories of ordinal ratings; it needs family='ordinal'.")
     fam = get_family("gaussian" if family is None else family, link)
     if fam.name == "gaussian":
         return lmer(formula, data, REML=REML, weights=weights, drop_missing=drop_missing)
     return glmer(formula, data, family=fam, weights=weights, drop_missing=drop_missing, REML=REML)
 
 
-def _fit_ordinal(formula: str, data: Any, *, link: str | None, REML: bool, weights: Any, drop_missing: bool):
+def _fit_ordinal(formula: str, data: Any, *, link: str | None, REML: bool, weights: Any, drop_missing: bool,
+                 levels: Any = None):
     """The cumulative link mixed model of ordinal ratings, refusing what it cannot take by name."""
     from .mixed import clmm
 
@@ -94,4 +98,4 @@ def _fit_ordinal(formula: str, data: Any, *, link: str | None, REML: bool, weigh
     if _is_source(data):
         raise InputError("ordinal models need the rows in memory (a pandas DataFrame); sources fitted from "
                          "aggregates (DuckDB, Spark, Parquet) take Gaussian and binomial models.")
-    return clmm(formula, data, link=link or "logit", drop_missing=drop_missing)
+    return clmm(formula, data, link=link or "logit", drop_missing=drop_missing, levels=levels)

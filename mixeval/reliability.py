@@ -186,14 +186,17 @@ def latent_scale_note(fit: MixedResult) -> str:
     if fit.family.name == "binomial":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
         return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
-                f"{what} (Nakagawa & Schielzeth 2010); phi and the D-study are reliabilities of the latent propensity "
-                "of a correct answer, not of the observed 0/1 scores.")
+                f"{what} (Nakagawa & Schielzeth 2010). phi and the D-study are on the observed scale of the mean 0/1 "
+                "score by default; scale='latent' gives the reliability of the latent propensity, which these "
+                "shares describe.")
     if fit.family.name == "ordinal":
         what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
-        return (f"Latent ({fit.link}) scale of a cumulative link model of ratings: 'Residual' is {what}; phi and "
-                "the D-study are reliabilities of the latent rating, not of the observed categories.")
+        return (f"Latent ({fit.link}) scale of a cumulative link model of ratings: 'Residual' is {what}. phi and "
+                "the D-study are on the observed scale of the mean rating by default; scale='latent' gives the "
+                "reliability of the latent rating, which these shares describe.")
     return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
-            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017).")
+            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017). phi and the D-study are on the observed "
+            "scale of the mean count by default; scale='latent' gives the latent one.")
 
 
 def variance_table(source: MixedResult | Mapping[str, float]) -> pd.DataFrame:

@@ -170,6 +170,42 @@ def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str
     return fam.name, fam.link, weights
 
 
+def _rating_codes(data: pd.DataFrame, response: str, levels: list | None) -> tuple[pd.DataFrame, list | None]:
+    """``data`` with the ratings as their positions 1..J on the scale (a copy; for validating the design of an
+    ordinal Study), and ``levels`` as the column's values (numbers for a numeric column): numbers as they are, an
+    ordered Categorical by its categories, strings by ``levels``."""
+    require_columns(data, [response])
+    values = data[response]
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    categories = levels
+    if categories is None and isinstance(values.dtype, pd.CategoricalDtype) and values.cat.ordered:
+        categories = list(values.cat.categories)
+    if categories is None:
+        if numeric:
+            return data, None
+        shown = ", ".join(repr(v) for v in pd.unique(values.dropna())[:5])
+        raise InputError(f"the ratings in {response!r} are not numbers ({shown}, ...); give their order on the scale "
+                         "with levels=, e.g. Study(df, formula, family='ordinal', levels=['bad', 'ok', 'good']) "
+                         "(--levels bad,ok,good on the command line), or make the column an ordered pandas "
+                         "Categorical.")
+    if numeric:
+        try:
+            categories = [float(v) for v in categories]
+        except (TypeError, ValueError):
+            raise InputError(f"levels= {categories!r} are not numbers, but the ratings in {response!r} are.") from None
+    if len(set(map(str, categories))) != len(categories):
+        raise InputError(f"levels= repeats a category: {categories!r}.")
+    codes = pd.Index(categories).get_indexer(values.astype(float if numeric else object))
+    unknown = values.notna().to_numpy() & (codes < 0)
+    if unknown.any():
+        odd = ", ".join(repr(v) for v in pd.unique(values[unknown])[:5])
+        raise InputError(f"{response!r} has ratings that are not in levels= ({odd}); levels= must list every category "
+                         f"on the scale in increasing order; got {categories!r}.")
+    out = data.copy()
+    out[response] = np.where(values.notna(), codes + 1.0, np.nan)
+    return out, (categories if levels is not None else None)
+
+
 def _ordinal_marginal(marginal: Any, mode: str) -> dict[str, bool]:
     """``marginal=`` of an ordinal Study's means and contrasts: population-averaged probability modes."""
     if not isinstance(marginal, (bool, np.bool_)):
@@ -271,12 +307,16 @@ class Study:
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
                  metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
-                 link: str | None = None, weights: Any = None, reml: bool | None = None) -> None:
+                 link: str | None = None, weights: Any = None, reml: bool | None = None,
+                 levels: Sequence[Any] | None = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
         self.family, self.link, self.weights = _glmm_options(family, link, weights)
         self.reml = _reml_option(reml, self.family)
+        if levels is not None and self.family != "ordinal":
+            raise InputError("levels= orders the categories of ordinal ratings; it needs family='ordinal'.")
+        self.levels = None if levels is None else list(levels)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
@@ -290,7 +330,10 @@ class Study:
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
-            self._design = build_design(self.parsed, self.data)  # validates the data once
+            checked = self.data
+            if self.family == "ordinal":
+                checked, self.levels = _rating_codes(self.data, self.parsed.response, self.levels)
+            self._design = build_design(self.parsed, checked)  # validates the data once
             if self.family is None:
                 from .mixed._family import warn_discrete_response
 
@@ -387,7 +430,8 @@ class Study:
         weights = self.weights
         if weights is not None and not isinstance(weights, str):
             raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
-        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml}
+        extra = {"levels": self.levels} if self.levels is not None else {}
+        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml, **extra}
 
     def _fit_formula(self, formula: str, *, reml: bool):
         """``formula`` fitted with the study's family (REML or ML) on the study's data or source: one call
@@ -399,8 +443,9 @@ class Study:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
+            extra = {"levels": self.levels} if self.levels is not None else {}
             return fit_model(formula, self.source, family=self.family, link=self.link, REML=reml,
-                             weights=self.weights)
+                             weights=self.weights, **extra)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups

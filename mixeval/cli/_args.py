@@ -116,7 +116,7 @@ def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, rand
     p.add_argument("--family", choices=FAMILIES, default="gaussian",
                    help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions with "
                         "--weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 ratings: "
-                        "clmm); reliability is then on the latent scale")
+                        "clmm); reliability (phi, D-study) is then on the observed scale of the mean score by default")
     p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial proportion; "
                                                    "precision weights of a Gaussian score (Var(y_i) = sigma^2 / w_i, "

@@ -204,8 +204,30 @@ def clmm_covariance_at(fit):
     h_inv = np.linalg.inv(_ab_hessian(dev, theta0, ab, u0))
 
     def at(theta: np.ndarray) -> np.ndarray:
-        out = _conditional_cov(dev, np.asarray(theta, dtype=float), ab, u0, h_inv)
+        theta = np.asarray(theta, dtype=float)
+        try:
+            out = _conditional_cov(dev, theta, ab, u0, h_inv)
+        except np.linalg.LinAlgError:  # the chord steps from the estimates overshoot: a guarded quasi-Newton search
+            out = 2.0 * np.linalg.inv(_ab_hessian(dev, theta, _searched_ab(dev, theta, ab, u0), u0))
         dev.u = u0
         return out
 
     return at
+
+
+def _searched_ab(dev, theta: np.ndarray, ab: np.ndarray, u0: np.ndarray) -> np.ndarray:
+    """``(alpha, beta)`` minimising the deviance at fixed ``theta`` by L-BFGS from ``ab``; trial points with
+    thresholds out of order count as infinitely bad."""
+    from scipy.optimize import minimize
+
+    k = theta.size
+
+    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
+        dev.u = u0.copy()
+        try:
+            value, grad = dev.deviance_and_gradient(np.concatenate([theta, x]))
+        except np.linalg.LinAlgError:
+            return float("inf"), np.zeros_like(x)
+        return float(value), np.asarray(grad[k:], dtype=float)
+
+    return minimize(f, ab, jac=True, method="L-BFGS-B").x
