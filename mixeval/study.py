@@ -190,7 +190,7 @@ def _rating_codes(data: pd.DataFrame, response: str, levels: list | None) -> tup
                          "Categorical.")
     if numeric:
         try:
-            categories = [float(v) for v in categories]
+            categories = [int(float(v)) if float(v).is_integer() else float(v) for v in categories]
         except (TypeError, ValueError):
             raise InputError(f"levels= {categories!r} are not numbers, but the ratings in {response!r} are.") from None
     if len(set(map(str, categories))) != len(categories):
