@@ -95,13 +95,16 @@ KeyNumbers({"P(rating >= 4 | C)": float(exc[(exc.system == "C") & (exc.cut == "3
 
 # %% [markdown]
 # ## 4. Reliability of the item scores
-# phi for the mean over 6 raters: from the Gaussian variance components, and on the latent scale of the ordinal
-# model (residual variance pi^2/3 of the logistic; Nakagawa & Schielzeth). The latent-scale phi is the
-# reliability of the items' latent quality, which the cut into five categories blurs for the observed ratings.
+# phi for the mean over 6 raters: from the Gaussian variance components; on the observed scale of the ordinal
+# model (the default for ratings: the reliability of the mean observed rating over 6 raters drawn anew, by
+# quadrature over the random effects); and on its latent scale (residual variance pi^2/3 of the logistic;
+# Nakagawa & Schielzeth). The latent-scale phi is the reliability of the items' latent quality, which the cut into
+# five categories blurs for the observed ratings; the observed-scale phi is that of the average a user computes.
 
 # %%
 KeyNumbers({"phi gaussian (6 raters)": phi(gaussian, "item", {"rater": 6}),
-            "phi latent (6 raters)": phi(ordinal, "item", {"rater": 6})})
+            "phi observed (6 raters)": phi(ordinal, "item", {"rater": 6}),
+            "phi latent (6 raters)": phi(ordinal, "item", {"rater": 6}, scale="latent")})
 
 # %% [markdown]
 # ## 5. Raters who use the scale differently

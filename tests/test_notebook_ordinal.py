@@ -33,6 +33,7 @@ def test_latent_scale_separates_the_ceiling_systems_more(run):
     assert abs(_value(run.text, "ordinal latent B - C z")) > abs(_value(run.text, "gaussian B - C z"))
     assert 0.5 < _value(run.text, "P(rating >= 4 | C)") < 1.0
     assert 0 < _value(run.text, "phi gaussian (6 raters)") < 1 and 0 < _value(run.text, "phi latent (6 raters)") < 1
+    assert 0 < _value(run.text, "phi observed (6 raters)") < _value(run.text, "phi latent (6 raters)")
 
 
 def test_random_rater_thresholds_recover_the_simulated_spread(run):
