@@ -650,14 +650,22 @@ class Study:
         return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
                              item=self.item, over=over)
 
-    def variance_lrt(self, component: str) -> TestResult:
+    def variance_lrt(self, component: str, *, n_resamples: int | None = None,
+                     random_state: Any = None) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
 
         ``H0: sigma^2 = 0`` lies on the boundary of the parameter space, so ``pvalue`` is the Self-Liang
         50:50 mixture of chi2(0) and chi2(1) (half the naive chi2(1) p-value that lmerTest's ``ranova`` and
         lme4's ``anova`` print); ``details["pvalue_naive"]`` holds that naive one. For a term with slopes (more
         than one parameter per dropped term) no simple mixture applies and ``pvalue`` is the naive chi-square
-        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs compare ML fits.
+        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs and ordinal Studies
+        compare ML fits.
+
+        The mixture is asymptotic in the number of levels; for a component from few levels (3 seeds, 4 raters)
+        ``n_resamples=`` gives a parametric-bootstrap p-value instead (pbkrtest's ``PBmodcomp``: responses
+        simulated from the fit without the component, both models refitted; ``random_state=`` seeds it;
+        :func:`mixeval.significance._bootstrap_lrt.bootstrap_lrt`), with the mixture's in
+        ``details["pvalue_mixture"]``.
 
         Examples
         --------
@@ -672,15 +680,19 @@ class Study:
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        if random_state is not None and n_resamples is None:
+            raise InputError("random_state= seeds the parametric bootstrap of variance_lrt; give n_resamples= too "
+                             "(e.g. 200), or drop random_state=.")
         kept = [g for g in names if g != component]
         if self.family is not None:
             if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
-            naive = compare(self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False))
+            full, null = self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False)
+            naive = compare(full, null)
         else:
             full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
-            naive = compare(full, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True),
-                            refit=False)
+            null = self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True)
+            naive = compare(full, null, refit=False)
         from dataclasses import replace
 
         from .mixed._lrt import boundary_mixture_pvalue
@@ -693,6 +705,15 @@ class Study:
             details.pop("pvalue_boundary", None)
             details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
         pvalue = details.get("pvalue_boundary", naive.pvalue)
+        if n_resamples is not None:
+            from .significance._bootstrap_lrt import bootstrap_lrt
+
+            boot = bootstrap_lrt(null, full, naive.statistic, reml=self.family is None, n_resamples=n_resamples,
+                                 random_state=random_state)
+            details.update(pvalue_mixture=pvalue, **{k: v for k, v in boot.items() if k != "pvalue"})
+            finite = int(np.isfinite(boot["null_distribution"]).sum())
+            details["reference"] = f"parametric bootstrap ({finite} refits under the null)"
+            pvalue = boot["pvalue"]
         return replace(naive, pvalue=pvalue, alternative="greater", details=details,
                        method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 

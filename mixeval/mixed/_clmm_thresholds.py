@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._ordinal import Ordinal
 
 __all__ = ["spread_contrast", "RandomThresholdProblem", "RandomThresholdDeviance", "random_threshold_problem",
-           "fit_random_thresholds", "fit_spread_model", "spread_model_of"]
+           "fit_random_thresholds", "fit_spread_model", "spread_model_of", "spread_null_statistics"]
 
 
 #: the coefficient names of a rater's widened term: its shift (the formula's intercept) and its spread
@@ -497,3 +497,26 @@ def spread_model_of(null: ClmmResult, factor: str) -> ClmmResult:
     x_null = np.concatenate([null.theta, null.alpha, null.coef])
     x0 = np.insert(x_null, r_start + 1, [0.0, 0.1])
     return fit_spread_model(null.design, response, null.family, factor, data=null.data, warn=False, x0=x0)
+
+
+def spread_null_statistics(null: ClmmResult, alt: ClmmResult, n_resamples: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """The spread test's statistic ``2 (l_1 - l_0)`` on ``n_resamples`` rating sets simulated from ``null`` (the
+    model without spreads, new random effects each time), both models refitted (the null from its estimates, the
+    alternative from ``alt``'s, no Hessians): the parametric bootstrap's null distribution. A refit that fails is
+    NaN."""
+    from ._clmm_model import ClmmFitModel
+
+    model = ClmmFitModel(null)
+    codes = model.simulate(n_resamples, rng)
+    x_alt = np.concatenate([alt.theta, alt.alpha, alt.coef])
+    out = np.full(n_resamples, np.nan)
+    with single_threaded_blas():
+        for b in range(n_resamples):
+            try:
+                l0 = -0.5 * model.refit(codes[:, b])[0].criterion
+                l1 = float(alt.refitter(new_y=codes[:, b], x0=x_alt, hessian=False).loglik)
+            except (LinAlgError, ValueError, FloatingPointError):
+                continue
+            out[b] = max(2.0 * (l1 - l0), 0.0)
+    return out
