@@ -38,3 +38,18 @@ def test_spread_test_bootstrap_is_seeded_and_keeps_the_mixture(ratings):
         threshold_spread_test(formula, ratings, "rater", random_state=2)
     with pytest.raises(InputError, match="n_resamples must be a positive integer"):
         threshold_spread_test(formula, ratings, "rater", n_resamples=-1)
+
+
+def test_boundary_warning_says_which_part_of_the_spread_covariance_is_on_the_boundary():
+    from mixeval import clmm
+    from mixeval.errors import SingularFitWarning
+
+    df = pd.DataFrame({"rater": np.repeat(np.arange(6), 40), "item": np.tile(np.arange(40), 6)})
+    rng = np.random.default_rng(2)
+    latent = rng.normal(0, 1, 40)[df.item] + rng.normal(0, 0.5, 6)[df.rater] + rng.logistic(size=240)
+    df["rating"] = np.digitize(latent, [-2, -0.7, 0.7, 2]) + 1
+    with pytest.warns(SingularFitWarning) as caught:
+        fit = clmm("rating ~ 1 + (1|item) + (1|rater)", df, random_thresholds="rater")
+    text = " ".join(str(w.message) for w in caught)
+    assert fit.variances["rater"] > 0.01  # the shift variance is not zero: the boundary is the correlation
+    assert "perfectly correlated (correlation +1.00" in text and "a variance of 'rater'" not in text
