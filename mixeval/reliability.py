@@ -39,6 +39,8 @@ __all__ = [
     "latent_components",
     "latent_scale_note",
     "draw_moments",
+    "studentized_bound",
+    "BOUND_METHODS",
 ]
 
 RESIDUAL = "Residual"
@@ -495,6 +497,8 @@ class DesignChoice(Result):
         The confidence of the lower bound the choice was made on (None: on the point estimate).
     scale : str
         ``"observed"`` or ``"latent"``: the scale of phi (:func:`resolve_scale`), named in the summary.
+    bound : str
+        With ``confidence``: how the lower bound was computed (``"studentized"`` or ``"basic-logit"``).
     phi_lower, p_reach : float
         The chosen design's lower bound and probability of reaching the target (NaN without ``confidence``).
     designs : DataFrame or None
@@ -521,6 +525,7 @@ class DesignChoice(Result):
     p_reach: float = float("nan")
     designs: pd.DataFrame | None = field(default=None, repr=False)
     scale: str = "latent"
+    bound: str = ""
 
     @property
     def reached(self) -> bool:
@@ -535,7 +540,7 @@ class DesignChoice(Result):
             return f"no design in the search space reaches {what} >= {self.target}"
         sizes = ", ".join(f"{k} = {v}" for k, v in self.n.items())
         if self.confidence is not None:
-            return (f"cheapest design whose {100 * self.confidence:g}% lower bound of {what} reaches "
+            return (f"cheapest design whose {100 * self.confidence:g}% lower bound ({self.bound}) of {what} reaches "
                     f"{self.target}: {sizes} (phi = {self.phi:.4f}, lower bound = {self.phi_lower:.4f}, "
                     f"P(phi >= {self.target}) = {self.p_reach:.3f}, cost = {self.cost:g})")
         return f"cheapest design with {what} >= {self.target}: {sizes} (phi = {self.phi:.4f}, cost = {self.cost:g})"
@@ -553,6 +558,7 @@ def cheapest_design(
     confidence: float | None = None,
     draws: pd.DataFrame | None = None,
     scale: str | None = None,
+    bound: str | None = None,
 ) -> DesignChoice:
     """The cheapest design (facet sample sizes) whose phi reaches ``target``.
 
@@ -577,6 +583,11 @@ def cheapest_design(
         makes them itself).
     scale : {"observed", "latent"}, optional
         As for :func:`phi` (observed by default for binomial, Poisson and ordinal fits); the choice names it.
+    bound : {"studentized", "basic-logit"}, optional
+        How the lower bound is computed with ``confidence``: the bootstrap-t bound on the logit scale
+        (:func:`studentized_bound`; the default for REML random-intercept lmer fits on the latent scale, whose
+        components have an expected-information covariance at every draw) or the basic bootstrap bound on the logit
+        scale (:func:`draws_interval`; the default elsewhere). Coverage of both: ``benchmarks/sim_design_bound.py``.
 
     Notes
     -----
@@ -614,14 +625,18 @@ def cheapest_design(
             raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
                              "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")
         moments = draw_moments(source, item, draws) if chosen == "observed" else None
+        bound = _bound_method(source, chosen, bound)
+        student = _student_inputs(source, draws) if bound == "studentized" else None
         table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target,
-                                                             moments)
+                                                             moments, student)
         crit = "phi_lower"
+    elif bound is not None:
+        raise InputError(f"bound={bound!r} chooses how the lower confidence bound is computed; it needs confidence=.")
     feasible = table[table[crit] >= target]
     designs = table.copy() if confidence is not None else None
     if feasible.empty:
         return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True),
-                            confidence=confidence, designs=designs, scale=chosen)
+                            confidence=confidence, designs=designs, scale=chosen, bound=bound or "")
     fs = feasible[facets].to_numpy()
     dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
     frontier = feasible[~np.array(dominated)].sort_values(["cost", crit], ascending=[True, False]).reset_index(drop=True)
@@ -638,7 +653,36 @@ def cheapest_design(
         p_reach=float(best["p_reach"]) if confidence is not None else float("nan"),
         designs=designs,
         scale=chosen,
+        bound=bound or "",
     )
+
+
+def _bound_method(source: object, scale: str, bound: str | None) -> str:
+    """``bound`` of :func:`cheapest_design`, checked; None: studentized where the draws' covariances exist."""
+    from .significance._ddf import kenward_roger_problem
+
+    available = scale == "latent" and isinstance(source, MixedResult) and kenward_roger_problem(source) is None
+    if bound is None:
+        return "studentized" if available else "basic-logit"
+    if bound not in BOUND_METHODS:
+        raise InputError(f"bound must be one of {list(BOUND_METHODS)}; got {bound!r}.")
+    if bound == "studentized" and not available:
+        raise InputError("bound='studentized' needs the components' covariance at every bootstrap draw, computed "
+                         "for REML random-intercept lmer fits on the latent scale; use bound='basic-logit'.")
+    return bound
+
+
+def _student_inputs(fit: MixedResult, draws: pd.DataFrame) -> tuple:
+    """Each draw's expected-information covariance of its components, the fit's components and theirs, in the
+    draws' column order."""
+    from .significance import expected_variance_covariance
+
+    cols = list(draws.columns)
+    order = [[*fit.group_names, RESIDUAL].index(c) for c in cols]
+    covs = np.array([expected_variance_covariance(fit, dict(zip(cols, row)))[np.ix_(order, order)]
+                     for row in draws.to_numpy(dtype=float)])
+    comps = components_of(fit)
+    return covs, comps, expected_variance_covariance(fit)[np.ix_(order, order)]
 
 
 
@@ -810,13 +854,83 @@ def reach_probability(values: np.ndarray, estimate: float, target: float, method
 
 
 def _lower_bounds(draws: pd.DataFrame, item: str, table: pd.DataFrame, facets: list[str], kind: str,
-                  confidence: float, target: float, moments: list | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided lower confidence bound of phi (the lower end of the two-sided :func:`draws_interval` at level
-    ``2 confidence - 1``) and the confidence that it reaches ``target`` (:func:`reach_probability`), per design."""
+                  confidence: float, target: float, moments: list | None = None,
+                  student: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided lower confidence bound of phi and the confidence that it reaches ``target``, per design: the
+    bootstrap-t bound of :func:`studentized_bound` with ``student`` (the draws' and the fit's covariances of the
+    components), else the lower end of the two-sided :func:`draws_interval` at level ``2 confidence - 1`` with
+    :func:`reach_probability`."""
     lower, prob = [], []
     col = "phi" if kind == "absolute" else "phi_relative"
     for _, cell in table.iterrows():
-        values = _phi_draws(draws, item, {f: float(cell[f]) for f in facets}, kind=kind, moments=moments)
+        n = {f: float(cell[f]) for f in facets}
+        if student is not None:
+            bound, reach = studentized_bound(draws, item, n, kind, confidence, target, *student)
+            lower.append(bound)
+            prob.append(reach)
+            continue
+        values = _phi_draws(draws, item, n, kind=kind, moments=moments)
         lower.append(draws_interval(values, float(cell[col]), 2.0 * confidence - 1.0)[0])
         prob.append(reach_probability(values, float(cell[col]), target))
     return np.array(lower), np.array(prob)
+
+
+#: How ``cheapest_design(confidence=)`` bounds phi from below (the first is the default where available).
+BOUND_METHODS = ("studentized", "basic-logit")
+
+
+def _logit_phi_and_gradient(D: np.ndarray, cols: list[str], item: str, n: Mapping[str, float] | None,
+                            kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """``logit phi`` of every row of the components ``D`` and its gradient in the components:
+    ``logit phi = log s2_item - log s2_error`` with ``s2_error = D w`` linear in the components."""
+    w = np.array([error_variance({c: float(c == k) for c in cols}, item, n, kind=kind) for k in cols])
+    s2 = D[:, cols.index(item)]
+    err = D @ w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.log(s2) - np.log(err)
+        grad = -w[None, :] / err[:, None]
+        grad[:, cols.index(item)] += 1.0 / s2
+    return value, grad
+
+
+def studentized_bound(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None, kind: str, confidence: float,
+                      target: float, covariances: np.ndarray, fit_components: Mapping[str, float],
+                      fit_covariance: np.ndarray) -> tuple[float, float]:
+    """The bootstrap-t lower confidence bound of phi on the logit scale and the confidence that phi reaches
+    ``target``.
+
+    Parameters
+    ----------
+    draws : DataFrame
+        Bootstrap draws of the components (:func:`mixeval.uncertainty.component_draws`).
+    covariances : ndarray, shape (B, m, m)
+        The asymptotic covariance of each draw's components (in the columns' order), e.g. the expected-information
+        covariance :func:`mixeval.significance.expected_variance_covariance` at the draw's components.
+    fit_components, fit_covariance
+        The fit's components and their covariance.
+
+    Notes
+    -----
+    ``t_b = (logit phi_b - logit phi_hat) / se_b`` with ``se_b`` the delta-method standard error of ``logit phi``
+    at draw ``b`` (``g' W_b g``, ``g`` the gradient of ``logit phi = log s2_item - log s2_error``); the bound is
+    ``expit(logit phi_hat - q_c se_hat)`` with ``q_c`` the ``confidence`` quantile of the ``t_b`` (Efron & Tibshirani
+    1993, ch. 12; a draw with phi at 0 has ``t = -inf``). It corrects the basic bound's tail where the spread of
+    ``logit phi``'s estimate varies with phi itself (few items: 3.7-5.7% misses where 2.5% is nominal).
+    ``confidence`` of phi reaching ``target``: the share of ``t_b`` at or below
+    ``(logit phi_hat - logit target) / se_hat``.
+    """
+    cols = list(draws.columns)
+    D = draws.to_numpy(dtype=float)
+    est, g_hat = _logit_phi_and_gradient(np.array([[float(fit_components[c]) for c in cols]]), cols, item, n, kind)
+    se_hat = float(np.sqrt(g_hat[0] @ fit_covariance @ g_hat[0]))
+    values, grads = _logit_phi_and_gradient(D, cols, item, n, kind)
+    with np.errstate(invalid="ignore"):
+        se = np.sqrt(np.einsum("bi,bij,bj->b", grads, covariances, grads))
+        t = (values - est[0]) / se
+    t = np.where(np.isneginf(values), -np.inf, t)  # phi_b = 0: below every bound
+    t = t[~np.isnan(t)]
+    if not (np.isfinite(est[0]) and np.isfinite(se_hat) and se_hat > 0 and t.size):
+        return float("nan"), float("nan")
+    q = float(np.quantile(t, confidence))
+    bound = float(expit(est[0] - q * se_hat))
+    return bound, float(np.mean(t <= (est[0] - logit(target)) / se_hat))

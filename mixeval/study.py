@@ -557,10 +557,10 @@ class Study:
     def cheapest_design(self, target: float = 0.8, *, max_n: Mapping[str, int],
                         cost_per_unit: Mapping[str, float] | None = None, cost_per_observation: float = 0.0,
                         kind: str = "absolute", confidence: float | None = None, scale: str | None = None,
-                        **kwargs: Any) -> _rel.DesignChoice:
+                        bound: str | None = None, **kwargs: Any) -> _rel.DesignChoice:
         """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
-        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it; ``scale`` as
-        :meth:`phi`."""
+        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound (``bound``: studentized or
+        basic-logit) reaches it; ``scale`` as :meth:`phi`."""
         draws = kwargs.pop("draws", None)
         if confidence is not None and draws is None:
             from .uncertainty import component_draws
@@ -571,7 +571,7 @@ class Study:
                              "for confidence= without draws=; drop them.")
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
                                     cost_per_observation=cost_per_observation, kind=kind, confidence=confidence,
-                                    draws=draws, scale=scale)
+                                    draws=draws, scale=scale, bound=bound)
 
     # ---------------------------------------------------------------- uncertainty (mixeval.uncertainty)
     def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):

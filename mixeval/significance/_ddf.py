@@ -35,7 +35,8 @@ from ._glmm_ddf import glmm_ddf_pieces, is_glmm
 from ._satterthwaite import satterthwaite_df, satterthwaite_upper_df
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
-           "ddf_pieces", "PBKRTEST_LIMIT", "LMERTEST_LIMIT", "default_df", "kenward_roger_problem"]
+           "ddf_pieces", "PBKRTEST_LIMIT", "LMERTEST_LIMIT", "default_df", "kenward_roger_problem",
+           "expected_variance_covariance"]
 
 #: Accepted ``df`` values (case-insensitive) and the method each names.
 DF_METHODS: dict[str, str] = {
@@ -406,6 +407,35 @@ def _inverse(A: np.ndarray) -> np.ndarray:
     """Inverse of a symmetric matrix, or its pseudo-inverse when it is (nearly) singular (as pbkrtest)."""
     eig = np.linalg.eigvalsh(A)
     return np.linalg.inv(A) if np.min(np.abs(eig)) > 1e-10 else np.linalg.pinv(A)
+
+
+def expected_variance_covariance(fit: object, variances: dict[str, float] | None = None) -> np.ndarray:
+    """``2 I_E^-1``: the asymptotic covariance of the REML estimates of ``(sigma_1^2, ..., sigma_K^2, sigma^2)`` (the
+    groups in ``fit.group_names`` order, then the residual) from the expected information, at the fit's variances
+    or at ``variances`` (``{group: variance}`` with ``"Residual"``): pbkrtest's ``W``, which depends on the design
+    and the variances only (no response). For REML random-intercept lmer fits (:func:`kenward_roger_problem`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"g": np.repeat(np.arange(20), 5)})
+    >>> df["y"] = rng.normal(size=20)[df.g] + rng.normal(size=100)
+    >>> W = expected_variance_covariance(lmer("y ~ 1 + (1|g)", df), {"g": 1.0, "Residual": 1.0})
+    >>> round(float(W[1, 1]), 4)  # var of the residual variance: 2 sigma^4 / (n - 20) in a balanced one-way layout
+    0.025
+    """
+    problem = kenward_roger_problem(fit)
+    if problem is not None:
+        raise InputError(f"the expected information of the variance components is computed for REML random-intercept "
+                         f"lmer fits; this fit {problem}.")
+    X, codes, sizes = _random_intercept_terms(fit)
+    v = fit.variances if variances is None else variances
+    sigma2 = float(v["Residual"])
+    theta = np.sqrt(np.maximum([float(v[g]) for g in fit.group_names], 0.0) / sigma2)
+    y = np.asarray(fit.design.y, dtype=float)
+    return _pieces(X, y, codes, sizes, theta, sigma2, root_w=_root_weights(fit)).W_expected.copy()
 
 
 def kenward_roger_vcov(fit: object) -> np.ndarray:
