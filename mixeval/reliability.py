@@ -929,6 +929,8 @@ def studentized_bound(draws: pd.DataFrame, item: str, n: Mapping[str, float] | N
         t = (values - est[0]) / se
     t = np.where(np.isneginf(values), -np.inf, t)  # phi_b = 0: below every bound
     t = t[~np.isnan(t)]
+    if np.isneginf(est[0]):  # the item variance estimated as 0: nothing bounds phi away from 0
+        return 0.0, 0.0
     if not (np.isfinite(est[0]) and np.isfinite(se_hat) and se_hat > 0 and t.size):
         return float("nan"), float("nan")
     q = float(np.quantile(t, confidence))
