@@ -188,12 +188,11 @@ def clmm_covariance_at(fit):
     --------
     >>> import numpy as np, pandas as pd
     >>> from mixeval import clmm
-    >>> rng = np.random.default_rng(3)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(6), 60), "system": np.tile(["A", "B"], 180)})
-    >>> df["rating"] = np.digitize(rng.normal(0, 0.8, 6)[df.rater] + rng.logistic(size=360), [-1.5, 0.0, 1.5]) + 1
-    >>> fit = clmm("rating ~ system + (1|rater)", df)
-    >>> V = clmm_covariance_at(fit)
-    >>> bool(V(2 * fit.theta)[1, 1] > V(fit.theta)[1, 1])  # a larger rater variance: a less certain threshold
+    >>> rng = np.random.default_rng(4)
+    >>> raters = np.repeat(np.arange(5), 50)
+    >>> ratings = np.digitize(rng.normal(0, 0.7, 5)[raters] + rng.logistic(size=250), [-1.0, 1.0]) + 1
+    >>> V = clmm_covariance_at(clmm("rating ~ 1 + (1|rater)", pd.DataFrame({"rater": raters, "rating": ratings})))
+    >>> bool(V(np.array([1.5]))[0, 0] > V(np.array([0.5]))[0, 0])  # a larger rater variance: a less certain threshold
     True
     """
     _check_fit(fit)

@@ -516,22 +516,7 @@ def _require_upper_range(fit: object) -> None:
 
 
 def _has_pieces(fit: object) -> bool:
-    design = getattr(fit, "design", None)
-    return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
-            and np.shape(fit.theta) == (len(design.groups),)
-            and (len(design.groups) == 1 or sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS))
-
-
-def _why_no_pieces(fit: object) -> str:
-    """Why :func:`_has_pieces` is false for ``fit`` (the Kenward-Roger and upper-bound pieces are not available)."""
-    design = getattr(fit, "design", None)
-    if not getattr(fit, "reml", False):
-        return "was fitted by maximum likelihood (REML=False)"
-    if getattr(design, "X", None) is None:
-        return "was made from aggregates, not from the rows"
-    if np.shape(fit.theta) != (len(design.groups),):
-        return "has random slopes"
-    return f"has more than {KR_MAX_LEVELS:,} random-effect levels over crossed factors"
+    return kenward_roger_problem(fit) is None
 
 
 def kenward_roger_problem(fit: object) -> str | None:
@@ -624,7 +609,7 @@ def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
         return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
     if method == "satterthwaite-upper" and not _has_pieces(fit):
         raise InputError("df='satterthwaite-upper' is implemented for glmer fits and REML random-intercept lmer "
-                         f"fits made from the rows; this fit {_why_no_pieces(fit)}. Use df='satterthwaite' or "
+                         f"fits made from the rows; this fit {kenward_roger_problem(fit)}. Use df='satterthwaite' or "
                          "df='asymptotic' (Kenward-Roger needs the same kind of fit).")
     if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):
         raise InputError("Satterthwaite degrees of freedom need a fit from mixeval.lmer(); use df='asymptotic'.")

@@ -311,9 +311,10 @@ def share_upper_bounds(fit: object, L: np.ndarray, *, components: list[int] | No
     >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
     >>> rng = np.random.default_rng(2)
-    >>> d = pd.DataFrame([(i, s) for i in range(40) for s in range(3)], columns=["item", "seed"])
-    >>> d["score"] = rng.normal(size=40)[d.item] + rng.normal(0, 0.3, 3)[d.seed] + rng.normal(size=120)
-    >>> estimate, upper = share_upper_bounds(lmer("score ~ 1 + (1|item) + (1|seed)", d), np.array([[1.0]]))
+    >>> item, seed = np.repeat(np.arange(40), 3), np.tile(np.arange(3), 40)
+    >>> y = rng.normal(size=40)[item] + rng.normal(0, 0.3, 3)[seed] + rng.normal(size=120)
+    >>> fit = lmer("y ~ 1 + (1|item) + (1|seed)", pd.DataFrame({"item": item, "seed": seed, "y": y}))
+    >>> estimate, upper = share_upper_bounds(fit, np.array([[1.0]]))
     >>> bool(upper[0, 1] > estimate[0, 1])  # 3 seeds bound their variance loosely from above
     True
     """
