@@ -29,6 +29,7 @@ from ._glmer import glmer
 from ._glmm_result import GlmerResult
 from ._lrt import compare
 from ._optimize import optimize_theta
+from ._profile import profile_interval
 from ._result import LmerResult, make_result
 from ._stats import SufficientStats, compute_stats
 
@@ -54,6 +55,7 @@ __all__ = [
     "deviance_parts",
     "profiled_deviance",
     "optimize_theta",
+    "profile_interval",
     "fit_from_stats",
     "fit_design",
     "make_result",

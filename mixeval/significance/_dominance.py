@@ -260,9 +260,9 @@ def _theta_upper(fit: object, j: int, level: float) -> float:
     if cached is not None and cached[0] is fit:
         return cached[1]
     if is_glmm(fit) or _is_ordinal(fit):  # theta is the standard deviation: the engine's profile
-        from ..uncertainty import as_fit_model, profile_interval
+        from ..mixed import profile_interval
 
-        value = float(profile_interval(as_fit_model(fit), f"sd_(Intercept)|{fit.group_names[j]}", 2 * level - 1)[1])
+        value = float(profile_interval(fit.model, f"sd_(Intercept)|{fit.group_names[j]}", 2 * level - 1)[1])
     else:
         value = _lmer_theta_upper(fit, j, level)
     if len(_UPPER_CACHE) >= 64:
