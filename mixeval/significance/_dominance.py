@@ -20,7 +20,8 @@ upper confidence bound of the share: the component's standard deviation at its o
 likelihood bound (the others at their estimates) gives the share ``1 - V(sd_j = 0) / V(sd_j = upper)``, and the
 warning fires when the lowest idealised coverage over the shares from 0 to that bound falls below
 :data:`COVERAGE_FLOOR` (1.5 points short of 95%; for z intervals the coverage at the bound, for t intervals, which
-are exact at share 1, possibly an intermediate share). The firing rule and the coverage with and without it are
+are exact at share 1, possibly an intermediate share). Where the estimated share already falls short the bound is
+not computed (it can only widen the range of shares). The firing rule and the coverage with and without it are
 measured by ``benchmarks/sim_few_levels_warning.py`` (``docs/estimands.md``).
 
 The point shares (:func:`component_shares`) come from Euler's theorem: ``V = l' Phi l`` is homogeneous of degree
@@ -221,9 +222,9 @@ def _profile_root(zeta: Callable[[float], float], start: float, target: float) -
 
 
 def _lmer_theta_upper(fit: object, j: int, level: float) -> float:
-    """One-sided ``level`` upper profile bound of ``theta_j`` (relative SD) of an lmer fit with random intercepts:
-    the profiled criterion (lme4's ``devfun``, ``fit.criterion_at``) minimised over the other ``theta`` at
-    every trial value."""
+    """One-sided ``level`` upper profile bound of ``theta_j`` (relative SD) of an lmer fit with random intercepts
+    and no evaluator of its own (a weighted fit): the profiled criterion (lme4's ``devfun``, ``fit.criterion_at``)
+    minimised over the other ``theta`` at every trial value."""
     theta = np.asarray(fit.theta, dtype=float)
     base = float(fit.criterion_at(theta))
     others = [i for i in range(theta.size) if i != j]
@@ -252,19 +253,25 @@ def _lmer_theta_upper(fit: object, j: int, level: float) -> float:
 
 def _theta_upper(fit: object, j: int, level: float) -> float:
     """One-sided ``level`` upper profile-likelihood bound of random term ``j``'s parameter in the fit's own
-    ``theta`` scale (cached per fit)."""
+    ``theta`` scale (an lmer fit's relative standard deviation, a GLMM's or clmm's standard deviation; cached per
+    fit)."""
     if level <= 0.5:  # the median-unbiased "bound": the estimate
         return float(np.asarray(fit.theta, dtype=float)[_term_slices(fit)[j]][0])
     key = (id(fit), j, float(level))
     cached = _UPPER_CACHE.get(key)
     if cached is not None and cached[0] is fit:
         return cached[1]
-    if is_glmm(fit) or _is_ordinal(fit):  # theta is the standard deviation: the engine's profile
+    try:
+        model = fit.model
+    except Exception:  # noqa: BLE001 -- a fit without an evaluator (weighted lmer): the profile over lme4's theta
+        model = None
+    if model is None:
+        value = _lmer_theta_upper(fit, j, level)
+    else:  # the engine's profile of the standard deviation (lmer: relative to the estimated residual SD)
         from ..mixed import profile_interval
 
-        value = float(profile_interval(fit.model, f"sd_(Intercept)|{fit.group_names[j]}", 2 * level - 1)[1])
-    else:
-        value = _lmer_theta_upper(fit, j, level)
+        value = float(profile_interval(model, f"sd_(Intercept)|{fit.group_names[j]}", 2 * level - 1)[1])
+        value /= float(np.sqrt(getattr(fit, "scale2", 1.0)))
     if len(_UPPER_CACHE) >= 64:
         _UPPER_CACHE.pop(next(iter(_UPPER_CACHE)))
     _UPPER_CACHE[key] = (fit, value)
@@ -359,19 +366,32 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
     candidates = [j for j, n in enumerate(levels) if worst_coverage(n, 1.0, method) < COVERAGE_FLOOR]
     if not candidates:
         return
-    shares = share_upper_bounds(fit, L, components=candidates)
-    if shares is None:
+    def worst_of(shares: np.ndarray):
+        worst = None
+        for i in range(shares.shape[0]):
+            for j in candidates:
+                cover = worst_coverage(levels[j], shares[i, j], method)
+                if cover < COVERAGE_FLOOR and (worst is None or cover < worst[0]):
+                    worst = (cover, i, j)
+        return worst
+
+    # the estimated shares first: where they already fall short no bound is needed (it can only widen the range)
+    estimated = share_upper_bounds(fit, L, components=candidates, level=0.5)
+    if estimated is None:
         return
-    point, upper = shares
-    worst = None
-    for i in range(upper.shape[0]):
-        for j in candidates:
-            cover = worst_coverage(levels[j], upper[i, j], method)
-            if cover < COVERAGE_FLOOR and (worst is None or cover < worst[0]):
-                worst = (cover, i, j)
-    if worst is None:
-        return
-    cover, i, j = worst
+    point = estimated[0]
+    worst = worst_of(point)
+    if worst is not None:
+        cover, i, j = worst
+        share = f"carries an estimated {100 * point[i, j]:.0f}% (its upper confidence bound more)"
+    else:
+        upper = share_upper_bounds(fit, L, components=candidates)[1]
+        worst = worst_of(upper)
+        if worst is None:
+            return
+        cover, i, j = worst
+        share = (f"may carry up to {100 * upper[i, j]:.0f}% ({100 * UPPER_LEVEL:g}% upper confidence bound; estimate "
+                 f"{100 * point[i, j]:.0f}%)")
     from ._upper_range import upper_range_problems
 
     kind = "z" if method == "asymptotic" else f"t ({df_label(method)})"
@@ -383,10 +403,8 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
         remedy = "df='satterthwaite' narrows the gap"
     name = fit.group_names[j]
     warnings.warn(
-        f"the variance component {name!r} has {levels[j]} levels and may carry up to {100 * upper[i, j]:.0f}% of the "
-        f"variance of the {what} {labels[i]!r} ({100 * UPPER_LEVEL:g}% upper confidence bound; estimate "
-        f"{100 * point[i, j]:.0f}%): its 95% {kind} interval may cover as little as {100 * cover:.1f}% (idealised "
-        "model). "
+        f"the variance component {name!r} has {levels[j]} levels and {share} of the variance of the {what} "
+        f"{labels[i]!r}: its 95% {kind} interval may cover as little as {100 * cover:.1f}% (idealised model). "
         f"More levels of {name!r} fix it; {remedy}.",
         FewLevelsWarning, stacklevel=stacklevel)
 
