@@ -131,7 +131,7 @@ def main(n_rep: int = 300) -> None:
                      **{f"bound at {lv:g}: warns / coverage when silent":
                         f"{100 * res[f'at {lv:g}'].mean():.0f}% / {_share(res, ~res[f'at {lv:g}'])}" for lv in LEVELS},
                      "seconds": round(time.time() - start)})
-    print(pd.DataFrame(rows).to_markdown(index=False))
+        print(pd.DataFrame(rows).to_markdown(index=False), flush=True)
     print("\nCoverage in percent (data sets in brackets).")
 
 

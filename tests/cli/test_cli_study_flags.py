@@ -87,3 +87,13 @@ def test_reliability_leads_with_the_observed_scale_at_the_datas_design(capsys, l
     lines = [line for line in text.splitlines() if line.startswith("phi = ")]
     assert "observed scale at the data's design: rater = 4" in lines[0]
     assert "latent scale at the data's design: rater = 4" in lines[1]
+
+
+def test_demo_names_the_design_of_every_phi(capsys, tmp_path):
+    """issue 41 item 3: the demo's headline phi was for 1 rater x 1 seed while the data have 4 raters x 3 seeds."""
+    out = _json(capsys, ["demo", "--out", str(tmp_path / "demo.html"), "--json"])
+    assert out["data_design"] == {"seed": 3, "rater": 4} and out["phi_design"] == "one level of each facet"
+    assert out["phi_data_design"] > out["phi"]
+    assert main(["demo", "--out", str(tmp_path / "demo2.html")]) == 0
+    text = capsys.readouterr().out
+    assert "phi at the data's design (seed = 3, rater = 4)" in text and "phi at one level of each facet" in text
