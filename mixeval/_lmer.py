@@ -141,10 +141,10 @@ def fit(formula: str, data: Any, *, family: str | Family = "gaussian", link: str
 
 
 def fit_model(formula: str, data: Any, *, family: str | Family | None = None, link: str | None = None,
-              REML: bool = True, weights: Any = None, drop_missing: bool = False) -> MixedResult:
+              REML: bool = True, weights: Any = None, drop_missing: bool = False, levels: Any = None) -> MixedResult:
     """Fit ``formula`` with the family's entry point (:func:`fit`): :func:`lmer` for the Gaussian family (also
     ``None``), :func:`glmer` for the GLMM families, :func:`mixeval.clmm` for ordinal ratings (maximum likelihood; a
-    pandas DataFrame); every source each of them takes.
+    pandas DataFrame; ``levels`` the categories in order); every source each of them takes.
 
     Examples
     --------
@@ -157,5 +157,6 @@ def fit_model(formula: str, data: Any, *, family: str | Family | None = None, li
     ...  [("y ~ system + (1|item)", None), ("correct ~ system + (1|item)", "binomial")]]
     ['LmerResult', 'GlmerResult']
     """
+    options = {} if levels is None else {"levels": levels}
     return fit(formula, data, family="gaussian" if family is None else family, link=link, REML=REML,
-               weights=weights, drop_missing=drop_missing)
+               weights=weights, drop_missing=drop_missing, **options)

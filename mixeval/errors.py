@@ -319,12 +319,13 @@ class EmptyCategoryWarning(MixevalWarning):
 
 
 class FewLevelsWarning(MixevalWarning):
-    """A variance component estimated from few levels carries most of a mean's or contrast's variance.
+    """A variance component estimated from few levels may carry most of a mean's or contrast's variance.
 
-    The default z intervals (and Satterthwaite's) then cover less than their nominal level: the message
-    gives the component, its levels, its share of the variance and the z interval's coverage in the
-    idealised model (:mod:`mixeval.significance._dominance`), and recommends more levels or the experimental
-    ``df="satterthwaite-upper"``.
+    The default intervals (z; Kenward-Roger's and Satterthwaite's less) then cover less than their nominal
+    level: the message gives the component, its levels, the upper confidence bound of its share of the
+    variance (the estimate too) and the lowest coverage of the interval in the idealised model over the shares
+    up to that bound (:mod:`mixeval.significance._dominance`), and recommends more levels or, for z, the
+    experimental ``df="satterthwaite-upper"``.
 
     Examples
     --------

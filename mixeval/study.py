@@ -87,19 +87,13 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
-#: Degrees of freedom of the means and contrasts of a Study (Gaussian or ``family=``) when ``df`` is not
-#: given: z tests, the book's choice and emmeans' for glmer fits (and lmer fits above 3,000 observations), so
-#: that a Study's numbers are R's. Where a component from few levels carries most of a mean's variance, z
-#: intervals undercover; the Study then warns (FewLevelsWarning, :mod:`mixeval.significance._dominance`).
-GLMM_DEFAULT_DF = "asymptotic"
-
-
-def _resolve_df(df: str | None, family: str | None) -> str:
-    """``df`` of a Study: ``None`` is ``GLMM_DEFAULT_DF`` (z tests) for Gaussian fits and GLMMs alike."""
+def _resolve_df(df: str | None, family: str | None) -> str | None:
+    """``df`` of a Study checked against its family: the canonical method, or None (the default, chosen per fit by
+    :func:`mixeval.significance._ddf.default_df`: emmeans' rule)."""
     from .significance._ddf import canonical_df
 
     if df is None:
-        return GLMM_DEFAULT_DF
+        return None
     method = canonical_df(df)
     if family == "ordinal" and method not in ("asymptotic", "satterthwaite"):
         raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm, "
@@ -109,6 +103,20 @@ def _resolve_df(df: str | None, family: str | None) -> str:
                          "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
                          "(the linearised model's, SAS GLIMMIX's) or df='satterthwaite-upper' (experimental).")
     return method
+
+
+def _df_for(df: str | None, family: str | None, fit: Any) -> tuple[str, str | None]:
+    """The df method of a table of ``fit`` and, when ``df`` was left out, why emmeans' rule chose it.
+
+    Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
+    Satterthwaite up to 3,000 (lmerTest.limit), else z; GLMMs and ordinal Studies z
+    (:func:`mixeval.significance._ddf.default_df`)."""
+    from .significance._ddf import default_df
+
+    method = _resolve_df(df, family)
+    if method is not None:
+        return method, None
+    return default_df(fit)
 
 
 def _reml_option(reml: Any, family: str | None) -> bool:
@@ -160,6 +168,53 @@ def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str
 
     fam = get_family(family, link)
     return fam.name, fam.link, weights
+
+
+def _rating_codes(data: pd.DataFrame, response: str, levels: list | None) -> tuple[pd.DataFrame, list | None]:
+    """``data`` with the ratings as their positions 1..J on the scale (a copy; for validating the design of an
+    ordinal Study), and ``levels`` as the column's values (numbers for a numeric column): numbers as they are, an
+    ordered Categorical by its categories, strings by ``levels``."""
+    require_columns(data, [response])
+    values = data[response]
+    numeric = pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values)
+    categories = levels
+    if categories is None and isinstance(values.dtype, pd.CategoricalDtype) and values.cat.ordered:
+        categories = list(values.cat.categories)
+    if categories is None:
+        if numeric:
+            return data, None
+        shown = ", ".join(repr(v) for v in pd.unique(values.dropna())[:5])
+        raise InputError(f"the ratings in {response!r} are not numbers ({shown}, ...); give their order on the scale "
+                         "with levels=, e.g. Study(df, formula, family='ordinal', levels=['bad', 'ok', 'good']) "
+                         "(--levels bad,ok,good on the command line), or make the column an ordered pandas "
+                         "Categorical.")
+    if numeric:
+        try:
+            categories = [int(float(v)) if float(v).is_integer() else float(v) for v in categories]
+        except (TypeError, ValueError):
+            raise InputError(f"levels= {categories!r} are not numbers, but the ratings in {response!r} are.") from None
+    if len(set(map(str, categories))) != len(categories):
+        raise InputError(f"levels= repeats a category: {categories!r}.")
+    codes = pd.Index(categories).get_indexer(values.astype(float if numeric else object))
+    unknown = values.notna().to_numpy() & (codes < 0)
+    if unknown.any():
+        odd = ", ".join(repr(v) for v in pd.unique(values[unknown])[:5])
+        raise InputError(f"{response!r} has ratings that are not in levels= ({odd}); levels= must list every category "
+                         f"on the scale in increasing order; got {categories!r}.")
+    out = data.copy()
+    out[response] = np.where(values.notna(), codes + 1.0, np.nan)
+    return out, (categories if levels is not None else None)
+
+
+def _ordinal_marginal(marginal: Any, mode: str) -> dict[str, bool]:
+    """``marginal=`` of an ordinal Study's means and contrasts: population-averaged probability modes."""
+    if not isinstance(marginal, (bool, np.bool_)):
+        raise InputError(f"marginal= must be True or False; got {marginal!r}.")
+    if marginal and mode == "latent":
+        raise InputError("marginal=True averages the probabilities over the random effects; the latent mode is a "
+                         "linear predictor, the same for a typical and an average item: use a probability mode "
+                         "(prob, cum.prob, exc.prob, mean.class).")
+    return {"marginal": bool(marginal)}
 
 
 def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
@@ -266,12 +321,14 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
-    family : {"binomial", "poisson"}, optional
+    family : {"binomial", "poisson", "ordinal"}, optional
         Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
-        (correct or not) with ``family="binomial"``, counts with ``"poisson"``. Marginal means are then on
-        the response scale (accuracy) by default, pairwise comparisons are odds ratios (or differences in
-        accuracy with ``scale="difference"``), and variance components, phi and the D-study are on the
-        latent scale with the distribution-specific residual variance (pi^2/3 for the logit link).
+        (correct or not) with ``family="binomial"``, counts with ``"poisson"``, ratings with ``"ordinal"``
+        (:func:`mixeval.clmm`). Marginal means are then on the response scale (accuracy) by default, pairwise
+        comparisons are odds ratios (or differences in accuracy with ``scale="difference"``); variance
+        components are on the latent scale with the distribution-specific residual variance (pi^2/3 for the logit
+        link), and phi, the D-study and the cheapest design on the observed scale (the mean observed score) by
+        default, on the latent scale with ``scale="latent"``.
     link, weights :
         Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
     reml : bool, optional
@@ -296,12 +353,16 @@ class Study:
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
                  metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
-                 link: str | None = None, weights: Any = None, reml: bool | None = None) -> None:
+                 link: str | None = None, weights: Any = None, reml: bool | None = None,
+                 levels: Sequence[Any] | None = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
         self.family, self.link, self.weights = _glmm_options(family, link, weights)
         self.reml = _reml_option(reml, self.family)
+        if levels is not None and self.family != "ordinal":
+            raise InputError("levels= orders the categories of ordinal ratings; it needs family='ordinal'.")
+        self.levels = None if levels is None else list(levels)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
@@ -318,7 +379,10 @@ class Study:
             if system is not None:  # before the fit, whose warnings would precede the refusal
                 require_columns(self.data, [system])
                 check_system(self.parsed, system, self.data)
-            self._design = build_design(self.parsed, self.data)  # validates the data once
+            checked = self.data
+            if self.family == "ordinal":
+                checked, self.levels = _rating_codes(self.data, self.parsed.response, self.levels)
+            self._design = build_design(self.parsed, checked)  # validates the data once
             if self.family is None:
                 from .mixed._family import warn_discrete_response
 
@@ -415,7 +479,8 @@ class Study:
         weights = self.weights
         if weights is not None and not isinstance(weights, str):
             raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
-        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml}
+        extra = {"levels": self.levels} if self.levels is not None else {}
+        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml, **extra}
 
     def _fit_formula(self, formula: str, *, reml: bool):
         """``formula`` fitted with the study's family (REML or ML) on the study's data or source: one call
@@ -427,8 +492,9 @@ class Study:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
+            extra = {"levels": self.levels} if self.levels is not None else {}
             return fit_model(formula, self.source, family=self.family, link=self.link, REML=reml,
-                             weights=self.weights)
+                             weights=self.weights, **extra)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
@@ -454,33 +520,83 @@ class Study:
             table.attrs["note"] = _rel.latent_scale_note(self.fit)
         return table
 
-    def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute") -> float:
-        """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each)."""
-        return _rel.phi(self.fit, self.item, n, kind=kind)
+    def phi(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", scale: str | None = None) -> float:
+        """Reliability coefficient phi (Definition 3.2) for facet sample sizes ``n`` (default 1 each).
+
+        ``scale``: binomial, Poisson and ordinal Studies give the coefficient of the mean observed score by
+        default (``"observed"``), or of the latent propensity (``"latent"``); the two coincide for Gaussian
+        Studies (:func:`mixeval.reliability.phi`). :meth:`data_design` gives the ``n`` of the data's own design.
+        """
+        return _rel.phi(self.fit, self.item, n, kind=kind, scale=scale)
+
+    def data_design(self) -> dict[str, int]:
+        """The data's own design: the number of levels of each facet per item (per item and system when the Study
+        has a system), the median over items; the ``n`` whose phi the study's own averages have.
+
+        Facets are the factors of the random part other than the items and the system; those that are not
+        columns of the data (or vary less than once per item) are left out.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> df = pd.DataFrame([(i, r, s) for i in range(20) for r in range(4) for s in range(3)],
+        ...                   columns=["item", "rater", "seed"])
+        >>> df["score"] = np.random.default_rng(0).normal(size=len(df))
+        >>> Study(df, "score ~ (1|item) + (1|rater) + (1|seed)").data_design()
+        {'rater': 4, 'seed': 3}
+        """
+        data = self._require_rows("Study.data_design")
+        facets = []
+        for term in self.parsed.random:
+            for factor in term.factors:
+                if factor not in (self.item, self.system) and factor in data.columns and factor not in facets:
+                    facets.append(factor)
+        keys = [self.item] + ([self.system] if self.system in data.columns else [])
+        out = {}
+        for facet in facets:
+            count = int(round(float(data.groupby(keys, observed=True)[facet].nunique().median())))
+            if count >= 1:
+                out[facet] = count
+        return out
 
     def reliability(self, n: Mapping[str, float] | None = None, *, rater: str | None = None,
-                    occasion: str | None = None) -> pd.DataFrame:
-        """Reliability coefficients: phi, the relative coefficient and, given rater/occasion, intra/inter-rater."""
+                    occasion: str | None = None, scale: str | None = None) -> pd.DataFrame:
+        """Reliability coefficients: phi, the relative coefficient and, given rater/occasion, intra/inter-rater.
+
+        ``scale`` as :meth:`phi`: the table's ``scale`` column names it for every row (intra- and inter-rater
+        coefficients are latent-scale ones); ``attrs["note"]`` says what the scale means.
+        """
+        chosen = _rel.resolve_scale(self.fit, scale)
         rows = [
-            {"coefficient": "phi (absolute)", "value": self.phi(n)},
-            {"coefficient": "relative (generalizability)", "value": self.phi(n, kind="relative")},
+            {"coefficient": "phi (absolute)", "value": self.phi(n, scale=chosen), "scale": chosen},
+            {"coefficient": "relative (generalizability)", "value": self.phi(n, kind="relative", scale=chosen),
+             "scale": chosen},
         ]
         if rater and occasion:
-            rows.append({"coefficient": "intra-rater (3.18)", "value": _rel.intra_rater(self.fit, self.item, rater, occasion)})
-            rows.append({"coefficient": "inter-rater (3.19)", "value": _rel.inter_rater(self.fit, self.item, rater, occasion)})
-        return pd.DataFrame(rows)
+            rows.append({"coefficient": "intra-rater (3.18)", "scale": "latent",
+                         "value": _rel.intra_rater(self.fit, self.item, rater, occasion)})
+            rows.append({"coefficient": "inter-rater (3.19)", "scale": "latent",
+                         "value": _rel.inter_rater(self.fit, self.item, rater, occasion)})
+        table = pd.DataFrame(rows)
+        table.attrs["note"] = _rel.scale_note(self.fit, chosen)
+        return table
 
-    def dstudy(self, grid: Mapping[str, Sequence[int]]) -> pd.DataFrame:
-        """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3)."""
-        return _rel.dstudy(self.fit, self.item, grid)
+    def dstudy(self, grid: Mapping[str, Sequence[int]], *, scale: str | None = None) -> pd.DataFrame:
+        """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3); ``scale`` as :meth:`phi`
+        (``attrs["scale"]`` names it)."""
+        return _rel.dstudy(self.fit, self.item, grid, scale=scale)
 
     def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8,
-                    bands: bool = False, level: float = 0.95, **kwargs: Any):
+                    bands: bool = False, level: float = 0.95, scale: str | None = None, **kwargs: Any):
         """Figure 3.3: phi against the first facet's size, one curve per size of the second; ``bands=True``
-        shades the parametric-bootstrap interval of every design (``kwargs``: ``n_resamples``, ``random_state``)."""
+        shades the parametric-bootstrap interval of every design (``kwargs``: ``n_resamples``, ``random_state``);
+        ``scale`` as :meth:`phi`."""
         from .plots import plot_dstudy
 
-        table = self.dstudy_intervals(grid, level=level, **kwargs) if bands else self.dstudy(grid)
+        if kwargs and not bands:
+            raise InputError(f"{sorted(kwargs)} are options of the bootstrap bands; pass bands=True or drop them.")
+        table = (self.dstudy_intervals(grid, level=level, scale=scale, **kwargs) if bands
+                 else self.dstudy(grid, scale=scale))
         facets = list(grid)
         column = "phi" if kind == "absolute" else "phi_relative"
         extra = {"lower": f"{column}_lower", "upper": f"{column}_upper"} if bands else {}
@@ -489,17 +605,22 @@ class Study:
 
     def cheapest_design(self, target: float = 0.8, *, max_n: Mapping[str, int],
                         cost_per_unit: Mapping[str, float] | None = None, cost_per_observation: float = 0.0,
-                        kind: str = "absolute", confidence: float | None = None, **kwargs: Any) -> _rel.DesignChoice:
+                        kind: str = "absolute", confidence: float | None = None, scale: str | None = None,
+                        bound: str | None = None, **kwargs: Any) -> _rel.DesignChoice:
         """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
-        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound reaches it."""
+        with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound (``bound``: studentized or
+        basic-logit) reaches it; ``scale`` as :meth:`phi`."""
         draws = kwargs.pop("draws", None)
         if confidence is not None and draws is None:
             from .uncertainty import component_draws
 
             draws = component_draws(self.fit, **kwargs)  # n_resamples=, random_state=, progress=
+        elif kwargs:
+            raise InputError(f"{sorted(kwargs)} are options of the bootstrap draws, which cheapest_design makes only "
+                             "for confidence= without draws=; drop them.")
         return _rel.cheapest_design(self.fit, self.item, target, max_n=max_n, cost_per_unit=cost_per_unit,
                                     cost_per_observation=cost_per_observation, kind=kind, confidence=confidence,
-                                    draws=draws)
+                                    draws=draws, scale=scale, bound=bound)
 
     # ---------------------------------------------------------------- uncertainty (mixeval.uncertainty)
     def confint(self, *, method: str = "profile", level: float = 0.95, **kwargs: Any):
@@ -511,13 +632,14 @@ class Study:
     def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
                      **kwargs: Any):
         """phi with its parametric-bootstrap interval, a :class:`~mixeval.ConfidenceInterval` with ``estimate`` and
-        ``se`` (see :func:`mixeval.uncertainty.phi_interval`)."""
+        ``se`` (see :func:`mixeval.uncertainty.phi_interval`; ``scale=`` as :meth:`phi`)."""
         from .uncertainty import phi_interval
 
         return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
 
     def dstudy_intervals(self, grid: Mapping[str, Sequence[int]], *, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
-        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`)."""
+        """The D-study with an interval for every cell (see :func:`mixeval.uncertainty.dstudy_intervals`; ``scale=``
+        as :meth:`phi`)."""
         from .uncertainty import dstudy_intervals
 
         return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
@@ -585,14 +707,22 @@ class Study:
         return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
                              item=self.item, over=over)
 
-    def variance_lrt(self, component: str) -> TestResult:
+    def variance_lrt(self, component: str, *, n_resamples: int | None = None,
+                     random_state: Any = None) -> TestResult:
         """Likelihood-ratio test of one variance component on REML fits (``anova(..., refit = FALSE)``).
 
         ``H0: sigma^2 = 0`` lies on the boundary of the parameter space, so ``pvalue`` is the Self-Liang
         50:50 mixture of chi2(0) and chi2(1) (half the naive chi2(1) p-value that lmerTest's ``ranova`` and
         lme4's ``anova`` print); ``details["pvalue_naive"]`` holds that naive one. For a term with slopes (more
         than one parameter per dropped term) no simple mixture applies and ``pvalue`` is the naive chi-square
-        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs compare ML fits.
+        p-value, which is conservative (``details["reference"]`` says which was used). GLMMs and ordinal Studies
+        compare ML fits.
+
+        The mixture is asymptotic in the number of levels; for a component from few levels (3 seeds, 4 raters)
+        ``n_resamples=`` gives a parametric-bootstrap p-value instead (pbkrtest's ``PBmodcomp``: responses
+        simulated from the fit without the component, both models refitted; ``random_state=`` seeds it;
+        :func:`mixeval.significance._bootstrap_lrt.bootstrap_lrt`), with the mixture's in
+        ``details["pvalue_mixture"]``.
 
         Examples
         --------
@@ -607,15 +737,19 @@ class Study:
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
+        if random_state is not None and n_resamples is None:
+            raise InputError("random_state= seeds the parametric bootstrap of variance_lrt; give n_resamples= too "
+                             "(e.g. 200), or drop random_state=.")
         kept = [g for g in names if g != component]
         if self.family is not None:
             if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
-            naive = compare(self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False))
+            full, null = self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False)
+            naive = compare(full, null)
         else:
             full = self.fit if self.reml else self.fit.refit(REML=True)  # REML fits on both sides, whatever reml=
-            naive = compare(full, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True),
-                            refit=False)
+            null = self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=True)
+            naive = compare(full, null, refit=False)
         from dataclasses import replace
 
         from .mixed._lrt import boundary_mixture_pvalue
@@ -628,6 +762,15 @@ class Study:
             details.pop("pvalue_boundary", None)
             details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
         pvalue = details.get("pvalue_boundary", naive.pvalue)
+        if n_resamples is not None:
+            from .significance._bootstrap_lrt import bootstrap_lrt
+
+            boot = bootstrap_lrt(null, full, naive.statistic, reml=self.family is None, n_resamples=n_resamples,
+                                 random_state=random_state)
+            details.update(pvalue_mixture=pvalue, **{k: v for k, v in boot.items() if k != "pvalue"})
+            finite = int(np.isfinite(boot["null_distribution"]).sum())
+            details["reference"] = f"parametric bootstrap ({finite} refits under the null)"
+            pvalue = boot["pvalue"]
         return replace(naive, pvalue=pvalue, alternative="greater", details=details,
                        method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 
@@ -635,85 +778,97 @@ class Study:
                 type: str | None = None, marginal: bool = False) -> pd.DataFrame:
         """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
-        ``df`` defaults to ``"asymptotic"`` (z intervals: the book's, emmeans' for glmer fits), for Gaussian
-        Studies and ``family=`` alike; ``df="satterthwaite"`` gives lmerTest's (Gaussian) or the linearised
-        model's (SAS GLIMMIX's) Satterthwaite t, ``"kenward-roger"`` pbkrtest's (Gaussian) and
+        ``df`` defaults to emmeans' rule: for Gaussian Studies Kenward-Roger (pbkrtest's) up to 3,000 observations
+        (``pbkrtest.limit``), where Kenward-Roger is not available (an ML fit, random slopes, aggregates)
+        Satterthwaite (lmerTest's) up to 3,000 (``lmerTest.limit``), and asymptotic z above; for ``family=``
+        Studies z (emmeans' for glmer and clmm fits). ``df="asymptotic"`` gives the book's z intervals (Table 4.2),
+        ``"satterthwaite"`` lmerTest's (Gaussian) or the linearised model's (SAS GLIMMIX's) t,
+        ``"kenward-roger"`` pbkrtest's (Gaussian; weighted fits with the weighted residual covariance) and
         ``"satterthwaite-upper"`` an experimental method for components from few levels (refused outside the
         balanced, crossed random-intercept designs it was calibrated on). With the default a
-        :class:`~mixeval.errors.FewLevelsWarning` says when a component from few levels carries so much of a
-        mean's variance that its z interval undercovers.
+        :class:`~mixeval.errors.FewLevelsWarning` says when a component from few levels may carry so much of a
+        mean's variance that the intervals undercover.
 
         With ``family=``: ``type="response"`` (default) or ``type="link"`` (the logit scale). On the response
         scale ``marginal=False`` (default) gives the accuracy of a typical item and seed (random effects at 0;
         emmeans' ``type = "response"``), ``marginal=True`` the marginal (population-averaged) accuracy, the
         mean over items and seeds, with its delta-method z interval
-        (:func:`mixeval.significance.emmeans_response`). The table's ``attrs`` name the scale, the fit
-        criterion and the df method (``attrs["note"]`` in words).
+        (:func:`mixeval.significance.emmeans_response`). Ordinal Studies: ``type=`` one of emmeans' modes, the
+        probability modes for a typical item and rater (``marginal=False``) or population-averaged
+        (``marginal=True``). The table's ``attrs`` name the scale, the fit criterion, the df method and, for the
+        default, why it was chosen (``attrs["df_rule"]``; ``attrs["note"]`` in words).
         """
         from .significance import emmeans, emmeans_response
         from .significance._dominance import warn_few_levels
+        from .significance._labels import note_df_rule
 
         specs = specs or self._require_system(None)
-        method = _resolve_df(df, self.family)
+        method, rule = _df_for(df, self.family, self.fit)
         if self.family == "ordinal":
             from .significance import ORDINAL_MODES, emmeans_ordinal
 
-            if marginal:
-                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's type= "
-                                 f"chooses the scale ({', '.join(ORDINAL_MODES)}).")
-            return emmeans_ordinal(self.fit, specs, by=by, mode=_scale(type, ORDINAL_MODES, "type"), df=method)
-        response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
-        if marginal and not response:
-            raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
-                             "family= and type='response'.")
-        table = (emmeans_response(self.fit, specs, by=by, df=method, marginal=marginal) if response
-                 else emmeans(self.fit, specs, by=by, df=method))
+            mode = _scale(type, ORDINAL_MODES, "type")
+            table = emmeans_ordinal(self.fit, specs, by=by, mode=mode, df=method, **_ordinal_marginal(marginal, mode))
+        else:
+            response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
+            if marginal and not response:
+                raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
+                                 "family= and type='response'.")
+            table = (emmeans_response(self.fit, specs, by=by, df=method, marginal=marginal) if response
+                     else emmeans(self.fit, specs, by=by, df=method))
         if df is None:
-            warn_few_levels(self.fit, specs, by, contrasts=False)
-        return table
+            warn_few_levels(self.fit, specs, by, contrasts=False, method=method)
+        return note_df_rule(table, rule)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
                  level: float = 0.95, df: str | None = None, scale: str | None = None, marginal: bool = False):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
-        ``df``: ``"asymptotic"`` (z tests, the book's and emmeans' for glmer; the default for Gaussian and
-        ``family=`` Studies), ``"satterthwaite"``, ``"kenward-roger"`` (Gaussian fits) or
-        ``"satterthwaite-upper"`` (experimental; see :meth:`emmeans`, also for the FewLevelsWarning). With
-        ``family=``: ``scale="ratio"`` (default; odds ratios for the logit link, rate ratios for the log link),
-        ``"difference"`` (differences of the response-scale means: accuracy differences; ``marginal=True``
-        for differences of the marginal, population-averaged, accuracies) or ``"link"``. With the default
-        ``reml`` (the Laplace ML fit) and ``df="asymptotic"`` the numbers are glmer + emmeans'.
+        ``df``: by default emmeans' rule (Kenward-Roger for Gaussian Studies of up to 3,000 observations, else
+        Satterthwaite or z; z with ``family=``; see :meth:`emmeans`, also for the FewLevelsWarning);
+        ``"asymptotic"`` (z tests, the book's Table 4.2), ``"satterthwaite"``, ``"kenward-roger"`` (Gaussian fits) or
+        ``"satterthwaite-upper"`` (experimental). The result's ``df_method`` names the method and ``df_rule`` why
+        the default chose it (both printed with the notes). With ``family=``: ``scale="ratio"`` (default; odds
+        ratios for the logit link, rate ratios for the log link), ``"difference"`` (differences of the
+        response-scale means: accuracy differences; ``marginal=True`` for differences of the marginal,
+        population-averaged, accuracies) or ``"link"``. With the default ``reml`` (the Laplace ML fit) the
+        numbers are glmer + emmeans'. Ordinal Studies: ``scale=`` one of emmeans' ordinal modes (``marginal=True``
+        for the population-averaged probabilities); a ratio scale is refused.
         """
         from .significance import pairwise, pairwise_differences, pairwise_ratios
         from .significance._dominance import warn_few_levels
+        from .significance._labels import note_df_rule
 
         specs = specs or self._require_system(None)
-        method = _resolve_df(df, self.family)
+        method, rule = _df_for(df, self.family, self.fit)
         if self.family == "ordinal":
             from .significance import ORDINAL_MODES, pairwise_ordinal
 
-            if marginal:
-                raise InputError("marginal= applies to binomial and Poisson Studies; an ordinal Study's scale= "
-                                 f"chooses the scale of the contrasts ({', '.join(ORDINAL_MODES)}).")
-            return pairwise_ordinal(self.fit, specs, by=by, mode=_scale(scale, ORDINAL_MODES, "scale"),
-                                    adjust=adjust, level=level, df=method)
-        chosen = None
-        if self.family is not None:
-            default = "ratio" if self.fit.link in ("logit", "log") else "difference"
-            chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
-        if marginal and chosen != "difference":
-            raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
-                             "needs family= and scale='difference'.")
-        if chosen == "ratio":
-            result = pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
-        elif chosen == "difference":
-            result = pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=method,
-                                          marginal=marginal)
+            mode = _scale(scale, ORDINAL_MODES, "scale")
+            result = pairwise_ordinal(self.fit, specs, by=by, mode=mode, adjust=adjust, level=level, df=method,
+                                      **_ordinal_marginal(marginal, mode))
         else:
-            result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+            chosen = None
+            if self.family is not None:
+                default = "ratio" if self.fit.link in ("logit", "log") else "difference"
+                chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
+            elif scale is not None:
+                raise InputError(f"scale={scale!r} applies to binomial, Poisson and ordinal Studies; a Gaussian "
+                                 "Study's contrasts are differences of means on the score's own scale (leave scale "
+                                 "out).")
+            if marginal and chosen != "difference":
+                raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
+                                 "needs family= and scale='difference'.")
+            if chosen == "ratio":
+                result = pairwise_ratios(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
+            elif chosen == "difference":
+                result = pairwise_differences(self.fit, specs, by=by, adjust=adjust, level=level, df=method,
+                                              marginal=marginal)
+            else:
+                result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
         if df is None:
-            warn_few_levels(self.fit, specs, by, contrasts=True)
-        return result
+            warn_few_levels(self.fit, specs, by, contrasts=True, method=method)
+        return note_df_rule(result, rule)
 
     def contrast(self, method: Any = "trt.vs.ctrl", *, ref: str | None = None, specs: str | None = None,
                  by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None):
@@ -721,23 +876,31 @@ class Study:
         against a baseline ``ref`` (Dunnett), consecutive levels, effects, custom weights
         (:func:`mixeval.significance.contrast`; on the link scale for binomial and Poisson Studies)."""
         from .significance import contrast
+        from .significance._labels import note_df_rule
 
         if self.family == "ordinal":
             raise InputError("contrast() works on Gaussian, binomial and Poisson Studies; an ordinal Study's "
                              "contrasts are pairwise(scale=...) on its ordinal modes.")
         specs = specs or self._require_system(None)
-        return contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
-                        df=_resolve_df(df, self.family))
+        df_method, rule = _df_for(df, self.family, self.fit)
+        return note_df_rule(contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
+                                     df=df_method), rule)
 
     def joint_tests(self, *, by: str | None = None, df: str | None = None) -> pd.DataFrame:
         """F tests of every fixed-effect term of the Study's model (:func:`mixeval.significance.joint_tests`;
-        ``df="satterthwaite"``: lmerTest's type III ``anova``)."""
+        ``df="satterthwaite"``: lmerTest's type III ``anova``). By default the df of :meth:`emmeans`'s rule, with
+        Satterthwaite in place of Kenward-Roger (whose scaled F is not implemented)."""
         from .significance import joint_tests
+        from .significance._labels import note_df_rule
 
         if self.family == "ordinal":
             raise InputError("joint_tests() works on Gaussian, binomial and Poisson Studies; for an ordinal Study "
                              "use glrt() for a term.")
-        return joint_tests(self.fit, by=by, df=_resolve_df(df, self.family))
+        method, rule = _df_for(df, self.family, self.fit)
+        if df is None and method == "kenward-roger":
+            method, rule = "satterthwaite", rule.replace("the default: emmeans'", "the default: Satterthwaite in place of "
+                                                         "Kenward-Roger (whose scaled F is not implemented), emmeans'")
+        return note_df_rule(joint_tests(self.fit, by=by, df=method), rule)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str | None = None, level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
@@ -752,8 +915,9 @@ class Study:
         adjust : str, default "tukey"
             Multiplicity adjustment of the pairwise contrasts (see :func:`mixeval.significance.pairwise`).
         df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, optional
-            Degrees of freedom of the contrasts; by default ``"asymptotic"`` (z), for Gaussian fits and with
-            ``family=`` (see :meth:`emmeans`; ``"satterthwaite-upper"`` is experimental).
+            Degrees of freedom of the contrasts; by default emmeans' rule on the conditional fit (Kenward-Roger for
+            Gaussian fits of up to 3,000 observations, z with ``family=``; see :meth:`emmeans`;
+            ``"satterthwaite-upper"`` is experimental).
         level : float, default 0.95
             Confidence level of the intervals.
 
@@ -786,7 +950,7 @@ class Study:
         from .significance._pairwise import _canonical_adjust
 
         _canonical_adjust(adjust)
-        df = _resolve_df(df, self.family)
+        _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
         check_property(self, prop, f"prop={prop!r}")
@@ -799,8 +963,11 @@ class Study:
 
             cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,
                          metric_model=self.metric_model, **self._glmm_kwargs(self.data))
+            from .significance._labels import note_df_rule
+
             null = cond._fit_formula(self._formula_with(f"{system} + {prop}"), reml=False)
-            pairs = pairwise_trends(cond.fit, system, prop, adjust=adjust, df=df, level=level)
+            method, rule = _df_for(df, self.family, cond.fit)
+            pairs = note_df_rule(pairwise_trends(cond.fit, system, prop, adjust=adjust, df=method, level=level), rule)
             return compare(cond.fit_ml, null), pairs, cond
         data, cls = self.data, prop
         if cuts is not None:

@@ -98,13 +98,17 @@ print(f"P(rating >= 4 | system C) = {top:.3f}")
 
 # %% [markdown]
 # ## 4. Reliability of the item scores
-# phi for the mean over 6 raters: from the Gaussian variance components, and on the latent scale of the ordinal
-# model (residual variance pi^2/3 of the logistic; Nakagawa & Schielzeth). The latent-scale phi is the
-# reliability of the items' latent quality, which the cut into five categories blurs for the observed ratings.
+# phi for the mean over 6 raters: from the Gaussian variance components; on the observed scale of the ordinal
+# model (the default for ratings: the reliability of the mean observed rating over 6 raters drawn anew, by
+# quadrature over the random effects); and on its latent scale (residual variance pi^2/3 of the logistic;
+# Nakagawa & Schielzeth). The latent-scale phi is the reliability of the items' latent quality, which the cut into
+# five categories blurs for the observed ratings; the observed-scale phi is that of the average a user computes.
 
 # %%
 reliability = pd.Series({"Gaussian, rating scale": phi(gaussian, "item", {"rater": 6}),
-                         "ordinal, latent scale": phi(ordinal, "item", {"rater": 6})}, name="phi, mean of 6 raters")
+                         "ordinal, observed scale": phi(ordinal, "item", {"rater": 6}),
+                         "ordinal, latent scale": phi(ordinal, "item", {"rater": 6}, scale="latent")},
+                        name="phi, mean of 6 raters")
 reliability.round(3).to_frame()
 
 # %% [markdown]

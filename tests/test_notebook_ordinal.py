@@ -19,6 +19,7 @@ put("ordinal latent B - C z", op.set_index("contrast").loc["B - C", "z"])
 put("P(rating >= 4 | C)", top)
 put("phi gaussian (6 raters)", reliability["Gaussian, rating scale"])
 put("phi latent (6 raters)", reliability["ordinal, latent scale"])
+put("phi observed (6 raters)", reliability["ordinal, observed scale"])
 put("nominal test p", same.pvalue)
 put("spread test statistic", spread_test.statistic)
 put("spread test p", spread_test.pvalue)
@@ -48,6 +49,7 @@ def test_latent_scale_separates_the_ceiling_systems_more(run):
     assert abs(run["ordinal latent B - C z"]) > abs(run["gaussian B - C z"])
     assert 0.5 < run["P(rating >= 4 | C)"] < 1.0
     assert 0 < run["phi gaussian (6 raters)"] < 1 and 0 < run["phi latent (6 raters)"] < 1
+    assert 0 < run["phi observed (6 raters)"] < run["phi latent (6 raters)"]
 
 
 def test_random_rater_thresholds_recover_the_simulated_spread(run):

@@ -119,7 +119,7 @@ def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, rand
         p.add_argument("--family", choices=FAMILIES, default="gaussian",
                        help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions "
                             "with --weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 "
-                            "ratings: clmm); reliability is then on the latent scale")
+                            "ratings: clmm); reliability (phi, D-study) is then on the observed scale of the mean score by default")
     else:
         p.add_argument("--family", default="gaussian", metavar="NAME",
                        help="response distribution, a family of mixeval's registry: gaussian (lmer, default); "
@@ -127,7 +127,7 @@ def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, rand
                             "negative_binomial (overdispersed counts), beta (proportions strictly inside (0, 1)), "
                             "ordered_beta (proportions with exact 0s and 1s), beta_binomial (k of --weights n "
                             "trials, e.g. pass@k), fitted by glmer's Laplace approximation as glmmTMB; ordinal "
-                            "(1-5 / 1-7 ratings: clmm); reliability is then on the latent scale")
+                            "(1-5 / 1-7 ratings: clmm); reliability (phi, D-study) is then on the observed scale of the mean score by default")
     p.add_argument("--link", default=None, help="link of a binomial, beta, beta_binomial or ordinal (logit, probit) or "
                                                 "poisson, negative_binomial (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial or "

@@ -58,7 +58,12 @@ def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, 
     if args.json:
         vc = study.variance_components()
         glrt = study.glrt()
-        out = {"html": str(path), "phi": study.phi(), "variance_components": vc.to_dict(orient="records"),
+        from ..reliability import resolve_scale
+
+        own = study.data_design()
+        out = {"html": str(path), "phi": study.phi(), "phi_design": "one level of each facet",
+               "phi_scale": resolve_scale(study.fit, None), "data_design": own, "phi_data_design": study.phi(own),
+               "variance_components": vc.to_dict(orient="records"),
                "glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue}}
         if getattr(study, "family", None):
             out.update({"family": study.family, "link": study.fit.link, "scale": vc.attrs.get("note"),

@@ -29,11 +29,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--kind", choices=["absolute", "relative"], default="absolute",
                    help="absolute phi (every facet is error, default) or the relative coefficient (interactions with the item only)")
     r.add_argument("--ci", action="store_true", help="parametric-bootstrap intervals for phi and every D-study cell")
-    r.add_argument("--level", type=float, default=0.95, help="confidence level of --ci (default 0.95)")
+    r.add_argument("--level", type=float, default=None, help="confidence level of --ci (default 0.95)")
     r.add_argument("--confidence", type=float, help="cheapest design on the lower confidence bound at this level "
                                                     "(e.g. 0.9; implies --ci)")
-    r.add_argument("--nsim", type=int, default=1000, help="bootstrap refits for --ci (default 1000)")
-    r.add_argument("--seed", type=int, default=None, help="random seed of --ci (default: fresh, printed)")
+    r.add_argument("--nsim", type=int, default=None, help="bootstrap refits for --ci or --confidence (default 1000)")
+    r.add_argument("--seed", type=int, default=None, help="random seed of --ci or --confidence (default: fresh, "
+                                                          "printed)")
+    r.add_argument("--scale", choices=["observed", "latent"], default=None,
+                   help="with --family binomial, poisson or ordinal: phi of the mean observed score (observed, the "
+                        "default) or of the latent propensity on the link scale (latent); both are printed, this one "
+                        "is used for --ci, the D-study and the cheapest design")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(r)
     r.set_defaults(handler=_reliability)
@@ -55,24 +60,35 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "instead of all pairs; link scale with --family")
     s.add_argument("--df", default=None,
                    choices=["asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"],
-                   help="degrees of freedom of the contrasts: asymptotic z (the default: the book's, emmeans' "
-                        "for glmer fits; warns when a component from few levels dominates), lmerTest's "
-                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger (emmeans' "
-                        "default for lmer fits) or, experimental, Satterthwaite with the variance components at "
-                        "their upper bounds (balanced crossed designs only)")
+                   help="degrees of freedom of the contrasts (default: emmeans' rule, Kenward-Roger for Gaussian "
+                        "models of up to 3,000 rows, else Satterthwaite or z, and z with --family; warns when a "
+                        "component from few levels may dominate): asymptotic z (the book's), lmerTest's "
+                        "Satterthwaite (the linearised model's with --family), pbkrtest's Kenward-Roger or, "
+                        "experimental, Satterthwaite with the variance components at their upper bounds "
+                        "(balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
     s.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(s)
-    s.add_argument("--scale", choices=["ratio", "difference", "link"], default=None,
-                   help="with --family: pairwise odds/rate ratios (default), differences of accuracies, or the link scale")
+    s.add_argument("--scale", choices=[*_GLMM_SCALES, *_ORDINAL_SCALES], default=None,
+                   help="with --family binomial or poisson: pairwise odds/rate ratios (default), differences of "
+                        "accuracies, or the link scale; with --family ordinal: latent (default), prob, cum.prob, "
+                        "exc.prob or mean.class (emmeans' ordinal modes)")
     s.set_defaults(handler=_significance)
+
+
+#: ``--scale`` of the significance command per family.
+_GLMM_SCALES = ("ratio", "difference", "link")
+_ORDINAL_SCALES = ("latent", "prob", "cum.prob", "exc.prob", "mean.class")
 
 
 def _family_arguments(p: argparse.ArgumentParser) -> None:
     add_family_arguments(p)
+    p.add_argument("--levels", default=None, metavar="A,B,...",
+                   help="with --family ordinal: the rating categories in increasing order, for ratings that are not "
+                        "numbers (e.g. bad,ok,good)")
     p.add_argument("--reml", action=argparse.BooleanOptionalAction, default=None,
                    help="fit criterion: REML (default for Gaussian models, lme4's lmer) or ML (--no-reml); with "
                         "--family the Laplace ML fit is the default (lme4's glmer), --reml the restricted Laplace "
@@ -80,23 +96,51 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
+    if args.levels is not None and args.family != "ordinal":
+        raise InputError(f"--levels {args.levels} orders the categories of ordinal ratings; add --family ordinal, or "
+                         "drop --levels.")
     if args.family == "gaussian":
         check_family_flags(args)
         return {"weights": args.weights, "reml": args.reml}
-    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml}
+    extra = {"levels": [v.strip() for v in args.levels.split(",")]} if args.levels is not None else {}
+    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml, **extra}
+
+
+def _check_resampling_flags(args: argparse.Namespace) -> None:
+    """``--nsim``, ``--seed`` (bootstrap draws: --ci or --confidence) and ``--level`` (intervals: --ci, or the
+    D-study's with --confidence and --grid) are refused where nothing uses them."""
+    draws = args.ci or args.confidence is not None
+    unused = [flag for flag, value in (("--nsim", args.nsim), ("--seed", args.seed)) if value is not None and not draws]
+    if args.level is not None and not (args.ci or (args.confidence is not None and args.grid)):
+        unused.append("--level")
+    if unused:
+        raise InputError(f"{' and '.join(unused)} set{'s' if len(unused) == 1 else ''} the bootstrap intervals, "
+                         "which this command computes only with --ci (or the cheapest design's bound with "
+                         "--confidence); add --ci, or drop " + ", ".join(unused) + ".")
+
+
+def _design_text(n: dict) -> str:
+    return ", ".join(f"{k} = {v:g}" for k, v in n.items()) if n else "one level of each facet"
 
 
 def _reliability(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from ..reliability import resolve_scale as reliability_scale
     from ..study import Study
 
     check_family_flags(args)
     check_level(args.target, "--target")
-    check_level(args.level, "--level")
-    check_count(args.nsim, "--nsim")
+    _check_resampling_flags(args)
+    level = 0.95 if args.level is None else args.level
+    nsim = 1000 if args.nsim is None else args.nsim
+    check_level(level, "--level")
+    check_count(nsim, "--nsim")
     if args.confidence is not None:
         check_level(args.confidence, "--confidence")
+    if args.scale is not None and args.family == "gaussian":
+        raise InputError(f"--scale {args.scale}: a Gaussian model's observed and latent scales coincide (identity "
+                         "link); drop --scale, or add --family binomial, poisson or ordinal.")
     n = facet_sizes(args.n, "--n")
     grid = facet_ranges(args.grid, "--grid") if args.grid else None
     data = read_table(args.data)
@@ -104,12 +148,23 @@ def _reliability(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         study = Study(data, args.formula, item=args.item, **_family_kwargs(args))
         table = study.variance_components()
+    scale = reliability_scale(study.fit, args.scale)
+    scales = [scale] + ([other] if (other := "latent" if scale == "observed" else "observed") != scale
+                        and study.family is not None else [])
+    own = study.data_design() if study.data is not None else {}
+    coefficients = [{"design": label, "n": sizes, "scale": sc, "phi": study.phi(sizes, scale=sc),
+                     "phi_relative": study.phi(sizes, kind="relative", scale=sc)}
+                    for label, sizes in (("data", own), ("given" if n else "one of each facet", n))
+                    for sc in scales]
     out: dict = {
         "item": study.item,
         "rows": table.to_dict(orient="records"),
-        "phi": study.phi(n),
-        "phi_relative": study.phi(n, kind="relative"),
+        "phi": study.phi(n, scale=scale),
+        "phi_relative": study.phi(n, kind="relative", scale=scale),
         "n": n,
+        "phi_scale": scale,
+        "data_design": own,
+        "coefficients": coefficients,
         "warnings": list(dict.fromkeys(str(w.message) for w in caught)),
     }
     if "note" in table.attrs:
@@ -120,18 +175,19 @@ def _reliability(args: argparse.Namespace) -> int:
         from ..uncertainty import component_draws, phi_interval
 
         out["seed"] = resolve_seed(args.seed)
-        draws = component_draws(study.fit, n_resamples=args.nsim, random_state=out["seed"], progress=not args.json)
+        draws = component_draws(study.fit, n_resamples=nsim, random_state=out["seed"], progress=not args.json)
         for key, kind in (("phi_ci", "absolute"), ("phi_relative_ci", "relative")):
-            ci = phi_interval(study.fit, study.item, n, kind=kind, level=args.level, draws=draws)
+            ci = phi_interval(study.fit, study.item, n, kind=kind, level=level, draws=draws, scale=scale)
             out[key] = [ci.lower, ci.upper]
-        out["level"] = args.level
+        out["level"] = level
     if grid:
-        dtable = (study.dstudy_intervals(grid, level=args.level, draws=draws, target=args.target) if draws is not None
-                  else study.dstudy(grid))
+        dtable = (study.dstudy_intervals(grid, level=level, draws=draws, target=args.target, scale=scale)
+                  if draws is not None else study.dstudy(grid, scale=scale))
         out["dstudy"] = dtable.to_dict(orient="records")
         choice = study.cheapest_design(args.target, max_n={k: v.stop - 1 for k, v in grid.items()}, kind=args.kind,
-                                       confidence=args.confidence, draws=draws)
-        out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target, "kind": args.kind}
+                                       confidence=args.confidence, draws=draws, scale=scale)
+        out["design"] = {"n": choice.n, "phi": choice.phi, "cost": choice.cost, "target": args.target,
+                         "kind": args.kind, "scale": scale}
         if args.confidence is not None:
             out["design"].update(confidence=args.confidence, phi_lower=choice.phi_lower, p_reach=choice.p_reach)
     if args.json:
@@ -140,16 +196,38 @@ def _reliability(args: argparse.Namespace) -> int:
     for w in out["warnings"]:
         print(f"warning: {w}")
     print(study.summary())
-    print(f"\nphi = {out['phi']:.4f} (absolute), {out['phi_relative']:.4f} (relative) at n = {n or 'one of each facet'}")
+    print()
+    for row in coefficients:
+        where = {"data": "the data's design", "given": "the given design"}.get(row["design"])
+        at = f"{where}: {_design_text(row['n'])}" if where and row["n"] else "one level of each facet"
+        print(f"phi = {row['phi']:.4f} (absolute), {row['phi_relative']:.4f} (relative) on the {row['scale']} scale "
+              f"at {at}")
+    if study.family is not None:
+        from ..reliability import scale_note
+
+        print("; ".join(f"{sc}: {scale_note(study.fit, sc)}" for sc in scales))
     if "phi_ci" in out:
-        print(f"{100 * args.level:g}% intervals (parametric bootstrap, {args.nsim} refits, seed {out['seed']}): "
-              f"phi [{out['phi_ci'][0]:.4f}, {out['phi_ci'][1]:.4f}], relative "
+        print(f"{100 * level:g}% intervals at {_design_text(n)}, {scale} scale (parametric bootstrap, {nsim} refits, "
+              f"seed {out['seed']}): phi [{out['phi_ci'][0]:.4f}, {out['phi_ci'][1]:.4f}], relative "
               f"[{out['phi_relative_ci'][0]:.4f}, {out['phi_relative_ci'][1]:.4f}]")
     if args.grid:
-        print("\nD-study:")
+        print(f"\nD-study ({scale} scale):")
         print(pd.DataFrame(out["dstudy"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         print("\n" + choice.summary())
     return 0
+
+
+def _check_scale(args: argparse.Namespace) -> None:
+    """``--scale`` names a scale of the model's family: refused for a Gaussian model (one scale) and across families."""
+    if args.scale is None:
+        return
+    if args.family == "gaussian":
+        raise InputError(f"--scale {args.scale} needs --family binomial, poisson or ordinal: a Gaussian model's "
+                         "contrasts are differences of mean scores (one scale); drop --scale.")
+    allowed = _ORDINAL_SCALES if args.family == "ordinal" else _GLMM_SCALES
+    if args.scale not in allowed:
+        raise InputError(f"--scale {args.scale} is not a scale of --family {args.family}; use one of "
+                         f"{', '.join(allowed)}.")
 
 
 def _check_by(study: Study, by: str) -> None:
@@ -168,6 +246,10 @@ def _significance(args: argparse.Namespace) -> int:
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
+    if args.labels is not None and cuts is None:
+        raise InputError(f"--labels {args.labels} names the classes --cuts makes; give --cuts too (e.g. --by src_length "
+                         "--cuts 15,55 --labels short,typical,long), or drop --labels.")
+    _check_scale(args)
     labels = args.labels.split(",") if args.labels else None
     if args.control is not None:
         if args.by:

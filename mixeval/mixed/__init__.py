@@ -22,6 +22,7 @@ optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 
 from ._design import Design, GroupingFactor, build_design
 from ._deviance import deviance_parts, profiled_deviance
+from ._clmm_ddf import clmm_covariance_at
 from ._clmm_fit import clmm, nominal_test, threshold_spread_test
 from ._clmm_result import ClmmResult
 from ._fit import fit_design, fit_from_stats, lmer
@@ -31,6 +32,7 @@ from ._glmer import glmer
 from ._glmm_result import GlmerResult
 from ._lrt import compare
 from ._optimize import optimize_theta
+from ._profile import profile_interval
 from ._result import LmerResult, make_result
 from ._stats import SufficientStats, compute_stats
 
@@ -43,6 +45,7 @@ __all__ = [
     "clmm",
     "nominal_test",
     "threshold_spread_test",
+    "clmm_covariance_at",
     "ClmmResult",
     "GlmerResult",
     "compare",
@@ -55,6 +58,7 @@ __all__ = [
     "deviance_parts",
     "profiled_deviance",
     "optimize_theta",
+    "profile_interval",
     "fit_from_stats",
     "fit_design",
     "make_result",

@@ -19,7 +19,7 @@ import pandas as pd
 from ..errors import InputError
 from ._satterthwaite import satterthwaite_df
 
-__all__ = ["clmm_satterthwaite_df", "BOUNDARY_THETA", "FD_STEP"]
+__all__ = ["clmm_satterthwaite_df", "clmm_covariance_at", "BOUNDARY_THETA", "FD_STEP"]
 
 #: Standard deviations below this are on the boundary and held fixed.
 BOUNDARY_THETA = 1e-4
@@ -177,3 +177,56 @@ def clmm_satterthwaite_df(fit, L=None, *, step: float = FD_STEP) -> pd.Series:
     A = np.asarray(fit.cov_params, dtype=float)[np.ix_(free, free)]
     return pd.Series(satterthwaite_df(var, g, A) if free.size else np.full(len(names), np.inf), index=names,
                      name="df")
+
+
+def clmm_covariance_at(fit):
+    """``theta -> V(theta)``: the covariance of ``(alpha, beta)`` at given random-effects standard deviations
+    (``2 H^-1`` of the deviance over ``(alpha, beta)``, re-optimised at ``theta``), as :func:`clmm_satterthwaite_df`
+    differentiates it; for variance shares (:mod:`mixeval.significance._dominance`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import clmm
+    >>> rng = np.random.default_rng(4)
+    >>> raters = np.repeat(np.arange(5), 50)
+    >>> ratings = np.digitize(rng.normal(0, 0.7, 5)[raters] + rng.logistic(size=250), [-1.0, 1.0]) + 1
+    >>> V = clmm_covariance_at(clmm("rating ~ 1 + (1|rater)", pd.DataFrame({"rater": raters, "rating": ratings})))
+    >>> bool(V(np.array([1.5]))[0, 0] > V(np.array([0.5]))[0, 0])  # a larger rater variance: a less certain threshold
+    True
+    """
+    _check_fit(fit)
+    theta0 = np.array(fit.theta, dtype=float)
+    dev = fit.problem.evaluator(1)
+    u0 = np.array(fit.u, dtype=float)
+    ab = np.concatenate([fit.alpha, fit.coef]).astype(float)
+    h_inv = np.linalg.inv(_ab_hessian(dev, theta0, ab, u0))
+
+    def at(theta: np.ndarray) -> np.ndarray:
+        theta = np.asarray(theta, dtype=float)
+        try:
+            out = _conditional_cov(dev, theta, ab, u0, h_inv)
+        except np.linalg.LinAlgError:  # the chord steps from the estimates overshoot: a guarded quasi-Newton search
+            out = 2.0 * np.linalg.inv(_ab_hessian(dev, theta, _searched_ab(dev, theta, ab, u0), u0))
+        dev.u = u0
+        return out
+
+    return at
+
+
+def _searched_ab(dev, theta: np.ndarray, ab: np.ndarray, u0: np.ndarray) -> np.ndarray:
+    """``(alpha, beta)`` minimising the deviance at fixed ``theta`` by L-BFGS from ``ab``; trial points with
+    thresholds out of order count as infinitely bad."""
+    from scipy.optimize import minimize
+
+    k = theta.size
+
+    def f(x: np.ndarray) -> tuple[float, np.ndarray]:
+        dev.u = u0.copy()
+        try:
+            value, grad = dev.deviance_and_gradient(np.concatenate([theta, x]))
+        except np.linalg.LinAlgError:
+            return float("inf"), np.zeros_like(x)
+        return float(value), np.asarray(grad[k:], dtype=float)
+
+    return minimize(f, ab, jac=True, method="L-BFGS-B").x

@@ -193,7 +193,8 @@ def nominal_test(formula: str, data: pd.DataFrame, factor: str, **options: Any):
                       details={"location": location, "nominal": nominal, "factor": factor})
 
 
-def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, **options: Any) -> TestResult:
+def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, *, n_resamples: int | None = None,
+                          random_state: Any = None, **options: Any) -> TestResult:
     """Likelihood-ratio test that the levels of ``factor`` (raters) spread their thresholds differently.
 
     Compares ``formula`` (which contains ``(1|factor)``: raters shift their thresholds at random) with the same
@@ -206,19 +207,29 @@ def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, **optio
         The model under the null, with ``(1|factor)``, e.g. ``"rating ~ system + (1|item) + (1|rater)"``.
     data : DataFrame
     factor : str
+    n_resamples : int, optional
+        A parametric-bootstrap p-value from this many rating sets simulated under the null (both models refitted
+        to each); without it the boundary mixture's p-value.
+    random_state : None, int or Generator, optional
+        Seed of the bootstrap (with ``n_resamples`` only).
     **options
         Passed to :func:`~mixeval.clmm` (``link``, ``levels``); flexible thresholds, Laplace.
 
     Returns
     -------
     TestResult
-        ``statistic = 2 (l_1 - l_0)``, ``pvalue``, ``df = 2``; ``details`` holds both fits.
+        ``statistic = 2 (l_1 - l_0)``, ``pvalue``, ``df = 2``; ``details`` holds both fits, the mixture's and the
+        naive p-values and, with ``n_resamples``, the bootstrap's ``null_distribution`` and its Monte Carlo
+        standard error ``pvalue_se``.
 
     Notes
     -----
     Under ``H0`` the spread's variance is on the boundary of its space and its covariance with the shift vanishes
     with it, so ``2 (l_1 - l_0)`` follows the 50:50 mixture of ``chi2(1)`` and ``chi2(2)`` (Self & Liang 1987;
-    Stram & Lee 1994): ``p = (P(chi2_1 > W) + P(chi2_2 > W)) / 2``. The naive ``chi2(2)`` p-value is in
+    Stram & Lee 1994): ``p = (P(chi2_1 > W) + P(chi2_2 > W)) / 2``. With few raters the fits often end at a
+    correlation of +-1 and the mixture is conservative (1.75% rejections at 5% in one simulation); the parametric
+    bootstrap (``n_resamples``: ``p = (1 + #{W* >= W}) / (1 + B)`` over the finite refits, Davison & Hinkley 1997)
+    refers the statistic to its own null distribution at the fitted null model. The naive ``chi2(2)`` p-value is in
     ``details["pvalue_naive"]``.
 
     Examples
@@ -239,13 +250,30 @@ def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, **optio
     if "random_thresholds" in options:
         raise InputError("threshold_spread_test fits the model with and without random threshold spreads of `factor`; "
                          "drop random_thresholds=.")
+    if random_state is not None and n_resamples is None:
+        raise InputError("random_state= seeds the parametric bootstrap; give n_resamples= too (e.g. 200), or drop "
+                         "random_state=.")
     _check_random_thresholds(factor, data, options.get("nominal"), options.get("nAGQ", 1),
                              options.get("threshold", "flexible"))
     null = _quiet_fit(formula, data, {k: v for k, v in options.items() if k not in ("nAGQ", "threshold")})
     alt = spread_model_of(null, factor)
     statistic = max(2.0 * (alt.loglik - null.loglik), 0.0)
-    pvalue = 0.5 * (sps.chi2.sf(statistic, 1) + sps.chi2.sf(statistic, 2))
+    mixture = 0.5 * (sps.chi2.sf(statistic, 1) + sps.chi2.sf(statistic, 2))
+    details = {"null": null, "alternative": alt, "factor": factor, "pvalue_naive": float(sps.chi2.sf(statistic, 2)),
+               "pvalue_mixture": float(mixture)}
+    if n_resamples is None:
+        return TestResult(statistic=float(statistic), pvalue=float(mixture), df=2.0,
+                          method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
+                          details=details)
+    from .._random import as_generator
+    from ._bootstrap import _check_count
+    from ._clmm_thresholds import spread_null_statistics
+
+    draws = spread_null_statistics(null, alt, _check_count(n_resamples), as_generator(random_state))
+    finite = draws[np.isfinite(draws)]
+    pvalue = (1.0 + np.sum(finite >= statistic * (1 - 1e-9))) / (1.0 + finite.size)
+    details.update(null_distribution=draws, n_resamples=int(n_resamples), failed_refits=int(draws.size - finite.size),
+                   pvalue_se=float(np.sqrt(pvalue * (1 - pvalue) / max(finite.size, 1))))
     return TestResult(statistic=float(statistic), pvalue=float(pvalue), df=2.0,
-                      method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
-                      details={"null": null, "alternative": alt, "factor": factor,
-                               "pvalue_naive": float(sps.chi2.sf(statistic, 2))})
+                      method=f"likelihood-ratio test of random threshold spreads (parametric bootstrap, {finite.size} "
+                             "refits)", details=details)

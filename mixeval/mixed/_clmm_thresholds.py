@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._ordinal import Ordinal
 
 __all__ = ["spread_contrast", "RandomThresholdProblem", "RandomThresholdDeviance", "random_threshold_problem",
-           "fit_random_thresholds", "fit_spread_model", "spread_model_of"]
+           "fit_random_thresholds", "fit_spread_model", "spread_model_of", "spread_null_statistics"]
 
 
 #: the coefficient names of a rater's widened term: its shift (the formula's intercept) and its spread
@@ -474,8 +474,44 @@ def fit_spread_model(design: Design, response: OrderedResponse, family: Ordinal,
     result = make_clmm_result(design, response, problem, kept, x, deviance, dev.u, opt, cov_params, 1, None, data,
                               refitter, spread=factor)
     if warn:
-        check_clmm_fit(result)
+        check_spread_fit(result, factor)
     return result
+
+
+def check_spread_fit(result: ClmmResult, factor: str) -> None:
+    """:func:`~._clmm.check_clmm_fit` for a fit with random threshold spreads, saying what is on the boundary of the
+    spread factor's ``2 x 2`` covariance: the spread's variance at 0 (raters shift but do not spread their
+    thresholds), the shift's, or a correlation of +-1 (the spread a multiple of the shift), instead of "a variance
+    of the factor is zero" when its shift variance is not."""
+    import warnings
+
+    from dataclasses import replace
+
+    from ..errors import SingularFitWarning
+
+    others = [g for g in result.singular_groups if g != factor]
+    check_clmm_fit(replace(result, singular=bool(others)) if others != result.singular_groups else result)
+    if factor not in result.singular_groups:
+        return
+    label = result.term_labels[list(result.group_names).index(factor)]
+    cov = result.covariances[label].to_numpy(dtype=float)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    tiny = SINGULAR_TOL * max(1.0, float(np.max(sd)))
+    if sd[1] < tiny and sd[0] < tiny:
+        what = f"the shift and the spread of the thresholds of {factor!r} are both estimated as 0"
+    elif sd[1] < tiny:
+        what = (f"the spread of the thresholds of {factor!r} is estimated as 0 (the shift variance is "
+                f"{sd[0] ** 2:.3g}): its levels shift the scale but do not spread it")
+    elif sd[0] < tiny:
+        what = (f"the shift of the thresholds of {factor!r} is estimated as 0 (the spread variance is "
+                f"{sd[1] ** 2:.3g})")
+    else:
+        corr = float(cov[0, 1] / (sd[0] * sd[1]))
+        what = (f"the shift and the spread of the thresholds of {factor!r} are perfectly correlated (correlation "
+                f"{corr:+.2f}; variances {sd[0] ** 2:.3g} and {sd[1] ** 2:.3g}): their 2 x 2 covariance is singular")
+    warnings.warn(f"boundary (singular) fit: {what}. This is a valid estimate, not a failure; "
+                  "threshold_spread_test(..., n_resamples=) tests the spread without relying on the boundary "
+                  "asymptotics.", SingularFitWarning, stacklevel=4)
 
 
 def _refit_spread(design: Design, response: OrderedResponse, family: Ordinal, factor: str, data: Any, *,
@@ -497,3 +533,26 @@ def spread_model_of(null: ClmmResult, factor: str) -> ClmmResult:
     x_null = np.concatenate([null.theta, null.alpha, null.coef])
     x0 = np.insert(x_null, r_start + 1, [0.0, 0.1])
     return fit_spread_model(null.design, response, null.family, factor, data=null.data, warn=False, x0=x0)
+
+
+def spread_null_statistics(null: ClmmResult, alt: ClmmResult, n_resamples: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """The spread test's statistic ``2 (l_1 - l_0)`` on ``n_resamples`` rating sets simulated from ``null`` (the
+    model without spreads, new random effects each time), both models refitted (the null from its estimates, the
+    alternative from ``alt``'s, no Hessians): the parametric bootstrap's null distribution. A refit that fails is
+    NaN."""
+    from ._clmm_model import ClmmFitModel
+
+    model = ClmmFitModel(null)
+    codes = model.simulate(n_resamples, rng)
+    x_alt = np.concatenate([alt.theta, alt.alpha, alt.coef])
+    out = np.full(n_resamples, np.nan)
+    with single_threaded_blas():
+        for b in range(n_resamples):
+            try:
+                l0 = -0.5 * model.refit(codes[:, b])[0].criterion
+                l1 = float(alt.refitter(new_y=codes[:, b], x0=x_alt, hessian=False).loglik)
+            except (LinAlgError, ValueError, FloatingPointError):
+                continue
+            out[b] = max(2.0 * (l1 - l0), 0.0)
+    return out

@@ -13,8 +13,8 @@ from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
-__all__ = ["build_report", "default_dstudy_grid", "interaction_test", "report_call", "ADJUSTMENTS",
-           "MEAN_LABEL"]
+__all__ = ["build_report", "default_dstudy_grid", "interaction_test", "reliability_coefficients", "report_call",
+           "ADJUSTMENTS", "MEAN_LABEL"]
 
 #: the column name of estimated marginal means in the report's tables (emmeans calls it ``emmean``)
 MEAN_LABEL = "estimated marginal mean"
@@ -81,8 +81,8 @@ def _method_note(result: Any) -> Note | None:
     criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
     if not (criterion and method):
         return None
-    scale = getattr(result, "scale", "")
-    parts = [footer(criterion, method) + (f"; scale: {scale}" if scale else "") + "."]
+    scale, rule = getattr(result, "scale", ""), getattr(result, "df_rule", "")
+    parts = [footer(criterion, method) + (f" ({rule})" if rule else "") + (f"; scale: {scale}" if scale else "") + "."]
     adjust = str(getattr(result, "adjust", "") or "")
     n = getattr(result, "n_per_family", None) or getattr(result, "family_size", None) or "the"
     if adjust:
@@ -200,6 +200,37 @@ def report_call(study: Any, conditional_on: str | None = None, cuts: Sequence[fl
     return f"build_report(Study(data, {study.formula!r}, {roles}){options})"
 
 
+def reliability_coefficients(study: Any) -> dict[str, float]:
+    """phi and the relative coefficient, each labelled with its scale and design: at the data's own design first
+    (:meth:`~mixeval.Study.data_design`), then at one level of each facet; the observed scale first for binomial,
+    Poisson and ordinal Studies, then the latent one.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval import Study
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame([(i, r) for i in range(30) for r in range(4)], columns=["item", "rater"])
+    >>> df["score"] = rng.normal(size=30)[df.item] + rng.normal(size=120)
+    >>> list(reliability_coefficients(Study(df, "score ~ (1|item) + (1|rater)")))[:2]
+    ["phi at the data's design (rater = 4)", "relative at the data's design (rater = 4)"]
+    """
+    from ..reliability import resolve_scale
+
+    lead = resolve_scale(study.fit, None)
+    scales = [lead] + (["latent"] if lead == "observed" else [])
+    own = study.data_design()
+    designs = [(f"the data's design ({', '.join(f'{k} = {v}' for k, v in own.items())})", own)] if own else []
+    designs.append(("one level of each facet", {}))
+    out = {}
+    for scale in scales:
+        named = f" ({scale} scale)" if study.family is not None else ""
+        for label, n in designs:
+            out[f"phi{named} at {label}"] = study.phi(n, scale=scale)
+            out[f"relative{named} at {label}"] = study.phi(n, kind="relative", scale=scale)
+    return out
+
+
 def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
     """How far each estimated variance lies from a known true value, in asymptotic standard errors."""
     parts, worst = [], 0.0
@@ -296,8 +327,7 @@ def build_report(
                    f"({slopes[0].lhs}|{g})).")
             return Section("Variance components and reliability", (Note(why, "warning"),),
                            summary=("left out: the model has random slopes (see the note)",))
-        coefficients = study.reliability()
-        phi = dict(zip(coefficients["coefficient"], coefficients["value"]))
+        phi = reliability_coefficients(study)
         names = list(grid)
         table = study.dstudy(grid) if grid else None
         components = study.variance_components()
@@ -308,9 +338,16 @@ def build_report(
             dstudy_x=names[0] if names else None, dstudy_trace=names[1] if len(names) > 1 else None,
             singular=bool(study.fit.singular), formula=study.formula, reference=truth,
         )
-        if "note" in components.attrs:  # a GLMM (Study(..., family=)): the latent scale, stated
-            section = Section(section.title, section.blocks + (Note(components.attrs["note"], "note"),),
-                              section.summary, section.text_tables)
+        notes = [components.attrs.get("note")]  # a GLMM (Study(..., family=)): the components' latent scale
+        if study.family is not None:
+            from ..reliability import scale_note
+
+            notes += [f"{sc}: {scale_note(study.fit, sc)}" for sc in ("observed", "latent")]
+            if table is not None:
+                notes.append(f"The D-study is on the {table.attrs['scale']} scale.")
+        extra = tuple(Note(text, "note") for text in notes if text)
+        if extra:
+            section = Section(section.title, section.blocks + extra, section.summary, section.text_tables)
         if truth is None:
             return section
         return Section(section.title, section.blocks + (Note(recovery_statement(components, truth), "note"),),

@@ -5,6 +5,7 @@
 * :func:`emtrends` / :func:`pairwise_trends` -- slopes of a numeric covariate per factor level and
   their pairwise contrasts (conditional comparisons by a numeric data property);
 * :func:`kenward_roger_vcov` -- pbkrtest's adjusted covariance of the fixed effects;
+  :func:`expected_variance_covariance` -- its ``W``, the covariance of the variance components (REML);
 * :func:`pairwise` -- all pairwise contrasts with Tukey, Holm, Bonferroni, BH or no adjustment,
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
 * :func:`contrast` -- emmeans' other contrast methods: treatment versus control (Dunnett), consecutive levels,
@@ -22,7 +23,7 @@
 """
 
 from .._binning import bin_property
-from ._ddf import DF_METHODS, kenward_roger_vcov
+from ._ddf import DF_METHODS, expected_variance_covariance, kenward_roger_vcov
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
@@ -40,6 +41,7 @@ __all__ = [
     "pairwise",
     "pairwise_trends",
     "kenward_roger_vcov",
+    "expected_variance_covariance",
     "DF_METHODS",
     "PairwiseResult",
     "glrt",

@@ -35,7 +35,8 @@ from ._glmm_ddf import glmm_ddf_pieces, is_glmm
 from ._satterthwaite import satterthwaite_df, satterthwaite_upper_df
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
-           "ddf_pieces"]
+           "ddf_pieces", "PBKRTEST_LIMIT", "LMERTEST_LIMIT", "default_df", "kenward_roger_problem",
+           "expected_variance_covariance"]
 
 #: Accepted ``df`` values (case-insensitive) and the method each names.
 DF_METHODS: dict[str, str] = {
@@ -51,6 +52,12 @@ BOUNDARY_THETA = 1e-4
 
 #: Largest number of random-effect levels for which the dense ``q x q`` Kenward-Roger pieces are formed.
 KR_MAX_LEVELS = 12_000
+
+#: emmeans' ``pbkrtest.limit``: Kenward-Roger by default for lmer fits of up to this many observations.
+PBKRTEST_LIMIT = 3000
+
+#: emmeans' ``lmerTest.limit``: Satterthwaite (where Kenward-Roger is not used) up to this many observations.
+LMERTEST_LIMIT = 3000
 
 
 def canonical_df(df: object) -> str:
@@ -152,6 +159,18 @@ def _random_intercept_terms(fit: object) -> tuple[np.ndarray, list[np.ndarray], 
     return np.asarray(X, dtype=float), codes, sizes
 
 
+def _root_weights(fit: object) -> np.ndarray | None:
+    """``sqrt(w)`` of a weighted fit (residual variance ``sigma^2 / w_i``), None for an unweighted one.
+
+    A weighted model is the unweighted model of the rows scaled by ``sqrt(w_i)``: ``V* = W^1/2 V W^1/2`` has
+    the residual covariance ``sigma^2 I`` and a random-effects matrix with entries ``sqrt(w_i)``. ``X'V^-1X``,
+    the traces of Kenward-Roger and the REML Hessian are invariant to that fixed transformation, so the pieces
+    of the scaled rows are those of the weighted model.
+    """
+    weights = getattr(fit, "weights", None)
+    return None if weights is None else np.sqrt(np.asarray(weights, dtype=float))
+
+
 def ddf_pieces(fit: object) -> DdfPieces:
     """Kenward-Roger and Satterthwaite pieces of a REML random-intercept fit, cached per fit.
 
@@ -176,11 +195,12 @@ def ddf_pieces(fit: object) -> DdfPieces:
                          "(or use df='satterthwaite' or df='asymptotic').")
     X, codes, sizes = _random_intercept_terms(fit)
     y = np.asarray(fit.design.y, dtype=float)
+    root_w = _root_weights(fit)
     # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
     # many times slower (as in the engine)
     limit = _controller().limit(limits=1, user_api="blas") if sum(sizes) < 2000 else contextlib.nullcontext()
     with limit:
-        pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2))
+        pieces = _pieces(X, y, codes, sizes, np.asarray(fit.theta, dtype=float), float(fit.sigma2), root_w=root_w)
     if len(_CACHE) >= 8:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = (fit, pieces)
@@ -199,16 +219,21 @@ def _controller() -> ThreadpoolController:
 
 
 def _pieces(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
-            sigma2: float, *, dense: bool = False) -> DdfPieces:
-    """Stage chain: cross-products -> q-space blocks (diagonal for one factor, else dense) -> pieces."""
+            sigma2: float, *, dense: bool = False, root_w: np.ndarray | None = None) -> DdfPieces:
+    """Stage chain: cross-products -> q-space blocks (diagonal for one factor, else dense) -> pieces.
+
+    ``root_w``: ``sqrt`` of the prior weights of a weighted fit (:func:`_root_weights`); the rows of ``X`` and
+    ``y`` and the entries of ``Z`` are scaled by it."""
+    if root_w is not None:
+        X, y = X * root_w[:, None], y * root_w
     q = int(sum(sizes))
     if len(sizes) > 1 or dense:
         if q > KR_MAX_LEVELS:
             raise InputError(f"Kenward-Roger and Satterthwaite need dense matrices over the {q:,} random-effect "
                              f"levels of crossed factors (limit {KR_MAX_LEVELS:,}); use df='asymptotic'.")
-        blocks = _blocks_dense(X, y, codes, sizes, theta, sigma2)
+        blocks = _blocks_dense(X, y, codes, sizes, theta, sigma2, root_w)
     else:
-        blocks = _blocks_one_factor(X, y, codes[0], sizes[0], float(theta[0]), sigma2)
+        blocks = _blocks_one_factor(X, y, codes[0], sizes[0], float(theta[0]), sigma2, root_w)
     # df of each variance parameter's estimate: levels - 1 per factor, n - rank X for the residual
     k = np.array([max(n - 1, 1) for n in sizes] + [max(len(y) - np.linalg.matrix_rank(X), 1)], dtype=float)
     return _assemble(*blocks, theta=theta, component_df=k)
@@ -222,13 +247,16 @@ def _glsify(Fa: np.ndarray, XVXa: np.ndarray, XV2Xa: np.ndarray, XV2Za: np.ndarr
     return Fa @ T, T.T @ XVXa @ T, T.T @ XV2Xa @ T, T.T @ XV2Za
 
 
-def _blocks_one_factor(X: np.ndarray, y: np.ndarray, codes: np.ndarray, q: int, theta: float, s2: float):
-    """The q-space blocks of a single random intercept: ``Z'Z``, ``B`` and ``Z'V^-1Z`` are diagonal (O(n p + q p^2))."""
+def _blocks_one_factor(X: np.ndarray, y: np.ndarray, codes: np.ndarray, q: int, theta: float, s2: float,
+                       root_w: np.ndarray | None = None):
+    """The q-space blocks of a single random intercept: ``Z'Z``, ``B`` and ``Z'V^-1Z`` are diagonal (O(n p + q p^2));
+    ``Z``'s entries are ``root_w`` (ones when None)."""
     n, p = X.shape
     Xa = np.column_stack([X, y])
-    d = np.bincount(codes, minlength=q).astype(float)              # diag Z'Z
+    z = np.ones(n) if root_w is None else root_w
+    d = np.bincount(codes, weights=z * z, minlength=q).astype(float)  # diag Z'Z
     ZtX = np.zeros((q, p + 1))
-    np.add.at(ZtX, codes, Xa)
+    np.add.at(ZtX, codes, z[:, None] * Xa)
     XtX = Xa.T @ Xa
     b = theta * theta / (1.0 + theta * theta * d)                  # diag B
     db = d * b
@@ -261,15 +289,17 @@ def _blocks_one_factor(X: np.ndarray, y: np.ndarray, codes: np.ndarray, q: int, 
 
 
 def _blocks_dense(X: np.ndarray, y: np.ndarray, codes: list[np.ndarray], sizes: list[int], theta: np.ndarray,
-                  sigma2: float):
-    """The q-space blocks with dense ``q x q`` matrices (crossed or nested factors)."""
+                  sigma2: float, root_w: np.ndarray | None = None):
+    """The q-space blocks with dense ``q x q`` matrices (crossed or nested factors); ``Z``'s entries are ``root_w``
+    (ones when None)."""
     n, p = X.shape
     q = int(sum(sizes))
     Xa = np.column_stack([X, y])                     # the response rides along as a last column
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     cols = np.concatenate([c + o for c, o in zip(codes, offsets[:-1])])
     rows = np.tile(np.arange(n), len(codes))
-    Z = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, q))
+    entries = np.ones(rows.size) if root_w is None else np.tile(root_w, len(codes))
+    Z = sp.csr_matrix((entries, (rows, cols)), shape=(n, q))
     ZtZ_sparse = (Z.T @ Z).tocsr()
     ZtZ = ZtZ_sparse.toarray()
     ZtX = np.asarray(Z.T @ Xa)
@@ -379,6 +409,35 @@ def _inverse(A: np.ndarray) -> np.ndarray:
     return np.linalg.inv(A) if np.min(np.abs(eig)) > 1e-10 else np.linalg.pinv(A)
 
 
+def expected_variance_covariance(fit: object, variances: dict[str, float] | None = None) -> np.ndarray:
+    """``2 I_E^-1``: the asymptotic covariance of the REML estimates of ``(sigma_1^2, ..., sigma_K^2, sigma^2)`` (the
+    groups in ``fit.group_names`` order, then the residual) from the expected information, at the fit's variances
+    or at ``variances`` (``{group: variance}`` with ``"Residual"``): pbkrtest's ``W``, which depends on the design
+    and the variances only (no response). For REML random-intercept lmer fits (:func:`kenward_roger_problem`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"g": np.repeat(np.arange(20), 5)})
+    >>> df["y"] = rng.normal(size=20)[df.g] + rng.normal(size=100)
+    >>> W = expected_variance_covariance(lmer("y ~ 1 + (1|g)", df), {"g": 1.0, "Residual": 1.0})
+    >>> round(float(W[1, 1]), 4)  # var of the residual variance: 2 sigma^4 / (n - 20) in a balanced one-way layout
+    0.025
+    """
+    problem = kenward_roger_problem(fit)
+    if problem is not None:
+        raise InputError(f"the expected information of the variance components is computed for REML random-intercept "
+                         f"lmer fits; this fit {problem}.")
+    X, codes, sizes = _random_intercept_terms(fit)
+    v = fit.variances if variances is None else variances
+    sigma2 = float(v["Residual"])
+    theta = np.sqrt(np.maximum([float(v[g]) for g in fit.group_names], 0.0) / sigma2)
+    y = np.asarray(fit.design.y, dtype=float)
+    return _pieces(X, y, codes, sizes, theta, sigma2, root_w=_root_weights(fit)).W_expected.copy()
+
+
 def kenward_roger_vcov(fit: object) -> np.ndarray:
     """The Kenward-Roger adjusted covariance of the fixed effects of a REML fit (pbkrtest's ``vcovAdj``).
 
@@ -457,14 +516,17 @@ def _require_upper_range(fit: object) -> None:
 
 
 def _has_pieces(fit: object) -> bool:
-    design = getattr(fit, "design", None)
-    return (getattr(fit, "reml", False) and getattr(design, "X", None) is not None
-            and np.shape(fit.theta) == (len(design.groups),)
-            and (len(design.groups) == 1 or sum(g.n_levels for g in design.groups) <= KR_MAX_LEVELS))
+    return kenward_roger_problem(fit) is None
 
 
-def _why_no_pieces(fit: object) -> str:
-    """Why :func:`_has_pieces` is false for ``fit`` (the Kenward-Roger and upper-bound pieces are not available)."""
+def kenward_roger_problem(fit: object) -> str | None:
+    """Why Kenward-Roger is not available for ``fit`` (a phrase completing "the fit ..."), or None when it is.
+
+    Kenward-Roger needs a REML lmer fit with random intercepts made from the rows, with at most
+    ``KR_MAX_LEVELS`` random-effect levels over crossed factors (weighted fits included).
+    """
+    if is_glmm(fit) or _is_ordinal(fit):
+        return "is not a linear mixed model"
     design = getattr(fit, "design", None)
     if not getattr(fit, "reml", False):
         return "was fitted by maximum likelihood (REML=False)"
@@ -472,7 +534,54 @@ def _why_no_pieces(fit: object) -> str:
         return "was made from aggregates, not from the rows"
     if np.shape(fit.theta) != (len(design.groups),):
         return "has random slopes"
-    return f"has more than {KR_MAX_LEVELS:,} random-effect levels over crossed factors"
+    if len(design.groups) > 1 and sum(g.n_levels for g in design.groups) > KR_MAX_LEVELS:
+        return f"has more than {KR_MAX_LEVELS:,} random-effect levels over crossed factors"
+    return None
+
+
+def _is_ordinal(fit: object) -> bool:
+    return getattr(getattr(fit, "family", None), "name", None) == "ordinal"
+
+
+def default_df(fit: object) -> tuple[str, str]:
+    """The df method emmeans chooses for ``fit`` by default, and why (a sentence for the tables' notes).
+
+    Returns
+    -------
+    (method, reason)
+        GLMMs and ordinal fits: ``"asymptotic"`` (emmeans' for glmer and clmm fits). Linear mixed models (emmeans'
+        ``lmer.df`` rule): ``"kenward-roger"`` while ``nobs <= PBKRTEST_LIMIT`` (3,000), else
+        ``"satterthwaite"`` while ``nobs <= LMERTEST_LIMIT`` (3,000, so never with emmeans' limits), else
+        ``"asymptotic"``. Where this fit cannot have Kenward-Roger (an ML fit, random slopes, aggregates;
+        :func:`kenward_roger_problem`), Satterthwaite takes its place within the limit, as emmeans falls back when
+        pbkrtest cannot be used.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 3), "system": np.tile(["A", "B", "C"], 40)})
+    >>> df["score"] = rng.normal(size=40)[df.item] + rng.normal(size=120)
+    >>> default_df(lmer("score ~ system + (1|item)", df))[0]
+    'kenward-roger'
+    >>> default_df(lmer("score ~ system + (1|item)", df, REML=False))[0]
+    'satterthwaite'
+    """
+    if is_glmm(fit) or _is_ordinal(fit):
+        return "asymptotic", f"the default: emmeans' for {'clmm' if _is_ordinal(fit) else 'glmer'} fits"
+    n = int(fit.nobs)
+    problem = kenward_roger_problem(fit)
+    if n <= PBKRTEST_LIMIT and problem is None:
+        return "kenward-roger", f"the default: emmeans' for lmer fits of up to {PBKRTEST_LIMIT:,} observations ({n:,} here)"
+    if n <= LMERTEST_LIMIT and hasattr(fit, "satterthwaite_df"):
+        why = f"this fit {problem}" if n <= PBKRTEST_LIMIT else f"more than {PBKRTEST_LIMIT:,} observations"
+        return "satterthwaite", (f"the default: emmeans' fallback from Kenward-Roger for lmer fits of up to "
+                                 f"{LMERTEST_LIMIT:,} observations ({why})")
+    if n <= LMERTEST_LIMIT:
+        return "asymptotic", f"the default: this fit {problem} and has no Satterthwaite df"
+    return "asymptotic", (f"the default: emmeans' for lmer fits of more than {LMERTEST_LIMIT:,} observations ({n:,} "
+                          "here; df='kenward-roger' or df='satterthwaite' give t intervals)")
 
 
 def _satterthwaite(fit: object, row: np.ndarray) -> float:
@@ -500,7 +609,7 @@ def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
         return DfInference(method, ddf_pieces(fit).vcov_adjusted, fit)
     if method == "satterthwaite-upper" and not _has_pieces(fit):
         raise InputError("df='satterthwaite-upper' is implemented for glmer fits and REML random-intercept lmer "
-                         f"fits made from the rows; this fit {_why_no_pieces(fit)}. Use df='satterthwaite' or "
+                         f"fits made from the rows; this fit {kenward_roger_problem(fit)}. Use df='satterthwaite' or "
                          "df='asymptotic' (Kenward-Roger needs the same kind of fit).")
     if method == "satterthwaite" and not hasattr(fit, "satterthwaite_df"):
         raise InputError("Satterthwaite degrees of freedom need a fit from mixeval.lmer(); use df='asymptotic'.")

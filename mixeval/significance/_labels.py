@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer"]
+__all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer", "note_df_rule"]
 
 #: The df methods in words, as the printed notes name them.
 DF_LABELS: dict[str, str] = {
@@ -70,3 +70,21 @@ def label_table(table: pd.DataFrame, fit: object, method: str, **extra: str) -> 
     notes = [footer(criterion, method), *(f"{k.replace('_', ' ').capitalize()}: {v}" for k, v in extra.items())]
     table.attrs["note"] = "\n".join(notes)
     return table
+
+
+def note_df_rule(result, rule: str | None):
+    """``result`` (a table of means or a :class:`~._pairwise.PairwiseResult`) with the reason its df method was
+    chosen (``rule``, e.g. "default: Kenward-Roger, emmeans' for lmer fits of up to 3,000 observations") in
+    ``attrs["df_rule"]`` and the note, or in the result's ``df_rule`` (printed with its notes); unchanged for
+    ``rule=None`` (a df the user chose)."""
+    if not rule:
+        return result
+    if isinstance(result, pd.DataFrame):
+        result.attrs["df_rule"] = rule
+        note = result.attrs.get("note", "")
+        method = df_label(result.attrs.get("df_method", ""))
+        result.attrs["note"] = (note + "\n" if note else "") + f"Degrees of freedom: {method}, {rule}"
+        return result
+    from dataclasses import replace
+
+    return replace(result, df_rule=rule)

@@ -9,7 +9,14 @@ emmeans' ``mode`` for ``clm``/``clmm`` fits, on the reference grid of :mod:`._gr
   ``P(rating >= k)`` is ``exc.prob`` at the cut ``"k-1|k"``;
 * ``"mean.class"``: the expected category index ``sum_j j P(Y = j)`` (1..J), emmeans' ``mean.class``.
 
-Probabilities are computed per grid row and then averaged over the cell (emmeans' order). Standard
+Probabilities are computed per grid row and then averaged over the cell (emmeans' order). They are
+*conditional*, for a typical item and rater (every random effect at 0: ``P(Y <= j) = F(theta_j - x' beta)``),
+as emmeans' for clmm fits, unless ``marginal=True``: the *population-averaged* probabilities over the random
+effects, ``P(Y <= j) = E_b[F(theta_j - x' beta - b)]`` with ``b ~ N(0, s2)``, ``s2`` the sum of the random
+intercepts' variances (Gauss-Hermite quadrature, :data:`GH_NODES` nodes), the same construction as a binomial
+Study's marginal accuracy; their standard errors are the delta method over ``(theta, alpha, beta)`` jointly (the
+fit's ``cov_params``) with z intervals. Every table says which (``attrs["scale"]``; the contrasts' ``scale``).
+Standard
 errors by the delta method over the thresholds and location effects (their block of the fit's covariance;
 central-difference gradients); z intervals (emmeans'), or with ``df="satterthwaite"`` t intervals on each
 estimate's Satterthwaite df (:func:`~mixeval.mixed._clmm_ddf.clmm_satterthwaite_df` of its delta-method gradient:
@@ -30,13 +37,45 @@ from ..mixed import MixedResult
 from ..mixed._clmm_result import category_probabilities
 from ._ddf import canonical_df
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
+from ._labels import label_table
 from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
 
-__all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal"]
+__all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal", "latent_linfct", "ordinal_scale"]
 
 #: The ``type=`` values of the ordinal means (emmeans' ``mode``): the latent mean, the probability of each
 #: category, the cumulative and exceedance probabilities, and the mean category.
 ORDINAL_MODES = ("latent", "prob", "cum.prob", "exc.prob", "mean.class")
+
+#: Gauss-Hermite nodes of the population-averaged probabilities (``marginal=True``).
+GH_NODES = 64
+
+
+def ordinal_scale(fit: object, mode: str, marginal: bool) -> str:
+    """What an ordinal table's estimates are: the mode and whether conditional or population-averaged.
+
+    Examples
+    --------
+    >>> class Fit:
+    ...     group_names = ("item", "rater")
+    >>> ordinal_scale(Fit(), "prob", False)
+    'ordinal prob, conditional: a typical item and rater (random effects at 0)'
+    """
+    groups = " and ".join(fit.group_names) or "unit"
+    if mode == "latent":
+        return "ordinal latent: the linear predictor minus the mean threshold (the same for a typical and an average unit)"
+    if marginal:
+        return f"ordinal {mode}, marginal: averaged over the random effects of {groups} (population-averaged)"
+    return f"ordinal {mode}, conditional: a typical {groups} (random effects at 0)"
+
+
+def _marginal_s2(fit: object) -> float:
+    """The summed variance of the random intercepts, over which ``marginal=True`` averages; refusals by name."""
+    terms = fit.problem.re.terms
+    if getattr(fit, "spread", None) is not None or any(t.n_coef != 1 for t in terms):
+        raise InputError("marginal=True averages over random intercepts; this fit has random slopes or random "
+                         "thresholds, whose contribution depends on the covariate or the category. Use "
+                         "marginal=False (a typical unit) or a model with random intercepts only.")
+    return float(np.sum(np.asarray(fit.theta, dtype=float) ** 2))
 
 
 def _check(fit: object, mode: str) -> None:
@@ -74,11 +113,26 @@ def _cell_rows(fit: object, specs: list[str], by: list[str]) -> tuple[pd.DataFra
     return cells, rows
 
 
-def _parameters(fit: object) -> tuple[np.ndarray, np.ndarray]:
-    """``phi = (alpha, beta)`` and its covariance (the fit's block, without the covariance parameters)."""
+def _parameters(fit: object, marginal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``phi = (alpha, beta)`` and its covariance (the fit's block, without the covariance parameters); with
+    ``marginal``, ``phi = (theta, alpha, beta)`` and the whole ``cov_params``."""
     k = fit.theta.size
+    if marginal:
+        return np.concatenate([fit.theta, fit.alpha, fit.coef]), np.asarray(fit.cov_params, dtype=float)
     phi = np.concatenate([fit.alpha, fit.coef])
     return phi, fit.cov_params[k:, k:]
+
+
+def latent_linfct(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None):
+    """Cells and the linear functions over ``(alpha, beta)`` of the latent-mode means (``x' beta`` minus the
+    mean threshold), with the normalised ``specs`` and ``by`` (as :func:`mixeval.significance._emmeans.marginal_means`)."""
+    specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
+    cells, rows = _cell_rows(fit, specs_list, by_list)
+    m = fit.threshold_matrix.shape[1]
+    a = np.zeros(fit.alpha.size)
+    a[:m] = -np.asarray(fit.threshold_matrix, dtype=float).mean(axis=0)
+    L = np.array([np.concatenate([a, X.mean(axis=0) if X.size else np.zeros(fit.coef.size)]) for X in rows])
+    return cells, L, specs_list, by_list
 
 
 def _df_method(df: object) -> str:
@@ -107,8 +161,23 @@ def _thresholds_at(fit: object, alpha: np.ndarray) -> np.ndarray:
     return np.where(idx == -1, -np.inf, np.where(idx == -2, np.inf, est[np.maximum(idx, 0)]))
 
 
-def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str) -> np.ndarray:
-    """Every estimate (cells x categories flattened category-outer for the probability modes) at ``phi``."""
+def _marginal_probabilities(fit: object, thresholds: np.ndarray, eta: np.ndarray, s2: float) -> np.ndarray:
+    """``E_b[P(Y = j | eta + b)]``, ``b ~ N(0, s2)``, per row of ``eta``: Gauss-Hermite over the standardised ``b``."""
+    nodes, weights = np.polynomial.hermite_e.hermegauss(GH_NODES)
+    weights = weights / weights.sum()
+    shifted = (eta[:, None] + np.sqrt(max(s2, 0.0)) * nodes[None, :]).ravel()
+    probs = category_probabilities(fit.family, thresholds, shifted).reshape(eta.size, nodes.size, -1)
+    return np.einsum("inj,n->ij", probs, weights)
+
+
+def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
+               marginal: bool = False) -> np.ndarray:
+    """Every estimate (cells x categories flattened category-outer for the probability modes) at ``phi``
+    (``(alpha, beta)``, or ``(theta, alpha, beta)`` with ``marginal``)."""
+    s2 = 0.0
+    if marginal:
+        k = fit.theta.size
+        s2, phi = float(np.sum(phi[:k] ** 2)), phi[k:]
     n_alpha = fit.alpha.size
     alpha, beta = phi[:n_alpha], phi[n_alpha:]
     theta = _thresholds_at(fit, alpha)
@@ -119,7 +188,8 @@ def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: 
         if mode == "latent":
             out.append([float(np.mean(eta)) - float(np.mean(theta[np.isfinite(theta)]))])
             continue
-        prob = category_probabilities(fit.family, theta, eta).mean(axis=0)
+        prob = (_marginal_probabilities(fit, theta, eta, s2) if marginal
+                else category_probabilities(fit.family, theta, eta)).mean(axis=0)
         if mode == "prob":
             out.append(prob)
         elif mode == "cum.prob":
@@ -132,16 +202,17 @@ def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: 
     return values.T.ravel()  # category outer, cells inner
 
 
-def _gradient(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str) -> tuple[np.ndarray, np.ndarray]:
+def _gradient(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
+              marginal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Estimates and their Jacobian in ``phi`` (central differences, step ``1e-6 max(|phi|, 1)``)."""
-    est = _estimates(fit, phi, cell_rows, mode)
+    est = _estimates(fit, phi, cell_rows, mode, marginal)
     G = np.empty((est.size, phi.size))
     for i in range(phi.size):
         h = 1e-6 * max(abs(phi[i]), 1.0)
         up, down = phi.copy(), phi.copy()
         up[i] += h
         down[i] -= h
-        G[:, i] = (_estimates(fit, up, cell_rows, mode) - _estimates(fit, down, cell_rows, mode)) / (2 * h)
+        G[:, i] = (_estimates(fit, up, cell_rows, mode, marginal) - _estimates(fit, down, cell_rows, mode, marginal)) / (2 * h)
     return est, G
 
 
@@ -165,7 +236,8 @@ def _estimate_name(mode: str) -> str:
 
 
 def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-                    mode: str = "latent", level: float = 0.95, df: str = "asymptotic") -> pd.DataFrame:
+                    mode: str = "latent", level: float = 0.95, df: str = "asymptotic",
+                    marginal: bool = False) -> pd.DataFrame:
     """Estimated marginal means of a :func:`mixeval.clmm` fit in one of emmeans' ordinal modes.
 
     Parameters
@@ -180,13 +252,17 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     df : {"asymptotic", "satterthwaite"}
         z intervals (emmeans' for clmm, ``df`` inf), or t intervals on Satterthwaite df (Laplace fits with scalar
         random-effects terms; see the module notes).
+    marginal : bool, default False
+        False: the probabilities of a typical item and rater (random effects at 0, emmeans'); True: averaged over
+        the random effects (population-averaged; probability modes, random intercepts, ``df="asymptotic"``).
 
     Returns
     -------
     DataFrame
         ``*specs``, ``*by``, the category (``prob``: a column named after the response) or ``cut`` column
         for the probability modes, the estimate (``emmean``, ``prob``, ``cumprob``, ``exc.prob``,
-        ``mean.class``), ``se``, ``df``, ``lower``, ``upper``.
+        ``mean.class``), ``se``, ``df``, ``lower``, ``upper``; ``attrs["scale"]`` says which (conditional or
+        marginal), ``attrs["df_method"]``, ``attrs["fit_criterion"]`` and ``attrs["note"]``.
 
     Examples
     --------
@@ -203,10 +279,11 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     _check(fit, mode)
     level = require_probability(level, "level", open_interval=True)
     method = _df_method(df)
+    marginal = _check_marginal(fit, mode, marginal, method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
     cells, rows = _cell_rows(fit, specs_list, by_list)
-    phi, V = _parameters(fit)
-    est, G = _gradient(fit, phi, rows, mode)
+    phi, V = _parameters(fit, marginal)
+    est, G = _gradient(fit, phi, rows, mode, marginal)
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", G, V, G), 0.0))
     out, _ = _extended_cells(fit, cells, mode)
     dof = _degrees_of_freedom(fit, G, method)
@@ -216,19 +293,41 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     out["df"] = dof
     out["lower"] = est - crit * se
     out["upper"] = est + crit * se
-    return out
+    out.attrs["level"] = float(level)
+    return label_table(out, fit, method, scale=ordinal_scale(fit, mode, marginal))
+
+
+def _check_marginal(fit: object, mode: str, marginal: object, method: str) -> bool:
+    """``marginal`` as a bool, refused (by name) for the latent mode, with Satterthwaite df, or without intercepts."""
+    if not isinstance(marginal, (bool, np.bool_)):
+        raise InputError(f"marginal= must be True or False; got {marginal!r}.")
+    if not marginal:
+        return False
+    if mode == "latent":
+        raise InputError("marginal=True averages the probabilities over the random effects; the latent mode is a "
+                         "linear predictor, the same for a typical and an average unit: use a probability mode "
+                         "(prob, cum.prob, exc.prob, mean.class).")
+    if method != "asymptotic":
+        raise InputError("marginal=True gives delta-method z intervals (df='asymptotic'); use df='asymptotic', or "
+                         "marginal=False for the conditional probabilities with Satterthwaite df.")
+    _marginal_s2(fit)
+    return True
 
 
 def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                      mode: str = "latent", adjust: str = "tukey", level: float = 0.95,
-                     df: str = "asymptotic") -> PairwiseResult:
+                     df: str = "asymptotic", marginal: bool = False) -> PairwiseResult:
     """Pairwise differences of :func:`emmeans_ordinal` estimates (within each ``by`` group and category).
 
     Adjustments as :func:`mixeval.pairwise` (Tukey's studentized range, Holm, Bonferroni, BH, none); the
     probability modes compare within each category or cut point (each its own family, as emmeans'
-    ``pairs(emmeans(fit, ~ specs | rating, mode = "prob"))``). ``effect_size`` divides by the latent
-    residual standard deviation in ``"latent"`` mode (NaN otherwise). ``df``: z tests (``"asymptotic"``,
-    emmeans') or t tests on each contrast's Satterthwaite df (``"satterthwaite"``, see :func:`emmeans_ordinal`).
+    ``pairs(emmeans(fit, ~ specs | rating, mode = "prob"))``). ``effect_size`` is the latent-mode difference
+    divided by the latent residual standard deviation (a standardised difference of the latent ratings); the
+    probability modes have no such standard deviation (a difference of probabilities or of mean classes is
+    already on an interpretable scale), so their table has no ``effect_size`` column and the result's
+    ``effect_size_note`` says why. ``df``: z tests (``"asymptotic"``, emmeans') or t tests on each contrast's
+    Satterthwaite df (``"satterthwaite"``, see :func:`emmeans_ordinal`). ``marginal``: contrasts of the
+    population-averaged probabilities (see :func:`emmeans_ordinal`); ``scale`` names which.
 
     Examples
     --------
@@ -246,10 +345,11 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     method = _canonical_adjust(adjust)
     level = require_probability(level, "level", open_interval=True)
     df_method = _df_method(df)
+    marginal = _check_marginal(fit, mode, marginal, df_method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
     cells, rows = _cell_rows(fit, specs_list, by_list)
-    phi, V = _parameters(fit)
-    est, G = _gradient(fit, phi, rows, mode)
+    phi, V = _parameters(fit, marginal)
+    est, G = _gradient(fit, phi, rows, mode, marginal)
     ext, cat = _extended_cells(fit, cells, mode)
     families = by_list + ([cat] if cat else [])
     n_spec, m, table_rows, idx = contrast_layout(ext, specs_list, families)
@@ -270,10 +370,17 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     table["lower"] = diff - crit * se
     table["upper"] = diff + crit * se
     table["pvalue_unadjusted"] = p_raw
-    table["effect_size"] = diff / sigma
-    means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level, df=df_method)
+    if mode == "latent":
+        table["effect_size"] = diff / sigma
+        size_scale = "latent residual SD"
+    else:
+        size_scale = (f"the {mode} contrasts are differences of "
+                      + ("expected classes" if mode == "mean.class" else "probabilities")
+                      + ", already on the rating scale; effect_size (a standardised latent difference) is given "
+                        "with scale='latent'")
+    means = emmeans_ordinal(fit, specs_list, by=by_list or None, mode=mode, level=level, df=df_method,
+                            marginal=marginal)
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(families), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=df_method,
                           trend=None, sigma=sigma, fit_criterion=fit.approximation,
-                          effect_size_scale="latent residual SD" if mode == "latent" else "",
-                          scale="" if mode == "latent" else f"ordinal {mode}")
+                          effect_size_scale=size_scale, scale=ordinal_scale(fit, mode, marginal))

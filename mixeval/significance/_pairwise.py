@@ -113,6 +113,13 @@ class PairwiseResult(Result):
     fit_criterion : str
         The fit's criterion: ``"REML"``, ``"ML"`` (lmer), ``"Laplace"``, ``"AGQ (nAGQ = k)"`` or
         ``"restricted Laplace"`` (glmer); named in the printed notes.
+    df_rule : str
+        Why ``df_method`` was used when the caller left ``df`` out (a :class:`mixeval.Study` follows emmeans'
+        default rule); ``""`` when ``df`` was given. Printed with the notes.
+    structural_zeros : str
+        The contrasts that are exactly 0 by the model's structure (their linear function is 0: e.g. slopes of a
+        covariate that has no interaction with the compared factor), reported with estimate 0, no statistic and no
+        p-value, and why; ``""`` when there are none. Printed with the notes.
     method : str
         The contrasts: ``"pairwise"`` (this function), or those of :func:`contrast` (``"trt.vs.ctrl"``,
         ``"consec"``, ``"eff"``, ``"custom"``, ...).
@@ -165,6 +172,8 @@ class PairwiseResult(Result):
     scale: str = ""
     method: str = "pairwise"
     n_per_family: int | None = None
+    df_rule: str = ""
+    structural_zeros: str = ""
 
     @property
     def n_contrasts(self) -> int:
@@ -188,13 +197,15 @@ class PairwiseResult(Result):
         """Plain-Python form: settings and the contrast rows."""
         return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
                 "level": self.level, "df_method": self.df_method, "fit_criterion": self.fit_criterion,
-                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "rows": self.table.to_dict(orient="records")}
+                "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "df_rule": self.df_rule,
+                "rows": self.table.to_dict(orient="records")}
 
     def _notes(self) -> list[str]:
         k = self.family_size
         m = k * (k - 1) // 2 if self.n_per_family is None else self.n_per_family
         where = f" within each level of {' x '.join(self.by)}" if self.by else ""
-        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}", f"Confidence level used: {self.level:g}"]
+        notes = [f"Degrees-of-freedom method: {df_label(self.df_method)}"
+                 + (f" ({self.df_rule})" if self.df_rule else ""), f"Confidence level used: {self.level:g}"]
         if self.fit_criterion:
             notes.insert(0, f"Fit criterion: {self.fit_criterion}")
         if self.scale:
@@ -215,6 +226,8 @@ class PairwiseResult(Result):
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
         if self.effect_size_note is not None:
             notes.append(self.effect_size_note)
+        if self.structural_zeros:
+            notes.append(self.structural_zeros)
         return notes
 
     def summary(self, digits: int = 4) -> str:
@@ -381,11 +394,12 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     V = inference.vcov
     n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list)
     C = np.asarray([L[a] - L[b] for a, b in idx])
-    est = C @ coef
-    se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
-    dof = inference.df(C)
+    zero = np.all(np.abs(C) <= 1e-12 * max(1.0, float(np.max(np.abs(L), initial=0.0))), axis=1)
+    est = np.where(zero, 0.0, C @ coef)
+    se = np.where(zero, 0.0, np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0)))
+    dof = np.where(zero, np.nan, inference.df(C)) if np.any(zero) else inference.df(C)
     with np.errstate(divide="ignore", invalid="ignore"):
-        stat = est / se
+        stat = np.where(zero, np.nan, est / se)
     p_raw, p_adj, ci_method, crit = adjusted_inference(stat, dof, method, level, n_spec, m)
     sigma, scale = effect_size_scale(fit)
     table = pd.DataFrame(rows)
@@ -400,10 +414,17 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
     table["pvalue_unadjusted"] = p_raw
     if np.isfinite(sigma):
         table["effect_size"] = est / sigma
+    structural = ""
+    if np.any(zero):
+        names = ", ".join(str(c) for c in table.loc[zero, "contrast"])
+        why = (f"the model has no {' x '.join(specs_list)} x {trend} term, so the slopes of {trend} are equal by "
+               "construction" if trend is not None else "the model gives these cells the same linear function")
+        structural = (f"{names}: exactly 0 by the model's structure, not estimated ({why}); no test is made "
+                      "(statistic and p-value NaN)")
     return PairwiseResult(table=table, emmeans=means, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
                           trend=trend, sigma=sigma, fit_criterion=fit_criterion(fit),
-                          effect_size_scale=scale)
+                          effect_size_scale=scale, structural_zeros=structural)
 
 
 def effect_size_scale(fit: object) -> tuple[float, str]:

@@ -26,7 +26,7 @@ import pandas as pd
 from ..errors import BoundaryWarning, InputError
 from .._results import ConfidenceInterval
 from ..mixed import MixedResult
-from ..reliability import components_of, draws_interval, reach_probability
+from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
 from ..mixed._bootstrap import _check_level, parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
@@ -36,6 +36,9 @@ __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws
 def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: Any = None, n_jobs: int = 1,
                     progress: bool | None = None) -> pd.DataFrame:
     """Variance components of ``n_resamples`` parametric-bootstrap refits: one row per refit, one column per group.
+
+    ``attrs["coef"]`` holds each refit's fixed effects (rows of an array; ``attrs["alpha"]`` the threshold
+    parameters of an ordinal fit), which observed-scale coefficients need (:func:`mixeval.reliability.draw_moments`).
 
     Examples
     --------
@@ -55,6 +58,11 @@ def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: 
     draws = pd.DataFrame([r.variances for r in refits])
     if "Residual" not in draws.columns:  # a GLMM: the latent residual variance of its family (fixed by the link)
         draws["Residual"] = fit.latent_components["Residual"]
+    names = list(fit.model.param_names)
+    params = np.array([r.params for r in refits], dtype=float).reshape(len(refits), len(names))
+    draws.attrs["coef"] = params[:, [names.index(c) for c in fit.fixed_names]]
+    if hasattr(fit, "alpha_names"):
+        draws.attrs["alpha"] = params[:, [names.index(a) for a in fit.alpha_names]]
     return draws
 
 
@@ -142,12 +150,14 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
 
 def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None = None, *, kind: str = "absolute",
                  level: float = 0.95, method: str = "basic-logit", draws: pd.DataFrame | None = None, n_resamples: int = 1000,
-                 random_state: Any = None, progress: bool | None = None) -> ConfidenceInterval:
+                 random_state: Any = None, progress: bool | None = None, scale: str | None = None) -> ConfidenceInterval:
     """Parametric-bootstrap interval of phi (Definition 3.2) or the relative coefficient: a
     :class:`~mixeval.ConfidenceInterval` with the ``estimate`` and ``se`` (standard deviation of the draws).
 
     ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
-    Their coverage by simulation is in the documentation's method notes.
+    ``scale``: ``"observed"`` (default for binomial, Poisson and ordinal fits: the coefficient of the mean observed
+    score, recomputed from each refit's components, fixed effects and thresholds) or ``"latent"``
+    (:func:`mixeval.reliability.phi`). Their coverage by simulation is in the documentation's method notes.
 
     Examples
     --------
@@ -163,17 +173,21 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     from ..reliability import phi
 
     _check_level(level)
+    chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
-    values = phi_draws(d, item, n, kind=kind)
-    estimate = float(phi(source, item, n, kind=kind))
+    moments = draw_moments(source, item, d) if chosen == "observed" else None
+    values = phi_draws(d, item, n, kind=kind, moments=moments)
+    estimate = float(phi(source, item, n, kind=kind, scale=chosen))
     warn_boundary_draws(values, level, "phi" if kind == "absolute" else "the relative coefficient")
     lo, hi = draws_interval(values, estimate, level, method)
-    return ConfidenceInterval(lo, hi, level, METHOD_NAMES.get(method, method), estimate, float(np.nanstd(values, ddof=1)))
+    return ConfidenceInterval(lo, hi, level, f"{METHOD_NAMES.get(method, method)}; {chosen} scale", estimate,
+                              float(np.nanstd(values, ddof=1)))
 
 
 def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = None, *,
-              kind: str = "absolute") -> np.ndarray:
-    """phi of every row of ``draws`` at sample sizes ``n`` (vectorised).
+              kind: str = "absolute", moments: list | None = None) -> np.ndarray:
+    """phi of every row of ``draws`` at sample sizes ``n`` (vectorised); on the observed scale with ``moments``
+    (:func:`mixeval.reliability.draw_moments`).
 
     Notes
     -----
@@ -189,16 +203,17 @@ def phi_draws(draws: pd.DataFrame, item: str, n: Mapping[str, float] | None = No
     """
     from ..reliability import _phi_draws
 
-    return _phi_draws(draws, item, n, kind=kind)
+    return _phi_draws(draws, item, n, kind=kind, moments=moments)
 
 
 def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence[int]], *, level: float = 0.95,
                      method: str = "basic-logit", target: float | None = None, draws: pd.DataFrame | None = None,
                      n_resamples: int = 1000,
-                     random_state: Any = None, progress: bool | None = None) -> pd.DataFrame:
+                     random_state: Any = None, progress: bool | None = None, scale: str | None = None) -> pd.DataFrame:
     """The D-study table (:func:`mixeval.reliability.dstudy`) with an interval for every cell.
 
     ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
+    ``scale``: as :func:`phi_interval` (``attrs["scale"]`` names it).
 
     Returns
     -------
@@ -222,14 +237,16 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
     from ..reliability import dstudy
 
     _check_level(level)
+    chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
-    table = dstudy(source, item, grid)
+    moments = draw_moments(source, item, d) if chosen == "observed" else None
+    table = dstudy(source, item, grid, scale=chosen)
     names = list(grid)
     rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
     for row, (_, cell) in enumerate(table.iterrows()):
         n = {f: float(cell[f]) for f in names}
         for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):
-            values = phi_draws(d, item, n, kind=kind)
+            values = phi_draws(d, item, n, kind=kind, moments=moments)
             if row == 0 and kind == "absolute":  # a refit at 0 (or 1) is so in every design: said once
                 warn_boundary_draws(values, level, "phi")
             lo, hi = draws_interval(values, float(cell[prefix]), level, method)
@@ -242,4 +259,6 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
     order = names + ["phi", "phi_lower", "phi_upper", "phi_relative", "phi_relative_lower", "phi_relative_upper"]
     if target is not None:
         order += ["p_reach", "p_reach_relative"]
-    return out[order]
+    out = out[order]
+    out.attrs.update(table.attrs)
+    return out

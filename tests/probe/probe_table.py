@@ -117,7 +117,8 @@ def _weighted_kr(f):
     from mixeval.errors import MixevalError
 
     d = _read(f["log_trials"])
-    weighted = Study(d, "p ~ system + (1|item)", weights=d["n"])
+    d["w"] = d["n"] * (1 + d.index % 3)  # unequal weights (equal ones only rescale sigma: the same SEs)
+    weighted = Study(d, "p ~ system + (1|item)", weights=d["w"])
     try:
         kr = weighted.pairwise(df="kenward-roger").table
     except MixevalError:
@@ -371,7 +372,7 @@ PROBES = [
     cli("sig-one-system", "refuse", "significance", "{log_one_system}", M, words="'system'"),
     cli("sig-nan-score", "refuse", "significance", "{log_nan}", M, words=("'score'", "missing")),
     cli("sig-ordinal-scale", "ok", "significance", "{log}", "rating ~ system + (1|item)", "--family", "ordinal",
-        "--scale", "probability"),
+        "--scale", "prob"),
     cli("sig-ordinal-levels", "ok", "significance", "{log}", "label ~ system + (1|item)", "--family", "ordinal",
         "--levels", "bad,poor,fair,good,great"),
     cli("sig-weighted", "ok", "significance", "{log_trials}", "p ~ system + (1|item)", "--weights", "n"),
@@ -805,10 +806,6 @@ def _read_cols():
 OTHER_BRANCH: dict[str, str] = {
     **dict.fromkeys(("fit-single-level-factor", "sig-one-system", "py-single-level-factor", "py-predict-strings"),
                     "formula"),
-    **dict.fromkeys(("sig-labels-without-cuts", "sig-scale-gaussian", "rel-nsim-without-ci", "rel-seed-without-ci",
-                     "rel-level-without-ci", "sig-weighted", "py-weighted-emmeans", "py-weighted-satterthwaite",
-                     "py-weighted-kenward-roger", "sig-ordinal-scale", "sig-ordinal-levels",
-                     "py-ordinal-ordered-strings", "py-ordinal-effect-size", "py-ordinal-boundary-spread"), "study"),
     **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
                      "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
                      "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),

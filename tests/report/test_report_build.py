@@ -62,9 +62,15 @@ def test_variance_and_reliability_numbers_are_the_studys(report, study):
     expected = study.variance_components()
     np.testing.assert_allclose(vc["variance"], expected["variance"], rtol=0, atol=0)
     coefficients = section.tables[1].data
-    np.testing.assert_array_equal(coefficients["value"], study.reliability()["value"])
-    phi = study.reliability()["value"].iloc[0]
-    assert f"reliability phi (absolute) = {phi:.4f}" in section.summary
+    own = study.data_design()
+    assert own == {"seed": 2, "rater": 2}  # per item and system: 2 seeds, 2 raters
+    # the data's own design leads, then one level of each facet (issue 41 item 3: every phi names its design)
+    assert list(coefficients["coefficient"]) == [
+        "phi at the data's design (seed = 2, rater = 2)", "relative at the data's design (seed = 2, rater = 2)",
+        "phi at one level of each facet", "relative at one level of each facet"]
+    np.testing.assert_array_equal(coefficients["value"], [study.phi(own), study.phi(own, kind="relative"),
+                                                          study.phi(), study.phi(kind="relative")])
+    assert f"reliability phi at the data's design (seed = 2, rater = 2) = {study.phi(own):.4f}" in section.summary
     grid = section.tables[2].data
     pd.testing.assert_frame_equal(grid, study.dstudy(default_dstudy_grid(study)))
     assert len(section.figures) == 2
@@ -88,7 +94,8 @@ def test_glrt_line_is_the_studys_test(report, study):
     notes = [b for b in section.blocks if isinstance(b, Note)]
     if HAS_PAIRWISE:
         assert len(section.tables) == 2 and len(notes) == 1
-        assert notes[0].text.startswith("Fit: REML; degrees of freedom: asymptotic (z).")
+        assert notes[0].text.startswith("Fit: REML; degrees of freedom: Kenward-Roger (the default: emmeans' for lmer "
+                                        "fits of up to 3,000 observations (360 here))")
     else:  # said plainly in the report, not dropped silently
         assert notes and "pairwise comparisons unavailable" in notes[0].text
 

@@ -27,8 +27,11 @@ def test_study_methods_equal_the_functions(family, response):
     df = _data()
     study = Study(df, f"{response} ~ system * domain + (1|item)", family=family)
     got = study.contrast(ref="base", adjust="holm")
-    want = contrast(study.fit, "system", "trt.vs.ctrl", ref="base", adjust="holm")
+    # the Study's default df: emmeans' rule (Kenward-Roger for an lmer fit of 160 rows, z for glmer)
+    method = "kenward-roger" if family is None else "asymptotic"
+    want = contrast(study.fit, "system", "trt.vs.ctrl", ref="base", adjust="holm", df=method)
     pd.testing.assert_frame_equal(got.table, want.table)
+    assert got.df_method == method and got.df_rule.startswith("the default:")
     assert list(got.table.contrast) == ["s1 - base", "s2 - base", "s3 - base"]
     pd.testing.assert_frame_equal(study.joint_tests(df="satterthwaite"), joint_tests(study.fit, df="satterthwaite"))
     assert set(study.joint_tests(by="domain")["domain"]) == {"chat", "news"}

@@ -105,7 +105,8 @@ def test_study_latent_scale_reliability(study):
     assert "latent" in table.attrs["note"].lower()
     v = study.fit.variances
     expected = v["item"] / (v["item"] + v["seed"] / 3 + np.pi**2 / 3 / 3)
-    assert study.phi({"seed": 3}) == pytest.approx(expected)
+    assert study.phi({"seed": 3}, scale="latent") == pytest.approx(expected)
+    assert study.phi({"seed": 3}) < expected  # the default: the observed scale of the mean accuracy
     assert "Latent (logit) scale" in study.summary()
 
 

@@ -63,9 +63,11 @@ def test_variance_components_with_intervals(study, method):
 
 def test_reliability_and_dstudy_on_the_latent_scale(study):
     comps = study.fit.latent_components
-    phi = study.phi({"rater": 3})
+    phi = study.phi({"rater": 3}, scale="latent")
     expected = comps["item"] / (comps["item"] + (comps["rater"] + comps["Residual"]) / 3)
     assert phi == pytest.approx(expected, rel=1e-12)
+    assert study.dstudy({"rater": [3]}, scale="latent")["phi"].iloc[0] == pytest.approx(expected, rel=1e-12)
+    assert study.reliability()["scale"].tolist() == ["observed", "observed"]  # the default for ratings
     assert len(study.reliability()) == 2
     assert len(study.dstudy({"rater": [1, 3]})) == 2
     assert study.cheapest_design(0.5, max_n={"rater": 10}) is not None

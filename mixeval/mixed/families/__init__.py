@@ -131,7 +131,7 @@ def get_family(family: str | Family, link: str | None = None) -> Family:
     name = _ALIASES.get(name, name)
     if name not in REGISTRY:
         choices = "; ".join(f"{n} ({cls.description})" for n, cls in REGISTRY.items())
-        raise InputError(f"family={family!r} is not supported; use one of: {choices}.")
+        raise InputError(f"family {family!r} (family= / --family) is not supported; use one of: {choices}.")
     return REGISTRY[name](None if link is None else str(link).lower())
 
 
