@@ -121,6 +121,10 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
         bad = int((~np.isfinite(y)).sum())
         raise InputError(f"metric {metric!r} has {bad} missing or infinite values; remove those rows (or fill them) "
                          "explicitly before comparing.")
+    blank = (data["model"].isna() | (data["model"].astype(str).str.strip() == "")).to_numpy()
+    if blank.any():
+        raise InputError(f"column 'model' is empty in {int(blank.sum())} rows (e.g. rows {np.flatnonzero(blank)[:5].tolist()} "
+                         "of the table); every row needs its model. Fill them, or remove those rows.")
     model_codes, models = pd.factorize(data["model"].astype(str), sort=True)
     item_codes, items = _item_codes(data)
     n_items, n_models = len(items), len(models)
