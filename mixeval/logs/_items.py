@@ -123,8 +123,9 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
                          "explicitly before comparing.")
     blank = (data["model"].isna() | (data["model"].astype(str).str.strip() == "")).to_numpy()
     if blank.any():
-        raise InputError(f"column 'model' is empty in {int(blank.sum())} rows (e.g. rows {np.flatnonzero(blank)[:5].tolist()} "
-                         "of the table); every row needs its model. Fill them, or remove those rows.")
+        rows = np.flatnonzero(blank)[:5].tolist()
+        raise InputError(f"column 'model' is empty in {int(blank.sum())} rows (e.g. rows {rows} of the table); every "
+                         "row needs its model. Fill them, or remove those rows.")
     model_codes, models = pd.factorize(data["model"].astype(str), sort=True)
     item_codes, items = _item_codes(data)
     n_items, n_models = len(items), len(models)

@@ -48,7 +48,7 @@ def wilson_interval(p: np.ndarray, se: np.ndarray, n: np.ndarray, df: np.ndarray
     >>> lo, hi = wilson_interval(np.array([0.95, 1.0]), np.array([0.03, 0.0]), np.array([60, 60]),
     ...                          np.array([59.0, 59.0]), 0.95)
     >>> [round(float(x), 4) for x in (*lo, *hi)]
-    [0.8507, 0.9397, 0.9831, 1.0]
+    [0.8523, 0.9374, 0.9843, 1.0]
     """
     p = np.asarray(p, dtype=float)
     se = np.asarray(se, dtype=float)

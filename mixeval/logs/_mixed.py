@@ -77,6 +77,7 @@ def random_intercept(sums: np.ndarray, sizes: np.ndarray, ss: np.ndarray, n: np.
 
     Examples
     --------
+    >>> from mixeval.logs._stats import clustered_means, cluster_indicator
     >>> d = np.array([[0.1], [0.3], [0.2], [0.9], [1.1], [0.7], [0.5], [0.4]])
     >>> m = clustered_means(d, np.ones_like(d, dtype=bool), cluster_indicator(np.array([0, 0, 0, 1, 1, 1, 2, 2]), 3))
     >>> fit = random_intercept(m.sums, m.sizes, m.ss, m.n, m.estimate)
@@ -145,7 +146,7 @@ def satterthwaite_df(fit: RandomIntercept, sums: np.ndarray, sizes: np.ndarray, 
     >>> m = clustered_means(d, np.ones_like(d, dtype=bool), cluster_indicator(np.array([0, 0, 0, 1, 1, 1, 2, 2]), 3))
     >>> fit = random_intercept(m.sums, m.sizes, m.ss, m.n, m.estimate)
     >>> round(float(satterthwaite_df(fit, m.sums, m.sizes, m.ss, m.n)[0]), 4)
-    1.9803
+    2.0331
     """
     sums, sizes = np.asarray(sums, dtype=float), np.asarray(sizes, dtype=float)
     ss, n = np.asarray(ss, dtype=float), np.asarray(n, dtype=float)

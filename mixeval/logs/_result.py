@@ -166,6 +166,7 @@ class LogComparison(Result):
     Examples
     --------
     >>> import numpy as np, pandas as pd
+    >>> from mixeval.logs import compare_logs
     >>> rng = np.random.default_rng(0)
     >>> d = pd.DataFrame({"model": np.repeat(["A", "B", "C"], 50), "item": np.tile(np.arange(50), 3),
     ...                   "s": rng.normal(size=150) + np.repeat([0.5, 0.0, 0.0], 50)})

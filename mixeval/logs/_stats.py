@@ -145,7 +145,7 @@ def t_power(ncp: np.ndarray, df: np.ndarray, alpha: float) -> np.ndarray:
     Examples
     --------
     >>> round(float(t_power(np.array([2.8]), np.array([np.inf]), 0.05)[0]), 4)
-    0.7995
+    0.7996
     """
     ncp = np.abs(np.asarray(ncp, dtype=float))
     df = np.broadcast_to(np.asarray(df, dtype=float), ncp.shape)
@@ -188,7 +188,7 @@ def minimum_detectable(se: np.ndarray, df: np.ndarray, *, alpha: float, power: f
     --------
     >>> [round(float(x), 4) for x in minimum_detectable(np.array([0.01, 0.01]), np.array([np.inf, 5.0]),
     ...                                                   alpha=0.05, power=0.8)]
-    [0.028, 0.0354]
+    [0.028, 0.0351]
     """
     se = np.asarray(se, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), se.shape)

@@ -127,10 +127,11 @@ def _rewrite_eval(source: Path, target: Path, keep) -> None:
     """A copy of an inspect_ai .eval log with the members ``keep`` accepts (deflate-compressed)."""
     from mixeval.logs._readers._inspect import _zip_member
 
-    with zipfile.ZipFile(source) as zf, open(source, "rb") as fh, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        for info in zf.infolist():
-            if keep(info.filename):
-                out.writestr(info.filename, _zip_member(zf, fh, info, source))
+    with zipfile.ZipFile(source) as zf, open(source, "rb") as fh:
+        members = {info.filename: _zip_member(zf, fh, info, source) for info in zf.infolist() if keep(info.filename)}
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, content in members.items():
+            out.writestr(name, content)
 
 
 def test_unfinished_inspect_logs_are_not_dropped_silently(tmp_path):
@@ -166,8 +167,8 @@ def test_an_errored_inspect_sample_stops_the_run_unless_dropped(tmp_path):
                          "error": {"message": "RuntimeError('rate limit')", "traceback": "..."}}
     path = tmp_path / "m1.json"
     path.write_text(json.dumps(log))
-    with pytest.raises(InputError, match=r"sample 2 \(epoch 1\) of 'm1' ended in an error \(RuntimeError\('rate limit'\)\)"
-                                         r".*on_error='drop' \(CLI: --drop-errored\)"):
+    with pytest.raises(InputError, match=r"sample 2 \(epoch 1\) of 'm1' ended in an error "
+                                         r"\(RuntimeError\('rate limit'\)\).*on_error='drop' \(CLI: --drop-errored\)"):
         read_inspect(path)
     with pytest.warns(DroppedRowsWarning, match="1 samples of 'm1' ended in an error and are left out: 2"):
         df = read_inspect(path, on_error="drop")
