@@ -142,10 +142,10 @@ def satterthwaite_df(fit: RandomIntercept, sums: np.ndarray, sizes: np.ndarray, 
     Examples
     --------
     >>> from mixeval.logs._stats import clustered_means, cluster_indicator
-    >>> d = np.array([[0.1], [0.3], [0.2], [0.9], [1.1], [0.7], [0.5], [0.4]])
-    >>> m = clustered_means(d, np.ones_like(d, dtype=bool), cluster_indicator(np.array([0, 0, 0, 1, 1, 1, 2, 2]), 3))
-    >>> fit = random_intercept(m.sums, m.sizes, m.ss, m.n, m.estimate)
-    >>> round(float(satterthwaite_df(fit, m.sums, m.sizes, m.ss, m.n)[0]), 4)
+    >>> d, g = np.array([[0.1, 0.3, 0.2, 0.9, 1.1, 0.7, 0.5, 0.4]]).T, np.array([0, 0, 0, 1, 1, 1, 2, 2])
+    >>> m = clustered_means(d, d == d, cluster_indicator(g, 3))   # lmerTest: df 2.033 (R, lmer(d ~ 1 + (1 | g)))
+    >>> round(float(satterthwaite_df(random_intercept(m.sums, m.sizes, m.ss, m.n, m.estimate), m.sums, m.sizes,
+    ...                              m.ss, m.n)[0]), 4)
     2.0331
     """
     sums, sizes = np.asarray(sums, dtype=float), np.asarray(sizes, dtype=float)

@@ -83,7 +83,8 @@ def test_text_output_prints_glmm_effect_and_equivalence_and_fits_the_terminal(ca
     assert max(len(line) for line in out.splitlines() if "  " in line) <= 90
 
 
-def test_warnings_reach_the_text_and_the_html_report(capsys, tmp_path):
+def _mismatched_copy(tmp_path: Path) -> Path:
+    """The lm-eval logs with dummy-b's first question changed (another doc hash)."""
     root = tmp_path / "lm_eval"
     shutil.copytree(DATA / "lm_eval", root)
     sample = next((root / "dummy-b").glob("samples_*.jsonl"))
@@ -91,6 +92,11 @@ def test_warnings_reach_the_text_and_the_html_report(capsys, tmp_path):
     rec = json.loads(lines[0])
     rec["doc_hash"] = "0" * 64
     sample.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    return root
+
+
+def test_warnings_reach_the_text_and_the_html_report(capsys, tmp_path):
+    root = _mismatched_copy(tmp_path)
     html = tmp_path / "r.html"
     assert main(["compare-logs", str(root), "--no-mixed", "--drop-mismatched", "--html", str(html)]) == 0
     captured = capsys.readouterr()
@@ -99,13 +105,7 @@ def test_warnings_reach_the_text_and_the_html_report(capsys, tmp_path):
 
 
 def test_drop_mismatched(capsys, tmp_path):
-    root = tmp_path / "lm_eval"
-    shutil.copytree(DATA / "lm_eval", root)
-    sample = next((root / "dummy-b").glob("samples_*.jsonl"))
-    lines = sample.read_text().splitlines()
-    rec = json.loads(lines[0])
-    rec["doc_hash"] = "0" * 64
-    sample.write_text("\n".join([json.dumps(rec), *lines[1:]]) + "\n")
+    root = _mismatched_copy(tmp_path)
     err = _error(capsys, ["compare-logs", str(root), "--no-mixed"])
     assert "same id but a different question" in err and "dummy-b" in err and "--drop-mismatched" in err
     out = _json(capsys, ["compare-logs", str(root), "--no-mixed", "--drop-mismatched", "--json"])

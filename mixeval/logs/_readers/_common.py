@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,7 @@ import pandas as pd
 
 from ...errors import DroppedRowsWarning, InputError
 
-__all__ = ["KEY_COLUMNS", "check_items", "check_sources"]
+__all__ = ["KEY_COLUMNS", "check_items", "check_sources", "frame_of_files"]
 
 #: The identity columns of the long format, in order.
 KEY_COLUMNS = ("model", "task", "item", "repeat", "item_hash")
@@ -30,15 +30,17 @@ def _hash(*parts: Any) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def _paths(paths: str | Path | Iterable[str | Path], pattern: str, what: str) -> list[Path]:
-    """Files named by ``paths`` (directories searched recursively for ``pattern``)."""
+def _paths(paths: str | Path | Iterable[str | Path], pattern: str, what: str,
+           keep: Callable[[Path], bool] | None = None) -> list[Path]:
+    """Files named by ``paths``: files as given, directories searched recursively for the glob patterns in
+    ``pattern`` (comma-separated), keeping the files ``keep`` accepts."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(p.rglob(pattern))
+            found = sorted(f for glob in pattern.split(", ") for f in p.rglob(glob) if keep is None or keep(f))
             if not found:
                 raise InputError(f"no {what} ({pattern}) under the directory {p}.")
             out.extend(found)
@@ -120,6 +122,21 @@ def _read_jsonl_records(path: Path) -> list[dict[str, Any]]:
     if records is None or len(records) != len(lines) or not all(isinstance(r, dict) for r in records):
         records = [_json_object(line, path, lineno) for lineno, line in enumerate(lines, 1)]
     return records
+
+
+def frame_of_files(parts: Iterable[tuple[str, list[dict[str, Any]], list[str]]], what: str) -> pd.DataFrame:
+    """The long format of the rows of several files (``(file, rows, metrics)`` each), refusing rows that two files
+    both hold (:func:`check_sources`)."""
+    rows: list[dict[str, Any]] = []
+    metrics: list[str] = []
+    sources: list[str] = []
+    for source, r, m in parts:
+        rows.extend(r)
+        metrics.extend(m)
+        sources.extend([source] * len(r))
+    frame = _frame(rows, metrics, what)
+    check_sources(frame, sources)
+    return frame
 
 
 def check_sources(data: pd.DataFrame, sources: Sequence[str]) -> None:

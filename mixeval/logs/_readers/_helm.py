@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import DroppedRowsWarning, InputError
-from ._common import _frame, _hash, _paths, check_items, check_sources
+from ._common import _hash, _paths, check_items, frame_of_files
 
 __all__ = ["read_helm"]
 
@@ -115,15 +115,7 @@ def read_helm(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "e
     openai/gpt2 mmlu:subject=anatomy  id0          0.0
     openai/gpt2 mmlu:subject=anatomy  id1          1.0
     """
-    rows: list[dict[str, Any]] = []
-    metrics: list[str] = []
-    sources: list[str] = []
-    for path in _paths(paths, "per_instance_stats.json", "HELM per-instance statistics"):
-        run = path.parent if path.is_file() else path
-        r, m = _helm_run(run)
-        rows.extend(r)
-        metrics.extend(m)
-        sources.extend([str(run)] * len(r))
-    frame = _frame(rows, metrics, "HELM")
-    check_sources(frame, sources)
-    return check_items(frame, on_mismatch=on_mismatch)
+    runs = [path.parent if path.is_file() else path
+            for path in _paths(paths, "per_instance_stats.json", "HELM per-instance statistics")]
+    parts = ((str(run), *_helm_run(run)) for run in runs)
+    return check_items(frame_of_files(parts, "HELM"), on_mismatch=on_mismatch)

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ...errors import DroppedRowsWarning, InputError
-from ._common import KEY_COLUMNS, _field_columns, _frame, _hash, _paths, check_items, check_sources
+from ._common import KEY_COLUMNS, _field_columns, _hash, _paths, check_items, frame_of_files
 
 __all__ = ["read_inspect", "inspect_value_to_float", "inspect_files", "looks_like_inspect_json"]
 
@@ -202,21 +202,8 @@ def looks_like_inspect_json(path: Path) -> bool:
 def inspect_files(paths: str | Path | Iterable[str | Path]) -> list[Path]:
     """The inspect_ai logs named by ``paths``: files as given; in directories (recursively) the ``.eval`` files
     and the ``.json`` files that are inspect_ai logs."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted([*p.rglob("*.eval"), *(f for f in p.rglob("*.json") if looks_like_inspect_json(f))])
-            if not found:
-                raise InputError(f"no inspect_ai logs (*.eval, *.json) under the directory {p}.")
-            out.extend(found)
-        else:
-            out.extend(_paths([p], "*.eval", "inspect_ai logs"))
-    if not out:
-        raise InputError("no inspect_ai logs given.")
-    return out
+    return _paths(paths, "*.eval, *.json", "inspect_ai logs",
+                  keep=lambda f: f.suffix == ".eval" or looks_like_inspect_json(f))
 
 
 def read_inspect(paths: str | Path | Iterable[str | Path], *, on_mismatch: str = "error",
@@ -265,14 +252,5 @@ def read_inspect(paths: str | Path | Iterable[str | Path], *, on_mismatch: str =
     """
     if on_error not in ("error", "drop"):
         raise InputError(f"on_error must be 'error' or 'drop'; got {on_error!r}.")
-    rows: list[dict[str, Any]] = []
-    metrics: list[str] = []
-    sources: list[str] = []
-    for path in inspect_files(paths):
-        r, m = _inspect_file(path, on_error)
-        rows.extend(r)
-        metrics.extend(m)
-        sources.extend([str(path)] * len(r))
-    frame = _frame(rows, metrics, "inspect_ai")
-    check_sources(frame, sources)
-    return check_items(frame, on_mismatch=on_mismatch)
+    parts = ((str(path), *_inspect_file(path, on_error)) for path in inspect_files(paths))
+    return check_items(frame_of_files(parts, "inspect_ai"), on_mismatch=on_mismatch)
