@@ -145,3 +145,18 @@ def test_bad_input(capsys, tmp_path):
 def test_glmm_of_a_score_that_is_not_0_1_is_refused(capsys):
     err = _error(capsys, ["compare-logs", str(FIXTURE), "--metric", "score", "--glmm"])
     assert "--glmm" in err and "0/1" in err
+
+
+def test_drop_errored_inspect_samples(capsys, tmp_path):
+    for model in ("m1", "m2"):
+        samples = [{"id": i, "epoch": 1, "input": f"q{i}", "target": "a",
+                    "scores": {"match": {"value": "C" if (i + len(model) * (model == "m2")) % 3 else "I"}}}
+                   for i in range(8)]
+        if model == "m2":
+            samples[5] = {"id": 5, "epoch": 1, "input": "q5", "target": "a", "error": {"message": "timeout"}}
+        (tmp_path / f"{model}.json").write_text(json.dumps({"version": 2, "status": "success",
+                                                             "eval": {"model": model, "task": "t"}, "samples": samples}))
+    err = _error(capsys, ["compare-logs", str(tmp_path), "--no-mixed"])
+    assert "ended in an error (timeout)" in err and "--drop-errored" in err
+    out = _json(capsys, ["compare-logs", str(tmp_path), "--no-mixed", "--drop-errored", "--json"])
+    assert out["pairs"][0]["n_items"] == 7 and any("ended in an error and are left out" in w for w in out["warnings"])
