@@ -328,6 +328,10 @@ def _compare(data: Any, *, metric: str | None, cluster: str | None, by: str | No
     if table.binary and "mcnemar_pvalue" in pairs and pairs["mcnemar_pvalue"].isna().any():
         notes.append("McNemar's test needs one 0/1 result per model and item; pairs with repeats have none.")
     if mixed and "sd_cluster_mixed" in pairs:
+        single = int(pairs["sd_cluster_mixed"].isna().sum())
+        if single:
+            notes.append(f"mixed model: for {single} of {len(pairs)} pairs every {cluster!r} holds one shared item (or "
+                         "the difference is constant): no cluster variance to estimate, se_mixed is the paired t's.")
         singular = int((pairs["sd_cluster_mixed"] == 0).sum())
         if singular:
             notes.append(f"mixed model: the {cluster!r} variance of the differences is estimated at 0 (singular fit) "

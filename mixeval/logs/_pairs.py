@@ -144,19 +144,23 @@ def mixed_model_name(cluster: str | None) -> str:
 
 def _mixed_block(cm: Any, clustered: bool, level: float, flat: np.ndarray) -> dict[str, np.ndarray]:
     """The mixed model of the item-level differences of each pair: ``d ~ 1 + (1 | cluster)`` by REML (all pairs
-    at once) with Satterthwaite df, ``d ~ 1`` (the paired t) without clusters."""
+    at once) with Satterthwaite df, ``d ~ 1`` (the paired t) without clusters, and where every cluster of the
+    pair holds one item (the cluster variance is then not identified; lme4 refuses such a model)."""
+    plain = ~clustered | (cm.sizes.max(axis=0) <= 1) | flat
+    estimate, se, df = cm.estimate.copy(), cm.se_naive.copy(), cm.n - 1.0
+    extra = {"sigma_mixed": cm.sd.copy()}
     if clustered:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            fit = random_intercept(cm.sums, cm.sizes, cm.ss, cm.n, cm.estimate)
-            df = satterthwaite_df(fit, cm.sums, cm.sizes, cm.ss, cm.n)
-        estimate, se = fit.estimate, fit.se
-        extra = {"sd_cluster_mixed": np.where(flat, 0.0, fit.sd_cluster), "sigma_mixed": np.where(flat, 0.0, fit.sigma)}
-    else:
-        estimate, se, df = cm.estimate, cm.se_naive, cm.n - 1.0
-        extra = {"sigma_mixed": cm.sd}
-    estimate = np.where(flat, cm.estimate, estimate)
-    se = np.where(flat, 0.0, se)
+        extra["sd_cluster_mixed"] = np.full(len(cm.n), np.nan)
+        fitted = np.flatnonzero(~plain)
+        if fitted.size:
+            part = (cm.sums[:, fitted], cm.sizes[:, fitted], cm.ss[fitted], cm.n[fitted])
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                fit = random_intercept(*part, cm.estimate[fitted])
+                df[fitted] = satterthwaite_df(fit, *part)
+            estimate[fitted], se[fitted] = fit.estimate, fit.se
+            extra["sd_cluster_mixed"][fitted], extra["sigma_mixed"][fitted] = fit.sd_cluster, fit.sigma
     df = np.where(flat, np.nan, df)
+    se = np.where(flat, 0.0, se)
     tq = stats.t.ppf(0.5 + level / 2, df)
     return {"mixed_estimate": estimate, "se_mixed": se, "df_mixed": df, "lower_mixed": estimate - tq * se,
             "upper_mixed": estimate + tq * se, **extra}

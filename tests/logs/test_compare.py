@@ -174,6 +174,14 @@ def test_without_clusters_the_mixed_model_is_the_paired_t(data):
     assert "no random effect" in res.mixed_model and "Mixed model of the differences" in res.summary()
 
 
+def test_one_item_per_cluster_leaves_the_cluster_variance_unidentified(data):
+    once = data[data["repeat"] == 0]
+    res = compare_logs(once.assign(one=once["item"]), metric="score", cluster="one")
+    np.testing.assert_allclose(res.pairs["se_mixed"], res.pairs["se_naive"], rtol=1e-12)
+    np.testing.assert_allclose(res.pairs["df_mixed"], res.pairs["n_items"] - 1)
+    assert res.pairs["sd_cluster_mixed"].isna().all() and any("holds one shared item" in n for n in res.notes)
+
+
 def test_glmm_fits_the_logistic_model_per_pair_on_request(data):
     from mixeval import glmer
 
