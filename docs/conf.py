@@ -114,8 +114,8 @@ html_show_sourcelink = False
 # ----------------------------------------------------------------------------- method notes
 # Pages other contributors drop into docs/ (e.g. a note on a default and its simulation) are listed on the
 # "Method notes" page automatically, so that no page is left outside the table of contents.
-SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "notebooks", "changelog", "contributing",
-              "method_notes", "spark", "faq", "citing", "architecture"}
+SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "estimands", "notebooks", "changelog",
+              "contributing", "method_notes", "spark", "faq", "citing", "architecture"}
 
 
 def method_note_pages() -> list[str]:

@@ -41,7 +41,7 @@ def comparison_report(result: Any, *, title: str | None = None) -> Report:
     then the notes and warnings."""
     sections = []
     for number, (heading, text, frame, keys, columns) in enumerate(result_blocks(result), 1):
-        blocks: list[Any] = [Paragraph(text), *_tables(frame, keys, columns, f"Table {number}: {heading.lower()}")]
+        blocks: list[Any] = [Paragraph(text), *_tables(frame, keys, columns, f"Table {number}: {heading}")]
         summary: tuple[str, ...] = ()
         if heading == "Paired differences":
             summary = (_significant(result.pairs, result.level),)
