@@ -8,7 +8,7 @@ with columns ``model``, ``task``, ``item``, ``repeat``, ``item_hash``, the metri
 
 from __future__ import annotations
 
-from ._compare import DEFAULT_EFFECT, compare_logs
+from ._compare import compare_logs
 from ._mcnemar import cluster_mcnemar, mcnemar
 from ._plots import plot_leaderboard, plot_pair_intervals
 from ._readers import (KEY_COLUMNS, check_items, inspect_value_to_float, read_helm, read_inspect, read_jsonl,
@@ -18,4 +18,4 @@ from ._stats import clustered_means
 
 __all__ = ["compare_logs", "LogComparison", "read_lm_eval", "read_inspect", "read_helm", "read_jsonl", "read_logs",
            "check_items", "inspect_value_to_float", "clustered_means", "mcnemar", "cluster_mcnemar",
-           "plot_pair_intervals", "plot_leaderboard", "KEY_COLUMNS", "DEFAULT_EFFECT"]
+           "plot_pair_intervals", "plot_leaderboard", "KEY_COLUMNS"]

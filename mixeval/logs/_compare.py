@@ -191,8 +191,8 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         The power and two-sided level of the design numbers ``mdd`` and ``n_needed``.
     effect : float, optional
         The difference ``n_needed`` plans for, stated in advance on the metric's scale (never the observed one:
-        that would be post-hoc power). Default :data:`DEFAULT_EFFECT`: 0.02 (two points) for a metric in
-        [0, 1], else 0.2 standard deviations of the item scores.
+        that would be post-hoc power). Default: 0.02 (two points) for a metric in [0, 1], else 0.2 standard
+        deviations of the item scores (Cohen's "small" standardised difference).
     equivalence : float, optional
         Test every pair for equivalence within ``+-equivalence`` (TOST with the CR2 SE and df), and mark the
         models equivalent to the best on the leaderboard.
