@@ -12,10 +12,13 @@ populations of questions and passages, ``p_k = E expit(mu_k + N(0, 1.5))`` (Gaus
   CR2 HTZ test that the difference is the same in two classes crossing the passages (``by``), the mixed model's t
   test.
 * ``alternative``: 5 models with ``mu = 0, 0.1, 0.2, 0.4, 0.8``: coverage of the 95% CR2 t intervals of the 10
-  differences, of the mixed model's t intervals, of the naive intervals, and of the leaderboard's Wilson intervals
-  of the 5 accuracies.
+  differences, of the mixed model's t intervals, of the naive intervals, of the leaderboard's Wilson intervals
+  of the 5 accuracies, and the share of logs whose rank sets all hold the true ranks.
 * ``equivalence``: Gaussian scores (the same structure plus N(0, 1) noise) with a true difference of exactly the
-  margin 0.1: the share of TOST rejections at 5% (type I at the boundary of the equivalence null).
+  margin 1.0 (3 to 7 standard errors): the share of TOST rejections at 5% (type I at the boundary of the
+  equivalence null).
+
+Each scenario draws from its own seeded stream, so a scenario's numbers do not depend on the others.
 
 Monte Carlo standard errors: sqrt(p (1 - p) / reps) for each share (0.7 points at 5% or 95% with 1,000 logs;
 pairs of one log are not independent, so for the per-pair shares the logs are the unit).
@@ -41,7 +44,7 @@ from mixeval.logs._ranks import max_t_critical, rank_sets
 
 MODELS = 5
 SD_ITEM, SD_PASSAGE, SD_INTERACTION = 1.0, 0.5, 0.5
-MARGIN = 0.1
+MARGIN = 1.0    # equivalence margin: 3 (6 clusters) to 7 (30 clusters) standard errors of the difference
 
 
 def expected_accuracy(mu: np.ndarray) -> np.ndarray:
@@ -57,7 +60,10 @@ def logs(rng: np.random.Generator, mu: np.ndarray, n_clusters: int, gaussian: bo
     n = len(passage)
     eta = (mu[None, :] + rng.normal(0, SD_ITEM, n)[:, None] + rng.normal(0, SD_PASSAGE, n_clusters)[passage][:, None]
            + rng.normal(0, SD_INTERACTION, (n_clusters, len(mu)))[passage])
-    y = eta + rng.normal(0, 1, eta.shape) if gaussian else (rng.random(eta.shape) < 1 / (1 + np.exp(-eta))).astype(float)
+    if gaussian:
+        y = eta + rng.normal(0, 1, eta.shape)
+    else:
+        y = (rng.random(eta.shape) < 1 / (1 + np.exp(-eta))).astype(float)
     level = rng.integers(0, 2, n)                                    # a class crossing the passages
     return pd.DataFrame({"model": np.repeat([f"m{k}" for k in range(len(mu))], n),
                          "item": np.tile(np.arange(n), len(mu)), "passage": np.tile(passage, len(mu)),
@@ -108,13 +114,17 @@ def alternative_log(rng: np.random.Generator, n_clusters: int) -> dict[str, floa
     diff = truth[a] - truth[b]
     board = res.leaderboard
     k = board["model"].str[1:].astype(int).to_numpy()
+    true_rank = 1 + (truth[None, :] > truth[k][:, None]).sum(axis=1)
+    ranks_hold = bool(((board["rank_lower"] <= true_rank) & (true_rank <= board["rank_upper"])).all())
 
     def cover(lo: str, hi: str, target: np.ndarray, frame: pd.DataFrame = pairs) -> float:
         return float(((frame[lo] <= target) & (target <= frame[hi])).mean())
 
-    return {"pair_cr2_coverage": cover("lower", "upper", diff), "pair_mixed_coverage": cover("lower_mixed", "upper_mixed", diff),
+    return {"pair_cr2_coverage": cover("lower", "upper", diff),
+            "pair_mixed_coverage": cover("lower_mixed", "upper_mixed", diff),
             "pair_naive_coverage": cover("lower_naive", "upper_naive", diff),
-            "leaderboard_wilson_coverage": cover("lower", "upper", truth[k], board)}
+            "leaderboard_wilson_coverage": cover("lower", "upper", truth[k], board),
+            "rank_sets_hold_all_true_ranks": float(ranks_hold)}
 
 
 def equivalence_log(rng: np.random.Generator, n_clusters: int) -> dict[str, float]:
@@ -124,15 +134,15 @@ def equivalence_log(rng: np.random.Generator, n_clusters: int) -> dict[str, floa
 
 
 def run(n_clusters: int, reps: int, max_t_reps: int, seed: int) -> dict[str, tuple[float, float]]:
-    rng = np.random.default_rng([seed, n_clusters])
+    streams = [np.random.default_rng([seed, n_clusters, k]) for k in range(3)]
     rows: list[dict[str, float]] = []
     for r in range(reps):
         if r % 100 == 0:
             print(f"{n_clusters} clusters: log {r} of {reps}", file=sys.stderr, flush=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")        # singular mixed-model fits at few clusters are expected
-            rows.append({**null_log(rng, n_clusters, r < max_t_reps), **alternative_log(rng, n_clusters),
-                         **equivalence_log(rng, n_clusters)})
+            rows.append({**null_log(streams[0], n_clusters, r < max_t_reps), **alternative_log(streams[1], n_clusters),
+                         **equivalence_log(streams[2], n_clusters)})
     frame = pd.DataFrame(rows)
     out = {}
     for col in frame.columns:
