@@ -141,8 +141,8 @@ html_theme_options = {
     "header_links_before_dropdown": 6,  # Getting started ... API reference in the top bar, the rest under "More"
 }
 html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
-                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test", "performance",
-                                          "changelog", "contributing", "faq", "citing", "api/index")}}
+                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test", "estimands",
+                                          "performance", "changelog", "contributing", "faq", "citing", "api/index")}}
 html_show_sourcelink = False
 
 # ----------------------------------------------------------------------------- method notes
