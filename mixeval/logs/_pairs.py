@@ -160,7 +160,7 @@ def _mixed_block(cm: Any, clustered: bool, level: float, flat: np.ndarray) -> di
             estimate[fitted], se[fitted] = fit.estimate, fit.se
             extra["sd_cluster_mixed"][fitted], extra["sigma_mixed"][fitted] = fit.sd_cluster, fit.sigma
     df = np.where(flat, np.nan, df)
-    se = np.where(flat, 0.0, se)
+    se = np.where(flat, np.nan, se)
     tq = stats.t.ppf(0.5 + level / 2, df)
     return {"mixed_estimate": estimate, "se_mixed": se, "df_mixed": df, "lower_mixed": estimate - tq * se,
             "upper_mixed": estimate + tq * se, **extra}
@@ -211,7 +211,10 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
         var_b, _ = _column_var(yb, w)
         _, scale = _column_var(d, w)
         flat = cm.se_cr2 <= 1e-10 * scale                      # every difference the same (or identical models)
-        se = np.where(flat, np.nan, cm.se_cr2)
+        constant = cm.sd <= 1e-10 * scale
+        se = np.where(flat, np.nan, cm.se_cr2)                 # not estimable: no variation to estimate it from
+        se_naive = np.where(constant, np.nan, cm.se_naive)
+        se_cr1 = np.where(flat, np.nan, cm.se_cr1)
         tcrit = stats.t.ppf(0.5 + level / 2, cm.df_cr2)
         statistic = cm.estimate / se
         block: dict[str, Any] = {
@@ -219,11 +222,11 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
             "n_items": cm.n, "n_clusters": cm.n_clusters,
             "mean_a": np.where(w, ya, 0).sum(axis=0) / n, "mean_b": np.where(w, yb, 0).sum(axis=0) / n,
             "estimate": cm.estimate, "se_unpaired": _unpaired_se(var_a, var_b, n),
-            "se_naive": cm.se_naive, "se_cluster": cm.se_cr1, "se_cr2": cm.se_cr2, "df": cm.df_cr2,
+            "se_naive": se_naive, "se_cluster": se_cr1, "se_cr2": se, "df": cm.df_cr2,
             "statistic": statistic, "pvalue": 2 * stats.t.sf(np.abs(statistic), cm.df_cr2),
             "level": level, "lower": cm.estimate - tcrit * se, "upper": cm.estimate + tcrit * se,
-            "lower_cluster": cm.estimate - q * cm.se_cr1, "upper_cluster": cm.estimate + q * cm.se_cr1,
-            "lower_naive": cm.estimate - q * cm.se_naive, "upper_naive": cm.estimate + q * cm.se_naive,
+            "lower_cluster": cm.estimate - q * se_cr1, "upper_cluster": cm.estimate + q * se_cr1,
+            "lower_naive": cm.estimate - q * se_naive, "upper_naive": cm.estimate + q * se_naive,
         }
         if mixed:
             block.update(_mixed_block(cm, clustered, level, flat))
@@ -248,14 +251,14 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
 
 
 def untestable_notes(pairs: pd.DataFrame, where: str = "") -> list[str]:
-    """Notes naming the pairs without a test (standard error 0)."""
+    """Notes naming the pairs without a test (no variation of the difference to estimate its SE from)."""
     notes = []
-    for row in pairs[pairs["pvalue"].isna()].itertuples():
-        if row.estimate == 0 and row.se_naive == 0:
+    for row in pairs[pairs["se_cr2"].isna()].itertuples():
+        if row.estimate == 0 and np.isnan(row.se_naive):
             notes.append(f"{row.model_a} and {row.model_b} have identical scores on every shared item{where}: "
-                         "estimate 0, standard error 0, no test (p-value and interval left empty).")
+                         "estimate 0; no standard error, test or interval (left empty).")
         else:
             notes.append(f"{row.model_a} - {row.model_b}{where}: the difference is {row.estimate:.4g} on every shared "
-                         "item (or its cluster sums cancel): standard error 0, no test (p-value and interval left "
-                         "empty).")
+                         "item (or its cluster sums cancel): no standard error can be estimated, so no test or "
+                         "interval (left empty).")
     return notes

@@ -81,8 +81,9 @@ def result_blocks(res: Any) -> list[tuple[str, str, pd.DataFrame, list[str], lis
     if "mcnemar_pvalue" in pairs and pairs["mcnemar_pvalue"].notna().any():
         blocks.append(("McNemar's test", res.mcnemar_test + ".", pairs, PAIR_KEYS, MCNEMAR))
     if "glmer_log_odds_ratio" in pairs:
-        blocks.append(("Logistic mixed model (glmer)",
-                       "glmer_log_odds_ratio: the log odds ratio of a correct answer, model_a against model_b, for "
+        blocks.append(("Logistic mixed model (GLMM, glmer)",
+                       "With glmm=True (CLI --glmm), glmer_log_odds_ratio: the log odds ratio of a correct answer, "
+                       "model_a against model_b, for "
                        "a typical item (conditional on the item's random effect; not the difference in accuracy), "
                        "with its Wald se and p-value (Laplace fit per pair).", pairs, PAIR_KEYS, GLMM))
     if res.equivalence is not None:
@@ -216,12 +217,14 @@ class LogComparison(Result):
             lines += ["", title, "-" * len(title), wrap(text, width)]
             for table in fit_tables(frame, keys, columns, width):
                 lines += ["", table]
-        for label, items in (("Notes", self.notes), ("Warnings", self.warnings)):
-            if items:
-                lines += ["", label, "-" * len(label)]
-                lines += [wrap(f"- {item}", width) for item in items[:20]]
-                if len(items) > 20:
-                    lines.append(f"... {len(items) - 20} more")
+        if self.notes:
+            lines += ["", "Notes", "-----"]
+            lines += [textwrap.fill("- " + note, width=width, subsequent_indent="  ", break_long_words=False,
+                                    break_on_hyphens=False) for note in self.notes[:20]]
+            if len(self.notes) > 20:
+                lines.append(f"... {len(self.notes) - 20} more")
+        if self.warnings:       # one line each, as the command line prints warnings
+            lines += ["", "Warnings", "--------", *(f"warning: {w}" for w in self.warnings)]
         return "\n".join(lines)
 
     def to_report(self, title: str | None = None):

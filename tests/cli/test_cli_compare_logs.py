@@ -77,7 +77,7 @@ def test_text_output_prints_glmm_effect_and_equivalence_and_fits_the_terminal(ca
                  "0.07", "--equivalence", "0.1"]) == 0
     out = capsys.readouterr().out
     words = " ".join(out.split())
-    assert "Logistic mixed model (glmer)" in out and "glmer_log_odds_ratio" in out
+    assert "Logistic mixed model (GLMM, glmer)" in out and "glmer_log_odds_ratio" in out
     assert "a difference of 0.07 (stated)" in words and "n_needed" in out
     assert "Equivalence (TOST)" in out and "equivalent_to_best" in out
     assert max(len(line) for line in out.splitlines() if "  " in line) <= 90

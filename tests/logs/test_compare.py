@@ -194,7 +194,7 @@ def test_glmm_fits_the_logistic_model_per_pair_on_request(data):
         warnings.simplefilter("ignore")
         ref = glmer("y ~ a + (1|i) + (1|i:m) + (1|c) + (1|c:m)", frame, family="binomial")
     assert res.pairs.loc[0, "glmer_log_odds_ratio"] == pytest.approx(float(ref.fixef["a"]), rel=1e-8)
-    assert "Logistic mixed model (glmer)" in res.summary() and "glmer_log_odds_ratio" in res.summary()
+    assert "Logistic mixed model (GLMM, glmer)" in res.summary() and "glmer_log_odds_ratio" in res.summary()
     assert "glmer_log_odds_ratio" not in compare_logs(pair, metric="correct").pairs
     with pytest.raises(InputError, match="glmm=True.*0/1"):
         compare_logs(pair, metric="score", glmm=True)
@@ -402,10 +402,10 @@ def test_one_model_no_shared_items_and_single_cluster_are_refused(data):
     one = data.assign(passage="P")
     with pytest.raises(InputError, match="single cluster"):
         compare_logs(one, metric="score", cluster="passage", mixed=False)
-    missing = data.copy()
-    missing.loc[3, "score"] = np.nan
-    with pytest.raises(InputError, match="1 missing or infinite"):
-        compare_logs(missing, metric="score", mixed=False)
+    infinite = data.copy()
+    infinite.loc[3, "score"] = np.inf
+    with pytest.raises(InputError, match="1 infinite values"):
+        compare_logs(infinite, metric="score", mixed=False)
 
 
 def test_on_mismatch_drop_applies_to_a_table_with_item_hashes(data):

@@ -77,8 +77,10 @@ def test_a_constant_difference_has_no_test_and_no_numpy_warning():
         res = compare_logs(frame, metric="s", cluster="passage", equivalence=0.1, by="half")
     row = res.pairs.set_index(["model_a", "model_b"]).loc[("a", "b")]
     assert row["estimate"] == pytest.approx(0.3) and np.isnan(row["pvalue"]) and np.isnan(row["lower"])
-    assert row["se_cr2"] < 1e-12 and np.isnan(row["equivalence_pvalue"]) and np.isnan(row["df_mixed"])
+    assert np.isnan(row["se_cr2"]) and np.isnan(row["se_naive"]) and np.isnan(row["se_mixed"])   # not estimable
+    assert np.isnan(row["equivalence_pvalue"]) and np.isnan(row["df_mixed"])
     assert any("the difference is 0.3 on every shared item" in n for n in res.notes)
+    assert res.pairs.drop(index=0)["se_cr2"].gt(0).all()
 
 
 def test_null_metric_values_are_said_to_be_missing_not_unread(tmp_path):
@@ -92,6 +94,10 @@ def test_null_metric_values_are_said_to_be_missing_not_unread(tmp_path):
         df = read_lm_eval(root)
     assert not any("not read" in str(w.message) for w in caught)
     assert df["acc"].isna().sum() == 1 and df.attrs["metrics"] == ["acc"]
+    with pytest.warns(DroppedRowsWarning, match=r"metric 'acc' has no value in 1 rows .*'dummy-b'.*left out"):
+        res = compare_logs(df, metric="acc", mixed=False)
+    pairs = res.pairs.set_index(["model_a", "model_b"])
+    assert pairs.loc[("dummy-a", "dummy-b"), "n_items"] == 23 and pairs.loc[("dummy-a", "dummy-c"), "n_items"] == 24
 
 
 def test_two_runs_with_one_model_name_name_both_files(tmp_path):
@@ -113,6 +119,14 @@ def test_item_ids_written_as_floats_get_a_hint():
                           "s": [1.0, 0, 1, 0, 1, 1]})
     with pytest.raises(InputError, match=r"share 0 items.*look alike as numbers.*'1' for 'a', '1.0' for 'b'"):
         compare_logs(frame, metric="s", mixed=False)
+
+
+def test_a_long_table_keeps_its_item_ids_as_written(tmp_path):
+    path = tmp_path / "long.csv"
+    path.write_text("model,item,s\na,1,1\na,2,0\nb,1.0,1\nb,2.0,1\n")      # pandas alone reads 1 and 1.0 alike
+    assert read_logs(path)["item"].tolist() == ["1", "2", "1.0", "2.0"]
+    with pytest.raises(InputError, match="look alike as numbers"):
+        compare_logs(path, metric="s", mixed=False)
 
 
 def test_an_empty_samples_file_is_an_error_naming_it(tmp_path):

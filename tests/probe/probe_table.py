@@ -809,9 +809,6 @@ OTHER_BRANCH: dict[str, str] = {
                      "rel-level-without-ci", "sig-weighted", "py-weighted-emmeans", "py-weighted-satterthwaite",
                      "py-weighted-kenward-roger", "sig-ordinal-scale", "sig-ordinal-levels",
                      "py-ordinal-ordered-strings", "py-ordinal-effect-size", "py-ordinal-boundary-spread"), "study"),
-    **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
-                     "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
-                     "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),
 }
 
 #: each defect (1-10) and rough case of issue 38 -> the probes that hold it

@@ -50,7 +50,10 @@ def _discover(raw: str | Path) -> list[Path]:
 
 
 def _read_table(path: Path) -> pd.DataFrame:
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    if path.suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    else:   # the ids as written: "1" and "1.0" are different ids (a float column would make both "1.0")
+        frame = pd.read_csv(path, dtype={"model": str, "task": str, "item": str})
     missing = [c for c in ("model", "item") if c not in frame]
     if missing:
         raise ColumnError(f"{path}: a long-format table needs the columns model and item (missing {missing}); "

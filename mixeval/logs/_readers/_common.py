@@ -141,7 +141,7 @@ def frame_of_files(parts: Iterable[tuple[str, list[dict[str, Any]], list[str]]],
 
 def check_sources(data: pd.DataFrame, sources: Sequence[str]) -> None:
     """Refuse rows of two different files (``sources``, one per row) that are the same (model, task, item,
-    repeat): two runs under one model name, or one run read twice; the message names both files."""
+    repeat): two runs under one model name, or one run given twice; the message names both files."""
     if not len(data):
         return
     row_key = np.zeros(len(data), dtype=np.int64)
@@ -162,7 +162,7 @@ def check_sources(data: pd.DataFrame, sources: Sequence[str]) -> None:
     model, task, repeat = first["model"], first["task"], first["repeat"]
     files = list(dict.fromkeys(np.asarray(sources, dtype=object)[rows].tolist()))
     raise InputError(f"{files[0]} and {files[1]} both hold model {model!r} on task {task!r} (repeat {repeat}, "
-                     f"{len(clash_keys)} items in common): one run read twice, or two runs under the same model name. "
+                     f"{len(clash_keys)} items in common): two runs under the same model name, or one run given twice. "
                      "Give each run its own model name (lm-evaluation-harness: model= or the results file's "
                      "model_name; inspect_ai: --model), or read only one of them.")
 
@@ -202,7 +202,7 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
     if (counts > 1).any():
         dup = data.iloc[first[counts > 1][:3]][["model", "task", "item", "repeat"]].to_dict(orient="records")
         raise InputError(f"{int(counts[counts > 1].sum())} rows repeat a (model, task, item, repeat), e.g. {dup}: the "
-                         "same log read twice, two runs under one model name, or repeats without a 'repeat' number. "
+                         "same log given twice, two runs under one model name, or repeats without a 'repeat' number. "
                          "Give each run its own model name, or number the repeats in a 'repeat' column.")
     hash_code, hash_labels = codes["item_hash"]
     hashed = np.asarray(hash_labels != "")[hash_code] if len(hash_labels) else np.zeros(len(data), bool)
