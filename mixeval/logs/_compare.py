@@ -244,7 +244,7 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
 
     Rank sets come from simultaneous tests of all pairs on the items every model has, each with its CR2 SE
     and the Bell-McCaffrey df. ``"bonferroni"`` (the default) refers each t to the quantile at level
-    ``1 - (1 - level) / (2K)`` for ``K`` pairs; ``"max-t"`` to the quantile of the largest |t| of a
+    ``1 - (1 - level) / (2K)`` for ``K`` pairs; ``"max-t"`` to the quantile of the largest ``|t|`` of a
     multivariate t with the CR2 correlation (integrated numerically: seconds for a few models, about a minute
     for 40). With few clusters the estimated correlation is too noisy for max-t to hold its level (the
     simulation on the Estimands page), where Bonferroni does; with many clusters max-t is a little less
