@@ -86,9 +86,9 @@ def main() -> None:
         with Timer() as read:
             frame = read_logs(parquet)
         with Timer() as fast:
-            res = compare_logs(frame, metric="acc", cluster="passage", mixed=False, random_state=0)
+            res = compare_logs(frame, metric="acc", cluster="passage", mixed=False)
         with Timer() as mixed:
-            res_mixed = compare_logs(frame, metric="acc", cluster="passage", random_state=0)
+            res_mixed = compare_logs(frame, metric="acc", cluster="passage")
         out.update(read_parquet_s=read.wall, compare_s=fast.wall, compare_mixed_s=mixed.wall,
                    compare_mixed_cpu_s=mixed.cpu, total_mixed_s=read.wall + mixed.wall, pairs_computed=len(res.pairs),
                    ratio_mixed_over_no_mixed=mixed.wall / fast.wall, mixed_model=res_mixed.mixed_model)
@@ -99,7 +99,7 @@ def main() -> None:
         with Timer() as read:
             lm = read_lm_eval(root)
         with Timer() as compare:
-            res_lm = compare_logs(lm, metric="acc", cluster="subject", random_state=0)
+            res_lm = compare_logs(lm, metric="acc", cluster="subject")
         out.update(lm_eval_files=len(files), lm_eval_bytes=sum(f.stat().st_size for f in files),
                    lm_eval_records=len(lm), lm_eval_models=int(lm["model"].nunique()),
                    lm_eval_repeats=int(lm["repeat"].nunique()), lm_eval_read_s=read.wall, lm_eval_read_cpu_s=read.cpu,

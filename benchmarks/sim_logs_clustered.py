@@ -59,8 +59,7 @@ def covers(lower: float, upper: float) -> bool:
 
 def one_clusters(rng: np.random.Generator, mixed: bool) -> dict[str, float]:
     data = clusters_data(rng)
-    row = compare_logs(data, metric="y", cluster="passage", mixed=mixed, adjust="none", n_resamples=100,
-                       random_state=0).pairs.iloc[0]
+    row = compare_logs(data, metric="y", cluster="passage", mixed=mixed, adjust="none").pairs.iloc[0]
     out = {"naive": covers(row.lower_naive, row.upper_naive), "cr1": covers(row.lower_cluster, row.upper_cluster),
            "cr2": covers(row.lower, row.upper)}
     if mixed:
@@ -70,7 +69,7 @@ def one_clusters(rng: np.random.Generator, mixed: bool) -> dict[str, float]:
 
 def one_repeats(rng: np.random.Generator, mixed: bool) -> dict[str, float]:
     data = repeats_data(rng)
-    row = compare_logs(data, metric="y", mixed=mixed, adjust="none", n_resamples=100, random_state=0).pairs.iloc[0]
+    row = compare_logs(data, metric="y", mixed=mixed, adjust="none").pairs.iloc[0]
     # the mistake: every repeat a separate paired observation (repeat r of a against repeat r of b)
     wide = data.pivot_table(index=["item", "repeat"], columns="model", values="y")
     d = (wide["a"] - wide["b"]).to_numpy()

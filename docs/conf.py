@@ -141,15 +141,15 @@ html_theme_options = {
     "header_links_before_dropdown": 6,  # Getting started ... API reference in the top bar, the rest under "More"
 }
 html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
-                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test", "performance",
-                                          "changelog", "contributing", "faq", "citing", "api/index")}}
+                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test", "estimands",
+                                          "performance", "changelog", "contributing", "faq", "citing", "api/index")}}
 html_show_sourcelink = False
 
 # ----------------------------------------------------------------------------- method notes
 # Pages other contributors drop into docs/ (e.g. a note on a default and its simulation) are listed on the
 # "Method notes" page automatically, so that no page is left outside the table of contents.
-SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "notebooks", "changelog", "contributing",
-              "method_notes", "spark", "faq", "citing", "architecture", "performance"}
+SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "estimands", "notebooks", "changelog",
+              "contributing", "method_notes", "spark", "faq", "citing", "architecture", "performance"}
 
 
 def method_note_pages() -> list[str]:

@@ -587,7 +587,7 @@ def cheapest_design(
         How the lower bound is computed with ``confidence``: the bootstrap-t bound on the logit scale
         (:func:`studentized_bound`; the default for REML random-intercept lmer fits on the latent scale, whose
         components have an expected-information covariance at every draw) or the basic bootstrap bound on the logit
-        scale (:func:`draws_interval`; the default elsewhere). Coverage of both: ``benchmarks/sim_design_bound.py``.
+        scale (:func:`draws_interval`; the default elsewhere). Coverage of both: the documentation's Estimands page.
 
     Notes
     -----

@@ -54,7 +54,7 @@ lm[["model", "task", "item", "repeat", "acc", "passage", "subject", "question"]]
 # the two accuracies (lm-evaluation-harness's) would use.
 
 # %%
-res_lm = compare_logs(lm, metric="acc", cluster="passage", by="subject", mixed=False, random_state=0)
+res_lm = compare_logs(lm, metric="acc", cluster="passage", by="subject", mixed=False)
 PAIR_COLUMNS = {"mean_a": "accuracy A", "mean_b": "accuracy B", "estimate": "A - B", "se_unpaired": "SE unpaired",
                 "se_cr2": "SE paired, clustered (CR2)", "pvalue_adjusted": "p (Holm)", "mcnemar_pvalue": "McNemar p"}
 display(res_lm.pairs.set_index(["model_a", "model_b"])[list(PAIR_COLUMNS)].rename(columns=PAIR_COLUMNS)
@@ -65,7 +65,9 @@ KeyNumbers({f"lm-eval {row.model_a} - {row.model_b} {col}": row[col]
 
 # %% [markdown]
 # The dummy model guesses: no pair differs once the p-values are adjusted for three pairs, and the rank
-# sets overlap. McNemar's exact test and its mid-p use the discordant questions only.
+# sets overlap. With `cluster="passage"`, McNemar's test is the clustered one (`res_lm.mcnemar_test` says
+# which): the exact randomisation test that flips the sign of whole passages' differences, with Durkalski's
+# chi-square beside it; without clusters it is McNemar's exact binomial test on the discordant questions.
 #
 # ## inspect_ai: epochs, scorers and metadata
 #
@@ -77,9 +79,10 @@ KeyNumbers({f"lm-eval {row.model_a} - {row.model_b} {col}": row[col]
 
 # %%
 ins = read_inspect(LOGS / "inspect")
-res = compare_logs(ins, metric="match", cluster="passage", mixed=True, random_state=0)
+res = compare_logs(ins, metric="match", cluster="passage", mixed=True)
 LEADER_COLUMNS = {"estimate": "accuracy", "se_cluster": "SE clustered (inspect_ai's)", "se_cr2": "SE CR2",
-                  "lower": "95% lower", "upper": "95% upper", "rank_lower": "best rank", "rank_upper": "worst rank"}
+                  "lower": "95% lower (Wilson)", "upper": "95% upper (Wilson)", "rank_lower": "best rank",
+                  "rank_upper": "worst rank"}
 display(res.leaderboard.set_index("model")[list(LEADER_COLUMNS)].rename(columns=LEADER_COLUMNS)
         .style.format(precision=3).set_caption("inspect_ai: accuracy by `match`, 12 questions in 4 passages"))
 best = res.pairs.loc[res.pairs["estimate"].abs().idxmax()]
@@ -90,8 +93,10 @@ KeyNumbers({f"inspect {best.model_a} - {best.model_b} {col}": best[col]
 # Three ways to the interval of each difference: naive (questions independent), cluster-robust CR2 with
 # Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model of
 # each pair's per-question differences (repeats averaged within question first), `d ~ 1 + (1|passage)` fitted by
-# REML (`res.mixed_model` names it; `glmm=True` adds the per-pair logistic GLMM's log odds ratio for 0/1 scores).
-# `n_needed` is the number of questions (in passages like these) for 80% power to detect the observed difference.
+# REML, with its own `se_mixed` and Satterthwaite df (`res.mixed_model` names it; `glmm=True` adds the per-pair
+# logistic GLMM's log odds ratio for 0/1 scores). `n_needed` is the number of questions (in passages like these)
+# for 80% power to detect a difference stated in advance: by default two points of accuracy (`effect=` states
+# another), never the observed difference.
 
 # %%
 fig = plot_pair_intervals(res)
@@ -100,7 +105,8 @@ fig.axes[0].set_title("Each pair of models on the 12 shared questions: three int
 show_figure(fig)
 
 # %% [markdown]
-# The leaderboard: each model's accuracy with its 95% interval and the simultaneous set of ranks it may hold.
+# The leaderboard: each model's accuracy with its 95% interval (a Wilson interval with the clustering's design
+# effect, inside [0, 1]) and the simultaneous set of ranks it may hold (Bonferroni over the pairs' CR2 t tests).
 
 # %%
 fig = plot_leaderboard(res)

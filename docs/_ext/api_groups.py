@@ -125,6 +125,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Reading lm-evaluation-harness, inspect_ai and HELM logs, and comparing models on them.",
         ["datasets.read_logs", "datasets.read_lm_eval", "datasets.read_inspect", "datasets.read_helm",
          "datasets.read_jsonl", "logs.compare_logs", "logs.LogComparison", "logs.clustered_means", "logs.mcnemar",
+         "logs.cluster_mcnemar",
          "logs.plot_leaderboard", "logs.plot_pair_intervals", "logs.check_items", "logs.KEY_COLUMNS"],
     ),
     "preferences": (

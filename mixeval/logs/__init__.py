@@ -8,11 +8,14 @@ with columns ``model``, ``task``, ``item``, ``repeat``, ``item_hash``, the metri
 
 from __future__ import annotations
 
-from ._compare import LogComparison, compare_logs
+from ._compare import compare_logs
+from ._mcnemar import cluster_mcnemar, mcnemar
+from ._plots import plot_leaderboard, plot_pair_intervals
 from ._readers import (KEY_COLUMNS, check_items, inspect_value_to_float, read_helm, read_inspect, read_jsonl,
                        read_lm_eval, read_logs)
-from ._plots import plot_leaderboard, plot_pair_intervals
-from ._stats import clustered_means, mcnemar
+from ._result import LogComparison
+from ._stats import clustered_means
 
 __all__ = ["compare_logs", "LogComparison", "read_lm_eval", "read_inspect", "read_helm", "read_jsonl", "read_logs",
-           "check_items", "inspect_value_to_float", "clustered_means", "mcnemar", "plot_pair_intervals", "plot_leaderboard", "KEY_COLUMNS"]
+           "check_items", "inspect_value_to_float", "clustered_means", "mcnemar", "cluster_mcnemar",
+           "plot_pair_intervals", "plot_leaderboard", "KEY_COLUMNS"]

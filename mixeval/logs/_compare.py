@@ -1,17 +1,18 @@
-"""``compare_logs``: every pair of models on their shared items, three ways side by side.
+"""``compare_logs``: every pair of models on their shared items, several ways side by side.
 
-The pipeline: read (any harness, :func:`~mixeval.logs.read_logs`) -> item table (repeats averaged within
-item, :func:`~mixeval.logs._items.item_table`) -> paired differences of every pair (vectorised over pairs,
-:func:`~mixeval.logs._stats.clustered_means`) -> the mixed model of every pair's item-level differences from the
-same cluster sums (:func:`~mixeval.logs._stats.random_intercept`) -> McNemar for 0/1 items -> logistic GLMMs per
-pair (optional) -> multiplicity adjustment -> leaderboard with simultaneous rank sets -> conditional pairs (``by``).
+The pipeline: read (any harness, :func:`~mixeval.logs.read_logs`) -> item table (repeats averaged within item,
+:func:`~mixeval.logs._items.item_table`) -> paired differences of every pair, vectorised over pairs
+(:func:`~mixeval.logs._pairs.pair_table`: CR2 t tests, the other SEs, the mixed model of the differences,
+McNemar, equivalence, design numbers) -> logistic GLMMs per pair (optional) -> multiplicity adjustment ->
+leaderboard with simultaneous rank sets (:mod:`~mixeval.logs._leaderboard`) -> conditional pairs and the
+heterogeneity test (``by``, :mod:`~mixeval.logs._conditional`).
 """
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,60 +21,61 @@ import pandas as pd
 from scipy import stats
 
 from .._adjust import ADJUST_METHODS, adjust_pvalues
-from .._random import as_generator
-from .._results import Result
-from .._validation import require_bool
+from .._validation import require_bool, require_probability
 from ..errors import ColumnError, InputError, InputTypeError
+from ._conditional import by_pairs, heterogeneity
 from ._items import ItemTable, choose_metric, item_table
+from ._leaderboard import leaderboard
+from ._mcnemar import MCNEMAR_TESTS
+from ._pairs import adjust_finite, mixed_model_name, pair_table, untestable_notes
+from ._ranks import RANK_METHODS
 from ._readers import KEY_COLUMNS, check_items, read_logs
-from ._stats import clustered_means, mcnemar, power_table, random_intercept
+from ._result import LogComparison
 
-__all__ = ["LogComparison", "compare_logs", "pair_table", "leaderboard", "glmm_pair", "mixed_model_name"]
+__all__ = ["compare_logs", "glmm_pair", "DEFAULT_EFFECT"]
 
 _ADJUST_NAMES = frozenset(alias for aliases in ADJUST_METHODS.values() for alias in aliases)
-_CHUNK = 256  # pairs per block of the vectorised computation (items x pairs floats each)
+
+#: The smallest effect of interest ``n_needed`` plans for when ``effect`` is not given: two points (0.02) on a
+#: metric whose scores lie in [0, 1] (accuracy), else a fifth of the standard deviation of the item scores
+#: (Cohen's "small" standardised difference).
+DEFAULT_EFFECT = {"proportion": 0.02, "standardised": 0.2}
 
 
 # ------------------------------------------------------------------------------------------ validation
 
-def _level(level: float) -> float:
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise InputError(f"level must be a number between 0 and 1 (e.g. 0.95); got {level!r}.")
-    return float(level)
-
-
-def _probability(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-        raise InputError(f"{name} must be a number between 0 and 1; got {value!r}.")
+def _margin(value: float | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value <= 0:
+        raise InputError(f"{name} must be a positive number (the margin on the metric's scale, e.g. 0.02); "
+                         f"got {value!r}.")
     return float(value)
 
 
-def _effect(effect: float | None) -> float | None:
-    if effect is None:
-        return None
-    if isinstance(effect, bool) or not isinstance(effect, (int, float)) or not np.isfinite(effect) or effect == 0:
-        raise InputError(f"effect must be a non-zero number (the difference to detect); got {effect!r}.")
-    return abs(float(effect))
+@functools.cache
+def _threadpools():
+    from threadpoolctl import ThreadpoolController
 
-
-def _resamples(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 100:
-        raise InputError(f"n_resamples must be an integer >= 100; got {n!r}.")
-    return int(n)
+    return ThreadpoolController()      # finding the BLAS libraries is the slow part: once per process
 
 
 def _one_blas_thread():
     """BLAS on one thread: the products here are thin (models x items times items x models), where threads
     gain nothing and, on a loaded machine, oversubscription makes them a hundred times slower."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
+    return _threadpools().limit(limits=1, user_api="blas")
 
 
-def _as_frame(data: Any, on_mismatch: str) -> pd.DataFrame:
+def _as_frame(data: Any, on_mismatch: str, on_error: str) -> pd.DataFrame:
     if on_mismatch not in ("error", "drop"):
         raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")
+    if on_error not in ("error", "drop"):
+        raise InputError(f"on_error must be 'error' or 'drop'; got {on_error!r}.")
     if isinstance(data, pd.DataFrame):
+        if on_error != "error":
+            raise InputError("on_error='drop' leaves out inspect_ai samples that ended in an error while reading "
+                             "log files; a table has none: remove such rows from it instead.")
         if on_mismatch == "drop":
             missing = [c for c in KEY_COLUMNS if c not in data.columns]
             if missing:
@@ -82,154 +84,23 @@ def _as_frame(data: Any, on_mismatch: str) -> pd.DataFrame:
             return check_items(data, on_mismatch="drop")
         return data
     if isinstance(data, (str, Path)) or (isinstance(data, Iterable) and not isinstance(data, (dict, bytes))):
-        return read_logs(data, on_mismatch=on_mismatch)
+        return read_logs(data, on_mismatch=on_mismatch, on_error=on_error)
     raise InputTypeError(f"data must be a long-format DataFrame or log paths; got {type(data).__name__}.")
 
 
-# ------------------------------------------------------------------------------------------ pair stats
-
-def _all_pairs(n_models: int) -> tuple[np.ndarray, np.ndarray]:
-    a, b = np.triu_indices(n_models, k=1)
-    return a, b
-
-
-def _check_shared(table: ItemTable, ia: np.ndarray, ib: np.ndarray, n: np.ndarray, where: str) -> None:
-    few = np.flatnonzero(n < 2)
-    if few.size:
-        k = few[0]
-        raise InputError(f"models {table.models[ia[k]]!r} and {table.models[ib[k]]!r} share {int(n[k])} items{where}; "
-                         f"a paired comparison needs at least 2 ({few.size} such pairs). Did they run the same tasks?")
+def _default_effect(table: ItemTable, effect: float | None) -> tuple[float, str]:
+    if effect is not None:
+        return effect, "stated"
+    means = table.means[table.present]
+    if ((means >= 0) & (means <= 1)).all():
+        return DEFAULT_EFFECT["proportion"], "the default smallest effect of interest: two points of a 0-1 metric"
+    centred = np.where(table.present, table.means - np.nanmean(np.where(table.present, table.means, np.nan), axis=0), 0)
+    sd = float(np.sqrt((centred ** 2).sum() / max(int(table.present.sum()) - table.means.shape[1], 1)))
+    return DEFAULT_EFFECT["standardised"] * sd, ("the default smallest effect of interest: 0.2 standard deviations "
+                                                 f"of the item scores ({sd:.4g})")
 
 
-@dataclass(frozen=True)
-class _Cross:
-    """Sums over the items two models share, for every pair at once (models x models matrices ``left.T @ right``).
-
-    ``n[a, b]`` shared items; ``s[a, b]``/``q[a, b]`` sum and sum of squares of model a's (centred) item means on
-    them; ``ss``, ``dfs``, ``inv`` model a's within-item sum of squares, its degrees of freedom and the sum of
-    its 1/repeats; ``multi[a, b]`` shared items where a or b has other than one repeat; ``b[a, b]`` shared
-    items with a = 1 and b = 0.
-    """
-
-    n: np.ndarray
-    s: np.ndarray
-    q: np.ndarray
-    ss: np.ndarray
-    dfs: np.ndarray
-    inv: np.ndarray
-    multi: np.ndarray
-    b: np.ndarray | None
-
-
-def _cross(table: ItemTable, present: np.ndarray) -> _Cross:
-    p = present.astype(float)
-    centre = np.nanmean(np.where(present, table.means, np.nan), axis=0)
-    y = np.where(present, table.means - np.nan_to_num(centre), 0.0)
-    reps = np.where(present, table.repeats, 1.0)
-    not_one = (present & (table.repeats != 1)).astype(float)
-    multi = not_one.T @ p
-    b = None
-    if table.binary:
-        b = (present & (table.means == 1)).astype(float).T @ (present & (table.means == 0)).astype(float)
-    return _Cross(n=p.T @ p, s=y.T @ p, q=(y * y).T @ p, ss=np.where(present, table.within_ss, 0.0).T @ p,
-                  dfs=((reps - 1) * p).T @ p, inv=(p / reps).T @ p, multi=multi + multi.T, b=b)
-
-
-def _unpaired_se(cross: _Cross, ia: np.ndarray, ib: np.ndarray, n: np.ndarray) -> np.ndarray:
-    var_a = (cross.q[ia, ib] - cross.s[ia, ib] ** 2 / n) / (n - 1)
-    var_b = (cross.q[ib, ia] - cross.s[ib, ia] ** 2 / n) / (n - 1)
-    return np.sqrt(np.maximum(var_a + var_b, 0.0) / n)
-
-
-def _within(cross: _Cross, ia: np.ndarray, ib: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pooled within-item (repeat) variance of model a on the shared items, and its mean of 1/repeats."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var = np.where(cross.dfs[ia, ib] > 0, cross.ss[ia, ib] / cross.dfs[ia, ib], 0.0)
-    return var, cross.inv[ia, ib] / n
-
-
-def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, power: float = 0.8,
-               effect: float | None = None, mixed: bool = False, item_mask: np.ndarray | None = None,
-               where: str = "") -> pd.DataFrame:
-    """Paired differences ``model_a - model_b`` of every pair of models on their shared items.
-
-    The columns are described in :func:`compare_logs`; ``mixed`` adds the mixed model of the item-level
-    differences (:func:`_mixed_block`), ``item_mask`` restricts the items (a class of ``by``), ``where``
-    names that restriction in error messages.
-    """
-    ia_all, ib_all = _all_pairs(len(table.models))
-    present = table.present
-    if item_mask is not None:
-        present = present & item_mask[:, None]
-    cross = _cross(table, present)
-    _check_shared(table, ia_all, ib_all, cross.n[ia_all, ib_all], where)
-    repeats = bool((table.repeats > 1).any())
-    q = stats.norm.ppf(0.5 + level / 2)
-    blocks = []
-    for start in range(0, len(ia_all), _CHUNK):
-        ia, ib = ia_all[start:start + _CHUNK], ib_all[start:start + _CHUNK]
-        w = present[:, ia] & present[:, ib]
-        ya, yb = table.means[:, ia], table.means[:, ib]
-        cm = clustered_means(ya - yb, w, table.clusters)
-        n = cross.n[ia, ib]
-        tcrit = stats.t.ppf(0.5 + level / 2, cm.df_cr2)
-        statistic = cm.estimate / cm.se_cr2
-        block = {
-            "model_a": [table.models[i] for i in ia], "model_b": [table.models[i] for i in ib],
-            "n_items": cm.n, "n_clusters": cm.n_clusters,
-            "mean_a": np.where(w, ya, 0).sum(axis=0) / n, "mean_b": np.where(w, yb, 0).sum(axis=0) / n,
-            "estimate": cm.estimate, "se_unpaired": _unpaired_se(cross, ia, ib, n),
-            "se_naive": cm.se_naive, "se_cluster": cm.se_cr1, "se_cr2": cm.se_cr2, "df": cm.df_cr2,
-            "statistic": statistic, "pvalue": 2 * stats.t.sf(np.abs(statistic), cm.df_cr2),
-            "lower": cm.estimate - tcrit * cm.se_cr2, "upper": cm.estimate + tcrit * cm.se_cr2,
-            "lower_cluster": cm.estimate - q * cm.se_cr1, "upper_cluster": cm.estimate + q * cm.se_cr1,
-            "lower_naive": cm.estimate - q * cm.se_naive, "upper_naive": cm.estimate + q * cm.se_naive,
-        }
-        if cross.b is not None:
-            mc = mcnemar(cross.b[ia, ib], cross.b[ib, ia])
-            single = cross.multi[ia, ib] == 0
-            for name, values in (("mcnemar_b", mc.b), ("mcnemar_c", mc.c), ("mcnemar_statistic", mc.statistic),
-                                 ("mcnemar_pvalue_asymptotic", mc.pvalue_asymptotic),
-                                 ("mcnemar_pvalue", mc.pvalue), ("mcnemar_midp", mc.midp)):
-                block[name] = np.where(single, values, np.nan)
-        if repeats:
-            var_a, inv_a = _within(cross, ia, ib, n)
-            var_b, inv_b = _within(cross, ib, ia, n)
-            block["var_within"] = var_a + var_b
-            block["var_between"] = np.maximum(cm.sd ** 2 - (var_a * inv_a + var_b * inv_b), 0.0)
-        if mixed:
-            block.update(_mixed_block(cm, table.cluster_labels is not None, q))
-        block.update(power_table(cm.se_cr2, cm.n, cm.estimate, alpha=alpha, power=power, effect=effect))
-        blocks.append(pd.DataFrame(block))
-    out = pd.concat(blocks, ignore_index=True)
-    out.insert(out.columns.get_loc("lower"), "level", level)
-    return out
-
-
-# ---------------------------------------------------------------------------------------- mixed models
-
-def mixed_model_name(cluster: str | None) -> str:
-    """What gave ``se_mixed``: the mixed model of the pair's item-level differences."""
-    if cluster is None:
-        return ("d ~ 1 on the item-level differences d = a - b (repeats averaged within item; no cluster, so no "
-                "random effect: se_mixed is se_naive)")
-    return (f"lmer(d ~ 1 + (1 | {cluster}), REML) on the item-level differences d = a - b (repeats averaged "
-            "within item); Wald interval")
-
-
-def _mixed_block(cm: Any, clustered: bool, q: float) -> dict[str, np.ndarray]:
-    """The mixed model of the item-level differences of each pair: ``d ~ 1 + (1 | cluster)`` by REML
-    (:func:`~mixeval.logs._stats.random_intercept`, all pairs at once), ``d ~ 1`` without clusters."""
-    if clustered:
-        fit = random_intercept(cm.sums, cm.sizes, cm.ss, cm.n, cm.estimate)
-        estimate, se = fit.estimate, fit.se
-        extra = {"sd_cluster_mixed": fit.sd_cluster, "sigma_mixed": fit.sigma}
-    else:
-        estimate, se = cm.estimate, cm.se_naive
-        extra = {"sigma_mixed": cm.sd}
-    return {"mixed_estimate": estimate, "se_mixed": se, "lower_mixed": estimate - q * se,
-            "upper_mixed": estimate + q * se, **extra}
-
+# ---------------------------------------------------------------------------------------- logistic GLMM
 
 def _pair_rows(rows: pd.DataFrame, metric: str, a: str, b: str, cluster: str | None) -> pd.DataFrame:
     """The rows of models ``a`` and ``b`` on the items both have, as the mixed model's frame."""
@@ -252,7 +123,7 @@ def glmm_pair(frame: pd.DataFrame, *, repeats: bool, cluster: bool) -> dict[str,
     ``y ~ a + (1|i)`` plus ``(1|i:m)`` when items have repeats plus ``(1|c) + (1|c:m)`` with clusters,
     fitted by :func:`mixeval.glmer` (binomial, logit, Laplace): the coefficient of ``a`` is the log odds
     ratio of a correct answer conditional on the item (a subject-specific effect, not the difference in
-    accuracy that the other columns estimate).
+    accuracy that the other columns estimate); Wald z test.
     """
     from .. import glmer  # the mixed-model layer; imported where used (the fits are optional)
 
@@ -260,7 +131,8 @@ def glmm_pair(frame: pd.DataFrame, *, repeats: bool, cluster: bool) -> dict[str,
     g = glmer("y ~ a + " + " + ".join(terms), frame, family="binomial")
     estimate = float(g.fixef["a"])
     se = float(np.sqrt(g.vcov.loc["a", "a"]))
-    return {"glmer_log_odds_ratio": estimate, "glmer_se": se, "glmer_pvalue": float(2 * stats.norm.sf(abs(estimate) / se))}
+    pvalue = float(2 * stats.norm.sf(abs(estimate) / se))
+    return {"glmer_log_odds_ratio": estimate, "glmer_se": se, "glmer_pvalue": pvalue}
 
 
 def _glmm_columns(data: pd.DataFrame, metric: str, table: ItemTable, pairs: pd.DataFrame, cluster: str | None,
@@ -280,203 +152,14 @@ def _glmm_columns(data: pd.DataFrame, metric: str, table: ItemTable, pairs: pd.D
     return pd.DataFrame(fits)
 
 
-# ----------------------------------------------------------------------------------------- leaderboard
-
-def leaderboard(table: ItemTable, *, level: float = 0.95, higher_is_better: bool = True, n_resamples: int = 10_000,
-                random_state: Any = None) -> tuple[pd.DataFrame, float, int]:
-    """Model means on the items every model has, with CR2 intervals and simultaneous rank sets.
-
-    Returns the table, the critical value of the largest absolute t statistic and the number of common items.
-
-    Notes
-    -----
-    The cluster-robust (CR1) covariance of the model means, :math:`\\Sigma = \\frac{G}{G-1} S^\\top S / n^2`
-    with :math:`S` the cluster sums of centred item means, gives every pairwise difference a standard error
-    :math:`s_{ab}`; :math:`q` is the ``level`` quantile of :math:`\\max_{a<b} |Z_a - Z_b| / s_{ab}` for
-    :math:`Z \\sim N(0, \\Sigma)` (simulated). A model's rank set runs from 1 + the number of models
-    significantly better (simultaneous interval of the difference excluding 0) to the number of models
-    minus the number significantly worse.
-    """
-    complete = table.present.all(axis=1)
-    n = int(complete.sum())
-    m = len(table.models)
-    if n < 2:
-        return pd.DataFrame(), float("nan"), n
-    y = table.means[complete]
-    w = np.ones_like(y, dtype=bool)
-    clusters = table.clusters[np.flatnonzero(complete)]
-    cm = clustered_means(y, w, clusters)
-    tcrit = stats.t.ppf(0.5 + level / 2, cm.df_cr2)
-    ct = clusters.T.tocsr()
-    sums = np.asarray(ct @ (y - cm.estimate))
-    g = int((np.asarray(ct.sum(axis=1)).ravel() > 0).sum())
-    sigma = g / (g - 1) * (sums.T @ sums) / (n * n)
-    ia, ib = _all_pairs(m)
-    se = np.sqrt(np.maximum(sigma[ia, ia] + sigma[ib, ib] - 2 * sigma[ia, ib], 0.0))
-    vals, vecs = np.linalg.eigh(sigma)
-    root = vecs * np.sqrt(np.clip(vals, 0, None))
-    rng = as_generator(random_state)
-    ok = se > 0
-    maxima = np.empty(n_resamples)
-    for start in range(0, n_resamples, 2000):
-        z = rng.standard_normal((min(2000, n_resamples - start), m)) @ root.T
-        t = np.abs(z[:, ia[ok]] - z[:, ib[ok]]) / se[ok]
-        maxima[start:start + len(z)] = t.max(axis=1) if t.shape[1] else 0.0
-    q = float(np.quantile(maxima, level))
-    diff = cm.estimate[ia] - cm.estimate[ib]
-    sign = 1.0 if higher_is_better else -1.0
-    a_better = sign * diff - q * se > 0        # a significantly better than b
-    b_better = sign * diff + q * se < 0
-    n_better_than_me = np.bincount(ia, weights=b_better, minlength=m) + np.bincount(ib, weights=a_better, minlength=m)
-    n_worse_than_me = np.bincount(ia, weights=a_better, minlength=m) + np.bincount(ib, weights=b_better, minlength=m)
-    order = np.argsort(-sign * cm.estimate, kind="stable")
-    rank = np.empty(m, dtype=int)
-    rank[order] = np.arange(1, m + 1)
-    board = pd.DataFrame({
-        "model": list(table.models), "n_items": cm.n, "n_clusters": cm.n_clusters, "estimate": cm.estimate,
-        "se_naive": cm.se_naive, "se_cluster": cm.se_cr1, "se_cr2": cm.se_cr2, "df": cm.df_cr2, "level": level,
-        "lower": cm.estimate - tcrit * cm.se_cr2, "upper": cm.estimate + tcrit * cm.se_cr2, "rank": rank,
-        "rank_lower": 1 + n_better_than_me.astype(int), "rank_upper": m - n_worse_than_me.astype(int),
-    })
-    return board.sort_values("rank", kind="stable").reset_index(drop=True), q, n
-
-
-# ------------------------------------------------------------------------------------------ conditional
-
-def _heterogeneity(table: ItemTable) -> pd.DataFrame:
-    """Per pair: does the paired difference differ between the classes? (cluster-robust Wald F test)."""
-    import statsmodels.api as sm  # CR1 covariance of the class means (sandwich::vcovCL, type HC1)
-
-    ia, ib = _all_pairs(len(table.models))
-    present = table.present
-    groups = (np.asarray(table.clusters.argmax(axis=1)).ravel())
-    k = len(table.by_labels)
-    rows = []
-    for a, b in zip(ia, ib):
-        w = present[:, a] & present[:, b]
-        d = (table.means[w, a] - table.means[w, b])
-        codes = table.by_codes[w]
-        used = np.unique(codes)
-        if len(used) < 2:
-            rows.append({"statistic": np.nan, "df_num": np.nan, "df_den": np.nan, "pvalue": np.nan})
-            continue
-        x = (codes[:, None] == used[None, :]).astype(float)
-        fit = sm.OLS(d, x).fit(cov_type="cluster", cov_kwds={"groups": groups[w]}, use_t=True)
-        contrast = np.hstack([np.ones((len(used) - 1, 1)), -np.eye(len(used) - 1)])
-        test = fit.f_test(contrast)
-        rows.append({"statistic": float(np.squeeze(test.fvalue)), "df_num": float(test.df_num),
-                     "df_den": float(test.df_denom), "pvalue": float(test.pvalue)})
-    out = pd.DataFrame(rows)
-    out.insert(0, "model_b", [table.models[i] for i in ib])
-    out.insert(0, "model_a", [table.models[i] for i in ia])
-    out["n_classes"] = k
-    return out
-
-
-def _by_pairs(table: ItemTable, by: str, **kwargs: Any) -> pd.DataFrame:
-    frames = []
-    for code, label in enumerate(table.by_labels):
-        mask = table.by_codes == code
-        part = pair_table(table, item_mask=mask, where=f" in the class {by} = {label!r} (bin a numeric property "
-                                                       "into a few classes first, e.g. with mixeval.bin_property)",
-                          **kwargs)
-        part.insert(0, by, label)
-        frames.append(part)
-    return pd.concat(frames, ignore_index=True)
-
-
-# ----------------------------------------------------------------------------------------------- result
-
-_SHOW = ["model_a", "model_b", "n_items", "estimate", "se_unpaired", "se_naive", "se_cluster", "se_cr2", "df",
-         "lower", "upper", "pvalue", "pvalue_adjusted", "se_mixed", "mcnemar_pvalue", "mcnemar_midp", "mdd",
-         "n_needed"]
-
-
-@dataclass(frozen=True, eq=False)
-class LogComparison(Result):
-    """Paired comparisons of the models in evaluation logs (:func:`compare_logs`).
-
-    Attributes
-    ----------
-    metric, cluster, by : str or None
-        The compared score column, the cluster column, the class column of conditional comparisons.
-    models : tuple of str
-    pairs : pandas.DataFrame
-        One row per pair (``model_a - model_b``); columns in :func:`compare_logs`.
-    leaderboard : pandas.DataFrame
-        Model means on the items all models share with CR2 intervals and simultaneous rank sets.
-    by_pairs, heterogeneity : pandas.DataFrame or None
-        With ``by``: the pairs within each class; per pair the F test that the difference is the same in
-        every class.
-    critical_value : float
-        The quantile of the largest absolute t statistic over all pairs, behind the rank sets.
-    n_common_items : int
-        Items every model has (the leaderboard's items).
-    notes : tuple of str
-        Fitting messages of the mixed models and what was not computed.
-    mixed_model : str or None
-        The model behind ``se_mixed`` (None without ``mixed``).
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> d = pd.DataFrame({"model": np.repeat(["A", "B", "C"], 50), "item": np.tile(np.arange(50), 3),
-    ...                   "s": rng.normal(size=150) + np.repeat([0.5, 0.0, 0.0], 50)})
-    >>> res = compare_logs(d, metric="s", mixed=False, random_state=0)
-    >>> res.models, list(res.leaderboard["model"])[0], res.to_report().title
-    (('A', 'B', 'C'), 'A', 'Comparison of 3 models on s')
-    """
-
-    metric: str
-    cluster: str | None
-    by: str | None
-    level: float
-    adjust: str
-    models: tuple[str, ...]
-    pairs: pd.DataFrame
-    leaderboard: pd.DataFrame
-    by_pairs: pd.DataFrame | None = None
-    heterogeneity: pd.DataFrame | None = None
-    critical_value: float = float("nan")
-    n_common_items: int = 0
-    notes: tuple[str, ...] = ()
-    mixed_model: str | None = None
-
-    def summary(self) -> str:
-        from ..report import text_table
-
-        show = [c for c in _SHOW if c in self.pairs.columns]
-        lines = [f"Paired comparisons of {len(self.models)} models on metric {self.metric!r}"
-                 + (f", clusters {self.cluster!r}" if self.cluster else "")
-                 + f" ({100 * self.level:g}% intervals: CR2 with Bell-McCaffrey df; p-values adjusted by {self.adjust})",
-                 text_table(self.pairs[show], digits=4, max_rows=20)]
-        if self.mixed_model:
-            lines.append(f"se_mixed: {self.mixed_model}")
-        if len(self.leaderboard):
-            lines += ["", f"Leaderboard on the {self.n_common_items} items all models share (rank sets from "
-                          f"simultaneous intervals, max-|t| critical value {self.critical_value:.4g})",
-                      text_table(self.leaderboard[["model", "estimate", "se_cr2", "lower", "upper", "rank",
-                                                   "rank_lower", "rank_upper"]], digits=4, max_rows=30)]
-        if self.heterogeneity is not None:
-            lines += ["", f"Does the difference vary with {self.by!r}? (cluster-robust F test per pair)",
-                      text_table(self.heterogeneity, digits=4, max_rows=20)]
-        return "\n".join(lines)
-
-    def to_report(self, title: str | None = None):
-        """An HTML/text :class:`~mixeval.report.Report` of the comparison."""
-        from ._html import comparison_report
-
-        return comparison_report(self, title=title)
-
-    def _repr_html_(self) -> str:
-        return self.to_report()._repr_html_()
-
+# ----------------------------------------------------------------------------------------------- entry
 
 def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = None, by: str | None = None,
                  level: float = 0.95, adjust: str = "holm", mixed: bool = True, glmm: bool = False, power: float = 0.8,
-                 alpha: float = 0.05, effect: float | None = None, higher_is_better: bool = True,
-                 n_resamples: int = 10_000, random_state: Any = None, on_mismatch: str = "error") -> LogComparison:
+                 alpha: float = 0.05, effect: float | None = None, equivalence: float | None = None,
+                 noninferiority: float | None = None, higher_is_better: bool = True, ranks: str = "bonferroni",
+                 random_state: int | None = None, on_mismatch: str = "error",
+                 on_error: str = "error") -> LogComparison:
     """Compare every pair of models in evaluation logs on their shared items.
 
     Parameters
@@ -494,26 +177,41 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         An item property (subject, difficulty class): the pairs are also compared within each class, with a
         test of whether the difference varies across classes.
     level : float
-        Confidence level of the intervals.
+        Confidence level of the intervals and simultaneous level of the rank sets.
     adjust : str
-        Multiplicity adjustment of the pair p-values across pairs (``"holm"``, ``"bh"``, ... as
-        R's ``p.adjust``; the names of ``mixeval._adjust.ADJUST_METHODS``).
+        Multiplicity adjustment of the p-values across pairs (``"holm"``, ``"bh"``, ... as R's ``p.adjust``;
+        pairs without a test are left out of the family, as ``p.adjust`` leaves out NA).
     mixed : bool
-        The mixed model of each pair's item-level differences, ``d ~ 1 + (1 | cluster)`` by REML (the
-        paired analysis with the clusters as a random effect; fitted for all pairs at once), ``d ~ 1``
-        without ``cluster``. ``False`` leaves its columns out. ``LogComparison.mixed_model`` names the model.
+        The mixed model of each pair's item-level differences, ``d ~ 1 + (1 | cluster)`` by REML with lmerTest's
+        Satterthwaite df (fitted for all pairs at once), ``d ~ 1`` without ``cluster``.
     glmm : bool
         Also fit the logistic mixed model of each pair's 0/1 rows with :func:`mixeval.glmer` (one fit per
         pair on the long data, slow on large logs; refused for a metric that is not 0/1).
-    power, alpha, effect : float
-        The power and two-sided level of the design numbers; ``effect`` an additional difference to plan for.
+    power, alpha : float
+        The power and two-sided level of the design numbers ``mdd`` and ``n_needed``.
+    effect : float, optional
+        The difference ``n_needed`` plans for, stated in advance on the metric's scale (never the observed one:
+        that would be post-hoc power). Default: 0.02 (two points) for a metric in [0, 1], else 0.2 standard
+        deviations of the item scores (Cohen's "small" standardised difference).
+    equivalence : float, optional
+        Test every pair for equivalence within ``+-equivalence`` (TOST with the CR2 SE and df), and mark the
+        models equivalent to the best on the leaderboard.
+    noninferiority : float, optional
+        Test, for every pair and both directions, that one model is not worse than the other by this margin
+        (one-sided CR2 t tests; "worse" follows ``higher_is_better``).
     higher_is_better : bool
-        Direction of the metric for ranks.
-    n_resamples, random_state
-        Draws of the simulated largest absolute t statistic behind the rank sets, and their seed.
+        Direction of the metric for ranks and non-inferiority.
+    ranks : {"bonferroni", "max-t"}
+        The simultaneous tests behind the rank sets (see Notes).
+    random_state : int, optional
+        Seed of the quasi-Monte Carlo integration of ``ranks="max-t"`` (default 0: reproducible); refused for
+        Bonferroni, which draws nothing.
     on_mismatch : {"error", "drop"}
         Items whose question differs between models (see :func:`check_items`): for paths, what the readers
         do; for a table (whose readers already raised), ``"drop"`` leaves them out by its ``item_hash``.
+    on_error : {"error", "drop"}
+        For inspect_ai logs: a sample that ended in an error stops the run (``"error"``) or is left out with a
+        warning naming it (``"drop"``).
 
     Returns
     -------
@@ -523,15 +221,17 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
         averaged within item first), ``se_unpaired`` (as if the two models had been run on different items:
         lm-evaluation-harness's comparison), ``se_naive`` (paired, items independent), ``se_cluster`` (CR1),
         ``se_cr2`` and ``df`` (CR2, Bell-McCaffrey), ``statistic``/``pvalue``/``lower``/``upper`` (t test and
-        interval from CR2), ``pvalue_adjusted``, normal intervals ``lower_cluster``/``upper_cluster`` (CR1)
-        and ``lower_naive``/``upper_naive``; with ``mixed``: ``mixed_estimate``, ``se_mixed``,
-        ``lower_mixed``/``upper_mixed`` (Wald), ``sigma_mixed`` and with ``cluster`` ``sd_cluster_mixed``;
-        with ``glmm``: ``glmer_log_odds_ratio``, ``glmer_se``, ``glmer_pvalue``; for 0/1 scores with one repeat: ``mcnemar_b``, ``mcnemar_c``,
-        ``mcnemar_statistic``, ``mcnemar_pvalue_asymptotic`` (R's ``mcnemar.test``), ``mcnemar_pvalue``
-        (exact), ``mcnemar_midp``; with repeats: ``var_within`` and ``var_between`` (variance of the
-        difference between repeats and between items); design numbers ``mdd`` (minimum detectable
-        difference at ``power``) and ``n_needed`` (items to detect the observed estimate with ``power``;
-        ``n_needed_effect`` for ``effect``).
+        interval from CR2; empty where the SE is 0, with a note), ``pvalue_adjusted``, normal intervals
+        ``lower_cluster``/``upper_cluster`` (CR1) and ``lower_naive``/``upper_naive``; with ``mixed``:
+        ``mixed_estimate`` with its own ``se_mixed``, ``df_mixed`` (Satterthwaite) and t interval
+        ``lower_mixed``/``upper_mixed``, ``sigma_mixed`` and with ``cluster`` ``sd_cluster_mixed``; with
+        ``glmm``: ``glmer_log_odds_ratio``, ``glmer_se``, ``glmer_pvalue``; for 0/1 scores with one repeat:
+        ``mcnemar_b``, ``mcnemar_c``, ``mcnemar_statistic``, ``mcnemar_pvalue_asymptotic``, ``mcnemar_pvalue``,
+        ``mcnemar_midp`` (``LogComparison.mcnemar_test`` says which test: R's, or the clustered one with
+        ``cluster``); with repeats: ``var_within`` and ``var_between``; with ``equivalence``:
+        ``equivalence_statistic``, ``equivalence_pvalue``, ``equivalence_pvalue_adjusted``; with
+        ``noninferiority``: ``noninferiority_statistic_a``/``_pvalue_a`` (H0: model_a worse than model_b by the
+        margin or more) and ``_b``; design numbers ``mdd`` and ``n_needed``.
 
     Notes
     -----
@@ -539,7 +239,16 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     :math:`d_i = \\bar y_{ia} - \\bar y_{ib}` on the shared items carry no between-item variance; their
     mean's standard error is cluster-robust (Miller 2024): CR1 as ``sandwich::vcovCL(type = "HC1")``, CR2
     as ``clubSandwich::vcovCR(type = "CR2")`` with ``coef_test``'s Satterthwaite df (formulas in
-    :func:`mixeval.logs._stats.clustered_means`). McNemar: Fagerland, Lydersen & Laake (2013).
+    :func:`mixeval.logs._stats.clustered_means`). McNemar: Fagerland, Lydersen & Laake (2013); with clusters
+    Durkalski et al. (2003) and its exact randomisation test (:func:`mixeval.logs._mcnemar.cluster_mcnemar`).
+
+    Rank sets come from simultaneous tests of all pairs on the items every model has, each with its CR2 SE
+    and the Bell-McCaffrey df. ``"bonferroni"`` (the default) refers each t to the quantile at level
+    ``1 - (1 - level) / (2K)`` for ``K`` pairs; ``"max-t"`` to the quantile of the largest ``|t|`` of a
+    multivariate t with the CR2 correlation (integrated numerically: seconds for a few models, about a minute
+    for 40). With few clusters the estimated correlation is too noisy for max-t to hold its level (the
+    simulation on the Estimands page), where Bonferroni does; with many clusters max-t is a little less
+    conservative.
 
     Examples
     --------
@@ -548,36 +257,81 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     >>> items = np.repeat(np.arange(60), 2)
     >>> data = pd.DataFrame({"model": np.tile(["A", "B"], 60), "item": items, "passage": items // 3,
     ...                      "acc": (rng.random(120) < np.where(np.tile([1, 0], 60), 0.7, 0.5)).astype(float)})
-    >>> res = compare_logs(data, metric="acc", cluster="passage", mixed=False, random_state=1)
+    >>> res = compare_logs(data, metric="acc", cluster="passage", mixed=False)
     >>> row = res.pairs.iloc[0]
     >>> row["model_a"], row["model_b"], int(row["n_items"]), int(row["n_clusters"])
     ('A', 'B', 60, 20)
-    >>> [round(float(row[c]), 4) for c in ("estimate", "se_naive", "se_cluster", "mcnemar_pvalue")]
-    [0.15, 0.0884, 0.0982, 0.136]
+    >>> [round(float(row[c]), 4) for c in ("estimate", "se_naive", "se_cluster", "se_cr2", "mcnemar_pvalue")]
+    [0.15, 0.0884, 0.0982, 0.0982, 0.1929]
     """
-    frame = _as_frame(data, on_mismatch)
-    metric = choose_metric(frame, metric)
-    level = _level(level)
-    power = _probability(power, "power")
-    alpha = _probability(alpha, "alpha")
-    effect = _effect(effect)
-    n_resamples = _resamples(n_resamples)
+    level = require_probability(level, "level", open_interval=True)
+    power = require_probability(power, "power", open_interval=True)
+    alpha = require_probability(alpha, "alpha", open_interval=True)
+    effect = _margin(effect, "effect")
+    equivalence = _margin(equivalence, "equivalence")
+    noninferiority = _margin(noninferiority, "noninferiority")
     mixed = require_bool(mixed, "mixed")
     glmm = require_bool(glmm, "glmm")
     higher_is_better = require_bool(higher_is_better, "higher_is_better")
     if not isinstance(adjust, str) or adjust.strip().lower() not in _ADJUST_NAMES:
         adjust_pvalues([0.5], adjust)  # raises the error naming the methods, before any work
+    if ranks not in RANK_METHODS:
+        raise InputError(f"ranks must be one of {list(RANK_METHODS)}; got {ranks!r}.")
+    if ranks == "bonferroni" and random_state is not None:
+        raise InputError("random_state seeds the max-t integration (ranks='max-t'); the Bonferroni rank sets draw "
+                         "nothing. Leave random_state out, or choose ranks='max-t'.")
+    if random_state is not None and (isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer))
+                                     or random_state < 0):
+        raise InputError(f"random_state must be a non-negative int seed; got {random_state!r}.")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = _compare(data, metric=metric, cluster=cluster, by=by, level=level, adjust=adjust, mixed=mixed,
+                          glmm=glmm, power=power, alpha=alpha, effect=effect, equivalence=equivalence,
+                          noninferiority=noninferiority, higher_is_better=higher_is_better, ranks=ranks,
+                          seed=0 if random_state is None else int(random_state), on_mismatch=on_mismatch,
+                          on_error=on_error)
+    seen = {}
+    for w in caught:
+        seen.setdefault(str(w.message), w)
+    for w in seen.values():
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return _replace(result, warnings=tuple(seen))
+
+
+def _replace(result: LogComparison, **changes: Any) -> LogComparison:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def _compare(data: Any, *, metric: str | None, cluster: str | None, by: str | None, level: float, adjust: str,
+             mixed: bool, glmm: bool, power: float, alpha: float, effect: float | None, equivalence: float | None,
+             noninferiority: float | None, higher_is_better: bool, ranks: str, seed: int, on_mismatch: str,
+             on_error: str) -> LogComparison:
+    frame = _as_frame(data, on_mismatch, on_error)
+    metric = choose_metric(frame, metric)
     table = item_table(frame, metric, cluster=cluster, by=by)
     if glmm and not table.binary:
         raise InputError(f"glmm=True (CLI --glmm) fits a logistic model of 0/1 scores; metric {metric!r} has other "
                          "values. Leave it out: se_mixed is the mixed model of the score differences.")
+    effect, effect_source = _default_effect(table, effect)
+    options = dict(level=level, alpha=alpha, power=power, effect=effect, equivalence=equivalence,
+                   noninferiority_margin=noninferiority, higher_is_better=higher_is_better)
     notes: list[str] = []
     with _one_blas_thread():
-        pairs = pair_table(table, level=level, alpha=alpha, power=power, effect=effect, mixed=mixed)
-    pairs.insert(pairs.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjust_pvalues(pairs["pvalue"], adjust))
+        pairs = pair_table(table, mixed=mixed, **options)
+    notes.extend(untestable_notes(pairs))
+    pairs.insert(pairs.columns.get_loc("pvalue") + 1, "pvalue_adjusted", adjust_finite(pairs["pvalue"], adjust))
+    if equivalence is not None:
+        pairs.insert(pairs.columns.get_loc("equivalence_pvalue") + 1, "equivalence_pvalue_adjusted",
+                     adjust_finite(pairs["equivalence_pvalue"], adjust))
     if table.binary and "mcnemar_pvalue" in pairs and pairs["mcnemar_pvalue"].isna().any():
         notes.append("McNemar's test needs one 0/1 result per model and item; pairs with repeats have none.")
     if mixed and "sd_cluster_mixed" in pairs:
+        single = int(pairs["sd_cluster_mixed"].isna().sum())
+        if single:
+            notes.append(f"mixed model: for {single} of {len(pairs)} pairs every {cluster!r} holds one shared item (or "
+                         "the difference is constant): no cluster variance to estimate, se_mixed is the paired t's.")
         singular = int((pairs["sd_cluster_mixed"] == 0).sum())
         if singular:
             notes.append(f"mixed model: the {cluster!r} variance of the differences is estimated at 0 (singular fit) "
@@ -585,15 +339,21 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     if glmm:
         pairs = pd.concat([pairs, _glmm_columns(frame, metric, table, pairs, cluster, notes)], axis=1)
     with _one_blas_thread():
-        board, q, n_common = leaderboard(table, level=level, higher_is_better=higher_is_better,
-                                         n_resamples=n_resamples, random_state=random_state)
-    if n_common < 2:
-        notes.append(f"only {n_common} items are shared by all models: no leaderboard.")
-    by_pairs = heterogeneity = None
+        board = leaderboard(table, level=level, higher_is_better=higher_is_better, rank_method=ranks, seed=seed,
+                            equivalence=equivalence, adjust=adjust)
+    if board.n_items < 2:
+        notes.append(f"only {board.n_items} items are shared by all models: no leaderboard.")
+    conditional = hetero = None
     if by is not None:
-        by_pairs = _by_pairs(table, by, level=level, alpha=alpha, power=power, effect=effect)
-        heterogeneity = _heterogeneity(table)
-    return LogComparison(metric=metric, cluster=cluster, by=by, level=level, adjust=adjust, models=table.models,
-                         mixed_model=mixed_model_name(cluster) if mixed else None,
-                         pairs=pairs, leaderboard=board, by_pairs=by_pairs, heterogeneity=heterogeneity,
-                         critical_value=q, n_common_items=n_common, notes=tuple(dict.fromkeys(notes)))
+        conditional = by_pairs(table, by, adjust, notes, mixed=False, **options)
+        hetero = heterogeneity(table, adjust, notes)
+    critical = board.critical
+    return LogComparison(
+        metric=metric, cluster=cluster, by=by, level=level, adjust=adjust, models=table.models, pairs=pairs,
+        leaderboard=board.table, by_pairs=conditional, heterogeneity=hetero,
+        critical_value=critical.value if critical else float("nan"), rank_method=ranks,
+        critical_text=critical.describe() if critical else "", n_common_items=board.n_items, interval=board.interval,
+        power=power, alpha=alpha, effect=effect, effect_source=effect_source, equivalence=equivalence,
+        noninferiority=noninferiority, higher_is_better=higher_is_better,
+        mcnemar_test=MCNEMAR_TESTS[table.cluster_labels is not None] if table.binary else "",
+        mixed_model=mixed_model_name(cluster) if mixed else None, notes=tuple(dict.fromkeys(notes)))

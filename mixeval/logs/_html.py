@@ -1,75 +1,65 @@
-"""The HTML/text report of a :class:`~mixeval.logs.LogComparison`, built from mixeval.report's blocks."""
+"""The HTML/text report of a :class:`~mixeval.logs.LogComparison`, built from mixeval.report's blocks: the same
+blocks as the text summary, each wide table split into tables of a few columns (the key columns repeated)."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pandas as pd
 
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 from ._plots import plot_leaderboard, plot_pair_intervals
+from ._blocks import result_blocks
 
 __all__ = ["comparison_report"]
 
-_PAIR_COLUMNS = ["model_a", "model_b", "n_items", "n_clusters", "estimate", "se_unpaired", "se_naive", "se_cluster",
-                 "se_cr2", "df", "lower", "upper", "pvalue", "pvalue_adjusted"]
-_METHOD_COLUMNS = ["model_a", "model_b", "estimate", "lower_naive", "upper_naive", "lower_cluster", "upper_cluster",
-                   "lower", "upper", "mixed_estimate", "lower_mixed", "upper_mixed", "sd_cluster_mixed", "glmer_log_odds_ratio",
-                   "glmer_se", "glmer_pvalue", "mcnemar_b", "mcnemar_c", "mcnemar_pvalue", "mcnemar_midp",
-                   "mcnemar_pvalue_asymptotic"]
-_DESIGN_COLUMNS = ["model_a", "model_b", "estimate", "se_cr2", "var_between", "var_within", "mdd", "n_needed",
-                   "n_needed_effect"]
-
-
-def _cols(frame: pd.DataFrame, wanted: list[str]) -> pd.DataFrame:
-    return frame[[c for c in wanted if c in frame.columns]]
+_COLUMNS_PER_TABLE = 8      # besides the key columns: tables that fit the page
 
 
 def _significant(pairs: pd.DataFrame, level: float) -> str:
     alpha = 1 - level
-    sig = pairs[pairs["pvalue_adjusted"] < alpha]
+    tested = pairs[pairs["pvalue_adjusted"].notna()]
+    sig = tested[tested["pvalue_adjusted"] < alpha]
     if sig.empty:
-        return f"No pair differs at adjusted p < {alpha:g}."
+        return f"No pair differs at adjusted p < {alpha:g} ({len(tested)} pairs tested)."
     shown = ", ".join(f"{r.model_a} - {r.model_b} = {r.estimate:.4g}" for r in sig.head(6).itertuples())
-    return f"{len(sig)} of {len(pairs)} pairs differ at adjusted p < {alpha:g}: {shown}" + (" ..." if len(sig) > 6 else "")
+    return (f"{len(sig)} of {len(tested)} pairs differ at adjusted p < {alpha:g}: {shown}"
+            + (" ..." if len(sig) > 6 else ""))
+
+
+def _tables(frame: pd.DataFrame, keys: list[str], columns: list[str], caption: str) -> list[Table]:
+    keys = [k for k in keys if k in frame.columns]
+    wanted = [c for c in columns if c in frame.columns and c not in keys]
+    groups = [wanted[i:i + _COLUMNS_PER_TABLE] for i in range(0, len(wanted), _COLUMNS_PER_TABLE)] or [[]]
+    return [Table(frame[keys + g], caption + (f" ({k + 1} of {len(groups)})" if len(groups) > 1 else ""))
+            for k, g in enumerate(groups)]
 
 
 def comparison_report(result: Any, *, title: str | None = None) -> Report:
-    """Sections: pairs (the SEs side by side), methods (intervals three ways, McNemar), leaderboard with
-    rank sets, design (MDD, items needed), conditional pairs and the heterogeneity test, notes."""
-    pairs, level = result.pairs, result.level
-    where = f" clustered by {result.cluster!r}" if result.cluster else " (each item its own cluster)"
-    sections = [Section("Paired differences", (
-        Paragraph(f"Each row compares model_a - model_b on the items both have, metric {result.metric!r}{where}; "
-                  "repeats are averaged within item first. se_unpaired treats the models as run on different "
-                  "items (an unpaired comparison); se_naive pairs the items; se_cluster (CR1) and se_cr2 (CR2, "
-                  "Bell-McCaffrey df) allow for clustered items; the interval and p-value use CR2, adjusted across "
-                  f"pairs by {result.adjust}."),
-        Table(_cols(pairs, _PAIR_COLUMNS), "Table 1: paired differences, standard errors side by side")),
-        summary=(_significant(pairs, level),))]
-    mixed = (Paragraph(f"Mixed model: {result.mixed_model}."),) if result.mixed_model else ()
-    sections.append(Section("Three ways to the interval", (
-        *mixed,
-        Figure.from_matplotlib(plot_pair_intervals(result), "Figure 1: each pair's interval: naive, CR2, mixed model"),
-        Table(_cols(pairs, _METHOD_COLUMNS), f"Table 2: {100 * level:g}% intervals: naive, cluster-robust (CR1 "
-              "normal, CR2 t), mixed model (Wald); glmer log odds ratios and McNemar's test for 0/1 scores"),)))
-    if len(result.leaderboard):
-        sections.append(Section("Leaderboard", (
-            Paragraph(f"Means on the {result.n_common_items} items all models share. The rank set of a model "
-                      "holds every rank it can take given simultaneous intervals of all pairwise differences "
-                      f"(max-|t| critical value {result.critical_value:.4g})."),
-            Table(result.leaderboard, "Table 3: leaderboard with CR2 intervals and simultaneous rank sets"),
-            Figure.from_matplotlib(plot_leaderboard(result), "Figure 2: model means and rank sets")),
-            summary=tuple(f"{r.rank}. {r.model}: {r.estimate:.4g} [{r.lower:.4g}, {r.upper:.4g}], ranks "
-                          f"{r.rank_lower}-{r.rank_upper}" for r in result.leaderboard.head(10).itertuples())))
-    sections.append(Section("Design: detectable differences and items needed", (
-        Table(_cols(pairs, _DESIGN_COLUMNS), "Table 4: minimum detectable difference and items needed for "
-              "the power asked (from the variance of the paired differences, clustering included)"),)))
-    if result.by_pairs is not None:
-        sections.append(Section(f"Conditional on {result.by}", (
-            Table(_cols(result.by_pairs, [result.by] + _PAIR_COLUMNS), f"Table 5: pairs within each {result.by}"),
-            Table(result.heterogeneity, f"Table 6: does the difference vary with {result.by}? (cluster-robust F)"))))
-    if result.notes:
-        sections.append(Section("Notes", tuple(Note(n, "warning") for n in result.notes[:20])))
-    meta = {"models": str(len(result.models)), "metric": result.metric, "level": f"{level:g}"}
+    """One section per block of :func:`~mixeval.logs._result.result_blocks` (paired differences, the SEs side
+    by side, mixed model, McNemar, GLMM, equivalence, design, leaderboard, conditional pairs), with the figures,
+    then the notes and warnings."""
+    sections = []
+    for number, (heading, text, frame, keys, columns) in enumerate(result_blocks(result), 1):
+        blocks: list[Any] = [Paragraph(text), *_tables(frame, keys, columns, f"Table {number}: {heading}")]
+        summary: tuple[str, ...] = ()
+        if heading == "Paired differences":
+            summary = (_significant(result.pairs, result.level),)
+            blocks.append(Figure.from_matplotlib(plot_pair_intervals(result),
+                                                 "Each pair's interval: naive, CR2 and mixed model"))
+        if heading == "Leaderboard":
+            summary = tuple(f"{r.rank}. {r.model}: {r.estimate:.4g} [{r.lower:.4g}, {r.upper:.4g}], ranks "
+                            f"{r.rank_lower}-{r.rank_upper}" for r in result.leaderboard.head(10).itertuples())
+            blocks.append(Figure.from_matplotlib(plot_leaderboard(result), "Model means and rank sets"))
+        sections.append(Section(heading, tuple(blocks), summary=summary))
+    notes = [Note(n, "note") for n in result.notes[:20]] + [Note(w, "warning") for w in result.warnings[:20]]
+    if notes:
+        sections.append(Section("Notes and warnings", tuple(notes)))
+    from .. import __version__
+
+    meta = {"models": str(len(result.models)), "metric": result.metric,
+            "items": f"{int(result.pairs['n_items'].max())} shared by a pair at most, {result.n_common_items} by all",
+            "clusters": result.cluster or "none (each item its own)", "level": f"{result.level:g}",
+            "adjustment": result.adjust, "made by": f"mixeval {__version__}, {date.today().isoformat()}"}
     return Report(title or f"Comparison of {len(result.models)} models on {result.metric}", tuple(sections), meta)

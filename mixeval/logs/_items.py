@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..errors import ColumnError, InputError, InputTypeError
+from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError
 from ._stats import cluster_indicator
 
 __all__ = ["ItemTable", "choose_metric", "item_table"]
@@ -108,7 +109,9 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
     """Average the repeats of each model on each item and index items, clusters and classes.
 
     ``data`` holds ``model``, ``item`` (and optionally ``task``, ``repeat``) and the ``metric`` column;
-    an item is a (task, item) pair. Missing metric values are an error (nothing is dropped silently).
+    an item is a (task, item) pair. Rows without a metric value (NaN: a sample the harness could not score) are
+    left out with a :class:`~mixeval.errors.DroppedRowsWarning` naming how many and where: that model then lacks
+    the item, and its pairs use the items both models have. Infinite values are an error.
     """
     _require_columns(data, ["model", "item"], "the long format")
     for flag, col in (("cluster", cluster), ("by", by)):
@@ -117,10 +120,22 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
                 raise InputTypeError(f"{flag} must be a column name (str); got {type(col).__name__}.")
             _require_columns(data, [col], f"{flag}={col!r}")
     y = data[metric].to_numpy(dtype=float, na_value=np.nan)
-    if not np.all(np.isfinite(y)):
-        bad = int((~np.isfinite(y)).sum())
-        raise InputError(f"metric {metric!r} has {bad} missing or infinite values; remove those rows (or fill them) "
-                         "explicitly before comparing.")
+    if np.isinf(y).any():
+        raise InputError(f"metric {metric!r} has {int(np.isinf(y).sum())} infinite values; a score must be a finite "
+                         "number. Remove or fix those rows before comparing.")
+    missing = np.isnan(y)
+    if missing.any():
+        first = data.loc[missing, [c for c in ("model", "task", "item") if c in data.columns]].iloc[0].to_dict()
+        warnings.warn(f"metric {metric!r} has no value in {int(missing.sum())} rows (e.g. {first}); those rows are "
+                      "left out, and a model without a value on an item is compared on the other items.",
+                      DroppedRowsWarning, stacklevel=3)
+        data = data.loc[~missing]
+        y = y[~missing]
+    blank = (data["model"].isna() | (data["model"].astype(str).str.strip() == "")).to_numpy()
+    if blank.any():
+        rows = np.flatnonzero(blank)[:5].tolist()
+        raise InputError(f"column 'model' is empty in {int(blank.sum())} rows (e.g. rows {rows} of the table); every "
+                         "row needs its model. Fill them, or remove those rows.")
     model_codes, models = pd.factorize(data["model"].astype(str), sort=True)
     item_codes, items = _item_codes(data)
     n_items, n_models = len(items), len(models)

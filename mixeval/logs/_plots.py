@@ -22,7 +22,7 @@ def plot_pair_intervals(result: Any, *, max_pairs: int = 30):
     >>> rng = np.random.default_rng(0)
     >>> d = pd.DataFrame({"model": np.repeat(["A", "B"], 40), "item": np.tile(np.arange(40), 2),
     ...                   "s": rng.normal(size=80)})
-    >>> fig = plot_pair_intervals(compare_logs(d, metric="s", mixed=False, random_state=0))
+    >>> fig = plot_pair_intervals(compare_logs(d, metric="s", mixed=False))
     >>> len(fig.axes)
     1
     """
@@ -56,7 +56,7 @@ def plot_leaderboard(result: Any):
     >>> rng = np.random.default_rng(0)
     >>> d = pd.DataFrame({"model": np.repeat(list("ABC"), 30), "item": np.tile(np.arange(30), 3),
     ...                   "passage": np.tile(np.arange(30) // 3, 3), "s": rng.normal(size=90)})
-    >>> res = compare_logs(d, metric="s", cluster="passage", mixed=False, random_state=0)
+    >>> res = compare_logs(d, metric="s", cluster="passage", mixed=False)
     >>> [t.get_text().split()[0] for t in plot_leaderboard(res).axes[0].get_yticklabels()] == list(res.leaderboard["model"])
     True
     """

@@ -1,5 +1,5 @@
 """Vectorised statistics of paired differences on evaluation items: cluster-robust standard errors
-(CR1, CR2 with Bell-McCaffrey degrees of freedom), McNemar's test and the power of a paired comparison.
+(CR1, CR2 with Bell-McCaffrey degrees of freedom) and the power of a paired comparison.
 
 Every function takes a matrix whose columns are separate comparisons (pairs of models, or single models)
 and whose rows are items, with a 0/1 mask of the items each column uses, so that thousands of pairs are
@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy import stats
+from scipy import special
 
 from ..errors import InputError
 
-__all__ = ["ClusteredMeans", "clustered_means", "cluster_indicator", "mcnemar", "McNemar", "power_table",
-           "RandomIntercept", "random_intercept"]
+__all__ = ["ClusteredMeans", "clustered_means", "cluster_indicator", "t_power", "minimum_detectable", "items_needed"]
 
 
 def cluster_indicator(codes: np.ndarray, n_clusters: int) -> sp.csr_matrix:
@@ -139,180 +138,107 @@ def clustered_means(values: np.ndarray, mask: np.ndarray, clusters: sp.csr_matri
                           ss=ss)
 
 
-@dataclass(frozen=True)
-class McNemar:
-    """McNemar's test per pair of 0/1 results: ``b`` items only the first model got right, ``c`` only the
-    second; ``pvalue`` the exact binomial test on the ``b + c`` discordant items, ``midp`` its mid-p
-    (Fagerland, Lydersen and Laake 2013), ``statistic``/``pvalue_asymptotic`` R's ``mcnemar.test``
-    (continuity-corrected chi-square, 1 df; NaN without discordant items)."""
-
-    b: np.ndarray
-    c: np.ndarray
-    statistic: np.ndarray
-    pvalue_asymptotic: np.ndarray
-    pvalue: np.ndarray
-    midp: np.ndarray
-
-
-def mcnemar(b: np.ndarray, c: np.ndarray) -> McNemar:
-    """McNemar's test from the discordant counts ``b`` (first right, second wrong) and ``c`` (vice versa).
-
-    Notes
-    -----
-    With :math:`m = b + c` and :math:`k = \\min(b, c)`, :math:`X \\sim \\mathrm{Bin}(m, 1/2)`: exact
-    :math:`p = \\min(1, 2 P(X \\le k))`, mid-p :math:`= 2 P(X \\le k) - P(X = k)`, chi-square
-    :math:`(|b - c| - 1)^2 / m` (without the continuity correction when :math:`b = c`, as R's ``mcnemar.test``).
+def t_power(ncp: np.ndarray, df: np.ndarray, alpha: float) -> np.ndarray:
+    """Power of the two-sided t test at level ``alpha`` when the t statistic is non-central t with ``df``
+    degrees of freedom and non-centrality ``ncp`` (both tails, R's ``power.t.test(strict = TRUE)``).
 
     Examples
     --------
-    >>> r = mcnemar(np.array([10]), np.array([3]))
-    >>> round(float(r.pvalue[0]), 6), round(float(r.midp[0]), 6), round(float(r.statistic[0]), 6)
-    (0.092285, 0.057373, 2.769231)
+    >>> round(float(t_power(np.array([2.8]), np.array([np.inf]), 0.05)[0]), 4)
+    0.7996
     """
-    b = np.asarray(b, dtype=float)
-    c = np.asarray(c, dtype=float)
-    m = b + c
-    k = np.minimum(b, c)
-    cdf = stats.binom.cdf(k, m, 0.5)
-    pmf = stats.binom.pmf(k, m, 0.5)
-    exact = np.minimum(1.0, 2.0 * cdf)
-    midp = 2.0 * cdf - pmf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        chi2 = np.where(m > 0, (np.abs(b - c) - (b != c)) ** 2 / m, np.nan)  # R: no correction when b == c
-    return McNemar(b=b.astype(int), c=c.astype(int), statistic=chi2, pvalue_asymptotic=stats.chi2.sf(chi2, 1),
-                   pvalue=np.where(m > 0, exact, 1.0), midp=np.where(m > 0, midp, 1.0))
+    ncp = np.abs(np.asarray(ncp, dtype=float))
+    df = np.broadcast_to(np.asarray(df, dtype=float), ncp.shape)
+    finite = np.isfinite(df)
+    safe_df = np.where(finite, df, 1.0)
+    crit = np.where(finite, special.stdtrit(safe_df, 1 - alpha / 2), special.ndtri(1 - alpha / 2))
+    with np.errstate(invalid="ignore", over="ignore"):
+        t_part = 1.0 - special.nctdtr(safe_df, ncp, crit) + special.nctdtr(safe_df, ncp, -crit)
+    z_part = special.ndtr(ncp - crit) + special.ndtr(-crit - ncp)
+    return np.where(finite, t_part, z_part)
 
 
-def power_table(se: np.ndarray, n: np.ndarray, estimate: np.ndarray, *, alpha: float, power: float,
-                effect: float | None) -> dict[str, np.ndarray]:
-    """Minimum detectable difference and the number of items for ``power`` at two-sided level ``alpha``.
+def _bisect(power_at, lo: np.ndarray, hi: np.ndarray, target: float, *, integer: bool,
+            iterations: int = 60) -> np.ndarray:
+    """The smallest value in ``[lo, hi]`` (each entry; ``hi`` widened until it reaches ``target``) at which the
+    increasing ``power_at`` reaches ``target``: an integer, or a float to ``iterations`` halvings."""
+    while np.any(short := power_at(hi) < target):
+        lo, hi = np.where(short, hi, lo), np.where(short, 2 * hi, hi)
+    for _ in range(iterations):
+        if integer and not np.any(hi - lo > 1):
+            break
+        mid = np.floor((lo + hi) / 2) if integer else (lo + hi) / 2
+        below = power_at(mid) < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return hi
+
+
+def minimum_detectable(se: np.ndarray, df: np.ndarray, *, alpha: float, power: float) -> np.ndarray:
+    """The smallest true difference the two-sided t test (standard error ``se``, ``df`` degrees of freedom)
+    detects with probability ``power`` at level ``alpha``.
 
     Notes
     -----
-    With :math:`z = z_{1-\\alpha/2} + z_{\\mathrm{power}}` and the per-item variance of the paired
-    difference implied by the (clustered) standard error, :math:`s^2 = n \\, \\mathrm{SE}^2` (the design
-    effect of clustering included): :math:`\\mathrm{MDD} = z \\, \\mathrm{SE}` and
-    :math:`n_\\delta = \\lceil z^2 s^2 / \\delta^2 \\rceil` items (in clusters of the same sizes) to detect
-    a true difference :math:`\\delta` (the observed estimate, and ``effect`` when given).
+    :math:`\\mathrm{MDD} = \\lambda^* \\mathrm{SE}` with :math:`\\lambda^*` the non-centrality at which
+    :math:`P(|T_{\\nu,\\lambda}| > t_{1-\\alpha/2,\\nu}) = ` ``power`` (bisection, once per distinct df). With normal
+    quantiles this is :math:`(z_{1-\\alpha/2} + z_{\\mathrm{power}}) \\mathrm{SE}`; with few clusters (small
+    :math:`\\nu`) it is larger.
 
     Examples
     --------
-    >>> t = power_table(np.array([0.01]), np.array([1000]), np.array([0.02]), alpha=0.05, power=0.8, effect=0.01)
-    >>> round(float(t["mdd"][0]), 5), int(t["n_needed"][0]), int(t["n_needed_effect"][0])
-    (0.02802, 1963, 7849)
+    >>> [round(float(x), 4) for x in minimum_detectable(np.array([0.01, 0.01]), np.array([np.inf, 5.0]),
+    ...                                                   alpha=0.05, power=0.8)]
+    [0.028, 0.0351]
     """
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
-    var_item = n * se * se
-    out = {"mdd": z * se}
-    with np.errstate(divide="ignore", invalid="ignore"):
-        need = np.where(estimate != 0, np.ceil(z * z * var_item / (estimate * estimate)), np.inf)
-    out["n_needed"] = need
-    if effect is not None:
-        out["n_needed_effect"] = np.ceil(z * z * var_item / (effect * effect))
-    return out
+    se = np.asarray(se, dtype=float)
+    df = np.broadcast_to(np.asarray(df, dtype=float), se.shape)
+    unique, index = np.unique(df, return_inverse=True)
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(power)
+    ncp = _bisect(lambda x: t_power(x, unique, alpha), np.full(unique.shape, z * 0.99), np.full(unique.shape, z * 1.5),
+                  power, integer=False, iterations=45)
+    return ncp[index.reshape(se.shape)] * se
 
 
-@dataclass(frozen=True)
-class RandomIntercept:
-    """REML fits of ``d ~ 1 + (1 | cluster)``, one per column: ``estimate`` the GLS mean, ``se`` its standard
-    error, ``sd_cluster`` and ``sigma`` the standard deviations, ``theta`` their ratio (lme4's relative
-    covariance factor), ``deviance`` the REML criterion at the optimum, ``boundary`` where ``theta`` is 0."""
-
-    estimate: np.ndarray
-    se: np.ndarray
-    sd_cluster: np.ndarray
-    sigma: np.ndarray
-    theta: np.ndarray
-    deviance: np.ndarray
-    boundary: np.ndarray
-
-
-def _reml_parts(t: np.ndarray, sums: np.ndarray, sizes: np.ndarray, ss: np.ndarray, n: np.ndarray,
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The REML criterion at relative sd ``t`` (one per column) and the GLS mean (as a shift of the centred
-    values), the weighted residual sum of squares and the sum of the GLS weights behind it."""
-    theta = t * t
-    shrink = 1.0 / (1.0 + theta * sizes)                   # 1 / (1 + theta n_g); 1 for unused clusters
-    weight = (sizes * shrink).sum(axis=0)                   # W = sum_g n_g / (1 + theta n_g)
-    mu = (sums * shrink).sum(axis=0) / weight
-    resid = sums - sizes * mu                               # cluster sums of d - mu
-    q = ss + n * mu * mu - theta * (resid * resid * shrink).sum(axis=0)
-    q = np.maximum(q, np.finfo(float).tiny)
-    dev = (n - 1) * (1 + np.log(2 * np.pi * q / (n - 1))) - np.log(shrink).sum(axis=0) + np.log(weight)
-    return dev, mu, q, weight
-
-
-def random_intercept(sums: np.ndarray, sizes: np.ndarray, ss: np.ndarray, n: np.ndarray, mean: np.ndarray,
-                     *, grid: int = 25, t_max: float = 1e3, iterations: int = 40) -> RandomIntercept:
-    """The linear mixed model ``d ~ 1 + (1 | cluster)`` fitted by REML to many columns at once.
+def items_needed(effect: float, se: np.ndarray, n: np.ndarray, df: np.ndarray, *, alpha: float,
+                 power: float) -> np.ndarray:
+    """Items needed for the two-sided t test of a paired difference to detect a true difference ``effect``
+    with probability ``power`` at level ``alpha``, in clusters like the observed ones.
 
     Parameters
     ----------
-    sums, sizes : ndarray, shape (n_clusters, k)
-        Per column, the cluster sums of the centred values ``d - mean`` and the number of its values in each
-        cluster (0 for clusters a column does not use); :func:`clustered_means` gives both.
-    ss, n, mean : ndarray, shape (k,)
-        The centred sum of squares, the number of values and their mean.
-    grid, t_max, iterations
-        The search over the relative standard deviation ``t = sd_cluster / sigma``: a grid of ``grid``
-        points on ``[0, t_max]`` (0 and log-spaced), then golden-section steps between the neighbours of the
-        best grid point.
-
-    Returns
-    -------
-    RandomIntercept
+    effect : float
+        The difference to detect (stated in advance, never the observed one).
+    se, n, df : ndarray
+        The observed (CR2) standard error, number of items and degrees of freedom of each comparison.
 
     Notes
     -----
-    With :math:`\\theta = t^2`, clusters :math:`g` of :math:`n_g` values summing to :math:`S_g`, the
-    covariance of a cluster's values is :math:`\\sigma^2 (I + \\theta J)`, whose inverse is
-    :math:`\\sigma^{-2} (I - \\frac{\\theta}{1 + \\theta n_g} J)`. Hence the GLS mean
-    :math:`\\hat\\mu = \\sum_g S_g / (1 + \\theta n_g) / W` with :math:`W = \\sum_g n_g / (1 + \\theta n_g)`,
-    the weighted residual sum of squares
-    :math:`Q = \\sum_i (d_i - \\hat\\mu)^2 - \\sum_g \\frac{\\theta}{1 + \\theta n_g} (S_g - n_g \\hat\\mu)^2`,
-    and, with :math:`\\sigma^2` profiled out as :math:`Q / (N - 1)`, lme4's REML criterion
-
-    .. math:: d(t) = (N - 1)\\left(1 + \\log \\frac{2 \\pi Q}{N - 1}\\right) + \\sum_g \\log(1 + \\theta n_g) + \\log W,
-
-    a function of the one parameter :math:`t`, evaluated for all columns at once from the cluster sums. The
-    standard error of the mean is :math:`\\sqrt{\\hat\\sigma^2 / W}`, as ``vcov`` of lme4's fit.
+    The per-item variance of the difference, clustering included, is :math:`s^2 = n \\mathrm{SE}^2`; with
+    :math:`N` items in clusters of the observed sizes, :math:`\\mathrm{SE}_N = s / \\sqrt{N}` and the degrees of
+    freedom grow with the clusters, :math:`\\nu_N = (\\nu + 1) N / n - 1` (so :math:`N - 1` without clusters,
+    as R's ``power.t.test(type = "one.sample", strict = TRUE)``, and :math:`G_N - 1` for :math:`G_N` equal
+    clusters). The result is the smallest integer :math:`N \\ge 2` whose power reaches ``power`` (bisection
+    from the normal approximation :math:`((z_{1-\\alpha/2} + z_{\\mathrm{power}}) s / \\delta)^2`, below it).
 
     Examples
     --------
-    >>> d = np.array([[0.1], [0.3], [0.2], [0.9], [1.1], [0.7], [0.5], [0.4]])
-    >>> m = clustered_means(d, np.ones_like(d, dtype=bool), cluster_indicator(np.array([0, 0, 0, 1, 1, 1, 2, 2]), 3))
-    >>> fit = random_intercept(m.sums, m.sizes, m.ss, m.n, m.estimate)
-    >>> [round(float(x[0]), 6) for x in (fit.estimate, fit.se, fit.sd_cluster, fit.sigma)]
-    [0.517267, 0.206557, 0.346237, 0.144667]
+    >>> int(items_needed(0.02, np.array([0.01]), np.array([1000]), np.array([999.0]), alpha=0.05, power=0.8)[0])
+    1965
     """
-    sums = np.asarray(sums, dtype=float)
-    sizes = np.asarray(sizes, dtype=float)
-    ss = np.asarray(ss, dtype=float)
+    se = np.asarray(se, dtype=float)
     n = np.asarray(n, dtype=float)
-    k = sums.shape[1]
-    ts = np.concatenate([[0.0], np.geomspace(1e-3, t_max, grid - 1)])
-    devs = np.stack([_reml_parts(np.full(k, t), sums, sizes, ss, n)[0] for t in ts])
-    best = np.argmin(devs, axis=0)
-    lo = ts[np.maximum(best - 1, 0)]
-    hi = ts[np.minimum(best + 1, grid - 1)]
-    ratio = (np.sqrt(5.0) - 1) / 2
-    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    f1 = _reml_parts(x1, sums, sizes, ss, n)[0]
-    f2 = _reml_parts(x2, sums, sizes, ss, n)[0]
-    for _ in range(iterations):
-        left = f1 < f2                                      # the minimum lies in [lo, x2]
-        hi = np.where(left, x2, hi)
-        lo = np.where(left, lo, x1)
-        x_new = np.where(left, hi - ratio * (hi - lo), lo + ratio * (hi - lo))
-        f_new = _reml_parts(x_new, sums, sizes, ss, n)[0]
-        x1, x2 = np.where(left, x_new, x2), np.where(left, x1, x_new)
-        f1, f2 = np.where(left, f_new, f2), np.where(left, f1, f_new)
-    t = (lo + hi) / 2
-    dev_t = _reml_parts(t, sums, sizes, ss, n)[0]
-    at_zero = devs[0] <= dev_t
-    t = np.where(at_zero, 0.0, t)
-    dev, mu, q, weight = _reml_parts(t, sums, sizes, ss, n)
-    sigma2 = q / (n - 1)
-    return RandomIntercept(estimate=np.asarray(mean, dtype=float) + mu, se=np.sqrt(sigma2 / weight),
-                           sd_cluster=t * np.sqrt(sigma2), sigma=np.sqrt(sigma2), theta=t, deviance=dev,
-                           boundary=t == 0)
+    df = np.asarray(df, dtype=float)
+    sd = se * np.sqrt(n)
+    out = np.full(se.shape, np.nan)
+    ok = np.isfinite(sd) & (sd > 0) & np.isfinite(df)
+    if not ok.any():
+        return out
+    sd, n, df = sd[ok], n[ok], df[ok]
+
+    def power_at(items: np.ndarray) -> np.ndarray:
+        return t_power(effect * np.sqrt(items) / sd, np.maximum((df + 1) * items / n - 1, 1.0), alpha)
+
+    z = special.ndtri(1 - alpha / 2) + special.ndtri(power)
+    normal = np.maximum(np.floor((z * sd / effect) ** 2), 1.0)
+    out[ok] = _bisect(power_at, normal, np.maximum(np.ceil(1.2 * normal) + 3, 2.0), power, integer=True)
+    return out

@@ -22,7 +22,7 @@ warning fires when the lowest idealised coverage over the shares from 0 to that 
 :data:`COVERAGE_FLOOR` (1.5 points short of 95%; for z intervals the coverage at the bound, for t intervals, which
 are exact at share 1, possibly an intermediate share). Where the estimated share already falls short the bound is
 not computed (it can only widen the range of shares). The firing rule and the coverage with and without it are
-measured by ``benchmarks/sim_few_levels_warning.py`` (``docs/estimands.md``).
+measured in the documentation's Estimands page.
 
 The point shares (:func:`component_shares`) come from Euler's theorem: ``V = l' Phi l`` is homogeneous of degree
 one in the variance parameters (the residual or working variance included), so component ``j``'s part is
@@ -50,7 +50,7 @@ __all__ = ["COVERAGE_FLOOR", "UPPER_LEVEL", "component_shares", "share_upper_bou
 COVERAGE_FLOOR = 0.935
 
 #: One-sided confidence of the upper bound of a component's standard deviation at which the share is taken
-#: (``benchmarks/sim_few_levels_warning.py``).
+#: (the documentation's Estimands page).
 UPPER_LEVEL = 0.8
 
 #: Relative step of the central difference in each component's scale.

@@ -28,10 +28,10 @@ def test_executes_with_its_figures(run):
 
 
 def test_printed_numbers_equal_the_comparison(run):
-    lm = compare_logs(DATA / "lm_eval", metric="acc", cluster="passage", mixed=False, random_state=0).pairs.iloc[2]
+    lm = compare_logs(DATA / "lm_eval", metric="acc", cluster="passage", mixed=False).pairs.iloc[2]
     for col in ("estimate", "se_unpaired", "se_cr2", "mcnemar_pvalue"):
         assert _shown(run.text, f"lm-eval dummy-b - dummy-c {col}") == pytest.approx(lm[col], rel=1e-5)
-    ins = compare_logs(DATA / "inspect", metric="match", cluster="passage", mixed=False, random_state=0).pairs
+    ins = compare_logs(DATA / "inspect", metric="match", cluster="passage", mixed=False).pairs
     row = ins[(ins["model_a"] == "mockllm/strong") & (ins["model_b"] == "mockllm/weak")].iloc[0]
     for col in ("estimate", "se_naive", "se_cr2", "df", "n_needed"):
         assert _shown(run.text, f"inspect mockllm/strong - mockllm/weak {col}") == pytest.approx(row[col], rel=1e-5)

@@ -806,9 +806,6 @@ def _read_cols():
 OTHER_BRANCH: dict[str, str] = {
     **dict.fromkeys(("fit-single-level-factor", "sig-one-system", "py-single-level-factor", "py-predict-strings"),
                     "formula"),
-    **dict.fromkeys(("logs-multi-filter", "logs-twins", "logs-glmm-text", "logs-null-metric", "logs-same-model-name",
-                     "logs-blank-model", "logs-float-items", "logs-empty-samples", "logs-inspect-json-dir",
-                     "logs-inspect-errored", "logs-constant-difference", "py-compare-logs-twins"), "logs"),
 }
 
 #: each defect (1-10) and rough case of issue 38 -> the probes that hold it
