@@ -37,14 +37,12 @@ def _is_aggregate_source(data: Any) -> bool:
 
 
 def _fixed_terms(fixed: str) -> list[list[str]]:
-    """Terms of a fixed-effects formula as lists of factor expressions (intercept as ``["1"]``)."""
-    from formulaic import Formula
-
-    return [[str(f) for f in term.factors] for term in Formula(fixed)]
+    """Terms of a fixed-effects formula as lists of their variables (R's term labels split at ``:``)."""
+    return [list(t) for t in parse_formula(f"y ~ {fixed}").fixed_terms]
 
 
 def drop_fixed_effect(fixed: str, effect: str) -> str:
-    """The fixed part without every term involving ``effect`` (keeps an intercept).
+    """The fixed part without every term involving ``effect`` (keeps an intercept and the offsets).
 
     Examples
     --------
@@ -53,9 +51,7 @@ def drop_fixed_effect(fixed: str, effect: str) -> str:
     >>> drop_fixed_effect("system", "system")
     '1'
     """
-    kept = [t for t in _fixed_terms(fixed) if effect not in t]
-    names = [":".join(t) for t in kept if t != ["1"]]
-    return " + ".join(["1", *names])
+    return parse_formula(f"y ~ {fixed}").fixed_without(effect)
 
 
 def _group_expr(term) -> str:
@@ -332,7 +328,11 @@ class Study:
             subset = subset.query(query)
         if subset.empty:
             raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
-        return Study(subset.reset_index(drop=True), self.formula, item=self.item, system=self.system,
+        formula = self.formula
+        for col in equals:  # a factor the filter fixes to one level leaves the model (R would refuse it)
+            if col in self.parsed.fixed_columns(subset.columns) and subset[col].nunique() == 1:
+                formula = self._formula_with(drop_fixed_effect(parse_formula(formula).fixed, col))
+        return Study(subset.reset_index(drop=True), formula, item=self.item, system=self.system,
                      metric_model=self.metric_model, **self._glmm_kwargs(subset))
 
     # ---------------------------------------------------------------- fits
