@@ -144,6 +144,9 @@ def spline_knots(x: np.ndarray, *, df: int | None, knots, degree: int, intercept
         if b.size != 2:
             raise InputError(f"{what}: Boundary.knots must be two numbers; got {b.size}.")
         lo, hi = float(b[0]), float(b[1])
+    if not hi > lo:
+        raise InputError(f"{what}: the boundary knots must differ; a spline basis needs at least two distinct values "
+                         "of its variable.")
     if knots is not None:
         inner = np.sort(np.asarray(knots, dtype=float).ravel())
     elif df is not None:

@@ -316,30 +316,47 @@ def _translate(exc: BaseException, rhs: str) -> MixevalError:
 
 
 def _r_column_names(spec: Any, variables: tuple[_Variable, ...], factor_index: dict[str, int]) -> tuple[str, ...]:
-    """formulaic's column names as R's: ``f[T.b]`` and ``f[b]`` -> ``fb``, ``poly(x, 2)[1]`` -> ``poly(x, 2)1``."""
+    """formulaic's column names as R's: ``f[T.b]`` and ``f[b]`` -> ``fb``, ``poly(x, 2)[1]`` -> ``poly(x, 2)1``,
+    a logical column's ``l[T.True]`` -> ``lTRUE``."""
+    logical = {expr for expr, (kind, state) in spec.encoder_state.items()
+               if isinstance(state, dict) and list(state.get("categories", [])) == [False, True]}
     names: list[str] = []
     for entry in spec.structure:
-        exprs = [str(f) for f in entry.term.factors]
+        exprs = sorted((str(f) for f in entry.term.factors), key=len, reverse=True)
         if exprs == ["1"]:
             names.extend("(Intercept)" for _ in entry.columns)
             continue
         for column in entry.columns:
-            parts, pos = [], 0
-            for j, expr in enumerate(exprs):
-                if not column.startswith(expr, pos):  # pragma: no cover - formulaic names columns by its factors
-                    raise FormulaError(f"cannot name the column {column!r} of {expr!r}")
-                pos += len(expr)
-                end = column.find(":" + exprs[j + 1], pos) if j + 1 < len(exprs) else len(column)
-                field = column[pos:end]
+            parts = []
+            for expr, field in _column_parts(column, exprs):
                 var = variables[factor_index[expr]]
-                if field.startswith("[") and field.endswith("]"):
-                    field = field[1:-1]
-                    if var.plain and field.startswith("T."):
-                        field = field[2:]
+                if field.startswith("T.") and var.plain:
+                    field = field[2:]
+                if expr in logical and field in ("True", "False"):
+                    field = field.upper()
                 parts.append(var.name + field)
-                pos = end + 1
             names.append(":".join(parts))
     return tuple(names)
+
+
+def _column_parts(column: str, exprs: list[str]) -> list[tuple[str, str]]:
+    """A coded column's factors and their fields (``"f[T.b]:x"`` -> ``[("f", "T.b"), ("x", "")]``); the factors are
+    those of its term (formulaic may code a term by some of its factors)."""
+    parts, pos = [], 0
+    while pos < len(column):
+        expr = next((e for e in exprs if column.startswith(e, pos) and column[pos + len(e):pos + len(e) + 1] in
+                     ("", "[", ":")), None)
+        if expr is None:  # pragma: no cover - formulaic names every column by its factors
+            raise FormulaError(f"cannot name the column {column!r}")
+        pos += len(expr)
+        field = ""
+        if column.startswith("[", pos):
+            ends = [i for i in range(pos + 1, len(column)) if column[i] == "]" and (
+                i + 1 == len(column) or column[i + 1] == ":" and any(column.startswith(e, i + 2) for e in exprs))]
+            field, pos = column[pos + 1:ends[0]], ends[0] + 1
+        parts.append((expr, field))
+        pos += 1  # the ':' between factors
+    return parts
 
 
 def _single_levels(spec: Any, variables: tuple[_Variable, ...], factor_index: dict[str, int]) -> None:
