@@ -262,6 +262,14 @@ class Study:
             groups = list(zip(self.fit.group_names, self.fit.n_levels))
         else:
             self.data = require_dataframe(data)
+            if not self.parsed.response_is_column and self.parsed.binomial_pair is None:
+                # a response expression (log(rt)) becomes the study's score column, named as R prints it
+                from .formula import response_values
+
+                score = self.parsed.response
+                self.data = self.data.assign(**{score: response_values(self.parsed, self.data)[0]})
+                self.formula = formula = f"`{score}` ~ {formula.split('~', 1)[1].strip()}"
+                self.parsed = parse_formula(formula)
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data

@@ -423,12 +423,3 @@ def model_frame_spec(rhs: str | Node | None, data: pd.DataFrame, *, na_action: s
                           column_names=names, columns=tuple(needed), offset_state=spec_holder.offset_state)
     return np.asarray(mm, dtype=float), spec
 
-
-def parse_rhs(text: str) -> Node:
-    """Parse a right-hand side (``"x + (a + b)^2"``)."""
-    return parse_r(text)
-
-
-def quote_column(name: str) -> str:
-    """A column name as written in a formula (backticks when R needs them)."""
-    return name if syntactic_name(name) else f"`{name}`"

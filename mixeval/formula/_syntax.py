@@ -16,7 +16,7 @@ from typing import Union
 from ..errors import FormulaError
 
 __all__ = ["Num", "Str", "Name", "Call", "Arg", "Unary", "Binary", "Paren", "Node", "parse_r", "deparse",
-           "format_number", "syntactic_name"]
+           "format_number", "syntactic_name", "quote_name"]
 
 
 @dataclass(frozen=True)
@@ -302,6 +302,17 @@ _CONSTANTS = {"TRUE", "FALSE", "NULL", "NA", "Inf", "NaN"}
 
 def _quote_name(name: str) -> str:
     return name if syntactic_name(name) or name in _CONSTANTS else f"`{name}`"
+
+
+def quote_name(name: str) -> str:
+    """A column name as written in a formula: backticks when R needs them.
+
+    Examples
+    --------
+    >>> quote_name("score"), quote_name("log(rt)"), quote_name("test item")
+    ('score', '`log(rt)`', '`test item`')
+    """
+    return name if syntactic_name(name) else f"`{name}`"
 
 
 _SPACED = {"+", "-", "*", "==", "!=", "<", ">", "<=", ">=", "&", "&&", "|", "||", "~"}
