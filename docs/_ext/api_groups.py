@@ -22,7 +22,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Linear and generalised linear mixed models with lme4's formula syntax, and the likelihood-ratio test.",
         ["lmer", "glmer", "mixed.clmm", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
          "mixed.ClmmResult", "mixed.threshold_spread_test", "mixed.nominal_test", "mixed.Family",
-         "formula.parse_formula"],
+         "formula.parse_formula", "formula.model_matrix"],
     ),
     "reliability": (
         "Reliability and designs",
@@ -161,7 +161,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         ["mixed.build_design", "mixed.Design", "mixed.GroupingFactor", "mixed.compute_stats",
          "mixed.SufficientStats", "mixed.profiled_deviance", "mixed.deviance_parts", "mixed.optimize_theta",
          "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "mixed.get_family", "formula.ParsedFormula",
-         "formula.RandomTerm", "significance.reference_grid", "significance.ReferenceGrid",
+         "formula.RandomTerm", "formula.FormulaVariable", "formula.model_frame_spec", "formula.ModelFrameSpec",
+         "formula.response_values", "formula.prepare_plain_columns", "formula.quote_name", "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.tukey_pvalue", "significance.tukey_critical_value",
          "uncertainty.FitModel", "uncertainty.LmmFitModel", "uncertainty.GlmmFitModel",
          "uncertainty.ClmmFitModel",

@@ -39,6 +39,13 @@ class FormulaVariable:
     kind : {"column", "factor", "expression"}
         A bare column, a factor made of one column (``factor(x)``, ``relevel(x, ref = "b")``, ``C(x, sum)``), or
         any other expression.
+
+    Examples
+    --------
+    >>> [(v.name, v.kind, v.columns) for v in parse_formula("y ~ x + factor(g) + I(x^2) + (1|s)").fixed_variables]
+    [('x', 'column', ('x',)), ('factor(g)', 'factor', ('g',)), ('I(x^2)', 'expression', ('x',))]
+    >>> parse_formula("y ~ log(x) + (1|s)").fixed_variables[0].sql(lambda c: f'"{c}"')
+    'LN(CAST("x" AS DOUBLE))'
     """
 
     name: str

@@ -117,6 +117,13 @@ def prepare_plain_columns(data: pd.DataFrame, columns: Sequence[str]) -> pd.Data
     Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), pandas'
     ``string`` extension dtype becomes plain strings (formulaic cannot code it), and unused categories of
     categorical columns are dropped (lme4's ``drop.unused.levels``; common after filtering).
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"ok": [True, False], "s": pd.Categorical(["a", "a"], categories=["a", "b"])})
+    >>> out = prepare_plain_columns(df, ["ok", "s"])
+    >>> list(out["ok"].cat.categories), list(out["s"].cat.categories), df["ok"].dtype
+    ([False, True], ['a'], dtype('bool'))
     """
     changes: dict[str, Any] = {}
     for col in columns:
@@ -392,6 +399,15 @@ def model_frame_spec(rhs: str | Node | None, data: pd.DataFrame, *, na_action: s
     FormulaError, ColumnError, InputError
         A formula R's language does not allow or mixeval does not build (named, with the alternative), a missing
         column, a factor with one level, an expression undefined on some rows.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"x": [1.0, 2, 3, 4], "n": [10, 20, 10, 40]})
+    >>> X, spec = model_frame_spec("ns(x, 2) + offset(log(n))", df)
+    >>> spec.column_names, X.shape
+    (('(Intercept)', 'ns(x, 2)1', 'ns(x, 2)2'), (4, 3))
+    >>> spec.offset(pd.DataFrame({"x": [2.5], "n": [100]})).round(4).tolist()
+    [4.6052]
     """
     from formulaic import Formula, model_matrix
 

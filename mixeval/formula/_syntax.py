@@ -152,6 +152,8 @@ class _Parser:
 
     def expect(self, value: str) -> None:
         kind, got, pos = self.take()
+        if value == ")" and kind == "end":
+            raise FormulaError(f"unbalanced parentheses in formula: {self.text!r} (a '(' is not closed).")
         if got != value:
             shown = repr(got) if got else "the end"
             raise self.fail(f"expected {value!r} at position {pos}, found {shown}")
@@ -265,6 +267,8 @@ def parse_r(text: str) -> Node:
     if parser.peek()[0] == "end":
         raise FormulaError(f"the formula {text!r} is empty.")
     node = parser.expression()
+    if parser.peek()[1] == ")":
+        raise FormulaError(f"unbalanced parentheses in formula: {text!r} (a ')' closes no '(').")
     if parser.peek()[0] != "end":  # pragma: no cover - expression() consumes until an unknown token
         raise parser.fail(f"unexpected {parser.peek()[1]!r}")
     return node

@@ -51,7 +51,8 @@ def test_numbers_print_as_rs_as_character(value, text):
 
 @pytest.mark.parametrize("text, match", [
     ("y ~ x +", "ends where a term is expected"),
-    ("y ~ (x", r"expected '\)'"),
+    ("y ~ (x", r"unbalanced parentheses.*'\(' is not closed"),
+    ("y ~ x)", "unbalanced parentheses.*closes no"),
     ("y ~ x[1]", "indexing"),
     ("y ~ x$a", "list extraction"),
     ("y ~ x |> log()", "pipe"),
