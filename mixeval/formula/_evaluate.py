@@ -32,7 +32,7 @@ from ._bases import (
     poly_coefs,
     spline_knots,
 )
-from ._syntax import Arg, Binary, Call, Name, Node, Num, Paren, Str, Unary, deparse, format_number
+from ._syntax import Binary, Call, Name, Node, Num, Paren, Str, Unary, deparse, format_number
 
 __all__ = ["RFactor", "RMatrix", "evaluate", "column_names_of", "r_labels", "contrast_matrix", "stateful_levels",
            "REFUSED", "FUNCTIONS"]

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..errors import ColumnError, FormulaError, InputError, MixevalError
 from ._evaluate import RFactor, RMatrix, column_names_of, contrast_matrix, evaluate, r_labels, stateful_levels
-from ._syntax import Name, Node, deparse, parse_r, syntactic_name
+from ._syntax import Name, Node, deparse, parse_r
 from ._terms import Terms, expand_terms
 
 __all__ = ["ModelFrameSpec", "model_frame_spec", "required_columns", "prepare_plain_columns"]

@@ -137,17 +137,15 @@ class ClmmProblem:
 
 
 def nominal_design(data: pd.DataFrame, nominal: str) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Dummy columns of the nominal factors (``"rater"`` or ``"~rater"``; treatment coding, no intercept)."""
-    from formulaic import model_matrix
-
-    from ._design import r_style_name
+    """Columns of the nominal effects (``"rater"`` or ``"~rater"``, R's formula language as ordinal's ``nominal =
+    ~ rater``; treatment coding, the intercept left to the thresholds)."""
+    from ..formula import model_frame_spec
 
     spec = nominal.strip()
     spec = spec[1:] if spec.startswith("~") else spec
-    mm = model_matrix(spec, data)
-    names = [r_style_name(c) for c in mm.columns]
-    keep = [i for i, nm in enumerate(names) if nm != "(Intercept)"]
-    return np.asarray(mm, dtype=float)[:, keep], tuple(names[i] for i in keep)
+    X, frame = model_frame_spec(spec, data, what=f"nominal={nominal!r}")
+    keep = [i for i, nm in enumerate(frame.column_names) if nm != "(Intercept)"]
+    return X[:, keep], tuple(frame.column_names[i] for i in keep)
 
 
 def _threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],

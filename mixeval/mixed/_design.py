@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import dataclasses
-import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -22,7 +21,7 @@ from ..errors import ColumnError, DroppedRowsWarning, FormulaError, Identifiabil
 from ..formula import ModelFrameSpec, ParsedFormula, RandomTerm, model_frame_spec, parse_formula, response_values
 from ..formula import prepare_plain_columns as prepare_fixed_columns
 
-__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels",
+__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "confounded_pairs", "check_group_levels",
            "weights_array", "new_model_matrix", "new_offset", "new_level_codes", "net_of_offset"]
 
 
@@ -117,19 +116,6 @@ class Design:
     def has_slopes(self) -> bool:
         """Some random term has coefficients other than a single intercept (random slopes)."""
         return any(not g.is_intercept for g in self.groups)
-
-
-def r_style_name(name: str) -> str:
-    """Translate a formulaic column name to R's (``system[T.B]`` -> ``systemB``, ``Intercept`` -> ``(Intercept)``)."""
-    if name == "Intercept":
-        return "(Intercept)"
-    return re.sub(r"C\(([^)]*?)\)\[T\.(.*?)\]|(\b[\w.]+)\[T\.(.*?)\]", _sub_level, name)
-
-
-def _sub_level(m: re.Match) -> str:
-    if m.group(1) is not None:
-        return f"C({m.group(1)}){m.group(2)}"
-    return f"{m.group(3)}{m.group(4)}"
 
 
 def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...], ModelFrameSpec]:
