@@ -96,6 +96,9 @@ class _Variable:
 
 
 def _formulaic_name(name: str) -> bool:
+    """A name formulaic reads as is. Others go in backticks, which formulaic replaces by a sanitised name
+    everywhere in the factor's code: a name in backticks has a character no identifier has, so it never matches
+    inside the transform's name."""
     return name.isidentifier() and name not in ("C", "I", "np", "numpy", _TRANSFORM)
 
 
