@@ -496,7 +496,7 @@ def render_formulas(rows: list[Row] = ROWS) -> list[str]:
            "A formula is read as R reads it (`?formula`), by every entry point: `lmer`, `glmer`, `clmm`, `Study`, "
            "the command line, the report, power analysis and `predict(newdata)`. Paste the formula of your R "
            f"script; [the example](#{example.anchor}) fits every idiom below in R and in mixeval on the same data "
-           "(the log-likelihoods agree), and the test suite checks 57 documented lme4, glmmTMB and mlmRev models "
+           "(the log-likelihoods agree), and the test suite checks 59 documented lme4, glmmTMB and mlmRev models "
            "and evaluation formulas against lme4 (log-likelihood, fitted values, model matrix, predictions).", "",
            "| R | mixeval | what it means, what differs |", "| --- | --- | --- |"]
     for r_idiom, ours, note in FORMULA_IDIOMS:
