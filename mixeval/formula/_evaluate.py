@@ -82,7 +82,7 @@ def r_labels(values: np.ndarray, *, integer: bool = False) -> list[str]:
     return [str(v) for v in values]
 
 
-def _column(series: pd.Series, name: str) -> Value:
+def _column(series: pd.Series) -> Value:
     """A data column as the R value ``model.frame`` would see."""
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -308,7 +308,7 @@ def _eval(node: Node, ctx: _Context) -> Value:
         return _eval(node.inner, ctx)
     if isinstance(node, Name):
         if node.id in ctx.env:
-            return _column(ctx.env[node.id], node.id)
+            return _column(ctx.env[node.id])
         if node.id in _CONSTANTS:
             return _CONSTANTS[node.id]
         if node.id in ("NA", "NaN", "NULL"):
@@ -664,25 +664,29 @@ def _basis_input(call: Call, args: dict[str, Node], ctx: _Context) -> np.ndarray
     return x
 
 
+def _scale_parameter(value: Any, call: Call, what: str, compute: Callable[[], float]) -> float | None:
+    """``center=``/``scale=`` of R's ``scale``: TRUE computes it from the data, FALSE leaves it out, a number is
+    used as given."""
+    if isinstance(value, (bool, np.bool_)):
+        return compute() if value else None
+    return _scalar(value, call, what)
+
+
 def _scale(call: Call, args: dict[str, Node], ctx: _Context) -> Value:
     x = _basis_input(call, args, ctx)
     key = deparse(call)
     if key not in ctx.state:
-        center = _value(args, "center", ctx, True)
-        scale = _value(args, "scale", ctx, True)
-        c = (float(np.mean(x)) if _scalar(center, call, "center", bool) else None) if isinstance(
-            center, (bool, np.bool_)) else _scalar(center, call, "center")
-        xc = x - c if c is not None else x
-        if isinstance(scale, (bool, np.bool_)):
-            s = float(np.sqrt(np.sum(xc**2) / max(1, len(xc) - 1))) if scale else None
-        else:
-            s = _scalar(scale, call, "scale")
+        c = _scale_parameter(_value(args, "center", ctx, True), call, "center", lambda: float(np.mean(x)))
+        xc = x if c is None else x - c
+        # R divides by the root mean square with n - 1 (the sd when centred)
+        s = _scale_parameter(_value(args, "scale", ctx, True), call, "scale",
+                             lambda: float(np.sqrt(np.sum(xc**2) / max(1, len(xc) - 1))))
         if s == 0.0:
             raise InputError(f"{key}: {deparse(args['x'])} is constant, so its scale is 0.")
         ctx.state[key] = {"center": c, "scale": s}
     c, s = ctx.state[key]["center"], ctx.state[key]["scale"]
-    out = x - c if c is not None else x
-    return out / s if s is not None else out
+    out = x if c is None else x - c
+    return out if s is None else out / s
 
 
 def _poly(call: Call, args: dict[str, Node], ctx: _Context) -> Value:
@@ -816,11 +820,3 @@ REFUSED: dict[str, str] = {
                        "reference level.",
 }
 
-
-def variable_nrows(value: Value) -> int | None:
-    """The number of rows of a column-valued result (None for a constant)."""
-    if isinstance(value, RFactor):
-        return len(value.codes)
-    if isinstance(value, RMatrix):
-        return value.values.shape[0]
-    return None if np.ndim(value) == 0 else int(np.shape(value)[0])

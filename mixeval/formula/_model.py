@@ -429,16 +429,14 @@ def model_frame_spec(rhs: str | Node | None, data: pd.DataFrame, *, na_action: s
     data = prepare_plain_columns(data, [v.name for v in variables if v.plain])
     texts = [v.text(i) for i, v in enumerate(variables)]
     formula = " + ".join([("1" if terms.intercept else "0"), *(":".join(texts[i] for i in t) for t in terms.terms)])
-    spec_holder = ModelFrameSpec(rhs=text, r_terms=terms, variables=variables, formula=formula, spec=None,
-                                 column_names=(), columns=tuple(needed))
     try:
-        mm = model_matrix(formula, data, context=spec_holder.context(), na_action=na_action, output="numpy")
+        mm = model_matrix(formula, data, context={_TRANSFORM: _transform(variables)}, na_action=na_action,
+                          output="numpy")
     except Exception as exc:  # formulaic raises several types; a mixeval error inside is the user's mistake
         raise _translate(exc, text) from exc
     factor_index = {str(f): i for i, t in enumerate(texts) for term in Formula(t) for f in term.factors}
     _single_levels(mm.model_spec, variables, factor_index)
-    names = _r_column_names(mm.model_spec, variables, factor_index)
     spec = ModelFrameSpec(rhs=text, r_terms=terms, variables=variables, formula=formula, spec=mm.model_spec,
-                          column_names=names, columns=tuple(needed), offset_state=spec_holder.offset_state)
+                          column_names=_r_column_names(mm.model_spec, variables, factor_index), columns=tuple(needed))
     return np.asarray(mm, dtype=float), spec
 

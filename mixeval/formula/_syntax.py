@@ -129,7 +129,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
 _UNSUPPORTED_OPS = {
     "<-": "assignment", "->": "assignment", "=": "assignment outside a call's arguments", "|>": "the pipe |>",
     "$": "list extraction `$`", "@": "slot extraction `@`", "[": "indexing `[`", "]": "indexing `[`",
-    "{": "braces", "}": "braces", ";": "`;`", "?": "`?`",
+    "{": "braces (formulaic's {x + 1} is I(x + 1) in R)", "}": "braces", ";": "`;`", "?": "`?`",
 }
 
 
