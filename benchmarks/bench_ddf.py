@@ -6,7 +6,7 @@ For each model and df method: the time of the pairwise contrasts (Tukey) on an e
 with every cache cleared (reference grid, Kenward-Roger pieces) so the full computation is timed.
 R: ``summary(emmeans(m, pairwise ~ system, lmer.df = DF)$contrasts)`` (``emtrends`` for the slopes)
 with ``emm_options(pbkrtest.limit = 1e6, lmerTest.limit = 1e6)``; best of ``--repeat`` on both sides,
-data loading and the fit excluded. Prints a markdown table for benchmarks/README.md.
+data loading and the fit excluded. Prints a markdown table (figures: docs/performance.md).
 """
 
 from __future__ import annotations

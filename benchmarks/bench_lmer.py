@@ -6,7 +6,7 @@
 Times are wall-clock seconds for one complete fit from an in-memory DataFrame (formula -> result),
 best of ``--repeat`` runs for the Python packages and one run for lme4 (data loading excluded for all).
 ``--memory`` also measures peak resident memory and time of a fit on synthetic logs of 250k, 500k, 1M
-rows (each in a fresh process). Prints markdown tables for benchmarks/README.md.
+rows (each in a fresh process). Prints markdown tables (figures: docs/performance.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 For each book model: the time of the marginal means + all pairwise contrasts (Tukey) on an
 existing REML fit ("contrasts"), and of the whole question from an in-memory data frame (REML fit +
 contrasts, "fit + contrasts"). Best of ``--repeat`` runs on both sides (R: ``system.time`` inside one
-Rscript process, data loading excluded). Prints a markdown table for benchmarks/README.md.
+Rscript process, data loading excluded). Prints a markdown table (figures: docs/performance.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ with per-item system effects (``score ~ system + (1 + system | item) + (1 | seed
 seconds of one complete fit from an in-memory data frame (best of ``--repeat`` for the Python packages,
 best of 3 inside one R session for lme4 with its default control, data loading excluded). "max rel diff"
 is the largest relative difference of a variance/covariance from lme4's (components below 1e-6 of the
-total variance compared on that scale). Prints a markdown table for benchmarks/README.md.
+total variance compared on that scale). Prints a markdown table (figures: docs/performance.md).
 """
 
 from __future__ import annotations

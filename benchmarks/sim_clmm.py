@@ -9,7 +9,7 @@ Usage:
     nice -n 19 python3 benchmarks/sim_clmm.py --reps 300 --methods wald,waldt --no-tests --seed 12 --tag waldt
     nice -n 19 python3 benchmarks/sim_clmm.py --reps 60 --methods wald,boot --n-resamples 199 --no-tests --seed 13 \
         --tag boot
-    nice -n 10 python3 benchmarks/sim_clmm.py --summarise    # pooled summaries (the numbers of benchmarks/README.md)
+    nice -n 10 python3 benchmarks/sim_clmm.py --summarise    # pooled summaries (the numbers of docs/method_notes.md)
 
 Design: items x systems x raters, fully crossed (every rater rates every item-system pair) on a 5-point scale, true
 thresholds (-2, -0.7, 0.6, 2) on the logit scale (divided by 1.7 for probit), system effects (A 0, B 0.5, C 0.5;

@@ -11,6 +11,9 @@ Chromium that images render and that search returns results.
    its page of building blocks) links each documented name exactly once.
 3. Getting Started, each guide and "Coming from R" show outputs: every code cell on them has an output
    (set-up cells tagged ``setup`` excepted), and "Coming from R" shows R's output for its examples.
+   No page shows a build path (``/work/``, ``/root/``) or a warning as Python prints it by default
+   (``file.py:123: SomeWarning: ...``), every Markdown table rendered, and the API index's summaries are
+   whole first sentences (none cut at "Eq." or "Def."; no constant described by its type).
 4. The site is served on localhost and a check page, opened in headless Chromium, loads each page that has
    images in a frame and records every image's decoded size, then loads ``search.html?q=<query>`` and
    counts the results Sphinx's search script writes. ``--dump-dom`` returns the check page's DOM with the
@@ -164,6 +167,57 @@ def output_problems(site: Path, pages: list[str] | None = None) -> list[str]:
     return problems
 
 
+#: text no page may show: a file path of the machine that built the site, a warning as Python prints it by default
+BUILD_PATHS = ("/work/", "/root/")
+RAW_WARNING = re.compile(r"\.py:\d+: \w*(?:Warning|Error)\b")
+#: summaries of the API index that are a constant's type, not the constant ("Built-in immutable sequence.")
+TYPE_SUMMARIES = ("Built-in immutable sequence", "dict() -> new empty dictionary", "str(object=",
+                  "Built-in mutable sequence", "int([x]) -> integer", "Initialize self.")
+CUT_SUMMARY = re.compile(r"\b(?:Eq|Def|Alg|Sec|Fig|Tab|cf)\.$")
+
+
+def _visible_text(markup: str) -> str:
+    markup = re.sub(r"<(script|style)\b.*?</\1>", " ", markup, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+def text_problems(site: Path) -> list[str]:
+    """What a reader must not see: build paths, raw warnings (``file.py:123: SomeWarning``), Markdown tables
+    broken by a ``|`` in a code span (a paragraph of pipes, a code span cut open), and in the API index
+    summaries cut at an abbreviation ("book Eq.") or a constant described by its type."""
+    problems = []
+    for page_path in sorted(site.rglob("*.html")):
+        rel = page_path.relative_to(site)
+        if rel.parts[0] in ("_static", "_sources", "_modules"):
+            continue
+        markup = page_path.read_text(encoding="utf-8", errors="replace")
+        text = _visible_text(markup)
+        for path in BUILD_PATHS:
+            if path in text:
+                at = text.index(path)
+                problems.append(f"{rel}: shows the build path {text[max(0, at - 30):at + 50]!r}")
+        for match in RAW_WARNING.finditer(text):
+            problems.append(f"{rel}: shows a raw warning {text[max(0, match.start() - 40):match.end() + 40]!r}")
+        if rel.parts[0] != "api":
+            if re.search(r"<p>\s*\|[^<]*\|", markup):
+                problems.append(f"{rel}: a Markdown table did not render (a paragraph of '|' cells)")
+            for code in re.findall(r"<code[^>]*>(.*?)</code>", markup, flags=re.S):
+                code = _visible_text(code)
+                if code.count("(") != code.count(")") and re.match(r"^\(?\d|^\(", code.strip()):
+                    problems.append(f"{rel}: a code span is cut open ({code.strip()!r}; a '|' in a table row?)")
+    index = site / "api" / "index.html"
+    if index.exists():
+        for row in re.findall(r'<tr class="row-(?:odd|even)">(.*?)</tr>', index.read_text(encoding="utf-8"),
+                              flags=re.S):
+            cells = re.findall(r"<td>(.*?)</td>", row, flags=re.S)
+            summary = " ".join(_visible_text(cells[-1]).split()) if len(cells) > 1 else ""
+            if CUT_SUMMARY.search(summary):
+                problems.append(f"api/index.html: a summary is cut at an abbreviation: {summary[-60:]!r}")
+            if summary.startswith(TYPE_SUMMARIES):
+                problems.append(f"api/index.html: a constant is described by its type: {summary[:60]!r}")
+    return problems
+
+
 # ------------------------------------------------------------------------------------------ browser check
 CHECK_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>site check</title></head><body>
 <pre id="check">pending</pre><iframe id="frame" style="width:1200px;height:900px"></iframe>
@@ -285,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     problems += inventory_problems(site)
     problems += api_index_problems(site)
     problems += output_problems(site)
+    problems += text_problems(site)
     image_pages = {str(p.relative_to(site)) for p in with_images}
     pages = sorted(image_pages | {str(p.relative_to(site)) for p in with_math[:3]})  # math: a sample
     print(f"{len(list(site.rglob('*.html')))} pages, {len(with_images)} with images; static checks: "

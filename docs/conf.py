@@ -28,6 +28,24 @@ sys.path.insert(0, str(DOCS))
 # The kernel that executes the pages imports the package of this checkout, as the build does.
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
 
+# Warnings on the executed pages are shown as the reader would want them: the class and the message, wrapped, with
+# no file path of the machine that built the site and no source line (Python's default prints both). The kernel
+# runs this at start-up (an IPython profile of the build's own, so the reader's profile is not touched).
+WARNING_FORMAT = """import sys, textwrap, warnings
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    text = f"{category.__name__}: {message}"
+    print("\\n".join(textwrap.fill(part, 100) for part in text.splitlines()), file=sys.stderr)
+
+
+warnings.showwarning = _show_warning
+"""
+_IPYTHON = DOCS / "_build" / ".ipython"
+(_IPYTHON / "profile_default" / "startup").mkdir(parents=True, exist_ok=True)
+(_IPYTHON / "profile_default" / "startup" / "00-mixeval-docs-warnings.py").write_text(WARNING_FORMAT)
+os.environ["IPYTHONDIR"] = str(_IPYTHON)
+
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
@@ -92,6 +110,22 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 numpydoc_validation_checks: set[str] = set()
 
+# A summary is the docstring's first sentence; "book Eq. 3.4" and "Def. 2.1" do not end one.
+from sphinx.ext import autosummary as _autosummary  # noqa: E402
+
+_autosummary.WELL_KNOWN_ABBREVIATIONS = (*_autosummary.WELL_KNOWN_ABBREVIATIONS, " Eq.", " Def.", " Alg.",
+                                         " Sec.", " Fig.", " Tab.", " cf.")
+
+
+def _constant_docs(app, what, name, obj, options, lines) -> None:
+    """A public constant documented where it is re-exported gets the ``#:`` comment of its definition (autodoc
+    would show the docstring of its type, "Built-in immutable sequence.")."""
+    if what == "data" and name.startswith("mixeval."):
+        doc = apigen.attribute_doc(name)
+        if doc:
+            lines[:] = [*doc, ""]
+
+
 # ----------------------------------------------------------------------------- HTML
 html_theme = "pydata_sphinx_theme"
 html_title = f"mixeval {release}"
@@ -107,7 +141,7 @@ html_theme_options = {
     "header_links_before_dropdown": 6,  # Getting started ... API reference in the top bar, the rest under "More"
 }
 html_sidebars = {"**": ["sidebar-nav-bs"],  # pages without sub-pages: no empty "Section Navigation"
-                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test",
+                 **{page: [] for page in ("index", "getting_started", "coming_from_r", "which_test", "performance",
                                           "changelog", "contributing", "faq", "citing", "api/index")}}
 html_show_sourcelink = False
 
@@ -115,7 +149,7 @@ html_show_sourcelink = False
 # Pages other contributors drop into docs/ (e.g. a note on a default and its simulation) are listed on the
 # "Method notes" page automatically, so that no page is left outside the table of contents.
 SITE_PAGES = {"index", "getting_started", "coming_from_r", "which_test", "notebooks", "changelog", "contributing",
-              "method_notes", "spark", "faq", "citing", "architecture"}
+              "method_notes", "spark", "faq", "citing", "architecture", "performance"}
 
 
 def method_note_pages() -> list[str]:
@@ -151,5 +185,6 @@ def _parallel_safe(app, config) -> None:
 
 def setup(app):
     app.connect("config-inited", _parallel_safe)
+    app.connect("autodoc-process-docstring", _constant_docs)
     app.connect("source-read", _add_method_notes)
     app.connect("source-read", _add_coming_from_r_rows)

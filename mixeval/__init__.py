@@ -5,9 +5,9 @@ Validity (is a model just reconstructing a label-defining rule?), reliability
 meta-parameters?) and significance (is system A better than B once all that is
 accounted for?), with lme4-style formulas over pandas DataFrames and no R.
 
-The main entry points are :class:`Study` and :func:`lmer`; the sub-packages
-``reliability``, ``validity``, ``resampling``, ``agreement``,
-``metric_model``, ``meta``, ``datasets`` and ``report`` hold the rest.
+The main entry points are :class:`Study` and :func:`lmer`; the sub-packages hold the rest
+(``mixeval.uncertainty.power_from_components`` works after ``import mixeval``: every sub-package
+is imported on its first use).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import importlib
 
 # Public names and the module that defines them. Nothing heavy is imported with the package: each
 # name is imported on first use (PEP 562), so ``import mixeval`` and the command line start fast.
-_SUBMODULES = ("agreement", "datasets", "errors", "logs", "meta", "metric_model", "plots", "preferences",
-               "reliability", "report", "resampling", "scale", "significance", "validity")
+_SUBMODULES = ("agreement", "cli", "datasets", "errors", "formula", "logs", "meta", "metric_model", "mixed", "plots",
+               "preferences", "reliability", "report", "reproductions", "resampling", "scale", "significance",
+               "study", "uncertainty", "validity")
 _NAMES = {
     "ConfidenceInterval": "._results", "TestResult": "._results",
     "cohens_kappa": ".agreement", "krippendorff_alpha": ".agreement", "scotts_pi": ".agreement",
     "MetricModel": ".metric_model", "metric_ci": ".metric_model",
-    "LmerResult": ".mixed", "compare": ".mixed", "lmer": "._lmer", "GlmerResult": ".mixed", "glmer": "._lmer",
+    "LmerResult": ".mixed", "compare": ".mixed", "fit": "._lmer", "lmer": "._lmer", "GlmerResult": ".mixed", "glmer": "._lmer",
     "MixedResult": ".mixed", "clmm": ".mixed", "ClmmResult": ".mixed",
     "cheapest_design": ".reliability", "dstudy": ".reliability", "phi": ".reliability", "variance_table": ".reliability",
     "Report": ".report", "build_report": ".report",
@@ -53,6 +54,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Study",
+    "fit",
     "lmer",
     "glmer",
     "MixedResult",
@@ -99,5 +101,12 @@ __all__ = [
     "significance",
     "resampling",
     "validity",
+    "cli",
+    "formula",
+    "mixed",
+    "reproductions",
+    "scale",
+    "study",
+    "uncertainty",
     "__version__",
 ]

@@ -6,6 +6,7 @@ Each raises :class:`mixeval.errors.InputError` (a ``ValueError``) or
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -22,6 +23,9 @@ __all__ = [
     "require_positive_int",
     "as_1d_float",
     "require_bool",
+    "id_like_columns",
+    "not_numeric_message",
+    "describe_id_column",
 ]
 
 
@@ -52,14 +56,33 @@ def require_numeric_column(data: pd.DataFrame, column: str, role: str = "score")
     """Return the column as float array; raise if it is not numeric or not finite."""
     series = data[column]
     if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
-        example = series.dropna().astype(str).head(3).tolist()
-        raise InputError(
-            f"the {role} column {column!r} must be numeric; it has dtype {series.dtype} "
-            f"(e.g. {example}). Convert it with pandas.to_numeric(data[{column!r}])."
-        )
+        raise InputError(not_numeric_message(series, f"the {role} column {column!r}"))
     values = series.to_numpy(dtype=float, na_value=np.nan)
     require_finite(values, f"column {column!r}")
     return values
+
+
+def not_numeric_message(series: pd.Series, what: str) -> str:
+    """Why a column that should hold numbers does not: the cells that are not numbers (with their row), or, when
+    none is, its type; and how to convert it.
+
+    Examples
+    --------
+    >>> print(not_numeric_message(pd.Series(["0.5", "0.7", "error", "0.1"]), "the score column 'bleu'"))
+    the score column 'bleu' must be numeric; 1 of its 4 values is not a number: 'error' (row 3). Fix or remove those rows, or convert with pandas.to_numeric(..., errors='coerce') and drop the missing values it makes.
+    """
+    present = series.dropna()
+    numbers = pd.to_numeric(present, errors="coerce")
+    bad = present[numbers.isna()]
+    if 0 < len(bad) < len(present):
+        shown = ", ".join(f"{str(v)!r} (row {i + 1 if isinstance(i, (int, np.integer)) else i})"
+                          for i, v in bad.head(3).items())
+        return (f"{what} must be numeric; {len(bad)} of its {len(present)} values {'is' if len(bad) == 1 else 'are'} "
+                f"not a number: {shown}. Fix or remove those rows, or convert with pandas.to_numeric(..., "
+                "errors='coerce') and drop the missing values it makes.")
+    example = present.astype(str).head(3).tolist()
+    return (f"{what} must be numeric; it has dtype {series.dtype} (e.g. {example}). Convert it with "
+            f"pandas.to_numeric(data[{series.name!r}]).")
 
 
 def require_no_missing(data: pd.DataFrame, columns: Sequence[str]) -> None:
@@ -127,3 +150,67 @@ def require_bool(value: object, argument: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise InputTypeError(f"`{argument}` must be True or False; got {value!r}.")
+
+
+#: column names that say "identifier" (matched whole, case-insensitive; ``Unnamed: 0`` is pandas' saved index)
+_ID_NAME = re.compile(
+    r"(id|idx|index|key|uid|row|no|nr|item|unit|doc|document|example|sample|instance|question|prompt|sentence|segment|"
+    r"seg|case|subject|participant)([ _-]?(id|idx|no|nr|number|index))?|q_?id|unnamed: ?\d+",
+    re.IGNORECASE)
+#: fewest rows for which whole numbers counting the rows mark an identifier without a telling name
+_ID_MIN_ROWS = 5
+
+
+def id_like_columns(data: pd.DataFrame, columns: Sequence[str] | None = None) -> list[str]:
+    """Columns (of ``columns``, default all) that identify the rows rather than hold scores or ratings.
+
+    A column is an identifier when its values are distinct (one per row) whole numbers or text labels and either
+    its name says so (``id``, ``item``, ``doc_id``, ``Unnamed: 0``, ...) or, with at least 5 rows, they are text or
+    whole numbers counting the rows (``k, k+1, ..., k+n-1`` in any order) and no other column is (several such
+    columns are rankings, not identifiers). Scores with decimals are never taken for identifiers, whatever the
+    column's name.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"id": [1, 2, 3], "A": [0.5, 0.2, 0.9], "B": [0.4, 0.1, 0.3]})
+    >>> id_like_columns(df)
+    ['id']
+    >>> id_like_columns(pd.DataFrame({"n": [7, 3, 5, 4, 6], "A": [1, 1, 0, 1, 0]}))
+    ['n']
+    >>> id_like_columns(pd.DataFrame({"r1": [1, 2, 3, 4, 5], "r2": [2, 1, 3, 5, 4]}))  # two rankings
+    []
+    """
+    named, counting = [], []
+    for column in data.columns if columns is None else columns:
+        series = data[column]
+        if len(series) < 2 or series.isna().any() or series.nunique() < len(series):
+            continue
+        if pd.api.types.is_bool_dtype(series):
+            continue
+        text = not pd.api.types.is_numeric_dtype(series)
+        values = None if text else series.to_numpy(dtype=float)
+        if values is not None and not (np.all(np.isfinite(values)) and np.all(values == np.round(values))):
+            continue
+        if _ID_NAME.fullmatch(str(column).strip()):
+            named.append(str(column))
+        elif len(series) >= _ID_MIN_ROWS and (text or values.max() - values.min() == len(values) - 1):
+            counting.append(str(column))
+    return named + (counting if len(counting) == 1 else [])
+
+
+def describe_id_column(data: pd.DataFrame, column: str) -> str:
+    """What makes ``column`` look like an identifier, for a message (e.g. ``distinct whole numbers 1..40``).
+
+    Examples
+    --------
+    >>> describe_id_column(pd.DataFrame({"id": [3, 1, 2]}), "id")
+    'one distinct value per row: whole numbers 1..3'
+    """
+    series = data[column]
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = series.to_numpy(dtype=float)
+        if np.all(values == np.round(values)):
+            return f"one distinct value per row: whole numbers {int(values.min())}..{int(values.max())}"
+        return f"one distinct value per row, from {float(values.min()):g} to {float(values.max()):g}"
+    shown = ", ".join(repr(str(v)) for v in series.head(3))
+    return f"one distinct value per row: {shown}, ..."

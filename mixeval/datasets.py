@@ -3,7 +3,8 @@
 :func:`load` returns one of the seven tables of the companion repository of
 *Validity, Reliability, and Significance* (Riezler & Hagmann) as a pandas
 DataFrame; :func:`list_datasets` describes them; :func:`load_demo` returns the
-simulated MT evaluation shipped with mixeval (no network, no book data needed).
+simulated MT evaluation shipped with mixeval (no network, no book data needed), and
+:func:`write_demo` writes it (with the wide tables and the vote log the command-line examples read) as CSV files.
 :func:`read_lm_eval`, :func:`read_inspect`, :func:`read_helm`, :func:`read_jsonl` and :func:`read_logs`
 turn evaluation-harness logs into mixeval's long format (see :mod:`mixeval.logs`).
 
@@ -49,12 +50,15 @@ __all__ = [
     "load",
     "load_demo",
     "load_demo_truth",
+    "write_demo",
+    "DEMO_FILES",
     "list_datasets",
     "cache_dir",
     "find_data_dir",
     "SOURCE_REPOSITORY",
 ]
 
+#: The GitHub repository of the book's companion code whose data :func:`load` downloads (``download=True``).
 SOURCE_REPOSITORY = "StatNLP/empirical_methods"
 _DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{SOURCE_REPOSITORY}/HEAD/"
 _ENV_DATA = "MIXEVAL_DATA"
@@ -460,3 +464,71 @@ def load_demo_truth() -> dict:
     """
     with (resources.files("mixeval") / "data" / "demo_mt_truth.json").open("r", encoding="utf-8") as handle:
         return json.load(handle)
+
+
+DEMO_FILES = {
+    "demo_mt.csv": "the demo in long format, one row per score (load_demo())",
+    "demo_scores.csv": "one row per item, one column per system: the item's mean score over raters and seeds",
+    "demo_ratings.csv": "one row per translation (item-system-seed), one column per rater",
+    "demo_votes.csv": "3,000 simulated pairwise votes between the three systems (judge, prompt, ties)",
+}
+"""The files :func:`write_demo` writes (file name -> what it holds)."""
+
+
+def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
+    """Write the demo data as CSV files into ``directory`` (created if needed), as the command-line examples read it.
+
+    ``mixeval demo --write-data DIR`` calls this. The files (:data:`DEMO_FILES`): ``demo_mt.csv``, the demo of
+    :func:`load_demo` in long format; ``demo_scores.csv``, its item means per system (wide, for ``mixeval
+    bootstrap`` and ``permutation``); ``demo_ratings.csv``, every translation's four ratings (wide: a column
+    ``translation`` naming item, system and seed, one column per rater; for ``mixeval agreement``); ``demo_votes.csv``, pairwise votes between the same three systems
+    simulated by :func:`mixeval.preferences.simulate_arena` (abilities 0, 0.2, 0.5 on the log-odds scale,
+    8 judges with a position bias, 100 prompts, ties; seed 2026), for ``mixeval preferences``.
+
+    Parameters
+    ----------
+    directory : str or path-like, default "."
+        Where to write; existing files of the same names are overwritten.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        File name -> path written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from mixeval import datasets
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     paths = datasets.write_demo(tmp)
+    ...     scores = pd.read_csv(paths["demo_scores.csv"])
+    >>> sorted(paths)
+    ['demo_mt.csv', 'demo_ratings.csv', 'demo_scores.csv', 'demo_votes.csv']
+    >>> scores.columns.tolist(), len(scores)
+    (['item', 'baseline', 'system_a', 'system_b'], 200)
+    """
+    if not isinstance(directory, (str, os.PathLike)):
+        raise InputTypeError(f"`directory` must be a folder path; got {type(directory).__name__}.")
+    target = Path(directory)
+    if target.exists() and not target.is_dir():
+        raise InputError(f"cannot write the demo data into {str(target)!r}: it is a file, not a folder.")
+    target.mkdir(parents=True, exist_ok=True)
+    from .preferences import simulate_arena
+
+    demo = load_demo()
+    ratings = demo.assign(translation=demo["item"] + "-" + demo["system"] + "-" + demo["seed"].astype(str))
+    ratings = ratings.pivot(index="translation", columns="rater", values="score")
+    tables = {
+        "demo_scores.csv": demo.pivot_table(index="item", columns="system", values="score").reset_index(),
+        "demo_ratings.csv": ratings.reset_index(),
+        "demo_votes.csv": simulate_arena(3000, {"baseline": 0.0, "system_a": 0.2, "system_b": 0.5}, n_judges=8,
+                                         n_prompts=100, position=0.3, judge_sd=0.3, tie_tau=0.4, random_state=2026),
+    }
+    paths = {"demo_mt.csv": target / "demo_mt.csv"}
+    with (resources.files("mixeval") / "data" / "demo_mt.csv").open("rb") as handle:
+        paths["demo_mt.csv"].write_bytes(handle.read())  # the bundled file itself
+    for name, table in tables.items():
+        table.columns.name = None
+        paths[name] = target / name
+        table.to_csv(paths[name], index=False, float_format="%.4f" if name == "demo_scores.csv" else None)
+    return paths

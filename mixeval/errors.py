@@ -9,6 +9,8 @@ input file) into a one-line message with exit code 2; anything else is a bug and
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "MixevalError",
     "InputError",
@@ -30,6 +32,27 @@ __all__ = [
 ]
 
 
+#: numpy scalars as ``repr`` shows them inside messages (``np.float64(1.0)``, ``np.str_('A')``, ``np.True_``)
+_NUMPY_SCALAR = re.compile(r"np\.(?:float|int|uint|complex|longdouble|clongdouble)\d*\('?([^()']*)'?\)"
+                           r"|np\.(?:str_|bytes_)\(('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")\)|np\.(True|False)_")
+
+
+def plain_message(message: str) -> str:
+    """``message`` with numpy scalars written as Python writes the same values: a value formatted with ``!r`` or
+    inside a list (``[np.int64(1), np.int64(2)]``) reads as numpy's repr, which means nothing to a user.
+
+    Examples
+    --------
+    >>> plain_message("constant (np.float64(1.0)); levels [np.str_('A'), np.int64(2)], np.True_")
+    "constant (1.0); levels ['A', 2], True"
+    """
+    return _NUMPY_SCALAR.sub(lambda m: next(g for g in m.groups() if g is not None), message)
+
+
+def _plain_args(args: tuple) -> tuple:
+    return tuple(plain_message(a) if isinstance(a, str) else a for a in args)
+
+
 class MixevalError(Exception):
     """Base class of every exception mixeval raises on purpose.
 
@@ -46,6 +69,9 @@ class MixevalError(Exception):
     ...     print(type(exc).__name__, isinstance(exc, ValueError))
     ColumnError True
     """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*_plain_args(args))
 
 
 class InputError(MixevalError, ValueError):
@@ -140,6 +166,9 @@ class MixevalWarning(UserWarning):
     ...     warnings.warn("not shown", SingularFitWarning)
     """
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*_plain_args(args))
+
 
 class SingularFitWarning(MixevalWarning):
     """A variance component was estimated at zero (a boundary fit): reported, not a failure.
@@ -200,7 +229,7 @@ class BasisLimitWarning(MixevalWarning):
     >>> import warnings, numpy as np, pandas as pd
     >>> from mixeval.validity import fit_gam
     >>> df = pd.DataFrame({"x": np.random.default_rng(0).uniform(size=300)})
-    >>> df["y"] = (df.x > 0.5) * 1.0
+    >>> df["y"] = np.where(df.x > 0.5, 3.0, 1.0)
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     gam = fit_gam(df, "y", ["x"], k=5)

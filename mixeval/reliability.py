@@ -562,7 +562,7 @@ def draws_interval(values: np.ndarray, estimate: float, level: float, method: st
     reads the same quantiles the other way round; when the estimate is biased and skewed (a variance
     estimated from 20 items) it sits too low and undercovers on such designs, and the BC correction
     (``Phi(2 z0 -+ z)`` quantiles, ``z0 = Phi^{-1}(share of draws below the estimate)``, Efron 1982) recovers
-    only part of it (the coverage study: ``benchmarks/phi_coverage.py``, results in ``benchmarks/README.md``). Quantiles commute with the monotone logit, so
+    only part of it (a coverage study by simulation). Quantiles commute with the monotone logit, so
     only the two quantiles of the draws enter. When at least ``(1 - level) / 2`` of the refits put the
     coefficient at 0 (the item variance estimated as 0), its lower quantile is 0, the reflected upper end
     is unbounded and the upper end is 1 (the draws cannot bound the coefficient from above; a fallback to

@@ -27,7 +27,7 @@ from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
 
-__all__ = ["Study", "bin_property", "check_property"]
+__all__ = ["Study", "bin_property", "check_property", "check_system"]
 
 
 def _is_aggregate_source(data: Any) -> bool:
@@ -166,6 +166,52 @@ def _scale(value: Any, allowed: tuple[str, ...], argument: str) -> str:
     return value
 
 
+def check_system(parsed: ParsedFormula, system: str, data: pd.DataFrame | None = None) -> None:
+    """The compared factor must be a categorical variable of the fixed part of the formula: a random grouping
+    factor's levels are random effects (there is no fixed difference of systems to test), a column outside the
+    formula is not in the model at all, and a column of numbers enters it as a slope, not as one mean per system.
+
+    Examples
+    --------
+    >>> check_system(parse_formula("score ~ system + (1|item) + (1|rater)"), "rater")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~ system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed factor of the formula ('system').
+    """
+    from formulaic import Formula
+
+    fixed = sorted(str(v) for v in Formula(parsed.fixed).required_variables)
+    if system in fixed:
+        if data is not None and system in data.columns and _numeric_codes(data[system]):
+            raise InputError(numeric_system_message(data[system]))
+        return
+    others = "".join(f" + ({t.lhs}|{t.name})" for t in parsed.random if system not in t.factors)
+    fix = (f"name a fixed factor of the formula ({', '.join(map(repr, fixed))})" if fixed else
+           f"put it in the fixed part: '{parsed.response} ~ {system}{others}'")
+    where = "a random grouping factor" if system in parsed.columns else "not a fixed effect"
+    raise InputError(f"the compared factor {system!r} (system= / --system) is {where} of {parsed.formula!r}: the "
+                     f"system must be a fixed effect, whose levels' difference is tested; {fix}.")
+
+
+def _numeric_codes(column: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+
+
+def numeric_system_message(column: pd.Series) -> str:
+    """Why a column of numbers cannot be the compared factor, and how to recode it.
+
+    Examples
+    --------
+    >>> print(numeric_system_message(pd.Series([1, 2, 1, 2], name="system")))
+    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system. Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1, sys2, ...).
+    """
+    values = sorted(pd.unique(column.dropna()))
+    shown = ", ".join(f"{float(v):g}" for v in values[:5]) + (", ..." if len(values) > 5 else "")
+    return (f"the compared factor {column.name!r} holds numbers ({shown}), which the formula fits as a slope, not as "
+            f"one mean per system. Recode the systems as labels, e.g. data[{column.name!r}] = {column.name!r} + "
+            f"data[{column.name!r}].astype(str) (in the CSV: write sys1, sys2, ...).")
+
+
 def check_property(study: "Study", prop: str, name: str) -> None:
     """A property to condition on must be a column that varies and is not one of the model's factors (the
     compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
@@ -273,6 +319,9 @@ class Study:
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
+            if system is not None:  # before the fit, whose warnings would precede the refusal
+                require_columns(self.data, [system])
+                check_system(self.parsed, system, self.data)
             self._design = build_design(self.parsed, self.data)  # validates the data once
             if self.family is None:
                 from .mixed._family import warn_discrete_response
@@ -290,8 +339,8 @@ class Study:
         self.item = item
         if system is None:
             system = self._infer_system()
-        elif self.data is not None and system not in self.data.columns:
-            require_columns(self.data, [system])
+        elif self.data is None:
+            check_system(self.parsed, system)
         self.system = system
 
     def _require_rows(self, what: str) -> pd.DataFrame:
@@ -509,7 +558,15 @@ class Study:
     def _require_system(self, effect: str | None) -> str:
         effect = effect or self.system
         if effect is None:
-            raise InputError("this study has no system factor; pass system= to Study or effect= here.")
+            from formulaic import Formula
+
+            numeric = [v for v in sorted(map(str, Formula(self.parsed.fixed).required_variables))
+                       if self.data is not None and v in self.data.columns and _numeric_codes(self.data[v])]
+            hint = (f" If {numeric[0]!r} codes the systems: {numeric_system_message(self.data[numeric[0]])}"
+                    if numeric else "")
+            raise InputError(f"this study has no system factor: the fixed part of {self.formula!r} has no categorical "
+                             "variable to compare; add the systems' column to it (and name it with system= or "
+                             f"--system), or pass effect= here.{hint}")
         return effect
 
     def null_formula(self, effect: str | None = None) -> str:

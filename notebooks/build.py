@@ -8,10 +8,13 @@ repository root::
     python3 notebooks/build.py ch3_reliability    # only the named ones
     python3 notebooks/build.py --check            # committed .ipynb == its .py source? (no execution)
 
-The book's data are read from ``$MIXEVAL_DATA`` (default ``../shared/bookdata`` beside the repository; see
-``_nbhelpers.data_dir``). The tests (``tests/test_notebook_*.py`` and the per-package notebook tests) use
-the functions below: they execute each source and check the numbers it prints, check the committed outputs
-the same way, and check that each committed notebook matches its source.
+A notebook needs nothing but mixeval (``pip install mixeval``): it reads the book's data with
+``mixeval.datasets.load``, which looks in ``$MIXEVAL_DATA`` (here: ``--data``, default ``../shared/bookdata``
+beside the repository) and the cache. The tests (``tests/test_notebook_*.py`` and the per-package notebook
+tests) use the functions below: they execute each source, read the numbers they check from the notebook's own
+variables (:func:`execute_probed`: code run in the same kernel after the last cell), check that the committed
+outputs show what a fresh run shows (:func:`output_differences`), and that each committed notebook matches its
+source.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def _environment(data: Path | None):
     saved = {k: os.environ.get(k) for k in ("MIXEVAL_DATA", "MPLBACKEND", "PYTHONPATH")}
     if data is not None:
         os.environ["MIXEVAL_DATA"] = str(data)  # the kernel inherits the environment
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ["MPLBACKEND"] = "module://matplotlib_inline.backend_inline"  # figures shown as a reader's Jupyter does
     # the kernel imports the package of this checkout (not another one an editable install points to)
     os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE.parent), *filter(None, [saved["PYTHONPATH"]])])
     try:
@@ -83,6 +86,53 @@ def execute(nb, *, data: Path | None = None, timeout: int = 1200):
     nb.metadata["kernelspec"] = dict(KERNEL)
     nb.metadata["language_info"] = {"name": "python"}
     return nb
+
+
+def execute_probed(nb, probe: str, *, data: Path | None = None, timeout: int = 1200):
+    """Execute ``nb`` and then ``probe`` in the same kernel (the notebook's variables in scope); returns the
+    executed notebook, without the probe, and the text the probe printed."""
+    import nbformat
+
+    nb.cells.append(nbformat.v4.new_code_cell(probe))
+    execute(nb, data=data, timeout=timeout)
+    probe_cell = nb.cells.pop()
+    return nb, text_output(nbformat.v4.new_notebook(cells=[probe_cell]))
+
+
+_NUMBER = re.compile(r"-?\d+\.\d+(?:[eE][+-]?\d+)?|-?\d+[eE][+-]?\d+")
+
+
+def _shown_text(cell) -> str:
+    """What a code cell shows as text (stdout and text/plain; not stderr), its numbers to 3 significant digits,
+    whitespace collapsed and report dates left out: the part of the output that a rerun must reproduce."""
+    texts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            texts.append(out["text"])
+        elif "data" in out and "image/png" not in out["data"]:
+            plain = out["data"].get("text/plain", "")
+            if plain.startswith("<pandas.io.formats.style.Styler") and "text/html" in out["data"]:
+                plain = re.sub(r"<style.*?</style>|<[^>]+>", " ", out["data"]["text/html"], flags=re.S)  # its table
+            texts.append(plain)
+    text = "\n".join(line for line in "".join(texts).splitlines() if "date:" not in line)
+    text = re.sub(r" at 0x[0-9a-f]+", "", text)  # an object's address (a Styler's text form)
+    return " ".join(_NUMBER.sub(lambda m: f"{float(m.group(0)):.3g}", text).split())
+
+
+def output_differences(committed_nb, fresh_nb) -> list[str]:
+    """Code cells whose shown text or number of figures differ between two runs of one notebook."""
+    out = []
+    pairs = zip([c for c in committed_nb.cells if c.cell_type == "code"],
+                [c for c in fresh_nb.cells if c.cell_type == "code"])
+    for i, (a, b) in enumerate(pairs, start=1):
+        images = [sum("image/png" in o.get("data", {}) for o in c.get("outputs", [])) for c in (a, b)]
+        if images[0] != images[1]:
+            out.append(f"code cell {i}: {images[0]} figure(s), a fresh run shows {images[1]}")
+        x, y = _shown_text(a), _shown_text(b)
+        if x != y:
+            at = next((k for k, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+            out.append(f"code cell {i}: shows {x[max(0, at - 40):at + 40]!r}, a fresh run {y[max(0, at - 40):at + 40]!r}")
+    return out
 
 
 def committed(name: str):
@@ -173,9 +223,10 @@ def main(argv: list[str] | None = None) -> int:
         problems = check(args.names)
         print("\n".join(problems) or "notebooks match their sources")
         return 1 if problems else 0
+    data = args.data or Path(os.environ.get("MIXEVAL_DATA") or HERE.parent.parent / "shared" / "bookdata")
     for path in [source_path(n) for n in args.names] or sources():
         print(f"building {path.stem}.ipynb ...", flush=True)
-        build(path.stem, data=args.data)
+        build(path.stem, data=data)
     return 0
 
 

@@ -17,11 +17,13 @@
 # # Chapter 3: reliability — agreement coefficients, variance components, phi and the D-study
 #
 # This notebook recomputes the numbers of Chapter 3 of Riezler & Hagmann, *Validity, Reliability, and
-# Significance* (Section 3.3) with `mixeval`, from the book's companion data (`mixeval.datasets.load`;
-# `$MIXEVAL_DATA`, default `../shared/bookdata` beside the repository). Each step ends with a table of its key
-# numbers; the text says what they mean and how they compare with the book, and the tests
-# (`tests/test_notebook_chapters.py`) check every one of them against the book, lme4 or a closed form. The mixed models are random-intercept LMEMs fitted by REML, as
-# lme4's `lmer` (the package's tests compare them with lme4 1.1-31 fit by fit).
+# Significance* (Section 3.3) with `mixeval`, from the book's companion data (`mixeval.datasets.load` finds
+# them in `$MIXEVAL_DATA` or its cache, or downloads them with `download=True`). The text says what each
+# table means and how it compares with the book; the repository's tests check its numbers against the book,
+# lme4 or a closed form. The mixed models are random-intercept LMEMs fitted by REML, as lme4's `lmer`.
+#
+# **The question**: how reliable are the human ratings and the MT model's scores of the book's studies, what
+# makes them unreliable, and how many raters, instantiations or sentences would a reliable study need?
 #
 # Sections: 1. agreement coefficients on the book's toy tables; 2. alpha vs phi on the annotation study;
 # 3. Tables 3.1 / 3.2 and the reliability coefficients; 4. the D-study of Figure 3.3 and the designer's
@@ -29,17 +31,19 @@
 # budget interval of Algorithm 3.1; 7. Tables 3.8-3.11 (MT meta-parameter grids); 8. Figure 3.5.
 
 # %%
+import warnings
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-
 from IPython.display import display
 
-from _nbhelpers import Caught, KeyNumbers, show_figure
-from mixeval.datasets import load
 from mixeval import Study
 from mixeval.agreement import alpha_vs_phi, cohens_kappa, krippendorff_alpha, scotts_pi
-from mixeval.errors import IdentifiabilityWarning, SingularFitWarning
+from mixeval.datasets import load
+
+# warnings as one line each: their class and message
+warnings.formatwarning = lambda message, category, *args, **kwargs: f"{category.__name__}: {message}\n"
 
 # %% [markdown]
 # ## 1. Krippendorff's alpha on the book's examples (Section 3.3.1)
@@ -60,7 +64,6 @@ from mixeval.errors import IdentifiabilityWarning, SingularFitWarning
 # 0 to undefined while the raw agreement stays at 88-100 %.
 
 # %%
-numbers = {}
 examples = {
     "example 1 (10 items)": ([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0, 1, 1, 0, 0, 1, 0, 1, 0, 0]),
     "example 2 (negative)": ([0, 0, 0, 0, 0, 0, 1, 0], [0, 0, 0, 0, 0, 0, 0, 1]),
@@ -68,21 +71,18 @@ examples = {
     "example 4 (one change)": ([0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 1]),
     "example 5 (no variation)": ([0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0]),
 }
-alphas = {}
+rows = {}
 for name, (a, b) in examples.items():
-    wide = np.column_stack([a, b])
-    with Caught():
-        res = krippendorff_alpha(wide, "nominal", level=None)
-    alphas[name] = res.value
-    numbers[f"alpha {name}"] = res.value
-    numbers[f"percent agreement {name}"] = res.percent_agreement
+    res = krippendorff_alpha(np.column_stack([a, b]), "nominal", level=None)
+    rows[name] = {"alpha": res.value, "percent agreement": res.percent_agreement}
+alpha_table = pd.DataFrame(rows).T.rename_axis("table")
 zero = krippendorff_alpha(np.zeros((8, 2)), "nominal", level=None, if_undefined="zero")
-numbers["alpha example 5 with if_undefined='zero'"] = zero.value
 ex1 = np.column_stack(examples["example 1 (10 items)"])
-numbers["alpha example 1 expected disagreement"] = krippendorff_alpha(ex1, "nominal", level=None).expected_disagreement
-numbers["kappa example 1"] = cohens_kappa(ex1, "nominal", level=None).value
-numbers["pi example 1"] = scotts_pi(ex1, "nominal", level=None).value
-display(KeyNumbers(numbers))
+ex1_alpha = krippendorff_alpha(ex1, "nominal", level=None)
+kappa1, pi1 = cohens_kappa(ex1, "nominal", level=None).value, scotts_pi(ex1, "nominal", level=None).value
+print(f"example 5 with if_undefined='zero': alpha = {zero.value:g}; example 1: Cohen's kappa = {kappa1:.3f}, "
+      f"Scott's pi = {pi1:.3f}")
+alpha_table.round(4)
 
 # %% [markdown]
 # Alpha of example 1 is 1 - 4/4.421 = 0.0952 and example 2 gives -0.0714 (the book rounds to -0.07); the
@@ -100,16 +100,10 @@ display(KeyNumbers(numbers))
 # component visible (Section 3.4). With five sentences, alpha's bootstrap interval over sentences is wide.
 
 # %%
-numbers = {}
 ann = load("mt_annotation")
-with Caught():
-    avp = alpha_vs_phi(ann, score="score", unit="sentence", rater="rater", occasion="occasion", by="mode",
-                       level=0.95, n_resamples=2000, random_state=0)
-display(avp.set_index("mode")[["alpha", "alpha_lower", "alpha_upper", "phi_single", "phi_design"]].round(4))
-for row in avp.itertuples():
-    numbers[f"alpha {row.mode}"] = row.alpha
-    numbers[f"phi_single {row.mode}"] = row.phi_single
-display(KeyNumbers(numbers))
+avp = alpha_vs_phi(ann, score="score", unit="sentence", rater="rater", occasion="occasion", by="mode",
+                   level=0.95, n_resamples=2000, random_state=0)
+avp.set_index("mode")[["alpha", "alpha_lower", "alpha_upper", "phi_single", "phi_design"]].round(4)
 
 # %% [markdown]
 # Alpha and the single-rating phi tell the same broad story here (Post Edit 0.57 vs 0.60, Marking 0.11 vs
@@ -127,20 +121,14 @@ display(KeyNumbers(numbers))
 # residual 13.4 %. lme4 gives sentence 12.05 % and 60.43 %.
 
 # %%
-numbers = {}
 ANNOTATION = ("score ~ (1|sentence) + (1|rater) + (1|occasion) + (1|rater:sentence)"
               " + (1|occasion:rater) + (1|occasion:sentence)")
-with Caught():
-    marking = Study(ann[ann["mode"] == "Marking"], ANNOTATION, item="sentence")
-    post = Study(ann[ann["mode"] == "Post Edit"], ANNOTATION, item="sentence")
-    t31, t32 = marking.variance_components(), post.variance_components()
-for label, table in (("Table 3.1 Marking", t31), ("Table 3.2 Post Edit", t32)):
-    for row in table.itertuples():
-        numbers[f"{label} {row.component} %"] = row.percent
-        numbers[f"{label} {row.component} variance"] = row.variance
+marking = Study(ann[ann["mode"] == "Marking"], ANNOTATION, item="sentence")
+post = Study(ann[ann["mode"] == "Post Edit"], ANNOTATION, item="sentence")
+t31, t32 = marking.variance_components(), post.variance_components()
 side = pd.concat({"Table 3.1 (Marking)": t31.set_index("component")[["variance", "percent"]],
                   "Table 3.2 (Post Edit)": t32.set_index("component")[["variance", "percent"]]}, axis=1)
-KeyNumbers(numbers, table=side.round(4))
+side.round(4)
 
 # %% [markdown]
 # The percentages match the book's tables to the printed digits (sentence 12.05 % vs "12", 60.43 % vs 60.4 %).
@@ -162,17 +150,14 @@ KeyNumbers(numbers, table=side.round(4))
 #   (s + si) / (s + si + sr + residual).
 
 # %%
-numbers, coefficients = {}, {}
+coefficients = {}
 for name, study in (("Marking", marking), ("Post Edit", post)):
-    rel = study.reliability(rater="rater", occasion="occasion")
-    coefficients[name] = rel.set_index("coefficient")["value"]
-    for row in rel.itertuples():
-        numbers[f"{name} {row.coefficient.split(' ')[0]}"] = row.value
+    coefficients[name] = study.reliability(rater="rater", occasion="occasion").set_index("coefficient")["value"]
     v = study.variance_components().set_index("component")["variance"]
     printed = (v["sentence"] + v["rater:sentence"]) / (v["sentence"] + v["rater:sentence"] + v["occasion:rater"] + v["Residual"])
-    numbers[f"{name} intra-rater as printed in Eq. 3.18"] = printed
     coefficients[name]["intra-rater as printed in Eq. 3.18"] = printed
-KeyNumbers(numbers, table=pd.DataFrame(coefficients).round(4))
+coefficients = pd.DataFrame(coefficients)
+coefficients.round(4)
 
 # %% [markdown]
 # Post Edit ratings are reliable for a single rating (phi 0.60) and a rater is very consistent with
@@ -203,7 +188,7 @@ for i, name in enumerate(("Post Edit", "Marking")):
         axes[i, j].set(title=f"{name}: {'absolute phi' if column == 'phi' else 'relative coefficient'}",
                        xlabel="raters", ylabel="reliability")
 fig.tight_layout()
-show_figure(fig)
+plt.show()
 
 # %% [markdown]
 # ### The designer's answers
@@ -220,13 +205,16 @@ show_figure(fig)
 # Marking reads the relative one; with the absolute coefficient, Marking never reaches 0.8 in this grid.
 
 # %%
-numbers = {}
-numbers["Post Edit phi 1x1"] = post.phi()
-numbers["Post Edit phi 2x2"] = post.phi({"rater": 2, "occasion": 2})
-numbers["Post Edit relative 2x2"] = post.phi({"rater": 2, "occasion": 2}, kind="relative")
-numbers["Marking phi 1x1"] = marking.phi()
-numbers["Marking phi max 12x5"] = dstudy["Marking"].phi.max()
-numbers["Marking relative max 12x5"] = dstudy["Marking"].phi_relative.max()
+designs = pd.DataFrame({
+    "Post Edit": {"phi, 1 x 1": post.phi(), "phi, 2 x 2": post.phi({"rater": 2, "occasion": 2}),
+                  "relative, 2 x 2": post.phi({"rater": 2, "occasion": 2}, kind="relative"),
+                  "phi, best in 12 x 5": dstudy["Post Edit"].phi.max(),
+                  "relative, best in 12 x 5": dstudy["Post Edit"].phi_relative.max()},
+    "Marking": {"phi, 1 x 1": marking.phi(), "phi, 2 x 2": marking.phi({"rater": 2, "occasion": 2}),
+                "relative, 2 x 2": marking.phi({"rater": 2, "occasion": 2}, kind="relative"),
+                "phi, best in 12 x 5": dstudy["Marking"].phi.max(),
+                "relative, best in 12 x 5": dstudy["Marking"].phi_relative.max()}})
+display(designs.round(3))
 rel_choice = marking.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind="relative")
 print(rel_choice.summary())
 print("designs on the frontier (fewest ratings for each number of raters):")
@@ -237,7 +225,6 @@ print(post.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}).summary())
 paid = post.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, cost_per_unit={"rater": 50},
                             cost_per_observation=1)
 print("Post Edit, raters cost 50 each plus 1 per rating:", paid.summary())
-display(KeyNumbers(numbers))
 
 # %% [markdown]
 # Post Edit: phi = 0.604 at 1 x 1 and 0.788 at 2 x 2 (relative 0.799) — the book's "about 0.6" and "about
@@ -262,19 +249,13 @@ display(KeyNumbers(numbers))
 #   reaches the target, with the bootstrap probability that each design reaches it.
 
 # %%
-numbers = {}
 from mixeval.uncertainty import component_draws
 
 ci_tables = {}
 for name, study in (("Marking", marking), ("Post Edit", post)):
-    with Caught():
-        ci_tables[name] = study.variance_components(ci="profile", progress=False)
+    ci_tables[name] = study.variance_components(ci="profile", progress=False)
     print(f"{'Table 3.1' if name == 'Marking' else 'Table 3.2'} ({name}) with 95% profile intervals of the variances")
     display(ci_tables[name])
-    for row in ci_tables[name].itertuples():
-        numbers[f"{name} {row.component} variance 95% lower"] = row.lower
-        numbers[f"{name} {row.component} variance 95% upper"] = row.upper
-display(KeyNumbers(numbers))
 
 # %% [markdown]
 # The sentence variance of Post Edit lies between 0.012 and 0.19 (estimate 0.048): a factor of 16. For
@@ -284,18 +265,16 @@ display(KeyNumbers(numbers))
 # Now phi. One bootstrap of the components (300 refits per mode) serves every coefficient and every design.
 
 # %%
-numbers = {}
-DRAWS = {}
+DRAWS, rows = {}, []
 for name, study in (("Marking", marking), ("Post Edit", post)):
-    with Caught():
-        DRAWS[name] = component_draws(study.fit, n_resamples=300, random_state=2026, progress=False)
+    DRAWS[name] = component_draws(study.fit, n_resamples=300, random_state=2026, progress=False)
     for n, label in ((None, "1x1"), ({"rater": 2, "occasion": 2}, "2x2"), ({"rater": 12, "occasion": 5}, "12x5")):
         for kind in ("absolute", "relative"):
             ci = study.phi_interval(n, kind=kind, draws=DRAWS[name])
-            word = "phi" if kind == "absolute" else "relative"
-            numbers[f"{name} {word} {label} 95% lower"] = ci.lower
-            numbers[f"{name} {word} {label} 95% upper"] = ci.upper
-display(KeyNumbers(numbers))
+            rows.append({"mode": name, "coefficient": "phi" if kind == "absolute" else "relative", "design": label,
+                         "estimate": ci.estimate, "lower": ci.lower, "upper": ci.upper})
+phi_intervals = pd.DataFrame(rows).set_index(["mode", "coefficient", "design"])
+phi_intervals.round(3)
 
 # %%
 bands = {name: s.dstudy_intervals(GRID, draws=DRAWS[name], target=0.8) for name, s in (("Marking", marking), ("Post Edit", post))}
@@ -306,24 +285,17 @@ for j, name in enumerate(("Post Edit", "Marking")):
     axes[j].set(title=f"{name}: absolute phi with 95% bands", xlabel="raters", ylabel="phi")
     axes[j].set_ylim(0, 1)
 fig.tight_layout()
-show_figure(fig)
+plt.show()
 
 # %%
-numbers = {}
+confident = {}
 for name, study in (("Post Edit", post), ("Marking", marking)):
     for kind in ("absolute", "relative"):
-        choice = study.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind=kind, confidence=0.9,
-                                       draws=DRAWS[name])
-        print(f"{name}: {choice.summary()}")
-        best = choice.designs.sort_values(["p_reach", "cost"], ascending=[False, True]).iloc[0]
-        numbers[f"{name} {kind} best P(phi >= 0.8) in 12x5 grid"] = best["p_reach"]
-        if choice.reached:
-            numbers[f"{name} {kind} raters at 90% confidence"] = choice.n["rater"]
-            numbers[f"{name} {kind} instantiations at 90% confidence"] = choice.n["occasion"]
-p2 = bands["Post Edit"].set_index(["rater", "occasion"]).loc[(2, 2)]
-numbers["Post Edit P(phi >= 0.8) at 2x2"] = p2["p_reach"]
-numbers["Post Edit P(phi >= 0.8) at 3x1"] = bands["Post Edit"].set_index(["rater", "occasion"]).loc[(3, 1), "p_reach"]
-display(KeyNumbers(numbers))
+        confident[name, kind] = study.cheapest_design(0.8, max_n={"rater": 12, "occasion": 5}, kind=kind,
+                                                      confidence=0.9, draws=DRAWS[name])
+        print(f"{name}: {confident[name, kind].summary()}")
+reach = bands["Post Edit"].set_index(["rater", "occasion"])["p_reach"]
+print(f"Post Edit: P(phi >= 0.8) = {reach[(2, 2)]:.2f} at 2 x 2 and {reach[(3, 1)]:.2f} at 3 x 1")
 
 # %% [markdown]
 # **What the intervals change in the book's advice.** On the point estimates, two Post Edit raters rating
@@ -353,16 +325,12 @@ display(KeyNumbers(numbers))
 # one. lme4 on the Marking data, dropping `(1|rater)`: chi2 = 5.2849, naive p = 0.0215, mixture p = 0.0108.
 
 # %%
-numbers = {}
-with Caught():
-    lrt_rater = marking.variance_lrt("rater")
-    lrt_sr = post.variance_lrt("rater:sentence")
-numbers["Marking variance LRT rater chi2"] = lrt_rater.statistic
-numbers["Marking variance LRT rater naive p"] = lrt_rater.details["pvalue_naive"]
-numbers["Marking variance LRT rater boundary p"] = lrt_rater.pvalue
-numbers["Post Edit variance LRT rater:sentence chi2"] = lrt_sr.statistic
-numbers["Post Edit variance LRT rater:sentence boundary p"] = lrt_sr.pvalue
-display(KeyNumbers(numbers))
+lrt_rater = marking.variance_lrt("rater")
+lrt_sr = post.variance_lrt("rater:sentence")
+pd.DataFrame({"component dropped": ["rater (Marking)", "rater:sentence (Post Edit)"],
+              "chi2": [lrt_rater.statistic, lrt_sr.statistic],
+              "naive p": [lrt_rater.details["pvalue_naive"], lrt_sr.details["pvalue_naive"]],
+              "boundary p": [lrt_rater.pvalue, lrt_sr.pvalue]}).set_index("component dropped")
 
 # %% [markdown]
 # Raters' style differences in Marking are significant at the 5 % level either way (boundary p = 0.011); the
@@ -381,18 +349,13 @@ display(KeyNumbers(numbers))
 # the book's 31.0 %.
 
 # %%
-numbers = {}
 LIVER = ("accuracy ~ (1|hidden_size_max) + (1|hidden_number) + (1|learning_rate) + (1|batch_size)"
          " + (1|random_seed) + (1|epochs) + (1|dropout)")
 liver = load("liver_gridsearch")
-with Caught():
-    liver_study = Study(liver, LIVER, item="hidden_number")
-    t34 = liver_study.variance_components()
-display(t34)
-for row in t34.itertuples():
-    numbers[f"Table 3.4 {row.component} %"] = row.percent
-numbers["Table 3.4 REML criterion"] = liver_study.fit.criterion
-display(KeyNumbers(numbers))
+liver_study = Study(liver, LIVER, item="hidden_number")
+t34 = liver_study.variance_components()
+print(f"REML criterion {liver_study.fit.criterion:.5f}")
+t34
 
 # %% [markdown]
 # ### Algorithm 3.1: a confidence interval for the best accuracy under a budget
@@ -403,16 +366,11 @@ display(KeyNumbers(numbers))
 # boundary of its space, so the coverage of this interval is not guaranteed.
 
 # %%
-numbers = {}
 from mixeval.resampling import budget_ci
 
 budget = budget_ci(liver["accuracy"], budgets=[1, 5, 10, 50, 100, 1000], n_resamples=5000, random_state=1)
-display(budget.table.round(5))
-b50 = budget.table.set_index("budget").loc[50]
-numbers["budget 50 expected max accuracy"] = b50["mean"]
-numbers["budget 50 exact expected max accuracy"] = b50["exact_mean"]
-numbers["best accuracy in the grid"] = liver["accuracy"].max()
-display(KeyNumbers(numbers))
+print(f"best accuracy in the grid: {liver['accuracy'].max():.4f}")
+budget.table.round(5)
 
 # %% [markdown]
 # ## 7. Tables 3.8-3.11: reliability of the MT model under meta-parameter variation
@@ -434,42 +392,29 @@ display(KeyNumbers(numbers))
 # a result: report the pair's sum, or keep one of the two factors.
 
 # %%
-numbers = {}
 META = ("ter ~ (1|sentence_id) + (1|learning_rate) + (1|seed) + (1|decoder_dropout)"
         " + (1|decoder_dropout_hidden) + (1|encoder_dropout)")
 BASE = "(-0.5:0.5)"
 partial = load("mt_grid_partial")
 part = partial[partial["delta_scheme"] == BASE].reset_index(drop=True)
 display(pd.crosstab(part["encoder_dropout"], part["decoder_dropout_hidden"]))
-with Caught() as caught39:
-    t38 = Study(part, "ter ~ (1|sentence_id)").variance_components()
-    s39 = Study(part, META, item="sentence_id")
-    t39 = s39.variance_components()
-print("warnings in the partial grid:", caught39.kinds())
+t38 = Study(part, "ter ~ (1|sentence_id)").variance_components()
+s39 = Study(part, META, item="sentence_id")
+t39 = s39.variance_components()
 print("confounded pairs:", s39.fit.confounded)
 display(t38.style.set_caption("Table 3.8").hide(axis="index").format(precision=4))
 display(t39.style.set_caption("Table 3.9").hide(axis="index").format(precision=4))
 p39 = t39.set_index("component").percent
-numbers["Table 3.8 sentence_id %"] = t38.set_index("component").percent["sentence_id"]
-for comp, value in p39.items():
-    numbers[f"Table 3.9 {comp} %"] = value
-numbers["Table 3.9 encoder_dropout + decoder_dropout_hidden %"] = p39["encoder_dropout"] + p39["decoder_dropout_hidden"]
-numbers["Table 3.9 IdentifiabilityWarning"] = float("IdentifiabilityWarning" in caught39.kinds())
-display(KeyNumbers(numbers))
+print(f"encoder_dropout + decoder_dropout_hidden: {p39['encoder_dropout'] + p39['decoder_dropout_hidden']:.3f} % "
+      "(only the sum is identified)")
 
 # %%
-numbers = {}
 full = load("mt_grid_full")
 fb = full[full["delta_scheme"] == BASE].reset_index(drop=True)
-with Caught() as caught311:
-    t310 = Study(fb, "ter ~ (1|sentence_id)").variance_components()
-    t311 = Study(fb, META, item="sentence_id").variance_components()
+t310 = Study(fb, "ter ~ (1|sentence_id)").variance_components()
+t311 = Study(fb, META, item="sentence_id").variance_components()
 display(t310.style.set_caption("Table 3.10").hide(axis="index").format(precision=4))
 display(t311.style.set_caption("Table 3.11").hide(axis="index").format(precision=4))
-numbers["Table 3.10 sentence_id %"] = t310.set_index("component").percent["sentence_id"]
-for row in t311.itertuples():
-    numbers[f"Table 3.11 {row.component} %"] = row.percent
-display(KeyNumbers(numbers))
 
 # %% [markdown]
 # The substantial variance checks equal the full decompositions to 0.25 points (82.13 % vs 81.89 %, 86.03 %
@@ -485,30 +430,35 @@ display(KeyNumbers(numbers))
 # and interaction, df = 3) against `ter ~ src_length_class + (1|sentence_id)`.
 
 # %%
-numbers = {}
 from mixeval.significance import plot_emmeans
 
-with Caught():
-    fig35 = Study(partial, "ter ~ src_length_class * delta_scheme + (1|sentence_id)", item="sentence_id",
-                  system="delta_scheme")
-    means35 = fig35.emmeans("delta_scheme", by="src_length_class")
-    pairs35 = fig35.pairwise("delta_scheme", by="src_length_class")
-    glrt35 = fig35.glrt("delta_scheme")
-display(means35.round(4))
+fig35 = Study(partial, "ter ~ src_length_class * delta_scheme + (1|sentence_id)", item="sentence_id",
+              system="delta_scheme")
+means35 = fig35.emmeans("delta_scheme", by="src_length_class")
+pairs35 = fig35.pairwise("delta_scheme", by="src_length_class")
+glrt35 = fig35.glrt("delta_scheme")
+print(f"GLRT of the weight scheme (main effect and interaction): chi2 = {glrt35.statistic:.2f} on {glrt35.df:g} df")
 display(pairs35.table[["contrast", "src_length_class", "estimate", "se", "z", "pvalue"]])
-for row in pairs35.table.itertuples():
-    numbers[f"Figure 3.5 {row.src_length_class} estimate"] = row.estimate
-    numbers[f"Figure 3.5 {row.src_length_class} p"] = row.pvalue
-numbers["Figure 3.5 GLRT delta_scheme chi2"] = glrt35.statistic
-numbers["Figure 3.5 GLRT delta_scheme df"] = glrt35.df
-display(KeyNumbers(numbers))
 fig = plot_emmeans(fig35.fit, "delta_scheme", "src_length_class")
 fig.axes[0].set(title="Figure 3.5: estimated TER by weight scheme and source length class",
                 xlabel="source length class", ylabel="estimated mean TER")
-show_figure(fig)
+fig  # a mixeval figure shows itself
 
 # %% [markdown]
 # As in the book's Figure 3.5, the two weighting schemes give the same TER for short and typical sentences
 # (differences of 0.002 and -0.001, p = 0.38 and 0.51) and differ only for very long sentences, where the
 # symmetric scheme (-0.5, 0.5) is 0.054 TER better (z = -7.2). The GLRT of the scheme is chi2 = 53.3 on 3 df
 # (lme4: 53.3237). The practical reading: the choice of the scheme matters only for inputs above 55 words.
+
+# %% [markdown]
+# ## Conclusion
+#
+# Agreement coefficients such as alpha swing between 1, 0 and undefined on tables with the same raw agreement;
+# the variance components say why ratings are unreliable. Post Edit ratings are reliable (phi 0.60 for one
+# rating, about 0.8 for two raters rating twice), Marking ratings are not (0.12), because raters differ in
+# style and that style varies between sentences. The D-study turns this into designs: three Post Edit raters
+# rating once reach 0.8 on the point estimates, five with 90% confidence, while Marking never reaches 0.8 in
+# the grid on the absolute coefficient. With only five sentences the sentence variance itself is the least
+# certain number, so the most useful next rating is of a new sentence. The MT model's scores are reliable
+# under meta-parameter variation (phi 0.82 on the grid a human chose, 0.86 on the full grid), and the weight
+# scheme matters only for very long sentences.

@@ -28,6 +28,10 @@
 # 2. says what the paper's variance is a variance *of*,
 # 3. measures by simulation the coverage of every interval and shows **when the conclusion flips**,
 # 4. ends with a table of which interval is calibrated under which assumption.
+#
+# **The question**: when a classifier decides what counts as toxic, which confidence interval for the
+# difference between two systems covers the true difference, and does the paper's correction change the
+# conclusion for the right reason?
 
 # %%
 import matplotlib.pyplot as plt
@@ -35,10 +39,9 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from _nbhelpers import KeyNumbers, show_figure
-
 from mixeval.metric_model import MetricModel, metric_ci, coverage_study
 from mixeval.reproductions import get
+
 
 TOXIGEN = MetricModel.from_rates(precision=0.8897, false_omission_rate=0.22769)
 
@@ -53,18 +56,11 @@ TOXIGEN = MetricModel.from_rates(precision=0.8897, false_omission_rate=0.22769)
 
 # %%
 t1 = get("goyal-table-1")(None).set_index("dataset")
-numbers = {}
-for dataset, r in t1.iterrows():
-    for ci in ("d", "m"):
-        for end in ("low", "high"):
-            numbers[f"{dataset} CI_{ci.upper()} {end}"] = r[f"ci_{ci}_{end}"]
-            numbers[f"{dataset} CI_{ci.upper()} {end} (paper)"] = r[f"ci_{ci}_{end}_paper"]
 table1 = pd.DataFrame([{"dataset": dataset, "interval": f"CI_{ci.upper()}", "difference": r["ate"],
                         "lower": r[f"ci_{ci}_low"], "upper": r[f"ci_{ci}_high"],
                         "paper's lower": r[f"ci_{ci}_low_paper"], "paper's upper": r[f"ci_{ci}_high_paper"]}
                        for dataset, r in t1.iterrows() for ci in ("d", "m")]).set_index(["dataset", "interval"])
-table1 = table1.style.format(precision=5)
-KeyNumbers(numbers, table=table1)
+table1.style.format(precision=5)
 
 # %% [markdown]
 # Both intervals match the paper to the fifth decimal (the paper prints CI_D's lower end for BOLD as
@@ -74,8 +70,7 @@ KeyNumbers(numbers, table=table1)
 
 # %%
 t2 = get("goyal-table-2")(None).set_index("experiment")
-KeyNumbers({f"{e} CI_M consistent with its variances": bool(c) for e, c in t2["consistent_m"].items()},
-           table=t2[["ate", "ci_m_low", "ci_m_high", "ci_m_low_paper", "ci_m_high_paper", "consistent_d",
+(t2[["ate", "ci_m_low", "ci_m_high", "ci_m_low_paper", "ci_m_high_paper", "consistent_d",
                      "consistent_m"]].rename(columns={
                          "ate": "difference", "ci_m_low": "CI_M lower", "ci_m_high": "CI_M upper",
                          "ci_m_low_paper": "paper's lower", "ci_m_high_paper": "paper's upper",
@@ -102,12 +97,10 @@ r = metric_ci(0.00456, 0.00236, 23679, metric=TOXIGEN)
 p, n, prec, fomr = 0.00456, 23679, 0.8897, 0.22769
 within = (p * prec * (1 - prec) + (1 - p) * fomr * (1 - fomr)) / (n - 1)
 calibrated_var = (prec - fomr) ** 2 * p * (1 - p) / (n - 1)
-KeyNumbers({"GPT2 on BOLD: variance by Eq. 13": r.var_control,
-            "GPT2 on BOLD: variance of the calibrated estimate": calibrated_var,
-            "GPT2 on BOLD: E[Var(R|O)] / (N - 1)": within,
-            "BOLD observed difference": r.ate, "BOLD calibrated difference (true rates)": r.ate_corrected,
-            "BOLD calibrated difference 95% lower": r.ci_corrected.lower,
-            "BOLD calibrated difference 95% upper": r.ci_corrected.upper}, digits=3)
+print(f"GPT2 on BOLD: Eq. 13 gives {r.var_control:.3g}; the calibrated estimate's variance is {calibrated_var:.3g}, "
+      f"and E[Var(R|O)] / (N - 1) = {within:.3g} makes up the rest")
+print(f"BOLD: observed difference {r.ate:.3g}; calibrated (true rates) {r.ate_corrected:.3g}, "
+      f"95% CI [{r.ci_corrected.lower:.3g}, {r.ci_corrected.upper:.3g}]")
 
 # %% [markdown]
 # Two more facts follow from the paper's own model (the same $P(R\mid O)$ for both systems):
@@ -182,11 +175,9 @@ ax.set_ylabel("share of 1,000 intervals excluding 0")
 ax.set_title("Detecting a difference: BOLD setting, 23,679 outputs per system")
 ax.legend()
 fig.tight_layout()
-show_figure(fig)
-KeyNumbers({"no effect: uncorrected rejection rate": flips.reject_uncorrected.iloc[0],
-            "no effect: Goyal rejection rate": flips.reject_goyal.iloc[0]},
-           table=flips.round(4).rename(columns={"p_treatment": "true rate of GPT-Neo",
-                                                "true_difference": "true difference", "flip_rate": "flips"}))
+plt.show()
+flips.round(4).rename(columns={"p_treatment": "true rate of GPT-Neo", "true_difference": "true difference",
+                               "flip_rate": "flips"})
 
 # %% [markdown]
 # Under the paper's own assumptions the flips are **lost power**, not avoided false positives: at no effect
@@ -204,7 +195,7 @@ est = coverage("estimated rates (precision from 100, FOR from 300 items), N = 20
                p_control=0.10, p_treatment=0.20, n=20000, rates=(0.05, 0.8), calibration_counts=(300, 100))
 boot = coverage_study(n_replicates=2000, n_resamples=1000, random_state=7, p_control=0.10, p_treatment=0.20,
                       n=20000, rates=(0.05, 0.8), calibration_counts=(300, 100)).set_index("method")
-KeyNumbers({"percentile bootstrap coverage (2,000 replicates x 1,000 resamples)": boot.loc["bootstrap", "coverage"]})
+print(f"percentile bootstrap: coverage {boot.loc['bootstrap', 'coverage']:.3f} (2,000 replicates x 1,000 resamples)")
 
 # %% [markdown]
 # ### A metric that errs differently on the two systems
@@ -246,5 +237,15 @@ summary = pd.DataFrame({
     "per-system error": shift["coverage"],
     "paired": paired["coverage"],
 })
-KeyNumbers({f"coverage {method}, {setting}": value for setting, column in summary.items()
-            for method, value in column.dropna().items()}, table=summary.round(4))
+summary.round(4)
+
+# %% [markdown]
+# ## Conclusion
+#
+# Table 1's intervals are reproduced, and the paper's Eq. 13 turns out to be the variance of the mean of gold
+# labels, not of anything computed from the classifier's labels. Under the paper's own model (the classifier
+# errs alike on both systems), the uncorrected interval is a valid test of "no true difference" and the
+# calibrated one covers the true difference at 95%; the paper's interval covers everything and detects
+# nothing, so the conclusions it flips are lost power, not avoided false positives. Estimated rates need the
+# delta or bootstrap interval, and a classifier that errs differently on the two systems needs gold labels of
+# each (prediction-powered inference).

@@ -76,14 +76,20 @@ def lme4_fixtures(bookdata: Path) -> Lme4Fixtures:
 
 # ---------------------------------------------------------------- notebooks
 class NotebookRun:
-    """One notebook's outputs: freshly executed from its ``.py`` source, or as committed."""
+    """One notebook's outputs: freshly executed from its ``.py`` source, or as committed.
 
-    def __init__(self, build, nb):
+    ``values`` are the ``label = value`` lines the notebook printed or, for a notebook tested with a probe,
+    the lines the probe printed from the notebook's variables (the committed run carries the fresh run's, and
+    ``stale`` lists where its outputs differ from the fresh run's).
+    """
+
+    def __init__(self, build, nb, probe_text: str | None = None, stale: list[str] | None = None):
         self.nb = nb
         self.text = build.text_output(nb)
-        self.values = build.printed_values(self.text)
+        self.values = build.printed_values(probe_text if probe_text is not None else self.text)
         self.images = build.image_count(nb)
         self.errors = build.errors(nb)
+        self.stale = stale or []
 
     def __getitem__(self, label: str) -> float:
         assert label in self.values, f"the notebook did not print {label!r}"
@@ -115,14 +121,28 @@ def notebook_runner(notebook_build):
 
     "executed" runs the notebook's ``.py`` source in a fresh kernel on the book data; "committed" reads the
     outputs of the committed ``.ipynb``, so the same assertions check what a reader of the repository sees.
+    With ``probe`` (code printing ``label = value`` lines from the notebook's variables, run after its last cell
+    in the same kernel), the values come from the probe: the executed run's, once per session, also for the
+    committed run, whose ``stale`` lists the cells that show other text or numbers than the fresh run.
     """
+    fresh: dict[str, NotebookRun] = {}
 
-    def run(request, name: str, *, needs_data: bool = True) -> NotebookRun:
-        if request.param == "committed":
+    def run(request, name: str, *, needs_data: bool = True, probe: str | None = None) -> NotebookRun:
+        if probe is None and request.param == "committed":
             return NotebookRun(notebook_build, notebook_build.committed(name))
         data = request.getfixturevalue("bookdata") if needs_data else None
         nb = notebook_build.from_source(notebook_build.source_path(name))
-        return NotebookRun(notebook_build, notebook_build.execute(nb, data=data))
+        if probe is None:
+            return NotebookRun(notebook_build, notebook_build.execute(nb, data=data))
+        if name not in fresh:
+            executed, probe_text = notebook_build.execute_probed(nb, probe, data=data)
+            fresh[name] = NotebookRun(notebook_build, executed, probe_text)
+        if request.param == "executed":
+            return fresh[name]
+        committed = notebook_build.committed(name)
+        stale = notebook_build.output_differences(committed, fresh[name].nb)
+        return NotebookRun(notebook_build, committed, "\n".join(f"{k} = {v}" for k, v in fresh[name].values.items()),
+                           stale)
 
     return run
 

@@ -1,4 +1,5 @@
-"""notebooks/goyal_metric_model: the numbers it shows, executed from its source and as committed.
+"""notebooks/goyal_metric_model: its numbers, read from its variables after a fresh run of its source, and its
+committed outputs, which must show what that run shows.
 
 References: Goyal, Hu & Gupta (2023), Table 1 (the paper's printed intervals), the closed-form variance
 decomposition of Section 2 of the notebook, and the nominal 95% coverage with the Monte-Carlo tolerance of
@@ -12,13 +13,41 @@ import pytest
 MC_4000 = 3 * (0.95 * 0.05 / 4000) ** 0.5
 
 
+#: run in the notebook's kernel after its last cell: the numbers checked below, one ``label = value`` line each
+PROBE = """
+def put(label, value):
+    print(f"{label} = {value!r}" if isinstance(value, bool) else f"{label} = {float(value)!r}")
+
+for dataset, row in t1.iterrows():
+    for ci in ("d", "m"):
+        for end in ("low", "high"):
+            put(f"{dataset} CI_{ci.upper()} {end}", row[f"ci_{ci}_{end}"])
+            put(f"{dataset} CI_{ci.upper()} {end} (paper)", row[f"ci_{ci}_{end}_paper"])
+for experiment, consistent in t2["consistent_m"].items():
+    put(f"{experiment} CI_M consistent with its variances", bool(consistent))
+put("GPT2 on BOLD: variance by Eq. 13", r.var_control)
+put("GPT2 on BOLD: variance of the calibrated estimate", calibrated_var)
+put("GPT2 on BOLD: E[Var(R|O)] / (N - 1)", within)
+put("BOLD observed difference", r.ate)
+put("BOLD calibrated difference (true rates)", r.ate_corrected)
+put("no effect: uncorrected rejection rate", flips.reject_uncorrected.iloc[0])
+put("no effect: Goyal rejection rate", flips.reject_goyal.iloc[0])
+put("percentile bootstrap coverage (2,000 replicates x 1,000 resamples)", boot.loc["bootstrap", "coverage"])
+for setting, column in summary.items():
+    for method, value in column.dropna().items():
+        put(f"coverage {method}, {setting}", value)
+"""
+
+
 @pytest.fixture(scope="module", params=["executed", "committed"])
 def run(request, notebook_runner):
-    return notebook_runner(request, "goyal_metric_model", needs_data=False)
+    return notebook_runner(request, "goyal_metric_model", needs_data=False, probe=PROBE)
 
 
-def test_executes_with_the_figure(run):
+def test_executes_with_the_figure_and_the_committed_outputs_are_a_fresh_run(run):
     assert run.images == 1 and not run.errors  # the rejection-rate plot
+    assert not run.stale, "rebuild: python3 notebooks/build.py goyal_metric_model\n" + "\n".join(run.stale)
+    assert run.nb.cells[-1].source.startswith("## Conclusion")
 
 
 def test_table1_intervals_match_the_paper(run):

@@ -43,31 +43,39 @@ def test_committed_notebook_is_executed_and_modest(notebook_build, name):
     assert (NOTEBOOKS / f"{name}.ipynb").stat().st_size < 600_000
 
 
+#: notebooks that still import the repository-only helpers (their owners are moving them to plain mixeval code);
+#: every other notebook runs with nothing but ``pip install mixeval``
+STILL_ON_NBHELPERS = {"eval_logs", "preferences_arena"}
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_figures_are_at_print_resolution(notebook_build, name):
-    """Every figure is a PNG saved at ``_nbhelpers.DPI`` (>= 200) and shown at 80 pixels per inch: its pixel width
-    is about DPI / 80 times its displayed width (``bbox_inches="tight"`` trims or extends the margins a little)."""
+def test_figures_are_readable_pngs(notebook_build, name):
+    """Every figure is a PNG at least 450 pixels wide, and the sources set no resolution of their own."""
     import base64
     import io
-    import re
 
     from PIL import Image
 
-    dpi = int(re.search(r"^DPI = (\d+)", (NOTEBOOKS / "_nbhelpers.py").read_text(), flags=re.M).group(1))
-    assert dpi >= 200
     outputs = [o for c in notebook_build.committed(name).cells for o in c.get("outputs", [])
                if "image/png" in o.get("data", {})]
     for out in outputs:
-        pixels = Image.open(io.BytesIO(base64.b64decode(out["data"]["image/png"]))).size[0]
-        shown = out["metadata"]["image/png"]["width"]
-        assert pixels / shown > 0.85 * dpi / 80, (pixels, shown)
+        assert Image.open(io.BytesIO(base64.b64decode(out["data"]["image/png"]))).size[0] >= 450
     source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
-    assert "savefig" not in source and "dpi=" not in source  # one resolution, set in _nbhelpers.show_figure
+    assert "savefig" not in source and "dpi=" not in source
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_sources_import_the_shared_helpers_instead_of_pasting_them(name):
-    tree = ast.parse((NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8"))
-    defined = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    assert not defined & {"show", "show_figure", "Caught", "data_dir"}
-    assert "environ" not in (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")  # data path: _nbhelpers
+@pytest.mark.parametrize("name", sorted(set(NAMES) - STILL_ON_NBHELPERS))
+def test_a_notebook_needs_only_mixeval_and_hides_no_warning(name):
+    """Issue 41 item 12: no repository-only helper (a user has only ``pip install mixeval``), no file of the
+    repository read, no silenced warnings, no table of quantities and values, and a conclusion at the end."""
+    source = (NOTEBOOKS / f"{name}.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported <= {"mixeval", "numpy", "pandas", "matplotlib", "scipy", "IPython", "warnings", "math"}, imported
+    assert "_nbhelpers" not in source and "KeyNumbers" not in source and "Caught(" not in source
+    assert 'simplefilter("ignore"' not in source and "filterwarnings(\"ignore" not in source
+    assert "../" not in source and "Path(" not in source  # no repository file
+    assert source.rstrip().split("# %% [markdown]")[-1].lstrip().startswith("# ## Conclusion")

@@ -20,9 +20,23 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "models": (
         "Fitting mixed models (lme4)",
         "Linear and generalised linear mixed models with lme4's formula syntax, and the likelihood-ratio test.",
-        ["lmer", "glmer", "mixed.clmm", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult", "mixed.GlmerResult",
-         "mixed.ClmmResult", "mixed.threshold_spread_test", "mixed.nominal_test", "mixed.Family",
+        ["fit", "lmer", "glmer", "mixed.clmm", "mixed.compare", "mixed.MixedResult", "mixed.LmerResult",
+         "mixed.GlmerResult", "mixed.ClmmResult", "mixed.threshold_spread_test", "mixed.nominal_test",
          "formula.parse_formula", "formula.model_matrix"],
+    ),
+    "families": (
+        "Response distributions (families)",
+        "One protocol for every family (link, response checks, log-likelihood, dispersion, simulation, latent "
+        "variance, what it supports), one module per family, and the registry that fitting calls and the "
+        "command line read.",
+        ["mixed.families.Family", "mixed.families.get_family", "mixed.families.family_names",
+         "mixed.families.gaussian.Gaussian", "mixed.families.binomial.Binomial", "mixed.families.poisson.Poisson",
+         "mixed.families.negative_binomial.NegativeBinomial", "mixed.families.beta.Beta",
+         "mixed.families.ordered_beta.OrderedBeta", "mixed.families.beta_binomial.BetaBinomial",
+         "mixed.families.ordinal.Ordinal", "mixed.families.Support", "mixed.families.STUDY_METHODS",
+         "mixed.families.Link", "mixed.families.get_link", "mixed.families.LINKS", "mixed.families.ExponentialFamily",
+         "mixed.families.REGISTRY", "mixed.families.FAMILIES", "mixed.families.register_family",
+         "mixed.families.unregister_family", "mixed.families.DISTRIBUTION_VARIANCE"],
     ),
     "reliability": (
         "Reliability and designs",
@@ -116,7 +130,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "Pairwise preferences (arena votes)",
         "Bradley-Terry models of pairwise votes, Elo-scale scores and how many votes a ranking needs.",
         ["preferences.bradley_terry", "preferences.PreferenceResult", "preferences.to_elo",
-         "preferences.votes_needed", "preferences.simulate_arena"],
+         "preferences.votes_needed", "preferences.simulate_arena", "preferences.simulation_targets"],
     ),
     "scale": (
         "Big logs: DuckDB, Parquet and Spark",
@@ -127,7 +141,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     "data": (
         "Data sets",
         "The book's data and the bundled simulated evaluation.",
-        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.list_datasets",
+        ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.write_demo", "datasets.DEMO_FILES",
+         "datasets.list_datasets",
          "datasets.find_data_dir", "datasets.cache_dir", "datasets.SOURCE_REPOSITORY"],
     ),
     "reproductions": (
@@ -160,9 +175,10 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "from them.",
         ["mixed.build_design", "mixed.Design", "mixed.GroupingFactor", "mixed.compute_stats",
          "mixed.SufficientStats", "mixed.profiled_deviance", "mixed.deviance_parts", "mixed.optimize_theta",
-         "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "mixed.get_family", "formula.ParsedFormula",
+         "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "formula.ParsedFormula",
          "formula.RandomTerm", "formula.FormulaVariable", "formula.model_frame_spec", "formula.ModelFrameSpec",
-         "formula.response_values", "formula.prepare_plain_columns", "formula.quote_name", "significance.reference_grid", "significance.ReferenceGrid",
+         "formula.response_values", "formula.prepare_plain_columns", "formula.quote_name",
+         "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.tukey_pvalue", "significance.tukey_critical_value",
          "uncertainty.FitModel", "uncertainty.LmmFitModel", "uncertainty.GlmmFitModel",
          "uncertainty.ClmmFitModel",
@@ -172,9 +188,10 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.data_section", "report.variance_section", "report.comparison_section",
          "report.conditional_section", "report.trend_section", "report.default_dstudy_grid",
          "report.result_table", "report.text_table", "report.format_number", "report.figure_to_png",
-         "report.long_format_hint", "report.interaction_test", "study.check_property",
+         "report.long_format_hint", "report.interaction_test", "study.check_property", "study.check_system",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
-         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.command_modules", "cli.print_json"],
+         "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.Command", "cli.command_modules",
+         "cli.print_json"],
     ),
 }
 

@@ -1,7 +1,9 @@
 """Generate the API reference from the package's ``__all__`` lists (run by ``conf.py`` at build time).
 
 The index (``api/index.rst``) lists every documented public name once, grouped by task as
-``api_groups.GROUPS`` says, in autosummary tables; autosummary writes one page per name from its docstring.
+``api_groups.GROUPS`` says, in autosummary tables; each group also has a page of its own (``api/group_<key>.rst``,
+the sidebar's entries under "API reference"), whose table makes autosummary write one page per name from its
+docstring.
 The group of building blocks gets its own page (``api/internals.rst``). Every public module (no underscore in
 its dotted name, with an ``__all__``) gets a short page: its docstring and links to its names. A name that a
 module only re-exports (``mixeval.Study`` is ``mixeval.study.Study``), or a function that only wraps another
@@ -93,6 +95,31 @@ def documented_names(entries: dict[str, str] | None = None) -> list[str]:
     return sorted(set((entries or reference_entries()).values()))
 
 
+def attribute_doc(qualified: str) -> list[str]:
+    """The ``#:`` comment (or docstring) of a public constant where it is defined, e.g. ``ADJUSTMENTS`` in
+    ``mixeval.significance._pairwise`` for ``mixeval.significance.ADJUSTMENTS``; ``[]`` when it has none.
+
+    autodoc reads such comments only in the module it documents the name in, and falls back to the docstring of
+    the value's type ("Built-in immutable sequence.") for a re-exported constant.
+    """
+    from sphinx.pycode import ModuleAnalyzer
+
+    module_name, _, name = qualified.rpartition(".")
+    module = importlib.import_module(module_name)
+    value = getattr(module, name, None)
+    candidates = [module_name]
+    if hasattr(module, "__path__"):
+        candidates += [info.name for info in pkgutil.walk_packages(module.__path__, module_name + ".")]
+    for candidate in candidates:
+        try:
+            docs = ModuleAnalyzer.for_module(candidate).find_attr_docs()
+        except Exception:  # noqa: BLE001 - a module without source (compiled) has no comments to read
+            continue
+        if ("", name) in docs and getattr(importlib.import_module(candidate), name, None) is value:
+            return [line for line in docs[("", name)]]
+    return []
+
+
 def grouping_problems(entries: dict[str, str] | None = None) -> list[str]:
     """Documented names missing from ``api_groups.GROUPS``, listed twice, or listed but not public."""
     documented = set(documented_names(entries))
@@ -109,13 +136,21 @@ def _title(text: str, char: str = "=") -> str:
     return f"{text}\n{char * len(text)}\n"
 
 
-def _group_section(key: str, char: str = "-") -> list[str]:
+def _group_section(key: str, char: str = "-", toctree: bool = True) -> list[str]:
+    """A group's title, sentence and autosummary table (which writes the entries' pages when ``toctree``)."""
     title, sentence, names = api_groups.GROUPS[key]
-    return [_title(title, char), sentence, "", ".. autosummary::", "   :toctree: generated", "   :nosignatures:", "",
+    options = ["   :toctree: generated"] if toctree else []
+    return [_title(title, char), sentence, "", ".. autosummary::", *options, "   :nosignatures:", "",
             *(f"   {name}" for name in names), ""]
 
 
+def group_pages() -> list[str]:
+    """The page names of the groups by task (``api/group_<key>``), in the index's order."""
+    return [f"group_{key}" for key in api_groups.GROUPS if key != api_groups.INTERNAL]
+
+
 def index_page(modules: list[str]) -> str:
+    """Every group's table on one page; the sidebar lists the groups (one page each), not ~300 names."""
     lines = [_title("API reference"),
              "Every public function and class, grouped by task; each page is the docstring with its runnable",
              "example. Names are relative to ``mixeval`` (``significance.emmeans`` is ``mixeval.significance.emmeans``;",
@@ -124,9 +159,15 @@ def index_page(modules: list[str]) -> str:
              ".. currentmodule:: mixeval", ""]
     for key in api_groups.GROUPS:
         if key != api_groups.INTERNAL:
-            lines += _group_section(key)
-    lines += [".. toctree::", "   :hidden:", "", "   internals", "   modules", ""]
+            lines += _group_section(key, toctree=False)
+    lines += [".. toctree::", "   :hidden:", "", *(f"   {page}" for page in group_pages()), "   internals",
+              "   modules", ""]
     return "\n".join(lines)
+
+
+def group_page(key: str) -> str:
+    """One group by task: its sentence and its names, whose pages it lists in the sidebar."""
+    return "\n".join([".. currentmodule:: mixeval", "", *_group_section(key, char="=")])
 
 
 def internals_page() -> str:
@@ -162,6 +203,8 @@ def write_api(outdir: Path) -> list[str]:
     for module_name in modules:
         _write_if_changed(outdir / f"{module_name}.rst", module_page(module_name, entries))
     _write_if_changed(outdir / "index.rst", index_page(modules))
+    for key, page in zip([k for k in api_groups.GROUPS if k != api_groups.INTERNAL], group_pages()):
+        _write_if_changed(outdir / f"{page}.rst", group_page(key))
     _write_if_changed(outdir / "internals.rst", internals_page())
     _write_if_changed(outdir / "modules.rst", modules_page(modules))
     _remove_stale(outdir, modules, set(entries.values()))
@@ -171,7 +214,7 @@ def write_api(outdir: Path) -> list[str]:
 def _remove_stale(outdir: Path, modules: list[str], documented: set[str]) -> None:
     """Delete pages of modules and names that are no longer public (autosummary never does)."""
     for page in outdir.glob("*.rst"):
-        if page.stem not in ("index", "internals", "modules") and page.stem not in modules:
+        if page.stem not in ("index", "internals", "modules", *group_pages()) and page.stem not in modules:
             page.unlink()
     for stub in (outdir / "generated").glob("*.rst"):
         if stub.stem not in documented:

@@ -11,13 +11,20 @@ import pandas as pd
 from scipy import sparse
 
 from .._results import ConfidenceInterval, Result
-from .._validation import require_columns, require_positive_int, require_probability
+from .._validation import (
+    describe_id_column,
+    id_like_columns,
+    require_columns,
+    require_positive_int,
+    require_probability,
+)
 from ..errors import InputError, InputTypeError, MixevalWarning
 from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
 from ..resampling._common import percentile_interval
 
 __all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
 
+#: The levels of measurement of the agreement coefficients (``measurement=``), from the weakest.
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 _UNDEFINED = ("nan", "zero", "raise")
 
@@ -120,6 +127,14 @@ def ratings_matrix(data: object, *, unit: str | None = None, rater: str | None =
         # units and raters in order of first appearance, so resampling matches the wide input
         return wide.reindex(index=pd.unique(data[unit]), columns=pd.unique(data[rater]))
     if isinstance(data, pd.DataFrame):
+        ids = id_like_columns(data)
+        if ids:
+            c = ids[0]
+            raise InputError(
+                f"the column {c!r} looks like a unit identifier ({describe_id_column(data, c)}), not a rater's "
+                "ratings; counted as a rater it would change every coefficient. Make it the index "
+                f"(data.set_index({c!r})) or keep only the rater columns; on the command line --id {c} or --raters."
+            )
         return data
     arr = np.asarray(data, dtype=object if not np.issubdtype(np.asarray(data).dtype, np.number) else float)
     if arr.ndim != 2:

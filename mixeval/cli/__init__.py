@@ -6,12 +6,12 @@ exit code. Errors of the user's input (the project's :class:`mixeval.errors.Mixe
 also for unreadable files and bad flag values) end the command with a one-line message and
 exit code 2; any other exception is a bug and propagates with its traceback.
 
-Start-up is kept short (every scripted call pays it): :data:`COMMANDS` lists each
-command's module and one-line help, so ``mixeval --help`` imports no command module
-and ``mixeval fit ...`` imports only ``cmd_fit`` (and what its handler needs). A new
-``cmd_*`` module must add its commands to :data:`COMMANDS`; a test checks that the
-listing matches what the modules register. ``mixeval --help`` lists the commands by task
-(:data:`COMMAND_GROUPS`), and each command's ``--help`` ends with examples (:data:`EXAMPLES`).
+Start-up is kept short (every scripted call pays it): one table, :data:`COMMANDS` (in
+``_commands.py``), gives each command's module, task group, one-line help and examples, so
+``mixeval --help`` imports no command module and ``mixeval fit ...`` imports only ``cmd_fit``;
+the command modules and the CLI's helpers import numpy, pandas and the models inside their
+handlers, so a command's ``--help`` does not load them either. A new ``cmd_*`` module adds its
+commands to :data:`COMMANDS`; a test checks that the table matches what the modules register.
 """
 
 from __future__ import annotations
@@ -19,98 +19,16 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import shlex
 import sys
 import warnings
 from collections.abc import Sequence
 
-from ..errors import MixevalError
+from ..errors import MixevalError, plain_message
+from ._commands import COMMANDS, GROUPS, Command
+from ._io import print_json
 
-__all__ = ["main", "build_parser", "print_json", "COMMANDS", "command_modules"]
-
-
-def __getattr__(name: str):
-    # ``print_json`` lives in ``_io`` (which imports pandas): imported when a command first uses it
-    if name == "print_json":
-        from ._io import print_json
-
-        return print_json
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-#: command name -> (module in this package that registers it, one-line help shown by ``mixeval --help``)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "agreement": ("cmd_agreement", "Krippendorff's alpha, Cohen's kappa, Scott's pi (book Section 3.3.1)"),
-    "bootstrap": ("cmd_bootstrap", "paired bootstrap test of mean score differences (book Algorithm 4.1)"),
-    "circularity": ("cmd_circularity", "GAM circularity test: are the labels a reconstruction of a rule over a few features?"),
-    "fit": ("cmd_fit", "fit a linear mixed model (lme4 formula syntax)"),
-    "compare": ("cmd_fit", "likelihood-ratio test of two nested models (refit by ML, as lme4's anova)"),
-    "compare-logs": ("cmd_compare_logs", "paired, cluster-robust comparison of the models in harness logs (lm-eval, inspect_ai, HELM)"),
-    "meta": ("cmd_meta", "meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy"),
-    "metric-ci": ("cmd_metric_ci", "confidence interval when the metric is a model (Goyal et al. 2023)"),
-    "permutation": ("cmd_permutation", "paired approximate randomization test of mean score differences (Algorithm 4.2)"),
-    "report": ("cmd_report", "one command from an evaluation log to a full report (text + HTML)"),
-    "demo": ("cmd_report", "run the report on the bundled simulated MT evaluation (no network)"),
-    "reproduce": ("cmd_reproduce", "recompute a table of the book or a paper"),
-    "reliability": ("cmd_study", "variance components, phi and a D-study for your CSV"),
-    "significance": ("cmd_study", "GLRT of the system effect and pairwise comparisons for your CSV"),
-    "confint": ("cmd_confint", "confidence intervals of a mixed model's sd's, sigma and fixed effects "
-                             "(thresholds of an ordinal model)"),
-    "power": ("cmd_power", "power of a system comparison for more items, raters or seeds (simulation)"),
-    "preferences": ("cmd_preferences", "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"),
-}
-
-
-#: the commands by task, as ``mixeval --help`` lists them (every command of :data:`COMMANDS` once)
-COMMAND_GROUPS: dict[str, tuple[str, ...]] = {
-    "fitting": ("fit", "compare", "confint"),
-    "reliability": ("reliability", "agreement"),
-    "significance": ("significance", "power", "compare-logs", "preferences"),
-    "resampling": ("bootstrap", "permutation"),
-    "validity": ("circularity",),
-    "metric models and meta-evaluation": ("metric-ci", "meta"),
-    "reports and reproduction": ("report", "demo", "reproduce"),
-}
-
-_DEMO = "demo_mt.csv"  # the bundled demo log (mixeval/data/demo_mt.csv): item, system, seed, rater, score
-#: examples shown at the end of each command's ``--help`` (tests parse every one)
-EXAMPLES: dict[str, tuple[str, ...]] = {
-    "fit": (f'mixeval fit {_DEMO} "score ~ system + (1|item) + (1|rater)"',
-            f'mixeval fit {_DEMO} "score ~ system + (1|item) + (1|rater)" --ml --json',
-            'mixeval fit runs.csv "correct ~ system + (1|item) + (1|seed)" --family binomial'),
-    "compare": (f'mixeval compare {_DEMO} "score ~ system + (1|item)" "score ~ 1 + (1|item)"',),
-    "confint": (f'mixeval confint {_DEMO} "score ~ system + (1|item) + (1|rater)"',
-                f'mixeval confint {_DEMO} "score ~ system + (1|item) + (1|rater)" --method boot --nsim 500 --seed 1'),
-    "reliability": (f'mixeval reliability {_DEMO} "score ~ (1|item) + (1|rater) + (1|item:rater)" --n rater=3',
-                    f'mixeval reliability {_DEMO} "score ~ (1|item) + (1|rater) + (1|item:rater)" '
-                    '--grid rater=1:8 --target 0.8'),
-    "agreement": ("mixeval agreement ratings.csv --measurement interval",
-                  "mixeval agreement long.csv --unit item --rater rater --value score --measurement ordinal"),
-    "significance": (f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)"',
-                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --by src_length '
-                     '--cuts 15,55 --adjust holm',
-                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --df kenward-roger',
-                     f'mixeval significance {_DEMO} "score ~ system + (1|item) + (1|rater)" --control baseline'),
-    "power": (f'mixeval power {_DEMO} "score ~ system + (1|item) + (1|rater)" --n item=100,200 --nsim 200 --seed 1',),
-    "bootstrap": ("mixeval bootstrap scores.csv --seed 1",
-                  "mixeval bootstrap scores.csv --baseline baseline --ci bca --seed 1"),
-    "permutation": ("mixeval permutation scores.csv --seed 1",
-                    "mixeval permutation long.csv --item item --system system --score score --seed 1"),
-    "circularity": ("mixeval circularity sofa.csv --target label --top 5",
-                    "mixeval circularity ir.csv --target relevant --features a,b,c --family binomial --json"),
-    "metric-ci": ("mixeval metric-ci --p-control 0.00456 --p-treatment 0.00236 --n 23679 --precision 0.8897 "
-                  "--for 0.22769",),
-    "meta": ("mixeval meta selective answers.csv --confidence maxprob --correct correct",
-             "mixeval meta local pairs.csv --context context --subset system --metric metric --score score "
-             "--perturbed perturbed --lower-is-better wer"),
-    "report": (f"mixeval report {_DEMO} --score score --system system --item item --facet rater "
-               "--facet system:seed --by src_length --cuts 15,55 --out report.html",),
-    "demo": ("mixeval demo", "mixeval demo --json --out demo.html"),
-    "reproduce": ("mixeval reproduce list", "mixeval reproduce table-4.2 --json"),
-    "compare-logs": ("mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
-                     "mixeval compare-logs logs/*.eval --metric match --cluster passage --json --no-mixed"),
-    "preferences": ("mixeval preferences votes.csv",
-                    "mixeval preferences votes.csv --judge judge --prompt prompt --ties davidson --json",
-                    "mixeval preferences votes.csv --judge judge --position random --html leaderboard.html"),
-}
+__all__ = ["main", "build_parser", "print_json", "COMMANDS", "Command", "command_modules"]
 
 
 def command_listing() -> str:
@@ -123,16 +41,20 @@ def command_listing() -> str:
     """
     width = max(len(name) for name in COMMANDS) + 2
     lines = []
-    for group, names in COMMAND_GROUPS.items():
+    for group in GROUPS:
         lines += [""] if lines else []
         lines.append(f"{group}:")
-        lines += [f"  {name:<{width}}{COMMANDS[name][1]}" for name in names]
+        lines += [f"  {name:<{width}}{command.help}" for name, command in COMMANDS.items() if command.group == group]
     return "\n".join(lines)
 
 
 def _epilog(command: str) -> str | None:
-    examples = EXAMPLES.get(command)
-    return "examples:\n" + "\n".join(f"  {line}" for line in examples) if examples else None
+    row = COMMANDS.get(command)
+    if row is None or not row.examples:
+        return None
+    first = ["  mixeval demo --write-data .    # writes demo_mt.csv and the other demo_*.csv files here"]
+    uses_demo = any("demo_" in line for line in row.examples) and command != "demo"
+    return "examples:\n" + "\n".join(first * uses_demo + [f"  {line}" for line in row.examples])
 
 
 class _HelpFormatter(argparse.HelpFormatter):
@@ -154,7 +76,7 @@ class _HelpFormatter(argparse.HelpFormatter):
 
 
 class _Commands(argparse._SubParsersAction):
-    """Sub-commands that take their examples from :data:`EXAMPLES` and are listed by :func:`command_listing`."""
+    """Sub-commands that take their examples from :data:`COMMANDS` and are listed by :func:`command_listing`."""
 
     def add_parser(self, name, **kwargs):
         kwargs.setdefault("epilog", _epilog(name))
@@ -170,7 +92,7 @@ def command_modules() -> list[str]:
     --------
     >>> command_modules()[:3]
     ['cmd_agreement', 'cmd_bootstrap', 'cmd_circularity']
-    >>> sorted({module for module, _ in COMMANDS.values()}) == command_modules()  # every module is listed
+    >>> sorted({row.module for row in COMMANDS.values()}) == command_modules()  # every module is listed
     True
     """
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
@@ -214,10 +136,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         return parser
     command = _requested_command(argv)
     if command in COMMANDS:
-        importlib.import_module(f"{__name__}.{COMMANDS[command][0]}").register(sub)
-    for name, (_, help_) in COMMANDS.items():
+        importlib.import_module(f"{__name__}.{COMMANDS[command].module}").register(sub)
+    for name, row in COMMANDS.items():
         if name not in sub.choices:
-            sub.add_parser(name, help=help_)
+            sub.add_parser(name, help=row.help)
     return parser
 
 
@@ -239,6 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.command_line = "mixeval " + shlex.join(argv)  # a report's provenance: the command that made it
     with warnings.catch_warnings():
         warnings.showwarning = _warning_printer()
         try:
@@ -254,7 +177,7 @@ def _warning_printer():
     seen: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None) -> None:
-        text = str(message)
+        text = plain_message(str(message))
         if text not in seen:
             seen.add(text)
             print(f"warning: {text}", file=sys.stderr)

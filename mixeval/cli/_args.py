@@ -110,17 +110,30 @@ def check_jobs(value: int, flag: str = "--jobs") -> int:
     return value
 
 
-def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False) -> None:
+def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False,
+                         any_family: bool = False) -> None:
     """``--family``, ``--link``, ``--weights`` (and ``--nagq``, ``--random-thresholds``): the model family of every
-    fitting command."""
-    p.add_argument("--family", choices=FAMILIES, default="gaussian",
-                   help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions with "
-                        "--weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 ratings: "
-                        "clmm); reliability is then on the latent scale")
-    p.add_argument("--link", default=None, help="link of a binomial or ordinal (logit, probit) or poisson (log) model")
-    p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial proportion; "
-                                                   "precision weights of a Gaussian score (Var(y_i) = sigma^2 / w_i, "
-                                                   "as lme4's)")
+    fitting command; with ``any_family`` every family of the registry (:mod:`mixeval.mixed.families`), checked by
+    ``get_family`` when the command runs (the registry imports numpy: ``--help`` does not), else :data:`FAMILIES`."""
+    if not any_family:
+        p.add_argument("--family", choices=FAMILIES, default="gaussian",
+                       help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions "
+                            "with --weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 "
+                            "ratings: clmm); reliability is then on the latent scale")
+    else:
+        p.add_argument("--family", default="gaussian", metavar="NAME",
+                       help="response distribution, a family of mixeval's registry: gaussian (lmer, default); "
+                            "binomial (0/1 scores, or proportions with --weights trials), poisson (counts), "
+                            "negative_binomial (overdispersed counts), beta (proportions strictly inside (0, 1)), "
+                            "ordered_beta (proportions with exact 0s and 1s), beta_binomial (k of --weights n "
+                            "trials, e.g. pass@k), fitted by glmer's Laplace approximation as glmmTMB; ordinal "
+                            "(1-5 / 1-7 ratings: clmm); reliability is then on the latent scale")
+    p.add_argument("--link", default=None, help="link of a binomial, beta, beta_binomial or ordinal (logit, probit) or "
+                                                "poisson, negative_binomial (log) model")
+    p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial or "
+                                                   "beta_binomial proportion; precision weights of a Gaussian score "
+                                                   "(Var(y_i) = sigma^2 / w_i, as lme4's); glmmTMB's weights of the "
+                                                   "other families")
     if nagq:
         p.add_argument("--nagq", type=int, default=1,
                        help="glmer's and clmm's nAGQ: 1 Laplace, >1 adaptive Gauss-Hermite (one scalar term)")
@@ -140,11 +153,12 @@ def check_family_flags(args) -> None:
     if family != "gaussian":
         return
     if getattr(args, "link", None) not in (None, "identity"):
-        raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (a Gaussian model is "
-                         "fitted with the identity link); add --family, or drop --link.")
+        raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (or another family of "
+                         "`mixeval fit --help`; a Gaussian model is fitted with the identity link); add --family, or "
+                         "drop --link.")
     if getattr(args, "nagq", 1) != 1:
-        raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (a Gaussian model has no "
-                         "quadrature); add --family, or drop --nagq.")
+        raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (or another family of "
+                         "`mixeval fit --help`; a Gaussian model has no quadrature); add --family, or drop --nagq.")
 
 
 def check_output_file(out: str, flag: str = "--out") -> Path:

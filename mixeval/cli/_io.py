@@ -1,19 +1,25 @@
-"""Reading a user's table and printing JSON for the command line."""
+"""Reading a user's table and printing JSON for the command line.
+
+numpy and pandas are imported inside the functions: the parser imports this module, and a command's ``--help``
+must not load the numeric stack.
+"""
 
 from __future__ import annotations
 
 import csv
 import gzip
 import json
+import math
+import re
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 
-__all__ = ["read_table", "sniff_separator", "print_json"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["read_table", "sniff_separator", "sniff_decimal", "print_json"]
 
 
 SEPARATORS = ",\t;|"
@@ -26,6 +32,8 @@ def read_table(path: str) -> pd.DataFrame:
     Every failure is an :class:`InputError` that names the file: missing, a directory, JSON, not text,
     not parseable, no rows.
     """
+    import pandas as pd
+
     p = _existing_file(path)
     if p.suffix == ".parquet":
         try:
@@ -38,7 +46,7 @@ def read_table(path: str) -> pd.DataFrame:
     sep = sniff_separator(sample)
     _require_unique_header(sample, sep, path)
     try:
-        data = pd.read_csv(p, sep=sep)
+        data = pd.read_csv(p, sep=sep, decimal=sniff_decimal(sample, sep))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read {path} as CSV: {str(exc).strip()}") from None
     return _require_rows(data, path)
@@ -92,6 +100,23 @@ def _text_sample(p: Path, path: str, size: int = 64 * 1024) -> str:
         return raw[: exc.start].decode("utf-8")
 
 
+def sniff_decimal(sample: str, sep: str) -> str:
+    r"""The decimal mark of a CSV sample: ``,`` in a file separated by ``;``, tab or ``|`` whose numbers are written
+    ``0,25`` (as spreadsheets in many locales save them) and never ``0.25``; else ``.``.
+
+    Examples
+    --------
+    >>> sniff_decimal("item;score\n1;0,25\n2;1,5\n", ";"), sniff_decimal("item;score\n1;0.25\n", ";")
+    (',', '.')
+    """
+    if sep == ",":
+        return "."
+    fields = [f.strip().strip('"') for line in sample.splitlines()[1:50] for f in line.split(sep)]
+    comma = any(re.fullmatch(r"[-+]?\d+,\d+", f) for f in fields)
+    point = any(re.fullmatch(r"[-+]?\d*\.\d+(e[-+]?\d+)?", f, re.IGNORECASE) for f in fields)
+    return "," if comma and not point else "."
+
+
 def sniff_separator(sample: str) -> str:
     """The field separator of a CSV sample: ``,``, tab, ``;`` or ``|`` (``,`` when it cannot tell)."""
     lines = [line for line in sample.splitlines()[:50] if line.strip()]
@@ -112,6 +137,8 @@ def _require_rows(data: pd.DataFrame, path: str) -> pd.DataFrame:
 
 
 def _default(obj: Any) -> Any:
+    import numpy as np
+
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, np.ndarray):
@@ -136,6 +163,14 @@ def _nan_to_none(obj: Any) -> Any:
         return {str(k): _nan_to_none(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_nan_to_none(v) for v in obj]
-    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+    if _is_float_scalar(obj) and not math.isfinite(float(obj)):
         return None
     return obj
+
+
+def _is_float_scalar(obj: Any) -> bool:
+    """A Python float or a numpy floating-point scalar (float32 is not a ``float``), without importing numpy."""
+    if isinstance(obj, float):
+        return True
+    dtype = getattr(obj, "dtype", None)
+    return type(obj).__module__ == "numpy" and getattr(obj, "ndim", None) == 0 and getattr(dtype, "kind", "") == "f"

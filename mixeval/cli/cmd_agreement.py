@@ -6,6 +6,28 @@ import argparse
 import sys
 import warnings
 
+N_RESAMPLES = 2000
+
+
+def _check_flags(args: argparse.Namespace) -> bool:
+    """Refuse flags that would not be used; return whether the ratings are in long format."""
+    from ..errors import InputError
+
+    long = [f for f, v in (("--unit", args.unit), ("--rater", args.rater), ("--value", args.value)) if v is not None]
+    wide = [f for f, v in (("--id", args.id), ("--raters", args.raters)) if v is not None]
+    if 0 < len(long) < 3:
+        raise InputError(f"long-format ratings (one row per rating) need all of --unit, --rater and --value; got only "
+                         f"{' and '.join(long)}.")
+    if long and wide:
+        raise InputError(f"{' and '.join(wide)} choose columns of a wide table; with {', '.join(long)} the ratings "
+                         f"are in long format (one row per rating). Drop {' and '.join(wide)}.")
+    if not (args.level and args.level > 0):
+        unused = [f for f, v in (("--n-resamples", args.n_resamples), ("--seed", args.seed)) if v is not None]
+        if unused:
+            raise InputError(f"--level 0 asks for no interval, so {' and '.join(unused)} (of the bootstrap interval) "
+                             "would not be used; drop them or give a --level such as 0.95.")
+    return bool(long)
+
 
 def register(subparsers) -> None:
     from ._paired import SEED_HELP
@@ -27,7 +49,7 @@ def register(subparsers) -> None:
     p.add_argument("--value", help="long format: rating column")
     p.add_argument("--level", type=float, default=0.95, help="confidence level of the bootstrap interval "
                                                              "(default 0.95; 0 = no interval)")
-    p.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--n-resamples", type=int, default=None, help=f"bootstrap resamples (default {N_RESAMPLES})")
     p.add_argument("--seed", type=int, default=None, help=SEED_HELP)
     p.add_argument("--if-undefined", choices=["nan", "zero", "raise"], default="nan",
                    help="value when there is no variation at all (0/0); 'zero' is Krippendorff's convention")
@@ -47,10 +69,12 @@ def _run(args: argparse.Namespace) -> int:
     from ._args import check_count, check_level
 
     check_level(args.level, "--level", zero_means="no interval")
+    long = _check_flags(args)
+    if args.n_resamples is None:
+        args.n_resamples = N_RESAMPLES
     check_count(args.n_resamples, "--n-resamples")
     seed = resolve_seed(args.seed)
     data = read_table(args.path)
-    long = args.unit is not None or args.rater is not None or args.value is not None
     if not long:
         if args.id is not None:
             if args.id not in data.columns:

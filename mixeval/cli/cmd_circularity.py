@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--family", choices=["gaussian", "binomial"], default="gaussian",
                    help="gaussian for a numeric target (default), binomial for a 0/1 target")
     p.add_argument("--k", type=int, default=10, help="initial basis dimension per smooth (default 10, as mgcv)")
-    p.add_argument("--k-max", type=int, default=40, help="largest basis dimension the k-check may reach (default 40)")
+    p.add_argument("--k-max", type=int, default=None,
+                   help="largest basis dimension the k-check may reach (default 40, or --k if larger)")
     p.add_argument("--no-k-check", action="store_true", help="keep --k for every smooth (no k-check)")
     p.add_argument("--method", choices=["GCV", "REML"], default="GCV",
                    help="smoothing parameter selection (default GCV, mgcv's default)")
@@ -53,18 +54,37 @@ def _split(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()]
 
 
+#: arguments of :func:`circularity_test` that are flags of this command under the same name
+_FLAGS = ("k", "k_max", "top", "features", "exclude", "family", "method", "d2_tolerance", "d2_threshold",
+          "determinism_threshold", "gain_threshold", "negligible_gain", "nullification_threshold", "negligible")
+
+
+def _flag(match: re.Match) -> str:
+    if match.group(0) == "`k_check`=False":
+        return "--no-k-check"
+    return "--" + match.group(1).replace("_", "-") if match.group(1) in _FLAGS else match.group(0)
+
+
 @contextmanager
 def _in_flag_words() -> Iterator[None]:
-    """The basis refusal of :func:`circularity_test` advises ``k=``/``top=``: say ``--k``/``--top`` here."""
+    """Refusals of :func:`circularity_test` name its arguments (``k=``, ```d2_threshold```): say ``--k``,
+    ``--d2-threshold`` here."""
     from ..errors import InputError
 
     try:
         yield
     except InputError as exc:
         message = re.sub(r"\b(k|top) ?= ?(\d+)", r"--\1 \2", str(exc))
+        message = re.sub(r"`k_check`=False|`(\w+)`", _flag, message)
         if message == str(exc):
             raise
         raise InputError(message) from None
+
+
+def _flag_words(message: str) -> str:
+    """A warning of :func:`circularity_test` in the command's words (``--family binomial``, not ``family=``)."""
+    message = re.sub(r" \(on the command line --family \w+\)", "", message)
+    return re.sub(r"\bfamily='(\w+)'", r"--family \1", message)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -74,7 +94,8 @@ def _run(args: argparse.Namespace) -> int:
     from ._args import check_count
 
     check_count(args.k, "--k", minimum=3)
-    check_count(args.k_max, "--k-max", minimum=3)
+    if args.k_max is not None:
+        check_count(args.k_max, "--k-max", minimum=3)
     check_count(args.top, "--top")
     data = read_table(args.data)
     with warnings.catch_warnings(record=True) as caught, _in_flag_words():
@@ -87,7 +108,7 @@ def _run(args: argparse.Namespace) -> int:
             negligible_gain=args.negligible_gain, nullification_threshold=args.nullification_threshold,
             negligible=args.negligible, show_progress=not args.json,
         )
-    notes = sorted({str(w.message) for w in caught})
+    notes = sorted({_flag_words(str(w.message)) for w in caught})
     if args.json:
         out = res.to_dict()
         out["warnings"] = notes

@@ -1,13 +1,16 @@
-"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family binomial|poisson|ordinal] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``."""
+"""``mixeval fit DATA.csv "FORMULA" [--ml] [--family NAME] [--json]`` and ``mixeval compare DATA.csv FULL NULL [--json]``.
+
+``--family`` takes every family of the registry (:mod:`mixeval.mixed.families`, checked when the command runs, so
+that ``--help`` imports no numeric module); each fit goes through :func:`mixeval.fit`, the one door behind lmer,
+glmer and clmm.
+"""
 
 from __future__ import annotations
 
 import argparse
 import warnings
 
-from .._lmer import glmer, lmer
 from ..errors import InputError
-from ..mixed import clmm, compare
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
@@ -15,12 +18,15 @@ from ._io import read_table
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fit", help="fit a linear mixed model (lme4 formula syntax)",
-                       description='Fit e.g. "score ~ system + (1|item) + (1|rater)" by REML (default) or ML.')
+                       description='Fit e.g. "score ~ system + (1|item) + (1|rater)" by REML (default) or ML; '
+                                   "--family fits a GLMM (negative binomial, beta, ordered beta, beta-binomial as "
+                                   "glmmTMB) or an ordinal model.")
     p.add_argument("data", help="CSV (or .csv.gz / .parquet) in long format")
     p.add_argument("formula", help='lme4-style formula, e.g. "score ~ system + (1|item)"')
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(p, nagq=True, random_thresholds=True)
+    p.add_argument("--json", action="store_true", help="print one JSON object (with 'dispersion' in glmmTMB's "
+                                                       "sigma() parameterisation)")
+    add_family_arguments(p, nagq=True, random_thresholds=True, any_family=True)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -28,23 +34,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
     c.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(c, nagq=True)
+    add_family_arguments(c, nagq=True, any_family=True)
     c.set_defaults(handler=_compare)
 
 
-
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
-    """lmer for --family gaussian, glmer otherwise; every flag is used or refused (``--nagq`` by lmer)."""
-    family = getattr(args, "family", "gaussian")
-    if family == "gaussian":
-        check_family_flags(args)
-        return lmer(formula, data, REML=reml, weights=getattr(args, "weights", None))
-    if family == "ordinal":
-        if args.weights is not None:
-            raise InputError("--weights is not available with --family ordinal (one row per rating).")
-        return clmm(formula, data, link=args.link or "logit", nAGQ=args.nagq,
-                    random_thresholds=getattr(args, "random_thresholds", None))
-    return glmer(formula, data, family=family, link=args.link, nAGQ=args.nagq, weights=args.weights)
+    """The family's fit through :func:`mixeval.fit` (the family named by ``--family``, from the registry); every flag
+    is used or refused (``--nagq`` by lmer, ``--weights`` and REML by the ordinal fit). ``reml`` applies to a
+    Gaussian model (GLMMs are fitted by maximum likelihood, as glmer and glmmTMB)."""
+    from .._lmer import fit
+    from ..mixed.families import get_family
+
+    family = get_family(getattr(args, "family", "gaussian"), getattr(args, "link", None))
+    options = {}
+    if getattr(args, "random_thresholds", None) is not None:
+        options["random_thresholds"] = args.random_thresholds
+    if family.engine == "clmm" and getattr(args, "weights", None) is not None:
+        raise InputError(f"--weights is not available with --family {family.name} (one row per rating).")
+    return fit(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
+               nAGQ=getattr(args, "nagq", 1), weights=getattr(args, "weights", None), **options)
 
 
 def _fit(args: argparse.Namespace) -> int:
@@ -65,6 +73,8 @@ def _fit(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from ..mixed import compare
+
     check_family_flags(args)
     data = read_table(args.data)
     with warnings.catch_warnings():

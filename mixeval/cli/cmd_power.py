@@ -27,6 +27,25 @@ def _sizes(items: list[str]) -> dict[str, list[int]]:
     return out
 
 
+def _pair(text: str | None, test: str, delta: float | None) -> tuple[str, str] | None:
+    """``--pair A,B``: two different systems, used by the test (``--test pairwise``) or by ``--delta``."""
+    from ..errors import InputError
+
+    if text is None:
+        return None
+    parts = [s.strip() for s in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise InputError(f"--pair must name two systems, e.g. A,B; got {text!r}.")
+    if parts[0] == parts[1]:
+        raise InputError(f"--pair {text}: a system compared with itself has no difference; name two different "
+                         "systems, e.g. A,B.")
+    if test == "glrt" and delta is None:
+        raise InputError(f"--pair {text} with --test glrt and no --delta is not used: the GLRT tests all systems at "
+                         "once at their fitted means. Add --test pairwise (the power of this pair's contrast) or "
+                         "--delta D (the GLRT's power when this pair differs by D), or drop --pair.")
+    return parts[0], parts[1]
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from ._seed import SEED_HELP
 
@@ -41,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="sizes to try, e.g. item=100,200,400 (item: the test items' factor) rater=3,5")
     p.add_argument("--delta", type=float, help="difference of the means of the compared pair to detect "
                                                 "(default: as fitted)")
-    p.add_argument("--pair", help="the two systems compared, e.g. Marking,PostEdit (default: first two levels)")
+    p.add_argument("--pair", help="two different systems, e.g. Marking,PostEdit: those --test pairwise compares, or "
+                                  "those whose difference --delta sets (default: first two levels)")
     p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt",
                    help="the test whose power is simulated: the GLRT of the system effect (default) or the --pair contrast")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
@@ -69,12 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     check_finite(args.delta, "--delta")
     seed = resolve_seed(args.seed)
     sizes = _sizes(args.n)
-    pair = None
-    if args.pair:
-        parts = [s.strip() for s in args.pair.split(",")]
-        if len(parts) != 2:
-            raise InputError(f"--pair must name two systems, e.g. A,B; got {args.pair!r}.")
-        pair = (parts[0], parts[1])
+    pair = _pair(args.pair, args.test, args.delta)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         study = Study(read_table(args.data), args.formula, item=args.item, system=args.system)

@@ -13,6 +13,7 @@ HELP = "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, ju
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ._paired import adjust_method
     from ._seed import SEED_HELP
 
     p = sub.add_parser("preferences", help=HELP,
@@ -42,6 +43,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "iid bootstrap beside the model) to OUT")
     p.add_argument("--iid-resamples", type=int, default=200,
                    help="resamples of the naive iid vote bootstrap in the --html report (0 leaves it out)")
+    margin = p.add_mutually_exclusive_group()
+    margin.add_argument("--equivalence", type=float, metavar="DELTA",
+                        help="equivalence test (TOST, emmeans' test(delta, side = 'equivalence')) of every pair: are the "
+                             "two within DELTA of each other (log-odds; Elo points with --elo)?")
+    margin.add_argument("--noninferiority", type=float, metavar="DELTA",
+                        help="non-inferiority test of every pair (side '>'): is the first at most DELTA worse?")
+    p.add_argument("--elo", action="store_true", help="DELTA and the tested differences in Elo points")
+    p.add_argument("--versus", metavar="SYSTEM",
+                   help="with --equivalence/--noninferiority: test every system against this one instead of all pairs")
+    p.add_argument("--adjust", default="holm", type=adjust_method,
+                   help="p-value adjustment of the --equivalence/--noninferiority tests (default holm)")
     p.add_argument("--json", action="store_true",
                    help='print {"abilities": {system: log-odds}, "loglik", "thresholds", "position", "varcorr", ...}')
     p.set_defaults(handler=_run)
@@ -65,6 +77,12 @@ def _run(args: argparse.Namespace) -> int:
     from ._seed import resolve_seed
 
     seed = resolve_seed(args.seed)
+    delta = args.equivalence if args.equivalence is not None else args.noninferiority
+    if delta is None and (args.elo or args.versus is not None or args.adjust != "holm"):
+        raise InputError("--elo, --versus and --adjust set the --equivalence / --noninferiority tests; give one of "
+                         "them too.")
+    if delta is not None and not delta > 0:
+        raise InputError(f"the margin DELTA must be a positive number; got {delta:g}.")
     if args.html is not None:
         check_output_file(args.html, "--html")
     elif args.iid_resamples != 200:
@@ -80,6 +98,11 @@ def _run(args: argparse.Namespace) -> int:
                             random=tuple(args.random), reference=args.reference)
         intervals = fit.intervals(args.level)
         ranks = fit.ranks(args.level, random_state=seed)
+        tests = None
+        if delta is not None:
+            tests = fit.contrasts(delta=delta, side="equivalence" if args.equivalence is not None else ">",
+                                  versus=args.versus, adjust=args.adjust, level=args.level,
+                                  scale="elo" if args.elo else "log-odds")
         path = None
         if args.html is not None:
             path = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed).save(args.html)
@@ -91,6 +114,9 @@ def _run(args: argparse.Namespace) -> int:
                     for s, r in ranks.iterrows()}
     out["level"] = args.level
     out["seed"] = seed
+    if tests is not None:
+        out["margin_tests"] = {"null": tests.attrs["null"], "adjust": args.adjust, "scale": tests.attrs["scale"],
+                               "tests": tests.drop(columns=["level"]).to_dict("records")}
     out["warnings"] = sorted({str(w.message) for w in caught})
     if args.json:
         print_json(out)
@@ -100,6 +126,12 @@ def _run(args: argparse.Namespace) -> int:
     print(fit.summary())
     print()
     print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))
+    if tests is not None:
+        kind = "equivalence (TOST)" if args.equivalence is not None else "non-inferiority"
+        print(f"\n{kind} tests, H0: {tests.attrs['null']}; p-values adjusted by {args.adjust}")
+        shown = tests[["system", "versus", "estimate", "se", "z", "pvalue", "pvalue_adjusted"]]
+        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"\nrandom seed: {seed} (the max-t rank sets{' and the report' if path else ''}; repeat with --seed {seed})")
     if path is not None:
         print(f"\nHTML report written to {Path(path).resolve()}")
     return 0

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..study import Study
 from ..errors import InputError
 from . import print_json
 from ._args import add_family_arguments, check_family_flags, check_output_file, number_list
 from ._io import read_table
 
+if TYPE_CHECKING:
+    from ..study import Study
+
+DEMO_OUT = "mixeval_demo_report.html"
 DEMO_FORMULA = "score ~ system * length_class + (1|item) + (1|system:seed) + (1|rater) + (1|item:rater)"
 
 
@@ -35,16 +39,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     d = sub.add_parser("demo", help="run the report on the bundled simulated MT evaluation (no network)",
                        description=f"Report on mixeval's demo data (see data/README.md), model: {DEMO_FORMULA}")
-    d.add_argument("--out", default="mixeval_demo_report.html",
+    d.add_argument("--out", default=DEMO_OUT,
                    help="HTML file to write (default mixeval_demo_report.html)")
     d.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
+    d.add_argument("--write-data", metavar="DIR",
+                   help="write the demo data as CSV files into DIR (demo_mt.csv and the tables the other commands' "
+                        "examples read) and stop; '.' for the current folder")
     d.set_defaults(handler=_demo)
 
 
-def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None) -> int:
+def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None, data: str = "") -> int:
     from ..report import build_report
 
-    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth)  # warnings: once each
+    meta = {"data": data, "command": getattr(args, "command_line", "")}
+    report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth,  # warnings: once each
+                          meta={k: v for k, v in meta.items() if v})
     path = report.save(args.out)
     if args.json:
         vc = study.variance_components()
@@ -63,12 +72,16 @@ def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, 
 
 def _report(args: argparse.Namespace) -> int:
     from ..report import check_evaluation_log
+    from ..study import Study
 
     check_family_flags(args)
     check_output_file(args.out)
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
         raise InputError("--cuts bins the property named by --by; give --by too (e.g. --by src_length --cuts 15,55).")
+    if args.labels and cuts is None:
+        raise InputError("--labels names the classes that --cuts makes; give --cuts too (e.g. --by src_length "
+                         "--cuts 15,55 --labels short,typical,long).")
     data = read_table(args.data)
     facet_columns = [c for f in args.facet for c in f.split(":")]
     check_evaluation_log(data, score=args.score, system=args.system, item=args.item,
@@ -78,13 +91,22 @@ def _report(args: argparse.Namespace) -> int:
     study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
                   **({"link": args.link} if family else {}))
     labels = args.labels.split(",") if args.labels else None
-    return _emit(study, args, args.by, cuts, labels)
+    return _emit(study, args, args.by, cuts, labels, data=args.data)
 
 
 def _demo(args: argparse.Namespace) -> int:
     from .. import datasets
+    from ..study import Study
 
+    if args.write_data is not None:
+        extra = [flag for flag, given in (("--json", args.json), ("--out", args.out != DEMO_OUT)) if given]
+        if extra:
+            raise InputError(f"--write-data writes the demo data and stops; drop {' and '.join(extra)} (or run the "
+                             "demo without --write-data).")
+        for name, path in datasets.write_demo(args.write_data).items():
+            print(f"{path}: {datasets.DEMO_FILES[name]}")
+        return 0
     check_output_file(args.out)
     study = Study(datasets.load_demo(), DEMO_FORMULA, item="item", system="system")
     truth = datasets.load_demo_truth()["variance_components"]
-    return _emit(study, args, "length_class", None, None, truth=truth)
+    return _emit(study, args, "length_class", None, None, truth=truth, data="the bundled demo (demo_mt.csv)")

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from .._results import format_pvalue, pvalue_formatters
 from ..errors import InputError
-from ..study import Study, check_property
 from . import print_json
 from ._args import (add_family_arguments, check_count, check_family_flags, check_level, facet_ranges, facet_sizes,
                     number_list)
 from ._io import read_table
+
+if TYPE_CHECKING:
+    from ..study import Study
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -87,6 +87,10 @@ def _family_kwargs(args: argparse.Namespace) -> dict:
 
 
 def _reliability(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..study import Study
+
     check_family_flags(args)
     check_level(args.target, "--target")
     check_level(args.level, "--level")
@@ -150,10 +154,15 @@ def _reliability(args: argparse.Namespace) -> int:
 
 def _check_by(study: Study, by: str) -> None:
     """``--by`` must be a property that varies and is not one of the model's factors."""
+    from ..study import check_property
+
     check_property(study, by, f"--by {by}")
 
 
 def _significance(args: argparse.Namespace) -> int:
+    from .._results import format_pvalue, pvalue_formatters
+    from ..study import Study
+
     check_family_flags(args)
     check_level(args.level, "--level")
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None

@@ -1,6 +1,8 @@
 """The mixed-model engine (lme4 semantics, pure numpy/scipy): one core for every family.
 
-Every fit is a family (:class:`Family`: Gaussian, binomial, Poisson) plus a random-effects structure
+Every fit is a family (:class:`Family` of :mod:`.families`: Gaussian, binomial, Poisson, glmmTMB's negative
+binomial, beta, ordered beta and beta-binomial, ordinal; one module per family and a registry) plus a random-effects
+structure
 (:mod:`._reterms`) plus a data source, fitted through the same stages and returned as a
 :class:`MixedResult` (:class:`LmerResult`, :class:`GlmerResult`) whose evaluator ``fit.model``
 (:class:`FitModel`) serves profiles, the parametric bootstrap, simulation and df computations.
@@ -12,7 +14,8 @@ Stages, each callable on its own: :func:`build_design` (lme4's ``lFormula``),
 fits a centred and scaled copy and maps back; models with random slopes go to the general evaluator
 of :mod:`._general`) and
 :func:`compare` performs the likelihood-ratio test of nested fits.
-:func:`glmer` fits generalised linear mixed models (binomial, Poisson) on the same random-effects structure
+:func:`glmer` fits generalised linear mixed models (every family with ``engine = "glmer"``) on the same
+random-effects structure
 (:mod:`._reterms`): PIRLS and the Laplace / adaptive Gauss-Hermite deviance (:mod:`._pirls`), lme4's two
 optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 """

@@ -95,6 +95,32 @@ class MixedResult(Result):
         return 1.0
 
     @property
+    def _family_par(self) -> np.ndarray:
+        """The family's estimated parameters on the optimiser's scale (none for lmer, binomial, Poisson)."""
+        return np.zeros(0)
+
+    @property
+    def family_parameters(self) -> dict[str, float]:
+        """The family's estimated parameters beyond the mean by name, on their reported scale (empty for lmer,
+        binomial, Poisson and ordinal fits; see :attr:`~.families.Family.parameter_names`)."""
+        return self.family.parameter_values(self._family_par)
+
+    def response_mean(self, eta: np.ndarray) -> np.ndarray:
+        """``E[y | eta]`` at the fitted family parameters (:meth:`~.families.Family.mean`): the inverse link, or for
+        an ordered beta model the mean with its exact 0s and 1s; what a response-scale mean integrates over the
+        random effects."""
+        return np.asarray(self.family.mean(eta, self._family_par), dtype=float)
+
+    @property
+    def dispersion(self) -> float:
+        """The dispersion in glmmTMB's ``sigma()`` parameterisation: the residual SD of a Gaussian fit, the
+        negative binomial's theta (``Var = mu + mu^2 / theta``), the beta families' precision phi, 1 where the
+        family fixes it (binomial, Poisson, ordinal)."""
+        if self.family.estimates_scale:
+            return float(np.sqrt(self.scale2))
+        return float(self.family.dispersion(self._family_par))
+
+    @property
     def distribution_variance(self) -> float:
         """Variance of the latent residual on the link scale (pi^2/3 logit, 1 probit; the estimated residual
         variance of a Gaussian fit; NaN for Poisson), as used for variance shares and reliability."""
@@ -107,7 +133,8 @@ class MixedResult(Result):
         :meth:`~._family.Family.latent_residual_variance`); the input of :mod:`mixeval.reliability`."""
         comps = dict(self.variances)
         if "Residual" not in comps:
-            comps["Residual"] = self.family.latent_residual_variance(self._fixed_predictor(), sum(comps.values()))
+            comps["Residual"] = self.family.latent_residual_variance(self._fixed_predictor(), sum(comps.values()),
+                                                                     self._family_par)
         return comps
 
     def _fixed_predictor(self) -> np.ndarray:
@@ -280,8 +307,10 @@ class MixedResult(Result):
 
     @property
     def n_params(self) -> int:
-        """Estimated parameters: fixed effects, covariance parameters, and the residual variance of a Gaussian fit."""
-        return len(self.fixed_names) + int(np.size(self.theta)) + int(self.family.estimates_scale)
+        """Estimated parameters: fixed effects, covariance parameters, the residual variance of a Gaussian fit and
+        the family's own parameters (a dispersion, cutpoints)."""
+        return (len(self.fixed_names) + int(np.size(self.theta)) + int(self.family.estimates_scale)
+                + int(np.size(self._family_par)))
 
     @property
     def aic(self) -> float:
@@ -332,7 +361,8 @@ class MixedResult(Result):
         -----
         ``eta = x' beta + sum_k x_k' b_k[level]`` for each row, with ``x_k`` the row of the ``k``-th random term's
         model matrix (1 for an intercept) and ``b_k`` its conditional modes; the response scale applies the
-        inverse link.
+        inverse link (the family's mean ``E[y | eta]``, :meth:`~.families.Family.mean`, which for an ordered beta
+        model also counts the exact 0s and 1s).
 
         Examples
         --------
@@ -350,7 +380,7 @@ class MixedResult(Result):
             raise InputError(f"`type` must be 'link' or 'response'; got {type!r}.")
         re = True if re is None else bool(re)
         eta = self._link_predictor(newdata, re, allow_new_levels)
-        return eta if type == "link" else np.asarray(self.family.linkinv(eta), dtype=float)
+        return eta if type == "link" else self.response_mean(eta)
 
     def _link_predictor(self, newdata: pd.DataFrame | None, re: bool, allow_new_levels: bool) -> np.ndarray:
         """The linear predictor of the fitted rows or of ``newdata`` (see :meth:`predict`)."""
@@ -447,6 +477,7 @@ class MixedResult(Result):
             "se": {k: float(v) for k, v in zip(self.fixed_names, np.sqrt(np.diag(self.cov_coef)))},
             "singular": self.singular,
             "converged": self.converged,
+            "dispersion": self.dispersion,
             **self._dict_extra(),
         })
 

@@ -11,7 +11,7 @@ __all__ = ["single_threaded_blas", "blas_threads_for", "limit_threads_per_proces
 
 #: dense factorisations of at least this many rows (tens of milliseconds and more) run on the BLAS's own thread
 #: count; below, one thread. On an idle 2-core machine two threads factor and invert 768-3,000 rows 1.5-1.7x
-#: faster (``benchmarks/bench_blas_threads.py``), and below ~500 rows the gain is small against what thread
+#: faster, and below ~500 rows the gain is small against what thread
 #: oversubscription costs under load (a factorisation several times its single-threaded time); the many
 #: small systems of refits and profiles stay on one thread, and parallel-refit workers are capped at one
 THREADED_ROWS = 1024

@@ -366,7 +366,7 @@ class ClmmResult(MixedResult):
                     row_thr = thr[None, :] + b[t.codes, 1][:, None] * d[None, :]
                 else:
                     eta += np.sum(t.X * b[t.codes], axis=1)
-            out[:, s] = self.family.simulate(eta, row_thr, rng)
+            out[:, s] = self.family.simulate(eta, 1.0, rng, row_thr)
         return out
 
     def _fixed_predictor(self) -> np.ndarray:

@@ -107,7 +107,7 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     Parameters
     ----------
     fit : LmerResult, GlmerResult or ClmmResult
-        A fitted model (:func:`mixeval.lmer`, :func:`mixeval.glmer` for binomial and Poisson models, or
+        A fitted model (:func:`mixeval.lmer`, :func:`mixeval.glmer` for the GLMM families, or
         :func:`mixeval.clmm` for ratings).
     method : {"profile", "boot", "wald"}
         Profile likelihood (lme4's default), parametric-bootstrap percentiles, or Wald.
@@ -135,7 +135,9 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     REML fit, as ``bootMer``). Wald: see :func:`wald_intervals`.
 
     GLMMs (:class:`~mixeval.uncertainty.GlmmFitModel`): the parameters are the random effects' sd's (and
-    correlations) and the fixed effects, no ``sigma``; the profile is on the fit's own deviance (Laplace,
+    correlations), the family's own parameters (``dispersion`` in glmmTMB's ``sigma()`` parameterisation, an
+    ordered beta model's ``cutpoint_lower`` and ``cutpoint_upper``; a dispersion's Wald interval on its log
+    scale, as glmmTMB's ``confint``) and the fixed effects, no ``sigma``; the profile is on the fit's own deviance (Laplace,
     or adaptive Gauss-Hermite for ``nAGQ > 1``), every other parameter re-optimised as lme4's
     ``profile.glmerMod``; the bootstrap draws binomial (out of each row's trials) or Poisson responses
     with new random effects and refits.

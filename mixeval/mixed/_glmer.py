@@ -51,16 +51,22 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
         as :func:`~mixeval.lmer`.
     data : pandas.DataFrame
         Long-format data, one row per observation; never modified.
-    family : {"binomial", "poisson"}
-        Binomial: the response is 0/1, logical, or a proportion with ``weights=`` the number of trials
-        (R's ``cbind(successes, failures)``). Poisson: counts.
-    link : {"logit", "probit"} or "log", optional
-        Link function; the family's canonical link by default.
+    family : str or Family
+        A family of the registry (:mod:`mixeval.mixed.families`). ``"binomial"``: the response is 0/1, logical,
+        or a proportion with ``weights=`` the number of trials (R's ``cbind(successes, failures)``).
+        ``"poisson"``: counts. glmmTMB's families, fitted by its criterion (the Laplace approximation with the
+        family's parameters estimated jointly with the variance parameters): ``"negative_binomial"`` (``nbinom2``:
+        overdispersed counts), ``"beta"`` (``beta_family``: proportions strictly inside (0, 1)),
+        ``"ordered_beta"`` (``ordbeta``: proportions in [0, 1] with exact 0s and 1s), ``"beta_binomial"``
+        (``betabinomial``: successes out of ``weights=`` trials).
+    link : str, optional
+        Link function; the family's default (canonical) link by default.
     nAGQ : int, default 1
         1: Laplace approximation; > 1: adaptive Gauss-Hermite quadrature with that many nodes (a single
         scalar random-effects term only); 0: the faster, less exact criterion with beta from PIRLS.
     weights : str or array-like, optional
-        Prior weights (the number of trials of each row for binomial proportions): a column name or values.
+        Prior weights: a column name or values; the number of trials of each row for binomial and beta-binomial
+        proportions, glmmTMB's weights (each row's log-likelihood counted ``w`` times) for the other families.
     drop_missing : bool, default False
         Drop rows with missing values in the used columns (warning with their number) instead of raising;
         ``weights`` must then be a column name.
@@ -75,6 +81,7 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     Returns
     -------
     GlmerResult
+        With ``dispersion`` (glmmTMB's ``sigma()``: 1 for binomial and Poisson) and ``family_parameters``.
 
     Warns
     -----
@@ -137,9 +144,9 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
     design = build_design(parsed, data, allow_n=True)
     w = weights_array(weights, design.data, design.nobs)
     if design.trials is not None:
-        if fam.name != "binomial":
-            raise InputError(f"cbind(successes, failures) is the response of a binomial model; family={fam.name!r} "
-                             "takes one response column.")
+        if fam.support.weights != "trials":
+            raise InputError(f"cbind(successes, failures) is the response of a model of successes out of trials "
+                             f"(binomial, beta_binomial); family={fam.name!r} takes one response column.")
         w = w * design.trials  # R's binomial: prior weights times the trials successes + failures
     if not isinstance(REML, (bool, np.bool_)):
         raise InputTypeError(f"REML must be True or False; got {REML!r}.")

@@ -20,6 +20,7 @@ from ._design import Design
 from ._family import Family
 from ._optimize import (
     OptimResult,
+    even_coordinates,
     finite_difference_gradient,
     minimize_deviance,
 )
@@ -41,6 +42,10 @@ from ._reterms import ReStructure, build_restructure
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
+#: stage 1 of a fit with the family's parameters stops once a Newton step predicts a decrease below this (deviance
+#: units: a hundredth of a standard error's worth, z^2 / 2 with z = 0.14), stage 2 then converging all of them
+STAGE1_COARSE = 0.01
+
 #: above this many fixed effects the second stage's Hessian in ``beta`` is ``2 R_X' R_X``
 #: (:meth:`GlmmFit.stage2_beta_hessian`), not finite differences of the gradient
 EXACT_HESSIAN_MAX_P = 20
@@ -50,30 +55,8 @@ __all__ = ["GlmmFit", "reml_criterion", "check_separation", "glmm_problem", "opt
 
 
 def response_values(y: np.ndarray, family: Family, weights: np.ndarray, name: str) -> None:
-    """Validate the response of a binomial (0/1 or proportion in [0, 1]) or Poisson (counts >= 0) model."""
-    if family.name == "binomial":
-        bad = (y < 0) | (y > 1)
-        if bad.any():
-            raise InputError(
-                f"the response {name!r} of a binomial model must be 0/1, logical or a proportion in [0, 1]; "
-                f"{int(bad.sum())} value(s) lie outside (e.g. {y[bad][:3].tolist()}). For successes out of "
-                "trials pass the proportion successes / trials with weights=trials (R's cbind(successes, failures))."
-            )
-        m = weights * y
-        if np.any(np.abs(m - np.round(m)) > 1e-3):
-            raise InputError(
-                f"the response {name!r} times weights is not a whole number of successes; a binomial proportion "
-                "needs weights = the number of trials of each row."
-            )
-    else:
-        if np.any(y < 0):
-            raise InputError(f"the response {name!r} of a Poisson model must be counts >= 0; it has negative values.")
-        fractional = np.abs(y - np.round(y)) > 1e-8
-        if fractional.any():
-            raise InputError(
-                f"the response {name!r} of a Poisson model must be whole counts; {int(fractional.sum())} value(s) are "
-                f"not (e.g. {y[fractional][:3].tolist()}). Counts of events are whole numbers: check for averaged or "
-                "rescaled values (a rate per exposure is a count with an offset), or fit a Gaussian model.")
+    """Validate the response ``y`` (column ``name``) with ``weights`` for ``family`` (:meth:`Family.check_response`)."""
+    family.check_response(y, weights, name)
 
 
 def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStructure | None = None) -> GlmmProblem:
@@ -130,8 +113,7 @@ def _start_beta(problem: GlmmProblem) -> np.ndarray:
     y, wt, fam = problem.y, problem.weights, problem.family
     if problem.p == 0:
         return np.zeros(0)
-    mustart = (wt * y + 0.5) / (wt + 1) if fam.name == "binomial" else y + 0.1
-    eta = fam.linkfun(mustart)
+    eta = fam.linkfun(fam.initialize(y, wt))
     if sp.issparse(problem.X):  # the normal equations (p x p) of the weighted least squares
         w = np.maximum(wt, 1e-12)
         return np.linalg.lstsq(weighted_crossproduct(problem.X, w), problem.X.T @ (w * eta), rcond=None)[0]
@@ -146,23 +128,66 @@ def reml_criterion(problem: GlmmProblem, state: PirlsState) -> float:
 
 
 class GlmmFit:
-    """The deviance functions of a GLMM with warm-started PIRLS (state carried between evaluations)."""
+    """The deviance functions of a GLMM with warm-started PIRLS (state carried between evaluations).
 
-    def __init__(self, problem: GlmmProblem, n_agq: int):
+    With ``free_parameters`` the family's parameters (:attr:`~.families.Family.parameter_names`: a dispersion's
+    logarithm, cutpoints) are coordinates of every criterion, after the others: stage 1 and the restricted
+    criterion take ``(theta, psi)``, stage 2 ``(theta, beta, psi)``. Otherwise they are held at the problem's
+    :attr:`~._pirls.GlmmProblem.family_par`.
+    """
+
+    def __init__(self, problem: GlmmProblem, n_agq: int, *, free_parameters: bool = False):
         self.problem = problem
         self.n_agq = int(n_agq)
         self.n_theta = problem.re.n_theta
+        self.n_psi = problem.family.n_parameters if free_parameters else 0
         self.beta = _start_beta(problem)
+        self._beta0 = self.beta.copy()
         self.u = np.zeros(problem.re.q)
+        self.psi = problem.family_par
 
-    def stage1(self, theta: np.ndarray) -> float:
-        """Laplace deviance at ``theta`` with ``beta`` from PIRLS (lme4's ``nAGQ = 0`` criterion)."""
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+    def start_parameters(self) -> np.ndarray:
+        """The family's start parameters at the start ``beta`` (:meth:`~.families.Family.start_parameters`)."""
+        pr = self.problem
+        eta = pr.offset + (pr.X @ self.beta if pr.p else 0.0)
+        mu = np.asarray(pr.family.linkinv(eta + np.zeros(pr.nobs)), dtype=float)
+        return np.asarray(pr.family.start_parameters(pr.y, pr.weights, mu), dtype=float)
+
+    def _split1(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``(theta, psi)`` of a stage-1 point (``psi`` None when held)."""
+        x = np.asarray(x, dtype=float)
+        return x[: self.n_theta], (x[self.n_theta:] if self.n_psi else None)
+
+    def _split2(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(theta, beta, psi)`` of a stage-2 point."""
+        x = np.asarray(x, dtype=float)
+        k, p = self.n_theta, self.problem.p
+        return x[:k], x[k:k + p], (x[k + p:] if self.n_psi else None)
+
+    def _pirls(self, theta: np.ndarray, beta: np.ndarray, joint: bool, psi: np.ndarray | None) -> PirlsState:
+        """PIRLS warm-started at the last modes; where that start fails (a penalised system that is not positive
+        definite, from modes that suited a distant point), once more from ``u = 0`` (and the start ``beta`` when
+        ``beta`` is estimated with ``u``)."""
+        # far from the optimum (the optimiser's trial points, a cold start) the mean can overflow: such a point's
+        # criterion is infinite or the system singular, which the optimiser handles, not a warning to the user
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            try:
+                return pirls(self.problem, theta, beta, self.u, joint=joint, psi=psi)
+            except LinAlgError:
+                if not np.any(self.u) and not joint:
+                    raise
+                cold = self._beta0 if joint else beta
+                return pirls(self.problem, theta, cold, np.zeros_like(self.u), joint=joint, psi=psi)
+
+    def stage1(self, x: np.ndarray) -> float:
+        """Laplace deviance at ``theta`` (and ``psi``) with ``beta`` from PIRLS (lme4's ``nAGQ = 0`` criterion)."""
+        theta, psi = self._split1(x)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return laplace_deviance(self.problem, st)
 
-    def stage1_reml(self, theta: np.ndarray) -> float:
+    def stage1_reml(self, x: np.ndarray) -> float:
         """The restricted Laplace criterion at ``theta``: ``u`` and ``beta`` integrated out together.
 
         ``-2 log p(y | u*, beta*) + ||u*||^2 + log|L|^2 + log|R_X|^2 - p log(2 pi)`` at the joint mode
@@ -170,14 +195,15 @@ class GlmmFit:
         ``beta`` with a flat prior (glmmTMB's ``REML = TRUE``), which for a Gaussian response is lmer's REML
         criterion.
         """
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+        theta, psi = self._split1(x)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
         return reml_criterion(self.problem, st)
 
     def state(self, x: np.ndarray) -> PirlsState:
-        theta, beta = x[: self.n_theta], x[self.n_theta:]
-        st = pirls(self.problem, theta, beta, self.u, joint=False)
+        theta, beta, psi = self._split2(x)
+        st = self._pirls(theta, beta, False, psi)
         self._last_state = (np.asarray(x, dtype=float).tobytes(), st)
         return st
 
@@ -193,7 +219,8 @@ class GlmmFit:
         last = self.__dict__.get("_last_state")
         st = last[1] if last is not None and last[0] == x.tobytes() else self.state(x)
         h = np.full((x.size, x.size), np.nan)
-        h[k:, k:] = 2 * joint_system(self.problem, x[:k], st).beta_precision_unscaled()
+        fixed = slice(k, k + self.problem.p)
+        h[fixed, fixed] = 2 * joint_system(self.problem, x[:k], st).beta_precision_unscaled()
         return h
 
     def stage2(self, x: np.ndarray) -> float:
@@ -206,12 +233,15 @@ class GlmmFit:
         return laplace_deviance(self.problem, st)
 
 
-    def stage1_and_gradient(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        """:meth:`stage1` and its analytic gradient in ``theta`` (:func:`laplace_gradient` with ``joint=True``)."""
-        st = pirls(self.problem, theta, self.beta, self.u, joint=True)
+    def stage1_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`stage1` and its analytic gradient in ``theta`` (and ``psi``) (:func:`laplace_gradient` with
+        ``joint=True``)."""
+        theta, psi = self._split1(x)
+        st = self._pirls(theta, self.beta, True, psi)
         if np.all(np.isfinite(st.u)):
             self.u, self.beta = st.u, st.beta
-        return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True)
+        return laplace_deviance(self.problem, st), laplace_gradient(self.problem, theta, st, joint=True,
+                                                                    with_psi=bool(self.n_psi))
 
     def stage2_and_gradient_beta(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Laplace deviance at ``x = (theta, beta)`` and its analytic gradient in ``beta`` alone."""
@@ -226,7 +256,8 @@ class GlmmFit:
         st = self.state(x)
         if np.all(np.isfinite(st.u)):
             self.u = st.u
-        value, grad = laplace_deviance(self.problem, st), laplace_gradient(self.problem, x[: self.n_theta], st)
+        value, grad = laplace_deviance(self.problem, st), laplace_gradient(self.problem, x[: self.n_theta], st,
+                                                                           with_psi=bool(self.n_psi))
         cache = self.__dict__.setdefault("_gradients", {})
         if len(cache) >= 4 * (x.size + 1):
             cache.pop(next(iter(cache)))
@@ -273,7 +304,8 @@ class GlmmFit:
 
 
 def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndarray, OptimResult]:
-    """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result.
+    """lme4's two optimisation stages; returns ``theta``, ``beta`` and the last optimiser result (whose point ends
+    with the family's parameters when the fit estimates them: ``fit.n_psi`` of them, also left in ``fit.psi``).
 
     With ``reml`` the restricted criterion (:meth:`GlmmFit.stage1_reml`) is minimised over ``theta`` alone
     and ``beta`` is the joint mode at the optimum. Otherwise, with scalar random-effects terms
@@ -284,25 +316,37 @@ def optimize_glmm(fit: GlmmFit, reml: bool = False) -> tuple[np.ndarray, np.ndar
     # vector-valued terms: the optimiser's boundary checks over whole covariance factors (stage 1 and REML are
     # over theta alone, whose layout the factors describe; stage 2 starts from stage 1's optimum)
     factors = tuple(t.n_coef for t in re.terms) if any(t.n_coef > 1 for t in re.terms) else None
+    k, m = fit.n_theta, fit.n_psi
+    # the family's parameters (free, after theta) in every stage; the deviance is even in no one of them
+    x1 = np.concatenate([re.theta0, fit.start_parameters() if m else np.zeros(0)])
+    lower1 = np.concatenate([re.lower, np.full(m, -np.inf)])
+    even = np.concatenate([even_coordinates(re.lower, factors), np.zeros(m, dtype=bool)])
     if reml:
-        opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), re.theta0, re.lower, factors=factors)
+        opt = minimize_deviance(finite_difference_gradient(fit.stage1_reml), x1, lower1, factors=factors, even=even)
         fit.stage1_reml(opt.theta)  # leaves beta and u at the optimum
-        return opt.theta, fit.beta.copy(), opt
+        fit.psi = opt.theta[k:]
+        return opt.theta[:k], fit.beta.copy(), opt
     analytic = supports_gradient(fit.problem)
     stage1 = fit.stage1_and_gradient if analytic else finite_difference_gradient(fit.stage1)
-    opt1 = minimize_deviance(stage1, re.theta0, re.lower, fun=fit.stage1, factors=factors)
+    # with the family's parameters, stage 1 only starts stage 2 (which re-optimises them all): it ends once a Newton
+    # step predicts less than STAGE1_COARSE (deviance units); lme4's two stages are kept for its families
+    coarse = STAGE1_COARSE if m and fit.n_agq else 0.0
+    opt1 = minimize_deviance(stage1, x1, lower1, fun=fit.stage1, factors=factors, even=even, coarse=coarse)
     fit.stage1(opt1.theta)  # leaves beta and u at the stage-1 optimum
+    fit.psi = opt1.theta[k:]
     if fit.n_agq == 0:
-        return opt1.theta, fit.beta.copy(), opt1
-    x0 = np.concatenate([opt1.theta, fit.beta])
-    lower = np.concatenate([re.lower, np.full(fit.problem.p, -np.inf)])
+        return opt1.theta[:k], fit.beta.copy(), opt1
+    x0 = np.concatenate([opt1.theta[:k], fit.beta, fit.psi])
+    lower = np.concatenate([re.lower, np.full(fit.problem.p + m, -np.inf)])
     if fit.n_agq == 1 and analytic:
         fun_and_grad = fit.stage2_and_gradient
     else:
         fun_and_grad = finite_difference_gradient(fit.stage2)
     hess = fit.stage2_beta_hessian if fit.n_agq == 1 and fit.problem.p > EXACT_HESSIAN_MAX_P else None
     opt2 = minimize_deviance(fun_and_grad, x0, lower, fun=fit.stage2, hess=hess)
-    return opt2.theta[: fit.n_theta], opt2.theta[fit.n_theta:], opt2
+    theta, beta, psi = fit._split2(opt2.theta)
+    fit.psi = np.zeros(0) if psi is None else psi
+    return theta, beta, opt2
 
 
 def _hessian(f, x: np.ndarray, delta: float | np.ndarray = 1e-4, forward: np.ndarray | None = None) -> np.ndarray:
@@ -343,8 +387,9 @@ def _hessian(f, x: np.ndarray, delta: float | np.ndarray = 1e-4, forward: np.nda
     return h
 
 
-def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray) -> np.ndarray:
-    """``beta`` minimising the Laplace deviance at fixed ``theta`` (the marginal-likelihood mode).
+def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray, psi: np.ndarray | None = None) -> np.ndarray:
+    """``beta`` minimising the Laplace deviance at fixed ``theta`` (and the family's parameters ``psi`` when the
+    fit estimates them): the marginal-likelihood mode.
 
     For a linear mixed model this is the GLS estimate at ``theta``, which is also the joint mode of
     ``(u, beta)``; for binary data the joint mode (PIRLS over both, the penalised quasi-likelihood
@@ -354,13 +399,14 @@ def laplace_beta_at(fit: GlmmFit, theta: np.ndarray, beta0: np.ndarray) -> np.nd
     problem = fit.problem
     if not problem.p:
         return np.zeros(0)
+    tail = np.zeros(0) if psi is None or not fit.n_psi else np.asarray(psi, dtype=float)
 
     def fg(b: np.ndarray) -> tuple[float, np.ndarray]:
-        x = np.concatenate([theta, b])
+        x = np.concatenate([theta, b, tail])
         if supports_beta_gradient(problem):
             value, grad = fit.stage2_and_gradient_beta(x)
             return value, grad
-        return finite_difference_gradient(lambda bb: fit.stage2(np.concatenate([theta, bb])))(b)
+        return finite_difference_gradient(lambda bb: fit.stage2(np.concatenate([theta, bb, tail])))(b)
 
     opt = minimize_deviance(fg, np.asarray(beta0, dtype=float), np.full(problem.p, -np.inf))
     return opt.theta
@@ -373,20 +419,23 @@ def reml_fit(fit: GlmmFit):
     are asymptotically uncorrelated, as in REML for linear models)."""
     problem = fit.problem
     theta, beta_joint, opt = optimize_glmm(fit, reml=True)
-    joint = pirls(problem, theta, beta_joint, fit.u, joint=True)
+    psi = fit.psi if fit.n_psi else None
+    joint = pirls(problem, theta, beta_joint, fit.u, joint=True, psi=psi)
     dev = reml_criterion(problem, joint)
-    beta = laplace_beta_at(fit, theta, joint.beta)
-    state = pirls(problem, theta, beta, joint.u, joint=False)
+    beta = laplace_beta_at(fit, theta, joint.beta, psi)
+    state = pirls(problem, theta, beta, joint.u, joint=False, psi=psi)
     unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
-    k = theta.size
+    k, p, m = theta.size, problem.p, fit.n_psi
     cov_params = None
     try:
-        h = _hessian(fit.stage1_reml, theta)
+        h = _hessian(fit.stage1_reml, opt.theta)  # over (theta, psi)
         cov_t = 2 * np.linalg.inv(h)
         if np.all(np.isfinite(cov_t)):
-            cov_params = np.zeros((k + problem.p, k + problem.p))
-            cov_params[:k, :k] = 0.5 * (cov_t + cov_t.T)
-            cov_params[k:, k:] = unsc
+            # the layout of stage 2's point: (theta, beta, psi); beta's block uncorrelated with the others
+            order = np.concatenate([np.arange(k), np.arange(k + p, k + p + m)])
+            cov_params = np.zeros((k + p + m, k + p + m))
+            cov_params[np.ix_(order, order)] = 0.5 * (cov_t + cov_t.T)
+            cov_params[k:k + p, k:k + p] = unsc
     except np.linalg.LinAlgError:
         pass
     return theta, beta, opt, state, dev, unsc, cov_params

@@ -224,33 +224,72 @@ class GlmmFitModel(FitModelBase):
         self.nobs = int(fit.nobs)
         self.fixed_names = tuple(fit.fixed_names)
         self.group_names = tuple(fit.group_names)
-        self.varpar_names, self.varpar_kinds = varpar_layout(self.terms)
+        names, kinds = varpar_layout(self.terms)
+        self.family = fit.family
+        self.n_sd = len(names)  # sd's and correlations
+        self.n_psi = self.family.n_parameters  # the family's parameters (a dispersion, cutpoints)
+        self.varpar_names = names + tuple(self.family.parameter_names)
+        self.varpar_kinds = kinds + tuple(self.family.parameter_kinds)
         self.param_names = self.varpar_names + self.fixed_names
         self.n_var = len(self.varpar_names)
         self.n_theta = int(fit.theta.size)
-        self._engine = GlmmFit(self.problem, self.n_agq)
+        self._engine = GlmmFit(self.problem, self.n_agq, free_parameters=True)
         self._engine.u = fit.u.copy()
         self._engine.beta = fit.coef.copy()
 
     # ------------------------------------------------------------------ parameters
+    def _to_engine(self, par: np.ndarray) -> np.ndarray | None:
+        """The engine's point ``(theta, beta, psi)`` of ``par`` = (sd's and correlations, the family's parameters,
+        fixed effects); None where it is undefined (a correlation matrix not positive definite, a dispersion
+        <= 0, cutpoints out of order)."""
+        par = np.asarray(par, dtype=float)
+        theta = theta_from_varpar(self.terms, par[: self.n_sd])
+        psi = self.family.internal_parameters(par[self.n_sd:self.n_var])
+        if not np.all(np.isfinite(theta)) or (self.n_psi and not self.family.valid_parameters(psi)):
+            return None
+        return np.concatenate([theta, par[self.n_var:], psi])
+
+    def _to_par(self, x: np.ndarray) -> np.ndarray:
+        """``par`` of the engine's point ``x`` (the inverse of :meth:`_to_engine`)."""
+        k, p = self.n_theta, self.problem.p
+        values = list(self.family.parameter_values(x[k + p:]).values())
+        return np.concatenate([varpar_from_theta(self.terms, x[:k]), values, x[k:k + p]])
+
+    def _order(self) -> np.ndarray:
+        """The engine's coordinates in ``par``'s order: ``(theta, psi, beta)`` from ``(theta, beta, psi)``."""
+        k, p, m = self.n_theta, self.problem.p, self.n_psi
+        return np.concatenate([np.arange(k), np.arange(k + p, k + p + m), np.arange(k, k + p)])
+
     def estimates(self) -> np.ndarray:
-        """The fit's parameters in :attr:`param_names` order (sd's and correlations, fixed effects)."""
-        return np.concatenate([varpar_from_theta(self.terms, self.fit.theta), self.fit.coef])
+        """The fit's parameters in :attr:`param_names` order (sd's and correlations, the family's parameters,
+        fixed effects)."""
+        return self._to_par(np.concatenate([self.fit.theta, self.fit.coef, self.fit.family_par]))
 
     @cached_property
     def _optimum(self) -> tuple[np.ndarray, float]:
-        """``(theta, beta)`` and the deviance the profile starts from (the fit's; for ``nAGQ = 0`` the Laplace optimum)."""
-        x = np.concatenate([self.fit.theta, self.fit.coef])
+        """The engine's point ``(theta, beta, psi)`` and the deviance the profile starts from (the fit's; for
+        ``nAGQ = 0`` the Laplace optimum)."""
+        x = np.concatenate([self.fit.theta, self.fit.coef, self.fit.family_par])
         if int(self.fit.nAGQ) >= 1:
             return x, float(self.fit.deviance)
-        lower = np.concatenate([self.problem.re.lower, np.full(self.problem.p, -np.inf)])
+        lower = np.concatenate([self.problem.re.lower, np.full(self.problem.p + self.n_psi, -np.inf)])
         with single_threaded_blas():
             res = minimize_deviance(finite_difference_gradient(self._engine.stage2), x, lower)
         return res.theta.copy(), float(res.deviance)
 
     def ml_estimates(self) -> tuple[np.ndarray, np.ndarray, float]:
         x, dev = self._optimum
-        return varpar_from_theta(self.terms, x[: self.n_theta]), x[self.n_theta:].copy(), dev
+        par = self._to_par(x)
+        return par[: self.n_var], par[self.n_var:], dev
+
+    @cached_property
+    def _engine_se(self) -> np.ndarray:
+        """Standard errors of the engine's coordinates ``(theta, beta, psi)`` from ``cov_params`` (NaN without)."""
+        cov = self.fit.cov_params
+        size = self.n_theta + self.problem.p + self.n_psi
+        if cov is None or cov.shape[0] != size:
+            return np.full(size, np.nan)
+        return np.sqrt(np.maximum(np.diag(cov), 0.0))
 
     def step(self, i: int) -> float:
         """About one standard error of parameter ``i`` (the profile's first bracketing step)."""
@@ -259,22 +298,42 @@ class GlmmFitModel(FitModelBase):
         if i >= self.n_var:
             se = float(np.sqrt(self.fit.cov_coef[i - self.n_var, i - self.n_var]))
             return se if np.isfinite(se) and se > 0 else max(abs(value), 1.0) * 0.1
-        if self.varpar_kinds[i] == "cor":
+        kind = self.varpar_kinds[i]
+        if kind == "cor":
             return 0.2
+        if i >= self.n_sd:  # the family's parameters: one standard error (a dispersion's from its logarithm's)
+            se = float(self._engine_se[self.n_theta + self.problem.p + i - self.n_sd])
+            se = se * abs(value) if kind == "dispersion" else se
+            return se if np.isfinite(se) and se > 0 else 0.1 * max(abs(value), 1.0)
         return max(0.25 * value, 0.05)
 
     # ------------------------------------------------------------------ deviances
     def deviance(self, par: np.ndarray) -> float:
-        """The fit's criterion at ``par`` = (sd's and correlations, fixed effects) (``inf`` where undefined)."""
-        par = np.asarray(par, dtype=float)
-        theta = theta_from_varpar(self.terms, par[: self.n_var])
-        if not np.all(np.isfinite(theta)):
+        """The fit's criterion at ``par`` = (sd's and correlations, the family's parameters, fixed effects)
+        (``inf`` where undefined)."""
+        x = self._to_engine(par)
+        if x is None:
             return float("inf")
-        return float(self._engine.stage2(np.concatenate([theta, par[self.n_var:]])))
+        try:
+            return float(self._engine.stage2(x))
+        except np.linalg.LinAlgError:
+            return float("inf")
+
+    def _deviance_and_gradient(self, par: np.ndarray) -> tuple[float, np.ndarray]:
+        """:meth:`deviance` and its gradient in ``par`` (scalar terms: ``par``'s sd's are the engine's theta)."""
+        x = self._to_engine(par)
+        if x is None:
+            return float("inf"), np.zeros(len(par))
+        value, grad = self._engine.stage2_and_gradient(x)
+        grad = grad[self._order()]
+        disp = np.flatnonzero(np.asarray(self.varpar_kinds) == "dispersion")
+        grad[disp] = grad[disp] / np.asarray(par, dtype=float)[disp]  # d psi / d value = 1 / value
+        return value, grad
 
     @cached_property
-    def _hessian_theta_beta(self) -> np.ndarray | None:
-        """``2 cov_params^-1``: the Hessian of the deviance over ``(theta, beta)`` at the fit (None without it)."""
+    def _engine_hessian(self) -> np.ndarray | None:
+        """``2 cov_params^-1``: the Hessian of the deviance over the engine's point ``(theta, beta, psi)`` at the fit
+        (None without it)."""
         cov = self.fit.cov_params
         if cov is None or int(self.fit.nAGQ) == 0:
             return None
@@ -285,25 +344,35 @@ class GlmmFitModel(FitModelBase):
         return h if np.all(np.isfinite(h)) else None
 
     @cached_property
+    def _hessian_theta_beta(self) -> np.ndarray | None:
+        """:attr:`_engine_hessian` in ``par``'s order ``(theta, psi, beta)``."""
+        h = self._engine_hessian
+        return None if h is None else h[np.ix_(self._order(), self._order())]
+
+    @cached_property
     def _start_hessian(self) -> np.ndarray | None:
         """Hessian of the deviance at the optimum in the profile's coordinates (sd's, ``atanh`` of the
-        correlations, fixed effects); it starts every constrained search (BFGS updates it). From ``2
-        cov_params^-1`` of the fit (:func:`profile_start_hessian`), else forward differences of a
-        central-difference gradient (once)."""
+        correlations, a dispersion's logarithm, cutpoints, fixed effects); it starts every constrained search (BFGS
+        updates it). From ``2 cov_params^-1`` of the fit (:func:`profile_start_hessian`; the engine's coordinates of
+        the family's parameters are the profile's), else forward differences of a central-difference gradient
+        (once)."""
         varpar, beta, _ = self.ml_estimates()
-        kinds = tuple(self.varpar_kinds) + ("fixed",) * beta.size
+        kinds = tuple(self.varpar_kinds[: self.n_sd]) + ("fixed",) * (self.n_psi + beta.size)
         if self._hessian_theta_beta is not None:
-            h = profile_start_hessian(self.terms, kinds, np.concatenate([varpar, beta]), self._hessian_theta_beta)
+            internal = np.concatenate([varpar[: self.n_sd], self.family.internal_parameters(varpar[self.n_sd:]), beta])
+            h = profile_start_hessian(self.terms, kinds, internal, self._hessian_theta_beta)
             if h is not None:
                 return h
-        cor = np.zeros(self.n_var + beta.size, dtype=bool)
-        cor[: self.n_var] = np.array(self.varpar_kinds) == "cor"
+        all_kinds = np.array(tuple(self.varpar_kinds) + ("fixed",) * beta.size)
+        cor, disp = all_kinds == "cor", all_kinds == "dispersion"
         x = np.concatenate([varpar, beta])
         x[cor] = np.arctanh(np.clip(x[cor], -1 + 1e-10, 1 - 1e-10))
+        x[disp] = np.log(x[disp])
 
         def to_par(z: np.ndarray) -> np.ndarray:
             p = z.copy()
             p[cor] = np.tanh(z[cor])
+            p[disp] = np.exp(z[disp])
             return p
 
         fg = finite_difference_gradient(lambda z: self.deviance(to_par(z)))
@@ -335,28 +404,30 @@ class GlmmFitModel(FitModelBase):
             The optimum (with ``par[index] = value``).
         """
         kinds = tuple(self.varpar_kinds) + ("fixed",) * len(self.fixed_names)
-        # par = (theta, beta) with scalar terms: the engine's gradient
-        gradient = self._engine.stage2_and_gradient if self._analytic else None
+        # scalar terms: the engine's gradient, in par's coordinates
+        gradient = self._deviance_and_gradient if self._analytic else None
         return joint_profile_deviance(kinds, index, value, start, deviance=self.deviance,
                                       deviance_and_gradient=gradient, hessian=self._start_hessian)
 
     def ml_deviance(self, varpar: np.ndarray) -> float:
         """The deviance at the variance parameters ``varpar``, minimised over the fixed effects."""
         varpar = np.asarray(varpar, dtype=float)
-        theta = theta_from_varpar(self.terms, varpar)
+        theta = theta_from_varpar(self.terms, varpar[: self.n_sd])
         if not np.all(np.isfinite(theta)) or np.any(theta[self.problem.re.lower == 0] < 0):
             return float("inf")
         p = self.problem.p
         if p == 0:
             return self.deviance(varpar)
-        f = lambda b: self._engine.stage2(np.concatenate([theta, b]))
+        psi = self.family.internal_parameters(varpar[self.n_sd:])
+        if self.n_psi and not self.family.valid_parameters(psi):
+            return float("inf")
+        f = lambda b: self._engine.stage2(np.concatenate([theta, b, psi]))
         res = minimize_deviance(finite_difference_gradient(f), self.ml_estimates()[1], np.full(p, -np.inf))
         return float(res.deviance)
 
     def ml_deviance_fixed(self, j: int, value: float) -> float:
         x, _ = self._optimum
-        start = np.concatenate([varpar_from_theta(self.terms, x[: self.n_theta]), x[self.n_theta:]])
-        return self.profile_deviance(self.n_var + j, value, start)[0]
+        return self.profile_deviance(self.n_var + j, value, self._to_par(x))[0]
 
     def profiler(self) -> JointProfiler:
         """The profile evaluator (:func:`mixeval.uncertainty.profile_intervals` uses it)."""
@@ -372,41 +443,41 @@ class GlmmFitModel(FitModelBase):
     def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray:
         """``n_sim`` responses from the fit with new random effects (lme4's ``simulate(use.u = FALSE)``).
 
-        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``; binomial: successes ``~ Bin(w_i, mu_i)``
-        divided by the trials ``w_i`` (0/1 for ``w_i = 1``); Poisson: ``~ Pois(mu_i)``.
+        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``, responses from the family at the fitted parameters
+        (:meth:`~.families.Family.simulate`; binomial: successes ``~ Bin(w_i, mu_i)`` divided by the trials ``w_i``,
+        0/1 for ``w_i = 1``; Poisson: ``~ Pois(mu_i)``).
         """
         pr = self.problem
         eta = (pr.offset + pr.X @ self.fit.coef)[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
-        mu = pr.family.linkinv(eta)
-        if pr.family.name == "binomial":
-            trials = np.round(pr.weights).astype(np.int64)[:, None]
-            successes = rng.binomial(np.broadcast_to(trials, mu.shape), mu)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return np.where(trials > 0, successes / np.maximum(trials, 1), 0.0)
-        return rng.poisson(mu).astype(float)
+        return pr.family.simulate(eta, pr.weights[:, None], rng, pr.family_par)
 
-    def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
         """The fit's criterion minimised on the response ``y``, started at the fit's estimates and Hessian (as
-        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``."""
+        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``, the
+        family's parameters."""
         problem = replace(self.problem, y=np.asarray(y, dtype=float))
         n_agq = int(self.fit.nAGQ)
-        engine = GlmmFit(problem, n_agq)
+        engine = GlmmFit(problem, n_agq, free_parameters=True)
         engine.beta = self.fit.coef.copy()
         re = problem.re
+        k, m = self.n_theta, self.n_psi
         theta0 = np.where(re.lower == 0, np.maximum(self.fit.theta, 0.1), self.fit.theta)
-        if n_agq == 0:  # lme4's nAGQ = 0 criterion: theta alone, beta from PIRLS
-            opt = minimize_deviance(finite_difference_gradient(engine.stage1), theta0, re.lower)
+        psi0 = self.fit.family_par
+        if n_agq == 0:  # lme4's nAGQ = 0 criterion: theta (and psi) alone, beta from PIRLS
+            opt = minimize_deviance(finite_difference_gradient(engine.stage1), np.concatenate([theta0, psi0]),
+                                    np.concatenate([re.lower, np.full(m, -np.inf)]))
             engine.stage1(opt.theta)
-            theta, beta = opt.theta, engine.beta.copy()
+            theta, beta, psi = opt.theta[:k], engine.beta.copy(), opt.theta[k:]
         else:
-            x0 = np.concatenate([theta0, self.fit.coef])
-            lower = np.concatenate([re.lower, np.full(problem.p, -np.inf)])
+            x0 = np.concatenate([theta0, self.fit.coef, psi0])
+            lower = np.concatenate([re.lower, np.full(problem.p + m, -np.inf)])
             analytic = n_agq == 1 and problem.p and supports_beta_gradient(problem)
             fg = engine.stage2_and_gradient if analytic else finite_difference_gradient(engine.stage2)
-            h_fit = self._hessian_theta_beta  # the fit's Hessian starts the search (BFGS updates it)
+            h_fit = self._engine_hessian  # the fit's Hessian starts the search (BFGS updates it)
             opt = minimize_deviance(fg, x0, lower, hess=None if h_fit is None else (lambda x: h_fit))
-            theta, beta = opt.theta[: self.n_theta], opt.theta[self.n_theta:]
-        state = pirls(problem, theta, beta, engine.u, joint=False)
+            theta, beta, psi = engine._split2(opt.theta)
+            psi = np.zeros(0) if psi is None else psi
+        state = pirls(problem, theta, beta, engine.u, joint=False, psi=psi)
         if n_agq > 1:
             dev = agq_deviance(problem, state, theta, n_agq)
         else:
@@ -415,7 +486,7 @@ class GlmmFitModel(FitModelBase):
             cov = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
         except np.linalg.LinAlgError:
             cov = np.full((problem.p, problem.p), np.nan)
-        return np.asarray(theta, dtype=float), np.asarray(beta, dtype=float), float(dev), cov
+        return np.asarray(theta, dtype=float), np.asarray(beta, dtype=float), float(dev), cov, psi
 
     @cached_property
     def _variance_keys(self) -> list[tuple[str, int]]:
@@ -442,10 +513,11 @@ class GlmmFitModel(FitModelBase):
         out = []
         with single_threaded_blas():
             for b in range(Y.shape[1]):
-                theta, beta, dev, cov = self._refit_one(Y[:, b])
+                theta, beta, dev, cov, psi = self._refit_one(Y[:, b])
                 varpar = varpar_from_theta(self.terms, theta)
                 variances = {key: float(varpar[k] ** 2) for key, k in self._variance_keys}
-                out.append(RefitSummary(params=np.concatenate([varpar, beta]), variances=variances, cov_coef=cov,
+                values = list(self.family.parameter_values(psi).values())
+                out.append(RefitSummary(params=np.concatenate([varpar, values, beta]), variances=variances, cov_coef=cov,
                                         criterion=dev, singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
         return out
 
@@ -476,5 +548,11 @@ class GlmmFitModel(FitModelBase):
                 else:
                     out[name] = (float("nan"), float("nan"))
                 pos += 1
+        base = self.n_theta + self.problem.p
+        for j, (name, kind, value) in enumerate(zip(self.family.parameter_names, self.family.parameter_kinds,
+                                                   self.fit.family_par)):
+            half = z * float(self._engine_se[base + j])  # a dispersion on its log scale, as glmmTMB's confint
+            lo, hi = value - half, value + half
+            out[name] = (float(np.exp(lo)), float(np.exp(hi))) if kind == "dispersion" else (float(lo), float(hi))
         out.update(fixed_effect_wald(self.fit, z))
         return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import html
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,8 +33,8 @@ class GlmerResult(MixedResult):
     ----------
     formula : str
     family : Family
-        The response distribution and link (``fit.family.name``: ``"binomial"`` / ``"poisson"``; ``fit.link``:
-        ``"logit"`` / ``"probit"`` / ``"log"``).
+        The response distribution and link (``fit.family.name``: ``"binomial"``, ``"poisson"``,
+        ``"negative_binomial"``, ``"beta"``, ``"ordered_beta"``, ``"beta_binomial"``; ``fit.link``).
     nAGQ : int
         1: Laplace; > 1: adaptive Gauss-Hermite quadrature; 0: beta from PIRLS.
     nobs : int
@@ -56,7 +56,10 @@ class GlmerResult(MixedResult):
     criterion : float
         ``-2 loglik`` (the ``deviance`` of lme4's summary table; also :attr:`deviance`).
     deviance_conditional : float
-        Sum of the squared deviance residuals at the conditional modes (R's ``deviance(fit)`` for a GLMM).
+        Sum of the squared deviance residuals at the conditional modes (R's ``deviance(fit)`` for a GLMM; NaN for a
+        family without deviance residuals, as glmmTMB's).
+    family_par : ndarray
+        The family's parameters on the optimiser's scale (:attr:`family_parameters`, :attr:`dispersion`).
     separation : tuple of str
         Fixed effects involved in complete or quasi-complete separation (empty when none).
 
@@ -108,7 +111,24 @@ class GlmerResult(MixedResult):
     data: Any = field(default=None, repr=False, compare=False)
     reml: bool = field(default=False, repr=False)
     cov_params: np.ndarray | None = field(default=None, repr=False)
-    """``2 H^{-1}``: asymptotic covariance of (theta, beta) from the deviance's Hessian (None without it)."""
+    """``2 H^{-1}``: asymptotic covariance of (theta, beta, psi) from the deviance's Hessian (None without it)."""
+    family_par: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    """The family's parameters on the optimiser's scale (:attr:`family_parameters` reports them; empty for
+    binomial and Poisson)."""
+
+    @property
+    def _family_par(self) -> np.ndarray:
+        return self.family_par
+
+    @property
+    def family_parameters_se(self) -> dict[str, float]:
+        """Asymptotic standard errors of the family's parameters on the optimiser's scale (a dispersion's logarithm,
+        as glmmTMB's ``betadisp``; cutpoints as they are), from :attr:`cov_params`; NaN without it."""
+        m = self.family.n_parameters
+        if self.cov_params is None or not m:
+            return {n: float("nan") for n in self.family.parameter_names}
+        se = np.sqrt(np.maximum(np.diag(self.cov_params)[-m:], 0.0))
+        return dict(zip(self.family.parameter_names, map(float, se)))
 
     @property
     def varcorr_se(self) -> pd.DataFrame:
@@ -220,12 +240,20 @@ class GlmerResult(MixedResult):
         for r in vc.itertuples(index=False):
             out.append(f" {r.group:<{width}} {r.name:<12} {r.variance:>12.6g} {r.std:>11.6g}")
         for g, corr in self.correlations.items():
+            if len(corr) < 2:
+                continue
             out.append(f" correlations of {g}: " + ", ".join(
                 f"{a}~{b} {corr.loc[a, b]:.4f}" for i, a in enumerate(corr.index) for b in corr.index[:i]))
         out.append(f"Number of obs: {self.nobs}, groups:  " + ";  ".join(f"{g}, {n}" for g, n in self.ngrps.items()))
         out += ["", "Fixed effects:"]
         out.append(self.coefficients.rename(columns={"estimate": "Estimate", "se": "Std. Error", "z": "z value",
                                                      "pvalue": "Pr(>|z|)"}).to_string(float_format=lambda v: f"{v:.6g}"))
+        if self.family.n_parameters:
+            se = self.family_parameters_se
+            out += ["", f"Family parameters ({self.family.name}; dispersion as glmmTMB's sigma()):"]
+            for (name, value), kind in zip(self.family_parameters.items(), self.family.parameter_kinds):
+                what = "SE of log" if kind == "dispersion" else "SE"
+                out.append(f" {name:<16} {value:>12.6g}   ({what} {se[name]:.4g})")
         if self.separation:
             out += ["", f"warning: complete or quasi-complete separation ({', '.join(self.separation)})"]
         if self.singular:
@@ -235,7 +263,7 @@ class GlmerResult(MixedResult):
         return "\n".join(out)
 
     def _dict_extra(self) -> dict[str, Any]:
-        return {"nAGQ": self.nAGQ, "separation": list(self.separation)}
+        return {"nAGQ": self.nAGQ, "separation": list(self.separation), "family_parameters": self.family_parameters}
 
     def _repr_html_(self) -> str:
         head = (f"<p><b>Generalized linear mixed model ({html.escape(self.family.name)}, {html.escape(self.link)}; "
@@ -244,13 +272,18 @@ class GlmerResult(MixedResult):
                 + ("; <b>separation</b>" if self.separation else "") + "</p>")
         vc = self.varcorr.to_html(index=False, float_format=lambda v: f"{v:.6g}")
         fx = self.coefficients.to_html(float_format=lambda v: f"{v:.6g}")
-        return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx
+        fam = ""
+        if self.family.n_parameters:
+            rows = "".join(f"<tr><td>{html.escape(n)}</td><td>{v:.6g}</td></tr>" for n, v in self.family_parameters.items())
+            fam = f"<p>Family parameters (dispersion as glmmTMB's sigma())</p><table>{rows}</table>"
+        return head + "<p>Random effects (latent scale)</p>" + vc + "<p>Fixed effects</p>" + fx + fam
 
 def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, state: PirlsState,
                       deviance: float, cov: np.ndarray, cov_rx: np.ndarray, opt: OptimResult, n_agq: int,
                       separation: list[str], data: Any, cov_params: np.ndarray | None = None, *,
-                      reml: bool = False) -> GlmerResult:
-    """Assemble the frozen result at the optimum (lme4's ``mkMerMod``)."""
+                      reml: bool = False, family_par: np.ndarray | None = None) -> GlmerResult:
+    """Assemble the frozen result at the optimum (lme4's ``mkMerMod``); the result's problem holds the family's
+    parameters ``family_par`` (evaluations of the fit that do not estimate them use these)."""
     re = problem.re
     lams = theta_to_factors(re.terms, theta)
     b, start = [], 0
@@ -261,17 +294,23 @@ def make_glmer_result(design: Design, problem: GlmmProblem, theta: np.ndarray, b
     lower = re.lower
     singular = bool(np.any((lower == 0) & (np.asarray(theta) < SINGULAR_TOL)))
     fam = problem.family
+    psi = np.zeros(0) if family_par is None else np.asarray(family_par, dtype=float).copy()
+    if psi.size:
+        problem = replace(problem, family_par=psi)
+    conditional = (float(np.sum(fam.dev_resid(problem.y, state.mu, problem.weights))) if fam.exponential
+                   else float("nan"))
     return GlmerResult(
         formula=design.parsed.formula, family=fam, nAGQ=int(n_agq), nobs=problem.nobs,
         fixed_names=design.fixed_names, coef=np.asarray(beta, dtype=float).copy(), cov_coef=cov, cov_coef_rx=cov_rx,
         group_names=tuple(t.group for t in re.terms), term_coef_names=tuple(t.coef_names for t in re.terms),
         n_levels=tuple(t.n_levels for t in re.terms), theta=np.asarray(theta, dtype=float).copy(),
         loglik=-0.5 * deviance, criterion=float(deviance),
-        deviance_conditional=float(np.sum(fam.dev_resid(problem.y, state.mu, problem.weights))),
+        deviance_conditional=conditional,
         singular=singular, converged=bool(opt.converged), separation=tuple(separation),
         n_evaluations=opt.n_evaluations, u=state.u.copy(), random_effects=tuple(b),
-        fitted_link=state.eta.copy(), fitted=state.mu.copy(), y=problem.y, weights=problem.weights,
-        design=design, problem=problem, data=data, cov_params=cov_params, reml=bool(reml),
+        fitted_link=state.eta.copy(), fitted=np.asarray(fam.mean(state.eta, psi), dtype=float) if psi.size else
+        state.mu.copy(), y=problem.y, weights=problem.weights, design=design, problem=problem, data=data,
+        cov_params=cov_params, reml=bool(reml), family_par=psi,
     )
 
 
@@ -295,17 +334,20 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
     if reml and n_agq != 1:
         raise InputError(f"REML=True integrates the fixed effects with the random effects by the Laplace "
                          f"approximation; it takes nAGQ=1 (got nAGQ={n_agq}).")
+    if n_agq > 1 and not family.support.quadrature:
+        raise InputError(f"nAGQ={n_agq}: adaptive Gauss-Hermite quadrature is not available for family="
+                         f"{family.name!r} (glmmTMB fits it by the Laplace approximation too); use nAGQ=1.")
     separated = check_separation(problem, design.fixed_names)
     check_diverged = problem.family.name == "binomial" and not separated and problem.p > 0
     with single_threaded_blas():
-        fit = GlmmFit(problem, n_agq)
+        fit = GlmmFit(problem, n_agq, free_parameters=True)
         if reml:
             theta, beta, opt, state, dev, cov, cov_params = reml_fit(fit)
             unsc = cov
         else:
             theta, beta, opt = optimize_glmm(fit)
-            x = np.concatenate([theta, beta])
-            state = pirls(problem, theta, beta, fit.u, joint=False)
+            x = np.concatenate([theta, beta, fit.psi])
+            state = pirls(problem, theta, beta, fit.u, joint=False, psi=fit.psi if fit.n_psi else None)
             dev = agq_deviance(problem, state, theta, n_agq) if n_agq > 1 else laplace_deviance(problem, state)
             unsc = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
             cov, cov_params = unsc, None
@@ -315,7 +357,7 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
                     h = fit.stage2_hessian(x) if analytic else _hessian(fit.stage2, x)
                     full = 2 * np.linalg.inv(h)
                     full = 0.5 * (full + full.T)
-                    cand = full[fit.n_theta:, fit.n_theta:]
+                    cand = full[fit.n_theta:fit.n_theta + problem.p, fit.n_theta:fit.n_theta + problem.p]
                     if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0:
                         cov, cov_params = cand, full
                 except np.linalg.LinAlgError:
@@ -325,7 +367,7 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
         # where the LP was not run or did not see it
         separated = [n for n, b in zip(design.fixed_names, beta) if abs(b) > DIVERGED_LOGIT and n != "(Intercept)"]
     result = make_glmer_result(design, problem, theta, beta, state, dev, cov, unsc, opt, n_agq, separated, data,
-                               cov_params, reml=reml)
+                               cov_params, reml=reml, family_par=fit.psi if fit.n_psi else None)
     if warn:
         check_glmer_fit(result)
     return result

@@ -19,85 +19,13 @@ import pandas as pd
 from scipy import special
 
 from ..errors import EmptyCategoryWarning, InputError
+from .families.ordinal import THRESHOLDS, Ordinal
 
 __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal", "ordered_response",
            "row_derivatives", "row_log_probability", "threshold_jacobian", "OPEN_END", "EmptyCategoryWarning"]
 
-THRESHOLDS = ("flexible", "equidistant", "symmetric")
 _LINKS = ("logit", "probit")
 _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
-
-
-@dataclass(frozen=True)
-class Ordinal:
-    """The cumulative link family of ``ordinal::clmm``: a link and a threshold structure.
-
-    Attributes
-    ----------
-    link : {"logit", "probit"}
-    threshold : {"flexible", "equidistant", "symmetric"}
-
-    Examples
-    --------
-    >>> fam = Ordinal("logit")
-    >>> fam.name, fam.link, round(fam.latent_variance, 4)
-    ('ordinal', 'logit', 3.2899)
-    >>> [round(float(v), 4) for v in fam.cdf(np.array([0.0, 1.0]))]
-    [0.5, 0.7311]
-    """
-
-    link: str = "logit"
-    threshold: str = "flexible"
-
-    @property
-    def name(self) -> str:
-        return "ordinal"
-
-    @property
-    def latent_variance(self) -> float:
-        """Variance of the latent residual: ``pi^2 / 3`` (logistic), 1 (normal) (Nakagawa & Schielzeth 2010)."""
-        return float(np.pi**2 / 3) if self.link == "logit" else 1.0
-
-    @property
-    def estimates_scale(self) -> bool:
-        """False: the latent residual's scale is fixed by the link (the thresholds and effects are in its units)."""
-        return False
-
-    def latent_residual_variance(self, eta: np.ndarray, re_variance: float) -> float:
-        """The latent residual variance for variance shares: :attr:`latent_variance` (constant)."""
-        return self.latent_variance
-
-    def __str__(self) -> str:
-        return self.name
-
-    def cdf(self, x: np.ndarray) -> np.ndarray:
-        """``F(x)``: the standard logistic or normal distribution function."""
-        return special.expit(x) if self.link == "logit" else special.ndtr(x)
-
-    def quantile(self, p: np.ndarray) -> np.ndarray:
-        """``F^{-1}(p)``."""
-        return special.logit(p) if self.link == "logit" else special.ndtri(p)
-
-    def simulate(self, eta: np.ndarray, thresholds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Category indices of ratings with latent predictor ``eta`` (any shape): ``Y = j`` where
-        ``theta_{j-1} < eta + e <= theta_j``, ``e`` a standard logistic or normal draw (``ordinal``'s latent model);
-        ``thresholds`` one set for all, or one row per element of a one-dimensional ``eta``.
-
-        Examples
-        --------
-        >>> Ordinal("probit").simulate(np.array([-50.0, 0.0, 50.0]), np.array([-20.0, 20.0]),
-        ...                            np.random.default_rng(0)).tolist()
-        [0, 1, 2]
-        """
-        eta = np.asarray(eta, dtype=float)
-        noise = rng.logistic(size=eta.shape) if self.link == "logit" else rng.standard_normal(eta.shape)
-        thresholds = np.asarray(thresholds, dtype=float)
-        if thresholds.ndim == 2:
-            return np.sum(thresholds < (eta + noise)[:, None], axis=1)
-        return np.searchsorted(thresholds, eta + noise, side="left")
-
-    def __repr__(self) -> str:
-        return f"Ordinal(link={self.link!r}, threshold={self.threshold!r})"
 
 
 def get_ordinal(link: str = "logit", threshold: str = "flexible") -> Ordinal:

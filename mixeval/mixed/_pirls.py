@@ -37,7 +37,10 @@ class GlmmProblem:
     """Data of a GLMM fit: response, prior weights, fixed-effects matrix and random-effects structure.
 
     ``X`` is a dense array or a scipy sparse matrix (CSR; e.g. a paired-comparison design with two nonzeros
-    per row), whose products are then formed sparsely.
+    per row), whose products are then formed sparsely. A family with its own log-likelihood (not
+    :attr:`~.families.Family.exponential`: negative binomial, beta, ...) is evaluated through
+    :meth:`~.families.Family.loglik` and :meth:`~.families.Family.eta_derivatives` at parameters ``psi``
+    (:attr:`family_par` unless an evaluation gives its own).
     """
 
     y: np.ndarray = field(repr=False)
@@ -46,6 +49,9 @@ class GlmmProblem:
     offset: np.ndarray = field(repr=False)
     re: ReStructure = field(repr=False)
     family: Family
+    family_par: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    """The family's parameters (optimiser scale: a dispersion's logarithm, cutpoints) at which evaluations that do
+    not estimate them hold them (a fit's problem holds its estimates); empty for binomial and Poisson."""
 
     @property
     def nobs(self) -> int:
@@ -77,9 +83,21 @@ class GlmmProblem:
     def _success(self) -> np.ndarray:
         return self.y == 1
 
-    def kernel(self, mu: np.ndarray) -> float:
+    @property
+    def general(self) -> bool:
+        """The family has its own log-likelihood (:meth:`~.families.Family.loglik`), not lme4's deviance kernel."""
+        return not self.family.exponential
+
+    def psi(self, psi: np.ndarray | None) -> np.ndarray:
+        """``psi``, or the held :attr:`family_par` when None."""
+        return self.family_par if psi is None else np.asarray(psi, dtype=float)
+
+    def kernel(self, mu: np.ndarray, eta: np.ndarray | None = None, psi: np.ndarray | None = None) -> float:
         """The sum of the deviance residuals up to a constant in ``y`` (PIRLS' criterion; for a 0/1 response
-        ``-2 sum log P(y_i)``, one logarithm per row)."""
+        ``-2 sum log P(y_i)``, one logarithm per row); ``-2 log p(y | eta)`` for a family with its own
+        log-likelihood."""
+        if self.general:
+            return -2.0 * self.family.loglik(self.y, eta, self.weights, self.psi(psi))
         if self.binary:
             return float(-2 * np.sum(np.log(np.where(self._success, mu, 1 - mu))))
         return self.family.dev_kernel(self.y, mu, self.weights)
@@ -128,6 +146,8 @@ class PirlsState:
     iterations: int
     converged: bool
     system: _System
+    psi: np.ndarray | None = None
+    """The family's parameters of the evaluation (None: the problem's :attr:`GlmmProblem.family_par`)."""
 
 
 class _System:
@@ -756,7 +776,7 @@ STEP_TOL = 1e-8
 
 
 def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndarray | None = None, *,
-          joint: bool = False, tol: float = 1e-20, maxit: int = 100) -> PirlsState:
+          joint: bool = False, psi: np.ndarray | None = None, tol: float = 1e-20, maxit: int = 100) -> PirlsState:
     """Conditional modes ``u`` (and ``beta`` when ``joint``) at ``theta`` by PIRLS.
 
     Parameters
@@ -770,6 +790,8 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
         Starting spherical random effects (zeros by default).
     joint : bool
         Optimise ``beta`` with ``u`` (lme4's ``nAGQ = 0`` stage) instead of holding it fixed.
+    psi : ndarray, optional
+        The family's parameters (default: the problem's :attr:`GlmmProblem.family_par`).
     tol : float
         Stop when the Newton decrement ``delta' grad`` of the penalised deviance falls below
         ``tol * (1 + pwrss)`` or the largest step below :data:`STEP_TOL` (that last step is taken: Newton's
@@ -781,22 +803,32 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     PirlsState
     """
     fam, y, wt = problem.family, problem.y, problem.weights
-    wt_w = 1.0 if problem.unit_weights else wt
+    psi = problem.psi(psi)
+    if problem.general and not fam.valid_parameters(psi):
+        raise LinAlgError(f"the {fam.name} likelihood is not defined at its parameters {psi.tolist()}")
+    wt_w = 1.0 if problem.unit_weights and not problem.general else wt
     ops = _ops(problem, np.asarray(theta, dtype=float), joint)
     q = problem.re.q
     u = np.zeros(q) if u0 is None else np.asarray(u0, dtype=float).copy()
     beta = np.asarray(beta, dtype=float).copy()
     eta = ops.eta(u, beta)
     mu = fam.linkinv(eta)
-    pwrss = problem.kernel(mu) + float(u @ u)
+    pwrss = problem.kernel(mu, eta, psi) + float(u @ u)
     converged = False
     it = 0
     system = None
     for it in range(1, maxit + 1):
-        w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)
+        w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False, psi=psi)
         # Newton steps: the observed information (equal to the working weights for canonical links; for probit
-        # Fisher scoring would converge only linearly)
-        system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
+        # Fisher scoring would converge only linearly). A family with its own log-likelihood: the exact Hessian while
+        # it is positive definite, else the observed information with the expected one where it is not positive
+        if problem.general and wo is not w:
+            try:
+                system = ops.system(w)
+            except LinAlgError:
+                system = ops.system(wo)
+        else:
+            system = ops.system(w if wo is w else np.where(wo > 0, wo, w))
         rhs_u = ops.zlt(r) - u
         rhs_b = problem.X.T @ r if joint and problem.p else None
         du, db = system.solve(rhs_u, rhs_b)
@@ -808,7 +840,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             beta = beta + db if db is not None else beta
             eta = ops.eta(u, beta)
             mu = fam.linkinv(eta)
-            pwrss = problem.kernel(mu) + float(u @ u)
+            pwrss = problem.kernel(mu, eta, psi) + float(u @ u)
             converged = True
             break
         step = 1.0
@@ -817,22 +849,24 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
             beta_new = beta + step * db if db is not None else beta
             eta_new = ops.eta(u_new, beta_new)
             mu_new = fam.linkinv(eta_new)
-            pw_new = problem.kernel(mu_new) + float(u_new @ u_new)
+            pw_new = problem.kernel(mu_new, eta_new, psi) + float(u_new @ u_new)
             if pw_new <= pwrss + 1e-14 * (1.0 + abs(pwrss)):
                 break
             step /= 2
         else:
             break  # no decrease along the Newton direction: at the optimum within rounding
         u, beta, eta, mu, pwrss = u_new, beta_new, eta_new, mu_new, pw_new
-    # weights and factorisation at the final modes (the Laplace approximation's curvature)
-    w = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False)[0]
+    # weights and factorisation at the final modes (the Laplace approximation's curvature: lme4's working weights,
+    # or the observed information of a family with its own log-likelihood, as glmmTMB's Laplace approximation)
+    w = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False, psi=psi)[0]
     system = ops.system(w)
     return PirlsState(u=u, beta=beta, eta=eta, mu=mu, ldl2=system.ldl2, pwrss=pwrss, iterations=it,
-                      converged=converged, system=system)
+                      converged=converged, system=system, psi=psi)
 
 
 def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: np.ndarray, mu: np.ndarray,
-                            derivatives: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+                            derivatives: bool = True, psi: np.ndarray | None = None
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """PIRLS' working weights ``w``, the score ``r``, ``dw / d eta`` and the observed weights ``-dr / d eta``.
 
     Notes
@@ -842,7 +876,20 @@ def weights_and_derivatives(family: Family, y: np.ndarray, wt: np.ndarray, eta: 
     ``k = phi / V``): ``dw / d eta = w (-2 eta - (1 - 2 mu) k)`` and ``-dr / d eta = w + r (eta + (1 - 2 mu) k)``,
     positive because the probit log-likelihood is concave in ``eta``. ``wt`` may be the scalar 1 (unit prior
     weights); without ``derivatives`` the third value is ``None``.
+
+    A family with its own log-likelihood (``psi`` its parameters): ``r = dl / d eta``, ``w = -d^2 l / d eta^2`` (the
+    observed information, the curvature of glmmTMB's Laplace approximation) and ``dw / d eta = -d^3 l / d eta^3``
+    from :meth:`~.families.Family.eta_derivatives`; without ``derivatives`` the fourth value is the observed
+    information where it is positive and the expected one elsewhere (PIRLS' Newton steps).
     """
+    if not family.exponential:
+        l1, l2, l3 = family.eta_derivatives(y, eta, wt, psi, third=derivatives)
+        w = -l2
+        if derivatives:
+            return w, l1, -l3, w
+        if np.all(w > 0):
+            return w, l1, None, w
+        return w, l1, None, np.where(w > 0, w, family.fisher_weights(eta, wt, psi))
     if family.link in ("logit", "log"):
         # mu_eta / V = 1 (logit: mu (1 - mu) / (mu (1 - mu)), log: mu / mu)
         w = mu * (1 - mu) if family.link == "logit" else mu
@@ -938,15 +985,16 @@ def _inverse_at(system: _System, problem: GlmmProblem, pa: np.ndarray, pb: np.nd
     return out
 
 
-def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool) -> np.ndarray:
+def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool,
+                         with_psi: bool = False) -> np.ndarray:
     """:func:`laplace_gradient` for scalar terms some of which are multiple-membership (each row loads on up to two
     levels of such a term): the same formulas with the row's loading vector ``z_i`` (a few nonzeros) in place of
     one level per term. ``g`` and ``h`` come from the entries of ``A^{-1}`` among each row's columns."""
     fam = problem.family
     theta = np.asarray(theta, dtype=float)
     ops = _ops(problem, theta, joint)
-    wt = 1.0 if problem.unit_weights else problem.weights
-    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+    wt = 1.0 if problem.unit_weights and not problem.general else problem.weights
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu, psi=problem.psi(state.psi))
     system = state.system
     pos, z, term_of = _row_loadings(problem)
     lz = z * theta[term_of][None, :]  # Lambda' z_i: the loadings times the term's theta
@@ -958,7 +1006,7 @@ def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsSt
     h = np.sum(lz * ainv_z, axis=1)
     hd = h * dw
     with_x = joint and problem.p
-    system_o = ops.system(wo) if fam.link == "probit" else system
+    system_o = ops.system(wo) if wo is not w else system
     lam_u, lam_b = system_o.solve(ops.zlt(hd), problem.X.T @ hd if with_x else None)
     zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
     if problem.has_offset:
@@ -973,7 +1021,13 @@ def _membership_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsSt
         grad[k] = s_k @ base + 2 * np.sum(w[:, None] * z[:, cols] * ainv_z[:, cols]) + lam_k @ r
     if not joint:
         grad[n_terms:] = problem.X.T @ base
-    return grad
+    return np.concatenate([grad, _psi_gradient(problem, state, h, zeta)]) if with_psi else grad
+
+
+def _psi_gradient(problem: GlmmProblem, state: PirlsState, h: np.ndarray, zeta: np.ndarray) -> np.ndarray:
+    """Gradient of the Laplace deviance in the family's parameters (see :func:`laplace_gradient`)."""
+    lp, l1p, l2p = problem.family.parameter_derivatives(problem.y, state.eta, problem.weights, problem.psi(state.psi))
+    return -2.0 * lp.sum(axis=0) - h @ l2p + zeta @ l1p
 
 
 def supports_beta_gradient(problem: GlmmProblem) -> bool:
@@ -1029,9 +1083,11 @@ def _inverse_diagonal_terms(ops: _ScalarOps, system: _System) -> list[np.ndarray
     return g
 
 
-def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool = False) -> np.ndarray:
+def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState, *, joint: bool = False,
+                     with_psi: bool = False) -> np.ndarray:
     """Gradient of the Laplace deviance: in ``(theta, beta)`` at fixed ``beta`` (``joint=False``, ``state`` from
-    PIRLS on ``u``), or in ``theta`` with ``beta`` from PIRLS (``joint=True``, lme4's ``nAGQ = 0`` criterion).
+    PIRLS on ``u``), or in ``theta`` with ``beta`` from PIRLS (``joint=True``, lme4's ``nAGQ = 0`` criterion); with
+    ``with_psi`` followed by its gradient in the family's parameters ``psi`` (optimiser scale).
 
     Notes
     -----
@@ -1046,20 +1102,27 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
     (joint: ``[Lambda' Z' (h w'); X' (h w')]``) and ``zeta = Z Lambda lambda_u (+ X lambda_beta)`` give every
     component: ``a = h w' - w_o zeta``, ``dD / d theta_k = s_k' (a - 2 r) + 2 (w x_k)' g_k + lambda_k' Z_k' r``
     and ``dD / d beta = X' (a - 2 r)``. Only for scalar terms (:func:`supports_gradient`).
+
+    A family with its own log-likelihood has ``w = w_o``, the observed information; in its parameters ``psi`` the
+    first two terms again contribute their partial derivative, ``-2 sum_i d l_i / d psi``, and ``log|A|`` the trace
+    ``sum_i h_i (d w_i / d psi + w'_i d eta_i / d psi)`` with the mode moving as ``A_o du = Lambda' Z' (d r / d psi)``
+    (joint: with ``X' (d r / d psi)``); the adjoint above turns the second part into ``zeta' (d r / d psi)``:
+    ``dD / d psi = -2 sum l_psi + h' (d w / d psi) + zeta' (d r / d psi)``
+    (:meth:`~.families.Family.parameter_derivatives`).
     """
     fam = problem.family
     theta = np.asarray(theta, dtype=float)
     ops = _ops(problem, theta, joint)
     if not isinstance(ops, _ScalarOps):
-        return _membership_gradient(problem, theta, state, joint=joint)
-    wt = 1.0 if problem.unit_weights else problem.weights
-    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu)
+        return _membership_gradient(problem, theta, state, joint=joint, with_psi=with_psi)
+    wt = 1.0 if problem.unit_weights and not problem.general else problem.weights
+    w, r, dw, wo = weights_and_derivatives(fam, problem.y, wt, state.eta, state.mu, psi=problem.psi(state.psi))
     system = state.system
     g = _inverse_diagonal_terms(ops, system)
     h = sum(v * gk for v, gk in zip(ops.v, g))
     hd = h * dw
     with_x = joint and problem.p
-    system_o = ops.system(wo) if fam.link == "probit" else system
+    system_o = ops.system(wo) if wo is not w else system
     lam_u, lam_b = system_o.solve(ops.zlt(hd), ops.xt(hd) if with_x else None)
     zeta = ops.eta(lam_u, lam_b if with_x else np.zeros(problem.p))
     if problem.has_offset:
@@ -1071,7 +1134,7 @@ def laplace_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState,
         grad[k] = state.u[sl] @ z_base[sl] + 2 * ((w if x is None else w * x) @ g[k]) + lam_u[sl] @ z_r[sl]
     if not joint:
         grad[len(ops.codes):] = ops.xt(base)
-    return grad
+    return np.concatenate([grad, _psi_gradient(problem, state, h, zeta)]) if with_psi else grad
 
 
 def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> np.ndarray:
@@ -1083,19 +1146,26 @@ def laplace_beta_gradient(problem: GlmmProblem, theta: np.ndarray, state: PirlsS
     ``d eta / d beta = X - Z Lambda A_o^{-1} Lambda' Z' W_o X`` (implicit differentiation of the mode).
     Only for scalar terms (:func:`supports_gradient`).
     """
-    return laplace_gradient(problem, theta, state, joint=False)[problem.re.n_theta:]
+    return laplace_gradient(problem, theta, state, joint=False)[problem.re.n_theta:problem.re.n_theta + problem.p]
 
 
 def joint_system(problem: GlmmProblem, theta: np.ndarray, state: PirlsState) -> _System:
     """The penalised system in ``(u, beta)`` at the weights of ``state`` (for lme4's RX-based ``vcov``)."""
     fam = problem.family
-    me = fam.mu_eta(state.eta)
-    w = problem.weights * me * me / fam.variance(state.mu)
+    if problem.general:  # the observed information, the expected one where it is not positive
+        w = weights_and_derivatives(fam, problem.y, problem.weights, state.eta, state.mu, derivatives=False,
+                                    psi=problem.psi(state.psi))[3]
+    else:
+        me = fam.mu_eta(state.eta)
+        w = problem.weights * me * me / fam.variance(state.mu)
     return _ops(problem, np.asarray(theta, dtype=float), True).system(w)
 
 
 def laplace_deviance(problem: GlmmProblem, state: PirlsState) -> float:
-    """lme4's Laplace deviance ``-2 log p(y | u) + ||u||^2 + log|L|^2`` (``glmResp::Laplace``)."""
+    """lme4's Laplace deviance ``-2 log p(y | u) + ||u||^2 + log|L|^2`` (``glmResp::Laplace``; for a family with its
+    own log-likelihood glmmTMB's, ``L`` from the observed information)."""
+    if problem.general:
+        return float(problem.kernel(state.mu, state.eta, state.psi) + state.u @ state.u + state.ldl2)
     if problem.binary:  # R's aic is the kernel itself for 0/1 responses, and pwrss = kernel + ||u||^2
         return float(state.pwrss + state.ldl2)
     return float(problem.family.aic(problem.y, state.mu, problem.weights) + state.u @ state.u + state.ldl2)

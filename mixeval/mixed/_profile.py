@@ -178,7 +178,8 @@ def joint_profile_deviance(kinds: tuple[str, ...], index: int, value: float, sta
     Parameters
     ----------
     kinds : tuple of str
-        ``"sd"`` (kept >= 0), ``"cor"`` (optimised as ``atanh``) or anything else (free) per parameter.
+        ``"sd"`` (kept >= 0), ``"cor"`` (optimised as ``atanh``), ``"dispersion"`` (a family's positive parameter,
+        optimised as its logarithm) or anything else (free) per parameter.
     index, value
         The held parameter and its value.
     start : ndarray
@@ -186,8 +187,8 @@ def joint_profile_deviance(kinds: tuple[str, ...], index: int, value: float, sta
     deviance : callable
         ``par -> deviance`` over all parameters (``inf`` where undefined).
     deviance_and_gradient : callable, optional
-        ``par -> (deviance, gradient over all parameters)``, used where the coordinates are the parameters (no
-        correlations); finite differences of ``deviance`` otherwise.
+        ``par -> (deviance, gradient over all parameters)``, used where there are no correlations (the gradient
+        is mapped to the logarithm of a dispersion); finite differences of ``deviance`` otherwise.
     hessian : ndarray, optional
         The Hessian over all parameters at the optimum: its block over the free ones starts the search (BFGS
         updates it).
@@ -201,23 +202,28 @@ def joint_profile_deviance(kinds: tuple[str, ...], index: int, value: float, sta
     kinds_arr = np.asarray(kinds)
     others = np.array([i for i in range(kinds_arr.size) if i != index], dtype=int)
     sub = kinds_arr[others]
-    is_cor = sub == "cor"
+    is_cor, is_log = sub == "cor", sub == "dispersion"
 
     def full(x: np.ndarray) -> np.ndarray:
         par = np.empty(kinds_arr.size)
         par[others] = x
         par[others[is_cor]] = np.tanh(x[is_cor])
+        par[others[is_log]] = np.exp(x[is_log])
         par[index] = value
         return par
 
     if deviance_and_gradient is not None and not is_cor.any():
         def fg(x: np.ndarray) -> tuple[float, np.ndarray]:
-            d, g = deviance_and_gradient(full(x))
-            return d, g[others]
+            par = full(x)
+            d, g = deviance_and_gradient(par)
+            g = g[others]
+            g[is_log] = g[is_log] * par[others[is_log]]
+            return d, g
     else:
         fg = finite_difference_gradient(lambda x: deviance(full(x)))
     x0 = np.asarray(start, dtype=float)[others].copy()
     x0[is_cor] = np.arctanh(np.clip(x0[is_cor], -1 + 1e-10, 1 - 1e-10))
+    x0[is_log] = np.log(x0[is_log])
     if others.size == 0:
         par = full(x0)
         return deviance(par), par
@@ -309,7 +315,7 @@ def _bound(profiler: _Profiler, name: str, side: int, crit: float) -> float:
                 return 0.0
             outer = 0.0
             break
-        if kind == "sigma" and outer <= 0.0:
+        if kind in ("sigma", "dispersion") and outer <= 0.0:
             outer = inner / 2.0
         if kind == "cor" and abs(outer) >= 1.0:
             outer = side * (1.0 - 1e-10)

@@ -12,6 +12,6 @@ simultaneous rank sets, likelihood-ratio tests, variance shares and votes needed
 from ._fit import bradley_terry
 from ._inference import to_elo, votes_needed
 from ._result import PreferenceResult
-from ._simulate import simulate_arena
+from ._simulate import simulate_arena, simulation_targets
 
-__all__ = ["bradley_terry", "PreferenceResult", "simulate_arena", "to_elo", "votes_needed"]
+__all__ = ["bradley_terry", "PreferenceResult", "simulate_arena", "simulation_targets", "to_elo", "votes_needed"]

@@ -17,10 +17,14 @@ import scipy.sparse as sp
 from ..errors import InputError
 from ._log import VoteLog
 
-__all__ = ["DifferenceDesign", "difference_design", "constraint_matrix", "reference_index", "POSITION", "POSITIONS"]
+__all__ = ["DifferenceDesign", "difference_design", "constraint_matrix", "reference_index", "unidentified",
+           "aliased_columns", "gram_null", "POSITION", "POSITIONS", "RANK_TOL"]
 
 POSITION = "position"
 POSITIONS = ("none", "fixed", "random")
+#: a direction counts as unidentified when its squared norm under the unit-norm columns is below this share of
+#: the largest (the engine's tolerance for aliased fixed-effects columns)
+RANK_TOL = 1e-10
 
 
 @dataclass(frozen=True)
@@ -141,3 +145,75 @@ def reference_index(systems: tuple[str, ...], reference: str | None) -> int | No
                          f"({', '.join(systems[:10])}{', ...' if len(systems) > 10 else ''}).")
     return systems.index(str(reference))
 
+
+
+def _gram(X) -> np.ndarray:
+    """``X' X`` by a sparse product (a difference design has two nonzero ability entries per row)."""
+    X = sp.csr_matrix(X, dtype=float)
+    return np.asarray((X.T @ X).toarray())
+
+
+def _scaled(gram: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A Gram matrix of unit-norm columns and the column norms (1 for a zero column)."""
+    scale = np.sqrt(np.maximum(np.diag(gram), 0.0))
+    scale = np.where(scale > 0, scale, 1.0)
+    return gram / np.outer(scale, scale), scale
+
+
+def gram_null(gram: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the null space of a Gram matrix ``X' W X`` (``W`` positive diagonal), i.e. of ``X``:
+    the eigenvectors of the Gram matrix of the unit-norm columns whose eigenvalue is below :data:`RANK_TOL` times
+    the largest (a rescaled column is not mistaken for a dependent one), mapped back to the original columns."""
+    p = gram.shape[0]
+    scaled, scale = _scaled(gram)
+    vals, vecs = np.linalg.eigh(scaled)
+    small = vals <= RANK_TOL * max(float(vals.max(initial=0.0)), 1e-300)
+    if not small.any():
+        return np.zeros((p, 0))
+    u, sv, _ = np.linalg.svd(vecs[:, small] / scale[:, None], full_matrices=False)
+    return u[:, sv > 1e-12 * sv.max()]
+
+
+def unidentified(X: np.ndarray) -> np.ndarray:
+    """Orthonormal ``p x r`` basis of the coefficient directions ``d`` with ``X d = 0`` (numerically,
+    :func:`gram_null`): those the rows of ``X`` do not identify (``r = 0`` for full column rank; every direction
+    for no rows).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0], [0.0, 0.0, 1.0]])
+    >>> N = unidentified(X)
+    >>> N.shape, bool(np.allclose(X @ N, 0))
+    ((3, 1), True)
+    """
+    if X.shape[0] == 0:
+        return np.eye(X.shape[1])
+    return gram_null(_gram(X))
+
+
+def aliased_columns(X: np.ndarray, names: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """The columns of ``X`` that are linear combinations of earlier ones, each with the columns of that
+    combination (itself included; a zero column: itself alone), in column order.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 1.0, 0.0, 3.0], [-1.0, 1.0, 0.0, 3.0], [1.0, 1.0, 0.0, 3.0]])
+    >>> aliased_columns(X, ("x", "position", "zero", "length"))
+    [('zero', ('zero',)), ('length', ('position', 'length'))]
+    """
+    full = _gram(X)
+    if gram_null(full).shape[1] == 0:
+        return []
+    gram, scale = _scaled(full)
+    out, rank = [], 0
+    for j in range(gram.shape[0]):
+        vals, vecs = np.linalg.eigh(gram[:j + 1, :j + 1])
+        small = vals <= RANK_TOL * max(float(vals.max(initial=0.0)), 1e-300)
+        if j + 1 - int(small.sum()) > rank:
+            rank += 1
+            continue
+        null = vecs[:, small] / scale[:j + 1, None]
+        v = null[:, np.argmax(np.abs(null[j]))]
+        v = v / np.max(np.abs(v))
+        out.append((names[j], tuple(names[k] for k in range(j + 1) if abs(v[k]) > 1e-6)))
+    return out

@@ -16,6 +16,7 @@ standard errors use the observed information (central differences of the analyti
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,7 +24,7 @@ from scipy.special import expit
 
 from ..errors import ConvergenceWarning
 
-__all__ = ["OutcomeModel", "outcome_model", "FixedFit", "fit_fixed", "loglik", "TIES"]
+__all__ = ["OutcomeModel", "outcome_model", "FixedFit", "fit_fixed", "loglik", "warn_not_converged", "TIES"]
 
 TIES = ("drop", "davidson", "ordinal")
 
@@ -84,7 +85,8 @@ def loglik(model: OutcomeModel, X: np.ndarray, y: np.ndarray, beta: np.ndarray, 
 
 
 def _score_and_information(model: OutcomeModel, X: np.ndarray, y: np.ndarray, beta: np.ndarray, phi: float,
-                           offset) -> tuple[np.ndarray, np.ndarray]:
+                           offset, *, information: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
+    """The score and (``information=True``) the expected information of ``(beta, phi)``."""
     probs, deta, dphi = model.probabilities(X @ beta + offset, phi)
     probs = np.maximum(probs, 1e-300)
     n = y.sum(axis=0)
@@ -94,6 +96,8 @@ def _score_and_information(model: OutcomeModel, X: np.ndarray, y: np.ndarray, be
     score[:X.shape[1]] = X.T @ np.sum(ratio * deta, axis=0)
     if model.n_phi:
         score[-1] = np.sum(ratio * dphi)
+    if not information:
+        return score, None
     w_ee = np.sum(n * deta * deta / probs, axis=0)
     info = np.empty((k, k))
     info[:X.shape[1], :X.shape[1]] = X.T @ (X * w_ee[:, None])
@@ -133,19 +137,30 @@ def _observed_information(model, X, y, beta, phi, offset) -> np.ndarray:
         up, down = x0.copy(), x0.copy()
         up[j] += h[j]
         down[j] -= h[j]
-        s_up = _score_and_information(model, X, y, up[:p], up[p] if model.n_phi else 0.0, offset)[0]
-        s_dn = _score_and_information(model, X, y, down[:p], down[p] if model.n_phi else 0.0, offset)[0]
+        s_up = _score_and_information(model, X, y, up[:p], up[p] if model.n_phi else 0.0, offset,
+                                      information=False)[0]
+        s_dn = _score_and_information(model, X, y, down[:p], down[p] if model.n_phi else 0.0, offset,
+                                      information=False)[0]
         jac[:, j] = (s_up - s_dn) / (2 * h[j])
     info = -0.5 * (jac + jac.T)
     return info
 
 
+def warn_not_converged(stacklevel: int = 3) -> None:
+    """The warning of a fixed-effects fit that stopped before converging."""
+    warnings.warn("the Bradley-Terry fit did not converge (see the separation warning, if any); treat the "
+                  "estimates with care.", ConvergenceWarning, stacklevel=stacklevel)
+
+
 def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np.ndarray, *,
               offset: np.ndarray | float = 0.0, beta0: np.ndarray | None = None, phi0: float | None = None,
-              maxit: int = 200, tol: float = 1e-10, warn: bool = True, covariance: bool = True) -> FixedFit:
+              maxit: int = 200, tol: float = 1e-10, flat: float | None = None, warn: bool = True,
+              covariance: bool = True) -> FixedFit:
     """Fisher scoring with step halving for a fixed-effects preference model.
 
-    Converged when the largest Newton step is below ``tol`` (relative to ``1 + |parameter|``).
+    Converged when the largest Newton step is below ``tol`` (relative to ``1 + |parameter|``). With ``flat``, it
+    also stops (unconverged) once an iteration raises the log-likelihood by less than ``flat (|loglik| + 0.1)``
+    (R ``glm``'s deviance criterion): where a separated fit's likelihood has flattened.
 
     Examples
     --------
@@ -156,8 +171,6 @@ def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np
     >>> round(float(fit.beta[0]), 8) == round(float(np.log(3)), 8), round(float(fit.cov[0, 0]), 6)
     (True, 1.333333)
     """
-    import warnings
-
     y = _counts_by_outcome(outcome, count)
     p = X.shape[1]
     beta = np.zeros(p) if beta0 is None else np.asarray(beta0, dtype=float).copy()
@@ -182,14 +195,16 @@ def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np
             t /= 2
         else:
             break
+        gain = ll_new - ll
         beta, phi, ll = b_new, phi_new, ll_new
         x = np.concatenate([beta, [phi] if model.n_phi else []])
         if np.max(np.abs(t * step) / (1 + np.abs(x)), initial=0.0) < tol:
             converged = True
             break
+        if flat is not None and gain < flat * (abs(ll) + 0.1):
+            break
     if warn and not converged:
-        warnings.warn("the Bradley-Terry fit did not converge (see the separation warning, if any); treat the "
-                      "estimates with care.", ConvergenceWarning, stacklevel=3)
+        warn_not_converged(stacklevel=4)
     if covariance:
         info = _observed_information(model, X, y, beta, phi, offset)
         try:

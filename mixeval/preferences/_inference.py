@@ -16,7 +16,8 @@ from .._random import as_generator
 from ..errors import InputError
 
 __all__ = ["pair_indices", "max_t_critical", "max_t_pvalues", "contrast_table", "rank_sets", "ELO_SCALE",
-           "to_elo", "attenuation", "votes_needed", "LOGISTIC_VARIANCE"]
+           "to_elo", "attenuation", "votes_needed", "LOGISTIC_VARIANCE", "NULL_TOL", "ability_se", "margin_test",
+           "check_side", "SIDES"]
 
 #: arena leaderboards: 400 / ln(10) Elo points per unit of log-odds, centred at 1000
 ELO_SCALE = 400.0 / np.log(10.0)
@@ -42,30 +43,50 @@ def pair_indices(k: int) -> tuple[np.ndarray, np.ndarray]:
     return i, j
 
 
-def _pair_se(cov: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+#: a linear function ``c'beta`` counts as inestimable when ``|N'c| > NULL_TOL |c|`` (``N``: the separation basis)
+NULL_TOL = 1e-8
+
+
+def _pair_se(cov: np.ndarray, i: np.ndarray, j: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+    """Standard errors of ``s_i - s_j``; infinite for differences the votes do not identify (``null``: the
+    ``K x r`` separation directions of the abilities, :attr:`ModelFit.null_basis` mapped by ``C``)."""
     d = np.diag(cov)
-    return np.sqrt(np.maximum(d[i] + d[j] - 2 * cov[i, j], 0.0))
+    se = np.sqrt(np.maximum(d[i] + d[j] - 2 * cov[i, j], 0.0))
+    if null is not None and null.shape[1]:
+        se = np.where(np.linalg.norm(null[i] - null[j], axis=1) > NULL_TOL, np.inf, se)
+    return se
 
 
-def _max_abs_t_draws(cov: np.ndarray, n_draws: int, random_state, chunk: int = 2000) -> np.ndarray:
-    """Draws of ``max_{i<j} |z_i - z_j| / se_ij`` for ``z ~ N(0, cov)`` (the null distribution of max-t)."""
+def ability_se(cov: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+    """Standard errors of the abilities (under the fit's constraint); infinite where not identified."""
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    if null is not None and null.shape[1]:
+        se = np.where(np.linalg.norm(null, axis=1) > NULL_TOL, np.inf, se)
+    return se
+
+
+def _max_abs_t_draws(cov: np.ndarray, n_draws: int, random_state, chunk: int = 2000,
+                     null: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Draws of ``max_{i<j} |z_i - z_j| / se_ij`` for ``z ~ N(0, cov)`` (the null distribution of max-t) over the
+    pairs whose difference is identified."""
     rng = as_generator(random_state)
     k = cov.shape[0]
     vals, vecs = np.linalg.eigh(0.5 * (cov + cov.T))
     root = vecs * np.sqrt(np.maximum(vals, 0.0))
-    i, j = pair_indices(k)
-    se = _pair_se(cov, i, j)
-    ok = se > 0
+    i, j = pair_indices(k) if pairs is None else pairs
+    se = _pair_se(cov, i, j, null)
+    ok = (se > 0) & np.isfinite(se)
     i, j, se = i[ok], j[ok], se[ok]
     out = np.empty(n_draws)
     for start in range(0, n_draws, chunk):
         m = min(chunk, n_draws - start)
         z = rng.standard_normal((m, k)) @ root.T
-        out[start:start + m] = np.max(np.abs(z[:, i] - z[:, j]) / se, axis=1)
+        out[start:start + m] = np.max(np.abs(z[:, i] - z[:, j]) / se, axis=1, initial=0.0)
     return out
 
 
-def max_t_critical(cov: np.ndarray, level: float, *, n_draws: int = 20000, random_state=0) -> float:
+def max_t_critical(cov: np.ndarray, level: float, *, n_draws: int = 20000, random_state=0,
+                   null: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """The ``level`` quantile of ``max |t|`` over all pairwise differences (simultaneous intervals).
 
     Examples
@@ -75,53 +96,128 @@ def max_t_critical(cov: np.ndarray, level: float, *, n_draws: int = 20000, rando
     >>> round(max_t_critical(np.eye(2), 0.95, n_draws=200000), 1)
     2.0
     """
-    return float(np.quantile(_max_abs_t_draws(cov, n_draws, random_state), level))
+    return float(np.quantile(_max_abs_t_draws(cov, n_draws, random_state, null=null, pairs=pairs), level))
 
 
-def max_t_pvalues(cov: np.ndarray, t: np.ndarray, *, n_draws: int = 20000, random_state=0) -> np.ndarray:
-    """Single-step max-t adjusted p-values ``P(max |T| >= |t|)`` (Hothorn, Bretz & Westfall 2008)."""
-    draws = np.sort(_max_abs_t_draws(cov, n_draws, random_state))
+def max_t_pvalues(cov: np.ndarray, t: np.ndarray, *, n_draws: int = 20000, random_state=0,
+                  null: np.ndarray | None = None, pairs: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Single-step max-t adjusted p-values ``P(max |T| >= |t|)`` (Hothorn, Bretz & Westfall 2008) over ``pairs``
+    (default all)."""
+    draws = np.sort(_max_abs_t_draws(cov, n_draws, random_state, null=null, pairs=pairs))
     return 1.0 - np.searchsorted(draws, np.abs(t), side="left") / draws.size
 
 
+#: hypotheses of the tests with a margin ``delta`` (emmeans' ``test(..., delta, side)``)
+SIDES = ("equivalence", ">", "<")
+_SIDE_ALIASES = {"equivalence": "equivalence", "=": "equivalence", "two-sided": "equivalence", ">": ">",
+                 "noninferiority": ">", "<": "<", "nonsuperiority": "<"}
+
+
+def check_side(side: str) -> str:
+    """The canonical name of a margin test's ``side`` (``"equivalence"``, ``">"`` or ``"<"``)."""
+    key = side.strip().lower() if isinstance(side, str) else side
+    if key not in _SIDE_ALIASES:
+        raise InputError(f"side={side!r}: choose 'equivalence' (TOST: H0 |difference| >= delta), '>' (non-inferiority: "
+                         "H0 difference <= -delta) or '<' (H0 difference >= delta).")
+    return _SIDE_ALIASES[key]
+
+
+def margin_test(estimate: np.ndarray, se: np.ndarray, delta: float, side: str) -> tuple[np.ndarray, np.ndarray]:
+    """Statistic and p-value of emmeans' ``test(..., delta, side)`` with normal reference (``df = Inf``).
+
+    Notes
+    -----
+    ``"equivalence"`` (Schuirmann's two one-sided tests): ``z = (|d| - delta) / se``, ``p = Phi(z)``, the larger of
+    the p-values of ``H0: d <= -delta`` and ``H0: d >= delta``. ``">"``: ``z = (d + delta) / se``, ``p = 1 - Phi(z)``
+    (``H0: d <= -delta``, non-inferiority when larger is better). ``"<"``: ``z = (d - delta) / se``, ``p = Phi(z)``.
+
+    Examples
+    --------
+    >>> z, p = margin_test(np.array([0.1]), np.array([0.1]), 0.3, "equivalence")
+    >>> round(float(z[0]), 6), round(float(p[0]), 6)
+    (-2.0, 0.02275)
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if side == "equivalence":
+            z = (np.abs(estimate) - delta) / se
+            return z, sps.norm.cdf(z)
+        if side == ">":
+            z = (estimate + delta) / se
+            return z, sps.norm.sf(z)
+        z = (estimate - delta) / se
+        return z, sps.norm.cdf(z)
+
+
+def _null_hypothesis(delta: float | None, side: str, unit: str) -> str:
+    if delta is None:
+        return "difference = 0"
+    return {"equivalence": f"|difference| >= {delta:g} {unit}", ">": f"difference <= -{delta:g} {unit}",
+            "<": f"difference >= {delta:g} {unit}"}[side]
+
+
 def contrast_table(systems: tuple[str, ...], est: np.ndarray, cov: np.ndarray, *, adjust: str = "holm",
-                   level: float = 0.95, random_state=0) -> pd.DataFrame:
-    """All pairwise differences ``s_i - s_j``: estimate, se, z, p-values (raw and adjusted), win probability
-    and intervals.
+                   level: float = 0.95, random_state=0, null: np.ndarray | None = None,
+                   pairs: tuple[np.ndarray, np.ndarray] | None = None, delta: float | None = None,
+                   side: str = "equivalence", unit: float = 1.0, unit_name: str = "log-odds") -> pd.DataFrame:
+    """Pairwise differences ``s_i - s_j``: estimate, se, z, p-values (raw and adjusted) and intervals.
 
     ``adjust``: one of R's ``p.adjust`` methods (:func:`mixeval._adjust.adjust_pvalues`; unadjusted intervals),
     ``"tukey"`` (Tukey-Kramer: studentised range with infinite df) or ``"max-t"`` (single-step multivariate
-    normal; exact for any covariance); the last two give simultaneous intervals.
+    normal; exact for any covariance); the last two give simultaneous intervals and are for two-sided tests.
+    ``pairs``: the ``(i, j)`` index arrays (default all ``i < j``). ``delta`` (in units of ``unit``, e.g. Elo
+    points with ``unit = 400 / ln 10``) turns the test into emmeans' ``test(..., delta, side)``
+    (:func:`margin_test`). Differences the votes do not identify (``null``, separation) get an infinite se and
+    NaN z and p-values; the others are adjusted among themselves (as R's ``p.adjust`` treats missing values).
+    Estimates, se and intervals are multiplied by ``unit``.
     """
     k = len(systems)
-    i, j = pair_indices(k)
+    i, j = pair_indices(k) if pairs is None else pairs
     d = est[i] - est[j]
-    se = _pair_se(cov, i, j)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = d / se
-    p = 2 * sps.norm.sf(np.abs(z))
+    se = _pair_se(cov, i, j, null)
+    finite = np.isfinite(se)
     method = adjust.strip().lower() if isinstance(adjust, str) else adjust
+    if delta is None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(finite, d / se, np.nan)
+        p = np.where(finite, 2 * sps.norm.sf(np.abs(z)), np.nan)
+    else:
+        side = check_side(side)
+        if not (isinstance(delta, (int, float, np.floating)) and np.isfinite(delta) and delta > 0):
+            raise InputError(f"delta={delta!r} must be a positive number (the margin, in {unit_name}).")
+        if method in ("tukey", "max-t"):
+            raise InputError(f"adjust={adjust!r} is for two-sided tests; with delta= use one of R's p.adjust methods "
+                             f"({', '.join(ADJUST_METHODS)}), e.g. 'holm' (emmeans changes 'tukey' to 'sidak' there).")
+        z, p = margin_test(d, se, float(delta) / unit, side)
+        z, p = np.where(finite, z, np.nan), np.where(finite, p, np.nan)
+    p_adj = np.full(d.size, np.nan)
     if method == "tukey":
         from ..significance._tukey import ptukey, qtukey
 
-        p_adj = np.asarray(ptukey(np.abs(z) * np.sqrt(2), k, np.inf, upper=True), dtype=float)
+        if pairs is not None:
+            raise InputError("adjust='tukey' is for all pairwise comparisons; against one system use 'max-t' "
+                             "(Dunnett's single-step method) or a p.adjust method.")
+        p_adj[finite] = np.asarray(ptukey(np.abs(z[finite]) * np.sqrt(2), k, np.inf, upper=True), dtype=float)
         crit = qtukey(level, k, np.inf) / np.sqrt(2)
     elif method == "max-t":
-        p_adj = max_t_pvalues(cov, z, random_state=random_state)
-        crit = max_t_critical(cov, level, random_state=random_state)
+        p_adj[finite] = max_t_pvalues(cov, z[finite], random_state=random_state, null=null, pairs=(i, j))
+        crit = max_t_critical(cov, level, random_state=random_state, null=null, pairs=(i, j))
     else:
         if not isinstance(method, str) or method not in {a for al in ADJUST_METHODS.values() for a in al}:
             raise InputError(f"adjust={adjust!r}: choose 'tukey', 'max-t' or one of {', '.join(ADJUST_METHODS)}.")
-        p_adj = adjust_pvalues(p, method)
+        if finite.any():
+            p_adj[finite] = adjust_pvalues(p[finite], method)
         crit = sps.norm.ppf(0.5 + level / 2)
-    return pd.DataFrame({
-        "system": [systems[a] for a in i], "versus": [systems[b] for b in j], "estimate": d, "se": se, "z": z,
-        "pvalue": p, "pvalue_adjusted": p_adj, "win_probability": 1 / (1 + np.exp(-d)),
-        "lower": d - crit * se, "upper": d + crit * se, "level": level,
+    out = pd.DataFrame({
+        "system": [systems[a] for a in i], "versus": [systems[b] for b in j], "estimate": unit * d, "se": unit * se,
+        "z": z, "pvalue": p, "pvalue_adjusted": p_adj, "lower": unit * (d - crit * se),
+        "upper": unit * (d + crit * se), "level": level,
     })
+    out.attrs.update({"null": _null_hypothesis(delta, side, unit_name), "adjust": adjust, "scale": unit_name})
+    return out
 
 
-def rank_sets(est: np.ndarray, cov: np.ndarray, level: float, *, random_state=0) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+def rank_sets(est: np.ndarray, cov: np.ndarray, level: float, *, random_state=0,
+              null: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
     """Ranks (1 = best) and a simultaneous ``level`` confidence set of ranks for every system.
 
     Notes
@@ -130,14 +226,15 @@ def rank_sets(est: np.ndarray, cov: np.ndarray, level: float, *, random_state=0)
     the intervals ``hat d_ij +- c se_ij`` hold for all pairs at once with probability ``level``; on that event
     system ``i`` is beaten by at least ``B_i = #{j: lower(s_j - s_i) > 0}`` and beats at least
     ``W_i = #{j: lower(s_i - s_j) > 0}`` systems, so its rank lies in ``[1 + B_i, K - W_i]`` (simultaneously
-    for all systems).
+    for all systems). A difference the votes do not identify (separation: infinite se) separates no pair.
     """
     k = est.size
-    crit = max_t_critical(cov, level, random_state=random_state)
+    crit = max_t_critical(cov, level, random_state=random_state, null=null)
     d = est[:, None] - est[None, :]
-    var = np.diag(cov)
-    se = np.sqrt(np.maximum(var[:, None] + var[None, :] - 2 * cov, 0.0))
-    above = (d - crit * se) > 0  # above[i, j]: i significantly better than j
+    i, j = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
+    se = _pair_se(cov, i.ravel(), j.ravel(), null).reshape(k, k)
+    with np.errstate(invalid="ignore"):
+        above = (d - crit * se) > 0  # above[i, j]: i significantly better than j
     np.fill_diagonal(above, False)
     lower = 1 + above.sum(axis=0)
     upper = k - above.sum(axis=1)

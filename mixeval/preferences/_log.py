@@ -9,20 +9,21 @@ multiplicity (:attr:`VoteLog.count`), so millions of arena votes among a hundred
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe
-from ..errors import InputError, SeparationWarning
+from ..errors import InputError
 
-__all__ = ["VoteLog", "read_log", "components", "check_connected", "never_beaten_or_never_winning",
-           "warn_separation", "count_identical", "WINNER_LABELS"]
+__all__ = ["VoteLog", "read_log", "components", "check_connected", "count_identical", "POSITION_LABELS",
+           "TIE_LABELS"]
 
-#: accepted ``winner`` labels and their outcome codes (LMSYS arena logs also write "tie (bothbad)")
-WINNER_LABELS = {"model_a": 2, "a": 2, "tie": 1, "tie (bothbad)": 1, "model_b": 0, "b": 0}
+#: verdicts that name a position and their outcome codes (2: the system shown first won, 0: the second)
+POSITION_LABELS = {"model_a": 2, "a": 2, "model_b": 0, "b": 0}
+#: verdicts of a tie (LMSYS arena logs also write "tie (bothbad)")
+TIE_LABELS = ("tie", "tie (bothbad)")
 
 
 @dataclass(frozen=True)
@@ -127,32 +128,99 @@ class VoteLog:
                        self.judge_name, self.prompt_name)
 
 
-def _outcomes(values: pd.Series, column: str) -> np.ndarray:
-    """Outcome codes from winner labels (``model_a``/``model_b``/``tie``) or from the sign of a numeric margin."""
+class _Rows:
+    """Points error messages at rows of the user's log: positions in the frame, or, for a log counted where it
+    lives (one row per distinct vote, :mod:`._source`), numbers of votes and example values (the counted frame's
+    row numbers mean nothing to the user)."""
+
+    def __init__(self, data: pd.DataFrame, votes: np.ndarray | None, columns: list[str]):
+        self.data, self.votes, self.columns = data, votes, columns
+
+    def describe(self, mask: np.ndarray) -> str:
+        """``"3 row(s) (e.g. rows [4, 9, 17])"`` or ``"12 vote(s) (e.g. model_a='x', model_b='x')"``."""
+        idx = np.flatnonzero(mask)
+        if self.votes is None:
+            return f"{idx.size} row(s) (e.g. rows {idx[:5].tolist()})"
+        first = self.data.iloc[int(idx[0])]
+        example = ", ".join(f"{c}={first[c]!r}" for c in self.columns)
+        return f"{int(round(float(self.votes[idx].sum())))} vote(s) (e.g. {example})"
+
+
+def _named_system(text: str, systems: set[str], by_case: dict[str, list[str]], column: str) -> str | None:
+    """The system a verdict names: its exact name, else the one system equal to it up to case."""
+    if text in systems:
+        return text
+    matches = by_case.get(text.lower(), [])
+    if len(matches) > 1:
+        raise InputError(f"column {column!r}: the value {text!r} names several systems up to case ({sorted(matches)}); "
+                         "write the winning system's exact name.")
+    return matches[0] if matches else None
+
+
+def _outcomes(values: pd.Series, column: str, first: np.ndarray, second: np.ndarray, rows: _Rows) -> np.ndarray:
+    """Outcome codes (2: the first-shown system won, 1: tie, 0: the second won) from the verdict column.
+
+    A verdict is a position (``model_a``/``model_b``, or ``a``/``b``, any case), a tie (``tie``, ``tie
+    (bothbad)``), the name of the winning system (exactly, or up to case), or a numeric margin whose sign says who
+    won. A value that both names a system and reads as a position means the system, unless the two readings
+    disagree on a vote whose pair does not include that system or the column also writes positions
+    (``model_a``/``model_b``): then it is refused as ambiguous.
+    """
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         margin = values.to_numpy(dtype=float)
         if not np.all(np.isfinite(margin)):
-            raise InputError(f"column {column!r} (a numeric margin) has non-finite values.")
+            raise InputError(f"column {column!r} (a numeric margin) has non-finite values in "
+                             f"{rows.describe(~np.isfinite(margin))}.")
         return np.where(margin > 0, 2, np.where(margin < 0, 0, 1)).astype(np.int64)
     index, uniques = pd.factorize(values, use_na_sentinel=False)
-    mapped = np.array([WINNER_LABELS.get(str(u).strip().lower(), -1) for u in uniques], dtype=np.int64)
-    codes = mapped[index]
+    systems = set(first) | set(second)
+    by_case: dict[str, list[str]] = {}
+    for name in sorted(systems):
+        by_case.setdefault(name.lower(), []).append(name)
+    texts = [str(u).strip() for u in uniques]
+    named = [None if t.lower() in TIE_LABELS else _named_system(t, systems, by_case, column) for t in texts]
+    positions = [POSITION_LABELS.get(t.lower()) for t in texts]
+    writes_positions = any(p is not None and n is None for p, n in zip(positions, named))
+    codes = np.full(index.size, -1, dtype=np.int64)
+    for k, (text, name, pos) in enumerate(zip(texts, named, positions)):
+        here = index == k
+        if text.lower() in TIE_LABELS:
+            codes[here] = 1
+        elif name is None:
+            if pos is not None:
+                codes[here] = pos
+        else:
+            as_system = np.where(first == name, 2, np.where(second == name, 0, -1))
+            absent = here & (as_system < 0)
+            if pos is not None and np.any(here & (as_system != pos)) and (absent.any() or writes_positions):
+                where = rows.describe(here & (as_system != pos))
+                raise InputError(
+                    f"column {column!r}: the value {text!r} could name the system {name!r} or the position "
+                    f"{'model_a' if pos == 2 else 'model_b'} (the system shown {'first' if pos == 2 else 'second'}), "
+                    f"and the two readings disagree on {where}"
+                    + (f", some of whose votes are not between {name!r} and another system" if absent.any() else
+                       "; the column also writes positions (model_a/model_b)")
+                    + ". Write the verdicts one way: 'model_a'/'model_b' for positions, or each winner's full name.")
+            if absent.any():
+                raise InputError(f"column {column!r} names the system {name!r} as the winner of "
+                                 f"{rows.describe(absent)} that it did not take part in.")
+            codes[here] = as_system[here]
     bad = codes < 0
     if bad.any():
         examples = sorted(set(values[bad].astype(str)))[:5]
         raise InputError(
-            f"column {column!r} must say who won: 'model_a', 'model_b' or 'tie' (also 'tie (bothbad)'), or hold a "
-            f"numeric margin (> 0: model_a better, 0: tie, < 0: model_b better); {int(bad.sum())} row(s) have "
-            f"other values, e.g. {examples}."
+            f"column {column!r} must say who won: 'model_a', 'model_b' or 'tie' (also 'tie (bothbad)'), the winning "
+            f"system's name, or a numeric margin (> 0: model_a better, 0: tie, < 0: model_b better); "
+            f"{rows.describe(bad)} have other values, e.g. {examples}."
         )
     return codes
 
 
-def _require_complete(data: pd.DataFrame, columns: list[str]) -> None:
-    missing = {c: int(data[c].isna().sum()) for c in columns if data[c].isna().any()}
+def _require_complete(data: pd.DataFrame, columns: list[str], rows: _Rows) -> None:
+    missing = {c: rows.describe(data[c].isna().to_numpy()) for c in columns if data[c].isna().any()}
     if missing:
-        raise InputError(f"the log has missing values in {missing}; drop or fill those rows first "
-                         "(mixeval drops nothing silently).")
+        raise InputError(f"the log has missing values: {'; '.join(f'{c!r} in {w}' for c, w in missing.items())}; "
+                         "drop or fill those rows first (mixeval drops nothing silently).")
 
 
 def _covariate_differences(data: pd.DataFrame, covariates: dict) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -175,7 +243,7 @@ def _covariate_differences(data: pd.DataFrame, covariates: dict) -> tuple[np.nda
 
 def read_log(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str = "model_b", winner: str = "winner",
              judge: str | None = None, prompt: str | None = None, covariates: dict | None = None,
-             count: str | None = None) -> VoteLog:
+             count: str | None = None, counted: bool = False) -> VoteLog:
     """Validate and code a log of pairwise judgments; identical votes are counted once.
 
     Parameters
@@ -183,20 +251,23 @@ def read_log(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str = "mo
     data : pandas.DataFrame
         One row per vote (never modified).
     model_a, model_b, winner : str
-        Columns of the first-shown system, the second and the verdict (``model_a``/``model_b``/``tie`` or a
-        numeric margin whose sign says who won).
+        Columns of the first-shown system, the second and the verdict (``model_a``/``model_b``/``tie``, the
+        winning system's name, or a numeric margin whose sign says who won).
     judge, prompt : str, optional
         Columns of the judge (person or LLM) and of the prompt.
     covariates : dict, optional
         ``{name: (column for model_a, column for model_b)}``: the model uses the difference.
     count : str, optional
         A column with the number of identical votes each row stands for (a log already aggregated).
+    counted : bool
+        ``data`` holds the distinct votes of a log counted where it lives (:mod:`._source`); error messages then
+        give numbers of votes and example values instead of row numbers.
 
     Raises
     ------
     InputError
-        Missing columns or values, unknown verdicts, self-pairs (a system against itself), fewer than two
-        systems.
+        Missing columns or values, unknown or ambiguous verdicts, self-pairs (a system against itself), fewer
+        than two systems, no votes.
 
     Examples
     --------
@@ -209,28 +280,31 @@ def read_log(data: pd.DataFrame, *, model_a: str = "model_a", model_b: str = "mo
     data = require_dataframe(data)
     used = [model_a, model_b, winner] + [c for c in (judge, prompt, count) if c is not None]
     require_columns(data, used)
-    _require_complete(data, used)
+    if counted and count is None:
+        raise InputError("counted=True needs count= (the column of votes per distinct row).")
+    weight = (np.ones(len(data)) if count is None
+              else pd.to_numeric(data[count], errors="coerce").to_numpy(dtype=float))
+    rows = _Rows(data, weight if counted else None, [model_a, model_b, winner])
+    _require_complete(data, used, rows)
+    if count is not None and (not np.all(np.isfinite(weight)) or np.any(weight < 0)
+                              or np.any(weight != np.round(weight))):
+        raise InputError(f"count={count!r} must hold whole numbers of votes >= 0.")
     if len(data) == 0:
         raise InputError("the log has no rows.")
+    if not weight.sum() > 0:
+        raise InputError(f"count={count!r} is 0 in every row: the log holds no votes.")
     names_a, names_b = data[model_a].astype(str).to_numpy(), data[model_b].astype(str).to_numpy()
     same = names_a == names_b
     if same.any():
-        rows = np.flatnonzero(same)[:5].tolist()
         raise InputError(
-            f"{int(same.sum())} row(s) compare a system with itself ({model_a!r} == {model_b!r}, e.g. rows {rows}: "
+            f"{rows.describe(same)} compare a system with itself ({model_a!r} == {model_b!r}: "
             f"{sorted(set(names_a[same]))[:3]}); a self-pair says nothing about abilities. Remove those rows.")
     codes, systems = pd.factorize(np.concatenate([names_a, names_b]), sort=True)
     if len(systems) < 2:
         raise InputError("the log names fewer than two systems.")
     n = len(data)
     a, b = codes[:n].astype(np.int64), codes[n:].astype(np.int64)
-    outcome = _outcomes(data[winner], winner)
-    if count is None:
-        weight = np.ones(n)
-    else:
-        weight = pd.to_numeric(data[count], errors="coerce").to_numpy(dtype=float)
-        if not np.all(np.isfinite(weight)) or np.any(weight < 0) or np.any(weight != np.round(weight)):
-            raise InputError(f"count={count!r} must hold whole numbers of votes >= 0.")
+    outcome = _outcomes(data[winner], winner, names_a, names_b, rows)
     cov, cov_names = _covariate_differences(data, covariates or {})
     groups = {}
     for role, col in (("judge", judge), ("prompt", prompt)):
@@ -310,37 +384,3 @@ def check_connected(log: VoteLog) -> None:
             f"the comparison graph is disconnected: the systems fall into {len(comps)} groups that never meet "
             f"(directly or through other systems): {shown}. Abilities in different groups cannot be compared; "
             "fit each group on its own or collect votes between them.")
-
-
-def never_beaten_or_never_winning(log: VoteLog) -> list[str]:
-    """Systems whose maximum-likelihood ability is infinite (the win graph is not strongly connected).
-
-    Zermelo (1929), Ford (1957): the Bradley-Terry MLE exists iff for every split of the systems into two
-    groups each group beat the other at least once; ties count as a win both ways. Returns the systems
-    outside the largest strongly connected component of the win graph (empty when the MLE exists).
-    """
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    used = log.count > 0
-    a, b, o = log.a[used], log.b[used], log.outcome[used]
-    src = np.concatenate([a[o >= 1], b[o <= 1]])  # edge winner -> loser (ties both ways)
-    dst = np.concatenate([b[o >= 1], a[o <= 1]])
-    k = log.n_systems
-    graph = coo_matrix((np.ones(src.size), (src, dst)), shape=(k, k))
-    n_comp, labels = connected_components(graph, directed=True, connection="strong")
-    if n_comp == 1:
-        return []
-    biggest = np.argmax(np.bincount(labels))
-    return [log.systems[i] for i in range(k) if labels[i] != biggest]
-
-
-def warn_separation(systems: list[str]) -> None:
-    """Warn that some abilities are infinite (:func:`never_beaten_or_never_winning`)."""
-    if systems:
-        warnings.warn(
-            f"separation: {', '.join(systems[:10])}{' ...' if len(systems) > 10 else ''} never won (or never lost) "
-            "against the other systems (the win graph is not strongly connected), so their maximum-likelihood "
-            "abilities are infinite; the reported values are where the fit stopped (large in size) with huge "
-            "standard errors. Collect more votes for them or leave them out; their ranks (first or last) are "
-            "still meaningful.", SeparationWarning, stacklevel=4)

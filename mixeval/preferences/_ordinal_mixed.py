@@ -31,13 +31,15 @@ __all__ = ["OrdinalMixedFit", "fit_ordinal_mixed", "threshold_jacobian_ties", "v
 
 @dataclass(frozen=True)
 class OrdinalMixedFit:
-    """``beta`` (the design's columns, position included), ``tau`` and their covariance (the inverse of half
-    the Hessian of the Laplace deviance), ``theta`` and the log-likelihood."""
+    """``beta`` (the design's columns, position included), ``tau``, their covariances (the inverse of half
+    the Hessian of the Laplace deviance: ``cov`` of ``beta``, ``cov_beta_tau`` of ``beta`` with ``tau``), ``theta``
+    and the log-likelihood."""
 
     beta: np.ndarray
     cov: np.ndarray
     tau: float
     tau_se: float
+    cov_beta_tau: np.ndarray
     theta: np.ndarray
     loglik: float
     converged: bool
@@ -107,4 +109,5 @@ def fit_ordinal_mixed(votes: VoteLog, design: DifferenceDesign, re: ReStructure)
     beta = x[order]
     cov = full[np.ix_(order, order)]
     return OrdinalMixedFit(beta=beta, cov=cov, tau=float(x[k]), tau_se=float(np.sqrt(full[k, k])),
+                           cov_beta_tau=full[order, k],
                            theta=x[:k].copy(), loglik=-0.5 * float(deviance), converged=bool(opt.converged))

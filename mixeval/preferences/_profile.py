@@ -10,6 +10,7 @@ from scipy.optimize import brentq
 from ._fixed import fit_fixed
 from ._log import VoteLog
 from ._model import ModelFit
+from ._separation import unbounded_sides
 
 __all__ = ["profile_interval"]
 
@@ -32,8 +33,11 @@ def profile_interval(fit: ModelFit, log: VoteLog, c: np.ndarray, level: float) -
     Notes
     -----
     The roots are bracketed by stepping out from the estimate in multiples of its Wald standard error and
-    found by Brent's method.
+    found by Brent's method. Under separation a side along which the likelihood keeps rising
+    (:func:`~._separation.unbounded_sides`) is infinite.
     """
+    open_below, open_above = unbounded_sides(fit.fixed.model, np.asarray(fit.design.X, dtype=float), log.outcome,
+                                             log.count, fit.null_basis, c)
     est = float(c @ fit.beta)
     se = float(np.sqrt(c @ fit.cov @ c))
     crit = sps.chi2.ppf(level, 1)
@@ -42,7 +46,10 @@ def profile_interval(fit: ModelFit, log: VoteLog, c: np.ndarray, level: float) -
         return 2 * (fit.loglik - _profile_loglik(fit, log, c, v)) - crit
 
     bounds = []
-    for sign in (-1.0, 1.0):
+    for sign, unbounded in ((-1.0, open_below), (1.0, open_above)):
+        if unbounded:
+            bounds.append(sign * np.inf)
+            continue
         step = se if np.isfinite(se) and se > 0 else 1.0
         inner, outer = est, est + sign * step
         for _ in range(30):

@@ -66,9 +66,27 @@ def _adjacent_votes(result: Any, ranks: pd.DataFrame, power: float, alpha: float
     order = list(ranks.index)
     rows = []
     for a, b in zip(order[:-1], order[1:]):
+        needed = result.votes_needed(a, b, power=power, alpha=alpha)
         rows.append({"system": a, "versus": b, "difference": float(result.abilities[a] - result.abilities[b]),
-                     "votes_needed": result.votes_needed(a, b, power=power, alpha=alpha)})
+                     "votes_needed": int(np.ceil(needed)) if np.isfinite(needed) else "never (judge variance)"})
     return pd.DataFrame(rows)
+
+
+def _scales_table(result: Any, level: float) -> pd.DataFrame | None:
+    """Elo on the model's scale beside the population-averaged (mixed models) and arena (tie models) ones."""
+    columns = {"model": result.intervals(level)}
+    if result.mixed:
+        columns["population-averaged"] = result.marginal_abilities(level)
+    if result.ties != "drop":
+        columns["arena"] = result.arena_abilities(level)
+    if len(columns) == 1:
+        return None
+    out = pd.DataFrame(index=columns["model"].index)
+    for name, table in columns.items():
+        out[f"{name} elo"] = table["elo"]
+        out[f"{name} lower"] = table["elo_lower"]
+        out[f"{name} upper"] = table["elo_upper"]
+    return out.sort_values("model elo", ascending=False).reset_index()
 
 
 def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 200, random_state: Any = None,
@@ -116,10 +134,10 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     constraint = f"the ability of {result.reference!r} is 0" if result.reference else "the abilities sum to 0"
     kind = "a mixed model (Laplace)" if result.mixed else "fixed effects"
     sections = [Section("Leaderboard", (
-        Paragraph(f"Bradley-Terry abilities on the log-odds scale ({constraint}) and on the Elo scale arena "
-                  f"leaderboards print (400/ln 10 per log-odd, 1000 at 0), fitted as {kind} to {result.n_votes} "
-                  f"votes. Intervals are Wald at {100 * level:g}%; the rank set of a system holds every rank it can "
-                  f"take given simultaneous intervals of all pairwise differences (max-|z| critical value "
+        Paragraph(f"Bradley-Terry abilities ({constraint}) fitted as {kind} to {result.n_votes} votes, on the Elo "
+                  f"scale too (400/ln 10 points per unit, 1000 at 0). Scale: {result.scale}. Intervals are Wald at "
+                  f"{100 * level:g}%; the rank set of a system holds every rank it can take given simultaneous "
+                  f"intervals of all pairwise differences (max-|z| critical value "
                   f"{ranks.attrs['critical_value']:.4g})."),
         Table(board, f"Table 1: leaderboard ({100 * level:g}% intervals, simultaneous rank sets)"),
         Figure.from_matplotlib(plot_abilities(result, intervals, ranks),
@@ -131,10 +149,23 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
         Paragraph("Likelihood-ratio test of the model with every ability 0 against the fitted model (everything "
                   "else kept)."), Table(table, "Table 2: test of equal abilities")), summary=(line,)))
     contrasts = result.contrasts(adjust=adjust, level=level, random_state=seed)
+    outcome = ("wins a decisive vote" if result.ties == "drop" else "wins outright (tie_probability: they tie)")
+    who = ", for a typical judge and prompt" if result.mixed else ""
     sections.append(Section("Pairwise comparisons", (
-        Paragraph(f"Every pair's ability difference (log-odds) with its p-value adjusted by {adjust} and the "
-                  "probability that the first beats the second in a neutral vote."),
+        Paragraph(f"Every pair's ability difference with its p-value adjusted by {adjust}, and the probability the "
+                  f"model implies that the first {outcome} in a vote in which neither is shown first{who}."),
         Table(contrasts, f"Table 3: pairwise contrasts ({adjust})"))))
+    scales = _scales_table(result, level)
+    if scales is not None:
+        sections.append(Section("Other scales", (
+            Paragraph("The same abilities on other scales, as Elo points with their Wald intervals: "
+                      + ("population-averaged (averaged over new judges and prompts: what a fixed-effects fit of "
+                         "votes from ever new judges estimates; narrower than the conditional scale of the "
+                         "leaderboard); " if result.mixed else "")
+                      + ("arena's (the Bradley-Terry fit without position term that arena leaderboards run, a tie "
+                         "counted as half a win for each system, converging to these values when this model holds)."
+                         if result.ties != "drop" else "")),
+            Table(scales, "Table 3b: abilities on other scales (Elo)"))))
     effects: list[Any] = []
     if result.position_bias is not None:
         effects.append(Paragraph(f"Position bias (log-odds bonus of the system shown first): "
@@ -159,15 +190,20 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     if n_resamples:
         iid = result.compare_iid(level, n_resamples=n_resamples, random_state=seed).reset_index()
         narrow = int(np.sum(iid["width_ratio"] > 1.2))
+        same = ("the model's population-averaged abilities, which estimate what the iid bootstrap's refits do, "
+                "so that the ratio measures the dependence alone" if result.mixed else "the model's abilities")
         sections.append(Section("The naive iid bootstrap beside the model", (
             Paragraph("Arena leaderboards resample votes as if independent and refit the fixed-effects model. With "
-                      "judges or prompts making votes dependent, those intervals are too narrow: a width ratio "
-                      "(model / iid) above 1 is how much."),
+                      "judges or prompts making votes dependent, those intervals are too narrow for the population "
+                      f"of judges and prompts: the width ratio (model / iid) says how much. The model's intervals "
+                      f"here are those of {same}."),
             Table(iid, f"Table 5: model intervals and iid bootstrap ({n_resamples} resamples)")),
             summary=(f"{narrow} of {len(iid)} systems have model intervals more than 1.2x the iid bootstrap's",)))
     notes = []
     if result.separated:
         notes.append(Note(f"infinite abilities (separation): {', '.join(result.separated)}", "warning"))
+    if result.infinite_terms:
+        notes.append(Note(f"infinite estimates (separation): {', '.join(result.infinite_terms)}", "warning"))
     if not result.converged:
         notes.append(Note("the fit did not converge", "warning"))
     if notes:

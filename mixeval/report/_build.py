@@ -13,9 +13,12 @@ from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
 
-__all__ = ["build_report", "default_dstudy_grid", "interaction_test"]
+__all__ = ["build_report", "default_dstudy_grid", "interaction_test", "report_call", "ADJUSTMENTS",
+           "MEAN_LABEL"]
 
-_MEAN_COLUMNS = ("emmean", "estimate", "mean", "response", "prob", "rate")
+#: the column name of estimated marginal means in the report's tables (emmeans calls it ``emmean``)
+MEAN_LABEL = "estimated marginal mean"
+_MEAN_COLUMNS = (MEAN_LABEL, "emmean", "estimate", "mean", "response", "prob", "rate")
 _SE_COLUMNS = ("SE", "se", "std_error", "std.error")
 
 
@@ -57,15 +60,71 @@ def default_dstudy_grid(study: Any, facets: Sequence[str] | None = None) -> dict
     return {f: s for f, s in zip(facets[:2], sizes)}
 
 
+#: the p-value adjustments by name, as the report defines them
+ADJUSTMENTS = {
+    "tukey": "Tukey's method (studentized range) for comparing a family of {n} estimates",
+    "holm": "Holm's step-down method over the {n} contrasts",
+    "bonferroni": "Bonferroni's method over the {n} contrasts",
+    "bh": "Benjamini and Hochberg's false discovery rate over the {n} contrasts",
+    "sidak": "Sidak's method over the {n} contrasts",
+    "dunnettx": "Dunnett's method (emmeans' dunnettx approximation) for the {n} comparisons with the control",
+    "mvt": "the exact simultaneous method (multivariate t) over the {n} contrasts",
+    "none": "no adjustment",
+}
+
+
 def _method_note(result: Any) -> Note | None:
-    """The fit criterion and df method of a contrasts result, as a note (None when it names neither)."""
+    """What the comparisons' columns are and how they were made: fit criterion, df, the p-value adjustment by name,
+    the interval, ``effect_size`` (None when the result names neither criterion nor df method)."""
     from ..significance._labels import footer
 
     criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
     if not (criterion and method):
         return None
     scale = getattr(result, "scale", "")
-    return Note(footer(criterion, method) + (f"; scale: {scale}" if scale else ""), "note")
+    parts = [footer(criterion, method) + (f"; scale: {scale}" if scale else "") + "."]
+    adjust = str(getattr(result, "adjust", "") or "")
+    n = getattr(result, "n_per_family", None) or getattr(result, "family_size", None) or "the"
+    if adjust:
+        named = ADJUSTMENTS.get(adjust.lower(), f"the {adjust} method").format(n=n)
+        parts.append(f"pvalue: adjusted by {named}" + ("" if adjust.lower() == "none" else
+                                                         "; pvalue_unadjusted: the same test without adjustment") + ".")
+    level = getattr(result, "level", None)
+    if level:
+        ci = str(getattr(result, "ci_method", "") or "")
+        parts.append(f"lower, upper: {100 * float(level):g}% confidence interval"
+                     + (f", adjusted by {ADJUSTMENTS.get(ci.lower(), ci).format(n=n)}"
+                        if ci and ci.lower() not in ("none", "") else "") + ".")
+    if getattr(result, "effect_size_note", None):
+        parts.append(f"{result.effect_size_note}: the difference in units of that standard deviation "
+                     "(a standardised mean difference).")
+    return Note(" ".join(parts), "note")
+
+
+def _interacting(study: Any) -> list[str]:
+    """The fixed-effect variables the system interacts with in the study's formula (``system * length_class``)."""
+    fixed = study.formula.split("~", 1)[1]
+    out: list[str] = []
+    for term in fixed.split("+"):
+        if "(" in term or ("*" not in term and ":" not in term):
+            continue
+        factors = [f.strip() for f in term.replace("*", ":").split(":")]
+        if study.system in factors:
+            out += [f for f in factors if f != study.system and f not in out]
+    return out
+
+
+def _averaging_caveat(study: Any, conditional_on: str | None) -> Note | None:
+    """emmeans' "results may be misleading due to involvement in interactions", in words."""
+    others = _interacting(study)
+    if not others:
+        return None
+    names = " and ".join(others)
+    where = (f" Read them per class under 'Comparisons conditional on {conditional_on}'."
+             if conditional_on in others else f" Compare the systems within each level of {names} instead.")
+    return Note(f"These means and contrasts average over {names} (equal weights, as emmeans). The model has a "
+                f"{study.system} x {names} interaction, so the differences between the systems may change with "
+                f"{names}, and their average can hide that." + where, "warning")
 
 
 def _with_note(section: Section, note: Note | None) -> Section:
@@ -121,6 +180,26 @@ def interaction_test(cond: Any, system: str, cls: str) -> Any:
     return compare(cond.fit_ml, additive)
 
 
+def report_call(study: Any, conditional_on: str | None = None, cuts: Sequence[float] | None = None,
+                labels: Sequence[str] | None = None) -> str:
+    """The Python call that makes the report from the study's data (its provenance).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> study = SimpleNamespace(formula="score ~ system + (1|item)", item="item", system="system", family=None)
+    >>> report_call(study, "src_length", [15, 55])
+    "build_report(Study(data, 'score ~ system + (1|item)', item='item', system='system'), conditional_on='src_length', cuts=[15, 55])"
+    """
+    roles = f"item={study.item!r}, system={study.system!r}"
+    family = getattr(study, "family", None)
+    roles += f", family={family!r}" if family else ""
+    options = "".join(f", {name}={value!r}" for name, value in
+                      (("conditional_on", conditional_on), ("cuts", list(cuts) if cuts is not None else None),
+                       ("labels", list(labels) if labels is not None else None)) if value is not None)
+    return f"build_report(Study(data, {study.formula!r}, {roles}){options})"
+
+
 def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
     """How far each estimated variance lies from a known true value, in asymptotic standard errors."""
     parts, worst = [], 0.0
@@ -162,7 +241,9 @@ def build_report(
         Facet sizes of the D-study (default :func:`default_dstudy_grid`: the first facet 1..10,
         the second 1..3).
     title, meta : optional
-        Report title and the facts shown under it.
+        Report title and the facts shown under it. Unless ``meta`` names the ``command`` that made the report
+        (the command line does, with the ``data`` file), the Python ``call`` is added (:func:`report_call`);
+        the mixeval version and the date are added by :class:`Report`.
     progress : bool, default True
         Show a progress bar over the steps (it appears only when they take over 2 s).
     truth : mapping, optional
@@ -240,7 +321,7 @@ def build_report(
         hypothesis = f"{study.formula}  against  {study.null_formula()}  (maximum-likelihood fits)"
         result = study.pairwise()
         section = comparison_section(glrt, pairwise=_as_frame(result, "pairwise comparisons"), hypothesis=hypothesis)
-        return _with_note(section, _method_note(result))
+        return _with_note(_with_note(section, _averaging_caveat(study, conditional_on)), _method_note(result))
 
     def conditional_part() -> Section:
         glrt, pairwise, cond = study.conditional(str(conditional_on), cuts, labels)
@@ -258,12 +339,25 @@ def build_report(
         y = _pick(means, _MEAN_COLUMNS)
         if y is None:
             raise InputError(f"cannot find the means among the columns {list(means.columns)}.")
-        return _with_note(conditional_section(
+        if y == "emmean":
+            means, y = means.rename(columns={y: MEAN_LABEL}), MEAN_LABEL
+        overall = study.glrt()
+        same = cond.formula == study.formula or (
+            glrt.df == overall.df and abs(glrt.statistic - overall.statistic) <= 1e-9 * max(1.0, abs(overall.statistic)))
+        section = conditional_section(
             means, x=cls, trace=study.system, y=y, se=_pick(means, _SE_COLUMNS),
-            contrasts=_as_frame(pairwise, "conditional comparisons"), glrt=glrt,
+            contrasts=_as_frame(pairwise, "conditional comparisons"), glrt=None if same else glrt,
             interaction=interaction_test(cond, study.system, cls),
             title=f"Comparisons conditional on {conditional_on}",
-        ), _method_note(pairwise))
+        )
+        if same:  # the study's model already has the interaction: its omnibus test is this one
+            section = _with_note(section, Note(
+                f"The test of the systems within each {cls} ({study.system} * {cls} against {cls}) is the "
+                "likelihood-ratio test of 'Do the systems differ?' above: the model already has the interaction.",
+                "note"))
+        mean_note = Note(f"{MEAN_LABEL}: the model's mean of each {study.system} in each {cls} (emmeans' emmean), "
+                         "with the random effects at 0 and other fixed factors averaged with equal weights.", "note")
+        return _with_note(_with_note(section, mean_note), _method_note(pairwise))
 
     steps: list[tuple[str, Callable[[], Section]]] = [
         ("data", data_part), ("variance components", variance_part), ("significance", comparison_part)]
@@ -275,6 +369,11 @@ def build_report(
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(label)
         sections.append(make())
-    facts = {"formula": study.formula, "rows": f"{len(study.data):,}", "items": study.item, "system": study.system}
-    facts.update(meta or {})
+    given = dict(meta or {})
+    facts = {"data": given.pop("data")} if "data" in given else {}
+    facts.update({"formula": study.formula, "rows": f"{len(study.data):,}", "items": study.item,
+                  "system": study.system})
+    facts.update(given)
+    if "command" not in facts:  # how to make it again: the call (the command line passes its own)
+        facts.setdefault("call", report_call(study, conditional_on, cuts, labels))
     return Report(title or f"Evaluation report: {score} by {study.system}", tuple(sections), facts)

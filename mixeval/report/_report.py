@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
@@ -13,7 +14,20 @@ from ._html import fragment_html, page_html
 from ._text import report_text
 from ..errors import InputError, InputTypeError
 
-__all__ = ["Report"]
+__all__ = ["Report", "provenance"]
+
+
+def provenance() -> dict[str, str]:
+    """The facts every report states about how it was made: the mixeval version and the date (now).
+
+    Examples
+    --------
+    >>> sorted(provenance())
+    ['date', 'mixeval']
+    """
+    from .. import __version__
+
+    return {"mixeval": __version__, "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M UTC%z")}
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,7 +41,9 @@ class Report:
     sections : tuple of Section
         The parts of the report, in order.
     meta : mapping of str to str, optional
-        Short facts shown under the title (data file, rows, formula, mixeval version, ...).
+        Short facts shown under the title (data file, rows, formula, the command or call that made it, ...).
+        The report's provenance is added unless given: ``mixeval`` (the version that made it) and ``date``
+        (when it was made, local time with its UTC offset).
 
     Notes
     -----
@@ -43,8 +59,10 @@ class Report:
     >>> rep = Report("Demo", (Section("Variance components", (Table(vc, "Table 1"),
     ...                                                    Note("one note")),
     ...                               summary=("items explain 82% of the variance",)),))
-    >>> print(rep.to_text().splitlines()[3])
+    >>> print(rep.to_text().splitlines()[4])
     Variance components
+    >>> sorted(rep.meta)
+    ['date', 'mixeval']
     >>> rep.to_html().startswith("<!DOCTYPE html>")
     True
     """
@@ -63,7 +81,9 @@ class Report:
         if not isinstance(self.meta, Mapping):
             raise InputTypeError(f"Report `meta` must be a mapping of str to str; got {type(self.meta).__name__}.")
         object.__setattr__(self, "sections", sections)
-        object.__setattr__(self, "meta", MappingProxyType({str(k): str(v) for k, v in self.meta.items()}))
+        meta = {str(k): str(v) for k, v in self.meta.items()}
+        meta.update({k: v for k, v in provenance().items() if k not in meta})
+        object.__setattr__(self, "meta", MappingProxyType(meta))
 
     def extended(self, *sections: Section) -> "Report":
         """A new Report with ``sections`` appended (the report itself is frozen)."""

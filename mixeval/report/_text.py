@@ -11,7 +11,7 @@ from ._blocks import Figure, Note, Paragraph, Section, Table
 from .._results import is_pvalue_column
 from ._format import display_frame, format_cell
 
-__all__ = ["text_table", "wrap", "section_text", "report_text"]
+__all__ = ["text_table", "wrap", "section_text", "report_text", "TEST_COLUMNS"]
 
 
 def wrap(text: str, width: int = 88, indent: str = "") -> str:
@@ -58,8 +58,16 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = 12
     return "\n".join(lines)
 
 
+#: the columns of a one-row test table (``result_table``): the section's summary line states the same test
+TEST_COLUMNS = ["test", "statistic", "df", "p.value"]
+
+
 def section_text(section: Section, width: int = 88) -> str:
-    """A section as text: its heading, its summary lines, notes; tables when it has no summary."""
+    """A section as text: its heading, its summary lines, notes; tables when it has no summary.
+
+    A test's one-row table is left out when the section has a summary (its summary line states the test), so
+    no test is printed twice.
+    """
     lines = [section.title, "-" * len(section.title)]
     for item in section.summary:
         lines.append(textwrap.fill(item, width=width, initial_indent="- ", subsequent_indent="  ",
@@ -69,6 +77,8 @@ def section_text(section: Section, width: int = 88) -> str:
         if isinstance(block, Note):
             label = "WARNING" if block.kind == "warning" else "note"
             lines.append(wrap(f"{label}: {block.text}", width))
+        elif isinstance(block, Table) and section.summary and list(block.data.columns) == TEST_COLUMNS:
+            continue
         elif isinstance(block, Table) and show_tables:
             lines.append("")
             lines.append(text_table(block.data, digits=block.digits, max_rows=block.max_text_rows,

@@ -13,13 +13,16 @@ import os
 import pkgutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["register", "available", "get", "default_data_dir"]
 
-Reproduction = Callable[[Path], pd.DataFrame]
+Reproduction = Callable[[Path], "pd.DataFrame"]
 _REGISTRY: dict[str, tuple[Reproduction, str]] = {}
 
 
@@ -46,6 +49,13 @@ def register(name: str, description: str) -> Callable[[Reproduction], Reproducti
         return f
 
     return deco
+
+
+def __getattr__(name: str):
+    """The reproduction modules (``book``, ``goyal``, ``validity``) on first use, as ``mixeval.reproductions.book``."""
+    if not name.startswith("_") and name in {info.name for info in pkgutil.iter_modules(__path__)}:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _load_all() -> None:

@@ -11,6 +11,9 @@ import pandas as pd
 from .._adjust import _canonical_method, adjust_pvalues
 from .._results import TestResult
 from .._validation import (
+    describe_id_column,
+    id_like_columns,
+    not_numeric_message,
     require_columns,
     require_dataframe,
     require_no_missing,
@@ -97,12 +100,30 @@ def wide_scores(
                 "(item=, system=, score=; on the command line --item, --system, --score) or choose the score "
                 "columns (systems=; --systems)."
             )
+        for c in wide.columns:
+            if not pd.api.types.is_numeric_dtype(wide[c]) and _mostly_numbers(wide[c]):
+                raise InputError(not_numeric_message(wide[c], f"the score column {c!r}"))
         wide = wide[[c for c in wide.columns if pd.api.types.is_numeric_dtype(wide[c])]]
+        ids = id_like_columns(wide)
+        if ids:
+            c = ids[0]
+            raise InputError(
+                f"the column {c!r} looks like an item identifier ({describe_id_column(wide, c)}), not a system's "
+                "scores; compared as a system it would give a meaningless comparison and enlarge the multiplicity "
+                f"adjustment. Make it the index (scores.set_index({c!r})) or choose the score columns (systems=[...]); "
+                f"on the command line --id {c} or --systems."
+            )
     for col in wide.columns:
         require_numeric_column(wide, col)
     if wide.shape[1] < 2:
         raise InputError(f"need at least two systems (numeric score columns); got {list(wide.columns)}.")
     return wide
+
+
+def _mostly_numbers(series: pd.Series) -> bool:
+    """A text column whose values are mostly numbers: scores with a few cells that are not (``"err"``, ``"-"``)."""
+    present = series.dropna()
+    return len(present) > 0 and pd.to_numeric(present, errors="coerce").notna().mean() >= 0.5
 
 
 def long_format_columns(data: pd.DataFrame) -> list[str]:
@@ -124,6 +145,7 @@ def compare_systems(
     adjust: str = "holm",
     alternative: str = "two-sided",
     level: float = 0.95,
+    ci: str | None = None,
     item: str | None = None,
     system: str | None = None,
     score: str | None = None,
@@ -151,7 +173,10 @@ def compare_systems(
         :func:`mixeval._adjust.adjust_pvalues` (``"holm"``, ``"bonferroni"``, ``"bh"``, ...).
     alternative : {"two-sided", "greater", "less"}
     level : float
-        Level of the per-comparison intervals (bootstrap percentile, t or normal).
+        Level of the per-comparison intervals (bootstrap, t or normal).
+    ci : {"percentile", "bca"}, optional
+        Bootstrap interval method (``test="bootstrap"`` only; default ``"percentile"``), as in
+        :func:`paired_bootstrap_test`.
     metric : str or callable, optional
         Corpus-level metric from column sums (``"bleu"``, ``"f1"``, ...; see
         :func:`permutation_test`); only with ``test="permutation"`` or ``"bootstrap"``.
@@ -191,6 +216,9 @@ def compare_systems(
     alternative = check_alternative(alternative)
     level = require_probability(level, "level", open_interval=True)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
+    if ci is not None and test != "bootstrap":
+        raise InputError(f"ci={ci!r} chooses the bootstrap interval; test={test!r} has its own interval. Drop ci= "
+                         "or use test='bootstrap'.")
     if metric is None:
         wide = wide_scores(scores, item=item, system=system, score=score, systems=systems)
         names = [str(c) for c in wide.columns]
@@ -222,15 +250,16 @@ def compare_systems(
             res = permutation_test(a, b, metric=metric, alternative=alternative, n_resamples=n_resamples,
                                    random_state=int(seed))
         elif test == "bootstrap":
-            res = paired_bootstrap_test(a, b, metric=metric, alternative=alternative, level=level,
-                                        n_resamples=n_resamples, random_state=int(seed))
+            res = paired_bootstrap_test(a, b, metric=metric, alternative=alternative, ci=ci or "percentile",
+                                        level=level, n_resamples=n_resamples, random_state=int(seed))
         elif test == "t":
             res = paired_t_test(a, b, alternative=alternative, level=level)
         else:
             res = z_test(a, b, alternative=alternative, level=level)
-        ci = res.confidence_interval
+        interval = res.confidence_interval
         rows.append({"system_a": sa, "system_b": sb, "estimate": res.estimate, "statistic": res.statistic,
-                     "pvalue": res.pvalue, "lower": ci.lower if ci else np.nan, "upper": ci.upper if ci else np.nan})
+                     "pvalue": res.pvalue, "lower": interval.lower if interval else np.nan,
+                     "upper": interval.upper if interval else np.nan})
     out = pd.DataFrame(rows)
     out.insert(5, "pvalue_adjusted", adjust_pvalues(out["pvalue"].to_numpy(), adjust))
     out["test"] = test

@@ -36,6 +36,7 @@ from ._sql import overview_sql
 
 __all__ = ["AggregateDesign", "lmer_aggregate", "aggregate_stats", "SUPPORTED_MODELS"]
 
+#: The models the aggregate (DuckDB, Parquet, Spark) path fits, in words.
 SUPPORTED_MODELS = (
     "random intercepts (1|g) for any number of crossed or nested grouping factors, including interactions "
     "(1|g:h) and nesting (1|g/h); fixed effects in R's formula language: intercept, categorical columns "

@@ -7,7 +7,7 @@ df carrying a share ``rho`` of the variance ``V``, the rest known) the 95% z int
 
     c(k, rho) = E_X[2 Phi(1.96 sqrt(rho X / k + 1 - rho)) - 1],   X ~ chi2_k,
 
-(tabulated by ``benchmarks/z_coverage_idealised.py``). :func:`few_levels_warning` warns when ``c(k, rho)`` of
+(computed by quadrature). :func:`few_levels_warning` warns when ``c(k, rho)`` of
 some component falls below :data:`COVERAGE_FLOOR` (1.5 points short of 95%): roughly a component with fewer
 than 10 levels carrying more than half of the variance, or fewer than 20 carrying nearly all of it.
 

@@ -24,8 +24,8 @@ into the df. ``A`` and the slopes then come from finite differences in ``(theta_
 in ``v``. Where the criterion is concave in ``v`` at 0 the component is held fixed (holding every boundary
 component fixed covered less in the simulation study).
 
-The coverage of these intervals on binary designs is measured by ``benchmarks/sim_glmer_df.py`` and
-``benchmarks/sim_glmer_reml.py`` (results in ``benchmarks/README.md``): Satterthwaite's df narrow, but do not
+The coverage of these intervals on binary designs is measured by simulation (the documentation's method
+notes): Satterthwaite's df narrow, but do not
 close, the gap of z intervals when a variance comes from few levels; ``Study(..., family=,
 df="satterthwaite")`` uses them (the Study default is z, emmeans').
 """

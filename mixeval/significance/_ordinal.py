@@ -34,6 +34,8 @@ from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, co
 
 __all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal"]
 
+#: The ``type=`` values of the ordinal means (emmeans' ``mode``): the latent mean, the probability of each
+#: category, the cumulative and exceedance probabilities, and the mean category.
 ORDINAL_MODES = ("latent", "prob", "cum.prob", "exc.prob", "mean.class")
 
 

@@ -8,9 +8,9 @@ Satterthwaite's moment match ``df = 2 V^2 / (g' A g)`` is computed at the estima
 component estimated from few levels carries a large share of a mean's variance ``V`` (three seeds of an
 accuracy evaluation), its estimate is a scaled chi-square with about ``levels - 1`` df, and the estimated
 share and the estimated ``V`` are small together: the df come out large exactly when ``V`` is too small, and
-95 % intervals undercover (``benchmarks/sim_satterthwaite_limit.py``; lmerTest's Satterthwaite and pbkrtest's
+95 % intervals undercover (lmerTest's Satterthwaite and pbkrtest's
 Kenward-Roger, the same df for one linear function, undercover alike on such a Gaussian design,
-``benchmarks/sim_gaussian_analog.R``; figures in ``benchmarks/README.md``). No df evaluated at the estimated
+the documentation's method notes). No df evaluated at the estimated
 share can avoid it: the exact quantile of the pivot at that share covers less still.
 
 ``"satterthwaite-upper"`` (experimental; refused outside its calibrated range,
@@ -38,7 +38,7 @@ from ..mixed._satterthwaite import satterthwaite_df
 
 __all__ = ["SHARE_QUANTILE", "satterthwaite_df", "share_multipliers", "satterthwaite_upper_df"]
 
-#: Lower chi-square quantile defining each component's upper bound (``benchmarks/sim_satterthwaite_limit.py``).
+#: Lower chi-square quantile defining each component's upper bound (chosen by simulation in the idealised model).
 SHARE_QUANTILE = 0.35
 
 

@@ -10,8 +10,8 @@ serves every coefficient and every design, so a whole D-study costs one bootstra
 Why this construction: phi is a ratio of variance components whose estimates are skewed and often on
 the boundary (a component at 0). The bootstrap distribution carries both without a normal
 approximation (a delta-method interval is symmetric and undefined at 0), refits at the boundary are
-ordinary draws, and the interval stays within [0, 1]. Its coverage is measured by simulation in
-``benchmarks/phi_coverage.py`` (results in ``benchmarks/README.md``).
+ordinary draws, and the interval stays within [0, 1]. Its coverage is measured by simulation (the
+documentation's method notes).
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     :class:`~mixeval.ConfidenceInterval` with the ``estimate`` and ``se`` (standard deviation of the draws).
 
     ``method``: ``"basic-logit"`` (default), ``"bc"`` or ``"percentile"`` (:func:`mixeval.reliability.draws_interval`).
-    Coverage of both, by simulation on four designs: ``benchmarks/phi_coverage.py``.
+    Their coverage by simulation is in the documentation's method notes.
 
     Examples
     --------

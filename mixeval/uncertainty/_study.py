@@ -67,10 +67,15 @@ def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict
     fixed = {k: float(v) for k, v in zip(names, fit.coef)}
     if pair is None:
         pair = (systems[0], systems[1])
+    if isinstance(pair, str) or len(pair) != 2:
+        raise InputError(f"pair must name two systems, e.g. pair=('A', 'B'); got {pair!r}.")
     a, b = (str(pair[0]), str(pair[1]))
     for lev in (a, b):
         if lev not in systems:
             raise InputError(f"pair names {lev!r}, which is not a level of {system!r}; levels: {systems}.")
+    if a == b:
+        raise InputError(f"pair=({a!r}, {b!r}) compares a system with itself; name two different levels of "
+                         f"{system!r} ({systems}).")
     if effect is not None:
         unknown = set(effect) - set(names)
         if unknown:
@@ -119,7 +124,9 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     effect : mapping, optional
         Fixed effects (R names, e.g. ``{"systemPostEdit": -0.003}``) replacing the fitted ones.
     pair : (str, str), optional
-        The two systems compared by ``test="pairwise"`` (default: the first two levels).
+        Two different systems: those compared by ``test="pairwise"``, and those whose difference ``delta``
+        sets (default: the first two levels). With ``test="glrt"`` a pair needs ``delta`` (else it is refused,
+        as it would not be used).
     alpha : float, default 0.05
     test : {"glrt", "pairwise"}
         Likelihood-ratio test of the system factor (ML fits, chi-square reference) or the Wald z test of
@@ -163,7 +170,12 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
         if bad:
             raise InputError(f"effect must give finite fixed effects; got {bad}.")
     fit = study.fit
+    given = pair
     systems, fixed, pair = _systems_and_fixed(study, fit, pair, delta, effect)
+    if given is not None and test == "glrt" and delta is None:
+        raise InputError(f"pair={pair!r} with test='glrt' and no delta is not used: the GLRT tests all systems at "
+                         "once at their fitted means. Pass test='pairwise' (the power of this pair's contrast) or "
+                         "delta= (the GLRT's power when this pair differs by delta), or drop pair=.")
     main = {g: k for g, k in zip(fit.group_names, fit.n_levels) if ":" not in g}
     interactions = [g for g in fit.group_names if ":" in g]
     for g in interactions:

@@ -17,6 +17,7 @@ from .._validation import require_columns, require_dataframe, require_positive_i
 from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
 from ._determinism import determinism
 from ._gam import GAMResult, check_basis, make_design, prepare_response, validate_inputs
+from ._gam_design import warn_binary_target
 
 __all__ = [
     "CircularityResult",
@@ -224,8 +225,9 @@ class CircularityResult(Result):
             f"{len(self.candidates)} candidates: {', '.join(self.candidates)})",
             f"verdict: {verdict}",
             f"  {self.reason}",
-            f"selected set {{{', '.join(self.best)}}}: D^2 = {self.d2:.4f} (>= {self.d2_threshold}), "
-            f"determinism = {self.determinism:.4f} (>= {self.determinism_threshold}), edf = {self.edf:.2f}",
+            f"selected set {{{', '.join(self.best)}}}: D^2 = {self.d2:.4f} ({_against(self.d2, self.d2_threshold)}), "
+            f"determinism = {self.determinism:.4f} ({_against(self.determinism, self.determinism_threshold)}), "
+            f"edf = {self.edf:.2f}",
         ]
         if self.nullification:
             lines.append(
@@ -252,6 +254,17 @@ class CircularityResult(Result):
             f"CircularityResult(circular={list(self.circular)}, best={list(self.best)}, d2={self.d2:.6g}, "
             f"determinism={self.determinism:.6g}, added_ratio={self.added_ratio:.6g}, edf={self.edf:.6g})"
         )
+
+
+def _against(value: float, threshold: float) -> str:
+    """How a number compares with the threshold it must reach, for the summary (``>= 0.8`` or ``below 0.8``).
+
+    Examples
+    --------
+    >>> _against(0.91, 0.8), _against(0.28, 0.8)
+    ('>= 0.8', 'below the threshold 0.8')
+    """
+    return f">= {threshold:g}" if value >= threshold else f"below the threshold {threshold:g}"
 
 
 def rank_features(data: pd.DataFrame, target: str, features: list[str] | None = None) -> pd.DataFrame:
@@ -339,11 +352,46 @@ def resolve_features(data: pd.DataFrame, target: str, features: list[str] | None
     return features
 
 
+#: thresholds that are not shares of a deviance or a variance (so not bounded by 1)
+_UNBOUNDED = ("nullification_threshold",)
+
+
 def check_thresholds(**values: float) -> None:
-    """Every threshold must be a finite non-negative number."""
+    """Every threshold must be a finite non-negative number, and those that are shares (of the deviance, of a
+    variance) at most 1: a D^2 threshold of 1.5 can never be met.
+
+    Examples
+    --------
+    >>> check_thresholds(d2_threshold=1.5)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: `d2_threshold` is a share (of the deviance or a variance) and must lie in [0, 1]; got 1.5.
+    """
     for name, v in values.items():
         if not (isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v >= 0):
             raise InputError(f"`{name}` must be a non-negative number; got {v!r}.")
+        if v > 1 and name not in _UNBOUNDED:
+            raise InputError(f"`{name}` is a share (of the deviance or a variance) and must lie in [0, 1]; got {v!r}.")
+
+
+def check_basis_bounds(k: int, k_max: int | None, k_check: bool) -> int:
+    """The largest basis dimension of the k-check: ``k_max`` (at least ``k``), by default ``max(40, k)``; a given
+    ``k_max`` is refused below ``k`` and without the k-check (where it would not be used).
+
+    Examples
+    --------
+    >>> check_basis_bounds(10, None, True), check_basis_bounds(50, None, True), check_basis_bounds(10, 20, True)
+    (40, 50, 20)
+    """
+    if k_max is None:
+        return max(40, k)
+    k_max = require_positive_int(k_max, "k_max", minimum=3)
+    if not k_check:
+        raise InputError(f"`k_max` bounds the k-check's larger bases; with `k_check`=False it is not used: drop "
+                         f"`k_max` or keep the k-check.")
+    if k_max < k:
+        raise InputError(f"`k_max` ({k_max}) is below the initial basis dimension `k` ({k}); give `k_max` >= {k}.")
+    return k_max
 
 
 def select_candidates(ranking: pd.DataFrame, top: int | None) -> list[str]:
@@ -603,7 +651,7 @@ def circularity_test(
     family: str = "gaussian",
     k: int = 10,
     k_check: bool = True,
-    k_max: int = 40,
+    k_max: int | None = None,
     categorical: list[str] | None = None,
     method: str = "GCV",
     d2_tolerance: float = 0.01,
@@ -648,8 +696,9 @@ def circularity_test(
         Adapt ``k`` by mgcv's k-check (:func:`adapt_basis`) for the smooths of the set selected at
         the initial ``k``; if any needs more, the search is run again with the larger bases. The
         check is reported in ``result.basis``.
-    k_max : int
-        Largest basis dimension the adaptation may reach (the doubling is 10, 20, 40).
+    k_max : int, optional
+        Largest basis dimension the adaptation may reach (default ``max(40, k)``: the doubling is 10, 20, 40);
+        refused below ``k`` and with ``k_check=False``, where it is not used.
     categorical : list of str, optional
         Numeric columns to treat as nominal.
     method : {"GCV", "REML"}
@@ -723,9 +772,9 @@ def circularity_test(
                      nullification_threshold=nullification_threshold, negligible=negligible)
     max_exhaustive = require_positive_int(max_exhaustive, "max_exhaustive")
     k = require_positive_int(k, "k", minimum=3)
-    k_max = max(require_positive_int(k_max, "k_max", minimum=3), k)
+    k_max = check_basis_bounds(k, k_max, k_check)
     validate_inputs(data, target, features)
-    prepare_response(data, target, family)
+    warn_binary_target(prepare_response(data, target, family), target, family, stacklevel=2)
     ranking = rank_features(data, target, features)
     candidates = select_candidates(ranking, top)
     cat = [c for c in (categorical or []) if c in candidates]

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import BasisLimitWarning
 from ._gam_basis import cr_knots, cr_local, cr_matrices, sum_to_zero_null_space
-from ._gam_design import GAMDesign, make_design, prepare_response, validate_inputs
+from ._gam_design import GAMDesign, make_design, prepare_response, validate_inputs, warn_binary_target
 from ._gam_result import GAMResult
 
 __all__ = ["GAMResult", "fit_gam", "check_basis", "make_design", "prepare_response", "validate_inputs", "GAMDesign",
@@ -111,6 +111,7 @@ def fit_gam(
     0.93
     """
     design = make_design(data, target, features, family, k, categorical, method)
+    warn_binary_target(design.y, target, family)
     result = design.fit(range(len(design.terms)))
     check_basis(result, basis_warning)
     return result

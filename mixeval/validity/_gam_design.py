@@ -18,14 +18,15 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
-from ..errors import ConvergenceWarning, InputError
+from ..errors import ConvergenceWarning, FamilyWarning, InputError
 from ._gam_basis import Term, build_term, penalty_scale
 from ._gam_family import binomial_deviance, expit
 from ._gam_result import GAMResult
 from ._gam_smoothing import PenalizedFit, select_smoothing
 from ..mixed._blas import single_threaded_blas
 
-__all__ = ["GAMDesign", "SubsetFit", "make_design", "prepare_response", "validate_inputs", "FAMILIES", "RIDGE"]
+__all__ = ["GAMDesign", "SubsetFit", "make_design", "prepare_response", "validate_inputs", "warn_binary_target",
+           "FAMILIES", "RIDGE"]
 
 FAMILIES = ("gaussian", "binomial")
 
@@ -262,8 +263,28 @@ def prepare_response(data: pd.DataFrame, target: str, family: str) -> np.ndarray
             f"{bad}. Threshold it first, e.g. (data[{target!r}] >= 2).astype(int)."
         )
     if np.all(y == y[0]):
-        raise InputError(f"the target column {target!r} is constant ({y[0]!r}); there is no deviance to explain.")
+        raise InputError(f"the target column {target!r} is constant (every value is {float(y[0]):g}); there is no "
+                         "deviance to explain.")
     return y
+
+
+def warn_binary_target(y: np.ndarray, target: str, family: str, *, stacklevel: int = 3) -> None:
+    """Warn (:class:`~mixeval.errors.FamilyWarning`) when a 0/1 target is fitted with the Gaussian family.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_binary_target(np.array([0.0, 1, 1, 0]), "label", "gaussian")
+    >>> print(caught[0].message)
+    the target 'label' only takes the values 0 and 1; family='gaussian' fits it as a numeric score (identity link, constant variance), so D^2 and the selected features are on the wrong scale. Pass family='binomial' (on the command line --family binomial).
+    """
+    if family == "gaussian" and np.isin(y, (0.0, 1.0)).all():
+        warnings.warn(f"the target {target!r} only takes the values 0 and 1; family='gaussian' fits it as a numeric "
+                      "score (identity link, constant variance), so D^2 and the selected features are on the wrong "
+                      "scale. Pass family='binomial' (on the command line --family binomial).", FamilyWarning,
+                      stacklevel=stacklevel)
 
 
 def validate_inputs(data: object, target: str, features: list[str]) -> pd.DataFrame:

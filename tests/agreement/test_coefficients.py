@@ -258,3 +258,17 @@ def test_the_names_of_mixeval_0_1_still_work_with_a_future_warning():
     assert old == new and new.measurement == "interval" and new.confidence_interval is None
     with pytest.warns(FutureWarning, match="`confidence=` is now `level=`"):
         assert cohens_kappa(r, confidence=None) == cohens_kappa(r, level=None)
+
+
+def test_an_id_column_is_refused_as_a_rater():
+    """Issue 38: agreement without --id counted the unit id column as a rater."""
+    rng = np.random.default_rng(5)
+    ratings = pd.DataFrame({"r1": rng.integers(1, 5, 20), "r2": rng.integers(1, 5, 20)})
+    for ids in ({"id": np.arange(1, 21)}, {"unit": [f"u{i}" for i in range(20)]}):
+        (name,) = ids
+        with pytest.raises(InputError, match=rf"'{name}' looks like a unit identifier .*set_index\('{name}'\)"):
+            krippendorff_alpha(ratings.assign(**ids), level=None)
+        with_index = krippendorff_alpha(ratings.assign(**ids).set_index(name), level=None)
+        assert with_index.value == krippendorff_alpha(ratings, level=None).value
+    ranks = pd.DataFrame({f"r{k}": rng.permutation(8) + 1 for k in range(3)})  # rankings, not identifiers
+    assert krippendorff_alpha(ranks, "ordinal", level=None).n_raters == 3

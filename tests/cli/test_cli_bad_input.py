@@ -108,12 +108,12 @@ def test_bootstrap_without_column_flags_on_a_long_file_says_which_flags(capsys, 
 
 def test_only_project_errors_become_one_line_messages(monkeypatch, capsys, long_csv):
     """A bug (here an AttributeError, or a bare ValueError from inside) keeps its traceback."""
-    import mixeval.cli.cmd_fit as cmd_fit
+    import mixeval._lmer
 
     def broken(*args, **kwargs):
         raise ValueError("an internal invariant failed")
 
-    monkeypatch.setattr(cmd_fit, "lmer", broken)
+    monkeypatch.setattr(mixeval._lmer, "lmer", broken)
     with pytest.raises(ValueError, match="internal invariant"):
         main(["fit", str(long_csv), "score ~ system + (1|item)"])
 
@@ -123,3 +123,18 @@ def test_adjust_is_checked_also_with_two_systems(capsys, long_csv):
         main(["bootstrap", str(long_csv), "--item", "item", "--system", "system", "--score", "score",
               "--adjust", "bogus"])
     assert info.value.code == 2 and "unknown adjustment 'bogus'" in capsys.readouterr().err
+
+
+def test_semicolon_files_with_decimal_commas_are_read_as_numbers(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_text("item;system;score\n1;A;0,5\n1;B;1,25\n2;A;-0,75\n2;B;2\n")
+    assert read_table(str(path))["score"].tolist() == [0.5, 1.25, -0.75, 2.0]
+    path.write_text("item;system;score\n1;A;0.5\n1;B;1,25\n")  # points in use: a comma is text, not a decimal mark
+    assert read_table(str(path))["score"].tolist() == ["0.5", "1,25"]
+
+
+def test_a_text_cell_in_a_numeric_column_is_named_with_its_row(capsys, tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text(LONG.replace("2,A,0.1", "2,A,timeout"))
+    err = _error(capsys, ["fit", str(path), "score ~ system + (1|item)"])
+    assert "1 of its 8 values is not a number: 'timeout' (row 3)" in err

@@ -71,11 +71,36 @@ MODEL = "score ~ system + (1|item) + (1|rater)"
     (["report", "{csv}", "--score", "score", "--system", "system", "--item", "item", "--link", "probit"],
      "--link probit needs --family"),
     (["demo", "--out", "/no/such/dir/r.html"], "the folder '/no/such/dir' does not exist"),
+    (["power", "{csv}", MODEL, "--n", "item=10", "--pair", "A,A", "--test", "pairwise"],
+     "--pair A,A: a system compared with itself has no difference"),
+    (["power", "{csv}", MODEL, "--n", "item=10", "--pair", "A,B"],
+     "--pair A,B with --test glrt and no --delta is not used"),
+    (["power", "{csv}", MODEL, "--n", "item=10", "--system", "rater"],
+     "the compared factor 'rater' (system= / --system) is a random grouping factor"),
+    (["significance", "{csv}", MODEL, "--system", "item"], "'item' (system= / --system) is a random grouping factor"),
+    (["bootstrap", "{csv}", "--item", "item", "--system", "system"], "needs all of --item, --system and --score"),
+    (["bootstrap", "{csv}", "--id", "item", "--item", "item", "--system", "system", "--score", "score"],
+     "--id names the item column of a wide file"),
+    (["permutation", "{csv}", "--exact", "--n-resamples", "100", "--systems", "score", "acc"],
+     "--exact enumerates every swap pattern (nothing is drawn at random), so --n-resamples would not be used"),
+    (["agreement", "{csv}", "--raters", "score", "acc", "--level", "0", "--seed", "3"],
+     "--level 0 asks for no interval, so --seed"),
+    (["agreement", "{csv}", "--unit", "item", "--rater", "rater"], "need all of --unit, --rater and --value"),
+    (["agreement", "{csv}", "--raters", "score", "--unit", "item", "--rater", "rater", "--value", "score"],
+     "--raters choose columns of a wide table"),
+    (["circularity", "{csv}", "--target", "score", "--d2-threshold", "2"], "--d2-threshold is a share"),
+    (["circularity", "{csv}", "--target", "score", "--k", "12", "--k-max", "6"],
+     "--k-max (6) is below the initial basis dimension --k (12)"),
+    (["circularity", "{csv}", "--target", "score", "--k-max", "20", "--no-k-check"],
+     "with --no-k-check it is not used"),
+    (["report", "{csv}", "--score", "score", "--system", "system", "--item", "item", "--by", "rater", "--labels",
+      "a,b"], "--labels names the classes that --cuts makes"),
 ])
 def test_bad_flags_are_refused_in_flag_words(capsys, log_csv, argv, words):
     err = _error(capsys, [a.format(csv=log_csv) for a in argv])
     assert words in err
-    for python_name in ("n_resamples", "n_jobs", "exact=", "`level`", "error: level", "got -1.0"):
+    for python_name in ("n_resamples", "n_jobs", "exact=", "`level`", "error: level", "got -1.0", "k_max", "`k`",
+                        "d2_threshold", "`item`"):
         assert python_name not in err
 
 
@@ -90,7 +115,7 @@ def test_exact_permutation_with_too_many_items_says_drop_exact(capsys, tmp_path)
     rng = np.random.default_rng(1)
     path = tmp_path / "wide.csv"
     pd.DataFrame({"A": rng.normal(size=30), "B": rng.normal(size=30)}).to_csv(path, index=False)
-    err = _error(capsys, ["permutation", str(path), "--exact", "--seed", "1"])
+    err = _error(capsys, ["permutation", str(path), "--exact"])
     assert "--exact" in err and "30 items" in err and "exact=" not in err
 
 
@@ -224,3 +249,33 @@ def test_significance_control(capsys, tmp_path):
                           (["--control", "nope"], "ref='nope'")):
         assert main(["significance", str(path), formula, *argv]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_power_pair_of_one_system_and_unused_pair_fail_before_the_fit(capsys, log_csv, monkeypatch):
+    """Issue 38 items 7 and 9: refused in the flags' words before any data is read."""
+    import mixeval.cli._io as io
+
+    monkeypatch.setattr(io, "read_table", lambda path: pytest.fail("read before the flags were checked"))
+    for pair, test in (("B,B", "pairwise"), ("A,B", "glrt")):
+        _error(capsys, ["power", log_csv, MODEL, "--n", "item=10", "--pair", pair, "--test", test])
+
+
+def test_circularity_summary_says_which_thresholds_are_not_met(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "noise.csv"
+    pd.DataFrame(rng.normal(size=(200, 3)), columns=["a", "b", "y"]).to_csv(path, index=False)
+    assert main(["circularity", str(path), "--target", "y", "--no-k-check"]) == 0
+    out = capsys.readouterr().out
+    assert "(below the threshold 0.8)" in out and "(below the threshold 0.95)" in out and "(>= 0.8)" not in out
+
+
+def test_a_zero_one_circularity_target_fitted_as_gaussian_says_use_binomial(capsys, tmp_path):
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    df["y"] = (df["a"] > 0).astype(int)
+    path = tmp_path / "binary.csv"
+    df.to_csv(path, index=False)
+    assert main(["circularity", str(path), "--target", "y", "--no-k-check"]) == 0
+    out = capsys.readouterr().out
+    assert "warning: the target 'y' only takes the values 0 and 1; --family gaussian fits it" in out
+    assert "Pass --family binomial." in out and "family='" not in out

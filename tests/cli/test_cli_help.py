@@ -11,7 +11,8 @@ import sys
 import pytest
 
 import mixeval
-from mixeval.cli import COMMAND_GROUPS, COMMANDS, EXAMPLES, build_parser
+from mixeval.cli import COMMANDS, build_parser
+from mixeval.cli._commands import GROUPS
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -35,24 +36,24 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"mixeval {mixeval.__version__}"
 
 
-def test_every_command_is_in_one_group():
-    grouped = [name for names in COMMAND_GROUPS.values() for name in names]
-    assert sorted(grouped) == sorted(COMMANDS)
+def test_every_command_is_in_one_of_the_groups():
+    assert {row.group for row in COMMANDS.values()} == set(GROUPS)
 
 
 def test_top_level_help_lists_the_commands_by_task():
     text = build_parser(["--help"]).format_help()
-    for group, names in COMMAND_GROUPS.items():
+    for group in GROUPS:
+        names = [name for name, row in COMMANDS.items() if row.group == group]
         section = text.split(f"\n{group}:\n", 1)[1].split("\n\n", 1)[0]
-        assert [line.split()[0] for line in section.splitlines()] == list(names), group
+        assert [line.split()[0] for line in section.splitlines()] == names, group
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_has_examples_that_parse(name):
     parser = _subparsers(build_parser())[name]
     assert parser.epilog and parser.epilog.startswith("example"), name  # ours, or one the command module wrote
-    assert EXAMPLES[name]
-    for example in EXAMPLES[name]:
+    assert COMMANDS[name].examples
+    for example in COMMANDS[name].examples:
         argv = shlex.split(example)[1:]
         assert argv[0] == name
         args = build_parser(argv).parse_args(argv)

@@ -64,3 +64,38 @@ def test_html_flags_are_checked_before_the_fit(capsys, tmp_path):
     assert code == 2 and "--html" in err
     code, _, err = _run(capsys, "--html", str(tmp_path / "b.html"), "--iid-resamples", "1")
     assert code == 2 and "--iid-resamples" in err
+
+
+def test_equivalence_tests_equal_the_library(capsys):
+    code, out, _ = _run(capsys, "--equivalence", "30", "--elo", "--versus", "sys02", "--json", "--seed", "1")
+    assert code == 0
+    got = json.loads(out)["margin_tests"]
+    fit = bradley_terry(pd.read_csv(LOG))
+    ref = fit.contrasts(delta=30, scale="elo", versus="sys02", adjust="holm")
+    assert got["null"] == "|difference| >= 30 elo" and got["adjust"] == "holm"
+    np.testing.assert_allclose([t["pvalue_adjusted"] for t in got["tests"]], ref.pvalue_adjusted)
+    np.testing.assert_allclose([t["estimate"] for t in got["tests"]], ref.estimate)
+    code, out, _ = _run(capsys, "--noninferiority", "0.2", "--adjust", "bonferroni", "--seed", "1")
+    assert code == 0 and "non-inferiority tests, H0: difference <= -0.2 log-odds" in out
+    ref = fit.contrasts(delta=0.2, side=">", adjust="bonferroni")
+    assert f"{ref.pvalue_adjusted.iloc[0]:.4g}" in out
+
+
+def test_margin_flags_are_refused_without_a_margin(capsys):
+    for flags in (["--elo"], ["--versus", "sys02"], ["--adjust", "bonferroni"]):
+        code, _, err = _run(capsys, *flags)
+        assert code == 2 and "--equivalence / --noninferiority" in err
+    code, _, err = _run(capsys, "--equivalence", "-1")
+    assert code == 2 and "positive" in err
+    with pytest.raises(SystemExit):  # argparse: the two margins exclude each other
+        main(["preferences", str(LOG), "--equivalence", "0.2", "--noninferiority", "0.2"])
+
+
+def test_the_seed_is_drawn_and_printed_when_not_given(capsys):
+    code, out, _ = _run(capsys)
+    assert code == 0
+    seed = int(out.split("random seed: ")[1].split()[0])
+    code, again, _ = _run(capsys, "--seed", str(seed))
+    assert code == 0 and again == out  # the printed seed repeats the run
+    code, out, _ = _run(capsys, "--json")
+    assert isinstance(json.loads(out)["seed"], int)

@@ -106,3 +106,31 @@ def test_api_index_check_finds_a_name_listed_twice_and_names_not_listed(tmp_path
     problems = check_site.api_index_problems(tmp_path)
     assert "api index: mixeval.study.Study listed 2 times" in problems
     assert "api index: mixeval.significance.emmeans not listed" in problems
+
+
+def test_text_check_finds_build_paths_raw_warnings_broken_tables_and_cut_summaries(tmp_path):
+    """Issue 41, items 1, 9 and 13: a page with a build path, a raw warning, a table broken by ``(1|g)`` and an
+    API index with a summary cut at "Eq." and a constant described by its type; the clean page passes."""
+    (tmp_path / "api").mkdir()
+    (tmp_path / "guide.html").write_text(
+        "<html><body><div class='output stderr'><pre>/work/main/mixeval/significance/_dominance.py:120: "
+        "FewLevelsWarning: the variance component 'system:seed' has 9 levels</pre></div>"
+        "<p>| seeds | a <code>(1</code> | 4.3.2 |</p></body></html>")
+    (tmp_path / "clean.html").write_text(
+        "<html><body><pre>FewLevelsWarning: the variance component 'system:seed' has 9 levels</pre>"
+        "<table><tr><td>a <code>(1|system:seed)</code> term</td></tr></table></body></html>")
+    (tmp_path / "api" / "index.html").write_text(
+        '<table><tr class="row-odd"><td><p><a href="generated/mixeval.reliability.inter_rater.html">x</a></p></td>'
+        "<td><p>Inter-rater reliability (book Eq.</p></td></tr>"
+        '<tr class="row-even"><td><p><a href="generated/mixeval.agreement.LEVELS.html">y</a></p></td>'
+        "<td><p>Built-in immutable sequence.</p></td></tr>"
+        '<tr class="row-odd"><td><p><a href="generated/mixeval.phi.html">z</a></p></td>'
+        "<td><p>Reliability phi (book Definition 3.2, Eq. 3.4).</p></td></tr></table>")
+    problems = check_site.text_problems(tmp_path)
+    text = "\n".join(problems)
+    assert "guide.html: shows the build path" in text and "guide.html: shows a raw warning" in text
+    assert "guide.html: a Markdown table did not render" in text and "guide.html: a code span is cut open" in text
+    assert "cut at an abbreviation: 'Inter-rater reliability (book Eq.'" in text
+    assert "described by its type: 'Built-in immutable sequence.'" in text
+    assert "clean.html" not in text and "Eq. 3.4" not in text
+    assert len(problems) == 6

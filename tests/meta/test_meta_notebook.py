@@ -1,4 +1,5 @@
-"""notebooks/meta_evaluation: the numbers it shows, executed from its source and as committed.
+"""notebooks/meta_evaluation: its numbers, read from its variables after a fresh run of its source, and its
+committed outputs, which must show what that run shows.
 
 The notebook's tables are computed on the generated text set; each number here is recomputed from the
 pairs with the closed form it stands for (a share of correctly ordered pairs) or pinned to its documented
@@ -10,14 +11,40 @@ from __future__ import annotations
 import pytest
 
 
+#: run in the notebook's kernel after its last cell: the numbers checked below, one ``label = value`` line each
+PROBE = """
+def put(label, value):
+    print(f"{label} = {float(value)!r}")
+
+for m, row in matrix.iterrows():
+    for sub, v in row.items():
+        put(f"local accuracy {m} {sub}", v)
+for m, row in rmatrix.iterrows():
+    for sub, v in row.items():
+        put(f"local accuracy {m} {sub} users", v)
+for m, row in table_a.iterrows():
+    for col, v in row.items():
+        put(f"hypothesis A {m} {col}", v)
+put("hypothesis B reversal statistic R", tb.statistic)
+put("hypothesis B p-value", tb.pvalue)
+put("hypothesis B Kendall W", tb.estimate)
+for name, row in selective.iterrows():
+    for col, v in row.items():
+        put(f"system {name} {col}", v)
+put("system B NiDMA", score)
+"""
+
+
 @pytest.fixture(scope="module", params=["executed", "committed"])
 def run(request, notebook_runner):
-    return notebook_runner(request, "meta_evaluation", needs_data=False)
+    return notebook_runner(request, "meta_evaluation", needs_data=False, probe=PROBE)
 
 
-def test_meta_notebook_runs_with_its_figures(run):
+def test_meta_notebook_runs_with_its_figures_and_the_committed_outputs_are_a_fresh_run(run):
     assert not run.errors
     assert run.images == 2  # local accuracy per system, accuracy-coverage curves
+    assert not run.stale, "rebuild: python3 notebooks/build.py meta_evaluation\n" + "\n".join(run.stale)
+    assert run.nb.cells[-1].source.startswith("## Conclusion")
 
 
 def test_local_accuracy_table(run):

@@ -1,4 +1,4 @@
-"""glmer on generated binary designs with known truth (modest sizes; benchmarks/sim_glmer.py is the full study).
+"""glmer on generated binary designs with known truth (modest sizes; benchmarks/sim_glmer_df.py is the full study).
 
 60 data sets of 40 items x 2 seeds x 2 systems (no system effect): the GLRT's rejections at 5% stay within
 the binomial range (P(X >= 9 | n = 60, p = 0.05) < 0.01), the accuracy intervals cover the true accuracy of a

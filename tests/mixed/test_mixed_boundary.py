@@ -2,7 +2,7 @@
 lme4's best of several optimisers (fixtures/boundary, made by make_boundary_fixtures.R), and the
 reparametrisation of singular relative covariance factors. Eleven of the designs (seeds 186, 208, 252, 272,
 512, 603, 606, 688, 789, 826, 878) are those on which the optimiser stopped short before
-(benchmarks/scan_boundary.py, benchmarks/results/boundary_scan_before.txt)."""
+(benchmarks/scan_boundary.py on the optimiser before the factor rotation)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_no_design_stops_short_of_lme4s_best(name):
 
 def test_the_issue_case_three_level_factor_slope_sparse_cells():
     """y ~ f + (1 + f | g), 20 groups, sparse cells (groups that miss levels): the optimiser used to stop at a
-    singular factor 1.14 above lme4's best (benchmarks/results/boundary_scan_before.txt, seed 603) and
+    singular factor 1.14 above lme4's best (benchmarks/scan_boundary.py before the factor rotation, seed 603) and
     report convergence; it now reaches lme4's best, with the same covariance."""
     case = FIXTURES["factor_corr_0603"]
     df = _data(case["name"])

@@ -300,7 +300,9 @@ def test_study_keeps_the_slopes_in_its_null_models():
         warnings.simplefilter("ignore", SingularFitWarning)
         test = study.glrt()
     assert test.df == 2  # only the two fixed system effects are dropped
-    assert Study(_data("barr").rename(columns={"subject": "test subject"}),
+    barr = _data("barr").rename(columns={"subject": "test subject"})
+    barr["x"] = np.where(barr["x"] > barr["x"].mean(), "high", "low")  # the compared factor holds labels
+    assert Study(barr,
                  "rt ~ x + (1 + x || `test subject`) + (1|item)", system="x").null_formula() == \
         "rt ~ 1 + (1|`test subject`) + (0 + x|`test subject`) + (1|item)"
 

@@ -1,9 +1,11 @@
 """One model core: every family x random-effects structure x data source through the same pipeline and the
 same result members, each cell of the matrix a test or a named refusal.
 
-Families: Gaussian (``lmer``), binomial and Poisson (``glmer``); structures: one intercept, crossed intercepts,
-a random slope; sources: a pandas DataFrame, a DuckDB relation and an Arrow table (fitted from aggregates).
-Layers: the result members, pickling, predictions, simulation, Wald intervals, the Study methods.
+Families: Gaussian (``lmer``), binomial and Poisson (``glmer``), and glmmTMB's negative binomial, beta, ordered
+beta and beta-binomial (``glmer``'s Laplace fit with the family's parameters); structures: one intercept, crossed
+intercepts, a random slope; sources: a pandas DataFrame, a DuckDB relation and an Arrow table (fitted from
+aggregates). Layers: the result members, pickling, predictions, simulation, Wald intervals, the command line, the
+Study methods (for the families the Study layer dispatches on: :data:`STUDY_FAMILIES`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,20 @@ import mixeval
 from mixeval import Study
 from mixeval.errors import InputError, InputTypeError, MixevalWarning
 from mixeval.mixed import GlmerResult, LmerResult, MixedResult
+from mixeval.mixed.families import get_family
 
-FAMILIES = ("gaussian", "binomial", "poisson")
+#: the families whose Study layer is wired (the glmmTMB families reach Study in a later step)
+STUDY_FAMILIES = ("gaussian", "binomial", "poisson")
+FAMILIES = STUDY_FAMILIES + ("negative_binomial", "beta", "ordered_beta", "beta_binomial")
 STRUCTURES = {
     "intercept": "{y} ~ system + (1|item)",
     "crossed": "{y} ~ system + (1|item) + (1|seed)",
     "slope": "{y} ~ system + x + (1 + x|item)",
 }
-RESPONSE = {"gaussian": "score", "binomial": "correct", "poisson": "count"}
+RESPONSE = {"gaussian": "score", "binomial": "correct", "poisson": "count", "negative_binomial": "errors",
+            "beta": "rouge", "ordered_beta": "f1", "beta_binomial": "passk"}
+#: weights= of a family's fit (the trials of a beta-binomial proportion)
+WEIGHTS = {"beta_binomial": "n"}
 
 #: every fitted mixed model has these members, with these signatures
 MEMBERS = ("varcorr", "components", "variances", "fixef", "vcov", "coefficients", "ranef", "loglik", "deviance",
@@ -46,12 +54,21 @@ def data() -> pd.DataFrame:
     x = rng.normal(size=item.size)
     eta = 0.2 + rng.normal(0, 0.8, n_item)[item] + rng.normal(0, 0.3, n_seed)[seed] + 0.5 * (system == "B") \
         + (0.3 + rng.normal(0, 0.3, n_item)[item]) * x
+    mu = 1 / (1 + np.exp(-0.5 * eta))
+    extra = {
+        "errors": rng.negative_binomial(2.0, 2.0 / (2.0 + np.exp(0.5 + 0.3 * eta))),
+        "rouge": np.clip(rng.beta(mu * 8, (1 - mu) * 8), 1e-3, 1 - 1e-3),
+        "f1": get_family("ordered_beta").simulate(0.5 * eta, 1.0, rng, np.array([np.log(6.0), -2.0, 2.0])),
+        "passk": rng.binomial(5, rng.beta(mu * 3, (1 - mu) * 3)) / 5.0,
+        "n": np.full(item.size, 5.0),
+    }
     return pd.DataFrame({
         "item": [f"i{i}" for i in item], "system": system, "seed": [f"s{s}" for s in seed], "x": x,
         "domain": np.where(item % 2 == 0, "news", "chat"),
         "score": eta + rng.normal(0, 0.7, item.size),
         "correct": (rng.random(item.size) < 1 / (1 + np.exp(-eta))).astype(int),
         "count": rng.poisson(np.exp(0.3 * eta)),
+        **extra,
     })
 
 
@@ -61,7 +78,7 @@ def _fit(family: str, structure: str, source) -> MixedResult:
         warnings.simplefilter("ignore", MixevalWarning)
         if family == "gaussian":
             return mixeval.lmer(formula, source)
-        return mixeval.glmer(formula, source, family=family)
+        return mixeval.glmer(formula, source, family=family, weights=WEIGHTS.get(family))
 
 
 @pytest.mark.parametrize("structure", list(STRUCTURES))
@@ -80,9 +97,10 @@ def test_every_family_and_structure_gives_the_one_result_type(data, family, stru
     assert set(fit.variances) <= set(fit.components)
     assert fit.deviance == pytest.approx(-2 * fit.loglik)
     assert fit.aic == pytest.approx(-2 * fit.loglik + 2 * fit.n_params)
-    assert fit.n_params == len(fit.fixed_names) + fit.theta.size + (family == "gaussian")
+    assert fit.n_params == len(fit.fixed_names) + fit.theta.size + (family == "gaussian") + fit.family.n_parameters
+    assert fit.dispersion > 0 and (fit.family.n_parameters or family == "gaussian" or fit.dispersion == 1.0)
     assert set(fit.to_dict()) >= {"nobs", "family", "link", "reml", "loglik", "deviance", "criterion", "aic",
-                                  "bic", "varcorr", "fixef", "se", "singular", "converged"}
+                                  "bic", "varcorr", "fixef", "se", "singular", "converged", "dispersion"}
     assert list(fit.ranef) == list(dict.fromkeys(fit.group_names))
     assert ("Residual" in fit.components) == (family == "gaussian")
     assert "Residual" in fit.latent_components
@@ -118,8 +136,10 @@ def test_predict_and_simulate(data, family, structure):
     mu = fit.predict()
     assert mu.shape == (len(data),)
     np.testing.assert_allclose(mu, fit.fitted, rtol=1e-12, atol=1e-12)  # X beta + Z b at the conditional modes
-    np.testing.assert_allclose(fit.predict(type="link"), fit.family.linkfun(mu) if family != "gaussian" else mu,
-                               rtol=1e-6, atol=1e-8)
+    link = fit.predict(type="link")
+    np.testing.assert_allclose(mu, fit.family.mean(link, fit._family_par), rtol=1e-12, atol=1e-12)
+    if family != "ordered_beta":  # E[y] is the inverse link, except with the ordered beta's exact 0s and 1s
+        np.testing.assert_allclose(link, fit.family.linkfun(mu) if family != "gaussian" else mu, rtol=1e-6, atol=1e-8)
     population = fit.predict(data, re=False, type="link")
     np.testing.assert_allclose(population, fit.design.X @ fit.coef)
     # lme4's default re.form = NULL: new rows that are the fitted rows get the fitted values
@@ -127,8 +147,10 @@ def test_predict_and_simulate(data, family, structure):
     sims = fit.simulate(3, random_state=1)
     assert sims.shape == (len(data), 3)
     np.testing.assert_array_equal(sims, fit.simulate(3, random_state=1))
-    if family != "gaussian":
-        assert np.all(sims >= 0) and np.all(sims == np.round(sims))
+    if family != "gaussian":  # draws are responses of the family (counts, proportions, successes of the trials)
+        weights = np.full(len(data), 5.0) if family == "beta_binomial" else np.ones(len(data))
+        for column in sims.T:
+            fit.family.check_response(column, weights, "simulated")
 
 
 def test_simulation_recovers_the_fitted_mean(data):
@@ -176,8 +198,9 @@ def test_sources_beyond_memory_give_the_rows_fit(data, sources, family, structur
 
 @pytest.mark.parametrize("source", ["duckdb", "arrow"])
 def test_sources_refuse_what_they_cannot_fit_by_name(sources, source):
-    with pytest.raises(InputError, match="poisson"):
-        _fit("poisson", "intercept", sources[source])
+    for family in ("poisson", "negative_binomial", "beta", "ordered_beta", "beta_binomial"):
+        with pytest.raises(InputError, match=family):
+            _fit(family, "intercept", sources[source])
     with pytest.raises(InputError, match="weights"):
         mixeval.glmer("correct ~ system + (1|item)", sources[source], weights="seed")
     with pytest.raises(InputError, match="weights"):
@@ -206,7 +229,7 @@ def test_poisson_counts_must_be_whole(data):
 
 # ----------------------------------------------------------------------------- layers: Study
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", STUDY_FAMILIES)
 def test_study_conditional_on_a_numeric_property_keeps_the_family(data, family):
     """Issue 25's first defect: a binomial Study's conditional() on a numeric property fitted a Gaussian LMM."""
     formula = STRUCTURES["intercept"].format(y=RESPONSE[family])
@@ -220,7 +243,7 @@ def test_study_conditional_on_a_numeric_property_keeps_the_family(data, family):
     assert set(slopes.emmeans[study.system]) == {"A", "B"}
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", STUDY_FAMILIES)
 def test_study_methods_honour_the_family(data, family):
     formula = STRUCTURES["crossed"].format(y=RESPONSE[family])
     study = Study(data, formula, family=None if family == "gaussian" else family)
@@ -244,7 +267,7 @@ def test_study_with_weights_uses_them(data):
 
 
 def test_reliability_refuses_slopes_for_every_family_by_name(data):
-    for family in FAMILIES:
+    for family in STUDY_FAMILIES:
         fit = _fit(family, "slope", data)
         with pytest.raises(InputError, match="random slopes"):
             mixeval.reliability.phi(fit, "item")
@@ -263,7 +286,7 @@ def test_one_satterthwaite_formula():
     assert "2 * f0 * f0" not in inspect.getsource(_result)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", STUDY_FAMILIES)
 def test_study_uncertainty_layer_for_every_family(data, family):
     """phi's bootstrap interval works for every family (a GLMM's draws carry its latent residual variance);
     power by simulation is Gaussian only and says so."""
@@ -290,12 +313,14 @@ def test_cli_fit_json_has_the_same_keys_for_every_family(data, family, tmp_path,
     path = tmp_path / "d.csv"
     data.to_csv(path, index=False)
     formula = STRUCTURES["crossed"].format(y=RESPONSE[family])
-    assert main(["fit", str(path), formula, "--family", family, "--json"]) == 0
+    weights = ["--weights", WEIGHTS[family]] if family in WEIGHTS else []
+    assert main(["fit", str(path), formula, "--family", family, "--json", *weights]) == 0
     out = json.loads(capsys.readouterr().out)
     expected = _fit(family, "crossed", data).to_dict()
     assert set(out) - {"warnings"} == set(expected)
     assert out["loglik"] == pytest.approx(expected["loglik"], rel=1e-9)
     assert out["family"] == family
+    assert out["dispersion"] == pytest.approx(expected["dispersion"], rel=1e-9)
 
 
 def test_study_conditional_refuses_what_is_not_a_property(data):

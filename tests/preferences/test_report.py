@@ -37,7 +37,11 @@ def test_tables_are_the_results_numbers(fit):
     assert "Table 5" not in rep.to_text()  # n_resamples=0 leaves the iid section out
     votes = _table(rep, "Table 4")
     a, b = votes.system.iloc[0], votes.versus.iloc[0]
-    assert votes.votes_needed.iloc[0] == pytest.approx(fit.votes_needed(a, b, power=0.8, alpha=0.1))
+    assert votes.votes_needed.iloc[0] == np.ceil(fit.votes_needed(a, b, power=0.8, alpha=0.1))  # whole votes
+    scales = _table(rep, "Table 3b").set_index("system")  # a mixed model: the population-averaged scale too
+    marginal = fit.marginal_abilities(0.9)
+    np.testing.assert_allclose(scales["population-averaged elo"], marginal.loc[scales.index, "elo"])
+    assert "conditional: for a typical judge" in rep.to_html()
 
 
 def test_options_are_used(fit):

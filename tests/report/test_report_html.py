@@ -13,6 +13,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+
+import mixeval  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 
 from mixeval.report import Figure, Note, Paragraph, Report, Section, Table, format_number, text_table  # noqa: E402
@@ -209,7 +211,8 @@ def test_table_index_shown_when_meaningful():
 def test_text_summary_is_concise(report):
     text = report.to_text()
     lines = text.splitlines()
-    assert lines[:3] == ["TER study <mt_ter>", "==================", "data: mt_ter.csv; rows: 7287"]
+    assert lines[:2] == ["TER study <mt_ter>", "=================="]
+    assert lines[2].startswith(f"data: mt_ter.csv; rows: 7287; mixeval: {mixeval.__version__}; date: ")
     assert "- sentence explains 82.13% of the variance" in lines
     assert "WARNING: the fit is singular" in lines
     # a section with a summary shows the summary, not its tables; one without shows its tables

@@ -160,3 +160,33 @@ def test_corpus_metric_comparisons_match_single_tests():
     np.testing.assert_allclose(out["pvalue_adjusted"], np.minimum(1, 3 * out["pvalue"]))
     with pytest.raises(InputError, match="corpus `metric`"):
         compare_systems(stats_, metric="f1", test="t")
+
+
+def test_an_id_column_is_refused_as_a_system_and_counted_nowhere():
+    """Issue 38 item 8: a wide file's item-id column was compared as a system (3 tests adjusted instead of 1)."""
+    df = _systems(2, n=40, effects=(0.0, 0.03))
+    with pytest.raises(InputError, match=r"'id' looks like an item identifier .*whole numbers 1\.\.40.*set_index"):
+        compare_systems(df.assign(id=np.arange(1, 41)), n_resamples=9)
+    out = compare_systems(df.assign(id=np.arange(1, 41)).set_index("id"), n_resamples=99, random_state=1)
+    assert out[["system_a", "system_b"]].values.tolist() == [["S0", "S1"]]
+    ranks = pd.DataFrame({"A": np.random.default_rng(1).permutation(40) + 1, "B": np.arange(1, 41)})
+    assert len(compare_systems(ranks, test="t")) == 1  # two rankings are scores, not identifiers
+    assert len(compare_systems(df.assign(sample=df["S0"] + 0.1), test="t")) == 3  # decimals: a system
+
+
+def test_a_score_column_with_a_text_cell_is_refused_not_dropped():
+    df = _systems(3, n=20, effects=(0.0, 0.02, 0.0))
+    df["S1"] = df["S1"].astype(object)
+    df.loc[4, "S1"] = "err"
+    with pytest.raises(InputError, match=r"'S1' must be numeric; 1 of its 20 values is not a number: 'err' \(row 5\)"):
+        compare_systems(df, test="t")
+
+
+def test_bca_intervals_reach_every_comparison_and_ci_is_refused_for_other_tests():
+    df = _systems(4, n=60, effects=(0.0, 0.03, 0.0))
+    bca = compare_systems(df, test="bootstrap", ci="bca", n_resamples=499, random_state=2)
+    ref = paired_bootstrap_test(df["S0"], df["S1"], ci="bca", n_resamples=499,
+                                random_state=int(np.random.default_rng(2).integers(0, 2**63 - 1, size=3)[0]))
+    assert (bca.lower[0], bca.upper[0]) == pytest.approx((ref.confidence_interval.lower, ref.confidence_interval.upper))
+    with pytest.raises(InputError, match="ci='bca' chooses the bootstrap interval"):
+        compare_systems(df, test="t", ci="bca")

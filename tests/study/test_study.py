@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -36,6 +37,22 @@ def test_roles_are_inferred_and_validated():
     assert study.where("rater < 2").data.rater.max() == 1
     with pytest.raises(InputError, match="empty"):
         study.where(system="Z")
+
+
+@pytest.mark.parametrize("system, formula, words", [
+    ("rater", "score ~ system + (1|item) + (1|rater)", "'rater' (system= / --system) is a random grouping factor"),
+    ("seed", "score ~ system + (1|item) + (1|rater)", "'seed' (system= / --system) is not a fixed effect"),
+    ("rater", "score ~ 1 + (1|item) + (1|rater)", "put it in the fixed part: 'score ~ rater + (1|item)'"),
+    ("coded", "score ~ coded + (1|item)", "'coded' holds numbers (0, 1), which the formula fits as a slope"),
+])
+def test_the_compared_factor_must_be_a_categorical_fixed_effect(system, formula, words):
+    """Issue 38: --system naming a random factor gave 'the models have the same number of parameters'."""
+    df = _simulate(np.random.default_rng(1), n_items=10, n_raters=3, n_seeds=2)
+    df["coded"] = (df["system"] == "B").astype(int)
+    with pytest.raises(InputError, match=re.escape(words)):
+        Study(df, formula, system=system)
+    with pytest.raises(InputError, match=r"no system factor: .*If 'coded' codes the systems"):
+        Study(df, "score ~ coded + (1|item)").glrt()
 
 
 def test_drop_fixed_effect_and_bin_property():

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixeval.errors import BasisLimitWarning, ColumnError, InputError
+from mixeval.errors import BasisLimitWarning, ColumnError, FamilyWarning, InputError
 from mixeval.validity import circularity_test, distillation_test, nullification_ratios, rank_features
 
 LABELS = ["target", "sofa_circ", "sofa_nocirc"]
@@ -319,3 +319,26 @@ def test_small_n_noise_is_refused_not_called_circular(n):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 assert not circularity_test(df, "y", k=k).is_circular
+
+
+def test_thresholds_that_are_shares_and_an_unused_or_low_k_max_are_refused():
+    rng = np.random.default_rng(2)
+    d = pd.DataFrame(rng.normal(size=(120, 2)), columns=["a", "b"]).assign(y=lambda x: x.a + rng.normal(size=120))
+    with pytest.raises(InputError, match=r"`d2_threshold` is a share .* \[0, 1\]; got 1.5"):
+        circularity_test(d, "y", d2_threshold=1.5)
+    with pytest.raises(InputError, match=r"`k_max` \(6\) is below the initial basis dimension `k` \(12\)"):
+        circularity_test(d, "y", k=12, k_max=6)
+    with pytest.raises(InputError, match="with `k_check`=False it is not used"):
+        circularity_test(d, "y", k_check=False, k_max=20)
+
+
+def test_binary_target_under_the_gaussian_family_warns_and_the_summary_says_unmet_thresholds():
+    rng = np.random.default_rng(3)
+    d = pd.DataFrame(rng.normal(size=(200, 2)), columns=["a", "b"])
+    d["label"] = (d["a"] + rng.normal(size=200) > 0).astype(int)
+    with pytest.warns(FamilyWarning, match="only takes the values 0 and 1; family='gaussian'.*family='binomial'"):
+        res = circularity_test(d, "label", k_check=False)
+    text = res.summary()
+    assert f"D^2 = {res.d2:.4f} (below the threshold 0.8)" in text and "(>= 0.8)" not in text
+    with pytest.raises(InputError, match=r"^the target column 'c' is constant \(every value is 2\)"):
+        circularity_test(d.assign(c=2.0), "c")
