@@ -385,11 +385,12 @@ class Study:
             subset = subset.query(query)
         if subset.empty:
             raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
-        formula = self.formula
+        formula, system = self.formula, self.system
         for col in equals:  # a factor the filter fixes to one level leaves the model (R would refuse it)
             if col in self.parsed.fixed_columns(subset.columns) and subset[col].nunique() == 1:
                 formula = self._formula_with(drop_fixed_effect(parse_formula(formula).fixed, col))
-        return Study(subset.reset_index(drop=True), formula, item=self.item, system=self.system,
+                system = None if col == system else system  # one system: nothing left to compare
+        return Study(subset.reset_index(drop=True), formula, item=self.item, system=system,
                      metric_model=self.metric_model, **self._glmm_kwargs(subset))
 
     # ---------------------------------------------------------------- fits

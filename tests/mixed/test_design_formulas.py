@@ -66,7 +66,7 @@ def test_binomial_responses_as_r_reads_them():
     assert factor.loglik == pytest.approx(binary.loglik, rel=1e-12)
     with pytest.raises(InputError, match="mixeval.glmer"):
         mixeval.lmer("cbind(k, n - k) ~ system + (1|item)", df)
-    with pytest.raises(InputError, match="binomial model"):
+    with pytest.raises(InputError, match="successes out of trials"):
         mixeval.glmer("cbind(k, n - k) ~ system + (1|item)", df, family="poisson")
     with pytest.raises(InputError, match="whole counts"):
         mixeval.glmer("cbind(k, n - k + 0.5) ~ system + (1|item)", df, family="binomial")
