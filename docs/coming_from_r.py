@@ -10,6 +10,7 @@ example and checks that R's captured output is current. ``conf.py`` puts the ren
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,94 @@ options(width = 110)
 demo <- read.csv("mixeval/data/demo_mt.csv")          # the bundled simulated MT evaluation
 m <- lmer(score ~ system + (1|item) + (1|rater), data = demo)
 """
+
+
+#: the formulas of the "Formulas" section: (formula, family), fitted by ML in R and in mixeval
+FORMULAS = [
+    ("score ~ system + I(len^2) + len + (1|item)", "gaussian"),
+    ("score ~ system + I(len %% 2) + I(len %/% 10) + (1|item)", "gaussian"),
+    ("score ~ system + factor(difficulty) + (1|item)", "gaussian"),
+    ('score ~ relevel(factor(system), ref = "C") + (1|item)', "gaussian"),
+    ("score ~ system + ordered(difficulty) + (1|item)", "gaussian"),
+    ("score ~ C(factor(system), sum) + (1|item)", "gaussian"),
+    ("score ~ system + poly(len, 2) + (1|item)", "gaussian"),
+    ("score ~ system + poly(len, 2, raw = TRUE) + (1|item)", "gaussian"),
+    ("score ~ system + ns(len, 3) + (1|item)", "gaussian"),
+    ("score ~ system + bs(len, df = 4, degree = 2) + (1|item)", "gaussian"),
+    ("score ~ system * scale(len) + (1|item)", "gaussian"),
+    ("score ~ (system + factor(difficulty) + log(len))^2 + (1|item)", "gaussian"),
+    ("score ~ 0 + system + sqrt(len) + (1|item)", "gaussian"),
+    ("log(tokens) ~ system + (1|item)", "gaussian"),
+    ("cbind(passed, n - passed) ~ system + log(len) + (1|item)", "binomial"),
+    ("errors ~ system + offset(log(tokens)) + (1|item)", "poisson"),
+]
+
+FORMULAS_EXAMPLE = (
+    'rng = np.random.default_rng(37)\n'
+    'items = np.repeat(np.arange(60), 6)\n'
+    'ev = pd.DataFrame({"item": items, "system": np.tile(["A", "B", "C"], 120)})\n'
+    'ev["len"] = rng.integers(5, 80, 60)[items]\n'
+    'ev["difficulty"] = rng.integers(1, 4, 60)[items]\n'
+    'ev["tokens"] = 20 * ev["len"] + rng.integers(0, 40, 360)\n'
+    'u = rng.normal(0, 0.5, 60)[items]\n'
+    'ev["score"] = 1 + 0.002 * ev["len"] ** 2 - 0.05 * ev["len"] + u + rng.normal(0, 0.5, 360)\n'
+    'ev["n"] = 10\n'
+    'ev["passed"] = rng.binomial(10, 1 / (1 + np.exp(-(u - 0.01 * ev["len"]))))\n'
+    'ev["errors"] = rng.poisson(ev["tokens"] * np.exp(-6 + u))\n'
+    'formulas = ' + repr(FORMULAS).replace("), (", "),\n            (") + '\n'
+    'for formula, family in formulas:\n'
+    '    fit = (mixeval.lmer(formula, ev, REML=False) if family == "gaussian"\n'
+    '           else mixeval.glmer(formula, ev, family=family))\n'
+    '    print(f"{formula:62s} logLik {fit.loglik:.2f}")'
+)
+
+FORMULAS_R = (
+    "library(splines)\n"
+    "formulas <- list(" + ",\n                 ".join(f"c({json.dumps(f)}, {json.dumps(fam)})" for f, fam in FORMULAS)
+    + ")\n"
+    "for (f in formulas) {\n"
+    '  fit <- if (f[2] == "gaussian") lmer(as.formula(f[1]), data = ev, REML = FALSE)\n'
+    "         else glmer(as.formula(f[1]), data = ev, family = f[2])\n"
+    '  cat(sprintf("%-62s logLik %.2f\\n", f[1], logLik(fit)))\n'
+    "}"
+)
+
+#: the idioms of R's formula language, what mixeval reads them as, and what differs
+FORMULA_IDIOMS = [
+    ("I(len^2), I(x %% 2), I(x %/% 10)", "the same string",
+     "R's arithmetic inside `I()`: `^` (or `**`) is a power, never Python's exclusive or; `%%` and `%/%` are R's "
+     "floored modulus and division; `/` divides as real numbers."),
+    ("factor(x), as.factor(x), factor(x, levels = c(...)), relevel(factor(x), ref = \"b\")", "the same string",
+     "R's level order: numbers sorted as numbers and labelled as R prints them (`1e+05`), text sorted in the C "
+     "locale (R sorts by your locale, often case-insensitively: give `levels=` when that matters); treatment "
+     "contrasts; a factor with one level is refused, as lme4 refuses it."),
+    ("ordered(x); an ordered factor column", "the same string; an ordered pandas Categorical",
+     "R's polynomial contrasts (`.L`, `.Q`, `.C`, `^4`)."),
+    ("C(f, sum) (also helmert, poly, SAS)", "the same string", "`C()` also takes a text column, where R wants a factor."),
+    ("offset(log(tokens))", "the same string",
+     "A term with coefficient 1, summed when repeated, for Gaussian, binomial, Poisson and ordinal models, and kept "
+     "by `predict(newdata)`; glmer's `offset=` argument is written as this term."),
+    ("cbind(successes, failures) ~ ..., family = binomial", "the same string with `family=\"binomial\"`",
+     "The trials are `successes + failures` (times `weights=`); `successes/trials` with `weights=\"trials\"` "
+     "fits the same model."),
+    ("poly(x, 2), poly(x, 2, raw = TRUE)", "the same string",
+     "R's orthogonal basis (same columns, same coefficients); `predict(newdata)` uses the fitted recurrence."),
+    ("ns(x, 3), bs(x, df = 5, degree = 2) (library(splines) or splines::)", "the same string",
+     "The splines package's bases to 1e-10 (knots at quantiles, boundary knots at the range, R's extrapolation); "
+     "`predict(newdata)` keeps the fitted knots (R's `makepredictcall`)."),
+    ("scale(x), scale(x, scale = FALSE)", "the same string",
+     "`predict(newdata)` keeps the fitted centre and scale (R's `makepredictcall`); `I(x - mean(x))` is refused "
+     "because R's `predict` would recompute the mean on the new rows."),
+    ("log(x), log(x, base = 2), exp, sqrt, abs, pmin, pmax, ifelse, x > 3", "the same string",
+     "A logical term is a factor, named as R names it (`I(x > 3)TRUE`)."),
+    ("(a + b + c)^2, a:b, a*b, a/b, b %in% a, a*b - a:b", "the same string",
+     "R's term algebra and term order; `x^2` outside `I()` is `x` (R crosses it with itself): mixeval warns."),
+    ("0 + system, system - 1", "the same string", "No intercept: the first factor is coded by all its levels."),
+    ("log(latency) ~ ...", "the same string", "A response expression; a Study keeps it as its score column."),
+    (". (every other column)", "refused by name", "List the columns."),
+    ("s(x), lsp(x, 10), cut(x, 3), interaction(a, b), ar1(0 + t | id)", "refused by name",
+     "Each with its alternative (`ns(x, df)`, `pmax(x - 10, 0)`, `pandas.cut`, `a:b`, lme4's `(x | g)`)."),
+]
 
 
 @dataclass(frozen=True)
@@ -133,6 +222,12 @@ ROWS: list[Row] = [
         "binomial (logit, probit; proportions with `weights=` for `cbind(successes, failures)`) and Poisson; "
         "`mixeval.compare` for the LRT of nested fits.",
         r_code='g <- glmer(correct ~ system + (1|item), family = binomial, data = d)\nsummary(g)', r_data=('d',)),
+    Row("lme4", "lmer(score ~ I(len^2) + factor(d) + ns(len, 3) + offset(log(n)) + ...)  # R's formula language",
+        'mixeval.lmer("score ~ I(len^2) + factor(d) + ns(len, 3) + offset(log(n)) + ...", ev)',
+        FORMULAS_EXAMPLE,
+        "The formula string is read as R reads it: every idiom of the [formulas](#formulas) table, the same "
+        "model and log-likelihood as lme4's, the same column names.",
+        r_code=FORMULAS_R, r_data=("ev",)),
     Row("glmmTMB", "glmmTMB(correct ~ system + (1|item) + (1|seed), family = binomial, REML = TRUE, data = d)",
         'mixeval.glmer("correct ~ system + (1|item) + (1|seed)", d, family="binomial", REML=True)',
         'rng = np.random.default_rng(5)\n'
@@ -390,4 +485,20 @@ def render(rows: list[Row] = ROWS) -> str:
             out += [f"**R** ({row.r_route})" if row.r_route else "**R**", "", *_fence("r", row.r_code),
                     *_fence("text", captured or "(no output)")]
         out += ["**mixeval**", "", "```{code-cell} python", row.example.rstrip("\n"), "```", ""]
-    return "\n".join(out)
+    return "\n".join(out + render_formulas(rows))
+
+
+def render_formulas(rows: list[Row] = ROWS) -> list[str]:
+    """The "Formulas" section: each idiom of R's formula language beside mixeval's, and the example that fits them
+    all in R and in mixeval (run when the page is built)."""
+    example = next(r for r in rows if r.r_code == FORMULAS_R)
+    out = ["(formulas)=", "## Formulas", "",
+           "A formula is read as R reads it (`?formula`), by every entry point: `lmer`, `glmer`, `clmm`, `Study`, "
+           "the command line, the report, power analysis and `predict(newdata)`. Paste the formula of your R "
+           f"script; [the example](#{example.anchor}) fits every idiom below in R and in mixeval on the same data "
+           "(the log-likelihoods agree), and the test suite checks 59 documented lme4, glmmTMB and mlmRev models "
+           "and evaluation formulas against lme4 (log-likelihood, fitted values, model matrix, predictions).", "",
+           "| R | mixeval | what it means, what differs |", "| --- | --- | --- |"]
+    for r_idiom, ours, note in FORMULA_IDIOMS:
+        out.append(f"| `{_cell(r_idiom)}` | {_cell(ours)} | {_cell(note)} |")
+    return out + [""]

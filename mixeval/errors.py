@@ -132,7 +132,7 @@ class FormulaError(InputError):
     >>> lmer("y ~ 1 + (1|g", df)
     Traceback (most recent call last):
         ...
-    mixeval.errors.FormulaError: unbalanced parentheses in formula: '1 + (1|g'
+    mixeval.errors.FormulaError: unbalanced parentheses in formula: 'y ~ 1 + (1|g' (a '(' is not closed).
     """
 
 

@@ -37,14 +37,12 @@ def _is_aggregate_source(data: Any) -> bool:
 
 
 def _fixed_terms(fixed: str) -> list[list[str]]:
-    """Terms of a fixed-effects formula as lists of factor expressions (intercept as ``["1"]``)."""
-    from formulaic import Formula
-
-    return [[str(f) for f in term.factors] for term in Formula(fixed)]
+    """Terms of a fixed-effects formula as lists of their variables (R's term labels split at ``:``)."""
+    return [list(t) for t in parse_formula(f"y ~ {fixed}").fixed_terms]
 
 
 def drop_fixed_effect(fixed: str, effect: str) -> str:
-    """The fixed part without every term involving ``effect`` (keeps an intercept).
+    """The fixed part without every term involving ``effect`` (keeps an intercept and the offsets).
 
     Examples
     --------
@@ -53,9 +51,7 @@ def drop_fixed_effect(fixed: str, effect: str) -> str:
     >>> drop_fixed_effect("system", "system")
     '1'
     """
-    kept = [t for t in _fixed_terms(fixed) if effect not in t]
-    names = [":".join(t) for t in kept if t != ["1"]]
-    return " + ".join(["1", *names])
+    return parse_formula(f"y ~ {fixed}").fixed_without(effect)
 
 
 def _group_expr(term) -> str:
@@ -373,6 +369,14 @@ class Study:
             groups = list(zip(self.fit.group_names, self.fit.n_levels))
         else:
             self.data = require_dataframe(data)
+            if not self.parsed.response_is_column and self.parsed.binomial_pair is None:
+                # a response expression (log(rt)) becomes the study's score column, named as R prints it
+                from .formula import response_values
+
+                score = self.parsed.response
+                self.data = self.data.assign(**{score: response_values(self.parsed, self.data)[0]})
+                self.formula = formula = f"`{score}` ~ {formula.split('~', 1)[1].strip()}"
+                self.parsed = parse_formula(formula)
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
@@ -445,7 +449,12 @@ class Study:
             subset = subset.query(query)
         if subset.empty:
             raise InputError(f"the subset ({query or ''} {equals or ''}) of the study's data is empty.")
-        return Study(subset.reset_index(drop=True), self.formula, item=self.item, system=self.system,
+        formula, system = self.formula, self.system
+        for col in equals:  # a factor the filter fixes to one level leaves the model (R would refuse it)
+            if col in self.parsed.fixed_columns(subset.columns) and subset[col].nunique() == 1:
+                formula = self._formula_with(drop_fixed_effect(parse_formula(formula).fixed, col))
+                system = None if col == system else system  # one system: nothing left to compare
+        return Study(subset.reset_index(drop=True), formula, item=self.item, system=system,
                      metric_model=self.metric_model, **self._glmm_kwargs(subset))
 
     # ---------------------------------------------------------------- fits

@@ -333,6 +333,9 @@ class MixedResult(Result):
 
     def _linear_predictor(self, re: bool) -> np.ndarray:
         eta = self.design.X @ self.coef if len(self.coef) else np.zeros(self.nobs)
+        offset = getattr(self.design, "offset", None)
+        if offset is not None:  # the formula's offset() terms: part of every prediction, as R's predict
+            eta = eta + offset
         if re:
             for t, b in self._location_effects():
                 eta = eta + np.einsum("ij,ij->i", t.X, b[t.codes])
@@ -403,11 +406,13 @@ class MixedResult(Result):
                              "(newdata=None), or use the model's own prediction (PreferenceResult.win_probabilities).")
 
     def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
-        """``X_new beta`` under the fit's fixed-effects coding."""
-        from ._design import new_model_matrix
+        """``X_new beta`` under the fit's fixed-effects coding, plus the new rows' offset."""
+        from ._design import new_model_matrix, new_offset
 
         X = new_model_matrix(self.design.fixed_spec, newdata, what="the fixed effects")
-        return X @ self.coef if len(self.coef) else np.zeros(len(newdata))
+        eta = X @ self.coef if len(self.coef) else np.zeros(len(newdata))
+        offset = new_offset(self.design.fixed_spec, newdata)
+        return eta if offset is None else eta + offset
 
     def _random_predictor_new(self, newdata: pd.DataFrame, allow_new_levels: bool) -> np.ndarray:
         """``sum_k x_k' b_k[level]`` of new rows; a new level contributes 0 (with ``allow_new_levels``)."""

@@ -64,6 +64,8 @@ class ClmmProblem:
     re : ReStructure
     family : Ordinal
     alpha_names : tuple of str
+    offset : ndarray, shape (n,), or None
+        The known part of each row's location (the formula's ``offset()`` terms), added to ``X beta``.
     """
 
     y: np.ndarray = field(repr=False)
@@ -74,6 +76,7 @@ class ClmmProblem:
     family: Ordinal
     alpha_names: tuple[str, ...]
     n_categories: int
+    offset: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def nobs(self) -> int:
@@ -120,7 +123,7 @@ class ClmmProblem:
     def without_random_effects(self) -> "ClmmProblem":
         """The same rows without random effects (``ordinal::clm``'s model)."""
         return ClmmProblem(self.y, self.U, self.L, self.X, ReStructure(terms=(), nobs=self.nobs), self.family,
-                           self.alpha_names, self.n_categories)
+                           self.alpha_names, self.n_categories, self.offset)
 
     def evaluator(self, n_agq: int = 1) -> "ClmmDeviance":
         """The deviance of this problem (:class:`ClmmDeviance`), for the evaluator of a fit (``fit.model``)."""
@@ -134,17 +137,15 @@ class ClmmProblem:
 
 
 def nominal_design(data: pd.DataFrame, nominal: str) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Dummy columns of the nominal factors (``"rater"`` or ``"~rater"``; treatment coding, no intercept)."""
-    from formulaic import model_matrix
-
-    from ._design import r_style_name
+    """Columns of the nominal effects (``"rater"`` or ``"~rater"``, R's formula language as ordinal's ``nominal =
+    ~ rater``; treatment coding, the intercept left to the thresholds)."""
+    from ..formula import model_frame_spec
 
     spec = nominal.strip()
     spec = spec[1:] if spec.startswith("~") else spec
-    mm = model_matrix(spec, data)
-    names = [r_style_name(c) for c in mm.columns]
-    keep = [i for i, nm in enumerate(names) if nm != "(Intercept)"]
-    return np.asarray(mm, dtype=float)[:, keep], tuple(names[i] for i in keep)
+    X, frame = model_frame_spec(spec, data, what=f"nominal={nominal!r}")
+    keep = [i for i, nm in enumerate(frame.column_names) if nm != "(Intercept)"]
+    return X[:, keep], tuple(frame.column_names[i] for i in keep)
 
 
 def _threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
@@ -201,7 +202,7 @@ def clmm_problem(design: Design, response: OrderedResponse, family: Ordinal,
     X = X[:, keep_cols]
     re = build_restructure(design) if re is None else re
     problem = ClmmProblem(y=codes.astype(np.int64), U=U, L=Lm, X=X, re=re, family=family, alpha_names=names,
-                          n_categories=int(K))
+                          n_categories=int(K), offset=design.offset)
     return problem, kept
 
 
@@ -243,7 +244,9 @@ class ClmmDeviance:
         return x[:k], x[k:k + m], x[k + m:]
 
     def fixed_offset(self, beta: np.ndarray) -> np.ndarray:
-        return self.problem.X @ beta if self.problem.p else np.zeros(self.problem.nobs)
+        """The location's fixed part ``X beta``, plus the formula's offset."""
+        location = self.problem.X @ beta if self.problem.p else np.zeros(self.problem.nobs)
+        return location if self.problem.offset is None else location + self.problem.offset
 
     def _arguments(self, alpha: np.ndarray, offset: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The rows' arguments at ``eta``; their part without ``eta`` is kept for the same ``alpha`` and ``offset``
@@ -757,7 +760,7 @@ def _start_rows(problem: ClmmProblem) -> ClmmProblem | None:
                               X2=None if t.X2 is None else t.X2[rows]) for t in terms)
     return ClmmProblem(problem.y[rows], problem.U[rows], problem.L[rows], problem.X[rows],
                        ReStructure(terms=sub_terms, nobs=int(rows.size)), problem.family, problem.alpha_names,
-                       problem.n_categories)
+                       problem.n_categories, None if problem.offset is None else problem.offset[rows])
 
 
 def check_clmm_fit(result) -> None:

@@ -105,7 +105,7 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
         raise InputTypeError(f"drop_missing must be True or False; got {drop_missing!r}.")
     from ..formula import parse_formula
 
-    parsed = parse_formula(formula)
+    parsed = _column_response(parse_formula(formula))
     require_columns(data, [parsed.response])
     if drop_missing:
         from ._design import complete_rows
@@ -120,6 +120,24 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
     if random_thresholds is not None:
         return fit_spread_model(design, response, fam, random_thresholds, data=data)
     return fit_clmm(design, response, fam, n_agq=n_agq, nominal=nom, data=data, nominal_spec=nominal)
+
+
+def _column_response(parsed):
+    """The ratings' column: a column by name, or R's ``factor(rating)`` / ``ordered(rating)`` of one (the scale's
+    order is that of the column's categories or sorted values, or ``levels=``)."""
+    if parsed.response_is_column:
+        return parsed
+    from ..formula import parse_formula
+
+    node = parsed.response_node
+    inner = getattr(node, "args", ())
+    if getattr(node, "base", None) in ("factor", "ordered", "as.factor", "as.ordered") and len(inner) == 1 \
+            and type(inner[0].value).__name__ == "Name":
+        column = inner[0].value.id
+        rest = parsed.formula.split("~", 1)[1]
+        return parse_formula(f"`{column}` ~ {rest}")
+    raise InputError(f"the response {parsed.response} of an ordinal model must be the ratings' column (or "
+                     "factor(column)); pass the scale's order with levels=.")
 
 
 def _check_random_thresholds(factor: Any, data: pd.DataFrame, nominal: Any, nAGQ: Any, threshold: str) -> None:

@@ -276,19 +276,21 @@ class ClmmResult(MixedResult):
 
     # ------------------------------------------------------------------ predictions
     def _linear_predictor(self, re: bool) -> np.ndarray:
-        eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        eta = self._fixed_predictor()
         if re and self.problem.re.q:
             for t, b in self._location_effects():
                 eta = eta + np.sum(t.X[:, :b.shape[1]] * b[t.codes], axis=1)
         return eta
 
     def _fixed_predictor_new(self, newdata: pd.DataFrame) -> np.ndarray:
-        """``X_new beta`` without the intercept column (the thresholds carry it)."""
-        from ._design import new_model_matrix
+        """``X_new beta`` without the intercept column (the thresholds carry it), plus the new rows' offset."""
+        from ._design import new_model_matrix, new_offset
 
         X = new_model_matrix(self.design.fixed_spec, newdata, what="the fixed effects")
         X = X[:, [i for i, nm in enumerate(self.design.fixed_names) if nm != "(Intercept)"]]
-        return X @ self.coef if self.coef.size else np.zeros(len(newdata))
+        eta = X @ self.coef if self.coef.size else np.zeros(len(newdata))
+        offset = new_offset(self.design.fixed_spec, newdata)
+        return eta if offset is None else eta + offset
 
     def predict(self, newdata: pd.DataFrame | None = None, *, type: str = "prob", re: bool | None = None,
                 allow_new_levels: bool = False):
@@ -368,8 +370,9 @@ class ClmmResult(MixedResult):
         return out
 
     def _fixed_predictor(self) -> np.ndarray:
-        """``x'beta`` of the rows (the location part; the thresholds carry the intercept)."""
-        return self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        """``x'beta`` of the rows plus their offset (the location part; the thresholds carry the intercept)."""
+        eta = self.problem.X @ self.coef if self.coef.size else np.zeros(self.nobs)
+        return eta if self.problem.offset is None else eta + self.problem.offset
 
     def _draw(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
         """``nsim`` rating vectors (the scale's categories) with new random effects each: the base's

@@ -113,6 +113,10 @@ class RandomThresholdProblem:
         return self.base.y
 
     @property
+    def offset(self) -> np.ndarray | None:
+        return self.base.offset
+
+    @property
     def family(self):
         return self.base.family
 
@@ -315,6 +319,8 @@ class RandomThresholdDeviance:
         theta, alpha, beta = self.split(np.asarray(x, dtype=float))
         base = self.problem.base
         offset = base.X @ beta if base.p else np.zeros(base.nobs)
+        if base.offset is not None:  # the formula's offset() terms
+            offset = offset + base.offset
         base_a, base_b = base.arguments(alpha, offset)
         sl = self.slots(theta)
         u = self._u.copy()

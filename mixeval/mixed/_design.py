@@ -1,15 +1,15 @@
 """Stage 1 (lme4's ``lFormula``): formula + data -> validated design.
 
-The design holds the response, the fixed-effects model matrix (from formulaic)
-and, for each random intercept term, integer group codes with their labels.
-Terms are ordered by decreasing number of levels, as lme4 orders them.
+The design holds the response, the fixed-effects model matrix (R's ``model.matrix`` of the fixed part,
+:mod:`mixeval.formula`), the offset, and for each random-effects term integer group codes with their labels and
+the model matrix of its coefficients. Terms are ordered by decreasing number of levels, as lme4 orders them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import re
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 
@@ -18,10 +18,11 @@ import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
-from ..formula import ParsedFormula, RandomTerm, parse_formula
+from ..formula import ModelFrameSpec, ParsedFormula, RandomTerm, model_frame_spec, parse_formula, response_values
+from ..formula import prepare_plain_columns as prepare_fixed_columns
 
-__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "r_style_name", "confounded_pairs", "check_group_levels",
-           "weights_array", "new_model_matrix", "new_level_codes"]
+__all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "confounded_pairs", "check_group_levels",
+           "weights_array", "new_model_matrix", "new_offset", "new_level_codes", "net_of_offset"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,12 @@ class Design:
     row_key: int = field(repr=False)
     fixed_spec: object = field(default=None, repr=False, compare=False)
     data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+    #: the known part of each row's linear predictor (the summed ``offset()`` terms), None without one
+    offset: np.ndarray | None = field(default=None, repr=False, compare=False)
+    #: ``y`` is the response minus ``offset`` (a Gaussian fit's working response, :func:`net_of_offset`)
+    offset_subtracted: bool = field(default=False, repr=False, compare=False)
+    #: the binomial trials of a ``cbind(successes, failures)`` response (``y`` is then successes / trials)
+    trials: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def nobs(self) -> int:
@@ -111,30 +118,10 @@ class Design:
         return any(not g.is_intercept for g in self.groups)
 
 
-def r_style_name(name: str) -> str:
-    """Translate a formulaic column name to R's (``system[T.B]`` -> ``systemB``, ``Intercept`` -> ``(Intercept)``)."""
-    if name == "Intercept":
-        return "(Intercept)"
-    return re.sub(r"C\(([^)]*?)\)\[T\.(.*?)\]|(\b[\w.]+)\[T\.(.*?)\]", _sub_level, name)
-
-
-def _sub_level(m: re.Match) -> str:
-    if m.group(1) is not None:
-        return f"C({m.group(1)}){m.group(2)}"
-    return f"{m.group(3)}{m.group(4)}"
-
-
-def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...], object]:
-    """Fixed-effects model matrix through formulaic, with R-style column names."""
-    from formulaic import model_matrix
-
-    try:
-        # numpy output: the same matrix and spec without a DataFrame's construction
-        mm = model_matrix(parsed.fixed, data, na_action="raise", output="numpy")
-    except Exception as exc:  # formulaic raises several types; re-raise as a formula error with context
-        raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
-    X = np.asarray(mm, dtype=float)
-    names = tuple(r_style_name(str(c)) for c in mm.model_spec.column_names)
+def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...], ModelFrameSpec]:
+    """The fixed-effects model matrix (R's ``model.matrix`` of the fixed part) with R's column names."""
+    X, spec = model_frame_spec(parsed.fixed_node, data, what=f"the fixed part of {parsed.formula!r}")
+    names = spec.column_names
     bad = [nm for nm, ok in zip(names, np.isfinite(X).all(axis=0)) if not ok]
     if bad:
         raise InputError(f"the fixed-effects column(s) {', '.join(bad)} of {parsed.fixed!r} have infinite values; "
@@ -148,7 +135,7 @@ def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray
                 f"{', '.join(aliased)}. Remove the redundant terms (e.g. a factor that is constant within "
                 "another, or an empty factor combination)."
             )
-    return X, names, mm.model_spec
+    return X, names, spec
 
 
 def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) -> list[str]:
@@ -212,23 +199,14 @@ def check_group_levels(name: str, n_levels: int, nobs: int, allow_n: bool = Fals
         )
 
 
-def _term_coef_name(name: str) -> str:
-    """A random term's coefficient name as R prints it (``s[a]`` of ``0 + s`` -> ``sa``, else :func:`r_style_name`)."""
-    return r_style_name(re.sub(r"(\b[\w.]+)\[(?!T\.)(.*?)\]", r"\1\2", name))
-
-
 def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | None, tuple[str, ...], object]:
-    """Model matrix, coefficient names and formulaic model spec of a random term's left-hand side (None for ``1``)."""
+    """Model matrix, coefficient names and spec of a random term's left-hand side (None for ``1``)."""
     if term.is_intercept:
         return None, ("(Intercept)",), None
-    from formulaic import model_matrix
-
-    try:
-        mm = model_matrix(term.lhs, data, na_action="raise")
-    except Exception as exc:  # formulaic raises several types; re-raise as a formula error with context
-        raise FormulaError(f"cannot build the random term {term.label}: {exc}") from exc
-    X = np.asarray(mm, dtype=float)
-    names = tuple(_term_coef_name(str(c)) for c in mm.columns)
+    X, spec = model_frame_spec(term.lhs, data, what=f"the random term {term.label}")
+    names = spec.column_names
+    if spec.has_offset:
+        raise FormulaError(f"random term {term.label}: offset() belongs to the fixed part of the formula.")
     if X.shape[1] == 0:
         raise FormulaError(f"random term {term.label} has no coefficients; write e.g. (1 + x | {term.name}).")
     if not np.all(np.isfinite(X)):
@@ -238,7 +216,7 @@ def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | Non
     if aliased:
         raise InputError(f"random term {term.label}: its model matrix is rank deficient; aliased column(s): "
                          f"{', '.join(aliased)}. Remove the redundant coefficients.")
-    return X, names, mm.model_spec
+    return X, names, spec
 
 
 def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
@@ -262,23 +240,45 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: b
                           spec=spec)
 
 
-def new_model_matrix(spec, newdata: pd.DataFrame, *, what: str) -> np.ndarray:
-    """The model matrix of new rows under a fitted model's formulaic ``spec`` (the fit's factor levels and coding).
+def new_model_matrix(spec: ModelFrameSpec, newdata: pd.DataFrame, *, what: str) -> np.ndarray:
+    """The model matrix of new rows under a fitted model's ``spec`` (the fit's factor levels, coding and transform
+    parameters: R's ``predict`` with ``makepredictcall``).
 
-    A missing value or a factor level the fit never saw is an :class:`~mixeval.errors.InputError` naming it (formulaic
-    would drop the row, or code the level as all zeros with a warning).
+    A missing column or value, a number given as text, or a factor level the fit never saw is an
+    :class:`~mixeval.errors.InputError` naming it.
 
     Examples
     --------
-    >>> from formulaic import model_matrix
-    >>> spec = model_matrix("1 + s", pd.DataFrame({"s": list("ab")})).model_spec
+    >>> from mixeval.formula import model_frame_spec
+    >>> _, spec = model_frame_spec("1 + s", pd.DataFrame({"s": list("ab")}))
     >>> new_model_matrix(spec, pd.DataFrame({"s": ["b"]}), what="the fixed effects").tolist()
     [[1.0, 1.0]]
     """
-    from formulaic import model_matrix
+    data = _new_rows(spec, newdata, what)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        X = spec.get_model_matrix(data)
+    unseen = [str(w.message) for w in caught if "outside of the nominated levels" in str(w.message)]
+    if unseen:
+        raise InputError(f"newdata has factor levels the fit never saw, so {what} has no coefficient for them: "
+                         f"{unseen[0].split(':', 1)[-1].split('.')[0].strip()}. Predict only levels present in the "
+                         "fitted data.")
+    for w in caught:
+        if "outside of the nominated levels" not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return X
 
+
+def new_offset(spec: ModelFrameSpec, newdata: pd.DataFrame) -> np.ndarray | None:
+    """The summed ``offset()`` terms of new rows (None when the formula has none), as R's ``predict`` adds them."""
+    if not spec.has_offset:
+        return None
+    return spec.offset(_new_rows(spec, newdata, "the offset"))
+
+
+def _new_rows(spec: ModelFrameSpec, newdata: pd.DataFrame, what: str) -> pd.DataFrame:
     data = require_dataframe(newdata, "newdata")
-    needed = sorted(str(v) for v in spec.required_variables if str(v) not in _FORMULAIC_CONTEXT)
+    needed = list(spec.columns)
     missing = [c for c in needed if c not in data.columns]
     if missing:
         raise ColumnError(f"newdata lacks the column(s) {', '.join(map(repr, missing))} of {what}; add them.")
@@ -286,15 +286,7 @@ def new_model_matrix(spec, newdata: pd.DataFrame, *, what: str) -> np.ndarray:
         if data[col].isna().any():
             raise InputError(f"newdata[{col!r}] has {int(data[col].isna().sum())} missing value(s); {what} cannot be "
                              "predicted for those rows. Drop or fill them first.")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        X = np.asarray(model_matrix(spec, data, na_action="raise"), dtype=float)
-    unseen = [str(w.message) for w in caught if "outside of the nominated levels" in str(w.message)]
-    if unseen:
-        raise InputError(f"newdata has factor levels the fit never saw, so {what} has no coefficient for them: "
-                         f"{unseen[0].split(':', 1)[-1].split('.')[0].strip()}. Predict only levels present in the "
-                         "fitted data.")
-    return X
+    return data
 
 
 def new_level_codes(group: GroupingFactor, newdata: pd.DataFrame, *, allow_new_levels: bool) -> np.ndarray:
@@ -399,10 +391,11 @@ def warn_unidentified(groups, X: np.ndarray) -> None:
         )
 
 
-def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str) -> pd.DataFrame:
-    """Rows of ``data`` without missing values in ``columns`` and with a finite response; warns how many went."""
+def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str | None) -> pd.DataFrame:
+    """Rows of ``data`` without missing values in ``columns`` and with a finite response (a column; None for a
+    response expression); warns how many went."""
     keep = data[columns].notna().all(axis=1)
-    if pd.api.types.is_numeric_dtype(data[response]):
+    if response is not None and pd.api.types.is_numeric_dtype(data[response]):
         keep &= np.isfinite(data[response].to_numpy(dtype=float, na_value=np.nan))
     dropped = int((~keep).sum())
     if dropped == len(data):
@@ -418,35 +411,36 @@ def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str) 
     return data[keep]
 
 
+def _needed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:
+    """Every data column a fit of ``parsed`` reads: response, grouping factors, fixed part (offsets included) and
+    the left-hand sides of the random terms."""
+    return list(dict.fromkeys([*parsed.response_columns, *parsed.columns, *parsed.fixed_columns(data.columns),
+                               *parsed.slope_columns]))
+
+
 def complete_rows(formula: str | ParsedFormula, data: pd.DataFrame) -> pd.DataFrame:
     """The rows of ``data`` a fit of ``formula`` can use (see :func:`drop_incomplete_rows`)."""
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
-    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *_fixed_columns(parsed, data), *parsed.slope_columns]))
+    needed = _needed_columns(parsed, data)
     require_columns(data, needed)
-    return drop_incomplete_rows(data, needed, parsed.response)
+    return drop_incomplete_rows(data, needed, parsed.response if parsed.response_is_column else None)
 
 
-def prepare_fixed_columns(data: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Fixed-effect columns coded as R codes them, on a copy when anything changes.
+def _response(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
+    """The response (and the binomial trials of ``cbind(successes, failures)``)."""
+    if parsed.response_is_column:
+        return require_numeric_column(data, parsed.response, role="response"), None
+    return response_values(parsed, data)
 
-    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), pandas'
-    ``string`` extension dtype becomes plain strings (formulaic cannot code it), and unused categories of
-    categorical columns are dropped (R's ``droplevels``; common after filtering, and an all-zero column
-    would make the design rank deficient).
-    """
-    changes: dict[str, pd.Series] = {}
-    for col in columns:
-        series = data[col]
-        if pd.api.types.is_bool_dtype(series):
-            changes[col] = pd.Categorical(series, categories=[False, True])
-        elif isinstance(series.dtype, pd.StringDtype):
-            changes[col] = series.astype(object)
-        elif isinstance(series.dtype, pd.CategoricalDtype):
-            used = series.cat.remove_unused_categories()
-            if len(used.cat.categories) != len(series.cat.categories):
-                changes[col] = used
-    return data.assign(**changes) if changes else data
+
+def net_of_offset(design: Design) -> Design:
+    """The design of a Gaussian fit with an offset: the response minus the offset (``y - o = X beta + Z b + e``);
+    the result adds the offset back to its fitted values and predictions. A design without an offset, or already
+    net of it, is returned as is."""
+    if design.offset is None or design.offset_subtracted:
+        return design
+    return dataclasses.replace(design, y=design.y - design.offset, offset_subtracted=True)
 
 
 def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missing: bool = False,
@@ -456,7 +450,8 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     Parameters
     ----------
     formula : str or ParsedFormula
-        lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed)"``.
+        lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed)"``, in R's formula language
+        (:mod:`mixeval.formula`).
     data : pandas.DataFrame
         Long-format data, one row per observation. Not modified.
     drop_missing : bool, default False
@@ -474,8 +469,8 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     ------
     ColumnError, InputError, FormulaError
         Missing columns (the message lists the available ones), a non-numeric or non-finite response,
-        missing values, a grouping factor with one level or as many levels as rows, an aliased
-        fixed-effects matrix.
+        missing values, a grouping factor with one level or as many levels as rows, a fixed factor with one
+        level, an aliased fixed-effects matrix, a formula mixeval does not build (named, with the alternative).
 
     Examples
     --------
@@ -487,44 +482,30 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     """
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
-    fixed_cols = _fixed_columns(parsed, data)
-    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols, *parsed.slope_columns]))
+    needed = _needed_columns(parsed, data)
     require_columns(data, needed)
     require_unique_columns(data, needed)
     if drop_missing:
-        data = drop_incomplete_rows(data, needed, parsed.response)
+        data = drop_incomplete_rows(data, needed, parsed.response if parsed.response_is_column else None)
     require_no_missing(data, needed)
-    data = prepare_fixed_columns(data, [c for c in dict.fromkeys([*fixed_cols, *parsed.slope_columns]) if c in data.columns])
-    y = require_numeric_column(data, parsed.response, role="response")
-    if y.size and np.all(y == y[0]):
+    # logical columns as factors, unused categories dropped: the data as the model codes them
+    data = prepare_fixed_columns(data, list(dict.fromkeys([*parsed.fixed_columns(data.columns),
+                                                            *parsed.slope_columns])))
+    y, trials = _response(parsed, data)
+    if y.size and np.all(y == y[0]) and trials is None:
         raise InputError(f"the response {parsed.response!r} is constant (every value is {y[0]:g}); there is no "
                          "variance to decompose. Check the column (e.g. a score that was not computed).")
     X, names, spec = _fixed_matrix(parsed, data)
-    if X.shape[0] != y.shape[0]:  # formulaic never drops rows with na_action="raise"; guard anyway
+    if X.shape[0] != y.shape[0]:  # the model frame never drops rows; guard anyway
         raise InputError("the fixed-effects matrix lost rows; check the data for missing values.")
+    offset = spec.offset(data)
     groups = [_grouping_factor(t, data, len(y), allow_n) for t in parsed.random]
     groups.sort(key=lambda g: -g.n_levels)  # stable: ties keep formula order, as lme4
     warn_confounded(groups)
     warn_unidentified(groups, X)
-    row_key = hash((len(y), y.tobytes()))
+    row_key = hash((len(y), y.tobytes(), None if offset is None else offset.tobytes()))
     return Design(parsed=parsed, y=y, X=X, fixed_names=names, groups=tuple(groups), row_key=row_key, fixed_spec=spec,
-                  data=data)
-
-
-def _fixed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:
-    """Data columns the fixed part needs (formulaic's required variables, minus names it resolves itself)."""
-    from formulaic import Formula
-
-    try:
-        required = Formula(parsed.fixed).required_variables
-    except Exception as exc:
-        raise FormulaError(f"cannot parse the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
-    names = sorted(str(v) for v in required)
-    # Names such as `np` or `C` are resolved by formulaic from its own context, not from the data.
-    return [n for n in names if n in data.columns or "." not in n and n not in _FORMULAIC_CONTEXT]
-
-
-_FORMULAIC_CONTEXT = {"np", "numpy", "C", "I", "center", "scale", "poly", "bs", "log", "exp", "sqrt", "lag", "hashed"}
+                  data=data, offset=offset, trials=trials)
 
 
 def weights_array(weights: Any, data: pd.DataFrame | None, n: int, *, positive: bool = False) -> np.ndarray:

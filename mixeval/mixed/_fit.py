@@ -97,6 +97,9 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
             raise InputError("drop_missing=True needs weights= as a column name (so that it follows the kept rows).")
         data = complete_rows(formula, data)  # warns with the number of rows dropped
     design = build_design(formula, data)
+    if design.trials is not None:
+        raise InputError(f"the response {design.parsed.response} is glmer's binomial response (successes, failures); "
+                         "fit it with mixeval.glmer(..., family='binomial').")
     w = None if weights is None else weights_array(weights, design.data, design.nobs, positive=True)
     warn_discrete_response(design.y, design.parsed.response)  # 0/1 or small counts: name the family= to use
     return fit_design(design, reml=reml, data=design.data, weights=w)

@@ -18,11 +18,26 @@ from ._glmm_result import GlmerResult, fit_glmm
 __all__ = ["glmer"]
 
 
-def _prepare_response(data: pd.DataFrame, response: str) -> pd.DataFrame:
-    """Logical responses become 0/1 floats (on a copy)."""
-    if response in data.columns and pd.api.types.is_bool_dtype(data[response]):
-        return data.assign(**{response: data[response].astype(float)})
-    return data
+def _prepare_response(data: pd.DataFrame, response: str, family: Family) -> pd.DataFrame:
+    """Logical responses become 0/1 floats (on a copy); a binomial factor response is 0 at its first level and 1
+    at the others (R's binomial family), a text column with two values likewise (sorted: the first is 0)."""
+    if response not in data.columns:
+        return data
+    column = data[response]
+    if pd.api.types.is_bool_dtype(column):
+        return data.assign(**{response: column.astype(float)})
+    if family.name != "binomial" or pd.api.types.is_numeric_dtype(column):
+        return data
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        first = column.cat.remove_unused_categories().cat.categories[0]
+    else:
+        values = sorted(set(column.dropna().astype(str)))
+        if len(values) != 2:
+            raise InputError(f"the binomial response {response!r} is text with {len(values)} distinct values; give "
+                             "0/1, logical, a factor (its first level is failure, as R), or text with two values.")
+        first = values[0]
+        column = column.astype(str).where(column.notna())
+    return data.assign(**{response: (column != first).astype(float).where(column.notna())})
 
 
 def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
@@ -124,9 +139,15 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
         from ._design import complete_rows
 
         data = complete_rows(parsed, data)  # warns with the number of rows dropped
-    data = _prepare_response(data, parsed.response)
+    if parsed.response_is_column:
+        data = _prepare_response(data, parsed.response, fam)
     design = build_design(parsed, data, allow_n=True)
     w = weights_array(weights, design.data, design.nobs)
+    if design.trials is not None:
+        if fam.support.weights != "trials":
+            raise InputError(f"cbind(successes, failures) is the response of a model of successes out of trials "
+                             f"(binomial, beta_binomial); family={fam.name!r} takes one response column.")
+        w = w * design.trials  # R's binomial: prior weights times the trials successes + failures
     if not isinstance(REML, (bool, np.bool_)):
         raise InputTypeError(f"REML must be True or False; got {REML!r}.")
     return fit_glmm(design, fam, w, n_agq=n_agq, data=design.data, reml=bool(REML))

@@ -65,8 +65,8 @@ def glmm_problem(design: Design, family: Family, weights: np.ndarray, re: ReStru
     response_values(y, family, weights, design.parsed.response)
     re = build_restructure(design) if re is None else re
     X = design.X.tocsr().astype(float) if sp.issparse(design.X) else np.asarray(design.X, dtype=float)
-    return GlmmProblem(y=y, X=X, weights=weights, offset=np.zeros(len(y)), re=re,
-                       family=family)
+    offset = np.zeros(len(y)) if design.offset is None else np.asarray(design.offset, dtype=float)
+    return GlmmProblem(y=y, X=X, weights=weights, offset=offset, re=re, family=family)
 
 
 #: Above this many distinct rows of ``[X, outcome]`` the separation LP is skipped (continuous covariates on

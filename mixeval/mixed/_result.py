@@ -14,7 +14,7 @@ from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning
 from ._blas import single_threaded_blas
-from ._design import Design
+from ._design import Design, net_of_offset
 from ._base import MixedResult
 from ._family import GAUSSIAN, Family
 from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
@@ -418,6 +418,11 @@ class LmerResult(MixedResult):
         return confounded_pairs(self.design.groups)
 
     # ----------------------------------------------------------------- refits
+    def _draw(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
+        """Responses of the model, offset included (the evaluator draws them net of it, as it fits them)."""
+        Y = super()._draw(nsim, rng)
+        return Y if self.design.offset is None else Y + self.design.offset[:, None]
+
     def refit(self, *, REML: bool) -> "LmerResult":
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
         from .._validation import require_bool
@@ -543,7 +548,8 @@ def make_result(design: Design, stats: SufficientStats | BlockStats, opt: OptimR
         converged=opt.converged,
         n_evaluations=opt.n_evaluations,
         random_effects=tuple(blups),
-        fitted=fitted,
+        # with an offset, design.y is the response net of it (net_of_offset): fitted values add it back
+        fitted=fitted if not has_rows or design.offset is None else fitted + design.offset,
         residuals=design.y - fitted if has_rows else None,
         design=design,
         stats=stats,
@@ -590,6 +596,7 @@ def fit_design(design: Design, *, reml: bool, data: Any = None, warn: bool = Tru
     >>> bool(fit.loglik == lmer("y ~ 1 + (1|g)", df, REML=False).loglik)
     True
     """
+    design = net_of_offset(design)  # y - offset = X beta + Z b + e
     scaled, scaling = standardize(design)
     stats = design_stats(scaled) if weights is None else weighted_block_stats(scaled, weights)
     return fit_from_stats(design, stats, reml=reml, data=data, warn=warn, scaling=scaling, weights=weights)

@@ -5,8 +5,11 @@ level (and per pair of levels) of the grouping terms, and per *cell* (combinatio
 of the categorical fixed-effect columns) the moments of ``v = [1, x_1..x_m, y]``
 (``x_j`` the numeric fixed-effect columns). Within a cell every row of the
 fixed-effects matrix is an affine function of the numeric columns,
-``X_row = T_c [1, x_1..x_m]``, with ``T_c`` obtained by evaluating the formulaic
-model spec on a handful of prototype rows. Hence, with ``B_c = diag(T_c, 1)``:
+``X_row = T_c [1, x_1..x_m]``, with ``T_c`` obtained by evaluating the model matrix
+(R's formula language, :mod:`mixeval.formula`) on a handful of prototype rows. A numeric
+expression of the formula (``I(len^2)``, ``log(x)``) is a value column the query engine computes,
+and an ``offset()`` is subtracted from the response there; factors of a column (``factor(level)``,
+``relevel(g, ref = "b")``, ``C(g, sum)``) define cells. Hence, with ``B_c = diag(T_c, 1)``:
 
 ``W'W = sum_c B_c (sum_rows v v') B_c'`` and ``Z_k'W[l] = sum_c B_c (sum_{rows in l, c} v)``,
 
@@ -15,7 +18,6 @@ which are exactly the inputs of :func:`mixeval.mixed.fit_from_stats`.
 
 from __future__ import annotations
 
-import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +27,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
-from ..formula import ParsedFormula, RandomTerm, parse_formula
+from ..formula import ParsedFormula, RandomTerm, model_frame_spec, parse_formula
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
-from ..mixed._design import check_group_levels, prepare_fixed_columns, r_style_name
-from ._sources import Engine, as_engine
+from ..mixed._design import check_group_levels
+from ._sources import Engine, as_engine, with_columns
 from ._cache import fetch, moment_name, sum_name
 from ._sql import overview_sql
 
@@ -37,18 +39,16 @@ __all__ = ["AggregateDesign", "lmer_aggregate", "aggregate_stats", "SUPPORTED_MO
 #: The models the aggregate (DuckDB, Parquet, Spark) path fits, in words.
 SUPPORTED_MODELS = (
     "random intercepts (1|g) for any number of crossed or nested grouping factors, including interactions "
-    "(1|g:h) and nesting (1|g/h); fixed effects: intercept, categorical columns (strings, booleans, C(x)), "
-    "numeric columns, and interactions (:, *) of these that are linear in each numeric column"
+    "(1|g:h) and nesting (1|g/h); fixed effects in R's formula language: intercept, categorical columns "
+    "(strings, booleans), factors of a column (factor(x), relevel(x, ref = ...), C(x, sum)), numeric columns and "
+    "numeric expressions the engine computes (I(x^2), log(x), sqrt(x), ...), interactions of these (:, *, ^, /), "
+    "and offset() terms; the response a column or a numeric expression of columns"
 )
 
 _IN_MEMORY = (
     "Use the in-memory path instead: load the rows into pandas and call mixeval.lmer(formula, df) "
     "(e.g. duckdb.sql('SELECT ... FROM ...').df() for a manageable subset)."
 )
-
-_NAME = r"[A-Za-z_.][A-Za-z0-9_.]*"
-_TERM = re.compile(rf"^(?:0|1|{_NAME}|C\(\s*{_NAME}\s*\))$")
-
 
 @dataclass(frozen=True)
 class AggregateDesign:
@@ -82,24 +82,72 @@ class AggregateDesign:
 
 
 # --------------------------------------------------------------------------- validation
-def _check_fixed_syntax(parsed: ParsedFormula) -> None:
-    fixed = parsed.fixed.strip()
-    pieces = [t.strip() for t in re.split(r"[+*:]|(?<![(\w])-", fixed) if t.strip()]
-    bad = [t for t in pieces if not _TERM.match(t)]
-    if bad:
-        raise FormulaError(
-            f"the aggregate (query-engine) path supports fixed effects built from plain column names, C(column), "
-            f"'+', ':', '*', '0', '1' and '- 1'; {', '.join(repr(b) for b in bad)} in {parsed.fixed!r} is not "
-            f"supported. Supported models: {SUPPORTED_MODELS}. {_IN_MEMORY}"
-        )
+@dataclass(frozen=True)
+class _Plan:
+    """How the engine computes a model: its value columns (numeric fixed-effect variables, then the response),
+    the columns defining the cells, the expressions it computes, and the fixed part written in those columns."""
+
+    response: str
+    numeric: list[str]
+    cells: list[str]
+    derived: dict[str, str]
+    fixed: str
+    raw_numeric: list[str]
 
 
-def _fixed_variables(parsed: ParsedFormula) -> tuple[list[str], set[str]]:
-    """Data columns of the fixed part, and those wrapped in ``C(...)`` (categorical whatever their type)."""
-    names = re.findall(_NAME, re.sub(r"C\(", "(", parsed.fixed))
-    cols = list(dict.fromkeys(n for n in names if n not in ("0", "1")))
-    wrapped = set(re.findall(rf"C\(\s*({_NAME})\s*\)", parsed.fixed))
-    return cols, wrapped
+def _sql(variable, quote, where: str) -> str:
+    try:
+        return variable.sql(quote, where=where)
+    except FormulaError as exc:
+        raise FormulaError(f"{exc} {_IN_MEMORY}") from None
+
+
+def _plan(parsed: ParsedFormula, engine: Engine) -> _Plan:
+    """Which variables are cells, value columns or expressions for the engine; anything else refused by name."""
+    q = engine.quote
+    where = "the aggregate (query-engine) path"
+    available = engine.columns()
+    numeric: list[str] = []
+    cells: list[str] = []
+    derived: dict[str, str] = {}
+    raw: list[str] = []
+    for v in parsed.fixed_variables:
+        if v.kind == "column":
+            _check_columns(engine, [v.name])
+            kind = engine.column_kind(v.name)
+            if kind == "other":
+                raise InputError(
+                    f"fixed-effect column {v.name!r} has a type the aggregate path cannot use (not numeric, string or "
+                    f"boolean); cast it in the query engine. {_IN_MEMORY}"
+                )
+            (numeric if kind == "numeric" else cells).append(v.name)
+        elif v.kind == "factor":
+            _check_columns(engine, list(v.columns[:1]))
+            cells.append(v.columns[0])
+        else:
+            _check_columns(engine, [c for c in v.columns if c != v.name])
+            derived[v.name] = _sql(v, q, where)
+            numeric.append(v.name)
+            raw += [c for c in v.columns if c in available]
+    both = sorted(set(cells) & set(numeric))
+    if both:
+        raise FormulaError(f"the column(s) {', '.join(map(repr, both))} enter {parsed.fixed!r} both as a factor and as a "
+                           f"number; the aggregate path needs each column to be one or the other. {_IN_MEMORY}")
+    response = parsed.response
+    offsets = parsed.offset_variables
+    if not parsed.response_is_column or offsets:
+        if parsed.binomial_pair is not None:
+            raise FormulaError(f"cbind(successes, failures) is glmer's binomial response; fit it with "
+                               f"mixeval.glmer(..., family='binomial'). {_IN_MEMORY}")
+        for v in (parsed.response_variable, *offsets):
+            _check_columns(engine, [c for c in v.columns])
+        sql = _sql(parsed.response_variable, q, where)
+        for o in offsets:  # y - offset = X beta + Z b + e
+            sql = f"({sql} - {_sql(o, q, where)})"
+        response = parsed.response + "".join(f" - offset({o.text})" for o in offsets)
+        derived[response] = sql
+    return _Plan(response=response, numeric=list(dict.fromkeys(numeric)), cells=list(dict.fromkeys(cells)),
+                 derived=derived, fixed=parsed.fixed_with_columns(set(derived)), raw_numeric=list(dict.fromkeys(raw)))
 
 
 def _check_columns(engine: Engine, needed: list[str]) -> None:
@@ -173,10 +221,8 @@ def _combined(df: pd.DataFrame, cols: tuple[str, ...], levels: dict[str, pd.Inde
 
 
 # --------------------------------------------------------------------------- fixed effects
-def _cell_transforms(parsed: ParsedFormula, cells: pd.DataFrame, numeric: list[str]):
-    """Per cell ``T_c`` (p x (m+1)) with ``X_row = T_c [1, x]``, the R-style names and the model spec."""
-    from formulaic import model_matrix
-
+def _cell_transforms(fixed: str, cells: pd.DataFrame, numeric: list[str], formula: str):
+    """Per cell ``T_c`` (p x (m+1)) with ``X_row = T_c [1, x]``, R's column names and the model spec."""
     m = len(numeric)
     n_cells = len(cells)
     n_proto = m + 2  # zero, unit vectors, one check row
@@ -187,25 +233,34 @@ def _cell_transforms(parsed: ParsedFormula, cells: pd.DataFrame, numeric: list[s
     basis[m + 1] = check
     for j, col in enumerate(numeric):
         proto[col] = np.tile(basis[:, j], n_cells)
-    # code factors exactly as the in-memory path does (logicals as factors, as in R)
-    proto = prepare_fixed_columns(proto, [c for c in proto.columns if c not in numeric])
-    try:
-        mm = model_matrix(parsed.fixed, proto, na_action="raise")
-    except Exception as exc:
-        raise FormulaError(f"cannot build the fixed-effects part {parsed.fixed!r} of {parsed.formula!r}: {exc}") from exc
-    X = np.asarray(mm, dtype=float).reshape(n_cells, n_proto, -1)
-    names = tuple(r_style_name(str(c)) for c in mm.columns)
+    X, spec = model_frame_spec(fixed, proto, what=f"the fixed part of {formula!r}")
+    X = X.reshape(n_cells, n_proto, -1)
     a0 = X[:, 0, :]  # (cells, p)
     slopes = X[:, 1 : m + 1, :] - a0[:, None, :]  # (cells, m, p)
     predicted = a0 + np.einsum("j,cjp->cp", check, slopes)
     if not np.allclose(predicted, X[:, m + 1, :], rtol=1e-9, atol=1e-9):
         raise FormulaError(
-            f"the fixed part {parsed.fixed!r} is not linear in its numeric columns ({', '.join(numeric)}), e.g. a "
+            f"the fixed part {fixed!r} is not linear in its numeric columns ({', '.join(numeric)}), e.g. a "
             f"product of two numeric columns; the aggregate path needs each model-matrix column linear in the "
             f"numeric columns within each combination of the categorical ones. {_IN_MEMORY}"
         )
     T = np.concatenate([a0[:, :, None], np.transpose(slopes, (0, 2, 1))], axis=2)  # (cells, p, m+1)
-    return T, names, mm.model_spec
+    return T, spec.column_names, spec
+
+
+def _formula_spec(parsed: ParsedFormula, plan: _Plan, engine: Engine, cells: pd.DataFrame, spec):
+    """The model spec of the formula as written (for reference grids and new data): the prototype spec when the
+    engine computed no expression, else the formula evaluated on the cells with one row's raw columns."""
+    if not any(v.kind == "expression" for v in parsed.fixed_variables) and not parsed.offset_variables:
+        return spec
+    plain = [v.name for v in parsed.fixed_variables if v.kind == "column" and v.name in plan.numeric]
+    cols = list(dict.fromkeys([*plain, *plan.raw_numeric, *(c for o in parsed.offset_variables for c in o.columns)]))
+    row = engine.query(f"SELECT {', '.join(engine.quote(c) for c in cols)} FROM {{src}} LIMIT 1") if cols else None
+    frame = cells.copy()
+    for c in cols:
+        frame[c] = row[c].iloc[0]
+    _, original = model_frame_spec(parsed.fixed_node, frame, what=f"the fixed part of {parsed.formula!r}")
+    return original
 
 
 def _aliased(gram: np.ndarray, names: tuple[str, ...]) -> list[str]:
@@ -269,29 +324,21 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             "per-level sums for random intercepts only. Load the rows into a pandas DataFrame and use "
             "mixeval.lmer (the in-memory path fits random slopes), or fit the random intercepts alone."
         )
-    engine = as_engine(source)
-    q = engine.quote
-    _check_fixed_syntax(parsed)
-    fixed_cols, wrapped = _fixed_variables(parsed)
-    needed = list(dict.fromkeys([parsed.response, *parsed.columns, *fixed_cols]))
-    _check_columns(engine, needed)
-    if engine.column_kind(parsed.response) != "numeric":
+    base = as_engine(source)
+    q = base.quote
+    _check_columns(base, [*parsed.response_columns, *parsed.columns])
+    plan = _plan(parsed, base)
+    engine = with_columns(base, plan.derived)
+    response, cell_cols, numeric = plan.response, plan.cells, plan.numeric
+    if engine.column_kind(response) != "numeric":
         raise InputError(
-            f"the response column {parsed.response!r} is not numeric in the {engine.description}; "
-            f"cast it in the query engine (e.g. CAST({q(parsed.response)} AS DOUBLE)) or pick the score column."
+            f"the response column {response!r} is not numeric in the {engine.description}; "
+            f"cast it in the query engine (e.g. CAST({q(response)} AS DOUBLE)) or pick the score column."
         )
-    cell_cols, numeric = [], []
-    for c in fixed_cols:
-        kind = engine.column_kind(c)
-        if kind == "other":
-            raise InputError(
-                f"fixed-effect column {c!r} has a type the aggregate path cannot use (not numeric, string or "
-                f"boolean); cast it in the query engine. {_IN_MEMORY}"
-            )
-        (cell_cols if (c in wrapped or kind != "numeric") else numeric).append(c)
-    values = [*numeric, parsed.response]
+    needed = list(dict.fromkeys([response, *parsed.columns, *cell_cols, *numeric]))
+    values = [*numeric, response]
 
-    overview = _overview(engine, needed, parsed.response)
+    overview = _overview(engine, needed, response)
     nobs = int(overview["n"])
     if nobs == 0:
         raise InputError(f"the {engine.description} has no rows.")
@@ -299,12 +346,12 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     sy, syy = float(overview["sy"]), float(overview["syy"])
     if not (np.isfinite(sy) and np.isfinite(syy)):
         raise InputError(
-            f"the response column {parsed.response!r} contains NaN or infinite values; filter them in the query "
-            f"engine first (DuckDB: WHERE isfinite({q(parsed.response)}))."
+            f"the response {response!r} contains NaN or infinite values; filter them in the query "
+            f"engine first (DuckDB: WHERE isfinite(...) on its columns)."
         )
 
     # ---- centre the response by its mean (sums of y = 1e12 + noise would lose the noise)
-    centres = {parsed.response: sy / nobs} if sy != 0.0 else {}
+    centres = {response: sy / nobs} if sy != 0.0 else {}
 
     # ---- moments per cell
     mom = fetch(engine, cell_cols, values, moments=True, centres=centres)
@@ -320,7 +367,12 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         V[:, 0, j + 1] = V[:, j + 1, 0] = mom[sum_name(values[j])].to_numpy(float)
         for k in range(j, nv):
             V[:, j + 1, k + 1] = V[:, k + 1, j + 1] = mom[moment_name(values[j], values[k])].to_numpy(float)
-    T, names, spec = _cell_transforms(parsed, cells, numeric)
+    bad = [v for j, v in enumerate(values) if not np.all(np.isfinite(V[:, j + 1, [0, j + 1]]))]
+    if bad:
+        raise InputError(f"{', '.join(map(repr, bad))} is not finite (NaN or infinite) on some rows of the "
+                         f"{engine.description}; filter those rows in the query engine (e.g. x > 0 for log(x)).")
+    T, names, spec = _cell_transforms(plan.fixed, cells, numeric, parsed.formula)
+    spec = _formula_spec(parsed, plan, base, cells, spec)
     n_cells, p = T.shape[0], T.shape[1]
     B = np.zeros((n_cells, p + 1, nv + 1))
     B[:, :p, : nv] = T
@@ -373,7 +425,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         t.zw = np.column_stack([np.bincount(codes, weights=wsum[:, j], minlength=t.n_levels) for j in range(p + 1)])
         terms.append(t)
     terms.sort(key=lambda t: -t.n_levels)  # stable: ties keep formula order, as lme4
-    ww, coef_shift = _uncentre(ww, terms, B, V, p, nobs, centres.get(parsed.response, 0.0))
+    ww, coef_shift = _uncentre(ww, terms, B, V, p, nobs, centres.get(response, 0.0))
 
     # ---- counts per pair of levels
     def pair_counts(a: _Term, b: _Term, sparse: bool = False):
@@ -426,7 +478,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             stacklevel=3,
         )
     groups = tuple(GroupingFactor(name=t.term.name, codes=None, labels=t.labels) for t in terms)
-    row_key = hash(("aggregate", nobs, parsed.response, float(f"{sy:.10g}"), float(f"{syy:.10g}")))
+    row_key = hash(("aggregate", nobs, response, float(f"{sy:.10g}"), float(f"{syy:.10g}")))
     design = AggregateDesign(
         parsed=parsed,
         fixed_names=names,
@@ -483,9 +535,11 @@ def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResul
     formula : str
         lme4-style formula, e.g. ``"score ~ system + (1|item) + (1|seed) + (1|judge)"``. Supported:
         random intercepts for crossed and nested factors (``(1|g)``, ``(1|g:h)``, ``(1|g/h)``); fixed
-        effects built from the intercept, categorical columns (string, boolean, ``C(x)``) and numeric
-        columns with ``+``, ``:``, ``*``, provided each model-matrix column is linear in the numeric
-        columns. Anything else raises :class:`~mixeval.errors.FormulaError` naming the in-memory path.
+        effects in R's formula language built from categorical columns, factors of a column, numeric columns
+        and the numeric expressions the engine computes (``I(x^2)``, ``log(x)``), plus ``offset()`` terms
+        (see :data:`SUPPORTED_MODELS`), provided each model-matrix column is linear in the numeric values.
+        Anything else (``scale()``, ``poly()``, ``ns()``, ``bs()``, which need every row's values for their
+        parameters) raises :class:`~mixeval.errors.FormulaError` naming it and the in-memory path.
     source : str, Path, pyarrow.Table, duckdb.DuckDBPyRelation, pyspark.sql.DataFrame or pandas.DataFrame
         A Parquet file, directory or glob, an Arrow table, a DuckDB relation (queried by DuckDB), or a
         Spark DataFrame (queried by Spark SQL), or an engine from :func:`mixeval.scale.as_engine`: an

@@ -26,16 +26,15 @@ __all__ = ["binary_cells", "glmer_aggregate"]
 
 
 def _model_columns(formula: str, available: list[str]) -> tuple[str, list[str]]:
-    """The response and the columns that define a cell (fixed-effect variables, grouping factors)."""
-    from formulaic import Formula
-
+    """The response and the columns that define a cell (fixed-effect variables and offsets, grouping factors)."""
     parsed = parse_formula(formula)
-    try:
-        fixed = sorted(str(v) for v in Formula(parsed.fixed).required_variables)
-    except Exception as exc:  # formulaic raises several types
-        raise InputError(f"cannot parse the fixed-effects part {parsed.fixed!r}: {exc}") from exc
+    if not parsed.response_is_column:
+        raise InputError(f"the aggregate binomial path takes a 0/1 response column; {parsed.response} is an "
+                         "expression (for successes out of trials load the rows, or compute the column in the query "
+                         "engine).")
+    fixed = parsed.fixed_columns(available)
     keys = list(dict.fromkeys([c for c in fixed if c in available] + list(parsed.columns)))
-    missing = [c for c in [parsed.response, *parsed.columns] if c not in available]
+    missing = [c for c in [parsed.response, *parsed.columns, *fixed] if c not in available]
     if missing:
         raise ColumnError(f"column(s) {missing} not found in the source; available columns: {', '.join(available)}.")
     return parsed.response, keys

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..errors import InputError, InputTypeError
 
-__all__ = ["Engine", "as_engine", "is_aggregate_source", "describe_source"]
+__all__ = ["Engine", "as_engine", "is_aggregate_source", "describe_source", "with_columns"]
 
 
 class Engine(Protocol):
@@ -134,3 +134,47 @@ def as_engine(source: object) -> Engine:
         "the data must be a pandas DataFrame, a Parquet path or glob, a pyarrow Table, a DuckDB relation or a "
         f"Spark DataFrame; got {type(source).__module__}.{type(source).__name__}."
     )
+
+
+class _DerivedEngine:
+    """An engine whose source has extra columns, computed by the query engine from SQL expressions (a formula's
+    numeric expressions, a response net of its offset). The aggregate tables it fetches are kept on the base
+    engine: a derived column is named by its R expression, the same in every fit."""
+
+    def __init__(self, base: Engine, columns: dict[str, str]) -> None:
+        self._base = base
+        self._derived = dict(columns)
+        self.dialect = base.dialect
+        self.description = base.description
+        self.__dict__["_mixeval_tables"] = base.__dict__.setdefault("_mixeval_tables", [])
+        self.__dict__["_mixeval_overview"] = base.__dict__.setdefault(
+            "_mixeval_overview", {"nulls": {}, "response": {}})
+
+    def columns(self) -> list[str]:
+        return [*self._base.columns(), *self._derived]
+
+    def column_kind(self, name: str) -> str:
+        return "numeric" if name in self._derived else self._base.column_kind(name)
+
+    def quote(self, name: str) -> str:
+        return self._base.quote(name)
+
+    def range_table(self, n: int, column: str) -> str:
+        return self._base.range_table(n, column)
+
+    def query(self, sql: str) -> pd.DataFrame:
+        extra = ", ".join(f"{expr} AS {self.quote(alias)}" for alias, expr in self._derived.items())
+        return self._base.query(sql.replace("{src}", f"(SELECT *, {extra} FROM {{src}}) AS mixeval_derived"))
+
+
+def with_columns(engine: Engine, columns: dict[str, str]) -> Engine:
+    """``engine`` with extra columns computed by SQL expressions (``{name: sql}``); ``engine`` itself without any.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> engine = with_columns(as_engine(pa.table({"x": [1.0, 2.0]})), {"x2": 'POWER("x", 2)'})
+    >>> engine.query('SELECT SUM("x2") AS s FROM {src}').s.tolist()
+    [5.0]
+    """
+    return _DerivedEngine(engine, columns) if columns else engine

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..formula import quote_name
 from ..mixed._confint import confint
 from ._power import PowerResult, run_power
 
@@ -184,7 +185,7 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
                              "power cannot lay it out on a new design.")
     cells = int(np.prod(list(main.values()))) * len(systems)
     reps = replicates if replicates is not None else max(1, int(round(fit.nobs / cells)))
-    formula = f"{study.parsed.response} ~ {study.system}" + "".join(f" + (1|{g})" for g in fit.group_names)
+    formula = f"{quote_name(study.parsed.response)} ~ {study.system}" + "".join(f" + (1|{g})" for g in fit.group_names)
     return run_power(formula, fit.variances, fixed, system=study.system, systems=systems, base_sizes=main, n=n,
                      replicates=reps, pair=pair, alpha=alpha, test=test, n_resamples=n_resamples,
                      random_state=random_state, progress=progress)

@@ -804,8 +804,6 @@ def _read_cols():
 
 #: probes whose fix is another helper's part of issue 38 (they fail until that branch is merged): id -> reason
 OTHER_BRANCH: dict[str, str] = {
-    **dict.fromkeys(("fit-single-level-factor", "sig-one-system", "py-single-level-factor", "py-predict-strings"),
-                    "formula"),
 }
 
 #: each defect (1-10) and rough case of issue 38 -> the probes that hold it

@@ -223,8 +223,9 @@ def test_scale_non_finite_response() -> None:
     "formula, match",
     [
         ("y ~ x + (x|item)", "random slopes"),
-        ("y ~ np.log(x + 5) + (1|item)", "not supported"),
-        ("y ~ I(x**2) + (1|item)", "not supported"),
+        ("y ~ scale(x) + (1|item)", r"scale\(\) needs the parameters of all rows"),
+        ("y ~ ns(x, 3) + (1|item)", r"ns\(\) needs the parameters"),
+        ("y ~ I(x > 0) + (1|item)", "logical or text values"),
         ("y ~ x:flag2 + (1|item)", "not linear"),
     ],
 )

@@ -1,0 +1,78 @@
+"""One grammar for every entry point: the same R formula means the same model in lmer, glmer, clmm, Study, the
+command line, the report, power analysis, the aggregate path and predict(newdata)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import mixeval
+from mixeval.cli import main
+from mixeval.scale import lmer_aggregate
+
+FORMULA = "log(latency) ~ system + I(len^2) + offset(log(len)/10) + (1|item) + (1|seed)"
+
+
+@pytest.fixture(scope="module")
+def log() -> pd.DataFrame:
+    rng = np.random.default_rng(8)
+    n_items = 40
+    df = pd.DataFrame({"item": np.repeat(np.arange(n_items), 6), "system": np.tile(list("ABC"), 2 * n_items),
+                       "seed": np.tile([1, 1, 1, 2, 2, 2], n_items)})
+    df["len"] = np.repeat(rng.integers(5, 60, n_items), 6).astype(np.int64)
+    df["latency"] = np.exp(1 + 0.3 * rng.normal(size=n_items)[df.item] + 1e-4 * df.len**2 + 0.1 * (df.system == "B")
+                           + rng.normal(0, 0.2, len(df)))
+    return df
+
+
+@pytest.fixture(scope="module")
+def reference(log):
+    """The model of FORMULA written with precomputed columns."""
+    by_hand = log.assign(lat=np.log(log.latency), len2=log.len.astype(float) ** 2, o=np.log(log.len) / 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mixeval.lmer("lat ~ system + len2 + offset(o) + (1|item) + (1|seed)", by_hand, REML=False)
+
+
+def test_lmer_study_cli_and_aggregate_fit_the_same_model(log, reference, tmp_path, capsys):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = {"lmer": mixeval.lmer(FORMULA, log, REML=False).loglik,
+                "Study": mixeval.Study(log, FORMULA).fit_ml.loglik,
+                "aggregate": lmer_aggregate(FORMULA, pa.Table.from_pandas(log), REML=False).loglik}
+        path = tmp_path / "log.csv"
+        log.to_csv(path, index=False)
+        assert main(["fit", str(path), FORMULA, "--ml", "--json"]) == 0
+    fits["cli"] = json.loads(capsys.readouterr().out)["loglik"]
+    for where, loglik in fits.items():
+        assert loglik == pytest.approx(reference.loglik, rel=1e-9), where
+
+
+def test_study_report_and_power_read_the_formula_as_r(log):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = mixeval.Study(log, "log(latency) ~ system + (1|item) + (1|seed)")
+        assert study.parsed.response == "log(latency)" and "log(latency)" in study.data.columns
+        table = study.power(n={"item": [20, 40]}, delta=0.1, n_resamples=10, random_state=0).table
+        report = mixeval.Study(log, "latency ~ system + scale(len) + offset(log(len)) + (1|item)").report()
+    assert list(table["item"]) == [20, 40]
+    assert type(report).__name__ == "Report"
+
+
+def test_predict_newdata_keeps_the_fitted_transforms(log):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixeval.lmer("log(latency) ~ system + poly(len, 2) + scale(seed) + (1|item)", log)
+    new = log.head(4).assign(len=[5, 30, 60, 90], seed=[1, 2, 2, 3])  # beyond the fitted ranges
+    by_hand = np.column_stack([np.ones(4), (new.system == "B"), (new.system == "C")]).astype(float)
+    from mixeval.formula._bases import poly_basis, poly_coefs
+
+    x, seed = log.len.to_numpy(float), log.seed.to_numpy(float)
+    by_hand = np.column_stack([by_hand, poly_basis(new.len.to_numpy(float), 2, poly_coefs(x, 2)),
+                               (new.seed - seed.mean()) / seed.std(ddof=1)])
+    np.testing.assert_allclose(fit.predict(new, re=False), by_hand @ fit.coef, rtol=1e-10)
