@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError
+from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError, caller_stacklevel
 
 __all__ = [
     "read_lm_eval",
@@ -453,7 +453,7 @@ class _LmEvalColumns:
             if non_numeric:
                 warnings.warn(f"{seg.path}: the metrics {sorted(non_numeric)} are not numbers per sample "
                               "(corpus-level metrics such as BLEU keep their inputs per sample); they are not read.",
-                              DroppedRowsWarning, stacklevel=5)
+                              DroppedRowsWarning, stacklevel=caller_stacklevel())
             order.update(names)
             per_file.append(frozenset(names))
         return columns, list(order), per_file
@@ -711,7 +711,7 @@ def _inspect_file(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
         raise InputError(f"{path}: the log names no model (eval.model).")
     if header.get("status") not in (None, "success"):
         warnings.warn(f"{path}: the evaluation's status is {header.get('status')!r}, not 'success'; its "
-                      f"{len(samples)} finished samples are read.", DroppedRowsWarning, stacklevel=3)
+                      f"{len(samples)} finished samples are read.", DroppedRowsWarning, stacklevel=caller_stacklevel())
     rows, metrics = [], {}
     for s in samples:
         if "id" not in s:
@@ -834,7 +834,7 @@ def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
         rows.append(row)
     if perturbed:
         warnings.warn(f"{run_dir}: {perturbed} perturbed instances (HELM robustness/fairness runs) are not read; "
-                      "the comparison uses the unperturbed ones.", DroppedRowsWarning, stacklevel=3)
+                      "the comparison uses the unperturbed ones.", DroppedRowsWarning, stacklevel=caller_stacklevel())
     return rows, list(metrics)
 
 
@@ -1008,7 +1008,7 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
         raise InputError(text + ". The logs were made on different data; pass on_mismatch='drop' "
                          "(CLI: --drop-mismatched) to leave these items out for every model.")
     warnings.warn(text + f"; these {bad_items.size} items are left out for every model.", DroppedRowsWarning,
-                  stacklevel=2)
+                  stacklevel=caller_stacklevel())
     out = data.loc[~bad_rows].reset_index(drop=True)
     out.attrs = dict(data.attrs)
     return out

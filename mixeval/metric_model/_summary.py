@@ -11,7 +11,7 @@ from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_positive_int, require_probability
-from ..errors import InputError, InputTypeError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from . import _core
 from ._model import MetricModel
 
@@ -138,7 +138,7 @@ def _warn_zero_width(standard_errors: dict[str, float]) -> None:
         warnings.warn(f"the {' and '.join(flat)} interval(s) have zero width: every observed rate is 0 (or 1), whose "
                       "plug-in binomial variance is 0. That is not certainty: with no observed positives use the "
                       "Goyal interval (Eq. 14) or an exact (Clopper-Pearson) or Wilson interval per rate, or score "
-                      "more outputs.", MixevalWarning, stacklevel=3)
+                      "more outputs.", MixevalWarning, stacklevel=caller_stacklevel())
 
 
 def metric_ci(

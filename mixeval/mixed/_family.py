@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from ..errors import InputError
+from ..errors import InputError, caller_stacklevel
 
 __all__ = ["DISTRIBUTION_VARIANCE", "FAMILIES", "GAUSSIAN", "Family", "get_family"]
 
@@ -287,7 +287,7 @@ def discrete_response_kind(y: np.ndarray) -> str | None:
     return None
 
 
-def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> None:
+def warn_discrete_response(y: np.ndarray, name: str) -> None:
     """Warn (:class:`~mixeval.errors.FamilyWarning`) when a Gaussian model is fitted to 0/1 scores or small counts."""
     import warnings
 
@@ -299,13 +299,13 @@ def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> 
             f"the response {name!r} only takes the values 0 and 1; a linear mixed model ignores that a probability "
             "is bounded (its variance components and tests are on the wrong scale). Fit a binomial GLMM: "
             "mixeval.glmer(formula, data, family=\"binomial\"), Study(..., family=\"binomial\") or --family binomial.",
-            FamilyWarning, stacklevel=stacklevel)
+            FamilyWarning, stacklevel=caller_stacklevel())
     elif kind == "counts":
         warnings.warn(
             f"the response {name!r} looks like small counts (whole numbers >= 0, many zeros); a linear mixed model "
             "assumes a variance that does not grow with the mean. Consider a Poisson GLMM: "
             "mixeval.glmer(formula, data, family=\"poisson\") or --family poisson.",
-            FamilyWarning, stacklevel=stacklevel)
+            FamilyWarning, stacklevel=caller_stacklevel())
 
 
 #: The Gaussian family of every linear mixed model (``lmer``).

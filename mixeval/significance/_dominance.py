@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate, stats
 
-from ..errors import FewLevelsWarning
+from ..errors import FewLevelsWarning, caller_stacklevel
 from ._glmm_ddf import is_glmm, phi_at
 
 __all__ = ["COVERAGE_FLOOR", "component_shares", "idealised_z_coverage", "few_levels_warning", "warn_few_levels"]
@@ -114,8 +114,7 @@ def component_shares(fit: object, L: np.ndarray) -> np.ndarray | None:
     return np.clip(out, 0.0, 1.0)
 
 
-def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: str = "mean",
-                       stacklevel: int = 3) -> None:
+def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: str = "mean") -> None:
     """Warn (:class:`~mixeval.errors.FewLevelsWarning`) when a component from few levels makes a row's z
     interval undercover in the idealised model (coverage below :data:`COVERAGE_FLOOR`); one warning naming
     the worst row."""
@@ -140,10 +139,10 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
         f"{100 * shares[i, j]:.0f}% of the variance of the {what} {labels[i]!r}: its 95% z interval covers about "
         f"{100 * cover:.1f}% (idealised model; Satterthwaite's df help only partly). More levels of "
         f"{fit.group_names[j]!r} fix it; {remedy}.",
-        FewLevelsWarning, stacklevel=stacklevel)
+        FewLevelsWarning, stacklevel=caller_stacklevel())
 
 
-def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool, stacklevel: int = 4) -> None:
+def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool) -> None:
     """:func:`few_levels_warning` for the link-scale marginal means of ``specs`` (within ``by``), or for their
     pairwise contrasts within each ``by`` group."""
     from ._emmeans import marginal_means
@@ -157,4 +156,4 @@ def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool,
             return
         L = np.array([L[a] - L[b] for a, b in pairs])
         labels = [f"{labels[a]} - {labels[b]}" for a, b in pairs]
-    few_levels_warning(fit, L, labels, what="contrast" if contrasts else "mean", stacklevel=stacklevel + 1)
+    few_levels_warning(fit, L, labels, what="contrast" if contrasts else "mean")
