@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
+from ._warnings import print_warnings
 
 N_RESAMPLES = 2000
 
@@ -91,9 +91,7 @@ def _run(args: argparse.Namespace) -> int:
         table = agreement(data, args.measurement, unit=args.unit, rater=args.rater, value=args.value,
                           if_undefined=args.if_undefined, level=level, n_resamples=args.n_resamples,
                           random_state=seed)
-    for message in dict.fromkeys(str(w.message) for w in caught):  # once each, in the CLI's words
-        message = message.replace("if_undefined='zero'", "--if-undefined zero")
-        print(f"warning: {message}", file=sys.stderr)
+    print_warnings(caught)
     by = {row.coefficient: row for row in table.itertuples()}
     if args.json:
         out = {"measurement": args.measurement}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import print_json
 from ._args import check_output_file
+from ._warnings import print_warnings, warning_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,10 +61,11 @@ def _run(args: argparse.Namespace) -> int:
                               adjust=args.adjust, mixed=args.mixed, glmm=args.glmm, power=args.power, effect=args.effect,
                               higher_is_better=args.higher_is_better, random_state=args.seed,
                               on_mismatch="drop" if args.drop_mismatched else "error")
-    warned = list(dict.fromkeys(str(w.message) for w in caught))
+    warned = warning_texts(caught)
     path = None
     if args.html is not None:
-        path = result.to_report().save(args.html)
+        facts = {"data": " ".join(args.logs), "command": getattr(args, "command_line", "")}
+        path = result.to_report().with_facts({k: v for k, v in facts.items() if v}).save(args.html)
     if args.json:
         out = result.to_dict()
         out["warnings"] = warned
@@ -71,8 +73,7 @@ def _run(args: argparse.Namespace) -> int:
             out["html"] = str(path)
         print_json(out)
         return 0
-    for message in warned:
-        print(f"warning: {message}")
+    print_warnings(caught)
     print(result.summary())
     if path is not None:
         print(f"\nHTML report written to {Path(path).resolve()}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ._args import check_output_file
+from ._warnings import print_warnings, warning_texts
 
 HELP = "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"
 
@@ -105,7 +106,11 @@ def _run(args: argparse.Namespace) -> int:
                                   scale="elo" if args.elo else "log-odds")
         path = None
         if args.html is not None:
-            path = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed).save(args.html)
+            facts = {"data": args.log, "rows": f"{len(source):,}" if not isinstance(source, str) else None,
+                     "command": getattr(args, "command_line", None)}
+            report = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed,
+                                   meta={k: v for k, v in facts.items() if v})
+            path = report.with_warnings(warning_texts(caught)).save(args.html)
     out = fit.to_dict()
     if path is not None:
         out["html"] = str(path)
@@ -117,12 +122,11 @@ def _run(args: argparse.Namespace) -> int:
     if tests is not None:
         out["margin_tests"] = {"null": tests.attrs["null"], "adjust": args.adjust, "scale": tests.attrs["scale"],
                                "tests": tests.drop(columns=["level"]).to_dict("records")}
-    out["warnings"] = sorted({str(w.message) for w in caught})
+    out["warnings"] = warning_texts(caught)
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(fit.summary())
     print()
     print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))

@@ -11,6 +11,7 @@ from . import print_json
 from ._args import (add_family_arguments, check_count, check_family_flags, check_level, facet_ranges, facet_sizes,
                     number_list)
 from ._io import read_table
+from ._warnings import print_warnings, warning_texts
 
 if TYPE_CHECKING:
     from ..study import Study
@@ -110,7 +111,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "phi": study.phi(n),
         "phi_relative": study.phi(n, kind="relative"),
         "n": n,
-        "warnings": list(dict.fromkeys(str(w.message) for w in caught)),
+        "warnings": warning_texts(caught),
     }
     if "note" in table.attrs:
         out["scale"] = table.attrs["note"]
@@ -137,8 +138,7 @@ def _reliability(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(study.summary())
     print(f"\nphi = {out['phi']:.4f} (absolute), {out['phi_relative']:.4f} (relative) at n = {n or 'one of each facet'}")
     if "phi_ci" in out:
@@ -203,7 +203,7 @@ def _significance(args: argparse.Namespace) -> int:
         else:
             glrt, pairs = study.glrt(), study.pairwise(adjust=adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
-    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    messages = warning_texts(caught)
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": adjust,
@@ -213,8 +213,7 @@ def _significance(args: argparse.Namespace) -> int:
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
         print_json(out)
         return 0
-    for m in messages:
-        print(f"warning: {m}")
+    print_warnings(caught)
     what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
     print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p {format_pvalue(glrt.pvalue, relation=True)}")
     if pairs.trend is not None:

@@ -4,6 +4,7 @@ asked of them (intervals, contrasts, rank sets, tests, variance shares, votes ne
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -485,13 +486,14 @@ class PreferenceResult(Result):
         return out
 
     def to_report(self, *, level: float = 0.95, n_resamples: int = 200, random_state=None, adjust: str = "holm",
-                  power: float = 0.8, title: str | None = None):
+                  power: float = 0.8, title: str | None = None, meta: Mapping[str, str] | None = None):
         """The leaderboard report (:func:`mixeval.preferences._report.preference_report`): a
-        :class:`~mixeval.report.Report` with ``.save(path)`` (one HTML page) and ``.to_text()``."""
+        :class:`~mixeval.report.Report` with ``.save(path)`` (one HTML page) and ``.to_text()``; ``meta`` adds facts
+        under the title (data file, rows, command)."""
         from ._report import preference_report
 
         return preference_report(self, level=level, n_resamples=n_resamples, random_state=random_state,
-                                 adjust=adjust, power=power, title=title)
+                                 adjust=adjust, power=power, title=title, meta=meta)
 
     @property
     def infinite_terms(self) -> tuple[str, ...]:
