@@ -29,14 +29,11 @@
 # fixed model's intervals are about *the judges at hand*.
 
 # %%
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from _nbhelpers import show_figure
 from mixeval.preferences import bradley_terry, simulate_arena, simulation_targets
 
 # %% [markdown]
@@ -63,10 +60,8 @@ log.winner.value_counts().rename("votes").to_frame()
 # position bias per judge and system-by-judge deviations. Its summary states the scale of its abilities.
 
 # %%
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # the judge variance is small: a boundary warning is possible, not relevant here
-    naive = bradley_terry(log, position="fixed")
-    mixed = bradley_terry(log, judge="judge", position="random", random="system:judge")
+naive = bradley_terry(log, position="fixed")
+mixed = bradley_terry(log, judge="judge", position="random", random="system:judge")
 print(mixed.summary())
 
 # %% [markdown]
@@ -119,7 +114,7 @@ ax.set_xlabel("ability (log-odds of winning, averaged over judges; sum 0)")
 ax.set_ylabel("system")
 ax.set_title("95% intervals of each system's ability: 6,000 votes by 8 judges")
 ax.legend(loc="lower right", fontsize=8)
-show_figure(fig)
+plt.show()
 
 # %% [markdown]
 # The iid bootstrap's intervals are about the 8 judges at hand: for new judges they are far too narrow, since the
@@ -168,10 +163,8 @@ for rep in range(20):
     sim, fx = simulate_arena(2000, six, n_judges=8, position=0.3, system_judge_sd=0.5, random_state=1000 + rep,
                              return_effects=True)
     goal = simulation_targets(sim, fx["eta"], six, position=0.3, variance=2 * 0.5**2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = bradley_terry(sim, judge="judge", random="system:judge")
-        f = bradley_terry(sim)
+    m = bradley_terry(sim, judge="judge", random="system:judge")
+    f = bradley_terry(sim)
     pm = m.marginal_abilities()
     rows.append({"mixed, conditional vs typical judge": np.mean(np.abs(m.estimates - goal["conditional"])
                                                                  <= z * m.se.to_numpy()),
