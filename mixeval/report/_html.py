@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
-from .._results import is_pvalue_column
-from ._format import display_frame, format_cell
+from .._format import display_frame, formatted_columns
 
 __all__ = [
     "CSS",
@@ -74,11 +73,9 @@ def table_html(table: Table) -> str:
     numeric = [_is_numeric(frame[c]) for c in frame.columns]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     rows = []
-    for values in frame.itertuples(index=False, name=None):
-        cells = []
-        for value, is_num, column in zip(values, numeric, frame.columns):
-            text = html.escape(format_cell(value, table.digits, pvalue=is_pvalue_column(column)))
-            cells.append(f'<td class="num">{text}</td>' if is_num else f"<td>{text}</td>")
+    for texts in zip(*formatted_columns(frame, table.digits)):
+        cells = [f'<td class="num">{html.escape(text)}</td>' if is_num else f"<td>{html.escape(text)}</td>"
+                 for text, is_num in zip(texts, numeric)]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
     return (
