@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["PVALUE_FLOOR", "format_number", "format_column", "format_pvalue", "format_count", "format_cell", "is_pvalue_column",
-           "pvalue_formatters", "display_frame", "formatted_columns", "text_table", "terminal_width"]
+           "pvalue_formatters", "display_frame", "formatted_columns", "column_blocks", "text_table", "terminal_width"]
 
 PVALUE_FLOOR = float(np.finfo(float).eps)
 """p-values at or below double precision's resolution (R's ``.Machine$double.eps``) print as ``< 2.2e-16``."""
@@ -252,7 +252,7 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = No
         out = [cells[j].rjust(widths[j]) if numeric[j] else cells[j].ljust(widths[j]) for j in columns]
         return "  ".join(out).rstrip()
 
-    blocks = _column_blocks(widths, numeric, width)
+    blocks = column_blocks(widths, numeric, width)
     lines = [caption] if caption else []
     for b, columns in enumerate(blocks):
         if b:
@@ -264,7 +264,7 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = No
     return "\n".join(lines)
 
 
-def _column_blocks(widths: Sequence[int], numeric: Sequence[bool], width: int | None) -> list[list[int]]:
+def column_blocks(widths: Sequence[int], numeric: Sequence[bool], width: int | None) -> list[list[int]]:
     """Columns in blocks that fit ``width`` (all in one without a width); a leading label column starts each."""
     columns = list(range(len(widths)))
     if width is None or sum(widths) + 2 * (len(widths) - 1) <= width or len(widths) < 2:

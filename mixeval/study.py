@@ -22,6 +22,7 @@ from . import reliability as _rel
 from ._binning import bin_property
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
+from ._format import terminal_width, text_table
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
@@ -857,7 +858,7 @@ class Study:
         """Roles, size and the variance components."""
         lines = [f"Study: {self.formula}", f"  {self._size()}; items: {self.item!r}; system: {self.system!r}"]
         table = self.variance_components()
-        lines.append(table.to_string(index=False))
+        lines.append(text_table(table, width=terminal_width()))
         if "note" in table.attrs:
             lines.append(table.attrs["note"])
         return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
+
 from ._warnings import print_warnings
 
 N_RESAMPLES = 2000
@@ -107,8 +108,9 @@ def _run(args: argparse.Namespace) -> int:
                     "seed": seed if level else None})
         print_json(out)
     else:
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        from .._format import terminal_width, text_table
+
+        print(text_table(table, width=terminal_width()))
         if level:
             print(f"seed: {seed}")
     return 0

@@ -72,6 +72,7 @@ def _covariates(items: list[str]) -> dict[str, tuple[str, str]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._format import terminal_width, text_table
     from ..preferences import bradley_terry
     from . import print_json
     from ._io import read_table
@@ -129,12 +130,13 @@ def _run(args: argparse.Namespace) -> int:
     print_warnings(caught)
     print(fit.summary())
     print()
-    print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"{100 * args.level:g}% simultaneous rank sets (max-t over all pairs)")
+    print(text_table(ranks.drop(columns=["level"], errors="ignore"), width=terminal_width()))
     if tests is not None:
         kind = "equivalence (TOST)" if args.equivalence is not None else "non-inferiority"
         print(f"\n{kind} tests, H0: {tests.attrs['null']}; p-values adjusted by {args.adjust}")
         shown = tests[["system", "versus", "estimate", "se", "z", "pvalue", "pvalue_adjusted"]]
-        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(text_table(shown, width=terminal_width()))
     print(f"\nrandom seed: {seed} (the max-t rank sets{' and the report' if path else ''}; repeat with --seed {seed})")
     if path is not None:
         print(f"\nHTML report written to {Path(path).resolve()}")

@@ -90,6 +90,7 @@ def _family_kwargs(args: argparse.Namespace) -> dict:
 def _reliability(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from .._format import terminal_width, text_table
     from ..study import Study
 
     check_family_flags(args)
@@ -147,7 +148,7 @@ def _reliability(args: argparse.Namespace) -> int:
               f"[{out['phi_relative_ci'][0]:.4f}, {out['phi_relative_ci'][1]:.4f}]")
     if args.grid:
         print("\nD-study:")
-        print(pd.DataFrame(out["dstudy"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(text_table(pd.DataFrame(out["dstudy"]), width=terminal_width()))
         print("\n" + choice.summary())
     return 0
 
@@ -160,7 +161,7 @@ def _check_by(study: Study, by: str) -> None:
 
 
 def _significance(args: argparse.Namespace) -> int:
-    from .._results import format_pvalue, pvalue_formatters
+    from .._format import format_number, format_pvalue, terminal_width, text_table
     from ..study import Study
 
     check_family_flags(args)
@@ -215,16 +216,16 @@ def _significance(args: argparse.Namespace) -> int:
         return 0
     print_warnings(caught)
     what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
-    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p {format_pvalue(glrt.pvalue, relation=True)}")
+    print(f"GLRT of {what}: Chisq = {format_number(glrt.statistic)}, Df = {glrt.df:g}, "
+          f"p {format_pvalue(glrt.pvalue, relation=True)}")
     if pairs.trend is not None:
         print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
-        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}",
-                                      formatters=pvalue_formatters(pairs.emmeans, 6)))
+        print(text_table(pairs.emmeans, width=terminal_width()))
         print(f"\nPairwise slope contrasts ({adjust} adjustment, df: {pairs.df_method}):")
     else:
         what = f"Contrasts with {args.control}" if args.control is not None else "Pairwise contrasts"
         print(f"\n{what} ({adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
+    print(text_table(table, width=terminal_width()))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")
     return 0

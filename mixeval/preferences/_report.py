@@ -151,8 +151,8 @@ def fit_call(result: Any) -> str:
     Examples
     --------
     >>> from mixeval.preferences import bradley_terry, simulate_arena
-    >>> fit_call(bradley_terry(simulate_arena(300, {"a": 0.4, "b": 0.0}, random_state=2), ties="davidson"))
-    "bradley_terry(log, ties='davidson', position='fixed')"
+    >>> fit_call(bradley_terry(simulate_arena(300, {"a": 0.4, "b": 0.0, "c": 0.1}, random_state=2), position="none"))
+    "bradley_terry(log, ties='drop', position='none')"
     """
     options = {"ties": result.ties, "position": result.position, "random": tuple(result.random) or None,
                "reference": result.reference}
