@@ -29,6 +29,8 @@
 # fixed model's intervals are about *the judges at hand*.
 
 # %%
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -145,8 +147,13 @@ print(f"mixed rank sets covering the true rank = {ranks.mixed_covers.mean():.3f}
 
 # %%
 display(mixed.variance_shares().round(4))
-print(f"votes to separate neighbours, no judge effects = {naive.votes_needed('sys05', 'sys04', delta=0.2):.0f}")
-print(f"votes to separate neighbours, fitted judge effects = {mixed.votes_needed('sys05', 'sys04', delta=0.2)}")
+def votes(needed: float) -> str:
+    """A number of votes is whole (the next one up); where no number suffices, never."""
+    return f"{math.ceil(needed):,}" if np.isfinite(needed) else "never"
+
+
+print(f"votes to separate neighbours, no judge effects = {votes(naive.votes_needed('sys05', 'sys04', delta=0.2))}")
+print(f"votes to separate neighbours, fitted judge effects = {votes(mixed.votes_needed('sys05', 'sys04', delta=0.2))}")
 
 # %% [markdown]
 # ## 7. Coverage over many logs

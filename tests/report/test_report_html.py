@@ -248,3 +248,19 @@ def test_extended_returns_a_new_report(report):
     assert longer.meta == report.meta and longer.title == report.title
     with pytest.raises(TypeError, match="Section"):
         report.extended("not a section")  # type: ignore[arg-type]
+
+
+def test_a_table_too_wide_for_the_page_is_split_into_blocks_of_columns():
+    """Issue 41 item 8: a 20-column table is not cut off; each block starts with the label column."""
+    from mixeval.report._html import PAGE_CHARACTERS, page_html, table_html
+
+    wide = pd.DataFrame({"contrast": ["baseline - system_a", "baseline - system_b"],
+                         **{f"statistic_{j}": [1.23456, -0.000123] for j in range(20)}})
+    page = table_html(Table(wide, "Table 9: wide"))
+    tables = re.findall(r"<table.*?</table>", page)
+    assert len(tables) > 1
+    heads = [re.findall(r"<th>(.*?)</th>", t) for t in tables]
+    assert all(h[0] == "contrast" for h in heads) and sum(len(h) - 1 for h in heads) == 20
+    for head in heads:
+        assert sum(max(len(name), 10) + 2 for name in head) <= PAGE_CHARACTERS + 12
+    assert "Table 9: wide (1/" in page and "overflow-x: auto" in page_html("t", [Section("s", (Table(wide, "w"),))])
