@@ -131,7 +131,7 @@ class TestResult(Result):
     >>> round(r.statistic, 4), r.df, round(r.pvalue, 4), r.estimate
     (5.5549, 3.0, 0.0115, 0.6)
     >>> print(r.summary())
-    paired t-test: statistic = 5.555, df = 3, p-value = 0.0115 (two-sided), estimate = 0.6000, 95% CI [0.2563, 0.9437]
+    paired t-test: statistic = 5.555, df = 3, p-value = 0.0115 (two-sided), estimate = 0.6, 95% CI [0.2563, 0.9437]
     """
 
     __test__ = False  # not a pytest test class
