@@ -117,8 +117,7 @@ class Report:
         new = [text for text in dict.fromkeys(texts) if text not in stated]
         if not new:
             return self
-        notes = Section("Warnings", tuple(Note(text, "warning") for text in new),
-                        summary=tuple(f"warning: {text}" for text in new))
+        notes = Section("Warnings", tuple(Note(text, "warning") for text in new))
         return Report(self.title, (notes,) + self.sections, dict(self.meta))
 
     def section(self, title: str) -> Section:
