@@ -25,43 +25,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ._format import PVALUE_FLOOR, format_number, format_pvalue, is_pvalue_column, pvalue_formatters  # noqa: F401
+
 __all__ = ["Result", "TestResult", "ConfidenceInterval", "to_plain", "format_pvalue", "is_pvalue_column",
            "pvalue_formatters"]
-
-PVALUE_FLOOR = float(np.finfo(float).eps)
-"""p-values below double precision's resolution (R's ``.Machine$double.eps``) print as ``< 2.2e-16``."""
-
-
-def format_pvalue(p: float, digits: int = 4, *, relation: bool = False) -> str:
-    """A p-value for display, as R's ``format.pval``: at or below 2.2e-16 (where p-values such as Tukey's are
-    floored) as ``"< 2.2e-16"``; the number itself is kept unrounded wherever it is stored. With ``relation``,
-    ``"= 0.01235"`` or ``"< 2.2e-16"`` (for ``p {relation}`` in a sentence).
-
-    Examples
-    --------
-    >>> format_pvalue(0.012345), format_pvalue(2.220446049250313e-16), format_pvalue(0.0)
-    ('0.01235', '< 2.2e-16', '< 2.2e-16')
-    >>> "p " + format_pvalue(0.012345, relation=True)
-    'p = 0.01235'
-    """
-    x = float(p)
-    if not math.isfinite(x):
-        text = "NA" if math.isnan(x) else str(x)
-    else:
-        text = "< 2.2e-16" if x <= PVALUE_FLOOR else f"{x:.{digits}g}"
-    return text if not relation or text.startswith("<") else f"= {text}"
-
-
-def is_pvalue_column(name: object) -> bool:
-    """``pvalue``, ``p.value``, ``pvalue_unadjusted``, ``Pr(>Chisq)`` and kin (the columns holding p-values)."""
-    text = str(name).lower()
-    return text.startswith(("pvalue", "p.value", "p_value", "pr(>")) or text == "p"
-
-
-def pvalue_formatters(frame: pd.DataFrame, digits: int = 4) -> dict[str, Any]:
-    """``DataFrame.to_string``/``to_html`` formatters printing the p-value columns of ``frame`` by
-    :func:`format_pvalue` (the frame itself is not changed)."""
-    return {c: (lambda v, d=digits: format_pvalue(v, d)) for c in frame.columns if is_pvalue_column(c)}
 
 
 class Result:
@@ -164,7 +131,7 @@ class TestResult(Result):
     >>> round(r.statistic, 4), r.df, round(r.pvalue, 4), r.estimate
     (5.5549, 3.0, 0.0115, 0.6)
     >>> print(r.summary())
-    paired t-test: statistic = 5.55492, df = 3, p-value = 0.01151 (two-sided), estimate = 0.6, 95% CI [0.256257, 0.943743]
+    paired t-test: statistic = 5.555, df = 3, p-value = 0.0115 (two-sided), estimate = 0.6, 95% CI [0.2563, 0.9437]
     """
 
     __test__ = False  # not a pytest test class
@@ -182,16 +149,16 @@ class TestResult(Result):
 
     def summary(self) -> str:
         """A short human-readable description."""
-        parts = [f"{self.method or 'test'}: statistic = {self.statistic:.6g}"]
+        parts = [f"{self.method or 'test'}: statistic = {format_number(self.statistic)}"]
         if self.df is not None:
-            parts.append(f"df = {self.df:.6g}")
+            parts.append(f"df = {format_number(self.df)}")
         side = self.alternative if self.alternative == "two-sided" else f"one-sided, {self.alternative}"
         parts.append(f"p-value {format_pvalue(self.pvalue, relation=True)} ({side})")
         if self.estimate is not None:
-            parts.append(f"estimate = {self.estimate:.6g}")
+            parts.append(f"estimate = {format_number(self.estimate)}")
         if self.confidence_interval is not None:
             ci = self.confidence_interval
-            parts.append(f"{100 * ci.level:g}% CI [{ci.lower:.6g}, {ci.upper:.6g}]")
+            parts.append(f"{100 * ci.level:g}% CI [{format_number(ci.lower)}, {format_number(ci.upper)}]")
         return ", ".join(parts)
 
 

@@ -5,11 +5,25 @@ refines (:class:`InputError` is a :class:`ValueError`, :class:`InputTypeError` a
 so that ``except ValueError`` in user code keeps working; the message names the argument or column
 at fault and what to do instead. The command line turns exactly these (and a missing or unreadable
 input file) into a one-line message with exit code 2; anything else is a bug and shows its traceback.
+
+Every warning of the package is issued with ``stacklevel=caller_stacklevel()``, so that Python shows the
+user's line that led to it (``analysis.py:12: SingularFitWarning: ...``), never a line inside mixeval. A
+message that advises an argument writes it with :func:`as_flag`, giving the Python form and the command
+line's (``family='binomial'`` / ``--family binomial``): ``str()`` shows the former, ``.cli_message`` the latter.
+:func:`recorded_warnings` collects the warnings of a block (for a report to show them) and passes them on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import os
 import re
+import sys
+import types
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 __all__ = [
     "MixevalError",
@@ -29,6 +43,10 @@ __all__ = [
     "SeparationWarning",
     "FamilyWarning",
     "FewLevelsWarning",
+    "caller_stacklevel",
+    "as_flag",
+    "cli_words",
+    "recorded_warnings",
 ]
 
 
@@ -49,8 +67,128 @@ def plain_message(message: str) -> str:
     return _NUMPY_SCALAR.sub(lambda m: next(g for g in m.groups() if g is not None), message)
 
 
+#: an argument written twice in a message: ``\x1e<Python form>\x1f<command-line form>\x1e`` (see :func:`as_flag`)
+_BOTH_FORMS = re.compile("\x1e([^\x1e\x1f]*)\x1f([^\x1e\x1f]*)\x1e")
+
+
+def as_flag(python: str, flag: str) -> str:
+    """An argument a message advises, in Python's words and the command line's.
+
+    A warning or error built from the text says ``python`` (``str(warning)``) and keeps ``flag`` for the command
+    line (``warning.cli_message``), so the same message advises ``family='binomial'`` in a script and
+    ``--family binomial`` in a terminal.
+
+    Examples
+    --------
+    >>> advice = as_flag("family='binomial'", "--family binomial")
+    >>> w = FamilyWarning("fit a binomial model: pass " + advice + ".")
+    >>> str(w), w.cli_message
+    ("fit a binomial model: pass family='binomial'.", 'fit a binomial model: pass --family binomial.')
+    """
+    return f"\x1e{python}\x1f{flag}\x1e"
+
+
+def _python_words(message: str) -> str:
+    return _BOTH_FORMS.sub(r"\1", message)
+
+
+def cli_words(message: object) -> str:
+    """The text of a warning or error for the command line: the flags :func:`as_flag` gave, else ``str()``.
+
+    Examples
+    --------
+    >>> cli_words(InputError(f"pass {as_flag('level=0.9', '--level 0.9')}")), cli_words("plain text")
+    ('pass --level 0.9', 'plain text')
+    """
+    text = getattr(message, "cli_message", None)
+    return text if isinstance(text, str) else _BOTH_FORMS.sub(r"\2", plain_message(str(message)))
+
+
 def _plain_args(args: tuple) -> tuple:
-    return tuple(plain_message(a) if isinstance(a, str) else a for a in args)
+    return tuple(_python_words(plain_message(a)) if isinstance(a, str) else a for a in args)
+
+
+def _cli_message(args: tuple) -> str:
+    text = args[0] if len(args) == 1 and isinstance(args[0], str) else None
+    return _BOTH_FORMS.sub(r"\2", plain_message(text)) if text is not None else str(_plain_args(args))
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_INSIDE: dict[str, bool] = {}
+#: the standard library's decorator machinery (``functools.cached_property``, ``contextlib``) that runs the package's
+#: code on the user's behalf
+_PLUMBING = frozenset(m.__file__ for m in (functools, contextlib) if m.__file__)
+
+
+def _inside_package(filename: str) -> bool:
+    inside = _INSIDE.get(filename)
+    if inside is None:
+        inside = _INSIDE[filename] = os.path.abspath(filename).startswith(_PACKAGE)
+    return inside
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn` that names the user's line: the frame that called into mixeval.
+
+    Called in the argument list of ``warnings.warn`` (``warnings.warn(text, SingularFitWarning,
+    stacklevel=caller_stacklevel())``); however deep inside the package the warning arises, and whatever lies
+    between (``functools.cached_property``, pandas calling back), Python then shows the line of the script or
+    notebook cell that called mixeval, as R's warnings name the user's call: the frame just outside the
+    outermost frame of the package.
+
+    Examples
+    --------
+    >>> def fit():  # stands for a function of mixeval called by this (doctest) frame
+    ...     return caller_stacklevel()
+    >>> fit()  # no frame of the package on the stack: the warning names the caller of warnings.warn
+    1
+    """
+    frame: types.FrameType | None = sys._getframe(1)
+    level, outermost = 1, 0
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if _inside_package(filename) or (outermost == level - 1 and filename in _PLUMBING):
+            outermost = level  # a decorator's frame (cached_property.__get__) right above the package is its part
+        frame = frame.f_back
+        level += 1
+    return outermost + 1
+
+
+@contextmanager
+def recorded_warnings() -> Iterator[list[str]]:
+    """Collect the texts of the warnings raised in the block (each once, in order) and, when the block ends, issue
+    them again to the caller's filters and display, each with the file and line it named.
+
+    A report built in the block shows the texts (as notes); the user still sees (or filters) the warnings as
+    without the block.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as shown:
+    ...     warnings.simplefilter("always")
+    ...     with recorded_warnings() as texts:
+    ...         warnings.warn("first", MixevalWarning)
+    ...         warnings.warn("first", MixevalWarning)
+    >>> texts, [str(w.message) for w in shown]
+    (['first'], ['first'])
+    """
+    texts: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield texts
+        finally:
+            seen: set[tuple[type, str]] = set()
+            kept = []
+            for w in caught:
+                key = (w.category, str(w.message))
+                if key not in seen:
+                    seen.add(key)
+                    kept.append(w)
+            texts.extend(dict.fromkeys(str(w.message) for w in kept))
+    for w in kept:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
 
 
 class MixevalError(Exception):
@@ -72,6 +210,7 @@ class MixevalError(Exception):
 
     def __init__(self, *args: object) -> None:
         super().__init__(*_plain_args(args))
+        self.cli_message = _cli_message(args)
 
 
 class InputError(MixevalError, ValueError):
@@ -168,6 +307,7 @@ class MixevalWarning(UserWarning):
 
     def __init__(self, *args: object) -> None:
         super().__init__(*_plain_args(args))
+        self.cli_message = _cli_message(args)
 
 
 class SingularFitWarning(MixevalWarning):

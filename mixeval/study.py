@@ -22,7 +22,8 @@ from . import reliability as _rel
 from ._binning import bin_property
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
-from .errors import InputError, MixevalWarning
+from ._format import terminal_width, text_table
+from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
 from .mixed import LmerResult, build_design, compare, fit_design
 from .mixed._design import complete_rows
@@ -140,7 +141,7 @@ def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame
         raise InputError(f"the cuts put every row in one class ({', '.join(kept)}); the classes "
                          f"{', '.join(repr(c) for c in empty)} are empty ({where}). Choose cuts inside the data's range.")
     warnings.warn(f"the classes {', '.join(repr(c) for c in empty)} of {prop!r} are empty ({where}); "
-                  "they are left out of the conditional comparison.", MixevalWarning, stacklevel=3)
+                  "they are left out of the conditional comparison.", MixevalWarning, stacklevel=caller_stacklevel())
     out = data.copy()
     out[cls] = out[cls].cat.remove_unused_categories()
     return out
@@ -1033,7 +1034,7 @@ class Study:
         """Roles, size and the variance components."""
         lines = [f"Study: {self.formula}", f"  {self._size()}; items: {self.item!r}; system: {self.system!r}"]
         table = self.variance_components()
-        lines.append(table.to_string(index=False))
+        lines.append(text_table(table, width=terminal_width()))
         if "note" in table.attrs:
             lines.append(table.attrs["note"])
         return "\n".join(lines)

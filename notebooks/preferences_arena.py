@@ -29,14 +29,13 @@
 # fixed model's intervals are about *the judges at hand*.
 
 # %%
-import warnings
+import math
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from _nbhelpers import show_figure
 from mixeval.preferences import bradley_terry, simulate_arena, simulation_targets
 
 # %% [markdown]
@@ -63,10 +62,8 @@ log.winner.value_counts().rename("votes").to_frame()
 # position bias per judge and system-by-judge deviations. Its summary states the scale of its abilities.
 
 # %%
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # the judge variance is small: a boundary warning is possible, not relevant here
-    naive = bradley_terry(log, position="fixed")
-    mixed = bradley_terry(log, judge="judge", position="random", random="system:judge")
+naive = bradley_terry(log, position="fixed")
+mixed = bradley_terry(log, judge="judge", position="random", random="system:judge")
 print(mixed.summary())
 
 # %% [markdown]
@@ -119,7 +116,7 @@ ax.set_xlabel("ability (log-odds of winning, averaged over judges; sum 0)")
 ax.set_ylabel("system")
 ax.set_title("95% intervals of each system's ability: 6,000 votes by 8 judges")
 ax.legend(loc="lower right", fontsize=8)
-show_figure(fig)
+plt.show()
 
 # %% [markdown]
 # The iid bootstrap's intervals are about the 8 judges at hand: for new judges they are far too narrow, since the
@@ -150,8 +147,13 @@ print(f"mixed rank sets covering the true rank = {ranks.mixed_covers.mean():.3f}
 
 # %%
 display(mixed.variance_shares().round(4))
-print(f"votes to separate neighbours, no judge effects = {naive.votes_needed('sys05', 'sys04', delta=0.2):.0f}")
-print(f"votes to separate neighbours, fitted judge effects = {mixed.votes_needed('sys05', 'sys04', delta=0.2)}")
+def votes(needed: float) -> str:
+    """A number of votes is whole (the next one up); where no number suffices, never."""
+    return f"{math.ceil(needed):,}" if np.isfinite(needed) else "never"
+
+
+print(f"votes to separate neighbours, no judge effects = {votes(naive.votes_needed('sys05', 'sys04', delta=0.2))}")
+print(f"votes to separate neighbours, fitted judge effects = {votes(mixed.votes_needed('sys05', 'sys04', delta=0.2))}")
 
 # %% [markdown]
 # ## 7. Coverage over many logs
@@ -168,10 +170,8 @@ for rep in range(20):
     sim, fx = simulate_arena(2000, six, n_judges=8, position=0.3, system_judge_sd=0.5, random_state=1000 + rep,
                              return_effects=True)
     goal = simulation_targets(sim, fx["eta"], six, position=0.3, variance=2 * 0.5**2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        m = bradley_terry(sim, judge="judge", random="system:judge")
-        f = bradley_terry(sim)
+    m = bradley_terry(sim, judge="judge", random="system:judge")
+    f = bradley_terry(sim)
     pm = m.marginal_abilities()
     rows.append({"mixed, conditional vs typical judge": np.mean(np.abs(m.estimates - goal["conditional"])
                                                                  <= z * m.se.to_numpy()),

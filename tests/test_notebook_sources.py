@@ -45,7 +45,7 @@ def test_committed_notebook_is_executed_and_modest(notebook_build, name):
 
 #: notebooks that still import the repository-only helpers (their owners are moving them to plain mixeval code);
 #: every other notebook runs with nothing but ``pip install mixeval``
-STILL_ON_NBHELPERS = {"eval_logs", "preferences_arena"}
+STILL_ON_NBHELPERS = {"eval_logs"}
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -169,7 +169,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "errors.SingularFitWarning", "errors.BoundaryWarning", "errors.ConvergenceWarning",
          "errors.IdentifiabilityWarning", "errors.SeparationWarning", "errors.FamilyWarning",
          "errors.BasisLimitWarning", "errors.DroppedRowsWarning", "errors.FewLevelsWarning",
-         "errors.EmptyCategoryWarning"],
+         "errors.EmptyCategoryWarning", "errors.recorded_warnings"],
     ),
     "internals": (
         "Building blocks",
@@ -195,7 +195,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "report.long_format_hint", "report.interaction_test", "study.check_property", "study.check_system",
          "logs.inspect_value_to_float", "meta.parse_weights", "meta.n_transpositions", "reproductions.register",
          "cli.main", "cli.build_parser", "cli.COMMANDS", "cli.Command", "cli.command_modules",
-         "cli.print_json"],
+         "cli.print_json", "errors.caller_stacklevel", "errors.as_flag", "errors.cli_words"],
     ),
 }
 

@@ -18,7 +18,7 @@ from .._validation import (
     require_positive_int,
     require_probability,
 )
-from ..errors import InputError, InputTypeError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
 from ..resampling._common import percentile_interval
 
@@ -216,7 +216,7 @@ def _finish(name: str, num: np.ndarray, den: np.ndarray, if_undefined: str, warn
             warnings.warn(
                 f"{name} is undefined (0/0): all pairable ratings are identical, so observed and expected "
                 "disagreement are both 0; returning NaN (Krippendorff 2004 sets it to 0: if_undefined='zero').",
-                MixevalWarning, stacklevel=3,
+                MixevalWarning, stacklevel=caller_stacklevel(),
             )
     return val
 
@@ -309,11 +309,11 @@ def renamed_arguments(measurement: str, level: object, confidence: object) -> tu
     """
     if isinstance(level, str):
         warnings.warn("`level=` is now the confidence level (as everywhere in mixeval); pass the level of "
-                      f"measurement as `measurement={level!r}`.", FutureWarning, stacklevel=3)
+                      f"measurement as `measurement={level!r}`.", FutureWarning, stacklevel=caller_stacklevel())
         measurement, level = level, (0.95 if confidence is _UNSET else confidence)
     elif confidence is not _UNSET:
         warnings.warn("`confidence=` is now `level=` (the confidence level, as everywhere in mixeval).",
-                      FutureWarning, stacklevel=3)
+                      FutureWarning, stacklevel=caller_stacklevel())
         level = confidence
     return measurement, level
 
@@ -428,7 +428,7 @@ def _ci_from(dist: np.ndarray, level: float) -> ConfidenceInterval:
     if finite.size < dist.size:
         warnings.warn(
             f"{dist.size - finite.size} of {dist.size} bootstrap resamples had no variation (coefficient "
-            "undefined) and were left out of the interval.", MixevalWarning, stacklevel=3)
+            "undefined) and were left out of the interval.", MixevalWarning, stacklevel=caller_stacklevel())
     if finite.size < 2:
         return ConfidenceInterval(float("nan"), float("nan"), level, "percentile bootstrap over units")
     ci = percentile_interval(finite, level)

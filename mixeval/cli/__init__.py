@@ -24,9 +24,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from ..errors import MixevalError, plain_message
+from ..errors import MixevalError
 from ._commands import COMMANDS, GROUPS, Command
 from ._io import print_json
+from ._warnings import in_flag_words, set_command_options, show_warning
 
 __all__ = ["main", "build_parser", "print_json", "COMMANDS", "Command", "command_modules"]
 
@@ -162,24 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.command_line = "mixeval " + shlex.join(argv)  # a report's provenance: the command that made it
+    set_command_options(_command_parser(parser, args.command)._option_string_actions)
     with warnings.catch_warnings():
-        warnings.showwarning = _warning_printer()
+        warnings.simplefilter("always")  # each text once (show_warning), whatever ran before in this process
+        warnings.showwarning = show_warning
         try:
             return int(args.handler(args) or 0)
         except MixevalError as exc:  # bad input (files, flags, data): one line; anything else is a bug
-            print(f"mixeval {args.command}: error: {exc}", file=sys.stderr)
+            print(f"mixeval {args.command}: error: {in_flag_words(exc)}", file=sys.stderr)
             return 2
 
 
-def _warning_printer():
-    """``warnings.showwarning`` for a command: each warning once, as one line ``warning: ...`` on stderr (no
-    source line: the user ran a command, not our code). Commands that collect warnings print them themselves."""
-    seen: set[str] = set()
-
-    def show(message, category, filename, lineno, file=None, line=None) -> None:
-        text = plain_message(str(message))
-        if text not in seen:
-            seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)
-
-    return show
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-parser of ``command`` (its flags are the words warnings and errors use)."""
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[command]

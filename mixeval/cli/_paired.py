@@ -126,7 +126,8 @@ def run_paired_command(args: argparse.Namespace, test: str) -> int:
         print_json({"comparisons": table.to_dict(orient="records"), "adjust": args.adjust, "test": test,
                     "n_items": len(wide), "n_resamples": args.n_resamples, "seed": seed})
     else:
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        from .._format import terminal_width, text_table
+
+        print(text_table(table, width=terminal_width()))
         print(f"seed: {seed}")
     return 0

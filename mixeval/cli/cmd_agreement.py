@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import warnings
+
+from ._warnings import print_warnings
 
 N_RESAMPLES = 2000
 
@@ -91,9 +92,7 @@ def _run(args: argparse.Namespace) -> int:
         table = agreement(data, args.measurement, unit=args.unit, rater=args.rater, value=args.value,
                           if_undefined=args.if_undefined, level=level, n_resamples=args.n_resamples,
                           random_state=seed)
-    for message in dict.fromkeys(str(w.message) for w in caught):  # once each, in the CLI's words
-        message = message.replace("if_undefined='zero'", "--if-undefined zero")
-        print(f"warning: {message}", file=sys.stderr)
+    print_warnings(caught)
     by = {row.coefficient: row for row in table.itertuples()}
     if args.json:
         out = {"measurement": args.measurement}
@@ -109,8 +108,9 @@ def _run(args: argparse.Namespace) -> int:
                     "seed": seed if level else None})
         print_json(out)
     else:
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        from .._format import terminal_width, text_table
+
+        print(text_table(table, width=terminal_width()))
         if level:
             print(f"seed: {seed}")
     return 0

@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 from . import print_json
 from ._io import read_table
+from ._warnings import print_warnings, warning_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -81,12 +82,6 @@ def _in_flag_words() -> Iterator[None]:
         raise InputError(message) from None
 
 
-def _flag_words(message: str) -> str:
-    """A warning of :func:`circularity_test` in the command's words (``--family binomial``, not ``family=``)."""
-    message = re.sub(r" \(on the command line --family \w+\)", "", message)
-    return re.sub(r"\bfamily='(\w+)'", r"--family \1", message)
-
-
 def _run(args: argparse.Namespace) -> int:
     import warnings
 
@@ -108,13 +103,11 @@ def _run(args: argparse.Namespace) -> int:
             negligible_gain=args.negligible_gain, nullification_threshold=args.nullification_threshold,
             negligible=args.negligible, show_progress=not args.json,
         )
-    notes = sorted({_flag_words(str(w.message)) for w in caught})
     if args.json:
         out = res.to_dict()
-        out["warnings"] = notes
+        out["warnings"] = warning_texts(caught)
         print_json(out)
     else:
+        print_warnings(caught)
         print(res.summary())
-        for n in notes:
-            print(f"warning: {n}")
     return 0

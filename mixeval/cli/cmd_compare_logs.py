@@ -93,7 +93,8 @@ def _run(args: argparse.Namespace) -> int:
                               on_error="drop" if args.drop_errored else "error")
     path = None
     if args.html is not None:
-        path = result.to_report().save(args.html)
+        facts = {"data": " ".join(args.logs), "command": getattr(args, "command_line", "")}
+        path = result.to_report().with_facts({k: v for k, v in facts.items() if v}).save(args.html)
     if args.json:
         out = result.to_dict()
         if path is not None:

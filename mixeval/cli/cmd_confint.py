@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from ._warnings import print_warnings, warning_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -61,14 +62,13 @@ def _run(args: argparse.Namespace) -> int:
             if args.method == "boot" else {}
         result = confint(fit, method=args.method, level=args.level, progress=None if not args.json else False, **boot)
     out = result.to_dict()
-    out["warnings"] = sorted({str(w.message) for w in caught})
+    out["warnings"] = warning_texts(caught)
     if seed is not None:
         out["seed"] = seed
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(result.summary())
     if seed is not None:
         print(f"seed: {seed}")

@@ -14,6 +14,7 @@ from ..errors import InputError
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
+from ._warnings import print_warnings, warning_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,11 +64,10 @@ def _fit(args: argparse.Namespace) -> int:
         fit = fit_model(args.formula, data, args, reml=not args.ml)
     if args.json:
         out = fit.to_dict()
-        out["warnings"] = list(dict.fromkeys(str(w.message) for w in caught))
+        out["warnings"] = warning_texts(caught)
         print_json(out)
     else:
-        for message in dict.fromkeys(str(w.message) for w in caught):
-            print(f"warning: {message}")
+        print_warnings(caught)
         print(fit.summary())
     return 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
+from ._warnings import print_warnings, warning_texts
 
 
 def _sizes(items: list[str]) -> dict[str, list[int]]:
@@ -22,7 +23,7 @@ def _sizes(items: list[str]) -> dict[str, list[int]]:
         if min(sizes) < smallest:
             what = ("rows per cell" if key == "replicates"
                     else "levels of a random factor (one level has no variance to simulate)")
-            raise InputError(f"--n {item}: {min(sizes)} is too few {what}; give {key}={smallest} or more.")
+            raise InputError(f"--n {item}: {min(sizes)} is too few {what}; give --n {key}={smallest} or more.")
         out[key] = sizes
     return out
 
@@ -104,12 +105,11 @@ def _run(args: argparse.Namespace) -> int:
     out = {"rows": table.to_dict(orient="records"), "test": result.test, "alpha": result.alpha,
            "nsim": result.n_resamples, "seed": seed, "effect": result.effect, "item": study.item,
            "smallest": None if best is None else {alias.get(k, k): v for k, v in best.to_dict().items()},
-           "target": args.target, "warnings": sorted({str(w.message) for w in caught})}
+           "target": args.target, "warnings": warning_texts(caught)}
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(result.summary())
     print(f"\nsmallest design with power >= {args.target}: {out['smallest'] if best is not None else 'none in the grid'}")
     print(f"seed: {seed}")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ._args import check_output_file
+from ._warnings import print_warnings, warning_texts
 
 HELP = "Bradley-Terry leaderboard of pairwise judgments (ties, position bias, judge and prompt effects)"
 
@@ -71,6 +72,7 @@ def _covariates(items: list[str]) -> dict[str, tuple[str, str]]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from .._format import terminal_width, text_table
     from ..preferences import bradley_terry
     from . import print_json
     from ._io import read_table
@@ -105,7 +107,11 @@ def _run(args: argparse.Namespace) -> int:
                                   scale="elo" if args.elo else "log-odds")
         path = None
         if args.html is not None:
-            path = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed).save(args.html)
+            facts = {"data": args.log, "rows": f"{len(source):,}" if not isinstance(source, str) else None,
+                     "command": getattr(args, "command_line", None)}
+            report = fit.to_report(level=args.level, n_resamples=args.iid_resamples, random_state=seed,
+                                   meta={k: v for k, v in facts.items() if v})
+            path = report.with_warnings(warning_texts(caught)).save(args.html)
     out = fit.to_dict()
     if path is not None:
         out["html"] = str(path)
@@ -117,20 +123,20 @@ def _run(args: argparse.Namespace) -> int:
     if tests is not None:
         out["margin_tests"] = {"null": tests.attrs["null"], "adjust": args.adjust, "scale": tests.attrs["scale"],
                                "tests": tests.drop(columns=["level"]).to_dict("records")}
-    out["warnings"] = sorted({str(w.message) for w in caught})
+    out["warnings"] = warning_texts(caught)
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(fit.summary())
     print()
-    print(ranks.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"{100 * args.level:g}% simultaneous rank sets (max-t over all pairs)")
+    print(text_table(ranks.drop(columns=["level"], errors="ignore"), width=terminal_width()))
     if tests is not None:
         kind = "equivalence (TOST)" if args.equivalence is not None else "non-inferiority"
         print(f"\n{kind} tests, H0: {tests.attrs['null']}; p-values adjusted by {args.adjust}")
         shown = tests[["system", "versus", "estimate", "se", "z", "pvalue", "pvalue_adjusted"]]
-        print(shown.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print(text_table(shown, width=terminal_width()))
     print(f"\nrandom seed: {seed} (the max-t rank sets{' and the report' if path else ''}; repeat with --seed {seed})")
     if path is not None:
         print(f"\nHTML report written to {Path(path).resolve()}")

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import InputError
+from ..errors import InputError, recorded_warnings
 from . import print_json
 from ._args import add_family_arguments, check_family_flags, check_output_file, number_list
 from ._io import read_table
@@ -48,12 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     d.set_defaults(handler=_demo)
 
 
-def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None, data: str = "") -> int:
+def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, truth=None, data: str = "",
+          warned: tuple[str, ...] = ()) -> int:
     from ..report import build_report
 
     meta = {"data": data, "command": getattr(args, "command_line", "")}
     report = build_report(study, conditional_on=by, cuts=cuts, labels=labels, truth=truth,  # warnings: once each
-                          meta={k: v for k, v in meta.items() if v})
+                          meta={k: v for k, v in meta.items() if v}).with_warnings(warned)
     path = report.save(args.out)
     if args.json:
         vc = study.variance_components()
@@ -93,10 +94,11 @@ def _report(args: argparse.Namespace) -> int:
                          facets=list(dict.fromkeys(c for c in facet_columns if c != args.system)))
     formula = f"{args.score} ~ {args.system} + (1|{args.item})" + "".join(f" + (1|{f})" for f in args.facet)
     family = None if args.family == "gaussian" else args.family
-    study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
-                  **({"link": args.link} if family else {}))
+    with recorded_warnings() as warned:  # the report states them too
+        study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
+                      **({"link": args.link} if family else {}))
     labels = args.labels.split(",") if args.labels else None
-    return _emit(study, args, args.by, cuts, labels, data=args.data)
+    return _emit(study, args, args.by, cuts, labels, data=args.data, warned=tuple(warned))
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from . import print_json
 from ._args import (add_family_arguments, check_count, check_family_flags, check_level, facet_ranges, facet_sizes,
                     number_list)
 from ._io import read_table
+from ._warnings import print_warnings, warning_texts
 
 if TYPE_CHECKING:
     from ..study import Study
@@ -127,6 +128,7 @@ def _reliability(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from ..reliability import resolve_scale as reliability_scale
+    from .._format import terminal_width, text_table
     from ..study import Study
 
     check_family_flags(args)
@@ -165,7 +167,7 @@ def _reliability(args: argparse.Namespace) -> int:
         "phi_scale": scale,
         "data_design": own,
         "coefficients": coefficients,
-        "warnings": list(dict.fromkeys(str(w.message) for w in caught)),
+        "warnings": warning_texts(caught),
     }
     if "note" in table.attrs:
         out["scale"] = table.attrs["note"]
@@ -193,8 +195,7 @@ def _reliability(args: argparse.Namespace) -> int:
     if args.json:
         print_json(out)
         return 0
-    for w in out["warnings"]:
-        print(f"warning: {w}")
+    print_warnings(caught)
     print(study.summary())
     print()
     for row in coefficients:
@@ -212,7 +213,7 @@ def _reliability(args: argparse.Namespace) -> int:
               f"[{out['phi_relative_ci'][0]:.4f}, {out['phi_relative_ci'][1]:.4f}]")
     if args.grid:
         print(f"\nD-study ({scale} scale):")
-        print(pd.DataFrame(out["dstudy"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(text_table(pd.DataFrame(out["dstudy"]), width=terminal_width()))
         print("\n" + choice.summary())
     return 0
 
@@ -238,7 +239,7 @@ def _check_by(study: Study, by: str) -> None:
 
 
 def _significance(args: argparse.Namespace) -> int:
-    from .._results import format_pvalue, pvalue_formatters
+    from .._format import format_number, format_pvalue, terminal_width, text_table
     from ..study import Study
 
     check_family_flags(args)
@@ -285,7 +286,7 @@ def _significance(args: argparse.Namespace) -> int:
         else:
             glrt, pairs = study.glrt(), study.pairwise(adjust=adjust, df=args.df, level=args.level, **extra)
     table = pairs.table
-    messages = list(dict.fromkeys(str(w.message) for w in caught))
+    messages = warning_texts(caught)
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": adjust,
@@ -295,19 +296,18 @@ def _significance(args: argparse.Namespace) -> int:
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
         print_json(out)
         return 0
-    for m in messages:
-        print(f"warning: {m}")
+    print_warnings(caught)
     what = f"the {study.system} x {pairs.trend} interaction" if pairs.trend else repr(study.system)
-    print(f"GLRT of {what}: Chisq = {glrt.statistic:.4f}, Df = {glrt.df:g}, p {format_pvalue(glrt.pvalue, relation=True)}")
+    print(f"GLRT of {what}: Chisq = {format_number(glrt.statistic)}, Df = {glrt.df:g}, "
+          f"p {format_pvalue(glrt.pvalue, relation=True)}")
     if pairs.trend is not None:
         print(f"\nSlope of each {study.system} in {pairs.trend} (df: {pairs.df_method}):")
-        print(pairs.emmeans.to_string(index=False, float_format=lambda v: f"{v:.6g}",
-                                      formatters=pvalue_formatters(pairs.emmeans, 6)))
+        print(text_table(pairs.emmeans, width=terminal_width()))
         print(f"\nPairwise slope contrasts ({adjust} adjustment, df: {pairs.df_method}):")
     else:
         what = f"Contrasts with {args.control}" if args.control is not None else "Pairwise contrasts"
         print(f"\n{what} ({adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}", formatters=pvalue_formatters(table, 6)))
+    print(text_table(table, width=terminal_width()))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")
     return 0

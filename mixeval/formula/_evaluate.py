@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..errors import ColumnError, FormulaError, InputError
+from ..errors import ColumnError, FormulaError, InputError, caller_stacklevel
 from ._bases import (
     PolyCoefs,
     SplineKnots,
@@ -736,7 +736,7 @@ def _spline(natural: bool) -> _Function:
         k = SplineKnots(tuple(st["knots"]), tuple(st["boundary"]), st["intercept"], st["degree"])
         if not natural and ((x < k.boundary[0]) | (x > k.boundary[1])).any():
             warnings.warn(f"{key}: some values lie beyond the boundary knots; the basis is extrapolated there as R "
-                          "does (which may be ill-conditioned).", UserWarning, stacklevel=2)
+                          "does (which may be ill-conditioned).", UserWarning, stacklevel=caller_stacklevel())
         basis = ns_basis(x, k) if natural else bs_basis(x, k)
         return RMatrix(basis, tuple(str(i) for i in range(1, basis.shape[1] + 1)))
     if natural:

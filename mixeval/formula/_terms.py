@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
-from ..errors import FormulaError
+from ..errors import FormulaError, caller_stacklevel
 from ._syntax import Binary, Call, Name, Node, Num, Paren, Unary, deparse
 
 __all__ = ["Terms", "expand_terms"]
@@ -145,7 +145,7 @@ class _Expander:
             name = _plain(self.variables[next(iter(base[0]))])
             warnings.warn(f"{deparse(node)} in a formula crosses {name} with itself, which is {name} (as in R): the "
                           f"model has no square term. Write I({name}^{deparse(right)}) for the power.",
-                          UserWarning, stacklevel=6)
+                          UserWarning, stacklevel=caller_stacklevel())
         out = base
         for _ in range(int(right.value) - 1):
             out = _unique(out + _interact(out, base))

@@ -22,7 +22,7 @@ from scipy import stats
 
 from .._adjust import ADJUST_METHODS, adjust_pvalues
 from .._validation import require_bool, require_probability
-from ..errors import ColumnError, InputError, InputTypeError
+from ..errors import ColumnError, InputError, InputTypeError, caller_stacklevel
 from ._conditional import by_pairs, heterogeneity
 from ._items import ItemTable, choose_metric, item_table
 from ._leaderboard import leaderboard
@@ -294,7 +294,7 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     for w in caught:
         seen.setdefault(str(w.message), w)
     for w in seen.values():
-        warnings.warn(w.message, w.category, stacklevel=2)
+        warnings.warn(w.message, w.category, stacklevel=caller_stacklevel())
     return _replace(result, warnings=tuple(seen))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError
+from ..errors import ColumnError, DroppedRowsWarning, InputError, InputTypeError, caller_stacklevel
 from ._stats import cluster_indicator
 
 __all__ = ["ItemTable", "choose_metric", "item_table"]
@@ -128,7 +128,7 @@ def item_table(data: pd.DataFrame, metric: str, *, cluster: str | None = None, b
         first = data.loc[missing, [c for c in ("model", "task", "item") if c in data.columns]].iloc[0].to_dict()
         warnings.warn(f"metric {metric!r} has no value in {int(missing.sum())} rows (e.g. {first}); those rows are "
                       "left out, and a model without a value on an item is compared on the other items.",
-                      DroppedRowsWarning, stacklevel=3)
+                      DroppedRowsWarning, stacklevel=caller_stacklevel())
         data = data.loc[~missing]
         y = y[~missing]
     blank = (data["model"].isna() | (data["model"].astype(str).str.strip() == "")).to_numpy()

@@ -18,7 +18,7 @@ from .._validation import (
     require_numeric_column,
     require_positive_int,
 )
-from ..errors import BoundaryWarning, InputError, InputTypeError
+from ..errors import BoundaryWarning, InputError, InputTypeError, caller_stacklevel
 from . import _core
 from ._model import MetricModel
 from ._summary import _ESTIMAND_OBS, _ESTIMAND_TRUE, _mask, _z
@@ -231,7 +231,7 @@ def metric_comparisons(
                 f"every output of system {s!r} has observed class {v[0]}: its sample variance is 0 and the "
                 "normal-theory intervals (uncorrected, calibrated, delta) are degenerate; score more outputs.",
                 BoundaryWarning,
-                stacklevel=2,
+                stacklevel=caller_stacklevel(),
             )
     items = {s: long.loc[long[system] == s, item].to_numpy() for s in systems} if item else None
     gold_counts = _gold_counts(gold, system, score, truth, systems, metrics) if "ppi" in methods else None

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .._validation import require_positive_int, require_probability
-from ..errors import BoundaryWarning, InputError
+from ..errors import BoundaryWarning, InputError, caller_stacklevel
 
 __all__ = ["MetricModel"]
 
@@ -261,5 +261,5 @@ def _validate(rates: tuple[float, ...], counts: tuple[int, ...] | None, positive
                 "variance estimate is 0 and the delta/bootstrap intervals ignore their uncertainty; "
                 "annotate more items of those classes.",
                 BoundaryWarning,
-                stacklevel=3,
+                stacklevel=caller_stacklevel(),
             )

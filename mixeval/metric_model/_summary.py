@@ -11,7 +11,8 @@ from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_positive_int, require_probability
-from ..errors import InputError, InputTypeError, MixevalWarning
+from .._format import format_number
+from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from . import _core
 from ._model import MetricModel
 
@@ -83,18 +84,21 @@ class MetricCI(TestResult):
     def summary(self) -> str:  # noqa: D102 - inherited doc
         ci, cu = self.confidence_interval, self.ci_uncorrected
         lines = [
-            f"ATE (observed, treatment - control) = {self.ate:.6g}",
-            f"  uncorrected (Eqs. 5-8): Var_C = {self.var_control_uncorrected:.4g}, "
-            f"Var_T = {self.var_treatment_uncorrected:.4g}, {100 * cu.level:g}% CI [{cu.lower:.6g}, {cu.upper:.6g}]",
-            f"  Goyal et al. (Eq. 14):  Var_C = {self.var_control:.4g}, Var_T = {self.var_treatment:.4g}, "
-            f"{100 * ci.level:g}% CI [{ci.lower:.6g}, {ci.upper:.6g}]",
-            f"calibrated ATE (true rates) = {self.ate_corrected:.6g}, SE = {self.se_corrected:.4g}, "
-            f"CI [{self.ci_corrected.lower:.6g}, {self.ci_corrected.upper:.6g}]",
+            f"ATE (observed, treatment - control) = {format_number(self.ate)}",
+            f"  uncorrected (Eqs. 5-8): Var_C = {format_number(self.var_control_uncorrected)}, "
+            f"Var_T = {format_number(self.var_treatment_uncorrected)}, "
+            f"{100 * cu.level:g}% CI [{format_number(cu.lower)}, {format_number(cu.upper)}]",
+            f"  Goyal et al. (Eq. 14):  Var_C = {format_number(self.var_control)}, "
+            f"Var_T = {format_number(self.var_treatment)}, "
+            f"{100 * ci.level:g}% CI [{format_number(ci.lower)}, {format_number(ci.upper)}]",
+            f"calibrated ATE (true rates) = {format_number(self.ate_corrected)}, "
+            f"SE = {format_number(self.se_corrected)}, "
+            f"CI [{format_number(self.ci_corrected.lower)}, {format_number(self.ci_corrected.upper)}]",
         ]
         if self.ci_delta is not None:
             lines.append(
-                f"  + rate uncertainty (delta): SE = {self.se_delta:.4g}, "
-                f"CI [{self.ci_delta.lower:.6g}, {self.ci_delta.upper:.6g}]"
+                f"  + rate uncertainty (delta): SE = {format_number(self.se_delta)}, "
+                f"CI [{format_number(self.ci_delta.lower)}, {format_number(self.ci_delta.upper)}]"
             )
         return "\n".join(lines)
 
@@ -138,7 +142,7 @@ def _warn_zero_width(standard_errors: dict[str, float]) -> None:
         warnings.warn(f"the {' and '.join(flat)} interval(s) have zero width: every observed rate is 0 (or 1), whose "
                       "plug-in binomial variance is 0. That is not certainty: with no observed positives use the "
                       "Goyal interval (Eq. 14) or an exact (Clopper-Pearson) or Wilson interval per rate, or score "
-                      "more outputs.", MixevalWarning, stacklevel=3)
+                      "more outputs.", MixevalWarning, stacklevel=caller_stacklevel())
 
 
 def metric_ci(

@@ -22,7 +22,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError
 
-from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ..errors import ConvergenceWarning, InputError, SingularFitWarning, caller_stacklevel
 from ._design import Design
 from ._optimize import OptimResult, even_coordinates, finite_difference_gradient, minimize_deviance
 from ._ordinal import (
@@ -769,10 +769,10 @@ def check_clmm_fit(result) -> None:
         warnings.warn(
             f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
             "estimated as (numerically) zero. This is a valid estimate, not a failure.",
-            SingularFitWarning, stacklevel=4)
+            SingularFitWarning, stacklevel=caller_stacklevel())
     if not result.converged:
         warnings.warn("the optimiser did not meet its convergence criterion; treat the estimates with care.",
-                      ConvergenceWarning, stacklevel=4)
+                      ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
 def covariance_from_hessian(hessian: Callable[[], np.ndarray]) -> np.ndarray | None:

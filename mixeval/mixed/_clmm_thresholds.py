@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.linalg import LinAlgError
 
-from ..errors import InputError
+from ..errors import InputError, caller_stacklevel
 from ._blas import single_threaded_blas
 from ._clmm import check_clmm_fit, clmm_problem, covariance_from_hessian, fit_clmm
 from ._clmm_result import make_clmm_result
@@ -517,7 +517,7 @@ def check_spread_fit(result: ClmmResult, factor: str) -> None:
                 f"{corr:+.2f}; variances {sd[0] ** 2:.3g} and {sd[1] ** 2:.3g}): their 2 x 2 covariance is singular")
     warnings.warn(f"boundary (singular) fit: {what}. This is a valid estimate, not a failure; "
                   "threshold_spread_test(..., n_resamples=) tests the spread without relying on the boundary "
-                  "asymptotics.", SingularFitWarning, stacklevel=4)
+                  "asymptotics.", SingularFitWarning, stacklevel=caller_stacklevel())
 
 
 def _refit_spread(design: Design, response: OrderedResponse, family: Ordinal, factor: str, data: Any, *,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._format import terminal_width, text_table
 from ..errors import InputError
 from ._bootstrap import _check_level, bootstrap_fit
 from ._protocol import as_fit_model
@@ -56,7 +57,7 @@ class ConfintResult:
     def summary(self) -> str:
         pct = f"{100 * self.level:g}%"
         extra = f", {self.n_resamples} refits" if self.n_resamples else ""
-        return f"{pct} {self.method} intervals{extra}\n" + self.table.to_string(float_format=lambda v: f"{v:.6g}")
+        return f"{pct} {self.method} intervals{extra}\n" + text_table(self.table, width=terminal_width())
 
     def __str__(self) -> str:
         return self.summary()

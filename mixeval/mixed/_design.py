@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
-from ..errors import ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError
+from ..errors import (ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError,
+                      caller_stacklevel)
 from ..formula import ModelFrameSpec, ParsedFormula, RandomTerm, model_frame_spec, parse_formula, response_values
 from ..formula import prepare_plain_columns as prepare_fixed_columns
 
@@ -347,7 +348,7 @@ def warn_confounded(groups: list[GroupingFactor]) -> None:
             "exactly one level of the other): only the sum of their variances is identified, and how it is "
             f"split between them is arbitrary. Keep one of (1|{a}) and (1|{b}), or report their sum.",
             IdentifiabilityWarning,
-            stacklevel=4,
+            stacklevel=caller_stacklevel(),
         )
 
 
@@ -387,7 +388,7 @@ def warn_unidentified(groups, X: np.ndarray) -> None:
             f"{name!r} (it is also a fixed effect, or a fixed factor is constant within its levels). Its estimate "
             f"is arbitrary and a likelihood-ratio test of it is meaningless; drop (1|{name}) or the fixed effect.",
             IdentifiabilityWarning,
-            stacklevel=4,
+            stacklevel=caller_stacklevel(),
         )
 
 
@@ -406,7 +407,7 @@ def drop_incomplete_rows(data: pd.DataFrame, columns: list[str], response: str |
             f"drop_missing=True: dropped {dropped} of {len(data)} rows with missing or non-finite values "
             f"(missing per column: {per_column or 'none; non-finite response values'}).",
             DroppedRowsWarning,
-            stacklevel=4,
+            stacklevel=caller_stacklevel(),
         )
     return data[keep]
 

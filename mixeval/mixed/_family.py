@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import caller_stacklevel
 from .families import DISTRIBUTION_VARIANCE, FAMILIES, Family, get_family
 
 __all__ = ["DISTRIBUTION_VARIANCE", "FAMILIES", "GAUSSIAN", "Family", "discrete_response_kind", "get_family",
@@ -36,7 +37,7 @@ def discrete_response_kind(y: np.ndarray) -> str | None:
     return None
 
 
-def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> None:
+def warn_discrete_response(y: np.ndarray, name: str) -> None:
     """Warn (:class:`~mixeval.errors.FamilyWarning`) when a Gaussian model is fitted to 0/1 scores or small counts."""
     import warnings
 
@@ -48,13 +49,13 @@ def warn_discrete_response(y: np.ndarray, name: str, *, stacklevel: int = 3) -> 
             f"the response {name!r} only takes the values 0 and 1; a linear mixed model ignores that a probability "
             "is bounded (its variance components and tests are on the wrong scale). Fit a binomial GLMM: "
             "mixeval.glmer(formula, data, family=\"binomial\"), Study(..., family=\"binomial\") or --family binomial.",
-            FamilyWarning, stacklevel=stacklevel)
+            FamilyWarning, stacklevel=caller_stacklevel())
     elif kind == "counts":
         warnings.warn(
             f"the response {name!r} looks like small counts (whole numbers >= 0, many zeros); a linear mixed model "
             "assumes a variance that does not grow with the mean. Consider a Poisson GLMM: "
             "mixeval.glmer(formula, data, family=\"poisson\") or --family poisson.",
-            FamilyWarning, stacklevel=stacklevel)
+            FamilyWarning, stacklevel=caller_stacklevel())
 
 
 #: The Gaussian family of every linear mixed model (``lmer``).

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ConvergenceWarning, InputError, SeparationWarning, SingularFitWarning
+from ..errors import ConvergenceWarning, InputError, SeparationWarning, SingularFitWarning, caller_stacklevel
 from ._design import Design
 from ._base import MixedResult
 from ._family import Family
@@ -383,18 +383,18 @@ def check_glmer_fit(result: GlmerResult) -> None:
             "and Wald tests are meaningless. Merge or drop the affected levels, or compare them by a test that "
             "does not rely on the estimate (the likelihood-ratio test of mixeval.compare remains usable).",
             SeparationWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     if result.singular:
         warnings.warn(
             f"boundary (singular) fit: a variance of {', '.join(repr(g) for g in result.singular_groups)} is "
             "estimated as (numerically) zero. This is a valid estimate, not a failure.",
             SingularFitWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     if not result.converged:
         warnings.warn(
             "the optimiser did not meet its convergence criterion; treat the estimates with care.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..errors import EmptyCategoryWarning, InputError
+from ..errors import EmptyCategoryWarning, InputError, caller_stacklevel
 from .families.ordinal import THRESHOLDS, Ordinal
 
 __all__ = ["Ordinal", "RowTerms", "OrderedResponse", "THRESHOLDS", "get_ordinal", "ordered_response",
@@ -200,7 +200,8 @@ def warn_empty_categories(resp: OrderedResponse, threshold: str) -> None:
     else:
         msg = f"with {threshold} thresholds their probabilities are estimated from the neighbouring categories"
     warnings.warn(f"the rating scale of {resp.name!r} has categor{'y' if len(empty) == 1 else 'ies'} "
-                  f"{', '.join(map(repr, empty))} with no observations: {msg}.", EmptyCategoryWarning, stacklevel=4)
+                  f"{', '.join(map(repr, empty))} with no observations: {msg}.", EmptyCategoryWarning,
+                  stacklevel=caller_stacklevel())
 
 
 @dataclass

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._format import format_column, terminal_width, text_table
+
 if TYPE_CHECKING:  # for annotations only: _result imports this module to print itself
     from ._result import LmerResult
 
@@ -20,10 +22,15 @@ def format_varcorr(fit: LmerResult) -> str:
         return _format_varcorr_slopes(fit)
     vc = fit.varcorr
     width = max(6, *(len(g) for g in vc.group))
-    lines = [f" {'Groups':<{width}} Name        {'Variance':>12} {'Std.Dev.':>11} {'Percent':>8}"]
-    for row in vc.itertuples(index=False):
+    variance, std = format_column(vc["variance"]), format_column(vc["std"])
+    shares = vc["percent"].to_numpy(dtype=float)
+    percent = [f"{p:.2f}%" for p in shares] if np.isfinite(shares).all() else None  # else undefined: left out
+    vw, sw = max(8, *map(len, variance)), max(8, *map(len, std))
+    lines = [f" {'Groups':<{width}} Name        {'Variance':>{vw}}  {'Std.Dev.':>{sw}}" + ("  Percent" if percent else "")]
+    for i, row in enumerate(vc.itertuples(index=False)):
         name = "" if row.group == "Residual" else "(Intercept)"
-        lines.append(f" {row.group:<{width}} {name:<11} {row.variance:>12.6g} {row.std:>11.6g} {row.percent:>7.2f}%")
+        lines.append(f" {row.group:<{width}} {name:<11} {variance[i]:>{vw}}  {std[i]:>{sw}}"
+                     + (f"  {percent[i]:>7}" if percent else ""))
     return "\n".join(lines)
 
 
@@ -51,7 +58,7 @@ def format_summary(fit: LmerResult) -> str:
     out = [f"Linear mixed model fit by {kind}" if fit.group_names else f"Linear model fit by {kind}"]
     out.append(f"Formula: {fit.formula}")
     crit = "REML criterion at convergence" if fit.reml else "deviance"
-    out.append(f"{crit}: {fit.criterion:.4f}   logLik: {fit.loglik:.4f}   AIC: {fit.aic:.4f}   BIC: {fit.bic:.4f}")
+    out.append(f"{crit}: {fit.criterion:.1f}   logLik: {fit.loglik:.1f}   AIC: {fit.aic:.1f}   BIC: {fit.bic:.1f}")
     out.append("")
     out.append("Random effects:")
     out.append(format_varcorr(fit))
@@ -61,7 +68,8 @@ def format_summary(fit: LmerResult) -> str:
     out.append("Fixed effects:")
     coefs = fit.coefficients
     if len(coefs):
-        out.append(coefs.rename(columns={"estimate": "Estimate", "se": "Std. Error", "t": "t value"}).to_string(float_format=lambda v: f"{v:.6g}"))
+        out.append(text_table(coefs.rename(columns={"estimate": "Estimate", "se": "Std. Error", "t": "t value"}),
+                              width=terminal_width()))
     else:
         out.append(" (none)")
     if fit.singular:

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
-from ..errors import ConvergenceWarning, InputError, SingularFitWarning
+from ..errors import ConvergenceWarning, InputError, SingularFitWarning, caller_stacklevel
 from ._blas import single_threaded_blas
 from ._design import Design, net_of_offset
 from ._base import MixedResult
@@ -709,12 +709,12 @@ def check_fit(result: LmerResult) -> None:
                "the random-effects structure can be simplified (drop a slope, or fit uncorrelated effects "
                "(1 + x || g)) without changing the fit much."),
             SingularFitWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     if not result.converged:
         warnings.warn(
             "the optimiser did not meet its convergence criterion (projected gradient of the deviance "
             "not ~0); treat the estimates with care and check the model specification.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
-from ..errors import ConvergenceWarning
+from ..errors import ConvergenceWarning, caller_stacklevel
 
 __all__ = ["OutcomeModel", "outcome_model", "FixedFit", "fit_fixed", "loglik", "warn_not_converged", "TIES"]
 
@@ -146,10 +146,10 @@ def _observed_information(model, X, y, beta, phi, offset) -> np.ndarray:
     return info
 
 
-def warn_not_converged(stacklevel: int = 3) -> None:
+def warn_not_converged() -> None:
     """The warning of a fixed-effects fit that stopped before converging."""
     warnings.warn("the Bradley-Terry fit did not converge (see the separation warning, if any); treat the "
-                  "estimates with care.", ConvergenceWarning, stacklevel=stacklevel)
+                  "estimates with care.", ConvergenceWarning, stacklevel=caller_stacklevel())
 
 
 def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np.ndarray, *,
@@ -204,7 +204,7 @@ def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np
         if flat is not None and gain < flat * (abs(ll) + 0.1):
             break
     if warn and not converged:
-        warn_not_converged(stacklevel=4)
+        warn_not_converged()
     if covariance:
         info = _observed_information(model, X, y, beta, phi, offset)
         try:

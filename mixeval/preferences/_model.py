@@ -140,7 +140,7 @@ def fit_model(log: VoteLog, spec: Spec, *, warn: bool = True, covariance: bool =
                       phi0=stopped.phi if model.n_phi else None, warn=False, covariance=covariance)
     fixed = replace(fixed, iterations=stopped.iterations + fixed.iterations)
     if warn and not fixed.converged:
-        warn_not_converged(stacklevel=3)
+        warn_not_converged()
     p = design.p
     phi_se = float(np.sqrt(fixed.cov[p, p])) if model.n_phi else float("nan")
     return ModelFit(spec=spec, design=design, beta=fixed.beta, cov=fixed.cov[:p, :p], phi=fixed.phi, phi_se=phi_se,

@@ -4,6 +4,7 @@ effects and their share of a vote's variance, votes needed, and the naive iid bo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -11,9 +12,10 @@ import pandas as pd
 
 from .._random import as_generator
 from .._validation import require_positive_int, require_probability
+from ..errors import recorded_warnings
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 
-__all__ = ["preference_report", "plot_abilities"]
+__all__ = ["preference_report", "plot_abilities", "fit_call"]
 
 
 def plot_abilities(result: Any, intervals: pd.DataFrame, ranks: pd.DataFrame):
@@ -90,7 +92,8 @@ def _scales_table(result: Any, level: float) -> pd.DataFrame | None:
 
 
 def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 200, random_state: Any = None,
-                      adjust: str = "holm", power: float = 0.8, title: str | None = None) -> Report:
+                      adjust: str = "holm", power: float = 0.8, title: str | None = None,
+                      meta: Mapping[str, str] | None = None) -> Report:
     """The report of a Bradley-Terry fit (see :meth:`PreferenceResult.to_report`).
 
     Parameters
@@ -107,6 +110,11 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     power : float
         Power of the votes-needed table (two-sided test at ``1 - level``).
     title : str, optional
+    meta : mapping of str to str, optional
+        Facts shown under the title after the fit's own (systems, votes, ties, position, level): the data file
+        and its rows, the ``command`` that made the report (the command line gives both). Without a ``command``,
+        the Python ``call`` that made the fit is stated; the mixeval version and the date are added by
+        :class:`~mixeval.report.Report`.
 
     Returns
     -------
@@ -125,6 +133,34 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     if n_resamples != 0:
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
     seed = as_generator(random_state)
+    with recorded_warnings() as warned:
+        sections = _sections(result, level, n_resamples, seed, adjust, power)
+    facts = {"systems": str(len(result.systems)), "votes": f"{result.n_votes:,}", "ties": result.ties,
+             "position": result.position, "level": f"{level:g}"}
+    facts.update(meta or {})
+    if "command" not in facts:
+        facts["call"] = fit_call(result)
+    return Report(title or f"Bradley-Terry leaderboard of {len(result.systems)} systems", tuple(sections),
+                  facts).with_warnings(warned)
+
+
+def fit_call(result: Any) -> str:
+    """The call of :func:`~mixeval.preferences.bradley_terry` that made ``result`` (its options; ``log`` stands for
+    the data), for a report's provenance.
+
+    Examples
+    --------
+    >>> from mixeval.preferences import bradley_terry, simulate_arena
+    >>> fit_call(bradley_terry(simulate_arena(300, {"a": 0.4, "b": 0.0, "c": 0.1}, random_state=2), position="none"))
+    "bradley_terry(log, ties='drop', position='none')"
+    """
+    options = {"ties": result.ties, "position": result.position, "random": tuple(result.random) or None,
+               "reference": result.reference}
+    return "bradley_terry(log" + "".join(f", {k}={v!r}" for k, v in options.items() if v is not None) + ")"
+
+
+def _sections(result: Any, level: float, n_resamples: int, seed: Any, adjust: str, power: float) -> list[Section]:
+    """The report's sections (see :func:`preference_report`)."""
     ranks = result.ranks(level, random_state=seed)
     intervals = result.intervals(level)
     board = intervals.loc[ranks.index, ["ability", "lower", "upper", "elo", "elo_lower", "elo_upper"]].copy()
@@ -208,6 +244,4 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
         notes.append(Note("the fit did not converge", "warning"))
     if notes:
         sections.append(Section("Notes", tuple(notes)))
-    meta = {"systems": str(len(result.systems)), "votes": str(result.n_votes), "ties": result.ties,
-            "position": result.position, "level": f"{level:g}"}
-    return Report(title or f"Bradley-Terry leaderboard of {len(result.systems)} systems", tuple(sections), meta)
+    return sections

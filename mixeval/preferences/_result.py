@@ -4,6 +4,7 @@ asked of them (intervals, contrasts, rank sets, tests, variance shares, votes ne
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._random import as_generator
+from .._format import format_number, terminal_width, text_table
 from .._results import Result, TestResult, to_plain
 from .._validation import require_positive_int, require_probability
 from ..errors import InputError
@@ -485,13 +487,14 @@ class PreferenceResult(Result):
         return out
 
     def to_report(self, *, level: float = 0.95, n_resamples: int = 200, random_state=None, adjust: str = "holm",
-                  power: float = 0.8, title: str | None = None):
+                  power: float = 0.8, title: str | None = None, meta: Mapping[str, str] | None = None):
         """The leaderboard report (:func:`mixeval.preferences._report.preference_report`): a
-        :class:`~mixeval.report.Report` with ``.save(path)`` (one HTML page) and ``.to_text()``."""
+        :class:`~mixeval.report.Report` with ``.save(path)`` (one HTML page) and ``.to_text()``; ``meta`` adds facts
+        under the title (data file, rows, command)."""
         from ._report import preference_report
 
         return preference_report(self, level=level, n_resamples=n_resamples, random_state=random_state,
-                                 adjust=adjust, power=power, title=title)
+                                 adjust=adjust, power=power, title=title, meta=meta)
 
     @property
     def infinite_terms(self) -> tuple[str, ...]:
@@ -525,20 +528,22 @@ class PreferenceResult(Result):
                 if mixed else "fixed effects")
         out = [f"Bradley-Terry model ({kind}); ties: {self.ties}; position: {self.position}"
                + (f"; random: {', '.join(self.random)}" if self.random else ""),
-               f"{self.n_votes} votes ({self.n_ties} ties used), {len(self.systems)} systems; logLik {self.loglik:.4f}",
+               f"{self.n_votes:,} votes ({self.n_ties:,} ties used), {len(self.systems)} systems; "
+               f"logLik {format_number(self.loglik, 6)}",
                "constraint: " + (f"ability of {self.reference!r} = 0" if self.reference else "abilities sum to 0")
-               + f"; Elo = {ELO_SCALE:.4f} * ability + 1000", f"abilities: {self.scale}", "",
-               table.to_string(float_format=lambda v: f"{v:.4f}")]
+               + f"; Elo = {format_number(ELO_SCALE, 6)} * ability + 1000", f"abilities: {self.scale}", "",
+               text_table(table, width=terminal_width())]
         if self.position_bias is not None:
-            out.append(f"position bias (first shown): {self.position_bias:.4f} (se {self.position_se:.4f})")
+            out.append(f"position bias (first shown): {format_number(self.position_bias)} "
+                       f"(se {format_number(self.position_se)})")
         if self.thresholds is not None:
-            out.append(f"thresholds (clm): {self.thresholds[0]:.4f}, {self.thresholds[1]:.4f}")
+            out.append(f"thresholds (clm): {format_number(self.thresholds[0])}, {format_number(self.thresholds[1])}")
         if self.ties == "davidson":
-            out.append(f"Davidson tie parameter nu: {self.tie_parameter:.4f}")
+            out.append(f"Davidson tie parameter nu: {format_number(self.tie_parameter)}")
         if len(self.covariates):
-            out += ["", "covariates (difference first - second):", self.covariates.to_string()]
+            out += ["", "covariates (difference first - second):", text_table(self.covariates, width=terminal_width())]
         if mixed:
-            out += ["", "random effects (latent log-odds scale):", self.varcorr.to_string(index=False)]
+            out += ["", "random effects (latent log-odds scale):", text_table(self.varcorr, width=terminal_width())]
         if self.separated:
             out.append(f"warning: infinite abilities (separation): {', '.join(self.separated)}")
         if self.infinite_terms:

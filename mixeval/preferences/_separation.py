@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.special import expit
 
-from ..errors import SeparationWarning
+from ..errors import SeparationWarning, caller_stacklevel
 from ._design import POSITION, DifferenceDesign, difference_design, gram_null, unidentified
 from ._fixed import OutcomeModel
 from ._log import VoteLog
@@ -339,7 +339,7 @@ def warn_separation(log: VoteLog, null: np.ndarray, *, reference: int | None, po
             "systems of different groups; differences within a group are estimated as usual (with reference= a "
             "system of a group, that group's abilities are finite). Collect more votes between the groups, or bound "
             "the differences on one side with intervals(method='profile').",
-            SeparationWarning, stacklevel=3)
+            SeparationWarning, stacklevel=caller_stacklevel())
         return
     moved = separated_rows(design.X, null)
     k, n = int(round(float(flat.count[moved].sum()))), flat.n_votes
@@ -355,4 +355,4 @@ def warn_separation(log: VoteLog, null: np.ndarray, *, reference: int | None, po
         "coefficient that depends on them"
         + (f"; the rest is the fit to the other {n - k} votes" if k < n else "") + ". Collect votes that break the "
         "pattern" + (f", or {' or '.join(hints)}" if hints else "") + ".",
-        SeparationWarning, stacklevel=3)
+        SeparationWarning, stacklevel=caller_stacklevel())

@@ -22,11 +22,10 @@ from __future__ import annotations
 from ._build import build_report, default_dstudy_grid, interaction_test
 from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
 from ._checks import check_evaluation_log, long_format_hint
-from ._format import format_number
+from .._format import format_number, text_table
 from ._report import Report
 from ._sections import (comparison_section, conditional_section, data_section, result_table, trend_section,
                         variance_section)
-from ._text import text_table
 
 __all__ = [
     "build_report",

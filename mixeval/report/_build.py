@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .._progress import progress as _progress
-from ..errors import InputError, InputTypeError
+from ..errors import InputError, InputTypeError, recorded_warnings
 from ._blocks import Note, Section
 from ._report import Report
 from ._sections import comparison_section, conditional_section, data_section, trend_section, variance_section
@@ -132,6 +132,13 @@ def _with_note(section: Section, note: Note | None) -> Section:
     if note is None:
         return section
     return Section(section.title, section.blocks + (note,), section.summary, section.text_tables)
+
+
+def _with_warnings(section: Section, texts: Sequence[str]) -> Section:
+    """``section`` with a warning note for each of ``texts`` (the warnings raised while it was made)."""
+    for text in texts:
+        section = _with_note(section, Note(text, "warning"))
+    return section
 
 
 def _as_frame(result: Any, what: str) -> pd.DataFrame:
@@ -405,7 +412,9 @@ def build_report(
     for label, make in bar:
         if hasattr(bar, "set_postfix_str"):
             bar.set_postfix_str(label)
-        sections.append(make())
+        with recorded_warnings() as warned:  # each warning also in the section it arose in
+            section = make()
+        sections.append(_with_warnings(section, warned))
     given = dict(meta or {})
     facts = {"data": given.pop("data")} if "data" in given else {}
     facts.update({"formula": study.formula, "rows": f"{len(study.data):,}", "items": study.item,

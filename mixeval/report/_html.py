@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
-from .._results import is_pvalue_column
-from ._format import display_frame, format_cell
+from .._format import column_blocks, display_frame, formatted_columns
 
 __all__ = [
     "CSS",
@@ -36,8 +35,8 @@ CSS = """
 .mxr h2 { font-size: 1.25em; margin-top: 1.8em; border-bottom: 1px solid #d8dee4; padding-bottom: .2em; }
 .mxr .meta { color: #57606a; font-size: .9em; }
 .mxr table.mxr-table { border-collapse: collapse; margin: .8em 0 1.2em 0; font-size: .9em; }
-.mxr table.mxr-table caption { caption-side: top; text-align: left; font-weight: 600; padding: .3em 0;
-                               white-space: nowrap; }
+.mxr table.mxr-table caption { caption-side: top; text-align: left; font-weight: 600; padding: .3em 0; }
+.mxr .mxr-wide { max-width: 100%; overflow-x: auto; }
 .mxr table.mxr-table th, .mxr table.mxr-table td { border: 1px solid #d0d7de; padding: .25em .6em; }
 .mxr table.mxr-table th { background: #f6f8fa; text-align: left; }
 .mxr table.mxr-table td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -68,23 +67,37 @@ def _is_numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
 
 
+#: characters of table text that fit the page (about 970 px of 0.9 em text, ~8 px a character; 2 of padding a cell)
+PAGE_CHARACTERS = 120
+
+
 def table_html(table: Table) -> str:
-    """A ``<table>`` with a ``<caption>``; numbers right-aligned with ``table.digits`` significant digits."""
+    """A ``<table>`` with a ``<caption>``; numbers right-aligned in one format per column.
+
+    A table too wide for the page is shown as several tables of consecutive columns, each starting with the label
+    column (as the text summary prints it), the caption saying which columns each holds.
+    """
     frame = display_frame(table.data, table.index)
     numeric = [_is_numeric(frame[c]) for c in frame.columns]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
-    rows = []
-    for values in frame.itertuples(index=False, name=None):
-        cells = []
-        for value, is_num, column in zip(values, numeric, frame.columns):
-            text = html.escape(format_cell(value, table.digits, pvalue=is_pvalue_column(column)))
-            cells.append(f'<td class="num">{text}</td>' if is_num else f"<td>{text}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
-    return (
-        f'<table class="mxr-table">{caption}<thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>"
-    )
+    columns = formatted_columns(frame, table.digits)
+    widths = [max([len(str(name))] + [len(text) for text in texts]) for name, texts in zip(frame.columns, columns)]
+    blocks = column_blocks(widths, numeric, PAGE_CHARACTERS)
+    parts = []
+    for number, block in enumerate(blocks, start=1):
+        caption = table.caption
+        if len(blocks) > 1:
+            shown = [str(frame.columns[j]) for j in block[1 if not numeric[0] else 0:]]
+            caption = f"{caption} ({number}/{len(blocks)}: {shown[0]} .. {shown[-1]})".strip()
+        head = "".join(f"<th>{html.escape(str(frame.columns[j]))}</th>" for j in block)
+        rows = []
+        for i in range(len(frame)):
+            cells = [f'<td class="num">{html.escape(columns[j][i])}</td>' if numeric[j]
+                     else f"<td>{html.escape(columns[j][i])}</td>" for j in block]
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+        caption_html = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        parts.append(f'<div class="mxr-wide"><table class="mxr-table">{caption_html}<thead><tr>{head}</tr></thead>'
+                     f"<tbody>{''.join(rows)}</tbody></table></div>")
+    return "".join(parts)
 
 
 def figure_html(figure: Figure) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
-from ._blocks import Section
+from ._blocks import Note, Section
 from ._html import fragment_html, page_html
 from ._text import report_text
 from ..errors import InputError, InputTypeError
@@ -88,6 +88,37 @@ class Report:
     def extended(self, *sections: Section) -> "Report":
         """A new Report with ``sections`` appended (the report itself is frozen)."""
         return Report(self.title, self.sections + tuple(sections), dict(self.meta))
+
+    def with_facts(self, facts: Mapping[str, str]) -> "Report":
+        """A new Report whose metadata also states ``facts`` (a given key replaces the report's own), e.g. the
+        command and the data file a command line adds to a report made by a library function.
+
+        Examples
+        --------
+        >>> Report("Demo").with_facts({"data": "votes.csv", "rows": "3,000"}).meta["rows"]
+        '3,000'
+        """
+        meta = dict(self.meta)
+        meta.update({str(k): str(v) for k, v in facts.items()})
+        return Report(self.title, self.sections, meta)
+
+    def with_warnings(self, texts: Iterable[str]) -> "Report":
+        """A new Report that opens with a "Warnings" section holding each of ``texts`` that no note of the report
+        states yet (the warnings raised while its data were fitted, e.g. collected by
+        :func:`mixeval.errors.recorded_warnings`); the report itself when there is none.
+
+        Examples
+        --------
+        >>> rep = Report("Demo").with_warnings(["boundary (singular) fit: a variance is estimated as 0."])
+        >>> rep.sections[0].title, rep.sections[0].blocks[0].kind
+        ('Warnings', 'warning')
+        """
+        stated = {block.text for section in self.sections for block in section.blocks if isinstance(block, Note)}
+        new = [text for text in dict.fromkeys(texts) if text not in stated]
+        if not new:
+            return self
+        notes = Section("Warnings", tuple(Note(text, "warning") for text in new))
+        return Report(self.title, (notes,) + self.sections, dict(self.meta))
 
     def section(self, title: str) -> Section:
         """The section called ``title`` (the error lists the titles)."""

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
-from .._results import PVALUE_FLOOR, TestResult
+from .._results import TestResult
 from .._validation import require_columns, require_dataframe
 from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 from ._checks import check_evaluation_log
-from ._format import format_number
+from .._format import format_number, format_pvalue
 
 __all__ = ["data_section", "variance_section", "comparison_section", "conditional_section", "trend_section",
            "result_table"]
@@ -39,7 +39,7 @@ def _pvalue_column(frame: pd.DataFrame, given: str | None) -> str | None:
 
 def _p_text(p: float) -> str:
     """``p = 0.0123`` style, ``p < 2.2e-16`` below double precision's resolution (as R prints it)."""
-    return "p < 2.2e-16" if p <= PVALUE_FLOOR else f"p = {format_number(p, 3)}"
+    return "p " + format_pvalue(p, relation=True)
 
 
 def data_section(
@@ -204,7 +204,7 @@ def variance_section(
         table["true variance"] = [float(reference[c]) if c in reference else np.nan
                                   for c in table[component].astype(str)]
     top = int(np.argmax(values))
-    summary = [f"largest component: {table[component].iloc[top]}, {percent[top]:.2f}% of the total variance"]
+    summary = [f"largest component: {table[component].iloc[top]}, {format_number(percent[top])}% of the total variance"]
     blocks: list[Block] = []
     if formula:
         blocks.append(Paragraph(f"Model: {formula}"))
@@ -444,7 +444,7 @@ def trend_section(
     >>> import pandas as pd
     >>> s = pd.DataFrame({"system": ["A", "B"], "trend": [0.004, 0.001], "se": [0.001, 0.001]})
     >>> trend_section(s, trace="system", var="length").summary
-    ('slope of the score in length: A 0.00400, B 0.00100',)
+    ('slope of the score in length: A 0.004, B 0.001',)
     """
     slopes = require_dataframe(slopes, "slopes")
     require_columns(slopes, [trace, slope], "slopes")

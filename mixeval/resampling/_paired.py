@@ -12,7 +12,7 @@ from scipy import special
 
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_finite, require_positive_int, require_probability
-from ..errors import InputError, InputTypeError, MixevalWarning
+from ..errors import InputError, InputTypeError, MixevalWarning, as_flag, caller_stacklevel
 from ._common import check_alternative, count_extreme, percentile_interval, require_items_to_resample
 from ._engine import as_generator, bootstrap_sums, sign_flip_sums, sign_flip_sums_all
 from ._metrics import resolve_metric
@@ -262,11 +262,13 @@ def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarra
     equal = np.count_nonzero(dist == observed)
     prop = (less + 0.5 * equal) / R
     if prop <= 0.0 or prop >= 1.0:
+        percentile = as_flag("the percentile interval (ci='percentile'; bootstrap_ci: method='percentile')",
+                             "--ci percentile")
         warnings.warn(
             "BCa interval undefined: all bootstrap replicates lie on one side of the observed statistic "
-            "(infinite bias correction); returning NaN. Use method='percentile' or more resamples.",
+            f"(infinite bias correction); returning NaN. Use {percentile} or more resamples.",
             MixevalWarning,
-            stacklevel=2,
+            stacklevel=caller_stacklevel(),
         )
         return ConfidenceInterval(float("nan"), float("nan"), level, "BCa" if jackknife is not None else "BC")
     z0 = special.ndtri(prop)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
+from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, caller_stacklevel
 from ..formula import ParsedFormula, RandomTerm, model_frame_spec, parse_formula
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
 from ..mixed._design import check_group_levels
@@ -475,7 +475,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
             "exactly one level of the other): only the sum of their variances is identified, and how it is "
             f"split between them is arbitrary. Keep one of (1|{a}) and (1|{b}), or report their sum.",
             IdentifiabilityWarning,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
     groups = tuple(GroupingFactor(name=t.term.name, codes=None, labels=t.labels) for t in terms)
     row_key = hash(("aggregate", nobs, response, float(f"{sy:.10g}"), float(f"{syy:.10g}")))

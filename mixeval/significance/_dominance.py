@@ -39,7 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import optimize, stats
 
-from ..errors import FewLevelsWarning
+from ..errors import FewLevelsWarning, caller_stacklevel
 from ._glmm_ddf import is_glmm, phi_at
 from ._labels import df_label
 
@@ -357,7 +357,7 @@ def share_upper_bounds(fit: object, L: np.ndarray, *, components: list[int] | No
 
 
 def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: str = "mean",
-                       method: str = "asymptotic", stacklevel: int = 3) -> None:
+                       method: str = "asymptotic") -> None:
     """Warn (:class:`~mixeval.errors.FewLevelsWarning`) when a component from few levels may make a row's 95%
     interval (of ``method``) undercover: its lowest coverage in the idealised model over the shares up to the upper
     bound of the component's share (:func:`share_upper_bounds`, :func:`worst_coverage`) falls below
@@ -406,7 +406,7 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
         f"the variance component {name!r} has {levels[j]} levels and {share} of the variance of the {what} "
         f"{labels[i]!r}: its 95% {kind} interval may cover as little as {100 * cover:.1f}% (idealised model). "
         f"More levels of {name!r} fix it; {remedy}.",
-        FewLevelsWarning, stacklevel=stacklevel)
+        FewLevelsWarning, stacklevel=caller_stacklevel())
 
 
 def _linear_functions(fit: object, specs: str, by: str | None):
@@ -420,8 +420,7 @@ def _linear_functions(fit: object, specs: str, by: str | None):
     return marginal_means(fit, specs, by)
 
 
-def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool, method: str = "asymptotic",
-                    stacklevel: int = 4) -> None:
+def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool, method: str = "asymptotic") -> None:
     """:func:`few_levels_warning` for the link-scale (ordinal: latent) marginal means of ``specs`` (within ``by``),
     or for their pairwise contrasts within each ``by`` group, with intervals of ``method``."""
     cells, L, specs_list, by_list = _linear_functions(fit, specs, by)
@@ -433,5 +432,4 @@ def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool,
             return
         L = np.array([L[a] - L[b] for a, b in pairs])
         labels = [f"{labels[a]} - {labels[b]}" for a, b in pairs]
-    few_levels_warning(fit, L, labels, what="contrast" if contrasts else "mean", method=method,
-                       stacklevel=stacklevel + 1)
+    few_levels_warning(fit, L, labels, what="contrast" if contrasts else "mean", method=method)

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2, norm
 
+from .._format import terminal_width, text_table
 from .._progress import progress as _bar
 from ..errors import InputError
 from ..mixed import build_design, compute_stats
@@ -242,7 +243,7 @@ class PowerResult:
 
     def summary(self) -> str:
         head = f"power of the {self.test} at alpha = {self.alpha:g}, {self.n_resamples} simulations per design"
-        return head + "\n" + self.table.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        return head + "\n" + text_table(self.table, width=terminal_width())
 
     def __str__(self) -> str:
         return self.summary()

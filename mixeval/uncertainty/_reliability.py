@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import BoundaryWarning, InputError
+from ..errors import BoundaryWarning, InputError, caller_stacklevel
 from .._results import ConfidenceInterval
 from ..mixed import MixedResult
 from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
@@ -75,7 +75,7 @@ def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: A
     return component_draws(source, n_resamples=n_resamples, random_state=random_state, progress=progress)
 
 
-def warn_boundary_draws(values: np.ndarray, level: float, what: str = "phi", *, stacklevel: int = 3) -> None:
+def warn_boundary_draws(values: np.ndarray, level: float, what: str = "phi") -> None:
     """Warn when so many refits put the coefficient at 0 (or 1) that an end of the interval is set by them.
 
     With at least ``(1 - level) / 2`` of the draws at 0 the basic interval's upper end is 1 (at 1, the lower end
@@ -100,7 +100,8 @@ def warn_boundary_draws(values: np.ndarray, level: float, what: str = "phi", *, 
             warnings.warn(f"{count} of {values.size} bootstrap refits ({count / values.size:.0%}) put {what} at "
                           f"{at:g} ({cause}): the interval's {side} end is {end} because the refits cannot bound "
                           f"{what} on that side, not because the data show it; the design estimates the components "
-                          "poorly (more items or conditions narrow it).", BoundaryWarning, stacklevel=stacklevel)
+                          "poorly (more items or conditions narrow it).", BoundaryWarning,
+                          stacklevel=caller_stacklevel())
 
 
 def _values(fn: Callable[[Mapping[str, float]], float], draws: pd.DataFrame) -> np.ndarray:

@@ -14,7 +14,7 @@ from .._progress import progress
 from .._random import as_generator
 from .._results import Result, to_plain
 from .._validation import require_columns, require_dataframe, require_positive_int
-from ..errors import BasisLimitWarning, ConvergenceWarning, InputError
+from ..errors import BasisLimitWarning, ConvergenceWarning, InputError, caller_stacklevel
 from ._determinism import determinism
 from ._gam import GAMResult, check_basis, make_design, prepare_response, validate_inputs
 from ._gam_design import warn_binary_target
@@ -585,12 +585,12 @@ def _warn_fit_problems(fits: dict[tuple[str, ...], GAMResult]) -> None:
         warnings.warn(
             f"{len(separated)} of {len(fits)} models separate the 0/1 target perfectly (D^2 = 1 reported, "
             f"e.g. {{{', '.join(separated[0])}}}): the labels are a deterministic function of those features.",
-            ConvergenceWarning, stacklevel=3,
+            ConvergenceWarning, stacklevel=caller_stacklevel(),
         )
     if failed:
         warnings.warn(
             f"penalized IRLS did not converge for {len(failed)} model(s) (e.g. {{{', '.join(failed[0])}}}); "
-            "their D^2 may be inaccurate (quasi-separation?).", ConvergenceWarning, stacklevel=3,
+            "their D^2 may be inaccurate (quasi-separation?).", ConvergenceWarning, stacklevel=caller_stacklevel(),
         )
 
 
@@ -600,7 +600,7 @@ def _warn_basis(best_fit: GAMResult) -> None:
         check_basis(best_fit)
     for w in caught:
         if issubclass(w.category, BasisLimitWarning):
-            warnings.warn(str(w.message), BasisLimitWarning, stacklevel=3)
+            warnings.warn(str(w.message), BasisLimitWarning, stacklevel=caller_stacklevel())
 
 
 # ----------------------------------------------------------------------------- the test
@@ -774,7 +774,7 @@ def circularity_test(
     k = require_positive_int(k, "k", minimum=3)
     k_max = check_basis_bounds(k, k_max, k_check)
     validate_inputs(data, target, features)
-    warn_binary_target(prepare_response(data, target, family), target, family, stacklevel=2)
+    warn_binary_target(prepare_response(data, target, family), target, family)
     ranking = rank_features(data, target, features)
     candidates = select_candidates(ranking, top)
     cat = [c for c in (categorical or []) if c in candidates]
@@ -796,7 +796,7 @@ def circularity_test(
         if larger is not None and n_coefficients(larger) > len(larger.y):
             warnings.warn(f"the k-check asks for larger bases ({raised}), but with them the GAM of every candidate "
                           f"would have {n_coefficients(larger)} coefficients for {len(larger.y)} rows; k = {k} is kept.",
-                          BasisLimitWarning, stacklevel=2)
+                          BasisLimitWarning, stacklevel=caller_stacklevel())
         elif larger is not None:
             kmap.update(raised)
             design = larger

@@ -17,7 +17,7 @@ import warnings
 
 import pandas as pd
 
-from ..errors import BasisLimitWarning
+from ..errors import BasisLimitWarning, caller_stacklevel
 from ._gam_basis import cr_knots, cr_local, cr_matrices, sum_to_zero_null_space
 from ._gam_design import GAMDesign, make_design, prepare_response, validate_inputs, warn_binary_target
 from ._gam_result import GAMResult
@@ -26,7 +26,7 @@ __all__ = ["GAMResult", "fit_gam", "check_basis", "make_design", "prepare_respon
            "cr_knots", "cr_local", "cr_matrices", "sum_to_zero_null_space"]
 
 
-def check_basis(result: GAMResult, threshold: float = 0.9, stacklevel: int = 2) -> list[str]:
+def check_basis(result: GAMResult, threshold: float = 0.9) -> list[str]:
     """Warn (:class:`BasisLimitWarning`) for smooths whose edf is close to their basis limit ``k - 1``."""
     hit = []
     for f in result.features:
@@ -39,7 +39,7 @@ def check_basis(result: GAMResult, threshold: float = 0.9, stacklevel: int = 2) 
             f"smooth term(s) {desc} use nearly all the freedom of their basis; the shape may be "
             "under-resolved (e.g. a step function). Refit with a larger `k` (the book used 100-230 knots "
             "for thresholds).",
-            BasisLimitWarning, stacklevel=stacklevel + 1,
+            BasisLimitWarning, stacklevel=caller_stacklevel(),
         )
     return hit
 

@@ -18,7 +18,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
-from ..errors import ConvergenceWarning, FamilyWarning, InputError
+from ..errors import ConvergenceWarning, FamilyWarning, InputError, as_flag, caller_stacklevel
 from ._gam_basis import Term, build_term, penalty_scale
 from ._gam_family import binomial_deviance, expit
 from ._gam_result import GAMResult
@@ -209,12 +209,12 @@ class GAMDesign:
             warnings.warn(
                 f"the features {names} separate the 0/1 target perfectly: the logit GAM has no finite maximum, its "
                 "deviance tends to 0, so D^2 = 1 is reported (as mgcv does). A deterministic rule over these "
-                "features reproduces the labels.", ConvergenceWarning, stacklevel=3,
+                "features reproduces the labels.", ConvergenceWarning, stacklevel=caller_stacklevel(),
             )
         elif not converged:
             warnings.warn(
                 f"penalized IRLS did not converge in {max_iter} iterations for features {names}; D^2 may be "
-                "inaccurate (perfect separation?).", ConvergenceWarning, stacklevel=3,
+                "inaccurate (perfect separation?).", ConvergenceWarning, stacklevel=caller_stacklevel(),
             )
         ybar = float(np.clip(y.mean(), 1e-15, 1 - 1e-15))
         null_deviance = binomial_deviance(y, np.full(self.n, ybar))
@@ -268,7 +268,7 @@ def prepare_response(data: pd.DataFrame, target: str, family: str) -> np.ndarray
     return y
 
 
-def warn_binary_target(y: np.ndarray, target: str, family: str, *, stacklevel: int = 3) -> None:
+def warn_binary_target(y: np.ndarray, target: str, family: str) -> None:
     """Warn (:class:`~mixeval.errors.FamilyWarning`) when a 0/1 target is fitted with the Gaussian family.
 
     Examples
@@ -278,13 +278,14 @@ def warn_binary_target(y: np.ndarray, target: str, family: str, *, stacklevel: i
     ...     warnings.simplefilter("always")
     ...     warn_binary_target(np.array([0.0, 1, 1, 0]), "label", "gaussian")
     >>> print(caught[0].message)
-    the target 'label' only takes the values 0 and 1; family='gaussian' fits it as a numeric score (identity link, constant variance), so D^2 and the selected features are on the wrong scale. Pass family='binomial' (on the command line --family binomial).
+    the target 'label' only takes the values 0 and 1; family='gaussian' fits it as a numeric score (identity link, constant variance), so D^2 and the selected features are on the wrong scale. Pass family='binomial'.
     """
     if family == "gaussian" and np.isin(y, (0.0, 1.0)).all():
-        warnings.warn(f"the target {target!r} only takes the values 0 and 1; family='gaussian' fits it as a numeric "
-                      "score (identity link, constant variance), so D^2 and the selected features are on the wrong "
-                      "scale. Pass family='binomial' (on the command line --family binomial).", FamilyWarning,
-                      stacklevel=stacklevel)
+        gaussian, binomial = as_flag("family='gaussian'", "--family gaussian"), as_flag("family='binomial'",
+                                                                                      "--family binomial")
+        warnings.warn(f"the target {target!r} only takes the values 0 and 1; {gaussian} fits it as a numeric score "
+                      "(identity link, constant variance), so D^2 and the selected features are on the wrong scale. "
+                      f"Pass {binomial}.", FamilyWarning, stacklevel=caller_stacklevel())
 
 
 def validate_inputs(data: object, target: str, features: list[str]) -> pd.DataFrame:

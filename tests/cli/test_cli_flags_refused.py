@@ -276,6 +276,6 @@ def test_a_zero_one_circularity_target_fitted_as_gaussian_says_use_binomial(caps
     path = tmp_path / "binary.csv"
     df.to_csv(path, index=False)
     assert main(["circularity", str(path), "--target", "y", "--no-k-check"]) == 0
-    out = capsys.readouterr().out
-    assert "warning: the target 'y' only takes the values 0 and 1; --family gaussian fits it" in out
-    assert "Pass --family binomial." in out and "family='" not in out
+    captured = capsys.readouterr()
+    assert "warning: the target 'y' only takes the values 0 and 1; --family gaussian fits it" in captured.err
+    assert "Pass --family binomial." in captured.err and "family='" not in captured.out + captured.err

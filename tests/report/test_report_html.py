@@ -85,9 +85,9 @@ def report() -> Report:
 
 @pytest.mark.parametrize(
     "value, text",
-    [(0.0123449, "0.01234"), (47752.135, "47752"), (3.96e-8, "3.960e-08"), (60.8829, "60.88"), (0.0, "0"),
-     (-0.00272, "-0.002720"), (1.5e7, "1.500e+07"), (float("nan"), "NA"), (float("inf"), "inf"), (82.13, "82.13"),
-     (2.0, "2"), (-64.0, "-64"), (999999.0, "999999"), (0.5, "0.5000")],
+    [(0.0123449, "0.01234"), (47752.135, "47752"), (3.96e-8, "3.96e-08"), (60.8829, "60.88"), (0.0, "0"),
+     (-0.00272, "-0.00272"), (1.5e7, "1.5e+07"), (float("nan"), "NA"), (float("inf"), "Inf"), (82.13, "82.13"),
+     (2.0, "2"), (-64.0, "-64"), (999999.0, "999999"), (0.5, "0.5")],
 )
 def test_format_number(value, text):
     assert format_number(value) == text
@@ -96,7 +96,7 @@ def test_format_number(value, text):
 def test_text_table_alignment_truncation_and_index():
     frame = pd.DataFrame({"name": ["a", "bb", "c"], "x": [1.5, -20.25, np.nan], "n": [1, 22, 333]})
     out = text_table(frame, max_rows=2, caption="T")
-    assert out.splitlines() == ["T", "name       x   n", "a      1.500   1", "bb    -20.25  22",
+    assert out.splitlines() == ["T", "name       x   n", "a       1.50   1", "bb    -20.25  22",
                                 "... 1 more row(s) not shown (3 in total)"]
     indexed = frame.set_index("name")
     assert text_table(indexed).splitlines()[0].split() == ["name", "x", "n"]
@@ -156,7 +156,7 @@ def test_page_is_well_formed_and_holds_tables_figures_notes(report):
     assert "sentence explains 82.13% of the variance" in text
     # numbers: 4 significant digits, right-aligned numeric cells
     assert '<td class="num">0.09047</td>' in page and '<td class="num">82.13</td>' in page
-    assert '<td class="num">3.200e-09</td>' in page and "<td>Baseline - Marking</td>" in page
+    assert '<td class="num">3.2e-09</td>' in page and "<td>Baseline - Marking</td>" in page
     # table of contents links to the section ids
     hrefs = [a["href"] for t, a in parsed.tags if t == "a"]
     ids = [a["id"] for t, a in parsed.tags if t == "section"]
@@ -248,3 +248,19 @@ def test_extended_returns_a_new_report(report):
     assert longer.meta == report.meta and longer.title == report.title
     with pytest.raises(TypeError, match="Section"):
         report.extended("not a section")  # type: ignore[arg-type]
+
+
+def test_a_table_too_wide_for_the_page_is_split_into_blocks_of_columns():
+    """Issue 41 item 8: a 20-column table is not cut off; each block starts with the label column."""
+    from mixeval.report._html import PAGE_CHARACTERS, page_html, table_html
+
+    wide = pd.DataFrame({"contrast": ["baseline - system_a", "baseline - system_b"],
+                         **{f"statistic_{j}": [1.23456, -0.000123] for j in range(20)}})
+    page = table_html(Table(wide, "Table 9: wide"))
+    tables = re.findall(r"<table.*?</table>", page)
+    assert len(tables) > 1
+    heads = [re.findall(r"<th>(.*?)</th>", t) for t in tables]
+    assert all(h[0] == "contrast" for h in heads) and sum(len(h) - 1 for h in heads) == 20
+    for head in heads:
+        assert sum(max(len(name), 10) + 2 for name in head) <= PAGE_CHARACTERS + 12
+    assert "Table 9: wide (1/" in page and "overflow-x: auto" in page_html("t", [Section("s", (Table(wide, "w"),))])

@@ -34,5 +34,5 @@ def test_trend_section_alone():
     slopes = pd.DataFrame({"system": ["A", "B"], "trend": [0.004, 0.001], "se": [0.001, 0.001]})
     contrasts = pd.DataFrame({"contrast": ["A - B"], "estimate": [0.003], "pvalue": [0.03]})
     section = trend_section(slopes, trace="system", var="length", contrasts=contrasts)
-    assert section.summary == ("slope of the score in length: A 0.00400, B 0.00100",
+    assert section.summary == ("slope of the score in length: A 0.004, B 0.001",
                                "1 of 1 pairwise slope differences have p < 0.05")

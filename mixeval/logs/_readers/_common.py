@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import DroppedRowsWarning, InputError
+from ...errors import DroppedRowsWarning, InputError, caller_stacklevel
 
 __all__ = ["KEY_COLUMNS", "check_items", "check_sources", "frame_of_files"]
 
@@ -227,7 +227,7 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
         raise InputError(text + ". The logs were made on different data; pass on_mismatch='drop' "
                          "(CLI: --drop-mismatched) to leave these items out for every model.")
     warnings.warn(text + f"; these {bad_items.size} items are left out for every model.", DroppedRowsWarning,
-                  stacklevel=2)
+                  stacklevel=caller_stacklevel())
     out = data.loc[~bad_rows].reset_index(drop=True)
     out.attrs = dict(data.attrs)
     return out

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...errors import DroppedRowsWarning, InputError
+from ...errors import DroppedRowsWarning, InputError, caller_stacklevel
 from ._common import _hash, _paths, check_items, frame_of_files
 
 __all__ = ["read_helm"]
@@ -76,7 +76,7 @@ def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
         rows.append(row)
     if perturbed:
         warnings.warn(f"{run_dir}: {perturbed} perturbed instances (HELM robustness/fairness runs) are not read; "
-                      "the comparison uses the unperturbed ones.", DroppedRowsWarning, stacklevel=3)
+                      "the comparison uses the unperturbed ones.", DroppedRowsWarning, stacklevel=caller_stacklevel())
     return rows, list(metrics)
 
 

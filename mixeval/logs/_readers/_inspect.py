@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...errors import DroppedRowsWarning, InputError
+from ...errors import DroppedRowsWarning, InputError, caller_stacklevel
 from ._common import KEY_COLUMNS, _field_columns, _hash, _paths, check_items, frame_of_files
 
 __all__ = ["read_inspect", "inspect_value_to_float", "inspect_files", "looks_like_inspect_json"]
@@ -157,7 +157,7 @@ def _inspect_file(path: Path, on_error: str) -> tuple[list[dict[str, Any]], list
     if status not in (None, "success"):
         unfinished = " (it did not finish)" if status == "started" else ""
         warnings.warn(f"{path}: the evaluation's status is {status!r}, not 'success'{unfinished}; its "
-                      f"{len(samples)} finished samples of {model!r} are read.", DroppedRowsWarning, stacklevel=4)
+                      f"{len(samples)} finished samples of {model!r} are read.", DroppedRowsWarning, stacklevel=caller_stacklevel())
     rows, metrics, errored = [], {}, []
     for s in samples:
         if "id" not in s:
@@ -177,7 +177,7 @@ def _inspect_file(path: Path, on_error: str) -> tuple[list[dict[str, Any]], list
     if errored:
         warnings.warn(f"{path}: {len(errored)} samples of {model!r} ended in an error and are left out: "
                       + ", ".join(errored[:5]) + (" ..." if len(errored) > 5 else "") + ".",
-                      DroppedRowsWarning, stacklevel=4)
+                      DroppedRowsWarning, stacklevel=caller_stacklevel())
     taken = set(KEY_COLUMNS) | set(metrics)
     return [dict(r, **_field_columns(meta, taken, "metadata_")) for r, meta in rows], list(metrics)
 

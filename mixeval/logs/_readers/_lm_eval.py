@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...errors import DroppedRowsWarning, InputError, InputTypeError
+from ...errors import DroppedRowsWarning, InputError, InputTypeError, caller_stacklevel
 from ._common import KEY_COLUMNS, _hash, _json_object, _number, _paths, _scalar, check_items, check_sources
 
 __all__ = ["read_lm_eval"]
@@ -326,12 +326,12 @@ class _LmEvalColumns:
             if unread:
                 warnings.warn(f"{seg.path}: the metrics {sorted(unread)} are not numbers per sample "
                               "(corpus-level metrics such as BLEU keep their inputs per sample); they are not read.",
-                              DroppedRowsWarning, stacklevel=5)
+                              DroppedRowsWarning, stacklevel=caller_stacklevel())
             if missing:
                 text = ", ".join(f"{key!r} in {count} of {len(rows)}" for key, count in missing.items())
                 warnings.warn(f"{seg.path}: some samples have no number for a metric (null): {text}; those values "
                               "are missing (NaN) in the table, the other samples are read. Drop or fill them before "
-                              "comparing.", DroppedRowsWarning, stacklevel=5)
+                              "comparing.", DroppedRowsWarning, stacklevel=caller_stacklevel())
             order.update(names)
             per_file.append(frozenset(names))
         return columns, list(order), per_file

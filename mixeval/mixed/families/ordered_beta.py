@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from ...errors import FamilyWarning, InputError
+from ...errors import FamilyWarning, InputError, caller_stacklevel
 from ._base import STUDY_METHODS, Family, Support
 from ._special import trigamma
 from .beta import _beta_mu_terms
@@ -75,7 +75,7 @@ class OrderedBeta(Family):
             if not np.any(y == value):
                 warnings.warn(f"the response {name!r} has no exact {value:g}: the {which} cutpoint is not identified "
                               f"(its estimate runs to {'-' if value == 0 else '+'}infinity). family='beta' models "
-                              "responses strictly inside (0, 1).", FamilyWarning, stacklevel=6)
+                              "responses strictly inside (0, 1).", FamilyWarning, stacklevel=caller_stacklevel())
 
     def initialize(self, y, weights):
         n = max(y.size, 2)
