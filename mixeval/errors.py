@@ -7,7 +7,8 @@ at fault and what to do instead. The command line turns exactly these (and a mis
 input file) into a one-line message with exit code 2; anything else is a bug and shows its traceback.
 
 Every warning of the package is issued with ``stacklevel=caller_stacklevel()``, so that Python shows the
-user's line that led to it (``analysis.py:12: SingularFitWarning: ...``), never a line inside mixeval. A
+user's line that led to it (the file and line number of the user's call, then the warning's class and
+message), never a line inside mixeval. A
 message that advises an argument writes it with :func:`as_flag`, giving the Python form and the command
 line's (``family='binomial'`` / ``--family binomial``): ``str()`` shows the former, ``.cli_message`` the latter.
 :func:`recorded_warnings` collects the warnings of a block (for a report to show them) and passes them on.

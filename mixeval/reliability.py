@@ -496,7 +496,8 @@ class DesignChoice(Result):
     confidence : float or None
         The confidence of the lower bound the choice was made on (None: on the point estimate).
     scale : str
-        ``"observed"`` or ``"latent"``: the scale of phi (:func:`resolve_scale`), named in the summary.
+        ``"observed"`` or ``"latent"``: the scale of phi (:func:`resolve_scale`) of a binomial, Poisson or ordinal
+        fit, named in the summary; ``""`` where the two coincide (Gaussian fits, a mapping of components).
     bound : str
         With ``confidence``: how the lower bound was computed (``"studentized"`` or ``"basic-logit"``).
     phi_lower, p_reach : float
@@ -524,7 +525,7 @@ class DesignChoice(Result):
     phi_lower: float = float("nan")
     p_reach: float = float("nan")
     designs: pd.DataFrame | None = field(default=None, repr=False)
-    scale: str = "latent"
+    scale: str = ""
     bound: str = ""
 
     @property
@@ -532,7 +533,7 @@ class DesignChoice(Result):
         return self.n is not None
 
     def summary(self) -> str:
-        what = f"{self.kind} phi ({self.scale} scale)"
+        what = f"{self.kind} phi" + (f" ({self.scale} scale)" if self.scale else "")
         if self.n is None:
             if self.confidence is not None:
                 return (f"no design in the search space has a {100 * self.confidence:g}% lower confidence bound of "
@@ -612,6 +613,7 @@ def cheapest_design(
     per_obs = cost_per_observation if (costs or cost_per_observation) else 1.0
     grid = {f: range(1, int(m) + 1) for f, m in max_n.items()}
     chosen = resolve_scale(source, scale)
+    label = chosen if isinstance(source, MixedResult) and _has_latent_scale(source) else ""  # Gaussian: one scale
     table = dstudy(source, item, grid, scale=chosen)
     col = "phi" if kind == "absolute" else "phi_relative"
     facets = list(max_n)
@@ -636,7 +638,7 @@ def cheapest_design(
     designs = table.copy() if confidence is not None else None
     if feasible.empty:
         return DesignChoice(target, kind, None, float("nan"), float("nan"), feasible.reset_index(drop=True),
-                            confidence=confidence, designs=designs, scale=chosen, bound=bound or "")
+                            confidence=confidence, designs=designs, scale=label, bound=bound or "")
     fs = feasible[facets].to_numpy()
     dominated = [bool(np.any(np.all(fs <= row, axis=1) & np.any(fs < row, axis=1))) for row in fs]
     frontier = feasible[~np.array(dominated)].sort_values(["cost", crit], ascending=[True, False]).reset_index(drop=True)
@@ -652,7 +654,7 @@ def cheapest_design(
         phi_lower=float(best["phi_lower"]) if confidence is not None else float("nan"),
         p_reach=float(best["p_reach"]) if confidence is not None else float("nan"),
         designs=designs,
-        scale=chosen,
+        scale=label,
         bound=bound or "",
     )
 

@@ -57,7 +57,7 @@ def test_reliability_uses_the_latent_residual():
         fit = clmm("rating ~ system + (1|item) + (1|rater)", df, link=link)
         comps = fit.components
         expected = comps["item"] / (comps["item"] + comps["rater"] / 3 + resid / 3)
-        assert mixeval.phi(fit, item="item", n={"rater": 3}) == pytest.approx(expected, rel=1e-12)
+        assert mixeval.phi(fit, item="item", n={"rater": 3}, scale="latent") == pytest.approx(expected, rel=1e-12)
         table = mixeval.dstudy(fit, "item", {"rater": [1, 2, 4]})
         assert len(table) == 3
         best = mixeval.cheapest_design(fit, "item", 0.5, max_n={"rater": 20})
