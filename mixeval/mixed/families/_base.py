@@ -133,6 +133,13 @@ class Family:
         One line for the command line's help.
     latent_note : str
         What the latent residual variance is (and which approximation), printed with variance shares.
+    response_label, response_plural : str
+        The name of a response-scale mean (the column of ``emmeans(type="response")``: ``"prob"``, ``"rate"``,
+        ``"proportion"``) and its plural in prose (``"probabilities"``, ...).
+    mean_is_inverse_link : bool
+        ``E[y | eta]`` is the inverse link (False for ordered beta, whose exact 0s and 1s move it, and for ordinal
+        ratings): response-scale means are then back-transformed link-scale means, and ``exp`` of a link-scale
+        difference is the link's ratio (:attr:`ratio_name`).
     support : Support
 
     Notes
@@ -160,6 +167,9 @@ class Family:
     parameter_kinds: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
     latent_note: ClassVar[str] = ""
+    response_label: ClassVar[str] = "response"
+    response_plural: ClassVar[str] = "means"
+    mean_is_inverse_link: ClassVar[bool] = True
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
                                          aggregate_sources=False)
@@ -201,6 +211,13 @@ class Family:
 
     def mu_eta(self, eta: np.ndarray) -> np.ndarray:
         return self.link_function.mu_eta(eta)
+
+    @property
+    def ratio_name(self) -> str | None:
+        """What ``exp`` of a difference of linear predictors is, as a column name: the link's ratio
+        (``"odds_ratio"`` for logit, ``"ratio"`` of means for log; :attr:`~._link.Link.ratio`) when the mean is the
+        inverse link, else None (no ratio scale: response-scale contrasts are differences)."""
+        return self.link_function.ratio if self.mean_is_inverse_link else None
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -286,10 +303,43 @@ class Family:
         """``E[y | eta]`` on the response scale (the inverse link unless the family says otherwise)."""
         return np.asarray(self.linkinv(eta), dtype=float)
 
+    def mean_derivatives(self, eta: np.ndarray, params: np.ndarray = ()
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`mean` with its first two derivatives in ``eta`` and its gradient in the family's parameters
+        (optimiser scale; a trailing axis of :attr:`n_parameters`): what the delta method of a response-scale
+        mean and the marginal means (:mod:`mixeval.significance`) need.
+
+        The default is the inverse link's (:attr:`~._link.Link.derivatives`), which no family parameter moves.
+
+        Examples
+        --------
+        >>> from mixeval.mixed.families import get_family
+        >>> m, d1, d2, dp = get_family("poisson").mean_derivatives(np.log([2.0]))
+        >>> m.tolist(), d1.tolist(), d2.tolist(), dp.shape
+        ([2.0], [2.0], [2.0], (1, 0))
+        """
+        eta = np.asarray(eta, dtype=float)
+        mu, m1, m2, _ = self.link_function.derivatives(eta)
+        return mu, m1, m2, np.zeros((*eta.shape, self.n_parameters))
+
     def variance(self, mu: np.ndarray, params: np.ndarray = (), weights: np.ndarray | float = 1.0) -> np.ndarray:
         """``Var(y | mu)``: the variance function of an exponential family (dispersion 1), the conditional
         variance at ``params`` otherwise."""
         raise NotImplementedError
+
+    def response_variance(self, eta: np.ndarray, params: np.ndarray = (), weights: np.ndarray | float = 1.0
+                          ) -> np.ndarray:
+        """``Var(y | eta)`` of one row's response as the model scores it (a proportion of ``weights`` trials for
+        a trials family), the family's dispersion included: what the observed-scale reliability of a mean score
+        needs (:mod:`mixeval._observed`) beside :meth:`mean`.
+
+        Examples
+        --------
+        >>> from mixeval.mixed.families import get_family
+        >>> float(get_family("negative_binomial").response_variance(np.log([2.0]), np.log([4.0]))[0])  # 2 + 4/4
+        3.0
+        """
+        return np.asarray(self.variance(self.linkinv(np.asarray(eta, dtype=float)), params, weights), dtype=float)
 
     def simulate(self, eta: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
                  params: np.ndarray = ()) -> np.ndarray:

@@ -90,7 +90,10 @@ class Beta(Family):
         "scores.")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="prior")
+                                         aggregate_sources=False, weights="prior",
+                                         scales=frozenset({"observed", "latent"}))
+    response_label: ClassVar[str] = "proportion"
+    response_plural: ClassVar[str] = "proportions"
 
     def check_response(self, y, weights, name):
         outside = (y <= 0) | (y >= 1)

@@ -54,7 +54,10 @@ class NegativeBinomial(Family):
         "effects integrated out, theta the dispersion (Nakagawa, Johnson & Schielzeth 2017).")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="prior")
+                                         aggregate_sources=False, weights="prior",
+                                         scales=frozenset({"observed", "latent"}))
+    response_label: ClassVar[str] = "rate"
+    response_plural: ClassVar[str] = "rates"
 
     def check_response(self, y, weights, name):
         _count_response(y, name, "negative binomial")

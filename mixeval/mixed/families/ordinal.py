@@ -52,7 +52,8 @@ class Ordinal(Family):
     support: ClassVar[Support] = Support(
         study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged", "contrast", "joint_tests"},
         intervals=frozenset({"wald", "profile", "boot"}), power=False, aggregate_sources=False, reml=False,
-        quadrature=True, weights="none")
+        quadrature=True, weights="none", scales=frozenset({"observed", "latent"}))
+    mean_is_inverse_link: ClassVar[bool] = False
 
     def __reduce__(self):
         return (Ordinal, (self.link, self.threshold))
