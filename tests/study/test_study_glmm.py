@@ -95,7 +95,7 @@ def test_study_conditional_on_a_data_property(data):
     d = data.assign(length=(data.item.str[1:].astype(int) * 7) % 50)
     st = Study(d, FORMULA, family="binomial")
     test, pairs, cond = st.conditional("length", cuts=(20,), labels=("short", "long"))
-    assert cond.family == "binomial" and test.df == 4
+    assert cond.family.name == "binomial" and test.df == 4
     assert set(pairs.table["length_class"]) == {"short", "long"} and "odds_ratio" in pairs.table.columns
 
 

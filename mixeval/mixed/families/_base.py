@@ -33,7 +33,7 @@ import numpy as np
 from ...errors import InputError
 from ._link import Link, get_link
 
-__all__ = ["DISTRIBUTION_VARIANCE", "Family", "STUDY_METHODS", "Support"]
+__all__ = ["AVERAGED_REFUSAL", "DISTRIBUTION_VARIANCE", "Family", "STUDY_METHODS", "Support"]
 
 #: Distribution-specific variance of the latent scale (Nakagawa & Schielzeth 2010): the variance of the
 #: standard logistic (pi^2 / 3) for the logit link, of the standard normal (1) for the probit link.
@@ -44,6 +44,11 @@ STUDY_METHODS: tuple[str, ...] = (
     "fit", "variance_components", "phi", "reliability", "dstudy", "cheapest_design", "confint", "phi_interval",
     "dstudy_intervals", "power", "glrt", "glrt_averaged", "variance_lrt", "emmeans", "pairwise", "contrast",
     "joint_tests", "conditional", "metric_comparisons", "report")
+
+#: The reason of a family with its own likelihood for refusing Study.glrt_averaged (:attr:`Support.reasons`).
+AVERAGED_REFUSAL = ("glrt_averaged", "it averages the scores per item and system and compares Gaussian linear "
+                                     "models, leaving the family out; Study.glrt() is the likelihood-ratio test of "
+                                     "this model")
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,9 @@ class Support:
         ``w_i`` trials), ``"prior"`` (the row's log-likelihood counted ``w_i`` times, as glmmTMB) or ``"none"``.
     scales : frozenset of str
         Reliability scales: ``"latent"`` (variance shares with the latent residual variance), ``"observed"``.
+    reasons : tuple of (str, str)
+        Why the family refuses some of the rest, and what to do instead (``(what, sentence)`` pairs), which
+        :meth:`refusal` adds to its message.
 
     Examples
     --------
@@ -76,8 +84,10 @@ class Support:
     ...             aggregate_sources=False)
     >>> s.allows("fit"), s.allows("power")
     (True, False)
-    >>> s.refusal("negative_binomial", "power").args[0][:60]
-    "family='negative_binomial' does not support power; it suppor"
+    >>> s.refusal("negative_binomial", "interval").args[0]
+    "family='negative_binomial' does not support interval."
+    >>> s.refusal("negative_binomial", "power").args[0][:75]
+    "family='negative_binomial' does not support Study.power(); it supports ever"
     """
 
     study_methods: frozenset[str]
@@ -88,6 +98,7 @@ class Support:
     quadrature: bool = False
     weights: str = "prior"
     scales: frozenset[str] = field(default_factory=lambda: frozenset({"latent"}))
+    reasons: tuple[tuple[str, str], ...] = ()
 
     def allows(self, what: str) -> bool:
         """Whether ``what`` (a Study method, ``"power"``, ``"aggregate_sources"``, ``"reml"``, ``"quadrature"``,
@@ -97,11 +108,20 @@ class Support:
         return what in self.study_methods or what in self.intervals or what in self.scales
 
     def refusal(self, family: str, what: str) -> InputError:
-        """The :class:`~mixeval.errors.InputError` refusing ``what`` for ``family``, naming what is available."""
-        offered = sorted(self.study_methods) if what in STUDY_METHODS else sorted(self.intervals) if what in (
-            "wald", "profile", "boot") else sorted(self.scales) if what in ("latent", "observed") else []
-        tail = f"; it supports {', '.join(offered)}" if offered else ""
-        return InputError(f"family={family!r} does not support {what}{tail}.")
+        """The :class:`~mixeval.errors.InputError` refusing ``what`` for ``family``, with the family's reason (from
+        :attr:`reasons`) and what is available (a Study method is named as ``Study.name()``)."""
+        study = what in STUDY_METHODS
+        offered = (sorted(self.intervals) if what in ("wald", "profile", "boot")
+                   else sorted(self.scales) if what in ("latent", "observed") else [])
+        reason = dict(self.reasons).get(what)
+        why = f": {reason}" if reason else ""
+        lead = ". It" if reason else "; it"
+        tail = f"{lead} supports {', '.join(offered)}" if offered else ""
+        if study:
+            missing = [f"Study.{m}()" for m in STUDY_METHODS if m not in self.study_methods]
+            tail = f"{lead} supports every Study method but {', '.join(missing)}"
+        label = f"Study.{what}()" if study else what
+        return InputError(f"family={family!r} does not support {label}{why}{tail}.")
 
 
 @dataclass(frozen=True, eq=False, repr=False)

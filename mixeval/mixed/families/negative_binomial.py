@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from .poisson import _count_response
 
 __all__ = ["NegativeBinomial"]
@@ -55,7 +55,8 @@ class NegativeBinomial(Family):
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
                                          aggregate_sources=False, weights="prior",
-                                         scales=frozenset({"observed", "latent"}))
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
     response_label: ClassVar[str] = "rate"
     response_plural: ClassVar[str] = "rates"
 

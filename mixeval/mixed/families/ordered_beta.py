@@ -10,7 +10,7 @@ import numpy as np
 from scipy import special
 
 from ...errors import FamilyWarning, InputError, caller_stacklevel
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from ._special import trigamma
 from .beta import _beta_mu_terms
 
@@ -60,7 +60,8 @@ class OrderedBeta(Family):
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
                                          aggregate_sources=False, weights="prior",
-                                         scales=frozenset({"observed", "latent"}))
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
     response_label: ClassVar[str] = "proportion"
     response_plural: ClassVar[str] = "proportions"
     mean_is_inverse_link: ClassVar[bool] = False
