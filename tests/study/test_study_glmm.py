@@ -107,7 +107,7 @@ def test_study_latent_scale_reliability(study):
     expected = v["item"] / (v["item"] + v["seed"] / 3 + np.pi**2 / 3 / 3)
     assert study.phi({"seed": 3}, scale="latent") == pytest.approx(expected)
     assert study.phi({"seed": 3}) < expected  # the default: the observed scale of the mean accuracy
-    assert "Latent (logit) scale" in study.summary()
+    assert "(here, logit link" in study.summary()
 
 
 def test_probit_study_uses_unit_residual(data):
