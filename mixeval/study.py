@@ -160,6 +160,21 @@ def _study_family(family: Any, link: Any, weights: Any) -> Family:
     return fam
 
 
+def _with_proportion(parsed: ParsedFormula, data: pd.DataFrame, family: Family) -> pd.DataFrame:
+    """``data`` with the proportion successes / trials of a ``cbind(successes, failures)`` response as a column named
+    as R prints the response (the score that the report and the averaged test read); refused for a family whose
+    ``weights=`` are not trials."""
+    if family.support.weights != "trials":
+        from .mixed.families import REGISTRY
+
+        trials = ", ".join(name for name, cls in REGISTRY.items() if cls.support.weights == "trials")
+        raise InputError(f"{parsed.response} is a response of successes out of trials; family={family.name!r} takes "
+                         f"one response column. Use a family of proportions out of trials ({trials}).")
+    from .formula import response_values
+
+    return data.assign(**{parsed.response: response_values(parsed, data)[0]})
+
+
 def _rating_codes(data: pd.DataFrame, response: str, levels: list | None) -> tuple[pd.DataFrame, list | None]:
     """``data`` with the ratings as their positions 1..J on the scale (a copy; for validating the design of an
     ordinal Study), and ``levels`` as the column's values (numbers for a numeric column): numbers as they are, an
@@ -386,6 +401,8 @@ class Study:
                 self.data = self.data.assign(**{score: response_values(self.parsed, self.data)[0]})
                 self.formula = formula = f"`{score}` ~ {formula.split('~', 1)[1].strip()}"
                 self.parsed = parse_formula(formula)
+            if self.parsed.binomial_pair is not None:  # cbind(successes, failures): the score is the proportion
+                self.data = _with_proportion(self.parsed, self.data, self.family)
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
