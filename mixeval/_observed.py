@@ -4,8 +4,8 @@ model (Brennan 2001; Vispoel et al. 2018), by Gauss-Hermite quadrature over the 
 The model: item ``i``'s score in cell ``c`` (one level of every facet: rater, seed, ...) has the linear predictor
 ``eta = eta0 + a_i + sum_k b_k(c)``, ``a_i ~ N(0, s2_item)``, each further component ``k`` a normal effect shared by
 the cells that agree on its facets ``F_k`` (its factors other than the item), and the score has mean ``g(eta)``
-(the inverse link; for ordinal ratings the expected score ``sum_j s_j P(Y = j | eta)``) and second moment
-``q(eta) = E[y^2 | eta]``. A D-study observes ``N = prod_f n_f`` cells per item, the facets' levels drawn anew.
+(the family's mean, the inverse link for most; for ordinal ratings the expected score ``sum_j s_j P(Y = j | eta)``)
+and second moment ``q(eta) = E[y^2 | eta] = g(eta)^2 + Var(y | eta)`` (the family's variance with its dispersion). A D-study observes ``N = prod_f n_f`` cells per item, the facets' levels drawn anew.
 With ``T_i = E[y | a_i]`` (the item's expected score over the facets' populations) and ``Ybar_i`` the mean of
 its ``N`` observed scores,
 
@@ -198,68 +198,79 @@ def _conditions(eta: np.ndarray, rows: np.ndarray | None = None) -> tuple[np.nda
     return np.interp(probs, cum, eta[order]), np.ones(ETA_POINTS)
 
 
-def score_functions(fit, *, coef: np.ndarray | None = None, alpha: np.ndarray | None = None):
+def score_functions(fit, *, coef: np.ndarray | None = None, alpha: np.ndarray | None = None,
+                    family_par: np.ndarray | None = None):
     """``(g, q, (etas, weights))``: the observed score's mean and second moment given the linear predictor, and the
     rows' fixed predictors (conditions, :func:`_conditions`) of a GLMM or ordinal fit, at its estimates or at other
-    fixed effects ``coef`` (and ordinal threshold parameters ``alpha``); an InputError for a fit the observed scale
-    is not defined for.
+    fixed effects ``coef`` (ordinal threshold parameters ``alpha``, the family's parameters ``family_par`` on the
+    optimiser's scale); an InputError for a fit the observed scale is not defined for.
 
-    A binomial row with ``m`` trials scores the proportion ``k / m``: ``q(eta) = p^2 + mean(1/m) p (1 - p)``. A fit
-    to aggregated cells (:mod:`mixeval.scale`: ``nobs`` rows in fewer cells, each cell's trials its 0/1 rows)
-    scores its rows, ``q = p``, and weighs each cell's condition by its rows."""
+    A GLMM's score has the family's mean ``g = E[y | eta]`` (:meth:`~mixeval.mixed.families.Family.mean`) and
+    ``q = g^2 + Var(y | eta)`` with the family's :meth:`~mixeval.mixed.families.Family.response_variance`, its
+    dispersion included (a negative binomial's ``mu^2 / theta``, a beta score's ``mu (1 - mu) / (1 + phi)``). A row
+    of a trials family (binomial, beta-binomial) with ``m`` trials scores the proportion ``k / m``, whose variance is
+    linear in ``1 / m``: the rows' average is that at the harmonic mean of the trials. A fit to aggregated cells
+    (:mod:`mixeval.scale`: ``nobs`` rows in fewer cells, each cell's trials its 0/1 rows) scores its rows (one trial
+    each) and weighs each cell's condition by its rows."""
     family = fit.family
-    name = getattr(family, "name", None)
     X = getattr(getattr(fit, "design", None), "X", None)
     if X is None:
         raise InputError("the observed-scale coefficient needs the fitted rows (the conditions' fixed predictors); "
                          "this fit was made from aggregates. Use scale='latent', or fit the rows in memory.")
+    if not family.support.allows("observed"):
+        raise family.support.refusal(family.name, "observed")
     beta = np.asarray(fit.coef if coef is None else coef, dtype=float)
-    if name == "ordinal":
-        keep = [i for i, nm in enumerate(fit.design.fixed_names) if nm != "(Intercept)"]
-        Xb = np.asarray(X, dtype=float)[:, keep]
-        eta = Xb @ beta if beta.size else np.zeros(Xb.shape[0])
-        if getattr(fit, "nominal", None) is not None or getattr(fit, "spread", None) is not None:
-            raise InputError("the observed-scale coefficient of an ordinal model needs one set of thresholds; this fit "
-                             "has nominal effects or random thresholds. Use scale='latent'.")
-        from dataclasses import replace
-
-        thresholds = (fit if alpha is None else replace(fit, alpha=np.asarray(alpha, dtype=float))).threshold_values
-        scores = np.asarray(fit.scores, dtype=float)
-        cdf = family.cdf
-
-        def probs(x: np.ndarray) -> np.ndarray:
-            shape = x.shape
-            cum = cdf(thresholds[None, :] - x.reshape(-1, 1))
-            cum = np.column_stack([np.zeros(cum.shape[0]), cum, np.ones(cum.shape[0])])
-            return np.clip(np.diff(cum, axis=1), 0.0, 1.0).reshape(*shape, -1)
-
-        return (lambda x: probs(x) @ scores), (lambda x: probs(x) @ (scores * scores)), _conditions(eta)
+    if family.engine == "clmm":
+        return _rating_functions(fit, X, beta, alpha)
     eta = np.asarray(X, dtype=float) @ beta if beta.size else np.zeros(np.shape(X)[0])
     offset = getattr(getattr(fit, "design", None), "offset", None)
     if offset is not None:
         eta = eta + np.asarray(offset, dtype=float)
-    inv = family.linkinv
+    psi = np.asarray(getattr(fit, "family_par", ()) if family_par is None else family_par, dtype=float)
     weights = getattr(fit, "weights", None)
     trials = np.ones(eta.size) if weights is None else np.asarray(weights, dtype=float)
-    if name == "binomial":
-        cells = trials.size != int(fit.nobs)  # aggregated: each cell's trials are its 0/1 rows
-        inv_m = 1.0 if cells else float(np.mean(1.0 / trials))
+    cells = family.support.weights == "trials" and trials.size != int(fit.nobs)  # aggregated: 0/1 rows per cell
+    per_row = float(1.0 / np.mean(1.0 / trials)) if family.support.weights == "trials" and not cells else 1.0
 
-        def q_binomial(x: np.ndarray) -> np.ndarray:
-            p = inv(x)
-            return p * p + inv_m * p * (1.0 - p)
+    def g(x: np.ndarray) -> np.ndarray:
+        return family.mean(x, psi)
 
-        return inv, q_binomial, _conditions(eta, trials if cells else None)
-    if name == "poisson":
-        return inv, (lambda x: inv(x) + inv(x) ** 2), _conditions(eta)
-    raise InputError(f"the observed scale is defined here for binomial, Poisson and ordinal models; this fit's family "
-                     f"is {name!r} (its latent and observed scales coincide for a Gaussian model).")
+    def q(x: np.ndarray) -> np.ndarray:
+        return family.mean(x, psi) ** 2 + family.response_variance(x, psi, per_row)
+
+    return g, q, _conditions(eta, trials if cells else None)
+
+
+def _rating_functions(fit, X, beta: np.ndarray, alpha: np.ndarray | None):
+    """:func:`score_functions` of an ordinal fit: the expected rating ``sum_j s_j P(Y = j | eta)`` and its second
+    moment, with the thresholds at ``alpha`` (the fit's by default)."""
+    family = fit.family
+    keep = [i for i, nm in enumerate(fit.design.fixed_names) if nm != "(Intercept)"]
+    Xb = np.asarray(X, dtype=float)[:, keep]
+    eta = Xb @ beta if beta.size else np.zeros(Xb.shape[0])
+    if getattr(fit, "nominal", None) is not None or getattr(fit, "spread", None) is not None:
+        raise InputError("the observed-scale coefficient of an ordinal model needs one set of thresholds; this fit "
+                         "has nominal effects or random thresholds. Use scale='latent'.")
+    from dataclasses import replace
+
+    thresholds = (fit if alpha is None else replace(fit, alpha=np.asarray(alpha, dtype=float))).threshold_values
+    scores = np.asarray(fit.scores, dtype=float)
+    cdf = family.cdf
+
+    def probs(x: np.ndarray) -> np.ndarray:
+        shape = x.shape
+        cum = cdf(thresholds[None, :] - x.reshape(-1, 1))
+        cum = np.column_stack([np.zeros(cum.shape[0]), cum, np.ones(cum.shape[0])])
+        return np.clip(np.diff(cum, axis=1), 0.0, 1.0).reshape(*shape, -1)
+
+    return (lambda x: probs(x) @ scores), (lambda x: probs(x) @ (scores * scores)), _conditions(eta)
 
 
 def observed_moments(fit, item: str, *, components: Mapping[str, float] | None = None,
-                     coef: np.ndarray | None = None, alpha: np.ndarray | None = None) -> ObservedMoments:
+                     coef: np.ndarray | None = None, alpha: np.ndarray | None = None,
+                     family_par: np.ndarray | None = None) -> ObservedMoments:
     """:class:`ObservedMoments` of a GLMM or ordinal fit (at its estimates, or at bootstrap draws of the components,
-    fixed effects and thresholds).
+    fixed effects, thresholds and the family's parameters).
 
     Examples
     --------
@@ -275,6 +286,6 @@ def observed_moments(fit, item: str, *, components: Mapping[str, float] | None =
     >>> 0 < observed_coefficient(m, {"seed": 6}) < 1
     True
     """
-    g, q, (etas, weights) = score_functions(fit, coef=coef, alpha=alpha)
+    g, q, (etas, weights) = score_functions(fit, coef=coef, alpha=alpha, family_par=family_par)
     comps = dict(fit.latent_components if components is None else components)
     return moments_from(comps, item, etas, g, q, weights)

@@ -50,15 +50,17 @@ SCALES = ("observed", "latent")
 
 
 def _has_latent_scale(source: object) -> bool:
-    """A fit whose link is not the identity: its observed and latent coefficients differ."""
-    family = getattr(source, "family", None)
-    return isinstance(source, MixedResult) and getattr(family, "name", "gaussian") != "gaussian"
+    """A fit whose family does not estimate the residual scale (not Gaussian): its observed and latent coefficients
+    differ."""
+    return isinstance(source, MixedResult) and not source.family.estimates_scale
 
 
 def resolve_scale(source: object, scale: str | None) -> str:
     """The scale of a coefficient: ``"observed"`` (the G-theory coefficient of the mean observed score; the default
-    for binomial, Poisson and ordinal fits) or ``"latent"`` (of the components on the link scale; the default for a
-    mapping of components). For Gaussian fits the two coincide (identity link) and ``"latent"`` is reported.
+    for a fit whose family has it, :attr:`~mixeval.mixed.families.Support.scales`) or ``"latent"`` (of the components
+    on the link scale; the default for a mapping of components and for a family without an observed scale). For
+    Gaussian fits the two coincide (identity link) and ``"latent"`` is reported; a scale the family's table leaves
+    out is refused by name.
 
     Examples
     --------
@@ -79,7 +81,10 @@ def resolve_scale(source: object, scale: str | None) -> str:
         return "latent"
     if not _has_latent_scale(source):
         return "latent"
-    return scale or "observed"
+    support = source.family.support
+    if scale is not None and not support.allows(scale):
+        raise support.refusal(source.family.name, scale)
+    return scale or ("observed" if support.allows("observed") else "latent")
 
 
 def scale_note(source: object, scale: str) -> str:
@@ -93,7 +98,7 @@ def scale_note(source: object, scale: str) -> str:
     if not _has_latent_scale(source):
         return ("phi of the scores (Gaussian model: the latent and observed scales coincide)"
                 if isinstance(source, MixedResult) else "phi of the variance components as given")
-    what = "ratings" if source.family.name == "ordinal" else "scores"
+    what = "ratings" if source.family.engine == "clmm" else "scores"
     if scale == "observed":
         return (f"observed scale: phi of the mean observed {what} (the G-theory coefficient over the design's "
                 "facets, drawn anew; Gauss-Hermite quadrature over the random effects)")
@@ -171,7 +176,8 @@ def latent_components(fit: MixedResult) -> dict[str, float]:
 
 def latent_scale_note(fit: MixedResult) -> str:
     """One sentence stating the scale of the variance components of a GLMM or an ordinal model (for tables and
-    reports).
+    reports): the family's :attr:`~mixeval.mixed.families.Family.latent_note`, the value of its latent residual
+    variance in this fit, and the scale phi is on by default.
 
     Examples
     --------
@@ -183,22 +189,15 @@ def latent_scale_note(fit: MixedResult) -> str:
     >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> print(latent_scale_note(fit))
-    Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...
+    Latent scale of a binomial GLMM: 'Residual' is the distribution-specific variance ... (here, logit link: 3.29). ...
     """
-    if fit.family.name == "binomial":
-        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
-        return (f"Latent ({fit.link}) scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
-                f"{what} (Nakagawa & Schielzeth 2010). phi and the D-study are on the observed scale of the mean 0/1 "
-                "score by default; scale='latent' gives the reliability of the latent propensity, which these "
-                "shares describe.")
-    if fit.family.name == "ordinal":
-        what = "pi^2/3, the variance of the standard logistic" if fit.link == "logit" else "1, the variance of the standard normal"
-        return (f"Latent ({fit.link}) scale of a cumulative link model of ratings: 'Residual' is {what}. phi and "
-                "the D-study are on the observed scale of the mean rating by default; scale='latent' gives the "
-                "reliability of the latent rating, which these shares describe.")
-    return ("Latent (log) scale of a Poisson GLMM: 'Residual' is the observation-level variance log(1 + 1/lambda) "
-            "(lognormal approximation; Nakagawa, Johnson & Schielzeth 2017). phi and the D-study are on the observed "
-            "scale of the mean count by default; scale='latent' gives the latent one.")
+    family = fit.family
+    residual = fit.latent_components.get(RESIDUAL, float("nan"))
+    what = "rating" if family.engine == "clmm" else "score"
+    default = ("phi and the D-study are on the observed scale of the mean " + what + " by default; scale='latent' "
+               "gives the reliability of the latent scale, which these shares describe."
+               if family.support.allows("observed") else "phi and the D-study are on this latent scale.")
+    return f"{family.latent_note.rstrip('.')} (here, {fit.link} link: {residual:.3g}). {default}"
 
 
 def variance_table(source: MixedResult | Mapping[str, float]) -> pd.DataFrame:
@@ -690,8 +689,9 @@ def _student_inputs(fit: MixedResult, draws: pd.DataFrame) -> tuple:
 
 def draw_moments(fit: MixedResult, item: str, draws: pd.DataFrame) -> list:
     """The observed-scale moments (:class:`mixeval._observed.ObservedMoments`) of every bootstrap draw: its
-    components with its fixed effects (and thresholds), which :func:`mixeval.uncertainty.component_draws` keeps in
-    ``draws.attrs["coef"]`` (and ``attrs["alpha"]``).
+    components with its fixed effects (and thresholds, the family's parameters), which
+    :func:`mixeval.uncertainty.component_draws` keeps in ``draws.attrs["coef"]`` (and ``attrs["alpha"]``,
+    ``attrs["family_par"]``).
 
     Examples
     --------
@@ -712,7 +712,7 @@ def draw_moments(fit: MixedResult, item: str, draws: pd.DataFrame) -> list:
     if coef is None or len(coef) != len(draws):
         raise InputError("observed-scale intervals need each refit's fixed effects: pass the draws of "
                          "mixeval.uncertainty.component_draws(fit) (they keep them), or use scale='latent'.")
-    alpha = draws.attrs.get("alpha")
+    alpha, psi = draws.attrs.get("alpha"), draws.attrs.get("family_par")
     cols = list(draws.columns)
     out = []
     for i, row in enumerate(draws.to_numpy(dtype=float)):
@@ -721,7 +721,8 @@ def draw_moments(fit: MixedResult, item: str, draws: pd.DataFrame) -> list:
             out.append(None)
             continue
         out.append(observed_moments(fit, item, components=comps, coef=np.asarray(coef[i]),
-                                    alpha=None if alpha is None else np.asarray(alpha[i])))
+                                    alpha=None if alpha is None else np.asarray(alpha[i]),
+                                    family_par=None if psi is None else np.asarray(psi[i])))
     return out
 
 

@@ -25,7 +25,7 @@ from ._validation import require_columns, require_dataframe
 from ._format import terminal_width, text_table
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
-from .mixed import LmerResult, build_design, compare, fit_design
+from .mixed import Family, LmerResult, build_design, compare, fit_design, get_family
 from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property", "check_property", "check_system"]
@@ -84,25 +84,26 @@ def _numeric_cuts(cuts: Any) -> list[float]:
     return out
 
 
-def _resolve_df(df: str | None, family: str | None) -> str | None:
-    """``df`` of a Study checked against its family: the canonical method, or None (the default, chosen per fit by
-    :func:`mixeval.significance._ddf.default_df`: emmeans' rule)."""
+def _resolve_df(df: str | None, family: Family) -> str | None:
+    """``df`` of a Study checked against its family's engine: the canonical method, or None (the default, chosen per
+    fit by :func:`mixeval.significance._ddf.default_df`: emmeans' rule)."""
     from .significance._ddf import canonical_df
 
     if df is None:
         return None
     method = canonical_df(df)
-    if family == "ordinal" and method not in ("asymptotic", "satterthwaite"):
+    if family.engine == "clmm" and method not in ("asymptotic", "satterthwaite"):
         raise InputError(f"df={df!r}: ordinal models give asymptotic (z) intervals and tests, as emmeans for clmm, "
                          "or t ones on Satterthwaite df; use df='asymptotic' (or leave df out) or df='satterthwaite'.")
-    if family is not None and method == "kenward-roger":
-        raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family= offers "
-                         "df='asymptotic' (z tests, the default, as emmeans for glmer fits), df='satterthwaite' "
-                         "(the linearised model's, SAS GLIMMIX's) or df='satterthwaite-upper' (experimental).")
+    if family.engine != "lmer" and method == "kenward-roger":
+        raise InputError(f"df={df!r} (Kenward-Roger) applies to Gaussian (lmer) fits; a Study with family="
+                         f"{family.name!r} offers df='asymptotic' (z tests, the default, as emmeans for glmer fits), "
+                         "df='satterthwaite' (the linearised model's, SAS GLIMMIX's) or df='satterthwaite-upper' "
+                         "(experimental).")
     return method
 
 
-def _df_for(df: str | None, family: str | None, fit: Any) -> tuple[str, str | None]:
+def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
     """The df method of a table of ``fit`` and, when ``df`` was left out, why emmeans' rule chose it.
 
     Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
@@ -116,15 +117,17 @@ def _df_for(df: str | None, family: str | None, fit: Any) -> tuple[str, str | No
     return default_df(fit)
 
 
-def _reml_option(reml: Any, family: str | None) -> bool:
+def _reml_option(reml: Any, family: Family) -> bool:
     """``reml`` of a Study: REML for Gaussian fits (lme4's lmer), maximum likelihood for GLMMs (lme4's glmer)
-    and ordinal models (ordinal's clmm, which has no REML)."""
+    and ordinal models (ordinal's clmm); ``reml=True`` where the family's table has no restricted criterion is
+    refused."""
     if reml is None:
-        return family is None
-    if family == "ordinal" and reml:
-        raise InputError("reml=True is not available for ordinal models: clmm fits by maximum likelihood.")
+        return family.engine == "lmer"
     if not isinstance(reml, (bool, np.bool_)):
         raise InputError(f"reml= must be True or False; got {reml!r}.")
+    if reml and not family.support.allows("reml"):
+        raise InputError(f"reml=True: family={family.name!r} has no restricted (REML) criterion; it is fitted by "
+                         "maximum likelihood (reml=False, the default).")
     return bool(reml)
 
 
@@ -147,24 +150,29 @@ def _drop_empty_classes(data: pd.DataFrame, prop: str, cls: str) -> pd.DataFrame
     return out
 
 
-def _glmm_options(family: Any, link: Any, weights: Any) -> tuple[str | None, str | None, Any]:
-    """Normalised ``family``/``link``/``weights`` of a Study (``None``/``"gaussian"``: linear mixed models)."""
-    if family is None or str(family).lower() == "gaussian":
-        if link is not None and str(link).lower() != "identity":
-            raise InputError(f"link={link!r} needs family=\"binomial\" or \"poisson\"; a Gaussian model's link is "
-                             "the identity.")
-        return None, None, weights
-    if str(family).lower() == "ordinal":
-        chosen = "logit" if link is None else str(link).lower()
-        if chosen not in ("logit", "probit"):
-            raise InputError(f"link={link!r} is not available for ordinal models; use 'logit' or 'probit'.")
-        if weights is not None:
-            raise InputError("weights= is not available for ordinal models (clmm).")
-        return "ordinal", chosen, None
-    from .mixed._family import get_family
+def _study_family(family: Any, link: Any, weights: Any) -> Family:
+    """The Study's :class:`~mixeval.mixed.Family` (``None``: Gaussian, linear mixed models) from a name of the
+    registry or a Family, with ``link``; ``weights=`` refused where the family's table has no weights."""
+    fam = get_family("gaussian" if family is None else family, link)
+    if weights is not None and fam.support.weights == "none":
+        raise InputError(f"weights= is not available for family={fam.name!r} ({fam.engine}: one row per "
+                         "observation; repeat the rows instead).")
+    return fam
 
-    fam = get_family(family, link)
-    return fam.name, fam.link, weights
+
+def _with_proportion(parsed: ParsedFormula, data: pd.DataFrame, family: Family) -> pd.DataFrame:
+    """``data`` with the proportion successes / trials of a ``cbind(successes, failures)`` response as a column named
+    as R prints the response (the score that the report and the averaged test read); refused for a family whose
+    ``weights=`` are not trials."""
+    if family.support.weights != "trials":
+        from .mixed.families import REGISTRY
+
+        trials = ", ".join(name for name, cls in REGISTRY.items() if cls.support.weights == "trials")
+        raise InputError(f"{parsed.response} is a response of successes out of trials; family={family.name!r} takes "
+                         f"one response column. Use a family of proportions out of trials ({trials}).")
+    from .formula import response_values
+
+    return data.assign(**{parsed.response: response_values(parsed, data)[0]})
 
 
 def _rating_codes(data: pd.DataFrame, response: str, levels: list | None) -> tuple[pd.DataFrame, list | None]:
@@ -318,16 +326,23 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
-    family : {"binomial", "poisson", "ordinal"}, optional
-        Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
-        (correct or not) with ``family="binomial"``, counts with ``"poisson"``, ratings with ``"ordinal"``
-        (:func:`mixeval.clmm`). Marginal means are then on the response scale (accuracy) by default, pairwise
-        comparisons are odds ratios (or differences in accuracy with ``scale="difference"``); variance
-        components are on the latent scale with the distribution-specific residual variance (pi^2/3 for the logit
-        link), and phi, the D-study and the cheapest design on the observed scale (the mean observed score) by
-        default, on the latent scale with ``scale="latent"``.
+    family : str or Family, optional
+        The response distribution, a name of the registry (:func:`mixeval.mixed.families.family_names`) or a
+        :class:`~mixeval.mixed.Family`; Gaussian (:func:`mixeval.lmer`) by default. A binary score (correct or not)
+        with ``family="binomial"``, counts with ``"poisson"`` or ``"negative_binomial"``, proportions strictly
+        inside (0, 1) (per-item ROUGE, chrF) with ``"beta"``, proportions with exact 0s and 1s (F1) with
+        ``"ordered_beta"``, k successes of n samples (pass@k) with ``"beta_binomial"`` (``weights=`` the trials or
+        ``cbind(successes, failures)``), all by :func:`mixeval.glmer`; ratings with ``"ordinal"``
+        (:func:`mixeval.clmm`). Marginal means are then on the response scale by default (the family's
+        ``response_label``: prob, rate, proportion), pairwise comparisons on the family's ratio scale (odds ratios
+        for a logit link, rate ratios for a log link; differences where the family has none) or with
+        ``scale="difference"``; variance components are on the latent scale with the family's residual variance
+        (``attrs["note"]`` names it), and phi, the D-study and the cheapest design on the observed scale (the mean
+        observed score) by default, on the latent scale with ``scale="latent"``. What a family does not support
+        (its :class:`~mixeval.mixed.families.Support` table) is refused by name.
     link, weights :
-        Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
+        The family's link (its default when None); ``weights`` as :func:`mixeval.fit` takes them (the trials of a
+        binomial or beta-binomial proportion, precision weights of a Gaussian score, glmmTMB's prior weights).
     reml : bool, optional
         The fit criterion of :attr:`fit`. Gaussian Studies: REML (default, lme4's ``lmer``) or ML. With
         ``family=``: maximum likelihood by the Laplace approximation (default, lme4's ``glmer``; the means
@@ -349,20 +364,28 @@ class Study:
     """
 
     def __init__(self, data: Any, formula: str, *, item: str | None = None, system: str | None = None,
-                 metric_model: Any = None, drop_missing: bool = False, family: str | None = None,
+                 metric_model: Any = None, drop_missing: bool = False, family: str | Family | None = None,
                  link: str | None = None, weights: Any = None, reml: bool | None = None,
                  levels: Sequence[Any] | None = None) -> None:
         self.formula = formula
         self.parsed: ParsedFormula = parse_formula(formula)
         self.metric_model = metric_model
-        self.family, self.link, self.weights = _glmm_options(family, link, weights)
+        self.family: Family = _study_family(family, link, weights)
+        self.link: str = str(self.family.link)
+        self.weights = weights
         self.reml = _reml_option(reml, self.family)
-        if levels is not None and self.family != "ordinal":
+        if levels is not None and self.family.engine != "clmm":
             raise InputError("levels= orders the categories of ordinal ratings; it needs family='ordinal'.")
         self.levels = None if levels is None else list(levels)
         if not isinstance(data, pd.DataFrame) and _is_aggregate_source(data):
             # beyond memory: fits from aggregates computed by DuckDB or Spark (mixeval.scale)
             from .scale import as_engine
+
+            if not self.family.support.allows("aggregate_sources"):
+                raise InputError(f"family={self.family.name!r} is fitted from the rows, not from aggregates computed "
+                                 f"where the data live ({type(data).__name__}); load the rows into a pandas "
+                                 "DataFrame and use Study(df, ...) (Gaussian and binomial Studies fit from "
+                                 "aggregates).")
 
             self.data = None
             self.source: Any = as_engine(data)
@@ -378,6 +401,8 @@ class Study:
                 self.data = self.data.assign(**{score: response_values(self.parsed, self.data)[0]})
                 self.formula = formula = f"`{score}` ~ {formula.split('~', 1)[1].strip()}"
                 self.parsed = parse_formula(formula)
+            if self.parsed.binomial_pair is not None:  # cbind(successes, failures): the score is the proportion
+                self.data = _with_proportion(self.parsed, self.data, self.family)
             if drop_missing:
                 self.data = complete_rows(self.parsed, self.data).reset_index(drop=True)  # warns how many
             self.source = self.data
@@ -385,10 +410,10 @@ class Study:
                 require_columns(self.data, [system])
                 check_system(self.parsed, system, self.data)
             checked = self.data
-            if self.family == "ordinal":
+            if self.family.engine == "clmm":
                 checked, self.levels = _rating_codes(self.data, self.parsed.response, self.levels)
             self._design = build_design(self.parsed, checked)  # validates the data once
-            if self.family is None:
+            if self.family.engine == "lmer":
                 from .mixed._family import warn_discrete_response
 
                 warn_discrete_response(self._design.y, self.parsed.response)
@@ -407,6 +432,14 @@ class Study:
         elif self.data is None:
             check_system(self.parsed, system)
         self.system = system
+
+    def _supported(self, method: str, interval: str | None = None) -> None:
+        """Refuse a Study method (and an interval method) that the family's :class:`~mixeval.mixed.families.Support`
+        table does not list, by name, with the family's reason."""
+        support = self.family.support
+        for what in (method, interval):
+            if what is not None and not support.allows(what):
+                raise support.refusal(self.family.name, what)
 
     def _require_rows(self, what: str) -> pd.DataFrame:
         if self.data is None:
@@ -464,7 +497,7 @@ class Study:
         """The fit of the study's formula (variance components, marginal means) by the criterion ``reml=``
         chose: REML for Gaussian Studies, the Laplace maximum likelihood (lme4's glmer) with ``family=``, or
         the restricted Laplace criterion with ``family=..., reml=True``."""
-        if self.family is None and self._design is not None:  # the design validated at construction, fitted once
+        if self.family.engine == "lmer" and self._design is not None:  # the design validated at construction, fitted once
             from .mixed._design import weights_array
 
             weights = None if self.weights is None else weights_array(self.weights, self._design.data,
@@ -477,20 +510,18 @@ class Study:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects); :attr:`fit` when that is ML."""
         if not self.reml:
             return self.fit
-        if self.family is not None:
+        if self.family.engine != "lmer":
             return self._fit_formula(self.formula, reml=False)
         return self.fit.refit(REML=False)
 
     # ---------------------------------------------------------------- GLMM (family=) helpers
     def _glmm_kwargs(self, data: Any = None) -> dict[str, Any]:
-        """``family``/``link``/``weights`` for a Study on (a subset of) the same rows."""
-        if self.family is None and self.weights is None:
-            return {"reml": self.reml}
+        """``family``/``weights``/``reml`` (and ``levels``) for a Study on (a subset of) the same rows."""
         weights = self.weights
         if weights is not None and not isinstance(weights, str):
             raise InputError("a Study on a subset needs weights= given as a column name, not as values.")
         extra = {"levels": self.levels} if self.levels is not None else {}
-        return {"family": self.family, "link": self.link, "weights": weights, "reml": self.reml, **extra}
+        return {"family": self.family, "weights": weights, "reml": self.reml, **extra}
 
     def _fit_formula(self, formula: str, *, reml: bool):
         """``formula`` fitted with the study's family (REML or ML) on the study's data or source: one call
@@ -503,8 +534,7 @@ class Study:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
             extra = {"levels": self.levels} if self.levels is not None else {}
-            return fit_model(formula, self.source, family=self.family, link=self.link, REML=reml,
-                             weights=self.weights, **extra)
+            return fit_model(formula, self.source, family=self.family, REML=reml, weights=self.weights, **extra)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
         """The study's formula with another fixed part, keeping the random terms (all, or those of the groups
@@ -521,12 +551,13 @@ class Study:
         ``ci="profile" | "boot" | "wald"`` adds the interval of every variance (``lower``, ``upper``; see
         :func:`mixeval.uncertainty.variance_table_ci`; ``kwargs`` go to :func:`mixeval.uncertainty.confint`).
         """
+        self._supported("variance_components", ci)
         if ci is not None:
             from .uncertainty import variance_table_ci
 
             return variance_table_ci(self.fit, method=ci, level=level, **kwargs)
         table = _rel.variance_table(self.fit)
-        if self.family is not None:
+        if self.family.engine != "lmer":
             table.attrs["note"] = _rel.latent_scale_note(self.fit)
         return table
 
@@ -537,6 +568,7 @@ class Study:
         default (``"observed"``), or of the latent propensity (``"latent"``); the two coincide for Gaussian
         Studies (:func:`mixeval.reliability.phi`). :meth:`data_design` gives the ``n`` of the data's own design.
         """
+        self._supported("phi")
         return _rel.phi(self.fit, self.item, n, kind=kind, scale=scale)
 
     def data_design(self) -> dict[str, int]:
@@ -576,6 +608,7 @@ class Study:
         ``scale`` as :meth:`phi`: the table's ``scale`` column names it for every row (intra- and inter-rater
         coefficients are latent-scale ones); ``attrs["note"]`` says what the scale means.
         """
+        self._supported("reliability")
         chosen = _rel.resolve_scale(self.fit, scale)
         rows = [
             {"coefficient": "phi (absolute)", "value": self.phi(n, scale=chosen), "scale": chosen},
@@ -594,6 +627,7 @@ class Study:
     def dstudy(self, grid: Mapping[str, Sequence[int]], *, scale: str | None = None) -> pd.DataFrame:
         """phi and the relative coefficient over a grid of facet sample sizes (Figure 3.3); ``scale`` as :meth:`phi`
         (``attrs["scale"]`` names it)."""
+        self._supported("dstudy")
         return _rel.dstudy(self.fit, self.item, grid, scale=scale)
 
     def plot_dstudy(self, grid: Mapping[str, Sequence[int]], *, kind: str = "absolute", target: float | None = 0.8,
@@ -620,6 +654,7 @@ class Study:
         """The cheapest facet sample sizes reaching ``target`` (see :func:`mixeval.reliability.cheapest_design`);
         with ``confidence`` (e.g. 0.9), the cheapest whose lower confidence bound (``bound``: studentized or
         basic-logit) reaches it; ``scale`` as :meth:`phi`."""
+        self._supported("cheapest_design")
         draws = kwargs.pop("draws", None)
         if confidence is not None and draws is None:
             from .uncertainty import component_draws
@@ -637,6 +672,7 @@ class Study:
         """Confidence intervals of the REML fit's parameters (see :func:`mixeval.uncertainty.confint`)."""
         from .uncertainty import confint
 
+        self._supported("confint", method)
         return confint(self.fit, method=method, level=level, **kwargs)
 
     def phi_interval(self, n: Mapping[str, float] | None = None, *, kind: str = "absolute", level: float = 0.95,
@@ -645,6 +681,7 @@ class Study:
         ``se`` (see :func:`mixeval.uncertainty.phi_interval`; ``scale=`` as :meth:`phi`)."""
         from .uncertainty import phi_interval
 
+        self._supported("phi_interval")
         return phi_interval(self.fit, self.item, n, kind=kind, level=level, **kwargs)
 
     def dstudy_intervals(self, grid: Mapping[str, Sequence[int]], *, level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
@@ -652,6 +689,7 @@ class Study:
         as :meth:`phi`)."""
         from .uncertainty import dstudy_intervals
 
+        self._supported("dstudy_intervals")
         return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
 
     def power(self, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
@@ -662,18 +700,10 @@ class Study:
         (see :func:`mixeval.uncertainty.study_power`)."""
         from .uncertainty import study_power
 
-        if self.family == "ordinal":
-            raise InputError(
-                "Study.power simulates Gaussian (lmer) studies on a new design; an ordinal Study (family='ordinal') "
-                "would need ratings drawn on that design and refitted by clmm, which is not implemented. On the "
-                "study's own design, draw ratings with fit.simulate() and refit them with fit.refit_response(), or "
-                "plan on the latent scale with mixeval.uncertainty.power_from_components as an approximation.")
-        if self.family is not None:
-            raise InputError(
-                f"Study.power simulates Gaussian (lmer) studies; this Study has family={self.family!r}, whose power "
-                "needs responses drawn from the GLMM and refitted by glmer, which is not implemented yet. Plan a "
-                "binary or count study with mixeval.uncertainty.power_from_components on the latent scale as an "
-                "approximation, or simulate with fit.simulate() and refit with mixeval.glmer.")
+        if not self.family.support.allows("power"):
+            refusal = self.family.support.refusal(self.family.name, "power")
+            raise InputError(f"{refusal.args[0]} Plan on the latent scale with "
+                             "mixeval.uncertainty.power_from_components as an approximation.")
         return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
                            n_resamples=n_resamples, random_state=random_state, replicates=replicates,
                            progress=progress)
@@ -699,20 +729,18 @@ class Study:
 
     def glrt(self, effect: str | None = None) -> TestResult:
         """GLRT of ``effect`` (default: the system): ML fits of the formula and of :meth:`null_formula`."""
+        self._supported("glrt")
         null = self._fit_formula(self.null_formula(effect), reml=False)
         return compare(self.fit_ml, null)
 
     def glrt_averaged(self, over: str, effect: str | None = None) -> TestResult:
         """Table 4.1's first test: average the score over ``over`` per (item, effect), then compare linear
-        models (:func:`mixeval.significance.glrt_averaged` on the study's columns). An ordinal Study refuses it:
-        averaging ratings treats them as equally spaced numbers, which the ordinal model does not."""
+        models (:func:`mixeval.significance.glrt_averaged` on the study's columns). Families whose table leaves it
+        out refuse it (an ordinal Study: averaging ratings treats them as equally spaced numbers, which the ordinal
+        model does not)."""
         from .significance import glrt_averaged
 
-        if self.family == "ordinal":
-            raise InputError("Study.glrt_averaged averages the scores and compares Gaussian linear models; averaged "
-                             "ratings are not ratings on the ordinal scale. Use Study.glrt (the likelihood-ratio test "
-                             "of the cumulative link mixed models), or a Study without family='ordinal' for the "
-                             "book's test on averaged scores.")
+        self._supported("glrt_averaged")
         self._require_rows("Study.glrt_averaged")
         return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
                              item=self.item, over=over)
@@ -744,6 +772,7 @@ class Study:
         >>> bool(res.pvalue == res.details["pvalue_naive"] / 2), res.alternative
         (True, 'greater')
         """
+        self._supported("variance_lrt")
         names = [t.name for t in self.parsed.random]
         if component not in names:
             raise InputError(f"{component!r} is not a random effect of {self.formula!r}; random effects: {', '.join(names)}.")
@@ -751,7 +780,7 @@ class Study:
             raise InputError("random_state= seeds the parametric bootstrap of variance_lrt; give n_resamples= too "
                              "(e.g. 200), or drop random_state=.")
         kept = [g for g in names if g != component]
-        if self.family is not None:
+        if self.family.engine != "lmer":
             if not kept:
                 raise InputError(f"a GLMM needs a random effect; {component!r} is the only one of {self.formula!r}.")
             full, null = self.fit_ml, self._fit_formula(self._formula_with(self.parsed.fixed, kept), reml=False)
@@ -775,7 +804,7 @@ class Study:
         if n_resamples is not None:
             from .significance._bootstrap_lrt import bootstrap_lrt
 
-            boot = bootstrap_lrt(null, full, naive.statistic, reml=self.family is None, n_resamples=n_resamples,
+            boot = bootstrap_lrt(null, full, naive.statistic, reml=self.family.engine == "lmer", n_resamples=n_resamples,
                                  random_state=random_state)
             details.update(pvalue_mixture=pvalue, **{k: v for k, v in boot.items() if k != "pvalue"})
             finite = int(np.isfinite(boot["null_distribution"]).sum())
@@ -812,15 +841,19 @@ class Study:
         from .significance._dominance import warn_few_levels
         from .significance._labels import note_df_rule
 
+        self._supported("emmeans")
         specs = specs or self._require_system(None)
         method, rule = _df_for(df, self.family, self.fit)
-        if self.family == "ordinal":
+        if self.family.engine == "clmm":
             from .significance import ORDINAL_MODES, emmeans_ordinal
 
             mode = _scale(type, ORDINAL_MODES, "type")
             table = emmeans_ordinal(self.fit, specs, by=by, mode=mode, df=method, **_ordinal_marginal(marginal, mode))
         else:
-            response = self.family is not None and _scale(type, ("response", "link"), "type") == "response"
+            if type is not None and self.family.engine == "lmer":
+                raise InputError(f"type={type!r} applies to Studies with family= (a GLMM's response or link scale); a "
+                                 "Gaussian Study's means are on the score's own scale (leave type out).")
+            response = self.family.engine == "glmer" and _scale(type, ("response", "link"), "type") == "response"
             if marginal and not response:
                 raise InputError("marginal=True averages the response-scale means over the random effects; it needs "
                                  "family= and type='response'.")
@@ -849,9 +882,10 @@ class Study:
         from .significance._dominance import warn_few_levels
         from .significance._labels import note_df_rule
 
+        self._supported("pairwise")
         specs = specs or self._require_system(None)
         method, rule = _df_for(df, self.family, self.fit)
-        if self.family == "ordinal":
+        if self.family.engine == "clmm":
             from .significance import ORDINAL_MODES, pairwise_ordinal
 
             mode = _scale(scale, ORDINAL_MODES, "scale")
@@ -859,13 +893,13 @@ class Study:
                                       **_ordinal_marginal(marginal, mode))
         else:
             chosen = None
-            if self.family is not None:
-                default = "ratio" if self.fit.link in ("logit", "log") else "difference"
+            if self.family.engine == "glmer":
+                default = "ratio" if self.family.ratio_name else "difference"
                 chosen = _scale(scale or default, ("ratio", "difference", "link"), "scale")
             elif scale is not None:
-                raise InputError(f"scale={scale!r} applies to binomial, Poisson and ordinal Studies; a Gaussian "
-                                 "Study's contrasts are differences of means on the score's own scale (leave scale "
-                                 "out).")
+                raise InputError(f"scale={scale!r} applies to Studies with family= (GLMMs, ordinal ratings); a "
+                                 "Gaussian Study's contrasts are differences of means on the score's own scale (leave "
+                                 "scale out).")
             if marginal and chosen != "difference":
                 raise InputError("marginal=True compares the marginal (population-averaged) response-scale means; it "
                                  "needs family= and scale='difference'.")
@@ -884,13 +918,11 @@ class Study:
                  by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None):
         """Contrasts of the marginal means of ``specs`` (default: the system) other than all pairs: every system
         against a baseline ``ref`` (Dunnett), consecutive levels, effects, custom weights
-        (:func:`mixeval.significance.contrast`; on the link scale for binomial and Poisson Studies)."""
+        (:func:`mixeval.significance.contrast`; on the link scale for a Study with family=)."""
         from .significance import contrast
         from .significance._labels import note_df_rule
 
-        if self.family == "ordinal":
-            raise InputError("contrast() works on Gaussian, binomial and Poisson Studies; an ordinal Study's "
-                             "contrasts are pairwise(scale=...) on its ordinal modes.")
+        self._supported("contrast")
         specs = specs or self._require_system(None)
         df_method, rule = _df_for(df, self.family, self.fit)
         return note_df_rule(contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
@@ -903,9 +935,7 @@ class Study:
         from .significance import joint_tests
         from .significance._labels import note_df_rule
 
-        if self.family == "ordinal":
-            raise InputError("joint_tests() works on Gaussian, binomial and Poisson Studies; for an ordinal Study "
-                             "use glrt() for a term.")
+        self._supported("joint_tests")
         method, rule = _df_for(df, self.family, self.fit)
         if df is None and method == "kenward-roger":
             method, rule = "satterthwaite", rule.replace("the default: emmeans'", "the default: Satterthwaite in place of "
@@ -959,13 +989,14 @@ class Study:
         """
         from .significance._pairwise import _canonical_adjust
 
+        self._supported("conditional")
         _canonical_adjust(adjust)
         _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
         check_property(self, prop, f"prop={prop!r}")
         if cuts is None and _is_numeric_property(self.data[prop]):
-            if self.family == "ordinal":
+            if self.family.engine == "clmm":
                 raise InputError(f"Study.conditional({prop!r}) with a numeric property compares the systems' slopes "
                                  "(emtrends), which is not available for ordinal fits; pass cuts= to compare the "
                                  "systems within classes of the property instead.")
@@ -999,6 +1030,7 @@ class Study:
         """
         from .metric_model import metric_comparisons
 
+        self._supported("metric_comparisons")
         self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
@@ -1026,6 +1058,7 @@ class Study:
         """
         from .report import build_report
 
+        self._supported("report")
         self._require_rows("Study.report")
         return build_report(self, conditional_on=conditional_on, cuts=cuts, labels=labels, **kwargs)
 
@@ -1043,7 +1076,7 @@ class Study:
         return f"{len(self.data)} rows" if self.data is not None else f"{self.fit.nobs} rows (from aggregates)"
 
     def __repr__(self) -> str:
-        fam = f", family={self.family!r}" if self.family else ""
+        fam = f", family={self.family.name!r}" if self.family.engine != "lmer" else ""
         return f"Study({self.formula!r}, {self._size()}, item={self.item!r}, system={self.system!r}{fam})"
 
     def _repr_html_(self) -> str:

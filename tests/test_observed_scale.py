@@ -192,3 +192,93 @@ def test_a_study_from_aggregates_has_the_rows_observed_phi():
         memory = Study(d, "correct ~ system + (1|item) + (1|seed)", family="binomial")
         cells = Study(pa.Table.from_pandas(d), "correct ~ system + (1|item) + (1|seed)", family="binomial")
         assert cells.phi({"seed": 4}) == pytest.approx(memory.phi({"seed": 4}), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- glmmTMB's families (issue 39)
+#: (family, fixed predictor, the family's parameters on the optimiser's scale)
+TRUTH = {
+    "negative_binomial": (1.0, np.log([2.5])),
+    "beta": (0.5, np.log([8.0])),
+    "ordered_beta": (0.3, np.array([np.log(6.0), -1.5, 1.8])),
+    "beta_binomial": (0.4, np.log([3.0])),
+}
+
+
+def _draw(family, a, n, rng, trials=None):
+    """Scores of ``n`` cells per item drawn with numpy's generators (not the family's own simulate): item effect
+    ``a`` (sd 1), seed and item:seed effects as COMPS."""
+    eta0, psi = TRUTH[family]
+    eta = eta0 + a[:, None] + rng.normal(0, np.sqrt(0.3), (a.size, n)) + rng.normal(0, np.sqrt(0.5), (a.size, n))
+    mu = expit(eta)
+    if family == "negative_binomial":
+        theta, mean = np.exp(psi[0]), np.exp(eta)
+        return rng.negative_binomial(theta, theta / (theta + mean)).astype(float)
+    phi = np.exp(psi[0])
+    if family == "beta":
+        return rng.beta(mu * phi, (1 - mu) * phi)
+    if family == "beta_binomial":
+        m = rng.choice(trials, size=eta.shape)
+        return rng.binomial(m, rng.beta(mu * phi, (1 - mu) * phi)) / m
+    u = rng.random(eta.shape)
+    zero, one = 1 - expit(eta - psi[1]), expit(eta - psi[2])
+    return np.where(u < zero, 0.0, np.where(u < 1 - one, rng.beta(mu * phi, (1 - mu) * phi), 1.0))
+
+
+def _family_fit(family):
+    """A fit of the family to a small simulated design (its rows, weights and family give the score functions)."""
+    rng = np.random.default_rng(2)
+    d = pd.DataFrame([(i, s) for i in range(60) for s in range(4)], columns=["item", "seed"])
+    a = rng.normal(size=60)
+    d["n"] = np.tile([5.0, 20.0], len(d) // 2)
+    y = _draw(family, a[d.item.to_numpy()], 1, rng, trials=np.array([5, 20]))[:, 0]
+    if family == "beta_binomial":  # the rows' own trials
+        mu = expit(TRUTH[family][0] + a[d.item.to_numpy()])
+        y = rng.binomial(d.n.astype(int), rng.beta(mu * 3, (1 - mu) * 3)) / d.n
+    d["y"] = y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return Study(d, "y ~ 1 + (1|item) + (1|seed)", family=family,
+                     weights="n" if family == "beta_binomial" else None).fit
+
+
+@pytest.mark.parametrize("family", list(TRUTH))
+@pytest.mark.parametrize("n", [1, 4])
+def test_new_families_observed_phi_matches_brute_force_simulation(family, n):
+    """The observed-scale coefficient from the family's mean and variance (its dispersion included) against the
+    covariance of two independent means of one item's scores; 4 Monte Carlo standard errors."""
+    from mixeval._observed import observed_moments
+
+    fit = _family_fit(family)
+    eta0, psi = TRUTH[family]
+    m = observed_moments(fit, "item", components=COMPS, coef=np.array([eta0]), family_par=psi)
+    got = observed_coefficient(m, {"seed": n})
+    rng = np.random.default_rng(10 + n)
+    want, se = _brute(lambda a, k, r: _draw(family, a, k, r, trials=np.array([5, 20])).mean(axis=1), n, rng)
+    assert got == pytest.approx(want, abs=4 * se)
+    # the dispersion is part of the score's variance: without it the coefficient is another (larger) number
+    if family in ("negative_binomial", "beta"):
+        tight = observed_moments(fit, "item", components=COMPS, coef=np.array([eta0]), family_par=psi + 6.0)
+        assert observed_coefficient(tight, {"seed": n}) - got > max(0.05, 2 * se)
+
+
+@pytest.mark.parametrize("family", list(TRUTH))
+def test_new_family_study_reliability_on_both_scales_with_intervals(family):
+    from mixeval.uncertainty import component_draws, phi_interval
+
+    fit = _family_fit(family)
+    observed = reliability.phi(fit, "item", {"seed": 4})
+    latent = reliability.phi(fit, "item", {"seed": 4}, scale="latent")
+    assert 0 < observed < 1 and 0 < latent < 1 and observed != pytest.approx(latent)
+    note = reliability.scale_note(fit, "observed")
+    assert "observed scale" in note
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        draws = component_draws(fit, n_resamples=12, random_state=3, progress=False)
+    psi = draws.attrs["family_par"]
+    assert psi.shape == (12, fit.family.n_parameters) and np.all(np.isfinite(psi))
+    assert np.std(psi[:, 0]) > 0  # the dispersion is redrawn with every refit
+    if family == "negative_binomial":  # its latent residual moves with theta and the mean count
+        assert np.std(draws["Residual"]) > 0
+    ci = phi_interval(fit, "item", {"seed": 4}, draws=draws)
+    assert ci.estimate == pytest.approx(observed) and "observed scale" in ci.method
+    assert 0 <= ci.lower <= ci.upper <= 1

@@ -9,10 +9,14 @@ from pathlib import Path
 from ..errors import InputError
 
 __all__ = ["facet_pairs", "facet_sizes", "facet_ranges", "number_list", "check_level", "check_count", "check_finite",
-           "check_jobs", "check_family_flags", "add_family_arguments", "FAMILIES",
-           "check_output_file"]
+           "check_jobs", "check_family_flags", "add_family_arguments", "check_output_file"]
 
-FAMILIES = ("gaussian", "binomial", "poisson", "ordinal")
+#: ``--family``'s help: some of the registry's families (the registry, checked when a command runs, is the list).
+FAMILY_HELP = ("response distribution, a family of mixeval's registry: gaussian (lmer, the default); binomial (0/1 "
+               "scores, or proportions with --weights trials), poisson (counts), negative_binomial (overdispersed "
+               "counts), beta (proportions strictly inside (0, 1)), ordered_beta (proportions with exact 0s and 1s), "
+               "beta_binomial (k of --weights n trials, e.g. pass@k), fitted by glmer's Laplace approximation as "
+               "glmmTMB; ordinal (1-5 / 1-7 ratings: clmm). An unknown NAME lists every family")
 
 
 def facet_pairs(items: list[str] | None, flag: str, example: str) -> dict[str, str]:
@@ -110,24 +114,11 @@ def check_jobs(value: int, flag: str = "--jobs") -> int:
     return value
 
 
-def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False,
-                         any_family: bool = False) -> None:
+def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, random_thresholds: bool = False) -> None:
     """``--family``, ``--link``, ``--weights`` (and ``--nagq``, ``--random-thresholds``): the model family of every
-    fitting command; with ``any_family`` every family of the registry (:mod:`mixeval.mixed.families`), checked by
-    ``get_family`` when the command runs (the registry imports numpy: ``--help`` does not), else :data:`FAMILIES`."""
-    if not any_family:
-        p.add_argument("--family", choices=FAMILIES, default="gaussian",
-                       help="response distribution: gaussian (lmer, default), binomial (0/1 scores, or proportions "
-                            "with --weights trials) and poisson (counts), which fit glmer, or ordinal (1-5 / 1-7 "
-                            "ratings: clmm); reliability (phi, D-study) is then on the observed scale of the mean score by default")
-    else:
-        p.add_argument("--family", default="gaussian", metavar="NAME",
-                       help="response distribution, a family of mixeval's registry: gaussian (lmer, default); "
-                            "binomial (0/1 scores, or proportions with --weights trials), poisson (counts), "
-                            "negative_binomial (overdispersed counts), beta (proportions strictly inside (0, 1)), "
-                            "ordered_beta (proportions with exact 0s and 1s), beta_binomial (k of --weights n "
-                            "trials, e.g. pass@k), fitted by glmer's Laplace approximation as glmmTMB; ordinal "
-                            "(1-5 / 1-7 ratings: clmm); reliability (phi, D-study) is then on the observed scale of the mean score by default")
+    fitting command, any family of the registry (:mod:`mixeval.mixed.families`), checked by
+    :func:`check_family_flags` when the command runs (the registry imports numpy: ``--help`` does not)."""
+    p.add_argument("--family", default="gaussian", metavar="NAME", help=FAMILY_HELP)
     p.add_argument("--link", default=None, help="link of a binomial, beta, beta_binomial or ordinal (logit, probit) or "
                                                 "poisson, negative_binomial (log) model")
     p.add_argument("--weights", default=None, help="column of prior weights: trials per row of a binomial or "
@@ -143,22 +134,29 @@ def add_family_arguments(p: argparse.ArgumentParser, *, nagq: bool = False, rand
                             "spreads its thresholds at random (raters who use the scale differently)")
 
 
-def check_family_flags(args) -> None:
-    """``--link`` and ``--nagq`` describe a GLMM or CLMM: refused for a Gaussian model; ``--random-thresholds`` an
-    ordinal model only."""
-    family = getattr(args, "family", "gaussian")
-    if getattr(args, "random_thresholds", None) is not None and family != "ordinal":
+def check_family_flags(args):
+    """The :class:`~mixeval.mixed.Family` that ``--family`` and ``--link`` name (from the registry), with the flags
+    that do not apply to it refused: ``--link`` and ``--nagq`` describe a GLMM or CLMM (refused for a Gaussian
+    model), ``--random-thresholds`` an ordinal model, ``--weights`` a family that has them."""
+    from ..mixed.families import get_family
+
+    name = getattr(args, "family", "gaussian")
+    if str(name).lower() == "gaussian":
+        if getattr(args, "link", None) not in (None, "identity"):
+            raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (or another family of "
+                             "`mixeval fit --help`; a Gaussian model is fitted with the identity link); add --family, "
+                             "or drop --link.")
+        if getattr(args, "nagq", 1) != 1:
+            raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (or another family of "
+                             "`mixeval fit --help`; a Gaussian model has no quadrature); add --family, or drop --nagq.")
+    family = get_family(name, getattr(args, "link", None))
+    if getattr(args, "random_thresholds", None) is not None and family.engine != "clmm":
         raise InputError(f"--random-thresholds {args.random_thresholds} needs --family ordinal (thresholds belong to "
                          "rating scales); add --family ordinal, or drop --random-thresholds.")
-    if family != "gaussian":
-        return
-    if getattr(args, "link", None) not in (None, "identity"):
-        raise InputError(f"--link {args.link} needs --family binomial, poisson or ordinal (or another family of "
-                         "`mixeval fit --help`; a Gaussian model is fitted with the identity link); add --family, or "
-                         "drop --link.")
-    if getattr(args, "nagq", 1) != 1:
-        raise InputError(f"--nagq {args.nagq} needs --family binomial, poisson or ordinal (or another family of "
-                         "`mixeval fit --help`; a Gaussian model has no quadrature); add --family, or drop --nagq.")
+    if getattr(args, "weights", None) is not None and family.support.weights == "none":
+        raise InputError(f"--weights is not available with --family {family.name} (one row per observation; repeat "
+                         "the rows instead).")
+    return family
 
 
 def check_output_file(out: str, flag: str = "--out") -> Path:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import warnings
 
-from ..errors import InputError
 from . import print_json
 from ._args import add_family_arguments, check_family_flags
 from ._io import read_table
@@ -27,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ml", action="store_true", help="maximum likelihood instead of REML")
     p.add_argument("--json", action="store_true", help="print one JSON object (with 'dispersion' in glmmTMB's "
                                                        "sigma() parameterisation)")
-    add_family_arguments(p, nagq=True, random_thresholds=True, any_family=True)
+    add_family_arguments(p, nagq=True, random_thresholds=True)
     p.set_defaults(handler=_fit)
 
     c = sub.add_parser("compare", help="likelihood-ratio test of two nested models (refit by ML, as lme4's anova)")
@@ -35,23 +34,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("full", help="the larger model's formula")
     c.add_argument("null", help="the nested (smaller) model's formula")
     c.add_argument("--json", action="store_true", help="print one JSON object")
-    add_family_arguments(c, nagq=True, any_family=True)
+    add_family_arguments(c, nagq=True)
     c.set_defaults(handler=_compare)
 
 
 def fit_model(formula: str, data, args: argparse.Namespace, *, reml: bool):
     """The family's fit through :func:`mixeval.fit` (the family named by ``--family``, from the registry); every flag
-    is used or refused (``--nagq`` by lmer, ``--weights`` and REML by the ordinal fit). ``reml`` applies to a
-    Gaussian model (GLMMs are fitted by maximum likelihood, as glmer and glmmTMB)."""
+    is used or refused (``--nagq`` by lmer, ``--weights`` by a family without them: :func:`check_family_flags`).
+    ``reml`` applies to a Gaussian model (GLMMs are fitted by maximum likelihood, as glmer and glmmTMB)."""
     from .._lmer import fit
-    from ..mixed.families import get_family
 
-    family = get_family(getattr(args, "family", "gaussian"), getattr(args, "link", None))
+    family = check_family_flags(args)
     options = {}
     if getattr(args, "random_thresholds", None) is not None:
         options["random_thresholds"] = args.random_thresholds
-    if family.engine == "clmm" and getattr(args, "weights", None) is not None:
-        raise InputError(f"--weights is not available with --family {family.name} (one row per rating).")
     return fit(formula, data, family=family, REML=reml if family.engine == "lmer" else None,
                nAGQ=getattr(args, "nagq", 1), weights=getattr(args, "weights", None), **options)
 

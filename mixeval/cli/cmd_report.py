@@ -66,8 +66,9 @@ def _emit(study: Study, args: argparse.Namespace, by: str | None, cuts, labels, 
                "phi_scale": resolve_scale(study.fit, None), "data_design": own, "phi_data_design": study.phi(own),
                "variance_components": vc.to_dict(orient="records"),
                "glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue}}
-        if getattr(study, "family", None):
-            out.update({"family": study.family, "link": study.fit.link, "scale": vc.attrs.get("note"),
+        if study.family.engine != "lmer":
+            out.update({"family": study.family.name, "link": study.fit.link, "scale": vc.attrs.get("note"),
+                        "dispersion": study.fit.dispersion, "family_parameters": study.fit.family_parameters,
                         "means": study.emmeans().to_dict(orient="records")})
         print_json(out)
     else:
@@ -80,7 +81,7 @@ def _report(args: argparse.Namespace) -> int:
     from ..report import check_evaluation_log
     from ..study import Study
 
-    check_family_flags(args)
+    family = check_family_flags(args)
     check_output_file(args.out)
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
@@ -93,10 +94,8 @@ def _report(args: argparse.Namespace) -> int:
     check_evaluation_log(data, score=args.score, system=args.system, item=args.item,
                          facets=list(dict.fromkeys(c for c in facet_columns if c != args.system)))
     formula = f"{args.score} ~ {args.system} + (1|{args.item})" + "".join(f" + (1|{f})" for f in args.facet)
-    family = None if args.family == "gaussian" else args.family
     with recorded_warnings() as warned:  # the report states them too
-        study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights,
-                      **({"link": args.link} if family else {}))
+        study = Study(data, formula, item=args.item, system=args.system, family=family, weights=args.weights)
     labels = args.labels.split(",") if args.labels else None
     return _emit(study, args, args.by, cuts, labels, data=args.data, warned=tuple(warned))
 

@@ -37,9 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--seed", type=int, default=None, help="random seed of --ci or --confidence (default: fresh, "
                                                           "printed)")
     r.add_argument("--scale", choices=["observed", "latent"], default=None,
-                   help="with --family binomial, poisson or ordinal: phi of the mean observed score (observed, the "
-                        "default) or of the latent propensity on the link scale (latent); both are printed, this one "
-                        "is used for --ci, the D-study and the cheapest design")
+                   help="with a --family other than gaussian: phi of the mean observed score (observed, the default) "
+                        "or of the latent propensity on the link scale (latent); both are printed, this one is used "
+                        "for --ci, the D-study and the cheapest design")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(r)
     r.set_defaults(handler=_reliability)
@@ -74,9 +74,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="print one JSON object")
     _family_arguments(s)
     s.add_argument("--scale", choices=[*_GLMM_SCALES, *_ORDINAL_SCALES], default=None,
-                   help="with --family binomial or poisson: pairwise odds/rate ratios (default), differences of "
-                        "accuracies, or the link scale; with --family ordinal: latent (default), prob, cum.prob, "
-                        "exc.prob or mean.class (emmeans' ordinal modes)")
+                   help="with a GLMM --family: pairwise ratios on the family's ratio scale (default: odds ratios for a "
+                        "logit link, rate ratios for a log link), differences of the response-scale means (accuracy, "
+                        "proportions, rates; the default where the family has no ratio scale, e.g. ordered_beta), or "
+                        "the link scale; with --family ordinal: latent (default), prob, cum.prob, exc.prob or "
+                        "mean.class (emmeans' ordinal modes)")
     s.set_defaults(handler=_significance)
 
 
@@ -97,14 +99,13 @@ def _family_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _family_kwargs(args: argparse.Namespace) -> dict:
-    if args.levels is not None and args.family != "ordinal":
+    """Study's ``family``, ``weights``, ``reml`` (and ``levels``) from the flags, the family from the registry."""
+    family = check_family_flags(args)
+    if args.levels is not None and family.engine != "clmm":
         raise InputError(f"--levels {args.levels} orders the categories of ordinal ratings; add --family ordinal, or "
                          "drop --levels.")
-    if args.family == "gaussian":
-        check_family_flags(args)
-        return {"weights": args.weights, "reml": args.reml}
     extra = {"levels": [v.strip() for v in args.levels.split(",")]} if args.levels is not None else {}
-    return {"family": args.family, "link": args.link, "weights": args.weights, "reml": args.reml, **extra}
+    return {"family": family, "weights": args.weights, "reml": args.reml, **extra}
 
 
 def _check_resampling_flags(args: argparse.Namespace) -> None:
@@ -131,7 +132,7 @@ def _reliability(args: argparse.Namespace) -> int:
     from .._format import terminal_width, text_table
     from ..study import Study
 
-    check_family_flags(args)
+    family = check_family_flags(args)
     check_level(args.target, "--target")
     _check_resampling_flags(args)
     level = 0.95 if args.level is None else args.level
@@ -140,9 +141,9 @@ def _reliability(args: argparse.Namespace) -> int:
     check_count(nsim, "--nsim")
     if args.confidence is not None:
         check_level(args.confidence, "--confidence")
-    if args.scale is not None and args.family == "gaussian":
+    if args.scale is not None and family.engine == "lmer":
         raise InputError(f"--scale {args.scale}: a Gaussian model's observed and latent scales coincide (identity "
-                         "link); drop --scale, or add --family binomial, poisson or ordinal.")
+                         "link); drop --scale, or add --family (binomial, poisson, beta, ordinal, ...).")
     n = facet_sizes(args.n, "--n")
     grid = facet_ranges(args.grid, "--grid") if args.grid else None
     data = read_table(args.data)
@@ -151,8 +152,8 @@ def _reliability(args: argparse.Namespace) -> int:
         study = Study(data, args.formula, item=args.item, **_family_kwargs(args))
         table = study.variance_components()
     scale = reliability_scale(study.fit, args.scale)
-    scales = [scale] + ([other] if (other := "latent" if scale == "observed" else "observed") != scale
-                        and study.family is not None else [])
+    other = "latent" if scale == "observed" else "observed"
+    scales = [scale] + ([other] if study.family.engine != "lmer" and study.family.support.allows(other) else [])
     own = study.data_design() if study.data is not None else {}
     coefficients = [{"design": label, "n": sizes, "scale": sc, "phi": study.phi(sizes, scale=sc),
                      "phi_relative": study.phi(sizes, kind="relative", scale=sc)}
@@ -203,7 +204,7 @@ def _reliability(args: argparse.Namespace) -> int:
         at = f"{where}: {_design_text(row['n'])}" if where and row["n"] else "one level of each facet"
         print(f"phi = {row['phi']:.4f} (absolute), {row['phi_relative']:.4f} (relative) on the {row['scale']} scale "
               f"at {at}")
-    if study.family is not None:
+    if study.family.engine != "lmer":
         from ..reliability import scale_note
 
         print("; ".join(f"{sc}: {scale_note(study.fit, sc)}" for sc in scales))
@@ -218,16 +219,21 @@ def _reliability(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_scale(args: argparse.Namespace) -> None:
-    """``--scale`` names a scale of the model's family: refused for a Gaussian model (one scale) and across families."""
+def _check_scale(args: argparse.Namespace, family) -> None:
+    """``--scale`` names a scale of the model's family: refused for a Gaussian model (one scale), across engines and,
+    for ``ratio``, for a family without a ratio scale (:attr:`~mixeval.mixed.families.Family.ratio_name`)."""
     if args.scale is None:
         return
-    if args.family == "gaussian":
-        raise InputError(f"--scale {args.scale} needs --family binomial, poisson or ordinal: a Gaussian model's "
-                         "contrasts are differences of mean scores (one scale); drop --scale.")
-    allowed = _ORDINAL_SCALES if args.family == "ordinal" else _GLMM_SCALES
+    if family.engine == "lmer":
+        raise InputError(f"--scale {args.scale} needs --family binomial, poisson or ordinal (or another family of the "
+                         "registry): a Gaussian model's contrasts are differences of mean scores (one scale); drop "
+                         "--scale.")
+    allowed = _ORDINAL_SCALES if family.engine == "clmm" else _GLMM_SCALES
+    if family.engine == "glmer" and family.ratio_name is None:
+        allowed = tuple(a for a in allowed if a != "ratio")
     if args.scale not in allowed:
-        raise InputError(f"--scale {args.scale} is not a scale of --family {args.family}; use one of "
+        raise InputError(f"--scale {args.scale} is not a scale of --family {family.name}"
+                         f"{'' if family.link == family.links[0] else ' --link ' + family.link}; use one of "
                          f"{', '.join(allowed)}.")
 
 
@@ -242,7 +248,7 @@ def _significance(args: argparse.Namespace) -> int:
     from .._format import format_number, format_pvalue, terminal_width, text_table
     from ..study import Study
 
-    check_family_flags(args)
+    family = check_family_flags(args)
     check_level(args.level, "--level")
     cuts = number_list(args.cuts, "--cuts") if args.cuts else None
     if cuts is not None and not args.by:
@@ -250,7 +256,7 @@ def _significance(args: argparse.Namespace) -> int:
     if args.labels is not None and cuts is None:
         raise InputError(f"--labels {args.labels} names the classes --cuts makes; give --cuts too (e.g. --by src_length "
                          "--cuts 15,55 --labels short,typical,long), or drop --labels.")
-    _check_scale(args)
+    _check_scale(args, family)
     labels = args.labels.split(",") if args.labels else None
     if args.control is not None:
         if args.by:
@@ -259,15 +265,15 @@ def _significance(args: argparse.Namespace) -> int:
         if args.scale is not None:
             raise InputError("--control contrasts are on the link scale (log odds / log rate differences); drop "
                              "--scale.")
-        if args.family == "ordinal":
-            raise InputError("--control needs --family gaussian, binomial or poisson; an ordinal model's contrasts "
-                             "are all pairs on its ordinal scale (drop --control).")
+        if not family.support.allows("contrast"):
+            raise InputError(f"--control needs a family with contrasts (--family {family.name} has none: "
+                             f"{dict(family.support.reasons).get('contrast', 'see Study.contrast')}); drop --control.")
     elif args.adjust in ("dunnettx", "mvt", "sidak"):
         raise InputError(f"--adjust {args.adjust} is for --control contrasts; all pairwise contrasts take tukey, "
                          "holm, bonferroni, BH or none.")
     adjust = args.adjust or ("dunnettx" if args.control is not None else "tukey")
     data = read_table(args.data)
-    extra = {"scale": args.scale} if args.family != "gaussian" else {}
+    extra = {"scale": args.scale} if family.engine != "lmer" else {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         study = Study(data, args.formula, system=args.system, **_family_kwargs(args))

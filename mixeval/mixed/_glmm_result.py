@@ -164,6 +164,108 @@ class GlmerResult(MixedResult):
     def approximation(self) -> str:
         return {0: "nAGQ=0", 1: "Laplace"}.get(self.nAGQ, f"AGQ({self.nAGQ})")
 
+    # ----------------------------------------------------------------- the criterion and its curvature
+    @property
+    def theta_lower(self) -> np.ndarray:
+        """Lower bounds of :attr:`theta` (lme4's ``getME(fit, "lower")``: 0 for a relative standard deviation,
+        ``-inf`` for an off-diagonal element of a covariance factor)."""
+        return np.asarray(self.problem.re.lower, dtype=float).copy()
+
+    def beta_covariance_at(self, theta: np.ndarray) -> np.ndarray:
+        """The linearised model's covariance of the fixed effects at covariance parameters ``theta``.
+
+        ``Phi(theta) = (X' (W^-1 + Z Lambda(theta) Lambda(theta)' Z')^-1 X)^-1``: the fixed-effects block of the
+        inverse of the penalised system in ``(u, beta)`` with the working weights ``W`` held at the fit's
+        conditional modes and family parameters (the observed information of a family with its own
+        log-likelihood, as the fit's Laplace approximation; lme4's RX-based ``vcov`` at ``theta``). At the fit's
+        ``theta`` it is :attr:`cov_coef_rx`; its slopes in ``theta`` give the GLMM's Satterthwaite df
+        (:mod:`mixeval.significance`).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from mixeval.mixed import glmer
+        >>> rng = np.random.default_rng(0)
+        >>> d = pd.DataFrame({"item": np.repeat(np.arange(30), 4)})
+        >>> d["correct"] = (rng.random(120) < 1 / (1 + np.exp(-rng.normal(size=30)[d.item]))).astype(int)
+        >>> fit = glmer("correct ~ 1 + (1|item)", d)
+        >>> bool(np.allclose(fit.beta_covariance_at(fit.theta), fit.cov_coef_rx))
+        True
+        """
+        state = PirlsState(u=np.asarray(self.u), beta=np.asarray(self.coef), eta=np.asarray(self.fitted_link),
+                           mu=np.asarray(self.family.linkinv(self.fitted_link), dtype=float), ldl2=float("nan"),
+                           pwrss=float("nan"), iterations=0, converged=True, system=None,
+                           psi=self.family_par if self.family_par.size else None)
+        return joint_system(self.problem, np.asarray(theta, dtype=float), state).beta_covariance_unscaled()
+
+    @functools.cached_property
+    def _criterion_engine(self) -> GlmmFit:
+        engine = GlmmFit(self.problem, 1 if self.reml else max(int(self.nAGQ), 1), free_parameters=True)
+        engine.u = np.asarray(self.u, dtype=float).copy()
+        engine.beta = np.asarray(self.coef, dtype=float).copy()
+        return engine
+
+    @property
+    def criterion_point(self) -> np.ndarray:
+        """The fit's point in the coordinates of :meth:`criterion_at`: ``(theta, beta, psi)`` of a maximum-likelihood
+        fit, ``(theta, psi)`` of a restricted one (``psi``: :attr:`family_par`, empty for binomial and Poisson)."""
+        parts = [self.theta] + ([] if self.reml else [self.coef]) + [self.family_par]
+        return np.concatenate([np.asarray(v, dtype=float) for v in parts])
+
+    def criterion_at(self, x: np.ndarray) -> float:
+        """The fit's criterion at the point ``x`` (:attr:`criterion_point`'s coordinates): the Laplace (or adaptive
+        Gauss-Hermite) deviance at ``(theta, beta, psi)`` of an ML fit, the restricted Laplace criterion at
+        ``(theta, psi)`` of a REML fit (``beta`` integrated out); the conditional modes re-optimised by PIRLS, warm
+        started at the last point's. ``inf`` where it is undefined. :meth:`criterion_at` of
+        :attr:`criterion_point` is :attr:`criterion`.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from mixeval.mixed import glmer
+        >>> rng = np.random.default_rng(0)
+        >>> d = pd.DataFrame({"item": np.repeat(np.arange(30), 4)})
+        >>> d["correct"] = (rng.random(120) < 1 / (1 + np.exp(-rng.normal(size=30)[d.item]))).astype(int)
+        >>> fit = glmer("correct ~ 1 + (1|item)", d)
+        >>> bool(np.isclose(fit.criterion_at(fit.criterion_point), fit.criterion))
+        True
+        """
+        engine = self._criterion_engine
+        x = np.asarray(x, dtype=float)
+        try:
+            return float(engine.stage1_reml(x) if self.reml else engine.stage2(x))
+        except np.linalg.LinAlgError:
+            return float("inf")
+
+    def criterion_hessian(self, *, variance: np.ndarray | tuple = ()) -> np.ndarray:
+        """Hessian of :meth:`criterion_at` at :attr:`criterion_point` by finite differences (lme4's ``deriv12``
+        stencil, step ``1e-4``).
+
+        ``variance``: indices of scalar ``theta`` entries at the boundary (0) differentiated in the variance
+        ``v = theta^2`` instead, by forward differences (step ``1e-3``; the criterion is even in ``theta`` there,
+        so its curvature in ``theta`` says nothing, while in ``v`` it is the information about a variance estimated
+        at 0). ``2 H^-1`` is the asymptotic covariance of the parameters (:attr:`cov_params` for an ML fit).
+        """
+        bnd = np.asarray(variance, dtype=int)
+        x0 = self.criterion_point
+        if bnd.size and np.any(np.abs(x0[bnd]) > 1e-3):
+            raise InputError("criterion_hessian(variance=...) takes theta entries at the boundary (0).")
+        forward = np.zeros(x0.size, dtype=bool)
+        forward[bnd] = True
+        z0 = x0.copy()
+        z0[bnd] = 0.0
+
+        def f(z: np.ndarray) -> float:
+            x = z.copy()
+            x[bnd] = np.sqrt(np.maximum(z[bnd], 0.0))
+            return self.criterion_at(x)
+
+        u0 = self._criterion_engine.u.copy()
+        try:
+            return _hessian(f, z0, np.where(forward, 1e-3, 1e-4), forward)
+        finally:
+            self._criterion_engine.u = u0
+
     @property
     def term_levels(self) -> tuple[tuple[str, ...], ...]:
         """Labels of the levels of every random term's group, in the order of ``group_names``."""

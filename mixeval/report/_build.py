@@ -187,6 +187,19 @@ def interaction_test(cond: Any, system: str, cls: str) -> Any:
     return compare(cond.fit_ml, additive)
 
 
+def _family_arguments(family: Any) -> list[tuple[str, str]]:
+    """``family=`` (and a link other than the family's default) as Study's arguments; none for a Gaussian Study."""
+    if family is None or getattr(family, "engine", "lmer") == "lmer":
+        return []
+    out = [("family", family.name)]
+    return out + ([("link", family.link)] if family.link != family.links[0] else [])
+
+
+def _latent_and_observed(study: Any) -> bool:
+    """A Study whose family has a latent scale distinct from the observed one (not Gaussian)."""
+    return study.family.engine != "lmer"
+
+
 def report_call(study: Any, conditional_on: str | None = None, cuts: Sequence[float] | None = None,
                 labels: Sequence[str] | None = None) -> str:
     """The Python call that makes the report from the study's data (its provenance).
@@ -199,8 +212,7 @@ def report_call(study: Any, conditional_on: str | None = None, cuts: Sequence[fl
     "build_report(Study(data, 'score ~ system + (1|item)', item='item', system='system'), conditional_on='src_length', cuts=[15, 55])"
     """
     roles = f"item={study.item!r}, system={study.system!r}"
-    family = getattr(study, "family", None)
-    roles += f", family={family!r}" if family else ""
+    roles += "".join(f", {name}={value!r}" for name, value in _family_arguments(getattr(study, "family", None)))
     options = "".join(f", {name}={value!r}" for name, value in
                       (("conditional_on", conditional_on), ("cuts", list(cuts) if cuts is not None else None),
                        ("labels", list(labels) if labels is not None else None)) if value is not None)
@@ -231,7 +243,7 @@ def reliability_coefficients(study: Any) -> dict[str, float]:
     designs.append(("one level of each facet", {}))
     out = {}
     for scale in scales:
-        named = f" ({scale} scale)" if study.family is not None else ""
+        named = f" ({scale} scale)" if _latent_and_observed(study) else ""
         for label, n in designs:
             out[f"phi{named} at {label}"] = study.phi(n, scale=scale)
             out[f"relative{named} at {label}"] = study.phi(n, kind="relative", scale=scale)
@@ -346,7 +358,7 @@ def build_report(
             singular=bool(study.fit.singular), formula=study.formula, reference=truth,
         )
         notes = [components.attrs.get("note")]  # a GLMM (Study(..., family=)): the components' latent scale
-        if study.family is not None:
+        if _latent_and_observed(study):
             from ..reliability import scale_note
 
             notes += [f"{sc}: {scale_note(study.fit, sc)}" for sc in ("observed", "latent")]
@@ -380,7 +392,7 @@ def build_report(
             ), _method_note(pairwise))
         cls = conditional_on if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
-        y = _pick(means, _MEAN_COLUMNS)
+        y = _pick(means, (*_MEAN_COLUMNS, study.family.response_label))  # a GLMM's: the family's label
         if y is None:
             raise InputError(f"cannot find the means among the columns {list(means.columns)}.")
         if y == "emmean":

@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from ..errors import FewLevelsWarning, caller_stacklevel
-from ._glmm_ddf import is_glmm, phi_at
+from ._glmm_ddf import is_glmm
 from ._labels import df_label
 
 __all__ = ["COVERAGE_FLOOR", "UPPER_LEVEL", "component_shares", "share_upper_bounds", "idealised_coverage",
@@ -130,7 +130,7 @@ def idealised_z_coverage(levels: int, share: float) -> float:
 
 
 def _term_slices(fit: object) -> list[slice]:
-    sizes = [t.n_theta for t in fit.problem.re.terms] if is_glmm(fit) else _lmer_sizes(fit)
+    sizes = [t.n_theta for t in fit.model_terms] if is_glmm(fit) else _lmer_sizes(fit)
     ends = np.cumsum(sizes)
     return [slice(int(e - s), int(e)) for s, e in zip(sizes, ends)]
 
@@ -151,7 +151,7 @@ def _covariance_function(fit: object) -> Callable[[np.ndarray], np.ndarray]:
 
         return clmm_covariance_at(fit)
     if is_glmm(fit):
-        return lambda theta: phi_at(fit, theta)
+        return fit.beta_covariance_at
     if getattr(fit, "_general", False):  # weighted fits: the general evaluator, over (theta, sigma)
         _, cov = fit._varpar_functions()
         return lambda theta: cov(np.append(theta, fit.sigma))

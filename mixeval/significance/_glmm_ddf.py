@@ -118,10 +118,10 @@ def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
     Notes
     -----
     ``Phi(theta)`` is the joint penalised system's fixed-effects block at the fit's working weights
-    (:func:`mixeval.mixed._pirls.joint_system`), differentiated by central differences with step
+    (:meth:`~mixeval.mixed.GlmerResult.beta_covariance_at`), differentiated by central differences with step
     ``1e-4 max(|theta_j|, 1e-3)``. ``A`` is the ``theta`` block of ``(H_ff / 2)^-1``, ``H_ff`` the Hessian
-    of the deviance over the free ``theta`` and ``beta`` (recovered from ``fit.cov_params = 2 H^-1``, or
-    computed by central differences when the fit has none, e.g. ``nAGQ = 0``).
+    of the deviance over the free ``theta``, ``beta`` and the family's parameters (recovered from
+    ``fit.cov_params = 2 H^-1``, or computed by central differences when the fit has none, e.g. ``nAGQ = 0``).
 
     Examples
     --------
@@ -164,15 +164,13 @@ _CACHE: dict[int, tuple[object, GlmmDdfPieces]] = {}
 
 def levels_minus_one(fit: object) -> np.ndarray:
     """For each element of ``fit.theta``: the number of levels of its term's grouping factor minus one."""
-    return np.concatenate([np.full(t.n_theta, max(t.n_levels - 1, 1), dtype=float)
-                           for t in fit.problem.re.terms])
+    return np.concatenate([np.full(t.n_theta, max(t.n_levels - 1, 1), dtype=float) for t in fit.model_terms])
 
 
 def free_theta(fit: object) -> np.ndarray:
     """Indices of the covariance parameters not on the boundary (``theta >= 1e-4`` where bounded below by 0)."""
     theta = np.asarray(fit.theta, dtype=float)
-    lower = np.asarray(fit.problem.re.lower, dtype=float)
-    return np.flatnonzero(~((lower == 0) & (np.abs(theta) < BOUNDARY_THETA)))
+    return np.flatnonzero(~((fit.theta_lower == 0) & (np.abs(theta) < BOUNDARY_THETA)))
 
 
 #: step in a boundary component's variance ``v = theta^2`` (latent scale) for its finite differences
@@ -183,7 +181,7 @@ def boundary_variances(fit: object) -> np.ndarray:
     """Indices in ``fit.theta`` of the scalar terms whose standard deviation is on the boundary (``< 1e-4``)."""
     theta = np.asarray(fit.theta, dtype=float)
     out, pos = [], 0
-    for term in fit.problem.re.terms:
+    for term in fit.model_terms:
         if term.n_theta == 1 and abs(theta[pos]) < BOUNDARY_THETA:
             out.append(pos)
         pos += term.n_theta
@@ -199,12 +197,12 @@ def _theta_of(theta: np.ndarray, bnd: np.ndarray, v: np.ndarray) -> np.ndarray:
 def variance_jacobian(fit: object, bnd: np.ndarray) -> np.ndarray:
     """``d Phi / d v_j`` at ``v_j = 0`` for the boundary components (forward differences in ``v = theta^2``)."""
     theta = np.asarray(fit.theta, dtype=float)
-    base = phi_at(fit, _theta_of(theta, bnd, np.zeros(bnd.size)))
+    base = fit.beta_covariance_at(_theta_of(theta, bnd, np.zeros(bnd.size)))
     out = np.empty((bnd.size, *base.shape))
     for i in range(bnd.size):
         v = np.zeros(bnd.size)
         v[i] = FD_VARIANCE
-        out[i] = (phi_at(fit, _theta_of(theta, bnd, v)) - base) / FD_VARIANCE
+        out[i] = (fit.beta_covariance_at(_theta_of(theta, bnd, v)) - base) / FD_VARIANCE
     return out
 
 
@@ -212,59 +210,29 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     """Asymptotic covariance of ``(theta_free, v_boundary)``: ``2 H^-1`` of the criterion in that parametrisation.
 
     The criterion is even in a standard deviation at 0, so its information there vanishes in ``theta`` but not
-    in the variance ``v = theta^2``. Central differences in the free ``theta`` (and ``beta`` for an ML fit),
-    forward ones in ``v`` (which cannot go below 0); ``beta`` is profiled out of a REML criterion. A boundary
-    variance whose curvature is not positive (the criterion is concave in ``v`` at 0: the observed information
-    says nothing there) is held fixed, as every boundary component was before. Returns the covariance and the
-    boundary indices kept.
+    in the variance ``v = theta^2``. ``H`` is the fit's :meth:`~mixeval.mixed.GlmerResult.criterion_hessian` with
+    the boundary components in ``v`` (forward differences, as ``v`` cannot go below 0): over the free ``theta``,
+    the fixed effects (of an ML fit; a restricted criterion has integrated them out) and the family's parameters
+    (a dispersion, cutpoints: estimated with the variance parameters, their uncertainty is part of ``theta``'s).
+    A boundary variance whose curvature is not positive (the criterion is concave in ``v`` at 0: the observed
+    information says nothing there) is held fixed. Returns the covariance and the boundary indices kept.
     """
-    from ..mixed._glmm import _hessian
-
-    theta = np.asarray(fit.theta, dtype=float)
-    beta = np.asarray(fit.coef, dtype=float)
-    engine = _engine_at(fit)
-    reml = bool(getattr(fit, "reml", False))
-
-    def criterion(t: np.ndarray, b: np.ndarray) -> float:
-        return engine.stage1_reml(t) if reml else engine.stage2(np.concatenate([t, b]))
-
-    # the curvature in each boundary variance alone decides whether it is kept (before the full Hessian)
-    f0 = criterion(theta, beta)
-    keep = []
-    for j in bnd:
-        f1, f2 = (criterion(_theta_of(theta, np.array([j]), np.array([m * FD_VARIANCE])), beta) for m in (1, 2))
-        keep.append(f2 - 2 * f1 + f0 > 0)
-    bnd = bnd[np.array(keep, dtype=bool)]
+    H = fit.criterion_hessian(variance=bnd)
+    bnd = bnd[np.diag(H)[bnd] > 0]
     if not bnd.size:
         return np.zeros((free.size, free.size)), bnd
-    nf, nb = free.size, bnd.size
-
-    def f(z: np.ndarray) -> float:
-        t = theta.copy()
-        t[free] = z[:nf]
-        return criterion(_theta_of(t, bnd, z[nf:nf + nb]), z[nf + nb:])
-
-    z0 = np.concatenate([theta[free], np.zeros(nb), [] if reml else beta])
-    forward = np.zeros(z0.size, dtype=bool)
-    forward[nf:nf + nb] = True
-    H = _hessian(f, z0, np.where(forward, FD_VARIANCE, 1e-4), forward)
-    inv = np.linalg.inv(H) if np.all(np.linalg.eigvalsh(H) > 0) else np.linalg.pinv(H)
-    A = 2.0 * inv[: nf + nb, : nf + nb]
+    k = np.asarray(fit.theta).size
+    keep = np.concatenate([free, bnd, np.arange(k, H.shape[0])]).astype(int)
+    Hk = H[np.ix_(keep, keep)]
+    inv = np.linalg.inv(Hk) if np.all(np.linalg.eigvalsh(Hk) > 0) else np.linalg.pinv(Hk)
+    n = free.size + bnd.size
+    A = 2.0 * inv[:n, :n]
     return 0.5 * (A + A.T), bnd
 
 
-def phi_at(fit: object, theta: np.ndarray) -> np.ndarray:
-    """``Phi(theta)``: the linearised model's fixed-effects covariance at the fit's working weights."""
-    from ..mixed._pirls import PirlsState, joint_system
-
-    state = PirlsState(u=np.asarray(fit.u), beta=np.asarray(fit.coef), eta=np.asarray(fit.fitted_link),
-                       mu=np.asarray(fit.fitted), ldl2=float("nan"), pwrss=float("nan"), iterations=0,
-                       converged=True, system=None)
-    return joint_system(fit.problem, np.asarray(theta, dtype=float), state).beta_covariance_unscaled()
-
-
 def phi_jacobian(fit: object, free: np.ndarray) -> np.ndarray:
-    """``d Phi / d theta_j`` for the free ``theta_j``, by central differences."""
+    """``d Phi / d theta_j`` for the free ``theta_j``, by central differences of
+    :meth:`~mixeval.mixed.GlmerResult.beta_covariance_at`."""
     theta = np.asarray(fit.theta, dtype=float)
     p = len(fit.coef)
     out = np.empty((len(free), p, p))
@@ -273,12 +241,13 @@ def phi_jacobian(fit: object, free: np.ndarray) -> np.ndarray:
         up, down = theta.copy(), theta.copy()
         up[j] += h
         down[j] -= h
-        out[i] = (phi_at(fit, up) - phi_at(fit, down)) / (2 * h)
+        out[i] = (fit.beta_covariance_at(up) - fit.beta_covariance_at(down)) / (2 * h)
     return out
 
 
 def theta_covariance(fit: object, free: np.ndarray) -> np.ndarray:
-    """Asymptotic covariance of the free ``theta``: the ``theta`` block of ``2 H_ff^-1``."""
+    """Asymptotic covariance of the free ``theta``: the ``theta`` block of ``2 H_ff^-1`` (the fixed effects and
+    the family's parameters estimated with them)."""
     k = np.asarray(fit.theta).size
     H = deviance_hessian(fit)
     keep = np.concatenate([free, np.arange(k, H.shape[0])])
@@ -290,28 +259,10 @@ def theta_covariance(fit: object, free: np.ndarray) -> np.ndarray:
 
 
 def deviance_hessian(fit: object) -> np.ndarray:
-    """Hessian of the deviance over ``(theta, beta)``: from ``fit.cov_params`` or by central differences."""
+    """Hessian of the criterion over the fit's parameters ``theta`` first (then ``beta`` and the family's
+    parameters): ``2 cov_params^-1``, or the fit's :meth:`~mixeval.mixed.GlmerResult.criterion_hessian`."""
     cov = getattr(fit, "cov_params", None)
     if cov is not None:
         H = 2.0 * np.linalg.inv(np.asarray(cov, dtype=float))
         return 0.5 * (H + H.T)
-    from ..mixed._glmm import _hessian
-
-    engine = _engine_at(fit)
-    if getattr(fit, "reml", False):  # restricted criterion over theta; beta's block from its RX-based covariance
-        k, p = np.asarray(fit.theta).size, len(fit.coef)
-        H = np.zeros((k + p, k + p))
-        H[:k, :k] = _hessian(engine.stage1_reml, np.asarray(fit.theta, dtype=float))
-        H[k:, k:] = 2.0 * np.linalg.inv(np.asarray(fit.cov_coef, dtype=float))
-        return H
-    return _hessian(engine.stage2, np.concatenate([np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float)]))
-
-
-def _engine_at(fit: object):
-    """The fit's deviance functions, warm-started at its conditional modes and fixed effects."""
-    from ..mixed._glmm import GlmmFit
-
-    engine = GlmmFit(fit.problem, max(int(fit.nAGQ), 1))
-    engine.u = np.asarray(fit.u, dtype=float).copy()
-    engine.beta = np.asarray(fit.coef, dtype=float).copy()
-    return engine
+    return fit.criterion_hessian()

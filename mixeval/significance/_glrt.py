@@ -10,6 +10,7 @@ from .._results import TestResult
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import InputError
 from ..mixed import compare, lmer
+from ..formula import quote_name
 
 __all__ = ["glrt", "glrt_averaged"]
 
@@ -112,8 +113,8 @@ def glrt_averaged(data: pd.DataFrame, *, score: str, system: str, item: str, ove
     cells = data.groupby([item, system], as_index=False, observed=True, sort=True)[score].mean()
     if cells[system].nunique() < 2:
         raise InputError(f"column {system!r} has a single level; a GLRT of systems needs at least two.")
-    full = lmer(f"{score} ~ {system}", cells, REML=False)
-    null = lmer(f"{score} ~ 1", cells, REML=False)
+    full = lmer(f"{quote_name(score)} ~ {quote_name(system)}", cells, REML=False)  # names such as cbind(k, f)
+    null = lmer(f"{quote_name(score)} ~ 1", cells, REML=False)
     result = compare(full, null)
     n = len(cells)
     p = len(full.coef)

@@ -1,13 +1,18 @@
 """Marginal means and pairwise comparisons of a GLMM on the response scale (emmeans' ``type = "response"``).
 
-* :func:`emmeans_response` -- marginal means back-transformed: probabilities (accuracy) of a binomial
-  model, rates of a Poisson model, with the link-scale intervals back-transformed. These are *conditional*:
-  the accuracy of a typical item and seed (random effects at 0), as emmeans' ``type = "response"``;
-  ``marginal=True`` gives the *marginal* (population-averaged) accuracy over items and seeds
-  (:mod:`mixeval.significance._marginal`), which is what an evaluation reports;
-* :func:`pairwise_ratios` -- pairwise contrasts as odds ratios (logit link) or rate ratios (log link):
+* :func:`emmeans_response` -- marginal means on the response scale, named by the family
+  (:attr:`~mixeval.mixed.families.Family.response_label`): probabilities (accuracy) of a binomial model, rates of
+  a count model, proportions of a beta model. These are *conditional*: the mean of a typical item and seed
+  (random effects at 0), as emmeans' ``type = "response"``; ``marginal=True`` gives the *marginal*
+  (population-averaged) mean over items and seeds (:mod:`mixeval.significance._marginal`), which is what an
+  evaluation reports. Where the family's mean is the inverse link the interval is the link-scale one
+  back-transformed (emmeans'); an ordered beta model's mean ``E[y | eta]`` counts its exact 0s and 1s and moves
+  with its cutpoints (emmeans and glmmTMB's ``predict`` report the inverse link, the mean of the beta part
+  alone), so its standard error carries the cutpoints' uncertainty too;
+* :func:`pairwise_ratios` -- pairwise contrasts on the family's ratio scale
+  (:attr:`~mixeval.mixed.families.Family.ratio_name`): odds ratios (logit link) or rate ratios (log link),
   ``pairs(emmeans(fit, ~ system), type = "response")``;
-* :func:`pairwise_differences` -- pairwise differences of the probabilities (differences in accuracy)
+* :func:`pairwise_differences` -- pairwise differences of the response-scale means (differences in accuracy)
   by the delta method: ``pairs(regrid(emmeans(fit, ~ system)))``.
 """
 
@@ -25,7 +30,7 @@ from ..mixed import MixedResult
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
 from ._labels import fit_criterion, label_table
-from ._marginal import marginal_moments
+from ._marginal import response_moments
 from ._pairwise import (
     PairwiseResult,
     _canonical_adjust,
@@ -59,8 +64,9 @@ def _family(fit: object):
 
 
 def response_name(fit: object) -> str:
-    """emmeans' name of the back-transformed mean: ``prob`` (binomial) or ``rate`` (Poisson)."""
-    return "prob" if _family(fit).name == "binomial" else "rate"
+    """The column name of a response-scale mean: the family's :attr:`~mixeval.mixed.families.Family.response_label`
+    (emmeans' ``prob`` for a binomial model, ``rate`` for a count model; ``proportion`` for a beta model)."""
+    return _family(fit).response_label
 
 
 def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -118,11 +124,14 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     cells, L, _, _ = marginal_means(fit, specs, by)
     if marginal:
         _require_marginal_df(df)
-        return _marginal_table(fit, fam, cells, L, level)
+        return _marginal_table(fit, cells, L, level)
     inference = df_inference(fit, df)
-    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
     name = response_name(fit)
     out = cells.reset_index(drop=True).copy()
+    if not fam.mean_is_inverse_link:  # the mean moves with the family's parameters: delta method in (beta, psi)
+        mu, cov, G = response_moments(fit, L, inference.vcov)
+        return _delta_table(fit, out, name, mu, cov, inference.df(G), inference.method, level, CONDITIONAL)
+    link = means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
     out[name] = fam.linkinv(link.emmean.to_numpy())
     out["se"] = fam.mu_eta(link.emmean.to_numpy()) * link.se.to_numpy()
     out["df"] = link.df.to_numpy()
@@ -132,22 +141,33 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     return label_table(out, fit, inference.method, scale=CONDITIONAL)
 
 
-def _marginal_table(fit: object, fam, cells: pd.DataFrame, L: np.ndarray, level: float) -> pd.DataFrame:
+def _marginal_table(fit: object, cells: pd.DataFrame, L: np.ndarray, level: float) -> pd.DataFrame:
     """The marginal means with z intervals on the link scale of the marginal mean, back-transformed."""
-    mu, cov = marginal_moments(fit, L)
+    mu, cov, _ = response_moments(fit, L, fit.cov_coef, marginal=True)
+    out = cells.reset_index(drop=True).copy()
+    return _delta_table(fit, out, response_name(fit), mu, cov, np.full(mu.size, np.inf), "asymptotic", level,
+                        MARGINAL)
+
+
+def _delta_table(fit: object, out: pd.DataFrame, name: str, mu: np.ndarray, cov: np.ndarray, dof: np.ndarray,
+                 method: str, level: float, scale: str) -> pd.DataFrame:
+    """Means ``mu`` with delta-method standard errors from ``cov`` and the interval on the link scale of each mean
+    (``g(mu) -/+ t se / g^-1'(g(mu))``) back-transformed, so that it stays inside the response's range."""
+    fam = fit.family
     se = np.sqrt(np.maximum(np.diag(cov), 0.0))
     eta = fam.linkfun(mu)
     with np.errstate(divide="ignore", invalid="ignore"):
         se_link = se / fam.mu_eta(eta)
-    crit = sps.norm.ppf(0.5 + level / 2)
-    out = cells.reset_index(drop=True).copy()
-    out[response_name(fit)] = mu
+    dof = np.asarray(dof, dtype=float)
+    crit = np.where(np.isfinite(dof), sps.t.ppf(0.5 + level / 2, np.where(np.isfinite(dof), dof, 1.0)),
+                    sps.norm.ppf(0.5 + level / 2))
+    out[name] = mu
     out["se"] = se
-    out["df"] = np.inf
+    out["df"] = dof
     out["lower"] = fam.linkinv(eta - crit * se_link)
     out["upper"] = fam.linkinv(eta + crit * se_link)
     out.attrs["level"] = float(level)
-    return label_table(out, fit, "asymptotic", scale=MARGINAL)
+    return label_table(out, fit, method, scale=scale)
 
 
 def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
@@ -173,12 +193,15 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     0    A / B      0.5392  0.0579
     """
     fam = _family(fit)
-    if fam.link not in ("logit", "log"):
-        raise InputError(f"ratios need a logit or log link; this model has link={fam.link!r}. Use "
-                         "pairwise_differences (differences of probabilities) or the link scale.")
+    name = fam.ratio_name
+    if name is None:
+        why = ("its mean is not the inverse link (the exact 0s and 1s move it)" if not fam.mean_is_inverse_link
+               else f"a difference on the {fam.link} scale is no ratio")
+        raise InputError(f"family={fam.name!r} (link={fam.link!r}) has no ratio scale: {why}. Use "
+                         "pairwise_differences (scale='difference': differences of the response-scale means) or the "
+                         "link scale (scale='link').")
     res = pairwise(fit, specs, by=by, adjust=adjust, level=level, df=df)
     t = res.table.copy()
-    name = "odds_ratio" if fam.link == "logit" else "ratio"
     stat = "z" if res.df_method == "asymptotic" else "t"
     ratio = np.exp(t.estimate.to_numpy())
     cols = [c for c in t.columns if c not in ("estimate", "se", "z", "t", "pvalue", "lower", "upper",
@@ -193,7 +216,7 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     out["pvalue_unadjusted"] = t.pvalue_unadjusted.to_numpy()
     out["contrast"] = out["contrast"].str.replace(" - ", " / ", regex=False)
     emm = emmeans_response(fit, specs, by=by, level=level, df=df)
-    what = "odds ratios" if fam.link == "logit" else "rate ratios"
+    what = {"odds_ratio": "odds ratios", "ratio": "rate ratios"}.get(name, name)
     return PairwiseResult(table=out, emmeans=emm, specs=res.specs, by=res.by, adjust=res.adjust,
                           ci_method=res.ci_method, level=res.level, family_size=res.family_size,
                           df_method=res.df_method, fit_criterion=res.fit_criterion,
@@ -246,11 +269,7 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
         _require_marginal_df(df)
     inference = df_inference(fit, df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by)
-    coef = np.asarray(fit.coef, dtype=float)
-    V = inference.vcov
-    eta = L @ coef
-    G = fam.mu_eta(eta)[:, None] * L
-    p, cov_p = marginal_moments(fit, L) if marginal else (fam.linkinv(eta), G @ V @ G.T)
+    p, cov_p, G = response_moments(fit, L, inference.vcov, marginal=marginal)
     n_spec, m, rows, idx = contrast_layout(cells, specs_list, by_list, parenthesize=False)
     C = np.zeros((len(idx), len(cells)))
     for k, (a, b) in enumerate(idx):
@@ -276,7 +295,6 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     return PairwiseResult(table=table, emmeans=emm, specs=tuple(specs_list), by=tuple(by_list), adjust=method,
                           ci_method=ci_method, level=level, family_size=n_spec, df_method=inference.method,
                           fit_criterion=fit_criterion(fit),
-                          scale=f"differences of {'probabilities' if response_name(fit) == 'prob' else 'rates'}, "
-                                + scale_note(marginal).split(", ", 1)[1],
-                          effect_size_scale="differences of probabilities are not standardised (the ratio or "
-                                            "the link scale gives the latent-scale effect_size)")
+                          scale=f"differences of {fam.response_plural}, " + scale_note(marginal).split(", ", 1)[1],
+                          effect_size_scale=f"differences of {fam.response_plural} are not standardised (the ratio "
+                                            "or the link scale gives the latent-scale effect_size)")

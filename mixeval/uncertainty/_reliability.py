@@ -38,7 +38,11 @@ def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: 
     """Variance components of ``n_resamples`` parametric-bootstrap refits: one row per refit, one column per group.
 
     ``attrs["coef"]`` holds each refit's fixed effects (rows of an array; ``attrs["alpha"]`` the threshold
-    parameters of an ordinal fit), which observed-scale coefficients need (:func:`mixeval.reliability.draw_moments`).
+    parameters of an ordinal fit, ``attrs["family_par"]`` the family's parameters on the optimiser's scale: a
+    dispersion's logarithm, cutpoints), which observed-scale coefficients need
+    (:func:`mixeval.reliability.draw_moments`). A GLMM's ``"Residual"`` is its family's latent residual variance at
+    each refit's fixed effects, components and parameters (constant for a binomial model; the lognormal
+    approximation of a count model moves with them).
 
     Examples
     --------
@@ -56,14 +60,35 @@ def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: 
     refits = parametric_refits(fit, n_resamples=n_resamples, random_state=random_state, n_jobs=n_jobs,
                                progress=progress)
     draws = pd.DataFrame([r.variances for r in refits])
-    if "Residual" not in draws.columns:  # a GLMM: the latent residual variance of its family (fixed by the link)
-        draws["Residual"] = fit.latent_components["Residual"]
     names = list(fit.model.param_names)
     params = np.array([r.params for r in refits], dtype=float).reshape(len(refits), len(names))
     draws.attrs["coef"] = params[:, [names.index(c) for c in fit.fixed_names]]
+    family = fit.family
+    if family.n_parameters:
+        values = params[:, [names.index(n) for n in family.parameter_names]]
+        draws.attrs["family_par"] = np.array([family.internal_parameters(v) for v in values])
     if hasattr(fit, "alpha_names"):
         draws.attrs["alpha"] = params[:, [names.index(a) for a in fit.alpha_names]]
+    if "Residual" not in draws.columns:  # a GLMM: the latent residual variance of its family at each refit
+        draws["Residual"] = _latent_residuals(fit, draws)
     return draws
+
+
+def _latent_residuals(fit: MixedResult, draws: pd.DataFrame) -> np.ndarray | float:
+    """The family's latent residual variance (:meth:`~mixeval.mixed.families.Family.latent_residual_variance`) of
+    every draw: at its fixed predictors, summed variances and family parameters; the fit's own where the rows'
+    fixed predictors are not at hand (an ordinal fit, a fit from aggregates)."""
+    X = getattr(getattr(fit, "design", None), "X", None)
+    if fit.family.engine != "glmer" or X is None:
+        return fit.latent_components["Residual"]
+    X = np.asarray(X, dtype=float)
+    psi = draws.attrs.get("family_par", np.zeros((len(draws), 0)))
+    coef, total = draws.attrs["coef"], draws.sum(axis=1).to_numpy()
+    out = np.full(len(draws), np.nan)
+    for i in range(len(draws)):
+        if np.isfinite(total[i]) and np.all(np.isfinite(coef[i])) and np.all(np.isfinite(psi[i])):
+            out[i] = fit.family.latent_residual_variance(X @ coef[i], total[i], psi[i])
+    return out
 
 
 def _draws(source, draws: pd.DataFrame | None, n_resamples: int, random_state: Any,

@@ -47,7 +47,7 @@ def test_report_family_binomial_json(capsys, tmp_path):
     out = _json(capsys, ["report", str(FIX / "binary_crossed.csv"), "--score", "correct", "--system", "system",
                          "--item", "item", "--facet", "seed", "--family", "binomial", "--out", str(tmp_path / "r.html"),
                          "--json"])
-    assert out["family"] == "binomial" and "Latent (logit) scale" in out["scale"]
+    assert out["family"] == "binomial" and "(here, logit link" in out["scale"]
     residual = [c for c in out["variance_components"] if c["component"] == "Residual"][0]
     assert residual["variance"] == pytest.approx(3.289868, rel=1e-6)
     assert [m["system"] for m in out["means"]] == ["A", "B", "C"] and all(0 < m["prob"] < 1 for m in out["means"])
@@ -61,7 +61,7 @@ def test_significance_and_reliability_family_binomial(capsys):
     sig = _json(capsys, ["significance", data, f, "--family", "binomial", "--adjust", "holm", "--scale", "difference", "--json"])
     assert sig["glrt"]["df"] == 2 and len(sig["rows"]) == 3 and all(abs(r["estimate"]) < 1 for r in sig["rows"])
     rel = _json(capsys, ["reliability", data, f, "--family", "binomial", "--n", "seed=3", "--json"])
-    assert "Latent (logit) scale" in rel["scale"]
+    assert "(here, logit link" in rel["scale"]
     assert [r for r in rel["rows"] if r["component"] == "Residual"][0]["variance"] == pytest.approx(np.pi**2 / 3)
 
 

@@ -21,7 +21,8 @@ from scipy import integrate, special, stats
 
 from mixeval import Study
 from mixeval.errors import FewLevelsWarning
-from mixeval.significance._marginal import marginal_inverse_link
+from mixeval.mixed.families import get_family
+from mixeval.significance._marginal import marginal_mean
 
 FIX = Path(__file__).parent / "fixtures"
 REF = json.loads((FIX / "glmer_emmeans_parity.json").read_text())
@@ -98,11 +99,21 @@ def test_marginal_accuracy_is_the_integral_over_the_random_effects(case):
         assert np.max(np.abs(np.array(ref["bias_adjusted"]["prob"]) - table.prob)) > 0.03
 
 
+def marginal_inverse_link(link, eta, s2):
+    """The marginal mean of a family whose mean is the inverse link (binomial's logit and probit, Poisson's log)."""
+    family = get_family("poisson" if link == "log" else "binomial", link)
+    return marginal_mean(family, eta, s2)[:3]
+
+
 @pytest.mark.parametrize("s2", [0.0, 0.3, 1.0, 4.0, 25.0])
 def test_marginal_inverse_link_probit_closed_form_and_logit_quadrature(s2):
     eta = np.array([-3.0, -0.5, 0.0, 1.2, 4.0])
     mu, d_eta, d_s2 = marginal_inverse_link("probit", eta, s2)
-    np.testing.assert_allclose(mu, special.ndtr(eta / np.sqrt(1 + s2)), rtol=1e-14)
+    np.testing.assert_allclose(mu, special.ndtr(eta / np.sqrt(1 + s2)), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(d_eta, stats.norm.pdf(eta / np.sqrt(1 + s2)) / np.sqrt(1 + s2), rtol=1e-11, atol=1e-300)
+    mu, d_eta, d_s2 = marginal_inverse_link("log", eta, s2)  # the quadrature against exp(eta + s2 / 2)
+    np.testing.assert_allclose(mu, np.exp(eta + s2 / 2), rtol=1e-12)
+    np.testing.assert_allclose(d_s2, np.exp(eta + s2 / 2) / 2, rtol=1e-12)
     # the logit rule against adaptive quadrature, and the derivatives against central differences
     mu, d_eta, d_s2 = marginal_inverse_link("logit", eta, s2)
     sd = np.sqrt(s2)

@@ -15,7 +15,7 @@ import pytest
 from mixeval.errors import InputError
 from mixeval.mixed import glmer
 from mixeval.significance import emmeans, emmeans_response, pairwise, pairwise_differences, pairwise_ratios
-from mixeval.significance._glmm_ddf import glmm_ddf_pieces, phi_at
+from mixeval.significance._glmm_ddf import glmm_ddf_pieces
 
 
 def _data(n_item=30, n_seed=4, n_sys=2, sd_seed=0.6, seed=11):
@@ -67,8 +67,8 @@ def _dense_df(fit, L):
 
 def test_phi_is_the_linearised_model_covariance(fit):
     _, Phi = _dense_df(fit, np.eye(2))
-    np.testing.assert_allclose(phi_at(fit, fit.theta), Phi, rtol=1e-8)
-    np.testing.assert_allclose(phi_at(fit, fit.theta), fit.cov_coef_rx, rtol=1e-8)
+    np.testing.assert_allclose(fit.beta_covariance_at(fit.theta), Phi, rtol=1e-8)
+    np.testing.assert_allclose(fit.beta_covariance_at(fit.theta), fit.cov_coef_rx, rtol=1e-8)
 
 
 def test_satterthwaite_df_matches_an_independent_dense_computation(fit):

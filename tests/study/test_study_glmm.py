@@ -95,7 +95,7 @@ def test_study_conditional_on_a_data_property(data):
     d = data.assign(length=(data.item.str[1:].astype(int) * 7) % 50)
     st = Study(d, FORMULA, family="binomial")
     test, pairs, cond = st.conditional("length", cuts=(20,), labels=("short", "long"))
-    assert cond.family == "binomial" and test.df == 4
+    assert cond.family.name == "binomial" and test.df == 4
     assert set(pairs.table["length_class"]) == {"short", "long"} and "odds_ratio" in pairs.table.columns
 
 
@@ -107,7 +107,7 @@ def test_study_latent_scale_reliability(study):
     expected = v["item"] / (v["item"] + v["seed"] / 3 + np.pi**2 / 3 / 3)
     assert study.phi({"seed": 3}, scale="latent") == pytest.approx(expected)
     assert study.phi({"seed": 3}) < expected  # the default: the observed scale of the mean accuracy
-    assert "Latent (logit) scale" in study.summary()
+    assert "(here, logit link" in study.summary()
 
 
 def test_probit_study_uses_unit_residual(data):

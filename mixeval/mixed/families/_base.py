@@ -33,7 +33,7 @@ import numpy as np
 from ...errors import InputError
 from ._link import Link, get_link
 
-__all__ = ["DISTRIBUTION_VARIANCE", "Family", "STUDY_METHODS", "Support"]
+__all__ = ["AVERAGED_REFUSAL", "DISTRIBUTION_VARIANCE", "Family", "STUDY_METHODS", "Support"]
 
 #: Distribution-specific variance of the latent scale (Nakagawa & Schielzeth 2010): the variance of the
 #: standard logistic (pi^2 / 3) for the logit link, of the standard normal (1) for the probit link.
@@ -44,6 +44,11 @@ STUDY_METHODS: tuple[str, ...] = (
     "fit", "variance_components", "phi", "reliability", "dstudy", "cheapest_design", "confint", "phi_interval",
     "dstudy_intervals", "power", "glrt", "glrt_averaged", "variance_lrt", "emmeans", "pairwise", "contrast",
     "joint_tests", "conditional", "metric_comparisons", "report")
+
+#: The reason of a family with its own likelihood for refusing Study.glrt_averaged (:attr:`Support.reasons`).
+AVERAGED_REFUSAL = ("glrt_averaged", "it averages the scores per item and system and compares Gaussian linear "
+                                     "models, leaving the family out; Study.glrt() is the likelihood-ratio test of "
+                                     "this model")
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,9 @@ class Support:
         ``w_i`` trials), ``"prior"`` (the row's log-likelihood counted ``w_i`` times, as glmmTMB) or ``"none"``.
     scales : frozenset of str
         Reliability scales: ``"latent"`` (variance shares with the latent residual variance), ``"observed"``.
+    reasons : tuple of (str, str)
+        Why the family refuses some of the rest, and what to do instead (``(what, sentence)`` pairs), which
+        :meth:`refusal` adds to its message.
 
     Examples
     --------
@@ -76,8 +84,10 @@ class Support:
     ...             aggregate_sources=False)
     >>> s.allows("fit"), s.allows("power")
     (True, False)
-    >>> s.refusal("negative_binomial", "power").args[0][:60]
-    "family='negative_binomial' does not support power; it suppor"
+    >>> s.refusal("negative_binomial", "interval").args[0]
+    "family='negative_binomial' does not support interval."
+    >>> s.refusal("negative_binomial", "power").args[0][:75]
+    "family='negative_binomial' does not support Study.power(); it supports ever"
     """
 
     study_methods: frozenset[str]
@@ -88,6 +98,7 @@ class Support:
     quadrature: bool = False
     weights: str = "prior"
     scales: frozenset[str] = field(default_factory=lambda: frozenset({"latent"}))
+    reasons: tuple[tuple[str, str], ...] = ()
 
     def allows(self, what: str) -> bool:
         """Whether ``what`` (a Study method, ``"power"``, ``"aggregate_sources"``, ``"reml"``, ``"quadrature"``,
@@ -97,11 +108,20 @@ class Support:
         return what in self.study_methods or what in self.intervals or what in self.scales
 
     def refusal(self, family: str, what: str) -> InputError:
-        """The :class:`~mixeval.errors.InputError` refusing ``what`` for ``family``, naming what is available."""
-        offered = sorted(self.study_methods) if what in STUDY_METHODS else sorted(self.intervals) if what in (
-            "wald", "profile", "boot") else sorted(self.scales) if what in ("latent", "observed") else []
-        tail = f"; it supports {', '.join(offered)}" if offered else ""
-        return InputError(f"family={family!r} does not support {what}{tail}.")
+        """The :class:`~mixeval.errors.InputError` refusing ``what`` for ``family``, with the family's reason (from
+        :attr:`reasons`) and what is available (a Study method is named as ``Study.name()``)."""
+        study = what in STUDY_METHODS
+        offered = (sorted(self.intervals) if what in ("wald", "profile", "boot")
+                   else sorted(self.scales) if what in ("latent", "observed") else [])
+        reason = dict(self.reasons).get(what)
+        why = f": {reason}" if reason else ""
+        lead = ". It" if reason else "; it"
+        tail = f"{lead} supports {', '.join(offered)}" if offered else ""
+        if study:
+            missing = [f"Study.{m}()" for m in STUDY_METHODS if m not in self.study_methods]
+            tail = f"{lead} supports every Study method but {', '.join(missing)}"
+        label = f"Study.{what}()" if study else what
+        return InputError(f"family={family!r} does not support {label}{why}{tail}.")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -133,6 +153,13 @@ class Family:
         One line for the command line's help.
     latent_note : str
         What the latent residual variance is (and which approximation), printed with variance shares.
+    response_label, response_plural : str
+        The name of a response-scale mean (the column of ``emmeans(type="response")``: ``"prob"``, ``"rate"``,
+        ``"proportion"``) and its plural in prose (``"probabilities"``, ...).
+    mean_is_inverse_link : bool
+        ``E[y | eta]`` is the inverse link (False for ordered beta, whose exact 0s and 1s move it, and for ordinal
+        ratings): response-scale means are then back-transformed link-scale means, and ``exp`` of a link-scale
+        difference is the link's ratio (:attr:`ratio_name`).
     support : Support
 
     Notes
@@ -160,6 +187,9 @@ class Family:
     parameter_kinds: ClassVar[tuple[str, ...]] = ()
     description: ClassVar[str] = ""
     latent_note: ClassVar[str] = ""
+    response_label: ClassVar[str] = "response"
+    response_plural: ClassVar[str] = "means"
+    mean_is_inverse_link: ClassVar[bool] = True
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
                                          aggregate_sources=False)
@@ -201,6 +231,13 @@ class Family:
 
     def mu_eta(self, eta: np.ndarray) -> np.ndarray:
         return self.link_function.mu_eta(eta)
+
+    @property
+    def ratio_name(self) -> str | None:
+        """What ``exp`` of a difference of linear predictors is, as a column name: the link's ratio
+        (``"odds_ratio"`` for logit, ``"ratio"`` of means for log; :attr:`~._link.Link.ratio`) when the mean is the
+        inverse link, else None (no ratio scale: response-scale contrasts are differences)."""
+        return self.link_function.ratio if self.mean_is_inverse_link else None
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -286,10 +323,43 @@ class Family:
         """``E[y | eta]`` on the response scale (the inverse link unless the family says otherwise)."""
         return np.asarray(self.linkinv(eta), dtype=float)
 
+    def mean_derivatives(self, eta: np.ndarray, params: np.ndarray = ()
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`mean` with its first two derivatives in ``eta`` and its gradient in the family's parameters
+        (optimiser scale; a trailing axis of :attr:`n_parameters`): what the delta method of a response-scale
+        mean and the marginal means (:mod:`mixeval.significance`) need.
+
+        The default is the inverse link's (:attr:`~._link.Link.derivatives`), which no family parameter moves.
+
+        Examples
+        --------
+        >>> from mixeval.mixed.families import get_family
+        >>> m, d1, d2, dp = get_family("poisson").mean_derivatives(np.log([2.0]))
+        >>> m.tolist(), d1.tolist(), d2.tolist(), dp.shape
+        ([2.0], [2.0], [2.0], (1, 0))
+        """
+        eta = np.asarray(eta, dtype=float)
+        mu, m1, m2, _ = self.link_function.derivatives(eta)
+        return mu, m1, m2, np.zeros((*eta.shape, self.n_parameters))
+
     def variance(self, mu: np.ndarray, params: np.ndarray = (), weights: np.ndarray | float = 1.0) -> np.ndarray:
         """``Var(y | mu)``: the variance function of an exponential family (dispersion 1), the conditional
         variance at ``params`` otherwise."""
         raise NotImplementedError
+
+    def response_variance(self, eta: np.ndarray, params: np.ndarray = (), weights: np.ndarray | float = 1.0
+                          ) -> np.ndarray:
+        """``Var(y | eta)`` of one row's response as the model scores it (a proportion of ``weights`` trials for
+        a trials family), the family's dispersion included: what the observed-scale reliability of a mean score
+        needs (:mod:`mixeval._observed`) beside :meth:`mean`.
+
+        Examples
+        --------
+        >>> from mixeval.mixed.families import get_family
+        >>> float(get_family("negative_binomial").response_variance(np.log([2.0]), np.log([4.0]))[0])  # 2 + 4/4
+        3.0
+        """
+        return np.asarray(self.variance(self.linkinv(np.asarray(eta, dtype=float)), params, weights), dtype=float)
 
     def simulate(self, eta: np.ndarray, weights: np.ndarray, rng: np.random.Generator,
                  params: np.ndarray = ()) -> np.ndarray:

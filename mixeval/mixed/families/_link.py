@@ -33,6 +33,9 @@ class Link:
         ``g(mu)``, ``g^{-1}(eta)``, ``d mu / d eta`` (R's ``make.link(name)``).
     derivatives : callable
         ``eta -> (mu, mu', mu'', mu''')``: the inverse link and its derivatives in ``eta``.
+    ratio : str or None
+        What ``exp`` of a difference on this link's scale is, as a column name: ``"odds_ratio"`` (logit),
+        ``"ratio"`` (log: a ratio of means, emmeans' rate ratio); None where it is no ratio (identity, probit).
 
     Notes
     -----
@@ -54,6 +57,7 @@ class Link:
     linkinv: Callable[[np.ndarray], np.ndarray]
     mu_eta: Callable[[np.ndarray], np.ndarray]
     derivatives: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+    ratio: str | None = None
 
     def __repr__(self) -> str:
         return f"Link({self.name!r})"
@@ -127,9 +131,9 @@ def _log_derivatives(eta):
 #: every link a family can name, by name
 LINKS: dict[str, Link] = {
     "identity": Link("identity", _identity, _identity, _ones_like, _identity_derivatives),
-    "logit": Link("logit", special.logit, _logit_linkinv, _logit_mu_eta, _logit_derivatives),
+    "logit": Link("logit", special.logit, _logit_linkinv, _logit_mu_eta, _logit_derivatives, "odds_ratio"),
     "probit": Link("probit", stats.norm.ppf, _probit_linkinv, _probit_mu_eta, _probit_derivatives),
-    "log": Link("log", np.log, _log_linkinv, _log_linkinv, _log_derivatives),
+    "log": Link("log", np.log, _log_linkinv, _log_linkinv, _log_derivatives, "ratio"),
 }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from ...errors import InputError
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from ._special import tetragamma, trigamma
 
 __all__ = ["Beta"]
@@ -90,7 +90,11 @@ class Beta(Family):
         "scores.")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="prior")
+                                         aggregate_sources=False, weights="prior",
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
+    response_label: ClassVar[str] = "proportion"
+    response_plural: ClassVar[str] = "proportions"
 
     def check_response(self, y, weights, name):
         outside = (y <= 0) | (y >= 1)

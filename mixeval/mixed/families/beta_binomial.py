@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from ...errors import InputError
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from ._special import tetragamma, trigamma
 
 __all__ = ["BetaBinomial"]
@@ -56,7 +56,11 @@ class BetaBinomial(Family):
         "1 / (phi + 1) between its trials) is not part of it.")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="trials")
+                                         aggregate_sources=False, weights="trials",
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
+    response_label: ClassVar[str] = "prob"
+    response_plural: ClassVar[str] = "probabilities"
 
     def check_response(self, y, weights, name):
         trials = np.asarray(weights, dtype=float)

@@ -56,7 +56,10 @@ class Binomial(ExponentialFamily):
                                   "of the link (pi^2/3 logit, 1 probit; Nakagawa & Schielzeth 2010).")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=True, quadrature=True, weights="trials")
+                                         aggregate_sources=True, quadrature=True, weights="trials",
+                                         scales=frozenset({"observed", "latent"}))
+    response_label: ClassVar[str] = "prob"
+    response_plural: ClassVar[str] = "probabilities"
 
     def check_response(self, y, weights, name):
         _binomial_response(y, weights, name)
@@ -67,6 +70,11 @@ class Binomial(ExponentialFamily):
     def variance_derivatives(self, mu):
         mu = np.asarray(mu, dtype=float)
         return mu * (1 - mu), 1 - 2 * mu, np.full_like(mu, -2.0)
+
+    def response_variance(self, eta, params=(), weights=1.0):
+        """The variance of the proportion of ``weights`` trials: ``mu (1 - mu) / w``."""
+        mu = self.linkinv(np.asarray(eta, dtype=float))
+        return mu * (1 - mu) / np.asarray(weights, dtype=float)
 
     def dev_resid(self, y, mu, wt):
         """``2 w [y log(y / mu) + (1 - y) log((1 - y) / (1 - mu))]`` with ``0 log 0 = 0``."""

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special
 
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from .poisson import _count_response
 
 __all__ = ["NegativeBinomial"]
@@ -54,7 +54,11 @@ class NegativeBinomial(Family):
         "effects integrated out, theta the dispersion (Nakagawa, Johnson & Schielzeth 2017).")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="prior")
+                                         aggregate_sources=False, weights="prior",
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
+    response_label: ClassVar[str] = "rate"
+    response_plural: ClassVar[str] = "rates"
 
     def check_response(self, y, weights, name):
         _count_response(y, name, "negative binomial")

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import special
 
 from ...errors import FamilyWarning, InputError, caller_stacklevel
-from ._base import STUDY_METHODS, Family, Support
+from ._base import AVERAGED_REFUSAL, STUDY_METHODS, Family, Support
 from ._special import trigamma
 from .beta import _beta_mu_terms
 
@@ -59,7 +59,12 @@ class OrderedBeta(Family):
         "the observed scores.")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, weights="prior")
+                                         aggregate_sources=False, weights="prior",
+                                         scales=frozenset({"observed", "latent"}),
+                                         reasons=(AVERAGED_REFUSAL,))
+    response_label: ClassVar[str] = "proportion"
+    response_plural: ClassVar[str] = "proportions"
+    mean_is_inverse_link: ClassVar[bool] = False
 
     def check_response(self, y, weights, name):
         outside = (y < 0) | (y > 1)
@@ -179,6 +184,34 @@ class OrderedBeta(Family):
         eta = np.asarray(eta, dtype=float)
         s, t = special.expit(eta - c0), special.expit(eta - c1)
         return t + (s - t) * special.expit(eta)
+
+    def mean_derivatives(self, eta, params=()):
+        """:meth:`mean`, its first two derivatives in ``eta`` and its gradient in ``(log phi, c0, c1)``.
+
+        Notes
+        -----
+        With ``x' = x (1 - x)``, ``x'' = x' (1 - 2 x)`` for ``x`` in ``s, t, mu``: ``E' = t' + (s' - t') mu + (s - t)
+        mu'``, ``E'' = t'' + (s'' - t'') mu + 2 (s' - t') mu' + (s - t) mu''``, ``dE / dc0 = -s' mu``,
+        ``dE / dc1 = -t' (1 - mu)``; ``phi`` moves only the spread of the beta part.
+
+        Examples
+        --------
+        >>> fam = OrderedBeta()
+        >>> par = np.array([np.log(5.0), -1.0, 1.5])
+        >>> m, d1, _, dp = fam.mean_derivatives(np.array([0.3]), par)
+        >>> h = 1e-6
+        >>> bool(np.isclose(d1[0], (fam.mean(np.array([0.3 + h]), par) - fam.mean(np.array([0.3 - h]), par))[0] / (2 * h)))
+        True
+        """
+        phi, c0, c1 = self._split(np.asarray(params, dtype=float))
+        eta = np.asarray(eta, dtype=float)
+        s, t, mu = special.expit(eta - c0), special.expit(eta - c1), special.expit(eta)
+        s1, t1, m1 = s * (1 - s), t * (1 - t), mu * (1 - mu)
+        s2, t2, m2 = s1 * (1 - 2 * s), t1 * (1 - 2 * t), m1 * (1 - 2 * mu)
+        mean = t + (s - t) * mu
+        d1 = t1 + (s1 - t1) * mu + (s - t) * m1
+        d2 = t2 + (s2 - t2) * mu + 2 * (s1 - t1) * m1 + (s - t) * m2
+        return mean, d1, d2, np.stack([np.zeros_like(eta), -s1 * mu, -t1 * (1 - mu)], axis=-1)
 
     def variance(self, mu, params=(), weights=1.0):
         """``Var(y | eta)`` at ``mu = expit(eta)``: ``E[y^2] - E[y]^2`` with ``E[y^2] = t + (s - t)(mu (1 - mu) /

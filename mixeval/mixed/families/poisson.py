@@ -46,7 +46,10 @@ class Poisson(ExponentialFamily):
         "(Nakagawa, Johnson & Schielzeth 2017).")
     support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
                                          intervals=frozenset({"wald", "profile", "boot"}), power=False,
-                                         aggregate_sources=False, quadrature=True, weights="prior")
+                                         aggregate_sources=False, quadrature=True, weights="prior",
+                                         scales=frozenset({"observed", "latent"}))
+    response_label: ClassVar[str] = "rate"
+    response_plural: ClassVar[str] = "rates"
 
     def check_response(self, y, weights, name):
         _count_response(y, name, "Poisson")

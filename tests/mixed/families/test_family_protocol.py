@@ -95,6 +95,43 @@ def test_simulation_has_the_family_mean_and_variance(case):
     np.testing.assert_allclose(sims.var(axis=1), var, rtol=0.05)
 
 
+@pytest.mark.parametrize("case", list(CASES))
+def test_mean_derivatives_are_those_of_the_mean(case):
+    """The delta method of response-scale means rests on them (significance/_marginal.py)."""
+    fam = _family(case)
+    _, _, _, par = CASES[case]
+    mean, d1, d2, dp = fam.mean_derivatives(ETA, par)
+    np.testing.assert_allclose(mean, fam.mean(ETA, par), rtol=1e-14)
+    np.testing.assert_allclose(d1, _fd(lambda e: fam.mean(e, par), ETA), rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(d2, _fd(lambda e: fam.mean_derivatives(e, par)[1], ETA), rtol=1e-6, atol=1e-9)
+    assert dp.shape == (ETA.size, par.size)
+    for j in range(par.size):
+        def at(v):
+            q = par.copy()
+            q[j] = v
+            return fam.mean(ETA, q)
+        np.testing.assert_allclose(dp[:, j], _fd(at, par[j]), rtol=1e-6, atol=1e-10)
+    assert fam.mean_is_inverse_link == np.allclose(fam.mean(ETA, par), fam.linkinv(ETA))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_response_variance_is_that_of_the_simulated_responses(case):
+    """Var(y | eta) of the scored response, the dispersion included: the observed-scale reliability's input."""
+    fam = _family(case)
+    _, _, w, par = CASES[case]
+    sims = fam.simulate(np.repeat(ETA[:, None], 40000, axis=1), w[:, None], np.random.default_rng(4), par)
+    np.testing.assert_allclose(sims.var(axis=1), fam.response_variance(ETA, par, w), rtol=0.05)
+
+
+def test_labels_and_ratio_scales_are_the_familys():
+    labels = {name: (get_family(name).response_label, get_family(name).ratio_name)
+              for name in ("binomial", "poisson", "negative_binomial", "beta", "ordered_beta", "beta_binomial")}
+    assert labels == {"binomial": ("prob", "odds_ratio"), "poisson": ("rate", "ratio"),
+                      "negative_binomial": ("rate", "ratio"), "beta": ("proportion", "odds_ratio"),
+                      "ordered_beta": ("proportion", None), "beta_binomial": ("prob", "odds_ratio")}
+    assert get_family("binomial", "probit").ratio_name is None and get_family("beta", "probit").ratio_name is None
+
+
 def test_registry_lists_every_family_once_and_pickles_by_name():
     names = family_names()
     assert names == tuple(REGISTRY) and len(set(names)) == len(names)
