@@ -271,9 +271,9 @@ def kenward_roger_problem(fit: object) -> str | None:
     design = getattr(fit, "design", None)
     if not getattr(fit, "reml", False):
         return "was fitted by maximum likelihood (REML=False)"
-    if getattr(design, "X", None) is None or any(getattr(g, "codes", None) is None for g in design.groups):
+    if getattr(design, "X", None) is None:
         return "was made from aggregates, not from the rows"
-    if len({g.name for g in design.groups}) > 1:
+    if len(design.groups) > 1 and len({g.name for g in design.groups}) > 1:
         q = sum(g.n_levels * len(g.coef_names) for g in design.groups)
         if q > KR_MAX_EFFECTS:
             return f"has {q:,} random effects over crossed factors (more than {KR_MAX_EFFECTS:,})"

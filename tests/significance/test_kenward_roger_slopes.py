@@ -171,3 +171,49 @@ def test_kenward_roger_still_needs_a_reml_fit():
         kenward_roger_vcov(fit)
     reml = _fit("barr")
     assert kenward_roger_problem(reml) is None and default_df(reml)[0] == "kenward-roger"
+
+
+def test_crossed_slopes_match_the_n_by_n_formulas():
+    """A slope term on the second factor behind a larger intercept factor, and a correlated slope term crossed with
+    it (dense path, first factor eliminated block by block): pbkrtest's formulas with n x n matrices."""
+    rng = np.random.default_rng(11)
+    n = 240
+    d = pd.DataFrame({"g": rng.integers(0, 40, n), "h": rng.integers(0, 6, n), "k": rng.integers(0, 5, n),
+                      "x": rng.normal(size=n), "s": rng.choice(["A", "B"], n)})
+    d["y"] = (rng.normal(size=40)[d.g] + rng.normal(size=6)[d.h] * (1 + d.x) + rng.normal(size=5)[d.k] * d.x
+              + 0.3 * d.x + rng.normal(size=n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = lmer("y ~ x + s + (1|g) + (1 + x||h) + (1 + x|k)", d)
+    X, s2 = fit.design.X, fit.sigma2
+    G, gamma = [], []
+    start = 0
+    for t in fit.model_terms:
+        b = t.X.shape[1]
+        rows, cols = np.triu_indices(b)[::-1]
+        lam = np.zeros((b, b))
+        lam[rows, cols] = fit.theta[start:start + b * (b + 1) // 2]
+        start += b * (b + 1) // 2
+        cov = s2 * lam @ lam.T
+        Zt = np.zeros((n, len(t.levels), b))
+        Zt[np.arange(n), t.codes, :] = t.X
+        for i, j in zip(rows, cols):
+            Zi, Zj = Zt[:, :, i], Zt[:, :, j]
+            G.append(Zi @ Zj.T + (Zj @ Zi.T if i != j else 0.0))
+            gamma.append(cov[i, j])
+    G.append(np.eye(n))
+    gamma.append(s2)
+    Si = np.linalg.inv(sum(a * b for a, b in zip(gamma, G)))
+    Phi = np.linalg.inv(X.T @ Si @ X)
+    P = np.array([-X.T @ Si @ Gr @ Si @ X for Gr in G])
+    Proj = Si - Si @ X @ Phi @ X.T @ Si
+    W = 2 * np.linalg.inv(np.array([[np.trace(Proj @ Gr @ Proj @ Gs) for Gs in G] for Gr in G]))
+    U = sum(W[r, s] * (X.T @ Si @ G[r] @ Si @ G[s] @ Si @ X - P[r] @ Phi @ P[s])
+            for r in range(len(G)) for s in range(len(G)))
+    pieces = ddf_pieces(fit)
+    lay = re_layout(fit.model_terms, fit.theta)
+    assert lay.n_levels == (d.g.nunique(), 6, 5) and lay.widths == (1, 2, 2) and len(lay.params) == 1 + 2 + 3
+    np.testing.assert_allclose(pieces.vcov, Phi, rtol=1e-9)
+    np.testing.assert_allclose(pieces.P, P, rtol=1e-8, atol=1e-10 * np.abs(P).max())
+    np.testing.assert_allclose(pieces.W_expected, W, rtol=1e-7, atol=1e-10 * np.abs(W).max())
+    np.testing.assert_allclose(pieces.vcov_adjusted, Phi + 2 * Phi @ U @ Phi, rtol=1e-8)
