@@ -107,9 +107,10 @@ def ddf_pieces(fit: object) -> DdfPieces:
         raise InputError(f"Kenward-Roger degrees of freedom are not available: this fit {problem}. "
                          + _KR_FIXES.get(problem, "Use df='satterthwaite' or df='asymptotic'."))
     lay = re_layout(fit.model_terms, np.asarray(fit.theta, dtype=float))
-    # one BLAS thread for moderate q: under load, thread oversubscription makes the small dense steps
-    # many times slower (as in the engine)
-    limit = _controller().limit(limits=1, user_api="blas") if lay.q < 2000 else contextlib.nullcontext()
+    # one BLAS thread for moderate q and for one grouping factor (no q x q matrix): under load, thread
+    # oversubscription makes the small dense steps many times slower (as in the engine)
+    small = lay.q < 2000 or len(lay.n_levels) == 1
+    limit = _controller().limit(limits=1, user_api="blas") if small else contextlib.nullcontext()
     with limit:
         pieces = kr_pieces(np.asarray(fit.design.X, dtype=float), np.asarray(fit.design.y, dtype=float), lay,
                            float(fit.sigma2), root_w=_root_weights(fit))

@@ -402,8 +402,6 @@ def _variance_blocks(qs: _QSpace, lay: ReLayout):
     p = qs.Fa.shape[1] - 1
     sl = lay.slices
     m = len(lay.params) + 1
-    F = qs.Fa[:, :p]                                 # Z' V^-1 X (the last column of Fa is Z' e)
-    XV2Z, eV2Z = qs.XV2Za[:p], qs.XV2Za[p]          # X' V^-2 Z and e' V^-1 Z
     Phi = np.linalg.inv(qs.XVXa[:p, :p])
     Phi = 0.5 * (Phi + Phi.T)
     P = np.empty((m, p, p))
@@ -411,28 +409,30 @@ def _variance_blocks(qs: _QSpace, lay: ReLayout):
     K = np.empty((m, m))
     E = np.empty((m, m))
     Xe = np.empty((m, p))
-    DFa = []                                         # (I (x) S_r) Z' V^-1 [X r] on the factor's rows
+    # (I (x) S_r) Z' V^-1 [X r] on the factor's rows; every product below is one (p+1) x (p+1) matrix product whose
+    # [:p, :p] block is the X part and whose [p, p] (or [:p, p]) entry is the residual's (one BLAS call, not several)
+    DFa = []
     for f, S in lay.params:
         L, b = lay.n_levels[f], lay.widths[f]
         DFa.append(np.einsum("ij,ajc->aic", S, qs.Fa[sl[f]].reshape(L, b, p + 1)).reshape(L * b, p + 1))
     v2 = {f: qs.v2_blocks(f).sum(axis=0) for f in {f for f, _ in lay.params}}
     mom = {}
     for r, (f, S) in enumerate(lay.params):
-        D = DFa[r]
-        P[r] = -F[sl[f]].T @ D[:, :p]
-        Xe[r] = F[sl[f]].T @ D[:, p]
-        Q[-1, r] = XV2Z[:, sl[f]] @ D[:, :p]
+        FD = qs.Fa[sl[f]].T @ DFa[r]                  # [X r]' V^-1 Z (I (x) S_r) Z' V^-1 [X r]
+        P[r], Xe[r] = -FD[:p, :p], FD[:p, p]
+        VD = qs.XV2Za[:, sl[f]] @ DFa[r]              # [X r]' V^-2 Z (I (x) S_r) Z' V^-1 [X r]
+        Q[-1, r] = VD[:p, :p]
         Q[r, -1] = Q[-1, r].T
+        E[-1, r] = E[r, -1] = VD[p, p]
         K[-1, r] = K[r, -1] = float(np.sum(S * v2[f]))
-        E[-1, r] = E[r, -1] = float(eV2Z[sl[f]] @ D[:, p])
     for s, (g, Ss) in enumerate(lay.params):
         Y = qs.h_dot(g, DFa[s])                      # H (I (x) S_s) Z' V^-1 [X r]
         for r in range(s + 1):
             f, Sr = lay.params[r]
-            D = DFa[r]
-            Q[r, s] = D[:, :p].T @ Y[sl[f], :p]
+            DY = DFa[r].T @ Y[sl[f]]
+            Q[r, s] = DY[:p, :p]
             Q[s, r] = Q[r, s].T
-            E[r, s] = E[s, r] = float(D[:, p] @ Y[sl[f], p])
+            E[r, s] = E[s, r] = DY[p, p]
             key = (f, g)
             if key not in mom:
                 mom[key] = qs.moments(f, g)
