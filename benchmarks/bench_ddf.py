@@ -3,7 +3,10 @@
     python benchmarks/bench_ddf.py [--data ../shared/bookdata] [--repeat 5] [--skip-r]
 
 For each model and df method: the time of the pairwise contrasts (Tukey) on an existing REML fit,
-with every cache cleared (reference grid, Kenward-Roger pieces) so the full computation is timed.
+with every cache cleared (reference grid, Kenward-Roger pieces) so the full computation is timed. The random-slope
+cases (2,000 simulated rows each, seeded, written to a temporary directory) compare Kenward-Roger with Satterthwaite
+on the same fit: Kenward-Roger's pieces are analytic, the engine's Satterthwaite for slopes differentiates the
+criterion numerically.
 R: ``summary(emmeans(m, pairwise ~ system, lmer.df = DF)$contrasts)`` (``emtrends`` for the slopes)
 with ``emm_options(pbkrtest.limit = 1e6, lmerTest.limit = 1e6)``; best of ``--repeat`` on both sides,
 data loading and the fit excluded. Prints a markdown table (figures: docs/performance.md).
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -31,7 +35,31 @@ CASES = {
     "TER slopes in src_length": ("bookdata:mt_ter.csv.gz", "ter ~ system * src_length + (1|sentence_id)", "system",
                                  "src_length"),
     "unbalanced item x rater": (str(UNBALANCED), "y ~ sys + (1|item) + (1|rater)", "sys", None),
+    "factor slopes, 250 items x 4 systems": ("simulated:factor_slopes", "score ~ system + (1 + system|item)", "system",
+                                          None),
+    "Barr: subject slopes, item intercepts": ("simulated:barr", "rt ~ cond + (1 + cond|subject) + (1|item)", "cond",
+                                               None),
 }
+
+
+def simulate(name: str) -> pd.DataFrame:
+    """2,000 rows of a random-slope design (seeded): 250 items x 4 systems x 2 seeds with correlated item slopes of
+    the systems, or Barr's 50 subjects x 40 items with a within-subject, between-item condition."""
+    rng = np.random.default_rng(20270301)
+    if name == "factor_slopes":
+        item = np.repeat(np.arange(250), 8)
+        system = np.tile(np.repeat(list("ABCD"), 2), 250)
+        codes = np.searchsorted(list("ABCD"), system)
+        cov = 0.2 * np.eye(4) + 0.1
+        b = rng.multivariate_normal(np.zeros(4), cov, size=250)
+        y = 0.1 * codes + b[item, 0] + np.where(codes > 0, b[item, np.maximum(codes, 1)], 0) + rng.normal(size=2000)
+        return pd.DataFrame({"item": [f"i{i:03d}" for i in item], "system": system, "score": y})
+    subject, item = np.repeat(np.arange(50), 40), np.tile(np.arange(40), 50)
+    cond = np.where(item % 2 == 0, "a", "b")
+    b = rng.multivariate_normal([0, 0], [[0.6, 0.1], [0.1, 0.2]], size=50)
+    rt = 6 + (0.3 + b[subject, 1]) * (cond == "b") + b[subject, 0] + rng.normal(0, 0.3, 40)[item] + rng.normal(0, 0.5, 2000)
+    return pd.DataFrame({"subject": [f"p{s:02d}" for s in subject], "item": [f"w{i:02d}" for i in item], "cond": cond,
+                         "rt": rt})
 METHODS = ["asymptotic", "satterthwaite", "kenward-roger"]
 
 R_TEMPLATE = r"""
@@ -49,9 +77,13 @@ for (dfm in c("asymptotic", "satterthwaite", "kenward-roger")) {
 """
 
 
-def load(source: str, bookdata: Path) -> tuple[pd.DataFrame, Path]:
+def load(source: str, bookdata: Path, tmp: Path) -> tuple[pd.DataFrame, Path]:
     if source.startswith("bookdata:"):
         path = bookdata / source.split(":", 1)[1]
+    elif source.startswith("simulated:"):
+        name = source.split(":", 1)[1]
+        path = tmp / f"{name}.csv"
+        simulate(name).to_csv(path, index=False)
     else:
         path = Path(source)
     return pd.read_csv(path), path
@@ -75,9 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     from mixeval.significance import _ddf, _grid, _trends, pairwise, pairwise_trends
 
     bookdata = Path(args.data)
+    tmp = Path(tempfile.mkdtemp(prefix="bench_ddf_"))
     rows = []
     for name, (source, formula, specs, var) in CASES.items():
-        df, path = load(source, bookdata)
+        df, path = load(source, bookdata, tmp)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             fit = lmer(formula, df)
@@ -86,12 +119,13 @@ def main(argv: list[str] | None = None) -> int:
                     _grid._GRID_CACHE.clear()
                     _trends._TREND_CACHE.clear()
                     _ddf._CACHE.clear()
+                    fit.__dict__.pop("_varpar_covariance", None)  # the engine's Satterthwaite Hessian (slopes)
                     if var is None:
                         return pairwise(fit, specs, df=method)
                     return pairwise_trends(fit, specs, var, df=method)
 
                 rows.append([name, len(df), method, best_time(contrasts, args.repeat)[0]])
-        r = {} if args.skip_r else run_r(path, formula.replace("(1|", "(1 | "), specs, var, args.repeat)
+        r = {} if args.skip_r else run_r(path, formula.replace("|", " | "), specs, var, args.repeat)
         for row in rows[-len(METHODS):]:
             row.append(r.get(row[2], np.nan))
         print(f"{name}: done", file=sys.stderr)

@@ -660,9 +660,9 @@ def cheapest_design(
 
 def _bound_method(source: object, scale: str, bound: str | None) -> str:
     """``bound`` of :func:`cheapest_design`, checked; None: studentized where the draws' covariances exist."""
-    from .significance._ddf import kenward_roger_problem
+    from .significance._ddf import random_intercept_problem
 
-    available = scale == "latent" and isinstance(source, MixedResult) and kenward_roger_problem(source) is None
+    available = scale == "latent" and isinstance(source, MixedResult) and random_intercept_problem(source) is None
     if bound is None:
         return "studentized" if available else "basic-logit"
     if bound not in BOUND_METHODS:

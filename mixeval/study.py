@@ -818,7 +818,7 @@ class Study:
         """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
         ``df`` defaults to emmeans' rule: for Gaussian Studies Kenward-Roger (pbkrtest's) up to 3,000 observations
-        (``pbkrtest.limit``), where Kenward-Roger is not available (an ML fit, random slopes, aggregates)
+        (``pbkrtest.limit``; random slopes included), where Kenward-Roger is not available (an ML fit, aggregates)
         Satterthwaite (lmerTest's) up to 3,000 (``lmerTest.limit``), and asymptotic z above; for ``family=``
         Studies z (emmeans' for glmer and clmm fits). ``df="asymptotic"`` gives the book's z intervals (Table 4.2),
         ``"satterthwaite"`` lmerTest's (Gaussian) or the linearised model's (SAS GLIMMIX's) t,

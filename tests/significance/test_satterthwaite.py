@@ -135,8 +135,8 @@ def test_method_names():
     ("score ~ system + (1 + x|item)", True, "random slopes"),
 ])
 def test_upper_df_refusal_recommends_only_methods_that_work_for_the_fit(formula, reml, why):
-    """The refusal names why and recommends Satterthwaite or z, never Kenward-Roger (refused for the same fits);
-    the recommended Satterthwaite then runs."""
+    """The refusal names why and recommends the methods that run for the fit: Kenward-Roger for the REML slope fit,
+    never for the ML fit (refused there)."""
     import warnings
 
     from mixeval import lmer
@@ -153,8 +153,12 @@ def test_upper_df_refusal_recommends_only_methods_that_work_for_the_fit(formula,
         with pytest.raises(InputError, match=why) as info:
             pairwise(fit, "system", df="satterthwaite-upper")
         assert "df='satterthwaite' or df='asymptotic'" in str(info.value)
-        assert "Use df='satterthwaite' or df='kenward-roger'" not in str(info.value)
         assert np.isfinite(pairwise(fit, "system", df="satterthwaite").table["df"].iloc[0])
         assert np.isinf(pairwise(fit, "system", df="asymptotic").table["df"].iloc[0])
-        with pytest.raises(InputError):
-            pairwise(fit, "system", df="kenward-roger")
+        if reml:
+            assert "df='kenward-roger'" in str(info.value)
+            assert np.isfinite(pairwise(fit, "system", df="kenward-roger").table["df"].iloc[0])
+        else:
+            assert "kenward-roger" not in str(info.value)
+            with pytest.raises(InputError, match="REML"):
+                pairwise(fit, "system", df="kenward-roger")

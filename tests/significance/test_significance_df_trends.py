@@ -238,15 +238,14 @@ def test_trend_lines_have_the_emtrends_slopes():
 
 def test_one_factor_diagonal_path_equals_dense_path():
     """A single random intercept uses diagonal q-space blocks (no q x q matrix): same pieces as the dense path."""
-    from mixeval.significance._ddf import _pieces
+    from mixeval.significance._kenward_roger import kr_pieces, re_layout
 
     df = pd.read_csv(ROOT / CASES["unbalanced_sys"]["data"]["file"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit = lmer("y ~ sys * x + (1|item)", df)
-    g = fit.design.groups[0]
-    args = (fit.design.X, fit.design.y, [g.codes], [g.n_levels], fit.theta, fit.sigma2)
-    diag, dense = _pieces(*args), _pieces(*args, dense=True)
+    args = (fit.design.X, fit.design.y, re_layout(fit.model_terms, fit.theta), fit.sigma2)
+    diag, dense = kr_pieces(*args), kr_pieces(*args, dense=True)
     for name in ("vcov", "vcov_adjusted", "P", "W_expected", "W_observed"):
         a, b = getattr(diag, name), getattr(dense, name)
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * np.abs(b).max(), err_msg=name)
@@ -255,11 +254,11 @@ def test_one_factor_diagonal_path_equals_dense_path():
 def test_single_factor_has_no_level_limit_and_the_balanced_closed_form():
     """15,000 items x 2 systems (beyond the dense limit): Kenward-Roger's df of the within-item contrast
     is the residual df of the balanced design, n - items - (p - 1) = 14,999, as for Table 4.2 (6,244)."""
-    from mixeval.significance._ddf import KR_MAX_LEVELS
+    from mixeval.significance._kenward_roger import KR_MAX_EFFECTS
 
     rng = np.random.default_rng(3)
     n_items = 15_000
-    assert n_items > KR_MAX_LEVELS
+    assert n_items > KR_MAX_EFFECTS
     item = np.repeat(np.arange(n_items), 2)
     df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], n_items)})
     df["y"] = rng.normal(size=n_items)[item] + 0.1 * (df.system == "B") + rng.normal(size=item.size)

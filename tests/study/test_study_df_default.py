@@ -72,11 +72,11 @@ def _small(n_items=30, reml=True, slopes=False):
     return Study(d, formula, reml=reml)
 
 
-def test_fallbacks_ml_and_slopes_give_satterthwaite_with_the_reason():
+def test_ml_falls_back_to_satterthwaite_with_the_reason_and_slopes_keep_kenward_roger():
     ml = _quiet(lambda: _small(reml=False).emmeans())
     assert ml.attrs["df_method"] == "satterthwaite" and "maximum likelihood" in ml.attrs["df_rule"]
-    slopes = _quiet(lambda: _small(slopes=True).pairwise())
-    assert slopes.df_method == "satterthwaite" and "random slopes" in slopes.df_rule
+    slopes = _quiet(lambda: _small(slopes=True).pairwise())  # pbkrtest takes random slopes: emmeans' default
+    assert slopes.df_method == "kenward-roger" and "up to 3,000 observations" in slopes.df_rule
 
 
 def test_the_rule_on_limits_and_families():
