@@ -4,7 +4,7 @@
 *Validity, Reliability, and Significance* (Riezler & Hagmann) as a pandas
 DataFrame; :func:`list_datasets` describes them; :func:`load_demo` returns the
 simulated MT evaluation shipped with mixeval (no network, no book data needed), and
-:func:`write_demo` writes it (with the wide tables and the vote log the command-line examples read) as CSV files.
+:func:`write_demo` writes it (with the other tables and logs the command-line examples read) as files.
 :func:`read_lm_eval`, :func:`read_inspect`, :func:`read_helm`, :func:`read_jsonl` and :func:`read_logs`
 turn evaluation-harness logs into mixeval's long format (see :mod:`mixeval.logs`).
 
@@ -471,19 +471,37 @@ DEMO_FILES = {
     "demo_scores.csv": "one row per item, one column per system: the item's mean score over raters and seeds",
     "demo_ratings.csv": "one row per translation (item-system-seed), one column per rater",
     "demo_votes.csv": "3,000 simulated pairwise votes between the three systems (judge, prompt, ties)",
+    "demo_logs": "lm-evaluation-harness sample logs of three models on 200 questions in 40 passages (simulated)",
+    "demo_circularity.csv": "2,000 patients' kidney measurements and the kidney SOFA score, a rule over two of them",
+    "demo_answers.csv": "1,000 answers of a QA model: its confidence (MaxProb) and whether the answer is right",
+    "demo_pairs.csv": "two metrics' scores of outputs and of degraded copies, per source sentence and system",
 }
 """The files :func:`write_demo` writes (file name -> what it holds)."""
+
+_ROUNDED = {"demo_scores.csv", "demo_answers.csv", "demo_pairs.csv"}  # written with 4 decimals
 
 
 def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     """Write the demo data as CSV files into ``directory`` (created if needed), as the command-line examples read it.
 
-    ``mixeval demo --write-data DIR`` calls this. The files (:data:`DEMO_FILES`): ``demo_mt.csv``, the demo of
-    :func:`load_demo` in long format; ``demo_scores.csv``, its item means per system (wide, for ``mixeval
-    bootstrap`` and ``permutation``); ``demo_ratings.csv``, every translation's four ratings (wide: a column
-    ``translation`` naming item, system and seed, one column per rater; for ``mixeval agreement``); ``demo_votes.csv``, pairwise votes between the same three systems
-    simulated by :func:`mixeval.preferences.simulate_arena` (abilities 0, 0.2, 0.5 on the log-odds scale,
-    8 judges with a position bias, 100 prompts, ties; seed 2026), for ``mixeval preferences``.
+    ``mixeval demo --write-data DIR`` calls this. The files (:data:`DEMO_FILES`):
+
+    * ``demo_mt.csv``: the demo of :func:`load_demo` in long format;
+    * ``demo_scores.csv``: its item means per system (wide, for ``mixeval bootstrap`` and ``permutation``);
+    * ``demo_ratings.csv``: every translation's four ratings (wide: a column ``translation`` naming item, system and
+      seed, one column per rater; for ``mixeval agreement``);
+    * ``demo_votes.csv``: pairwise votes between the same three systems simulated by
+      :func:`mixeval.preferences.simulate_arena` (abilities 0, 0.2, 0.5 on the log-odds scale, 8 judges with a
+      position bias, 100 prompts, ties; seed 2026), for ``mixeval preferences``;
+    * ``demo_logs/``: lm-evaluation-harness ``--log_samples`` files of three models on 200 questions in 40
+      passages, simulated with known accuracies (about 0.71, 0.63, 0.61), for ``mixeval compare-logs``;
+    * ``demo_circularity.csv``: 2,000 patients' kidney measurements with the kidney SOFA score (book Table 2.7), a
+      rule over creatinine and urine output, and its 0/1 version ``kidney_failure``, for ``mixeval circularity``;
+    * ``demo_answers.csv``: a QA model's confidences (``maxprob``) and correctness, for ``mixeval meta selective``;
+    * ``demo_pairs.csv``: BLEU and WER scores of outputs and of degraded copies, per source sentence (``context``)
+      and system, for ``mixeval meta local``.
+
+    The generating models of the last four (their known truth) are in the docstrings of ``mixeval/_demo.py``.
 
     Parameters
     ----------
@@ -502,8 +520,8 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = datasets.write_demo(tmp)
     ...     scores = pd.read_csv(paths["demo_scores.csv"])
-    >>> sorted(paths)
-    ['demo_mt.csv', 'demo_ratings.csv', 'demo_scores.csv', 'demo_votes.csv']
+    >>> sorted(paths)[:4]
+    ['demo_answers.csv', 'demo_circularity.csv', 'demo_logs', 'demo_mt.csv']
     >>> scores.columns.tolist(), len(scores)
     (['item', 'baseline', 'system_a', 'system_b'], 200)
     """
@@ -513,6 +531,7 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     if target.exists() and not target.is_dir():
         raise InputError(f"cannot write the demo data into {str(target)!r}: it is a file, not a folder.")
     target.mkdir(parents=True, exist_ok=True)
+    from ._demo import answers_table, circularity_table, metric_pairs_table, write_harness_logs
     from .preferences import simulate_arena
 
     demo = load_demo()
@@ -523,6 +542,9 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
         "demo_ratings.csv": ratings.reset_index(),
         "demo_votes.csv": simulate_arena(3000, {"baseline": 0.0, "system_a": 0.2, "system_b": 0.5}, n_judges=8,
                                          n_prompts=100, position=0.3, judge_sd=0.3, tie_tau=0.4, random_state=2026),
+        "demo_circularity.csv": circularity_table(),
+        "demo_answers.csv": answers_table(),
+        "demo_pairs.csv": metric_pairs_table(),
     }
     paths = {"demo_mt.csv": target / "demo_mt.csv"}
     with (resources.files("mixeval") / "data" / "demo_mt.csv").open("rb") as handle:
@@ -530,5 +552,6 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     for name, table in tables.items():
         table.columns.name = None
         paths[name] = target / name
-        table.to_csv(paths[name], index=False, float_format="%.4f" if name == "demo_scores.csv" else None)
+        table.to_csv(paths[name], index=False, float_format="%.4f" if name in _ROUNDED else None)
+    paths["demo_logs"] = write_harness_logs(target / "demo_logs")
     return paths
