@@ -284,10 +284,11 @@ def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, *, n_re
                           method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
                           details=details)
     from .._random import as_generator
-    from ._bootstrap import _check_count
+    from .._validation import require_positive_int
     from ._clmm_thresholds import spread_null_statistics
 
-    draws = spread_null_statistics(null, alt, _check_count(n_resamples), as_generator(random_state))
+    draws = spread_null_statistics(null, alt, require_positive_int(n_resamples, "n_resamples"),
+                                   as_generator(random_state))
     finite = draws[np.isfinite(draws)]
     pvalue = (1.0 + np.sum(finite >= statistic * (1 - 1e-9))) / (1.0 + finite.size)
     details.update(null_distribution=draws, n_resamples=int(n_resamples), failed_refits=int(draws.size - finite.size),

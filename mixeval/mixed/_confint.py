@@ -10,7 +10,8 @@ import pandas as pd
 
 from .._format import terminal_width, text_table
 from ..errors import InputError
-from ._bootstrap import _check_level, bootstrap_fit
+from .._validation import require_level
+from ._bootstrap import bootstrap_fit
 from ._protocol import as_fit_model
 from ._profile import profile_intervals
 
@@ -96,7 +97,7 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
     >>> bool(lo < fit.coef[0] < hi)
     True
     """
-    _check_level(level)
+    level = require_level(level)
     return as_fit_model(fit).wald_intervals(level)
 
 
@@ -162,7 +163,7 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
     method = str(method).lower()
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}.")
-    _check_level(level)
+    level = require_level(level)
     given = [name for name, v in (("n_resamples", n_resamples), ("random_state", random_state), ("n_jobs", n_jobs))
              if v is not None]
     if given and method != "boot":

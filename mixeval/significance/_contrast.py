@@ -12,7 +12,7 @@ from scipy import optimize
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
@@ -267,7 +267,7 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     0  B - base    0.4647  0.1031
     1  C - base    1.3277  0.0000
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     adjust_name = _canonical(adjust, method)
     if random_state is not None and adjust_name != "mvt":

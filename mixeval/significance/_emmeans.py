@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ._ddf import DfInference, canonical_df, df_inference
@@ -99,7 +99,7 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     1      B   0.161
     2      C   0.824
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, _, _ = marginal_means(fit, specs, by, data)
     inference = df_inference(fit, df)

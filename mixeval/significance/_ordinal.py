@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ..mixed._clmm_result import category_probabilities
@@ -277,7 +277,7 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     ['system', 'mean.class', 'se', 'df', 'lower', 'upper']
     """
     _check(fit, mode)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     method = _df_method(df)
     marginal = _check_marginal(fit, mode, marginal, method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
@@ -343,7 +343,7 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     """
     _check(fit, mode)
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     df_method = _df_method(df)
     marginal = _check_marginal(fit, mode, marginal, df_method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")

@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
 from .._results import Result, pvalue_formatters
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
@@ -75,7 +75,7 @@ def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> floa
     >>> round(float(tukey_critical_value(0.95, 3, df=20)), 4)  # qtukey(0.95, 3, 20) / sqrt(2) in R
     2.53
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
     return qtukey(level, n_means, df) / np.sqrt(2)
@@ -322,7 +322,7 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     2    B - C   -0.6630  0.0173
     """
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
     inference = df_inference(fit, df)

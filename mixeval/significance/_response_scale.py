@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ._ddf import canonical_df, df_inference
@@ -112,7 +112,7 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     >>> list(table.columns)
     ['system', 'prob', 'se', 'df', 'lower', 'upper']
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     fam = _family(fit)
     cells, L, _, _ = marginal_means(fit, specs, by)
@@ -240,7 +240,7 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     """
     fam = _family(fit)
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     if marginal:
         _require_marginal_df(df)

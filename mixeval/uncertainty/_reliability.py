@@ -25,9 +25,10 @@ import pandas as pd
 
 from ..errors import BoundaryWarning, InputError, caller_stacklevel
 from .._results import ConfidenceInterval
+from .._validation import require_level
 from ..mixed import MixedResult
 from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
-from ..mixed._bootstrap import _check_level, parametric_refits
+from ..mixed._bootstrap import parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability", "warn_boundary_draws"]
@@ -140,7 +141,7 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
     >>> bool(0 <= ci.lower <= ci.upper <= 1)
     True
     """
-    _check_level(level)
+    level = require_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
     estimate = float(fn(components_of(source)))
@@ -173,7 +174,7 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
     """
     from ..reliability import phi
 
-    _check_level(level)
+    level = require_level(level)
     chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
     moments = draw_moments(source, item, d) if chosen == "observed" else None
@@ -237,7 +238,7 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
     """
     from ..reliability import dstudy
 
-    _check_level(level)
+    level = require_level(level)
     chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
     moments = draw_moments(source, item, d) if chosen == "observed" else None
