@@ -176,12 +176,9 @@ def latent_scale_note(fit: MixedResult) -> str:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import glmer
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
-    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
-    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=40, systems=("A", "B"), n_raters=2, response="correct")
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> print(latent_scale_note(fit))
     Latent (logit) scale of a binomial GLMM: 'Residual' is the distribution-specific variance pi^2/3, ...

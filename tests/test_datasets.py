@@ -376,3 +376,26 @@ def test_write_demo_writes_every_file_the_examples_read_with_its_known_truth(tmp
     datasets.write_demo(again)
     assert all((again / name).read_bytes() == (tmp_path / name).read_bytes()
                for name in datasets.DEMO_FILES if name.endswith(".csv"))
+
+
+def test_toy_scores_draw_from_the_model_they_document():
+    """The shared fixture of the doctests (issue 41): its stated truth is what lme4-style fits recover."""
+    from mixeval import clmm, lmer
+
+    scores = datasets.toy_scores(n_items=300, systems=("A", "B", "C"), n_raters=6, random_state=3)
+    assert list(scores.columns) == ["item", "system", "rater", "score"] and len(scores) == 300 * 3 * 6
+    fit = lmer("score ~ system + (1|item) + (1|rater)", scores)
+    assert fit.fixef["systemB"] == pytest.approx(0.2, abs=0.1) and fit.fixef["systemC"] == pytest.approx(0.4, abs=0.1)
+    variances = fit.varcorr.set_index("group")["variance"]
+    assert variances["item"] == pytest.approx(1.0, rel=0.25) and variances["Residual"] == pytest.approx(1.0, rel=0.1)
+    assert 0.02 < variances["rater"] < 1.0  # 0.25 from six raters
+    ratings = datasets.toy_scores(n_items=300, systems=("A", "B"), response="rating", random_state=4)
+    ordinal = clmm("rating ~ system + (1|item)", ratings)
+    assert np.allclose(ordinal.threshold_values, [-1.5, -0.5, 0.5, 1.5], atol=0.3)
+    correct = datasets.toy_scores(n_items=5, response="correct")
+    assert set(correct["correct"]) <= {0, 1} and "rater" not in correct
+    assert datasets.toy_scores().equals(datasets.toy_scores())
+    with pytest.raises(InputError, match="`response` must be 'score', 'correct' or 'rating'"):
+        datasets.toy_scores(response="ratings")
+    with pytest.raises(InputError, match="`n_raters` must be a whole number >= 1"):
+        datasets.toy_scores(n_raters=0)

@@ -104,12 +104,10 @@ def parametric_refits(fit, *, n_resamples: int = 1000, random_state: Any = None,
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> len(parametric_refits(fit, n_resamples=5, random_state=0))
     5
     """
@@ -146,12 +144,10 @@ class BootstrapResult:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> b = bootstrap_fit(fit, n_resamples=20, random_state=1, progress=False)
     >>> b.draws.shape, list(b.interval().columns)
     ((20, 3), ['lower', 'upper'])
@@ -239,14 +235,12 @@ def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> b = bootstrap_fit(lmer("y ~ 1 + (1|g)", df), n_resamples=50, random_state=1, progress=False)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> b = bootstrap_fit(lmer("score ~ 1 + (1|item)", df), n_resamples=50, random_state=1, progress=False)
     >>> list(b.draws.columns)
-    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    ['sd_(Intercept)|item', 'sigma', '(Intercept)']
     """
     model = as_fit_model(fit)
     n = require_positive_int(n_resamples, "n_resamples")

@@ -81,11 +81,8 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
-    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, systems=("A", "B"), n_raters=10, response="rating")
     >>> fit = clmm("rating ~ system + (1|rater)", df)
     >>> list(fit.thresholds.index), list(fit.fixef.index)
     (['1|2', '2|3', '3|4', '4|5'], ['systemB'])

@@ -36,12 +36,10 @@ class ConfintResult:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> confint(fit, method="wald").to_dict()["method"]
     'wald'
     """
@@ -87,12 +85,10 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> lo, hi = wald_intervals(fit)["(Intercept)"]
     >>> bool(lo < fit.coef[0] < hi)
     True
@@ -151,14 +147,12 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> ci = confint(lmer("y ~ 1 + (1|g)", df), method="wald")
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> ci = confint(lmer("score ~ 1 + (1|item)", df), method="wald")
     >>> list(ci.table.index)
-    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    ['sd_(Intercept)|item', 'sigma', '(Intercept)']
     """
     method = str(method).lower()
     if method not in METHODS:

@@ -86,12 +86,9 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> fit = lmer("score ~ system + (1|item)", df)
     >>> emmeans(fit, "system")[["system", "emmean"]].round(3)
       system  emmean

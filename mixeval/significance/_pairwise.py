@@ -138,12 +138,9 @@ class PairwiseResult(Result):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
     >>> res.adjust, res.ci_method, res.family_size, res.df_method
     ('tukey', 'tukey', 3, 'asymptotic')
@@ -308,12 +305,9 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
     >>> res.table[["contrast", "estimate", "pvalue"]].round(4)
       contrast  estimate  pvalue

@@ -43,12 +43,10 @@ def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> component_draws(lmer("y ~ 1 + (1|g)", df), n_resamples=20, random_state=0, progress=False).shape
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> component_draws(lmer("score ~ 1 + (1|item)", df), n_resamples=20, random_state=0, progress=False).shape
     (20, 2)
     """
     if not isinstance(fit, MixedResult):
@@ -131,13 +129,11 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
-    >>> ci = coefficient_interval(lambda c: c["g"] / (c["g"] + c["Residual"]), fit, n_resamples=30, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
+    >>> ci = coefficient_interval(lambda c: c["item"] / (c["item"] + c["Residual"]), fit, n_resamples=30, random_state=0)
     >>> bool(0 <= ci.lower <= ci.upper <= 1)
     True
     """
@@ -163,12 +159,10 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=30)[g] + rng.normal(size=120)})
-    >>> ci = phi_interval(lmer("y ~ 1 + (1|g)", df), "g", n_resamples=100, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30, systems=("A",), n_raters=4)
+    >>> ci = phi_interval(lmer("score ~ 1 + (1|item)", df), "item", n_resamples=100, random_state=0)
     >>> 0 <= ci.lower < ci.estimate < ci.upper <= 1
     True
     """
@@ -226,15 +220,13 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "r": np.tile([1, 2, 3, 4], 15), "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g) + (1|r)", df)
-    >>> t = dstudy_intervals(fit, "g", {"r": [1, 2]}, n_resamples=30, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item) + (1|rater)", df)
+    >>> t = dstudy_intervals(fit, "item", {"rater": [1, 2]}, n_resamples=30, random_state=0)
     >>> list(t.columns[:4])
-    ['r', 'phi', 'phi_lower', 'phi_upper']
+    ['rater', 'phi', 'phi_lower', 'phi_upper']
     """
     from ..reliability import dstudy
 
