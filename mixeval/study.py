@@ -318,14 +318,19 @@ class Study:
     drop_missing : bool, default False
         Drop rows with missing values in the formula's columns, warning with their number; by default
         they are an error (nothing is dropped silently).
-    family : {"binomial", "poisson", "ordinal"}, optional
-        Fit generalised linear mixed models (:func:`mixeval.glmer`) instead of linear ones: a binary score
-        (correct or not) with ``family="binomial"``, counts with ``"poisson"``, ratings with ``"ordinal"``
-        (:func:`mixeval.clmm`). Marginal means are then on the response scale (accuracy) by default, pairwise
-        comparisons are odds ratios (or differences in accuracy with ``scale="difference"``); variance
-        components are on the latent scale with the distribution-specific residual variance (pi^2/3 for the logit
-        link), and phi, the D-study and the cheapest design on the observed scale (the mean observed score) by
-        default, on the latent scale with ``scale="latent"``.
+    family : str, optional
+        The response distribution, one of :func:`mixeval.mixed.families.family_names`: ``"gaussian"`` (the
+        default, a linear mixed model as lme4's ``lmer``); ``"binomial"`` (a binary score, correct or not, or a
+        proportion with ``weights=`` trials), ``"poisson"`` (counts), ``"negative_binomial"`` (overdispersed
+        counts, glmmTMB's ``nbinom2``), ``"beta"`` (proportions strictly inside (0, 1)), ``"ordered_beta"``
+        (proportions with exact 0s and 1s) and ``"beta_binomial"`` (k of ``weights=`` n trials, e.g. pass@k), fitted
+        by :func:`mixeval.glmer`'s Laplace approximation; ``"ordinal"`` (ratings on a short scale, a cumulative link
+        mixed model as ``ordinal::clmm``: :func:`mixeval.clmm`, see ``levels``). Marginal means are then on the
+        response scale (accuracy) by default, pairwise comparisons are odds or rate ratios (or differences with
+        ``scale="difference"``; ordinal Studies: emmeans' ordinal modes, ``scale="latent"``, ``"prob"``,
+        ``"mean.class"``, ...); variance components are on the latent scale with the distribution-specific
+        residual variance (pi^2/3 for the logit link), and phi, the D-study and the cheapest design on the observed
+        scale (the mean observed score) by default, on the latent scale with ``scale="latent"``.
     link, weights :
         Passed to :func:`mixeval.glmer` (``weights``: trials per row for a proportion).
     reml : bool, optional
@@ -335,6 +340,9 @@ class Study:
         restricted Laplace criterion (glmmTMB's ``REML = TRUE``), which integrates the fixed effects out and
         shrinks components estimated from few levels (5 seeds) less than ML. Every table of means and
         contrasts names the criterion it came from.
+    levels : sequence, optional
+        With ``family="ordinal"``: the categories of the rating in increasing order (e.g. ``["bad", "ok",
+        "good"]``), for text ratings or a scale with categories nobody used; by default the sorted values.
 
     Examples
     --------
