@@ -20,6 +20,7 @@ __all__ = [
     "require_numeric_column",
     "require_no_missing",
     "require_probability",
+    "require_level",
     "require_positive_int",
     "as_1d_float",
     "require_bool",
@@ -109,25 +110,102 @@ def require_finite(values: np.ndarray, what: str) -> None:
         )
 
 
-def require_probability(value: float, argument: str, *, open_interval: bool = False) -> float:
-    """Return ``value`` as float if it lies in [0, 1] (or (0, 1)); else raise."""
+def require_probability(value: float, argument: str) -> float:
+    """Return ``value`` as float if it lies in [0, 1]; else raise (a probability that may be 0 or 1: a rate, a
+    precision; a confidence level or another probability strictly inside (0, 1) is :func:`require_level`'s).
+
+    Examples
+    --------
+    >>> require_probability(1, "precision")
+    1.0
+    """
     try:
         x = float(value)
     except (TypeError, ValueError):
         raise InputTypeError(f"`{argument}` must be a number in [0, 1]; got {value!r}.") from None
-    ok = (0.0 < x < 1.0) if open_interval else (0.0 <= x <= 1.0)
-    if not ok or not np.isfinite(x):
-        interval = "(0, 1)" if open_interval else "[0, 1]"
-        raise InputError(f"`{argument}` must lie in {interval}; got {value!r}.")
+    if not 0.0 <= x <= 1.0:  # also refuses nan
+        raise InputError(f"`{argument}` must lie in [0, 1]; got {value!r}.")
     return x
 
 
-def require_positive_int(value: object, argument: str, minimum: int = 1) -> int:
-    """Return ``value`` as int if it is an integer >= ``minimum``; else raise."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InputTypeError(f"`{argument}` must be an integer >= {minimum}; got {value!r}.")
-    if value < minimum:
-        raise InputError(f"`{argument}` must be >= {minimum}; got {value}.")
+def _named(argument: str) -> tuple[str, str]:
+    """How a message names an argument and how it writes a value for it: a command-line flag (``--level``,
+    ``--level {}``) or a keyword (```level```, ``level={}``)."""
+    if argument.startswith("-"):
+        return argument, argument + " {}"
+    return f"`{argument}`", argument + "={}"
+
+
+#: the value a message suggests for a probability strictly inside (0, 1), by the argument's name
+_LEVEL_EXAMPLES = {"alpha": 0.05, "level": 0.95, "confidence": 0.95, "p": 0.95}
+
+
+def require_level(value: object, argument: str = "level", *, example: float | None = None,
+                  zero_means: str | None = None) -> float:
+    """Return ``value`` as float if it lies strictly between 0 and 1; else raise, naming ``argument``.
+
+    The one check of a confidence level and of every other probability that must lie inside (0, 1) (alpha, power,
+    a target). ``argument`` is the name the caller knows: a keyword (``"level"``; the message suggests
+    ``level=0.95``) or a command-line flag (``"--level"``; ``--level 0.95``). ``example`` is the value suggested
+    (default by name: 0.95 for a level, 0.05 for alpha, else 0.8); with ``zero_means``, 0 is accepted too and
+    means what it says (e.g. ``"no interval"``).
+
+    Examples
+    --------
+    >>> require_level(0.9)
+    0.9
+    >>> require_level(95)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: `level` must lie strictly between 0 and 1 (e.g. level=0.95); got 95.
+    >>> require_level(2.0, "--alpha")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: --alpha must lie strictly between 0 and 1 (e.g. --alpha 0.05); got 2.0.
+    """
+    name, advice = _named(argument)
+    suggested = advice.format(example if example is not None else _LEVEL_EXAMPLES.get(argument.lstrip("-"), 0.8))
+    zero = f", or 0 for {zero_means}" if zero_means is not None else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputTypeError(f"{name} must be a number strictly between 0 and 1 (e.g. {suggested}){zero}; "
+                             f"got {value!r}.")
+    x = float(value)
+    if zero_means is not None and x == 0.0:
+        return 0.0
+    if not 0.0 < x < 1.0:  # also refuses nan
+        raise InputError(f"{name} must lie strictly between 0 and 1 (e.g. {suggested}){zero}; got {value!r}.")
+    return x
+
+
+def require_positive_int(value: object, argument: str, minimum: int = 1, *, example: int | None = None,
+                         zero_means: str | None = None) -> int:
+    """Return ``value`` as int if it is a whole number >= ``minimum``; else raise, naming ``argument``.
+
+    The one check of a count (``n_resamples``, ``nsim``, a basis dimension ``k``, ...). ``argument`` is a keyword
+    or a command-line flag, as for :func:`require_level`; ``example`` a value the message suggests; with
+    ``zero_means``, 0 is accepted too and means what it says (e.g. ``"no bootstrap"``).
+
+    Examples
+    --------
+    >>> require_positive_int(200, "n_resamples")
+    200
+    >>> require_positive_int(0, "n_resamples", example=200)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: `n_resamples` must be a whole number >= 1 (e.g. n_resamples=200); got 0.
+    >>> require_positive_int(2, "--k", minimum=3)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: --k must be a whole number >= 3; got 2.
+    """
+    name, advice = _named(argument)
+    suggested = f" (e.g. {advice.format(example)})" if example is not None else ""
+    zero = f", or 0 for {zero_means}" if zero_means is not None else ""
+    message = f"{name} must be a whole number >= {minimum}{suggested}{zero}; got {value!r}."
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InputTypeError(message)
+    if value < minimum and not (zero_means is not None and value == 0):
+        raise InputError(message)
     return int(value)
 
 

@@ -4,7 +4,8 @@
 *Validity, Reliability, and Significance* (Riezler & Hagmann) as a pandas
 DataFrame; :func:`list_datasets` describes them; :func:`load_demo` returns the
 simulated MT evaluation shipped with mixeval (no network, no book data needed), and
-:func:`write_demo` writes it (with the wide tables and the vote log the command-line examples read) as CSV files.
+:func:`write_demo` writes it (with the other tables and logs the command-line examples read) as files, and
+:func:`toy_scores` draws the small evaluations the examples of the documentation fit.
 :func:`read_lm_eval`, :func:`read_inspect`, :func:`read_helm`, :func:`read_jsonl` and :func:`read_logs`
 turn evaluation-harness logs into mixeval's long format (see :mod:`mixeval.logs`).
 
@@ -36,6 +37,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from importlib import resources
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +54,7 @@ __all__ = [
     "load_demo_truth",
     "write_demo",
     "DEMO_FILES",
+    "toy_scores",
     "list_datasets",
     "cache_dir",
     "find_data_dir",
@@ -471,19 +474,37 @@ DEMO_FILES = {
     "demo_scores.csv": "one row per item, one column per system: the item's mean score over raters and seeds",
     "demo_ratings.csv": "one row per translation (item-system-seed), one column per rater",
     "demo_votes.csv": "3,000 simulated pairwise votes between the three systems (judge, prompt, ties)",
+    "demo_logs": "lm-evaluation-harness sample logs of three models on 200 questions in 40 passages (simulated)",
+    "demo_circularity.csv": "2,000 patients' kidney measurements and the kidney SOFA score, a rule over two of them",
+    "demo_answers.csv": "1,000 answers of a QA model: its confidence (MaxProb) and whether the answer is right",
+    "demo_pairs.csv": "two metrics' scores of outputs and of degraded copies, per source sentence and system",
 }
 """The files :func:`write_demo` writes (file name -> what it holds)."""
+
+_ROUNDED = {"demo_scores.csv", "demo_answers.csv", "demo_pairs.csv"}  # written with 4 decimals
 
 
 def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     """Write the demo data as CSV files into ``directory`` (created if needed), as the command-line examples read it.
 
-    ``mixeval demo --write-data DIR`` calls this. The files (:data:`DEMO_FILES`): ``demo_mt.csv``, the demo of
-    :func:`load_demo` in long format; ``demo_scores.csv``, its item means per system (wide, for ``mixeval
-    bootstrap`` and ``permutation``); ``demo_ratings.csv``, every translation's four ratings (wide: a column
-    ``translation`` naming item, system and seed, one column per rater; for ``mixeval agreement``); ``demo_votes.csv``, pairwise votes between the same three systems
-    simulated by :func:`mixeval.preferences.simulate_arena` (abilities 0, 0.2, 0.5 on the log-odds scale,
-    8 judges with a position bias, 100 prompts, ties; seed 2026), for ``mixeval preferences``.
+    ``mixeval demo --write-data DIR`` calls this. The files (:data:`DEMO_FILES`):
+
+    * ``demo_mt.csv``: the demo of :func:`load_demo` in long format;
+    * ``demo_scores.csv``: its item means per system (wide, for ``mixeval bootstrap`` and ``permutation``);
+    * ``demo_ratings.csv``: every translation's four ratings (wide: a column ``translation`` naming item, system and
+      seed, one column per rater; for ``mixeval agreement``);
+    * ``demo_votes.csv``: pairwise votes between the same three systems simulated by
+      :func:`mixeval.preferences.simulate_arena` (abilities 0, 0.2, 0.5 on the log-odds scale, 8 judges with a
+      position bias, 100 prompts, ties; seed 2026), for ``mixeval preferences``;
+    * ``demo_logs/``: lm-evaluation-harness ``--log_samples`` files of three models on 200 questions in 40
+      passages, simulated with known accuracies (about 0.71, 0.63, 0.61), for ``mixeval compare-logs``;
+    * ``demo_circularity.csv``: 2,000 patients' kidney measurements with the kidney SOFA score (book Table 2.7), a
+      rule over creatinine and urine output, and its 0/1 version ``kidney_failure``, for ``mixeval circularity``;
+    * ``demo_answers.csv``: a QA model's confidences (``maxprob``) and correctness, for ``mixeval meta selective``;
+    * ``demo_pairs.csv``: BLEU and WER scores of outputs and of degraded copies, per source sentence (``context``)
+      and system, for ``mixeval meta local``.
+
+    The generating models of the last four (their known truth) are in the docstrings of ``mixeval/_demo.py``.
 
     Parameters
     ----------
@@ -502,8 +523,8 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     paths = datasets.write_demo(tmp)
     ...     scores = pd.read_csv(paths["demo_scores.csv"])
-    >>> sorted(paths)
-    ['demo_mt.csv', 'demo_ratings.csv', 'demo_scores.csv', 'demo_votes.csv']
+    >>> sorted(paths)[:4]
+    ['demo_answers.csv', 'demo_circularity.csv', 'demo_logs', 'demo_mt.csv']
     >>> scores.columns.tolist(), len(scores)
     (['item', 'baseline', 'system_a', 'system_b'], 200)
     """
@@ -513,6 +534,7 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     if target.exists() and not target.is_dir():
         raise InputError(f"cannot write the demo data into {str(target)!r}: it is a file, not a folder.")
     target.mkdir(parents=True, exist_ok=True)
+    from ._demo import answers_table, circularity_table, metric_pairs_table, write_harness_logs
     from .preferences import simulate_arena
 
     demo = load_demo()
@@ -523,6 +545,9 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
         "demo_ratings.csv": ratings.reset_index(),
         "demo_votes.csv": simulate_arena(3000, {"baseline": 0.0, "system_a": 0.2, "system_b": 0.5}, n_judges=8,
                                          n_prompts=100, position=0.3, judge_sd=0.3, tie_tau=0.4, random_state=2026),
+        "demo_circularity.csv": circularity_table(),
+        "demo_answers.csv": answers_table(),
+        "demo_pairs.csv": metric_pairs_table(),
     }
     paths = {"demo_mt.csv": target / "demo_mt.csv"}
     with (resources.files("mixeval") / "data" / "demo_mt.csv").open("rb") as handle:
@@ -530,5 +555,87 @@ def write_demo(directory: str | os.PathLike[str] = ".") -> dict[str, Path]:
     for name, table in tables.items():
         table.columns.name = None
         paths[name] = target / name
-        table.to_csv(paths[name], index=False, float_format="%.4f" if name == "demo_scores.csv" else None)
+        table.to_csv(paths[name], index=False, float_format="%.4f" if name in _ROUNDED else None)
+    paths["demo_logs"] = write_harness_logs(target / "demo_logs")
     return paths
+
+
+_TOY_CUTS = (-1.5, -0.5, 0.5, 1.5)  # the cut points of the latent score behind a toy_scores rating (1-5)
+
+
+def toy_scores(n_items: int = 30, systems: Sequence[str] = ("A", "B", "C"), *, n_raters: int = 1,
+               response: str = "score", random_state: int = 0) -> pd.DataFrame:
+    """A small simulated evaluation with known truth: every item scored for every system by every rater.
+
+    The examples of mixeval's documentation fit these tables; they are also a quick way to try a function.
+
+    Parameters
+    ----------
+    n_items : int, default 30
+        Test items (``item`` 0, 1, ...).
+    systems : sequence of str, default ("A", "B", "C")
+        The systems compared (``system``); the k-th system's effect is ``0.2 k``.
+    n_raters : int, default 1
+        Raters (``rater`` 0, 1, ...); with one rater the table has no ``rater`` column.
+    response : {"score", "correct", "rating"}, default "score"
+        The response column: a Gaussian score, a 0/1 correctness or a 1-5 rating.
+    random_state : int, default 0
+        Seed of the draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per item, system and rater (items vary slowest, raters fastest): ``item``, ``system``, ``rater``
+        (with several raters) and the response.
+
+    Notes
+    -----
+    With item effects ``u_i ~ N(0, 1)`` and rater effects ``v_r ~ N(0, 0.5^2)`` (drawn in that order), the linear
+    predictor of system ``k`` is ``eta = 0.2 k + u_i + v_r``, and
+
+    * ``score = eta + e``, ``e ~ N(0, 1)`` (lme4: ``score ~ system + (1|item) + (1|rater)``);
+    * ``correct ~ Bernoulli(logistic(eta))`` (``glmer(correct ~ system + (1|item) + (1|rater), binomial)``);
+    * ``rating = 1 + #{j: c_j < eta + e}``, ``e`` logistic, cut points ``c = (-1.5, -0.5, 0.5, 1.5)``
+      (``ordinal::clmm(rating ~ system + (1|item) + (1|rater))`` with thresholds ``c``).
+
+    Examples
+    --------
+    >>> from mixeval import datasets
+    >>> df = datasets.toy_scores(n_items=2, systems=("A", "B"), n_raters=2)
+    >>> df.round(2)
+       item system  rater  score
+    0     0      A      0  -0.09
+    1     0      A      1   0.54
+    2     0      B      0   1.95
+    3     0      B      1   1.33
+    4     1      A      0  -0.52
+    5     1      A      1  -1.35
+    6     1      B      0  -0.24
+    7     1      B      1   0.16
+    """
+    from ._validation import require_positive_int
+
+    n_items = require_positive_int(n_items, "n_items")
+    n_raters = require_positive_int(n_raters, "n_raters")
+    if isinstance(systems, str) or not len(systems):
+        raise InputTypeError(f"`systems` must be a sequence of system names, e.g. ('A', 'B'); got {systems!r}.")
+    if response not in ("score", "correct", "rating"):
+        raise InputError(f"`response` must be 'score', 'correct' or 'rating'; got {response!r}.")
+    rng = np.random.default_rng(require_positive_int(random_state, "random_state", minimum=0))
+    n_systems = len(systems)
+    item = np.repeat(np.arange(n_items), n_systems * n_raters)
+    system = np.tile(np.repeat(np.arange(n_systems), n_raters), n_items)
+    rater = np.tile(np.arange(n_raters), n_items * n_systems)
+    eta = rng.normal(0.0, 1.0, n_items)[item] + 0.2 * system
+    if n_raters > 1:
+        eta = eta + rng.normal(0.0, 0.5, n_raters)[rater]
+    table = pd.DataFrame({"item": item, "system": np.asarray(list(systems), dtype=object)[system]})
+    if n_raters > 1:
+        table["rater"] = rater
+    if response == "score":
+        table["score"] = eta + rng.normal(0.0, 1.0, eta.size)
+    elif response == "correct":
+        table["correct"] = (rng.random(eta.size) < 1.0 / (1.0 + np.exp(-eta))).astype(int)
+    else:
+        table["rating"] = np.digitize(eta + rng.logistic(size=eta.size), _TOY_CUTS) + 1
+    return table

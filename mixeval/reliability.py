@@ -18,6 +18,7 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from ._results import Result
+from ._validation import require_level
 from .errors import InputError, InputTypeError
 from .mixed import MixedResult
 
@@ -181,12 +182,9 @@ def latent_scale_note(fit: MixedResult) -> str:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import glmer
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
-    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
-    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=40, systems=("A", "B"), n_raters=2, response="correct")
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> print(latent_scale_note(fit))
     Latent scale of a binomial GLMM: 'Residual' is the distribution-specific variance ... (here, logit link: 3.29). ...
@@ -603,8 +601,7 @@ def cheapest_design(
     >>> cheapest_design(comps, "s", 0.7, max_n={"r": 10}).n
     {'r': 3}
     """
-    if not 0 < target < 1:
-        raise InputError(f"target must lie in (0, 1); got {target!r}.")
+    target = require_level(target, "target")
     costs = dict(cost_per_unit or {})
     unknown = set(costs) - set(max_n)
     if unknown:
@@ -620,8 +617,7 @@ def cheapest_design(
     table["cost"] = sizes @ np.array([costs.get(f, 0.0) for f in facets]) + per_obs * sizes.prod(axis=1)
     crit = col
     if confidence is not None:
-        if not (isinstance(confidence, (float, int)) and 0 < confidence < 1):
-            raise InputError(f"confidence must lie in (0, 1), e.g. 0.9; got {confidence!r}.")
+        confidence = require_level(confidence, "confidence", example=0.9)
         if not isinstance(draws, pd.DataFrame) or RESIDUAL not in draws.columns:
             raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
                              "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")

@@ -336,7 +336,8 @@ class Study:
         (:func:`mixeval.clmm`). Marginal means are then on the response scale by default (the family's
         ``response_label``: prob, rate, proportion), pairwise comparisons on the family's ratio scale (odds ratios
         for a logit link, rate ratios for a log link; differences where the family has none) or with
-        ``scale="difference"``; variance components are on the latent scale with the family's residual variance
+        ``scale="difference"`` (ordinal Studies: emmeans' ordinal modes, ``scale="latent"``, ``"prob"``,
+        ``"mean.class"``, ...); variance components are on the latent scale with the family's residual variance
         (``attrs["note"]`` names it), and phi, the D-study and the cheapest design on the observed scale (the mean
         observed score) by default, on the latent scale with ``scale="latent"``. What a family does not support
         (its :class:`~mixeval.mixed.families.Support` table) is refused by name.
@@ -350,6 +351,9 @@ class Study:
         restricted Laplace criterion (glmmTMB's ``REML = TRUE``), which integrates the fixed effects out and
         shrinks components estimated from few levels (5 seeds) less than ML. Every table of means and
         contrasts names the criterion it came from.
+    levels : sequence, optional
+        With ``family="ordinal"``: the categories of the rating in increasing order (e.g. ``["bad", "ok",
+        "good"]``), for text ratings or a scale with categories nobody used; by default the sorted values.
 
     Examples
     --------

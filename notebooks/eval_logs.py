@@ -16,110 +16,123 @@
 # %% [markdown]
 # # From harness logs to a paired, clustered comparison with `mixeval.logs`
 #
-# Most scores already sit in the logs of an evaluation harness. This notebook starts from logs that the
-# harnesses themselves wrote on this machine, offline (`tests/logs/data/make_logs.py`):
+# Most scores already sit in the logs of an evaluation harness: lm-evaluation-harness (`lm_eval ... --log_samples`)
+# writes one `samples_<task>_<date>.jsonl` per model and task with one record per question, inspect_ai writes
+# `.eval` logs, HELM `per_instance_stats.json`. `mixeval.logs` reads them into one long table and compares every
+# pair of models on the questions they share.
 #
-# * **lm-evaluation-harness** (`lm_eval --model dummy ... --log_samples`): `samples_toyqa_*.jsonl`, one record
-#   per question with `doc_id`, `doc`, `acc`, ... for three runs of its dummy model (random answers);
-# * **inspect_ai** (`inspect_ai.eval` with its `mockllm` provider): `.eval` logs of three models on 12
-#   questions in 4 passages, 2 epochs, scorers `match` and `includes`.
+# The logs here are mixeval's demo logs (`mixeval.datasets.write_demo`, on the command line `mixeval demo
+# --write-data DIR`): lm-evaluation-harness sample files of three models on 200 questions that come in 40 reading
+# passages of 5, simulated with known truth. A question of a typical passage is answered correctly with log-odds
+# 1.2 (model-a), 0.7 (model-b) and 0.6 (model-c); passages differ in difficulty (SD 0.8 on the log-odds scale)
+# and so do the questions of a passage (SD 1). Averaged over questions the accuracies are 0.71, 0.63 and 0.61.
 #
-# and ends at the HTML report. The harnesses' own statistics are thin: lm-evaluation-harness reports an unpaired
-# standard error per task, inspect_ai a clustered standard error per model but no paired comparison, and
-# neither says how many questions would be needed.
+# **The question**: which models differ, by how much, and how many questions would a benchmark like this need to
+# settle a difference of two points of accuracy? The harness's own statistic is an unpaired standard error per
+# model, as if each model had answered different questions, and as if the five questions of a passage were
+# independent.
 
 # %%
-from pathlib import Path
+import tempfile
 
+import matplotlib.pyplot as plt
 from IPython.display import display
 
-from _nbhelpers import KeyNumbers, show_figure
-from mixeval.datasets import read_inspect, read_lm_eval
+from mixeval.datasets import read_lm_eval, write_demo
 from mixeval.logs import compare_logs, plot_leaderboard, plot_pair_intervals
 
-LOGS = Path("..") / "tests" / "logs" / "data"
-lm = read_lm_eval(LOGS / "lm_eval")
-lm[["model", "task", "item", "repeat", "acc", "passage", "subject", "question"]].head()
+folder = write_demo(tempfile.mkdtemp())["demo_logs"]  # demo_logs/<model>/samples_quiz_<date>.jsonl
+logs = read_lm_eval(folder)
+logs[["model", "task", "item", "acc", "passage", "subject"]].head()
 
 # %% [markdown]
-# One row per model x question x repeat; the metric columns as the harness wrote them (`acc`), and the
-# fields of the harness's `doc` record (`passage`, `subject`, ...) as columns by their own names. The
-# reader checked that question `doc_id` is the same question for every model (the harness's document and
-# prompt hashes).
+# One row per model and question: the metric as the harness wrote it (`acc`) and the fields of the question's
+# `doc` record (`passage`, `subject`) as columns by their own names. The reader checked that a `doc_id` names the
+# same question for every model (the harness's document and prompt hashes).
 #
-# ## Every pair on the shared questions
+# ## 1. Every pair on the shared questions
 #
-# The paired difference of two models cancels the between-question variance; questions of one passage are
-# correlated, so the standard error is clustered by passage. `se_unpaired` is what an unpaired comparison of
-# the two accuracies (lm-evaluation-harness's) would use.
+# The paired difference of two models cancels what makes a question hard for both; the questions of one passage
+# are correlated, so the standard error is clustered by passage (CR2, with Bell-McCaffrey degrees of freedom:
+# 40 passages give 39), and the p-values are adjusted for the three pairs (Holm).
 
 # %%
-res_lm = compare_logs(lm, metric="acc", cluster="passage", by="subject", mixed=False)
-PAIR_COLUMNS = {"mean_a": "accuracy A", "mean_b": "accuracy B", "estimate": "A - B", "se_unpaired": "SE unpaired",
-                "se_cr2": "SE paired, clustered (CR2)", "pvalue_adjusted": "p (Holm)", "mcnemar_pvalue": "McNemar p"}
-display(res_lm.pairs.set_index(["model_a", "model_b"])[list(PAIR_COLUMNS)].rename(columns=PAIR_COLUMNS)
-        .style.format(precision=4).set_caption(f"lm-evaluation-harness: every pair on {res_lm.n_common_items} shared questions"))
-row = res_lm.pairs.iloc[2]
-KeyNumbers({f"lm-eval {row.model_a} - {row.model_b} {col}": row[col]
-            for col in ("estimate", "se_unpaired", "se_cr2", "mcnemar_pvalue")})
+res = compare_logs(logs, metric="acc", cluster="passage")
+PAIRS = {"mean_a": "accuracy A", "mean_b": "accuracy B", "estimate": "A - B", "lower": "95% lower",
+         "upper": "95% upper", "pvalue_adjusted": "p (Holm)"}
+pairs = res.pairs.set_index(["model_a", "model_b"])
+display(pairs[list(PAIRS)].rename(columns=PAIRS).style.format(precision=3)
+        .format("{:.2g}", subset=["p (Holm)"]).set_caption("Paired differences on 200 shared questions (CR2, 39 df)"))
 
 # %% [markdown]
-# The dummy model guesses: no pair differs once the p-values are adjusted for three pairs, and the rank
-# sets overlap. With `cluster="passage"`, McNemar's test is the clustered one (`res_lm.mcnemar_test` says
-# which): the exact randomisation test that flips the sign of whole passages' differences, with Durkalski's
-# chi-square beside it; without clusters it is McNemar's exact binomial test on the discordant questions.
-#
-# ## inspect_ai: epochs, scorers and metadata
-#
-# Epochs become repeats (averaged within question before the paired difference); every scorer becomes a
-# metric column, its values mapped to numbers as inspect_ai's `value_to_float` does (C = 1, I = 0, P = 0.5,
-# N = 0); the sample metadata (`passage`, `subject`) are columns usable as clusters or properties. The
-# per-model clustered standard error (`se_cluster` in the leaderboard) is the number inspect_ai's own
-# `stderr(cluster="passage")` put into each log.
+# Four standard errors of the same differences: the unpaired one (the harness's comparison of two accuracies),
+# the paired one with independent questions, the paired one clustered by passage (CR2), and the one of a mixed
+# model of the per-question differences with a random passage effect (`d ~ 1 + (1|passage)`, REML).
 
 # %%
-ins = read_inspect(LOGS / "inspect")
-res = compare_logs(ins, metric="match", cluster="passage", mixed=True)
-LEADER_COLUMNS = {"estimate": "accuracy", "se_cluster": "SE clustered (inspect_ai's)", "se_cr2": "SE CR2",
-                  "lower": "95% lower (Wilson)", "upper": "95% upper (Wilson)", "rank_lower": "best rank",
-                  "rank_upper": "worst rank"}
-display(res.leaderboard.set_index("model")[list(LEADER_COLUMNS)].rename(columns=LEADER_COLUMNS)
-        .style.format(precision=3).set_caption("inspect_ai: accuracy by `match`, 12 questions in 4 passages"))
-best = res.pairs.loc[res.pairs["estimate"].abs().idxmax()]
-KeyNumbers({f"inspect {best.model_a} - {best.model_b} {col}": best[col]
-            for col in ("estimate", "se_naive", "se_cr2", "df", "se_mixed", "n_needed")})
+SES = {"se_unpaired": "unpaired", "se_naive": "paired, independent questions", "se_cr2": "paired, CR2 by passage",
+       "se_mixed": "paired, mixed model"}
+display(pairs[list(SES)].rename(columns=SES).style.format(precision=4)
+        .set_caption("Standard errors of the paired differences"))
 
 # %% [markdown]
-# Three ways to the interval of each difference: naive (questions independent), cluster-robust CR2 with
-# Bell-McCaffrey degrees of freedom (here 4 passages: 3 df, so the interval is wide), and the mixed model of
-# each pair's per-question differences (repeats averaged within question first), `d ~ 1 + (1|passage)` fitted by
-# REML, with its own `se_mixed` and Satterthwaite df (`res.mixed_model` names it; `glmm=True` adds the per-pair
-# logistic GLMM's log odds ratio for 0/1 scores). `n_needed` is the number of questions (in passages like these)
-# for 80% power to detect a difference stated in advance: by default two points of accuracy (`effect=` states
-# another), never the observed difference.
+# Pairing removes the questions' shared difficulty: the unpaired standard errors are the largest. Clustering by
+# passage counts the correlation of a passage's questions in the differences: where it is positive (model-b -
+# model-c) the CR2 standard error exceeds the naive one, where the passages' differences happen to vary less than
+# independent questions would (model-a - model-c) it is smaller. The mixed model's standard error is close to the
+# CR2 one, or to the naive one when the passage variance of the differences is estimated at zero. Each pair's
+# intervals in a figure:
 
 # %%
 fig = plot_pair_intervals(res)
-fig.axes[0].set_xlabel("difference in accuracy (scorer `match`), 95% intervals")
-fig.axes[0].set_title("Each pair of models on the 12 shared questions: three intervals")
-show_figure(fig)
+fig.axes[0].set_xlabel("difference in accuracy, 95% intervals")
+fig.axes[0].set_title("Each pair of models on the 200 shared questions")
+plt.show()
 
 # %% [markdown]
-# The leaderboard: each model's accuracy with its 95% interval (a Wilson interval with the clustering's design
-# effect, inside [0, 1]) and the simultaneous set of ranks it may hold (Bonferroni over the pairs' CR2 t tests).
+# ## 2. The leaderboard and its rank sets
+#
+# Each model's accuracy with its 95% interval (a Wilson interval with the clustering's design effect, inside
+# [0, 1]) and the simultaneous set of ranks it may hold (Bonferroni over the pairs' CR2 t tests).
 
 # %%
 fig = plot_leaderboard(res)
-fig.axes[0].set_xlabel("accuracy (scorer `match`) on 12 questions, 95% intervals")
+fig.axes[0].set_xlabel("accuracy on 200 questions, 95% intervals")
 fig.axes[0].set_title("Leaderboard with simultaneous rank sets")
-show_figure(fig)
+plt.show()
 
 # %% [markdown]
-# ## The report
+# ## 3. How many questions?
 #
-# The same comparison as one self-contained HTML page (`mixeval compare-logs tests/logs/data/inspect
-# --metric match --cluster passage --html report.html` on the command line):
+# `n_needed` is the number of questions (in passages of five, like these) for 80% power to detect a difference
+# stated in advance, by default two points of accuracy (`effect=` states another), never the observed
+# difference; `mdd` is the difference these 200 questions detect with 80% power.
 
 # %%
-report = res.to_report(title="inspect_ai mock models on toy arithmetic")
-print(report.to_text()[:1500])  # the page's text; report.save("report.html") writes the page
+DESIGN = {"mdd": "detectable with 200 questions", "n_needed": "questions needed for 0.02"}
+display(pairs[list(DESIGN)].rename(columns=DESIGN).style.format("{:.3f}", subset=[DESIGN["mdd"]])
+        .format("{:,.0f}", subset=[DESIGN["n_needed"]]).set_caption("Design: 80% power, two-sided 5% level"))
+
+# %% [markdown]
+# ## 4. The report
+#
+# The same comparison as one self-contained HTML page (`res.to_report().save("report.html")`; on the command
+# line `mixeval compare-logs demo_logs/ --metric acc --cluster passage --html report.html`). Its sections, each
+# with its tables, figures and the definitions of its terms:
+
+# %%
+report = res.to_report(title="Three models on the demo quiz")
+print("\n".join(f"{i}. {section.title}" for i, section in enumerate(report.sections, start=1)))
+
+# %% [markdown]
+# ## Conclusion
+#
+# model-a is ahead of model-c by 0.175 (95% interval 0.105 to 0.245) and of model-b by 0.095, whose interval
+# (0.012 to 0.178) excludes 0 but whose Holm-adjusted p-value (0.053) does not reach 5%; model-b and model-c are
+# not told apart (0.080, interval -0.014 to 0.174). The leaderboard's rank sets say the same: model-a is first or
+# second, model-c second or third. The truth behind the simulation (accuracies 0.71, 0.63 and 0.61) lies in every
+# model's interval; of the differences (0.085, 0.103 and 0.018) two lie in their intervals and model-a - model-c
+# just misses its own: this draw made model-c look weaker than it is, as one in twenty 95% intervals may. Pairing
+# shrinks the standard errors below the unpaired ones the harness reports, and clustering by passage keeps them
+# honest about the 40 passages behind the 200 questions. With 200 questions a benchmark of this kind detects
+# differences of 0.10 to 0.13; to settle a difference of two points it would need 4,700 to 8,400 questions.

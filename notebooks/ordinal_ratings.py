@@ -72,8 +72,9 @@ op = pairwise_ordinal(ordinal, "system", mode="latent", adjust="holm").table
 mp = pairwise_ordinal(ordinal, "system", mode="mean.class", adjust="holm").table
 side = pd.concat({"Gaussian (rating points)": gp.set_index("contrast")[["estimate", "se", "z", "pvalue"]],
                   "ordinal, latent scale": op.set_index("contrast")[["estimate", "se", "z", "pvalue"]],
-                  "ordinal, expected rating": mp.set_index("contrast")[["estimate", "se", "z", "pvalue"]]}, axis=1)
-side.style.format(precision=3, subset=side.columns).format("{:.2g}", subset=[c for c in side.columns if c[1] == "pvalue"])
+                  "ordinal, expected rating": mp.set_index("contrast")[["estimate", "se", "z", "pvalue"]]},
+                 names=["model and scale", "contrast"])
+side.style.format(precision=3).format("{:.2g}", subset=["pvalue"])
 
 # %% [markdown]
 # ## 3. What each model predicts for the best system

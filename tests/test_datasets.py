@@ -346,3 +346,56 @@ def test_demo_variance_components_inside_lme4_profile_intervals():
     for name, value in datasets.load_demo_truth()["fixed_effects"].items():
         est = reference["fixed_effects"][name]
         assert abs(est["estimate"]["value"] - value) < 3.5 * est["se"]["value"], (name, est, value)
+
+
+def test_write_demo_writes_every_file_the_examples_read_with_its_known_truth(tmp_path):
+    """Issue 41, item 6: the harness logs, the circularity table and the meta-evaluation tables of the --help
+    examples, each drawn from the model its docstring states."""
+    paths = datasets.write_demo(tmp_path)
+    assert sorted(paths) == sorted(datasets.DEMO_FILES) and all(p.exists() for p in paths.values())
+    logs = datasets.read_lm_eval(paths["demo_logs"])
+    assert logs.groupby("model").size().to_dict() == {"model-a": 200, "model-b": 200, "model-c": 200}
+    assert logs.groupby("model")["passage"].nunique().eq(40).all()
+    # marginal accuracies 0.71, 0.63, 0.61 (200 questions in 40 passages: SE about 0.04)
+    accuracy = logs.groupby("model")["acc"].mean()
+    assert np.allclose(accuracy.to_numpy(), [0.71, 0.63, 0.61], atol=0.12)
+    kidney = pd.read_csv(paths["demo_circularity.csv"])
+    creatinine_score = np.digitize(kidney["creatinine"], [1.2, 2.0, 3.5, 5.0])
+    urine_score = np.where(kidney["urine"] < 200, 4, np.where(kidney["urine"] < 500, 3, 0))
+    assert (kidney["sofa_kidney"] == np.maximum(creatinine_score, urine_score)).all()  # the rule, on the file's values
+    assert (kidney["kidney_failure"] == (kidney["sofa_kidney"] >= 3)).all() and kidney["sofa_kidney"].nunique() == 5
+    answers = pd.read_csv(paths["demo_answers.csv"])
+    assert answers["maxprob"].between(0, 1).all() and set(answers["correct"]) == {0, 1}
+    assert answers["correct"].mean() < answers["maxprob"].mean()  # over-confident: 0.62 right at confidence 0.71
+    pairs = pd.read_csv(paths["demo_pairs.csv"])
+    better = np.where(pairs["metric"] == "wer", pairs["score"] < pairs["perturbed"], pairs["score"] > pairs["perturbed"])
+    local = pd.Series(better).groupby([pairs["metric"], pairs["system"]]).mean()
+    assert local["bleu", "system_a"] - local["bleu", "system_b"] > 0.1  # truth 0.80 vs 0.50
+    assert abs(local["wer", "system_a"] - local["wer", "system_b"]) < 0.15  # truth 0.70 on both
+    again = tmp_path / "again"
+    datasets.write_demo(again)
+    assert all((again / name).read_bytes() == (tmp_path / name).read_bytes()
+               for name in datasets.DEMO_FILES if name.endswith(".csv"))
+
+
+def test_toy_scores_draw_from_the_model_they_document():
+    """The shared fixture of the doctests (issue 41): its stated truth is what lme4-style fits recover."""
+    from mixeval import clmm, lmer
+
+    scores = datasets.toy_scores(n_items=300, systems=("A", "B", "C"), n_raters=6, random_state=3)
+    assert list(scores.columns) == ["item", "system", "rater", "score"] and len(scores) == 300 * 3 * 6
+    fit = lmer("score ~ system + (1|item) + (1|rater)", scores)
+    assert fit.fixef["systemB"] == pytest.approx(0.2, abs=0.1) and fit.fixef["systemC"] == pytest.approx(0.4, abs=0.1)
+    variances = fit.varcorr.set_index("group")["variance"]
+    assert variances["item"] == pytest.approx(1.0, rel=0.25) and variances["Residual"] == pytest.approx(1.0, rel=0.1)
+    assert 0.02 < variances["rater"] < 1.0  # 0.25 from six raters
+    ratings = datasets.toy_scores(n_items=300, systems=("A", "B"), response="rating", random_state=4)
+    ordinal = clmm("rating ~ system + (1|item)", ratings)
+    assert np.allclose(ordinal.threshold_values, [-1.5, -0.5, 0.5, 1.5], atol=0.3)
+    correct = datasets.toy_scores(n_items=5, response="correct")
+    assert set(correct["correct"]) <= {0, 1} and "rater" not in correct
+    assert datasets.toy_scores().equals(datasets.toy_scores())
+    with pytest.raises(InputError, match="`response` must be 'score', 'correct' or 'rating'"):
+        datasets.toy_scores(response="ratings")
+    with pytest.raises(InputError, match="`n_raters` must be a whole number >= 1"):
+        datasets.toy_scores(n_raters=0)

@@ -65,3 +65,12 @@ def test_the_notebook_shows_no_quantity_value_table_and_ends_with_a_conclusion(r
     assert cells[-1].cell_type == "markdown" and cells[-1].source.startswith("## Conclusion")
     html = "".join(o.get("data", {}).get("text/html", "") for c in cells for o in c.get("outputs", []))
     assert "<th>quantity</th>" not in html
+
+
+def test_every_table_fits_the_page(run):
+    """Issue 41, item 8: at most 8 cells a row (index levels included) in every table the notebook shows."""
+    import re
+
+    html = [o["data"]["text/html"] for c in run.nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})]
+    rows = [row for table in html for row in re.findall(r"<tr.*?</tr>", table, flags=re.S)]
+    assert rows and max(len(re.findall(r"<t[hd]", row)) for row in rows) <= 8

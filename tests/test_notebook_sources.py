@@ -43,9 +43,9 @@ def test_committed_notebook_is_executed_and_modest(notebook_build, name):
     assert (NOTEBOOKS / f"{name}.ipynb").stat().st_size < 600_000
 
 
-#: notebooks that still import the repository-only helpers (their owners are moving them to plain mixeval code);
-#: every other notebook runs with nothing but ``pip install mixeval``
-STILL_ON_NBHELPERS = {"eval_logs"}
+#: notebooks that still import a repository-only helper; every other notebook runs with nothing but
+#: ``pip install mixeval``
+STILL_ON_NBHELPERS: set[str] = set()
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -74,7 +74,8 @@ def test_a_notebook_needs_only_mixeval_and_hides_no_warning(name):
                 for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree)
                  if isinstance(node, ast.ImportFrom) and node.module}
-    assert imported <= {"mixeval", "numpy", "pandas", "matplotlib", "scipy", "IPython", "warnings", "math"}, imported
+    assert imported <= {"mixeval", "numpy", "pandas", "matplotlib", "scipy", "IPython", "warnings", "math",
+                        "tempfile"}, imported
     assert "_nbhelpers" not in source and "KeyNumbers" not in source and "Caught(" not in source
     assert 'simplefilter("ignore"' not in source and "filterwarnings(\"ignore" not in source
     assert "../" not in source and "Path(" not in source  # no repository file

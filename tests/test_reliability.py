@@ -36,7 +36,7 @@ def test_errors_name_the_problem():
         R.phi({"s": 1.0}, "s")
     with pytest.raises(InputError, match="0/0"):
         R.phi({"s": 0.0, "Residual": 0.0}, "s")
-    with pytest.raises(InputError, match=r"target must lie in \(0, 1\)"):
+    with pytest.raises(InputError, match="`target` must lie strictly between 0 and 1"):
         R.cheapest_design(COMPS, "s", 1.5, max_n={"r": 3})
 
 

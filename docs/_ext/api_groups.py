@@ -142,8 +142,9 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
     ),
     "data": (
         "Data sets",
-        "The book's data and the bundled simulated evaluation.",
+        "The book's data, the bundled simulated evaluation and the small simulated tables of the examples.",
         ["datasets.load", "datasets.load_demo", "datasets.load_demo_truth", "datasets.write_demo", "datasets.DEMO_FILES",
+         "datasets.toy_scores",
          "datasets.list_datasets",
          "datasets.find_data_dir", "datasets.cache_dir", "datasets.SOURCE_REPOSITORY"],
     ),

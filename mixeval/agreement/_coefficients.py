@@ -15,8 +15,8 @@ from .._validation import (
     describe_id_column,
     id_like_columns,
     require_columns,
+    require_level,
     require_positive_int,
-    require_probability,
 )
 from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
@@ -401,7 +401,7 @@ def krippendorff_alpha(
     n_tot = float(n[0])
     ci = None
     if level is not None:
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
         rng = as_generator(random_state)
         vals = []
@@ -516,7 +516,7 @@ def _kappa_or_pi(which, data, measurement, unit, rater, value, if_undefined, lev
     value_ = float(_finish(name, obs, exp, if_undefined)[0])
     ci = None
     if level is not None:
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
         rng = as_generator(random_state)
         width = len(a) * domain.size ** (2 if measurement == "ordinal" else 1)

@@ -53,7 +53,7 @@ def _epilog(command: str) -> str | None:
     row = COMMANDS.get(command)
     if row is None or not row.examples:
         return None
-    first = ["  mixeval demo --write-data .    # writes demo_mt.csv and the other demo_*.csv files here"]
+    first = ["  mixeval demo --write-data .    # writes demo_mt.csv and the other demo_* files here"]
     uses_demo = any("demo_" in line for line in row.examples) and command != "demo"
     return "examples:\n" + "\n".join(first * uses_demo + [f"  {line}" for line in row.examples])
 

@@ -71,7 +71,8 @@ def number_list(text: str, flag: str) -> list[float]:
 
 
 def check_level(value: float, flag: str, *, zero_means: str | None = None) -> float:
-    """A flag that is a probability strictly between 0 and 1 (a confidence level, alpha, a target).
+    """A flag that is a probability strictly between 0 and 1 (a confidence level, alpha, a target), checked by
+    :func:`mixeval._validation.require_level` (imported when a command runs: ``--help`` stays light).
 
     ``zero_means``: 0 is also accepted and means this (e.g. ``"no interval"``).
 
@@ -84,20 +85,25 @@ def check_level(value: float, flag: str, *, zero_means: str | None = None) -> fl
     ...
     mixeval.errors.InputError: --alpha must lie strictly between 0 and 1 (e.g. --alpha 0.05); got 2.0.
     """
-    if zero_means is not None and value == 0:
-        return 0.0
-    if not 0.0 < value < 1.0:  # also refuses nan
-        example = {"--alpha": "0.05"}.get(flag, "0.95" if flag == "--level" else "0.8")
-        zero = f", or 0 for {zero_means}" if zero_means else ""
-        raise InputError(f"{flag} must lie strictly between 0 and 1 (e.g. {flag} {example}){zero}; got {value}.")
-    return value
+    from .._validation import require_level
+
+    return require_level(value, flag, zero_means=zero_means)
 
 
 def check_count(value: int, flag: str, minimum: int = 1) -> int:
-    """A flag that counts something (resamples, simulations): a whole number >= ``minimum``."""
-    if value < minimum:
-        raise InputError(f"{flag} must be a whole number >= {minimum}; got {value}.")
-    return value
+    """A flag that counts something (resamples, simulations): a whole number >= ``minimum``, checked by
+    :func:`mixeval._validation.require_positive_int`.
+
+    Examples
+    --------
+    >>> check_count(0, "--nsim")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: --nsim must be a whole number >= 1; got 0.
+    """
+    from .._validation import require_positive_int
+
+    return require_positive_int(value, flag, minimum)
 
 
 def check_finite(value: float | None, flag: str) -> float | None:

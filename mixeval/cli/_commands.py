@@ -3,8 +3,7 @@
 ``mixeval --help`` is built from this table alone (no command module is imported), ``mixeval COMMAND ...``
 imports only the module named here, and each command's ``--help`` ends with the examples given here. A new
 ``cmd_*`` module adds a row; ``tests/cli`` checks that the rows match what the modules register and that every
-example runs as written on the demo data ``mixeval demo --write-data .`` writes (the examples of commands whose
-input the demo has no counterpart of, harness logs and circularity or meta-evaluation tables, name the user's file).
+example runs as written on the demo data ``mixeval demo --write-data .`` writes.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 __all__ = ["Command", "COMMANDS", "GROUPS", "DEMO_DATA"]
 
 #: the file most examples read; ``mixeval demo --write-data .`` writes it (the bundled demo log) and the
-#: ``demo_*.csv`` tables the other examples read into the current folder
+#: ``demo_*`` tables and logs the other examples read into the current folder
 DEMO_DATA = "demo_mt.csv"
 
 #: the task groups of ``mixeval --help``, in the order listed
@@ -87,8 +86,8 @@ COMMANDS: dict[str, Command] = {
         "--test pairwise --pair baseline,system_a --nsim 100 --seed 1",)),
     "compare-logs": Command("cmd_compare_logs", "significance", "paired, cluster-robust comparison of the models in "
                                                                 "harness logs (lm-eval, inspect_ai, HELM)", (
-        "mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
-        "mixeval compare-logs logs/*.eval --metric match --cluster passage --json --no-mixed")),
+        "mixeval compare-logs demo_logs/ --metric acc --cluster passage --by subject --html report.html",
+        "mixeval compare-logs demo_logs/model-a demo_logs/model-b --cluster passage --json --no-mixed")),
     "preferences": Command("cmd_preferences", "significance", "Bradley-Terry leaderboard of pairwise judgments "
                                                               "(ties, position bias, judge and prompt effects)", (
         "mixeval preferences demo_votes.csv --seed 1",
@@ -105,15 +104,16 @@ COMMANDS: dict[str, Command] = {
         "mixeval permutation demo_scores.csv --systems baseline system_b --n-resamples 20000 --seed 1")),
     "circularity": Command("cmd_circularity", "validity", "GAM circularity test: are the labels a reconstruction "
                                                           "of a rule over a few features?", (
-        "mixeval circularity sofa.csv --target label --top 5",
-        "mixeval circularity ir.csv --target relevant --features a,b,c --family binomial --json")),
+        "mixeval circularity demo_circularity.csv --target sofa_kidney --exclude kidney_failure --top 5",
+        "mixeval circularity demo_circularity.csv --target kidney_failure --features creatinine,urine,urea "
+        "--family binomial --json")),
     "metric-ci": Command("cmd_metric_ci", "metric models and meta-evaluation",
                          "confidence interval when the metric is a model (Goyal et al. 2023)", (
         "mixeval metric-ci --p-control 0.00456 --p-treatment 0.00236 --n 23679 --precision 0.8897 --for 0.22769",)),
     "meta": Command("cmd_meta", "metric models and meta-evaluation",
                     "meta-evaluation of metrics: selective answering (DiSCA), local metric accuracy", (
-        "mixeval meta selective answers.csv --confidence maxprob --correct correct",
-        "mixeval meta local pairs.csv --context context --subset system --metric metric --score score "
+        "mixeval meta selective demo_answers.csv --confidence maxprob --correct correct",
+        "mixeval meta local demo_pairs.csv --context context --subset system --metric metric --score score "
         "--perturbed perturbed --lower-is-better wer")),
     "report": Command("cmd_report", "reports and reproduction",
                       "one command from an evaluation log to a full report (text + HTML)", (

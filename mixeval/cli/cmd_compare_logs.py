@@ -23,7 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
             "mixed-model standard errors, McNemar's test for 0/1 scores (clustered with --cluster), p-values "
             "adjusted across pairs, a leaderboard with simultaneous rank sets, and the items needed to detect a "
             "stated difference."),
-        epilog="example: mixeval compare-logs out/ --metric acc --cluster passage --by subject --html report.html",
     )
     p.add_argument("logs", nargs="+", help="log files or directories (searched recursively)")
     p.add_argument("--metric", help="metric column or inspect_ai scorer (needed when the logs have several)")

@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="HTML file to write (default mixeval_demo_report.html)")
     d.add_argument("--json", action="store_true", help="print the key numbers as JSON instead of the text summary")
     d.add_argument("--write-data", metavar="DIR",
-                   help="write the demo data as CSV files into DIR (demo_mt.csv and the tables the other commands' "
+                   help="write the demo data into DIR (demo_mt.csv and the tables and logs the other commands' "
                         "examples read) and stop; '.' for the current folder")
     d.set_defaults(handler=_demo)
 

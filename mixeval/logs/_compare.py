@@ -21,7 +21,7 @@ import pandas as pd
 from scipy import stats
 
 from .._adjust import ADJUST_METHODS, adjust_pvalues
-from .._validation import require_bool, require_probability
+from .._validation import require_bool, require_level
 from ..errors import ColumnError, InputError, InputTypeError, caller_stacklevel
 from ._conditional import by_pairs, heterogeneity
 from ._items import ItemTable, choose_metric, item_table
@@ -264,9 +264,9 @@ def compare_logs(data: Any, *, metric: str | None = None, cluster: str | None = 
     >>> [round(float(row[c]), 4) for c in ("estimate", "se_naive", "se_cluster", "se_cr2", "mcnemar_pvalue")]
     [0.15, 0.0884, 0.0982, 0.0982, 0.1929]
     """
-    level = require_probability(level, "level", open_interval=True)
-    power = require_probability(power, "power", open_interval=True)
-    alpha = require_probability(alpha, "alpha", open_interval=True)
+    level = require_level(level)
+    power = require_level(power, "power")
+    alpha = require_level(alpha, "alpha")
     effect = _margin(effect, "effect")
     equivalence = _margin(equivalence, "equivalence")
     noninferiority = _margin(noninferiority, "noninferiority")

@@ -25,10 +25,10 @@ from .._results import Result
 from .._validation import (
     require_columns,
     require_dataframe,
+    require_level,
     require_no_missing,
     require_numeric_column,
     require_positive_int,
-    require_probability,
 )
 from ..errors import InputError, InputTypeError
 
@@ -223,7 +223,7 @@ def local_accuracy(
         raise InputError(f"`ties` must be 'fail' or 'half'; got {ties!r}.")
     if ci not in ("wilson", "t", "bootstrap"):
         raise InputError(f"`ci` must be 'wilson', 't' or 'bootstrap'; got {ci!r}.")
-    lev = require_probability(level, "level", open_interval=True)
+    lev = require_level(level)
     if isinstance(lower_is_better, str):
         lower_is_better = [lower_is_better]
     metric_names = _ordered_unique(pairs[metric])

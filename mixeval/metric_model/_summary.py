@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats
 
 from .._results import ConfidenceInterval, TestResult
-from .._validation import as_1d_float, require_positive_int, require_probability
+from .._validation import as_1d_float, require_level, require_positive_int, require_probability
 from .._format import format_number
 from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from . import _core
@@ -23,7 +23,7 @@ _ESTIMAND_TRUE = "difference in true rates"
 
 
 def _z(level: float) -> float:
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     return float(stats.norm.ppf(0.5 + level / 2))
 
 

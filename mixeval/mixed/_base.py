@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._results import Result, to_plain
+from .._validation import require_positive_int
 from ..errors import InputError
 from ._general import _Dim
 from ._reterms import theta_to_factors
@@ -434,9 +435,7 @@ class MixedResult(Result):
         ``simulate(fit, use.u = FALSE)``), one column each: an array of shape ``(nobs, nsim)``."""
         from .._random import as_generator
 
-        if isinstance(nsim, bool) or not isinstance(nsim, (int, np.integer)) or nsim < 1:
-            raise InputError(f"`nsim` must be a whole number >= 1; got {nsim!r}.")
-        return self._draw(int(nsim), as_generator(random_state))
+        return self._draw(require_positive_int(nsim, "nsim"), as_generator(random_state))
 
     def _draw(self, nsim: int, rng: np.random.Generator) -> np.ndarray:
         """``nsim`` responses by the fit's evaluator (a family without one draws its own)."""

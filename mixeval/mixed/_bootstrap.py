@@ -18,8 +18,9 @@ import numpy as np
 import pandas as pd
 
 from .._progress import progress
-from ..errors import InputError
 from .._random import as_generator
+from .._validation import require_level, require_positive_int
+from ..errors import InputError
 from ._protocol import FitModel, RefitSummary
 from ._protocol import as_fit_model
 
@@ -30,9 +31,8 @@ BLOCK = 32
 
 
 def _check_count(n_resamples: int) -> int:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise InputError(f"n_resamples must be a positive integer; got {n_resamples!r}.")
-    return int(n_resamples)
+    """``n_resamples`` checked by :func:`~mixeval._validation.require_positive_int` (for callers outside this module)."""
+    return require_positive_int(n_resamples, "n_resamples")
 
 
 def simulate_blocks(model: FitModel, n_resamples: int, rng: np.random.Generator, *,
@@ -104,17 +104,15 @@ def parametric_refits(fit, *, n_resamples: int = 1000, random_state: Any = None,
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> len(parametric_refits(fit, n_resamples=5, random_state=0))
     5
     """
     model = as_fit_model(fit)
-    n = _check_count(n_resamples)
+    n = require_positive_int(n_resamples, "n_resamples")
     rng = as_generator(random_state)
     return refit_blocks(model, simulate_blocks(model, n, rng), reml=reml, n_jobs=_n_jobs(n_jobs), total=n,
                         show_progress=progress)
@@ -146,12 +144,10 @@ class BootstrapResult:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> b = bootstrap_fit(fit, n_resamples=20, random_state=1, progress=False)
     >>> b.draws.shape, list(b.interval().columns)
     ((20, 3), ['lower', 'upper'])
@@ -164,7 +160,7 @@ class BootstrapResult:
 
     def interval(self, level: float = 0.95) -> pd.DataFrame:
         """Percentile intervals (lme4's ``confint(method = "boot")``, ``boot.type = "perc"``)."""
-        _check_level(level)
+        level = require_level(level)
         a = (1.0 - level) / 2.0
         q = self.draws.quantile([a, 1.0 - a]).T
         q.columns = ["lower", "upper"]
@@ -192,9 +188,9 @@ class BootstrapResult:
                 "intervals": {k: [float(iv.loc[k, "lower"]), float(iv.loc[k, "upper"])] for k in iv.index}}
 
 
-def _check_level(level: float) -> None:
-    if not (isinstance(level, (float, int, np.floating)) and 0 < level < 1):
-        raise InputError(f"level must lie in (0, 1), e.g. 0.95; got {level!r}.")
+def _check_level(level: float) -> float:
+    """``level`` checked by :func:`~mixeval._validation.require_level` (for callers outside this module)."""
+    return require_level(level)
 
 
 def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 1000, random_state: Any = None,
@@ -239,17 +235,15 @@ def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> b = bootstrap_fit(lmer("y ~ 1 + (1|g)", df), n_resamples=50, random_state=1, progress=False)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> b = bootstrap_fit(lmer("score ~ 1 + (1|item)", df), n_resamples=50, random_state=1, progress=False)
     >>> list(b.draws.columns)
-    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    ['sd_(Intercept)|item', 'sigma', '(Intercept)']
     """
     model = as_fit_model(fit)
-    n = _check_count(n_resamples)
+    n = require_positive_int(n_resamples, "n_resamples")
     rng = as_generator(random_state)
     jobs = _n_jobs(n_jobs)
     blocks = simulate_blocks(model, n, rng)

@@ -81,11 +81,8 @@ def clmm(formula: str, data: pd.DataFrame, *, link: str = "logit", threshold: st
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
-    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, systems=("A", "B"), n_raters=10, response="rating")
     >>> fit = clmm("rating ~ system + (1|rater)", df)
     >>> list(fit.thresholds.index), list(fit.fixef.index)
     (['1|2', '2|3', '3|4', '4|5'], ['systemB'])
@@ -284,10 +281,11 @@ def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, *, n_re
                           method="likelihood-ratio test of random threshold spreads (50:50 chi2(1):chi2(2) mixture)",
                           details=details)
     from .._random import as_generator
-    from ._bootstrap import _check_count
+    from .._validation import require_positive_int
     from ._clmm_thresholds import spread_null_statistics
 
-    draws = spread_null_statistics(null, alt, _check_count(n_resamples), as_generator(random_state))
+    draws = spread_null_statistics(null, alt, require_positive_int(n_resamples, "n_resamples"),
+                                   as_generator(random_state))
     finite = draws[np.isfinite(draws)]
     pvalue = (1.0 + np.sum(finite >= statistic * (1 - 1e-9))) / (1.0 + finite.size)
     details.update(null_distribution=draws, n_resamples=int(n_resamples), failed_refits=int(draws.size - finite.size),

@@ -90,12 +90,9 @@ class ClmmFitModel(FitModelBase):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import clmm
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
-    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, systems=("A", "B"), n_raters=10, response="rating")
     >>> ClmmFitModel(clmm("rating ~ system + (1|rater)", df)).param_names
     ('sd_(Intercept)|rater', '1|2', '2|3', '3|4', '4|5', 'systemB')
     """

@@ -73,12 +73,9 @@ class ClmmResult(MixedResult):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import clmm
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
-    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, systems=("A", "B"), n_raters=10, response="rating")
     >>> fit = clmm("rating ~ system + (1|rater)", df)
     >>> fit.family.link, fit.nobs, list(fit.components), isinstance(fit, MixedResult)
     ('logit', 200, ['rater'], True)

@@ -10,7 +10,8 @@ import pandas as pd
 
 from .._format import terminal_width, text_table
 from ..errors import InputError
-from ._bootstrap import _check_level, bootstrap_fit
+from .._validation import require_level
+from ._bootstrap import bootstrap_fit
 from ._protocol import as_fit_model
 from ._profile import profile_intervals
 
@@ -35,12 +36,10 @@ class ConfintResult:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> confint(fit, method="wald").to_dict()["method"]
     'wald'
     """
@@ -86,17 +85,15 @@ def wald_intervals(fit, level: float = 0.95) -> dict[str, tuple[float, float]]:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> lo, hi = wald_intervals(fit)["(Intercept)"]
     >>> bool(lo < fit.coef[0] < hi)
     True
     """
-    _check_level(level)
+    level = require_level(level)
     return as_fit_model(fit).wald_intervals(level)
 
 
@@ -150,19 +147,17 @@ def confint(fit, *, method: str = "profile", level: float = 0.95, n_resamples: i
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> ci = confint(lmer("y ~ 1 + (1|g)", df), method="wald")
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> ci = confint(lmer("score ~ 1 + (1|item)", df), method="wald")
     >>> list(ci.table.index)
-    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    ['sd_(Intercept)|item', 'sigma', '(Intercept)']
     """
     method = str(method).lower()
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}.")
-    _check_level(level)
+    level = require_level(level)
     given = [name for name, v in (("n_resamples", n_resamples), ("random_state", random_state), ("n_jobs", n_jobs))
              if v is not None]
     if given and method != "boot":

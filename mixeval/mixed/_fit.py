@@ -76,11 +76,8 @@ def lmer(formula: str, data: pd.DataFrame, *, REML: bool = True, drop_missing: b
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(1)
-    >>> item = np.repeat(np.arange(30), 4)
-    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 60)})
-    >>> df["score"] = rng.normal(size=30)[item] + (df.system == "B") * 0.5 + rng.normal(0, 0.5, 120)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30, systems=("A", "B"), n_raters=2)
     >>> fit = lmer("score ~ system + (1|item)", df)
     >>> list(fit.varcorr.group)
     ['item', 'Residual']

@@ -105,11 +105,8 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
-    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
-    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=40, systems=("A", "B"), n_raters=2, response="correct")
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> list(fit.fixef.index)
     ['(Intercept)', 'systemB']

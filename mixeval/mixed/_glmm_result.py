@@ -65,20 +65,17 @@ class GlmerResult(MixedResult):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import glmer
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 4), "system": np.tile(["A", "B"], 80)})
-    >>> eta = rng.normal(size=40)[df.item] + 0.5 * (df.system == "B")
-    >>> df["correct"] = (rng.random(160) < 1 / (1 + np.exp(-eta))).astype(int)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=40, systems=("A", "B"), n_raters=2, response="correct")
     >>> fit = glmer("correct ~ system + (1|item)", df, family="binomial")
     >>> fit.family, fit.link, fit.nAGQ, fit.nobs
     (Family('binomial', link='logit'), 'logit', 1, 160)
     >>> fit.fixef.round(4).to_dict()  # log odds of A; log odds ratio of B vs A
-    {'(Intercept)': -0.465, 'systemB': 0.6176}
+    {'(Intercept)': -0.4261, 'systemB': 0.6371}
     >>> fit.varcorr[["group", "variance"]].round(4)  # latent (logit) scale
       group  variance
-    0  item    0.0626
+    0  item    0.2021
     """
 
     formula: str

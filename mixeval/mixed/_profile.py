@@ -98,13 +98,12 @@ def profile_zeta(model: FitModel, name: str, values: np.ndarray) -> np.ndarray:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
+    >>> import numpy as np
     >>> from mixeval import lmer
     >>> from mixeval.uncertainty import as_fit_model
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(12), 5)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=12)[g] + rng.normal(size=60)})
-    >>> m = as_fit_model(lmer("y ~ 1 + (1|g)", df))
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=12, systems=("A",), n_raters=5)
+    >>> m = as_fit_model(lmer("score ~ 1 + (1|item)", df))
     >>> z = profile_zeta(m, "sigma", np.array([0.8, 1.5]))
     >>> bool(z[0] < 0 < z[1])
     True
@@ -337,12 +336,10 @@ def profile_interval(model: FitModel, name: str, level: float = 0.95) -> tuple[f
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> from mixeval.uncertainty import as_fit_model
     >>> lo, hi = profile_interval(as_fit_model(fit), "sigma")
     >>> bool(0 < lo < fit.sigma < hi)
@@ -362,15 +359,13 @@ def profile_intervals(model: FitModel, level: float = 0.95, *, names: list[str] 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> from mixeval.uncertainty import as_fit_model
     >>> list(profile_intervals(as_fit_model(fit), progress=False))
-    ['sd_(Intercept)|g', 'sigma', '(Intercept)']
+    ['sd_(Intercept)|item', 'sigma', '(Intercept)']
     """
     from .._progress import progress as bar
     from ._blas import single_threaded_blas

@@ -43,17 +43,16 @@ class RefitSummary:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
+    >>> import numpy as np
     >>> from mixeval import lmer
     >>> from mixeval.uncertainty import as_fit_model
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> model = as_fit_model(fit)
     >>> r = model.refit(model.simulate(1, np.random.default_rng(1)))[0]
     >>> sorted(r.variances)
-    ['Residual', 'g']
+    ['Residual', 'item']
     """
 
     params: np.ndarray
@@ -121,13 +120,11 @@ class FitModel(Protocol):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
     >>> from mixeval.uncertainty import as_fit_model
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
     >>> isinstance(as_fit_model(fit), FitModel)
     True
     """
@@ -190,12 +187,10 @@ def as_fit_model(fit) -> FitModel:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> type(as_fit_model(lmer("y ~ 1 + (1|g)", df))).__name__
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> type(as_fit_model(lmer("score ~ 1 + (1|item)", df))).__name__
     'LmmFitModel'
     """
     if isinstance(fit, FitModel):

@@ -13,6 +13,7 @@ from scipy import stats as sps
 
 from .._adjust import ADJUST_METHODS, adjust_pvalues
 from .._random import as_generator
+from .._validation import require_level
 from ..errors import InputError
 
 __all__ = ["pair_indices", "max_t_critical", "max_t_pvalues", "contrast_table", "rank_sets", "ELO_SCALE",
@@ -267,8 +268,7 @@ def votes_needed(delta: float, *, power: float = 0.8, alpha: float = 0.05, vote_
     >>> round(votes_needed(0.2))  # 0.2 log-odds ~ 35 Elo points
     793
     """
-    if not 0 < power < 1 or not 0 < alpha < 1:
-        raise InputError("power and alpha must lie in (0, 1).")
+    power, alpha = require_level(power, "power"), require_level(alpha, "alpha")
     if delta == 0:
         return float("inf")
     dm = abs(delta) * attenuation(vote_variance)

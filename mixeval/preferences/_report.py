@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._random import as_generator
-from .._validation import require_positive_int, require_probability
+from .._validation import require_level, require_positive_int
 from ..errors import recorded_warnings
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 
@@ -128,8 +128,8 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
     >>> [s.title for s in fit.to_report(n_resamples=0, random_state=0).sections][:2]
     ['Leaderboard', 'Do the systems differ?']
     """
-    level = require_probability(level, "level", open_interval=True)
-    power = require_probability(power, "power", open_interval=True)
+    level = require_level(level)
+    power = require_level(power, "power")
     if n_resamples != 0:
         n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
     seed = as_generator(random_state)

@@ -15,7 +15,7 @@ from scipy import stats as sps
 from .._random import as_generator
 from .._format import format_number, terminal_width, text_table
 from .._results import Result, TestResult, to_plain
-from .._validation import require_positive_int, require_probability
+from .._validation import require_level, require_positive_int
 from ..errors import InputError
 from ..mixed._glmm_result import GlmerResult
 from ._bootstrap import abilities_of, iid_bootstrap, parametric_bootstrap
@@ -173,7 +173,7 @@ class PreferenceResult(Result):
         n_resamples, random_state
             For the bootstrap methods.
         """
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         if method not in INTERVAL_METHODS:
             raise InputError(f"method={method!r}: choose one of {', '.join(INTERVAL_METHODS)}.")
         est = self.estimates
@@ -272,7 +272,7 @@ class PreferenceResult(Result):
         >>> bool(tost.pvalue.iloc[0] < 0.05 < tost.pvalue.iloc[1])
         True
         """
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         units = {"log-odds": 1.0, "elo": ELO_SCALE}
         if scale not in units:
             raise InputError(f"scale={scale!r}: choose 'log-odds' or 'elo'.")
@@ -388,7 +388,7 @@ class PreferenceResult(Result):
         return self._interval_table(est, cov, level, f"arena (ties {'as half wins' if ties == 'half' else 'dropped'})")
 
     def _interval_table(self, est: np.ndarray, cov: np.ndarray, level: float, scale: str) -> pd.DataFrame:
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         se = ability_se(cov, self._null)
         z = sps.norm.ppf(0.5 + level / 2)
         out = pd.DataFrame({"ability": est, "se": se, "lower": est - z * se, "upper": est + z * se,
@@ -400,7 +400,7 @@ class PreferenceResult(Result):
     def ranks(self, level: float = 0.95, *, random_state=0) -> pd.DataFrame:
         """Rank of every system (1 = best) with a simultaneous ``level`` confidence set of ranks (max-t over all
         pairs; see :func:`mixeval.preferences._inference.rank_sets`)."""
-        level = require_probability(level, "level", open_interval=True)
+        level = require_level(level)
         rank, lower, upper, crit = rank_sets(self.estimates, self.cov, level, random_state=random_state,
                                              null=self._null)
         out = pd.DataFrame({"ability": self.estimates, "elo": to_elo(self.estimates), "rank": rank,

@@ -12,7 +12,7 @@ from scipy import special
 
 from .._progress import progress
 from .._results import Result
-from .._validation import as_1d_float, require_positive_int, require_probability
+from .._validation import as_1d_float, require_level, require_positive_int
 from ..errors import InputError, InputTypeError
 from ._engine import as_generator, chunk_sizes
 
@@ -167,7 +167,7 @@ def budget_ci(
     M = u.size
     B = _budgets(budgets, M)
     n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     if method not in ("normal", "percentile"):
         raise InputError(f"`method` must be 'normal' or 'percentile'; got {method!r}.")
     rng = as_generator(random_state)

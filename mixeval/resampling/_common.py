@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._results import ConfidenceInterval
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 
 __all__ = ["ALTERNATIVES", "check_alternative", "count_extreme", "percentile_interval", "require_items_to_resample"]
@@ -44,7 +44,7 @@ def percentile_interval(distribution: np.ndarray, level: float = 0.95) -> Confid
     >>> round(ci.lower, 9), round(ci.upper, 9)
     (5.0, 95.0)
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     dist = np.asarray(distribution, dtype=float)
     lo, hi = np.quantile(dist, [(1 - level) / 2, (1 + level) / 2])
     return ConfidenceInterval(float(lo), float(hi), level, "percentile")

@@ -16,10 +16,10 @@ from .._validation import (
     not_numeric_message,
     require_columns,
     require_dataframe,
+    require_level,
     require_no_missing,
     require_numeric_column,
     require_positive_int,
-    require_probability,
 )
 from ..errors import InputError, InputTypeError
 from ._engine import as_generator, bootstrap_counts, chunk_sizes
@@ -214,7 +214,7 @@ def compare_systems(
         raise InputError(f"`test` must be one of {', '.join(map(repr, _TESTS))}; got {test!r}.")
     _canonical_method(adjust)
     alternative = check_alternative(alternative)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     if ci is not None and test != "bootstrap":
         raise InputError(f"ci={ci!r} chooses the bootstrap interval; test={test!r} has its own interval. Drop ci= "
@@ -345,7 +345,7 @@ def multi_bootstrap_test(
     True
     """
     alternative = check_alternative(alternative)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
     data = require_dataframe(data)
     require_columns(data, [score, item, seed, system])

@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import special
 
 from .._results import ConfidenceInterval, TestResult
-from .._validation import as_1d_float, require_finite, require_positive_int, require_probability
+from .._validation import as_1d_float, require_finite, require_level, require_positive_int
 from ..errors import InputError, InputTypeError, MixevalWarning, as_flag, caller_stacklevel
 from ._common import check_alternative, count_extreme, percentile_interval, require_items_to_resample
 from ._engine import as_generator, bootstrap_sums, sign_flip_sums, sign_flip_sums_all
@@ -255,7 +255,7 @@ def bca_interval(distribution: np.ndarray, observed: float, jackknife: np.ndarra
     >>> round(ci.lower, 6), round(ci.upper, 6)
     (-0.9, 0.9)
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     dist = np.asarray(distribution, dtype=float)
     R = dist.size
     less = np.count_nonzero(dist < observed)
@@ -389,7 +389,7 @@ def paired_bootstrap_test(
     """
     alternative = check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples")
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     if ci not in ("percentile", "bca"):
         raise InputError(f"`ci` must be 'percentile' or 'bca'; got {ci!r}.")
     rng = as_generator(random_state)
@@ -464,7 +464,7 @@ def bootstrap_ci(
     True
     """
     n_resamples = require_positive_int(n_resamples, "n_resamples")
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     if method not in ("percentile", "bca"):
         raise InputError(f"`method` must be 'percentile' or 'bca'; got {method!r}.")
     rng = as_generator(random_state)

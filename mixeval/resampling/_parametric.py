@@ -6,7 +6,7 @@ import numpy as np
 from scipy import special, stats
 
 from .._results import ConfidenceInterval, TestResult
-from .._validation import as_1d_float, require_probability
+from .._validation import as_1d_float, require_level
 from ..errors import InputError
 from ._common import check_alternative
 
@@ -80,7 +80,7 @@ def z_test(
     (-2.0, 0.0455)
     """
     alternative = check_alternative(alternative)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     d = _differences(a, b)
     n = d.size
     if sigma is None:
@@ -143,7 +143,7 @@ def paired_t_test(
     (2.2953, 3.0)
     """
     alternative = check_alternative(alternative)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     d = _differences(a, b)
     n = d.size
     if n < 2:

@@ -572,11 +572,9 @@ def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResul
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd, pyarrow as pa
-    >>> rng = np.random.default_rng(1)
-    >>> item = np.repeat(np.arange(30), 4)
-    >>> df = pd.DataFrame({"item": item, "system": np.tile(["A", "B"], 60)})
-    >>> df["score"] = rng.normal(size=30)[item] + (df.system == "B") * 0.5 + rng.normal(0, 0.5, 120)
+    >>> import pyarrow as pa
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30, systems=("A", "B"), n_raters=2)
     >>> fit = lmer_aggregate("score ~ system + (1|item)", pa.Table.from_pandas(df))
     >>> list(fit.fixef.index), fit.fitted is None
     (['(Intercept)', 'systemB'], True)

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._random import as_generator
 from .._results import TestResult
-from .._validation import require_positive_int, require_probability
+from .._validation import require_level, require_positive_int
 from ..errors import ColumnError, InputError
 from ..resampling._common import check_alternative, count_extreme, percentile_interval
 from ._sources import Engine, as_engine
@@ -216,7 +216,7 @@ def poisson_bootstrap_paired(
     """
     alternative = check_alternative(alternative)
     n_resamples = require_positive_int(n_resamples, "n_resamples", minimum=2)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     engine = as_engine(source)
     missing = [c for c in (score, system, item) if c not in engine.columns()]
     if missing:

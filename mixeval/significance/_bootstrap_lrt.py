@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._random import as_generator
+from .._validation import require_positive_int
 from ..errors import InputError
 
 __all__ = ["bootstrap_lrt"]
@@ -51,8 +52,7 @@ def bootstrap_lrt(null: Any, full: Any, statistic: float, *, reml: bool, n_resam
     >>> 0 < out["pvalue"] <= 1, out["null_distribution"].shape
     (True, (19,))
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise InputError(f"n_resamples must be a positive integer (e.g. 200); got {n_resamples!r}.")
+    n_resamples = require_positive_int(n_resamples, "n_resamples", example=200)
     if int(null.nobs) != int(full.nobs):
         raise InputError("the two fits have different rows; a bootstrap comparison needs the same rows.")
     try:

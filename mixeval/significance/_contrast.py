@@ -12,7 +12,7 @@ from scipy import optimize
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ._ddf import canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
@@ -255,19 +255,16 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> import mixeval
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["base", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"base": 0.0, "B": 0.2, "C": 0.6}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30, systems=("base", "B", "C"))
     >>> res = contrast(mixeval.lmer("score ~ system + (1|item)", df), "system", "trt.vs.ctrl", ref="base")
     >>> res.table[["contrast", "estimate", "pvalue"]].round(4)
        contrast  estimate  pvalue
     0  B - base    0.4647  0.1031
-    1  C - base    1.3277  0.0000
+    1  C - base    1.1277  0.0000
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     adjust_name = _canonical(adjust, method)
     if random_state is not None and adjust_name != "mvt":

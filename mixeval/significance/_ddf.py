@@ -310,11 +310,9 @@ def default_df(fit: object) -> tuple[str, str]:
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> df = pd.DataFrame({"item": np.repeat(np.arange(40), 3), "system": np.tile(["A", "B", "C"], 40)})
-    >>> df["score"] = rng.normal(size=40)[df.item] + rng.normal(size=120)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=40)
     >>> default_df(lmer("score ~ system + (1|item)", df))[0]
     'kenward-roger'
     >>> default_df(lmer("score ~ system + (1|item)", df, REML=False))[0]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ._ddf import DfInference, canonical_df, df_inference
@@ -86,12 +86,9 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> fit = lmer("score ~ system + (1|item)", df)
     >>> emmeans(fit, "system")[["system", "emmean"]].round(3)
       system  emmean
@@ -99,7 +96,7 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     1      B   0.161
     2      C   0.824
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, _, _ = marginal_means(fit, specs, by, data)
     inference = df_inference(fit, df)

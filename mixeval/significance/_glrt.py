@@ -51,11 +51,8 @@ def glrt(data: pd.DataFrame, full_formula: str, null_formula: str) -> TestResult
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> res = glrt(df, "score ~ system + (1|item)", "score ~ 1 + (1|item)")
     >>> round(res.statistic, 3), res.df, round(res.pvalue, 5)
     (19.155, 2.0, 7e-05)

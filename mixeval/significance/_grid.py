@@ -43,12 +43,9 @@ class ReferenceGrid(Result):
     --------
     One row per level of ``system``; ``X @ fixef`` gives the estimated marginal means.
 
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> fit = lmer("score ~ system + (1|item)", df)
     >>> rg = reference_grid(fit)
     >>> rg.factors, rg.covariates, rg.grid.system.tolist()

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ..mixed._clmm_result import category_probabilities
@@ -266,18 +266,15 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import clmm
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 20), "system": np.tile(["A", "B"], 100)})
-    >>> latent = 0.8 * (df.system == "B") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=200)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, systems=("A", "B"), n_raters=10, response="rating")
     >>> em = emmeans_ordinal(clmm("rating ~ system + (1|rater)", df), "system", mode="mean.class")
     >>> list(em.columns)
     ['system', 'mean.class', 'se', 'df', 'lower', 'upper']
     """
     _check(fit, mode)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     method = _df_method(df)
     marginal = _check_marginal(fit, mode, marginal, method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
@@ -331,19 +328,16 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import clmm
-    >>> rng = np.random.default_rng(1)
-    >>> df = pd.DataFrame({"rater": np.repeat(np.arange(10), 30), "system": np.tile(["A", "B", "C"], 100)})
-    >>> latent = 0.8 * (df.system == "C") + rng.normal(0, 0.7, 10)[df.rater] + rng.logistic(size=300)
-    >>> df["rating"] = np.digitize(latent, [-1.5, -0.5, 0.5, 1.5]) + 1
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=10, n_raters=10, response="rating")
     >>> res = pairwise_ordinal(clmm("rating ~ system + (1|rater)", df), "system", adjust="holm")
     >>> res.table.contrast.tolist()
     ['A - B', 'A - C', 'B - C']
     """
     _check(fit, mode)
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     df_method = _df_method(df)
     marginal = _check_marginal(fit, mode, marginal, df_method)
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")

@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
 from .._results import Result, pvalue_formatters
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import marginal_means, means_table
@@ -75,7 +75,7 @@ def tukey_critical_value(level: float, n_means: int, df: float = np.inf) -> floa
     >>> round(float(tukey_critical_value(0.95, 3, df=20)), 4)  # qtukey(0.95, 3, 20) / sqrt(2) in R
     2.53
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     if n_means <= 2:
         return float(sps.t.ppf(0.5 + level / 2, df))
     return qtukey(level, n_means, df) / np.sqrt(2)
@@ -138,12 +138,9 @@ class PairwiseResult(Result):
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
     >>> res.adjust, res.ci_method, res.family_size, res.df_method
     ('tukey', 'tukey', 3, 'asymptotic')
@@ -308,12 +305,9 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + df.system.map({"A": 0.0, "B": 0.2, "C": 0.4}) + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> res = pairwise(lmer("score ~ system + (1|item)", df), "system")
     >>> res.table[["contrast", "estimate", "pvalue"]].round(4)
       contrast  estimate  pvalue
@@ -322,7 +316,7 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     2    B - C   -0.6630  0.0173
     """
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
     inference = df_inference(fit, df)

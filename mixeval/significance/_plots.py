@@ -99,13 +99,10 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval.mixed import lmer
     >>> from mixeval.significance import pairwise
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 3)
-    >>> df = pd.DataFrame({"item": g, "system": np.tile(["A", "B", "C"], 30)})
-    >>> df["score"] = rng.normal(size=30)[g] + rng.normal(size=90)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30)
     >>> fig = plot_contrasts(pairwise(lmer("score ~ system + (1|item)", df), "system"))
     >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
     ['A - B', 'A - C', 'B - C']

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import require_probability
+from .._validation import require_level
 from ..errors import FormulaError, InputError
 from ._ddf import canonical_df, df_inference
 from ._emmeans import _check_fit, means_table
@@ -137,7 +137,7 @@ def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Seq
     0      A  0.001
     1      B  0.021
     """
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, _, _ = trend_linfct(fit, specs, var, by, data)
     return means_table(cells, L, np.asarray(fit.coef, dtype=float), df_inference(fit, df), level, estimate="trend")
@@ -178,7 +178,7 @@ def pairwise_trends(fit: object, specs: str | Sequence[str], var: str, *, by: st
     0    A - B     -0.02
     """
     method = _canonical_adjust(adjust)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     canonical_df(df)
     cells, L, specs_list, by_list = trend_linfct(fit, specs, var, by, data)
     inference = df_inference(fit, df)
@@ -195,7 +195,7 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
     ``values`` (default: ``n_points`` equally spaced over the fitted range of ``var``).
     """
     _check_fit(fit)
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     specs_list = normalise_names(specs, "specs")
     rg = cached_reference_grid(fit, data)
     if var not in rg.covariates:

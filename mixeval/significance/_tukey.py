@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import stats as sps
 
-from .._validation import require_probability
+from .._validation import require_level
 
 __all__ = ["ptukey", "qtukey"]
 
@@ -88,7 +88,7 @@ def qtukey(p: float, k: float, df: float = np.inf) -> float:
     >>> round(qtukey(0.95, 3, np.inf), 5)  # R: qtukey(0.95, 3, Inf)
     3.31449
     """
-    p = require_probability(p, "p", open_interval=True)
+    p = require_level(p, "p")
     hi = 10.0
     while _cdf_one(hi, float(k), df) < p:
         hi *= 2

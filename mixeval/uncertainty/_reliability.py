@@ -25,9 +25,10 @@ import pandas as pd
 
 from ..errors import BoundaryWarning, InputError, caller_stacklevel
 from .._results import ConfidenceInterval
+from .._validation import require_level
 from ..mixed import MixedResult
 from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
-from ..mixed._bootstrap import _check_level, parametric_refits
+from ..mixed._bootstrap import parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability", "warn_boundary_draws"]
@@ -46,12 +47,10 @@ def component_draws(fit: MixedResult, *, n_resamples: int = 1000, random_state: 
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> component_draws(lmer("y ~ 1 + (1|g)", df), n_resamples=20, random_state=0, progress=False).shape
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> component_draws(lmer("score ~ 1 + (1|item)", df), n_resamples=20, random_state=0, progress=False).shape
     (20, 2)
     """
     if not isinstance(fit, MixedResult):
@@ -155,17 +154,15 @@ def coefficient_interval(fn: Callable[[Mapping[str, float]], float], source: Mix
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g)", df)
-    >>> ci = coefficient_interval(lambda c: c["g"] / (c["g"] + c["Residual"]), fit, n_resamples=30, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item)", df)
+    >>> ci = coefficient_interval(lambda c: c["item"] / (c["item"] + c["Residual"]), fit, n_resamples=30, random_state=0)
     >>> bool(0 <= ci.lower <= ci.upper <= 1)
     True
     """
-    _check_level(level)
+    level = require_level(level)
     d = _draws(source, draws, n_resamples, random_state, progress)
     values = _values(fn, d)
     estimate = float(fn(components_of(source)))
@@ -187,18 +184,16 @@ def phi_interval(source: MixedResult, item: str, n: Mapping[str, float] | None =
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(30), 4)
-    >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=30)[g] + rng.normal(size=120)})
-    >>> ci = phi_interval(lmer("y ~ 1 + (1|g)", df), "g", n_resamples=100, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=30, systems=("A",), n_raters=4)
+    >>> ci = phi_interval(lmer("score ~ 1 + (1|item)", df), "item", n_resamples=100, random_state=0)
     >>> 0 <= ci.lower < ci.estimate < ci.upper <= 1
     True
     """
     from ..reliability import phi
 
-    _check_level(level)
+    level = require_level(level)
     chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
     moments = draw_moments(source, item, d) if chosen == "observed" else None
@@ -250,19 +245,17 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
 
     Examples
     --------
-    >>> import numpy as np, pandas as pd
     >>> from mixeval import lmer
-    >>> rng = np.random.default_rng(0)
-    >>> g = np.repeat(np.arange(15), 4)
-    >>> df = pd.DataFrame({"g": g, "r": np.tile([1, 2, 3, 4], 15), "y": rng.normal(size=15)[g] + rng.normal(size=60)})
-    >>> fit = lmer("y ~ 1 + (1|g) + (1|r)", df)
-    >>> t = dstudy_intervals(fit, "g", {"r": [1, 2]}, n_resamples=30, random_state=0)
+    >>> from mixeval.datasets import toy_scores
+    >>> df = toy_scores(n_items=15, systems=("A",), n_raters=4)
+    >>> fit = lmer("score ~ 1 + (1|item) + (1|rater)", df)
+    >>> t = dstudy_intervals(fit, "item", {"rater": [1, 2]}, n_resamples=30, random_state=0)
     >>> list(t.columns[:4])
-    ['r', 'phi', 'phi_lower', 'phi_upper']
+    ['rater', 'phi', 'phi_lower', 'phi_upper']
     """
     from ..reliability import dstudy
 
-    _check_level(level)
+    level = require_level(level)
     chosen = resolve_scale(source, scale)
     d = _draws(source, draws, n_resamples, random_state, progress)
     moments = draw_moments(source, item, d) if chosen == "observed" else None

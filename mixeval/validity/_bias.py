@@ -14,9 +14,10 @@ from .._validation import (
     as_1d_float,
     require_columns,
     require_dataframe,
+    require_level,
     require_no_missing,
     require_numeric_column,
-    require_probability,
+    require_positive_int,
 )
 from ..errors import InputError
 
@@ -100,7 +101,7 @@ def correlation_difference_test(
         raise InputError("feature and label must have the same length within each domain.")
     if xi.size < 4 or xo.size < 4:
         raise InputError(f"each domain needs at least 4 rows for a Fisher-z interval; got {xi.size} and {xo.size}.")
-    level = require_probability(level, "level", open_interval=True)
+    level = require_level(level)
     zq = float(stats.norm.ppf(0.5 + level / 2))
     r1, c1 = _pearson(xi, yi)
     r2, c2 = _pearson(xo, yo)
@@ -121,9 +122,7 @@ def correlation_difference_test(
     details = {"r_in": r1, "r_out": r2, "ci_in": (l1, u1), "ci_out": (l2, u2), "n_in": n1, "n_out": n2,
                "constant_in": c1, "constant_out": c2}
     null = None
-    if n_resamples:
-        if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-            raise InputError(f"`n_resamples` must be a positive integer (or 0 to skip); got {n_resamples!r}.")
+    if require_positive_int(n_resamples, "n_resamples", zero_means="no bootstrap"):
         rng = as_generator(random_state)
         boot = np.empty(int(n_resamples))
         for b in range(int(n_resamples)):

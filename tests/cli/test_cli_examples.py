@@ -1,5 +1,6 @@
 """Every example at the end of a command's ``--help`` runs as written (issue 41, item 6): its input files are the
-ones ``mixeval demo --write-data .`` writes, its model has the demo's seed term, and the fast ones are run here."""
+ones ``mixeval demo --write-data .`` writes (the harness logs, circularity and meta-evaluation tables included), its
+model has the demo's seed term, and the fast ones are run here."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ import pytest
 
 from mixeval.cli import COMMANDS, build_parser, main
 
-#: commands whose input the demo has no counterpart of: their examples name the user's own files
-USER_FILES = {"circularity", "compare-logs", "meta"}
 #: examples that take several seconds (bootstrap refits, power simulations, the whole report): their files are
 #: checked, the run is left to the commands' own tests
 SLOW = ("--method boot", "mixeval power", "mixeval report", "mixeval demo --json", "--random prompt")
@@ -53,9 +52,6 @@ def test_the_demo_models_have_the_seed_term():
 def test_every_example_runs_as_written(name, example, demo_dir, monkeypatch, capsys):
     argv = shlex.split(example)[1:]
     files = _inputs(argv)
-    if name in USER_FILES:
-        assert files and not any((demo_dir / f).exists() for f in files), example
-        return
     missing = [f for f in files if not (demo_dir / f).exists()]
     assert not missing, f"{example}: {missing} not written by 'mixeval demo --write-data'"
     if example in SLOW_EXACT or any(marker in example for marker in SLOW):

@@ -36,7 +36,7 @@ def test_spread_test_bootstrap_is_seeded_and_keeps_the_mixture(ratings):
     assert np.all(finite >= 0) and "parametric bootstrap" in a.method
     with pytest.raises(InputError, match="give n_resamples= too"):
         threshold_spread_test(formula, ratings, "rater", random_state=2)
-    with pytest.raises(InputError, match="n_resamples must be a positive integer"):
+    with pytest.raises(InputError, match="`n_resamples` must be a whole number >= 1"):
         threshold_spread_test(formula, ratings, "rater", n_resamples=-1)
 
 

@@ -294,11 +294,11 @@ def test_tukey_critical_value_refuses_a_level_outside_0_1():
     from mixeval.errors import InputError
     from mixeval.significance import tukey_critical_value
 
-    with pytest.raises(InputError, match="`level` must lie in"):
+    with pytest.raises(InputError, match="`level` must lie strictly between 0 and 1"):
         tukey_critical_value(95, 4, 10.0)
     from mixeval.significance._tukey import qtukey
 
-    with pytest.raises(InputError, match="`p` must lie in"):
+    with pytest.raises(InputError, match="`p` must lie strictly between 0 and 1"):
         qtukey(1.0, 4)
 
 

@@ -53,7 +53,7 @@ def test_bootstrap_options_are_keyword_only_seeded_and_checked():
     assert a.pvalue == b.pvalue and 0 < a.pvalue <= 1 and a.details["pvalue_se"] > 0
     with pytest.raises(InputError, match="give n_resamples= too"):
         study.variance_lrt("rater", random_state=7)
-    with pytest.raises(InputError, match="n_resamples must be a positive integer"):
+    with pytest.raises(InputError, match="`n_resamples` must be a whole number >= 1"):
         study.variance_lrt("rater", n_resamples=0)
     with pytest.raises(TypeError):
         study.variance_lrt("rater", 30)
