@@ -69,6 +69,13 @@ def ptukey(q: np.ndarray | float, k: float, df: np.ndarray | float = np.inf, *, 
     """CDF (or, ``upper=True``, survival function) of the studentized range of ``k`` means with ``df`` df (``k`` may
     be fractional, as R's ``ptukey``: emmeans' Dunnett approximation uses it).
 
+    Notes
+    -----
+    The survival function ``1 - F(q)`` loses its digits below about 1e-14; there it is taken as the union
+    (Bonferroni) bound over the ``k(k-1)/2`` pairs, ``P(Q >= q) <= k(k-1)/2 * 2 P(T_df >= q / sqrt(2))``, which is
+    always valid and asymptotically exact in the far tail (two pairs exceeding together is of smaller order), so
+    that a p-value far below machine precision prints as ``< 2.2e-16`` rather than as rounding noise.
+
     Examples
     --------
     >>> round(float(ptukey(3.5, 3, 20, upper=True)), 6)  # R: ptukey(3.5, 3, 20, lower.tail = FALSE)
@@ -77,7 +84,10 @@ def ptukey(q: np.ndarray | float, k: float, df: np.ndarray | float = np.inf, *, 
     q = np.asarray(q, dtype=float)
     dfs = np.broadcast_to(np.asarray(df, dtype=float), q.shape)
     cdf = np.array([_cdf_one(a, float(k), d) for a, d in zip(q.ravel(), dfs.ravel())]).reshape(q.shape)
-    return 1.0 - cdf if upper else cdf
+    if not upper:
+        return cdf
+    union = k * (k - 1) * sps.t.sf(q / np.sqrt(2), dfs)
+    return np.minimum(1.0 - cdf, union)
 
 
 def qtukey(p: float, k: float, df: float = np.inf) -> float:

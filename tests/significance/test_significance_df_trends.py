@@ -166,6 +166,20 @@ def test_studentized_range_quadrature_matches_scipy():
     assert qtukey(0.95, 3, 291.7) == pytest.approx(sps.studentized_range.ppf(0.95, 3, 291.7), abs=1e-7)
 
 
+def test_studentized_range_far_tail_keeps_its_digits():
+    """Below 1e-14, ``1 - F`` is rounding noise (it was 4.9e-15 for q = 20 with 78 df, a Tukey p-value printed as
+    if significant at 5e-15); the tail lies between one pair's probability and the union over the pairs, and
+    q = 20 falls below 1e-20 (R's ptukey returns 0 there)."""
+    from scipy import stats as sps
+
+    from mixeval.significance._tukey import ptukey
+
+    one_pair = 2 * sps.norm.sf(15.0 / np.sqrt(2))
+    assert one_pair <= ptukey(15.0, 3, np.inf, upper=True) <= 3 * one_pair
+    assert ptukey(20.0, 3, 78.0, upper=True) < 1e-20
+    assert ptukey(20.0, 4, 5.0, upper=True) == pytest.approx(sps.studentized_range.sf(20.0, 4, 5.0), rel=1e-7)
+
+
 def test_random_effects_space_equals_dense_formulas():
     """Kenward-Roger and Satterthwaite pieces from Z'Z, Z'X (three crossed factors, one an interaction,
     unbalanced) equal pbkrtest's / lmerTest's definitions evaluated with n x n matrices."""
