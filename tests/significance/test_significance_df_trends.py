@@ -175,7 +175,7 @@ def test_studentized_range_far_tail_keeps_its_digits():
     from mixeval.significance._tukey import ptukey
 
     one_pair = 2 * sps.norm.sf(15.0 / np.sqrt(2))
-    assert one_pair <= ptukey(15.0, 3, np.inf, upper=True) <= 3 * one_pair
+    assert one_pair <= ptukey(15.0, 3, np.inf, upper=True) <= 3 * one_pair * (1 + 1e-9)
     assert ptukey(20.0, 3, 78.0, upper=True) < 1e-20
     assert ptukey(20.0, 4, 5.0, upper=True) == pytest.approx(sps.studentized_range.sf(20.0, 4, 5.0), rel=1e-7)
 
