@@ -22,6 +22,7 @@ def csv(tmp_path_factory):
     df = pd.DataFrame({"item": np.repeat(np.arange(n), 3), "system": np.tile(["A", "B", "C"], n)})
     df["score"] = rng.normal(size=n)[df["item"]] + 0.1 * (df["system"] == "B") + rng.normal(scale=0.5, size=3 * n)
     df["acc"] = (df["score"] > 0).astype(int)
+    df["domain"] = np.where(df["item"] % 2 == 0, "math", "code")
     path = tmp_path_factory.mktemp("margins") / "scores.csv"
     df.to_csv(path, index=False)
     return str(path), df
@@ -89,3 +90,18 @@ def test_equivalence_and_noninferiority_together_are_refused(capsys, csv):
     with pytest.raises(SystemExit) as stop:
         main(["significance", csv[0], MODEL, "--equivalence", "1", "--noninferiority", "1"])
     assert stop.value.code == 2 and "not allowed with argument --equivalence" in capsys.readouterr().err
+
+
+def test_binomial_margin_within_classes_needs_its_scale(capsys, csv):
+    from mixeval.errors import InputError
+
+    path, df = csv
+    formula = "acc ~ system + (1|item)"
+    with pytest.raises(InputError, match="conditional\\(\\) does not take"):
+        Study(df, formula, family="binomial").conditional("domain", delta=0.1)
+    err = _error(capsys, ["significance", path, formula, "--family", "binomial", "--by", "domain",
+                          "--noninferiority", "0.1"])
+    assert "--scale" in err
+    out = _json(capsys, ["significance", path, formula, "--family", "binomial", "--by", "domain", "--scale",
+                         "difference", "--noninferiority", "0.1", "--json"])
+    assert out["side"] == ">" and len(out["rows"]) == 6 and all(0 <= r["pvalue"] <= 1 for r in out["rows"])

@@ -185,21 +185,6 @@ GLMM = dict(est_tol=1e-4, se_rtol=5e-4, stat_rtol=2e-3, p_tol=2e-3)
 
 
 @pytest.mark.parametrize("key,kwargs", [
-    ("link_pairs_equivalence", dict(scale="link", delta=0.5)),
-    ("ratio_pairs_equivalence", dict(scale="ratio", delta=np.log(1.5))),
-    ("difference_pairs_noninferiority", dict(scale="difference", delta=0.05, side=">")),
-])
-def test_binomial_contrasts_on_each_scale(binomial, key, kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FewLevelsWarning)
-        res = binomial.pairwise(**kwargs)
-    ref = REF["binomial"][key]
-    est_col = "odds_ratio" if kwargs["scale"] == "ratio" else "estimate"
-    _compare(res.table, ref, est_col=est_col, **GLMM)
-    assert res.null_hypothesis.startswith("H0: " + ("|log odds ratio|" if est_col == "odds_ratio" else ""))
-
-
-@pytest.mark.parametrize("key,kwargs", [
     ("response_means_equivalence", dict(type="response", null=0.8, delta=0.05)),
     ("link_means_superiority", dict(type="link", null=1.0, side=">", adjust="holm")),
 ])
@@ -216,16 +201,25 @@ def poisson():
     return Study(pd.read_csv(FIX / "margins" / "poisson_counts.csv"), "count ~ system + (1|item)", family="poisson")
 
 
-@pytest.mark.parametrize("key,kwargs", [
-    ("link_pairs_nonsuperiority", dict(scale="link", delta=0.2, side="<")),
-    ("ratio_pairs_equivalence", dict(scale="ratio", delta=np.log(1.25))),
-    ("difference_pairs_equivalence", dict(scale="difference", delta=0.5, adjust="none")),
+_RATIO_COLUMN = {"binomial": "odds_ratio", "poisson": "ratio"}
+
+
+@pytest.mark.parametrize("family,key,kwargs", [
+    ("binomial", "link_pairs_equivalence", dict(scale="link", delta=0.5)),
+    ("binomial", "ratio_pairs_equivalence", dict(scale="ratio", delta=np.log(1.5))),
+    ("binomial", "difference_pairs_noninferiority", dict(scale="difference", delta=0.05, side=">")),
+    ("poisson", "link_pairs_nonsuperiority", dict(scale="link", delta=0.2, side="<")),
+    ("poisson", "ratio_pairs_equivalence", dict(scale="ratio", delta=np.log(1.25))),
+    ("poisson", "difference_pairs_equivalence", dict(scale="difference", delta=0.5, adjust="none")),
 ])
-def test_poisson_contrasts_on_each_scale(poisson, key, kwargs):
+def test_glmm_contrasts_on_each_scale(request, family, key, kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FewLevelsWarning)
-        res = poisson.pairwise(**kwargs)
-    _compare(res.table, REF["poisson"][key], est_col="ratio" if kwargs["scale"] == "ratio" else "estimate", **GLMM)
+        res = request.getfixturevalue(family).pairwise(**kwargs)
+    est_col = _RATIO_COLUMN[family] if kwargs["scale"] == "ratio" else "estimate"
+    _compare(res.table, REF[family][key], est_col=est_col, **GLMM)
+    if kwargs["scale"] == "ratio":
+        assert res.null_hypothesis.startswith(f"H0: |log {'odds ' if family == 'binomial' else ''}ratio|")
 
 
 @pytest.fixture(scope="module")
