@@ -23,6 +23,7 @@ from ._binning import bin_property
 from ._results import TestResult
 from ._validation import require_columns, require_dataframe
 from ._format import terminal_width, text_table
+from ._margin import check_margin
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
 from .mixed import Family, LmerResult, build_design, compare, fit_design, get_family
@@ -115,6 +116,41 @@ def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
     if method is not None:
         return method, None
     return default_df(fit)
+
+
+def _check_margin(delta: Any, side: Any) -> None:
+    """``delta``/``side`` of a margin test checked before any fit (:func:`mixeval._margin.check_margin`)."""
+    if delta is not None or side is not None:
+        check_margin(delta, side)
+
+
+#: The scales a margin of a non-Gaussian Study can be on, per family kind and argument.
+_MARGIN_SCALES = {
+    ("glmm", "scale"): "scale='difference' (differences of response-scale means: accuracy points, counts), "
+                       "scale='ratio' or 'link' (delta a log odds or log rate ratio)",
+    ("glmm", "type"): "type='response' (probabilities or rates) or type='link' (log odds or log rate)",
+    ("ordinal", "scale"): "scale='latent' (the latent scale's units) or one of the probability modes ('prob', "
+                          "'cum.prob', 'exc.prob', 'mean.class')",
+    ("ordinal", "type"): "type='latent' (the latent scale's units) or one of the probability modes ('prob', "
+                         "'cum.prob', 'exc.prob', 'mean.class')",
+}
+
+
+def _margin_text(**values: Any) -> str | None:
+    """``"delta=0.02"``-like words for the given margin arguments, or None when none is given."""
+    given = [f"{k}={v!r}" for k, v in values.items() if v is not None]
+    return ", ".join(given) or None
+
+
+def _require_margin_scale(family: Family, value: Any, argument: str, margin: Any) -> None:
+    """A margin (``delta=``, or ``null=`` of means) of a binomial, Poisson or ordinal Study means nothing until its
+    scale is named: 0.02 is two accuracy points on the response scale and a tiny odds ratio on the link scale. Refused
+    when ``argument`` (``scale``/``type``) is left to its default."""
+    if family.engine == "lmer" or value is not None or margin is None:
+        return
+    kind = "ordinal" if family.engine == "clmm" else "glmm"
+    raise InputError(f"a margin ({margin}) of a {family.name} Study is on a scale you must name: give "
+                     f"{_MARGIN_SCALES[kind, argument]}.")
 
 
 def _reml_option(reml: Any, family: Family) -> bool:
@@ -818,7 +854,8 @@ class Study:
                        method=f"likelihood-ratio test of var({component}) = 0, {details['reference']}")
 
     def emmeans(self, specs: str | None = None, *, by: str | None = None, df: str | None = None,
-                type: str | None = None, marginal: bool = False) -> pd.DataFrame:
+                type: str | None = None, marginal: bool = False, delta: float | None = None,
+                side: str | None = None, null: float | None = None, adjust: str | None = None) -> pd.DataFrame:
         """Estimated marginal means of ``specs`` (default: the system); ``df`` as :func:`mixeval.significance.emmeans`.
 
         ``df`` defaults to emmeans' rule: for Gaussian Studies Kenward-Roger (pbkrtest's) up to 3,000 observations
@@ -840,12 +877,19 @@ class Study:
         probability modes for a typical item and rater (``marginal=False``) or population-averaged
         (``marginal=True``). The table's ``attrs`` name the scale, the fit criterion, the df method and, for the
         default, why it was chosen (``attrs["df_rule"]``; ``attrs["note"]`` in words).
+
+        ``delta``, ``side``, ``null``, ``adjust``: tests of the means on the table's scale (emmeans'
+        ``test(emm, null, delta, side, adjust)``; on the response scale its ``regrid``), e.g. ``null=0.25,
+        side=">"`` for accuracy above chance, or ``null=0.9, delta=0.02`` for equivalence to 90% within two
+        points (:func:`mixeval.significance.margin_tests`).
         """
-        from .significance import emmeans, emmeans_response
+        from .significance import emmeans, emmeans_response, margin_tests
         from .significance._dominance import warn_few_levels
         from .significance._labels import note_df_rule
 
         self._supported("emmeans")
+        _check_margin(delta, side)
+        _require_margin_scale(self.family, type, "type", _margin_text(delta=delta, null=null))
         specs = specs or self._require_system(None)
         method, rule = _df_for(df, self.family, self.fit)
         if self.family.engine == "clmm":
@@ -865,10 +909,13 @@ class Study:
                      else emmeans(self.fit, specs, by=by, df=method))
         if df is None:
             warn_few_levels(self.fit, specs, by, contrasts=False, method=method)
+        if not (delta is None and side is None and null is None and adjust is None):
+            table = margin_tests(table, delta=delta, side=side, null=null, adjust=adjust, by=by)
         return note_df_rule(table, rule)
 
     def pairwise(self, specs: str | None = None, *, by: str | None = None, adjust: str = "tukey",
-                 level: float = 0.95, df: str | None = None, scale: str | None = None, marginal: bool = False):
+                 level: float = 0.95, df: str | None = None, scale: str | None = None, marginal: bool = False,
+                 delta: float | None = None, side: str | None = None):
         """All pairwise contrasts of estimated marginal means (Table 4.2), adjusted for multiplicity.
 
         ``df``: by default emmeans' rule (Kenward-Roger for Gaussian Studies of up to 3,000 observations, else
@@ -881,12 +928,20 @@ class Study:
         population-averaged, accuracies) or ``"link"``. With the default ``reml`` (the Laplace ML fit) the
         numbers are glmer + emmeans'. Ordinal Studies: ``scale=`` one of emmeans' ordinal modes (``marginal=True``
         for the population-averaged probabilities); a ratio scale is refused.
+
+        ``delta``/``side``: equivalence (TOST, the default with ``delta``), non-inferiority (``side=">"``: H0
+        ``estimate <= -delta``, when larger is better) or ``side="<"`` tests on the contrasts' scale, emmeans'
+        ``test(pairs, delta, side)``: accuracy points for ``scale="difference"``, log odds (rate) ratios for
+        ``scale="ratio"`` (where emmeans tests ratios), the score's units for Gaussian Studies
+        (:func:`mixeval.significance.pairwise`).
         """
-        from .significance import pairwise, pairwise_differences, pairwise_ratios
+        from .significance import margin_tests, pairwise, pairwise_differences, pairwise_ratios
         from .significance._dominance import warn_few_levels
         from .significance._labels import note_df_rule
 
         self._supported("pairwise")
+        _check_margin(delta, side)
+        _require_margin_scale(self.family, scale, "scale", _margin_text(delta=delta))
         specs = specs or self._require_system(None)
         method, rule = _df_for(df, self.family, self.fit)
         if self.family.engine == "clmm":
@@ -916,13 +971,18 @@ class Study:
                 result = pairwise(self.fit, specs, by=by, adjust=adjust, level=level, df=method)
         if df is None:
             warn_few_levels(self.fit, specs, by, contrasts=True, method=method)
+        if delta is not None or side is not None:
+            result = margin_tests(result, delta=delta, side=side)
         return note_df_rule(result, rule)
 
     def contrast(self, method: Any = "trt.vs.ctrl", *, ref: str | None = None, specs: str | None = None,
-                 by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None):
+                 by: str | None = None, adjust: str | None = None, level: float = 0.95, df: str | None = None,
+                 delta: float | None = None, side: str | None = None):
         """Contrasts of the marginal means of ``specs`` (default: the system) other than all pairs: every system
         against a baseline ``ref`` (Dunnett), consecutive levels, effects, custom weights
-        (:func:`mixeval.significance.contrast`; on the link scale for a Study with family=)."""
+        (:func:`mixeval.significance.contrast`; on the link scale for a Study with family=). ``delta``/``side``
+        test them against a margin (e.g. ``ref="teacher", delta=0.02, side=">"``: is every student not worse than
+        the teacher by more than 0.02?)."""
         from .significance import contrast
         from .significance._labels import note_df_rule
 
@@ -930,7 +990,7 @@ class Study:
         specs = specs or self._require_system(None)
         df_method, rule = _df_for(df, self.family, self.fit)
         return note_df_rule(contrast(self.fit, specs, method, ref=ref, by=by, adjust=adjust, level=level,
-                                     df=df_method), rule)
+                                     df=df_method, delta=delta, side=side), rule)
 
     def joint_tests(self, *, by: str | None = None, df: str | None = None) -> pd.DataFrame:
         """F tests of every fixed-effect term of the Study's model (:func:`mixeval.significance.joint_tests`;
@@ -947,7 +1007,8 @@ class Study:
         return note_df_rule(joint_tests(self.fit, by=by, df=method), rule)
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
-                    *, adjust: str = "tukey", df: str | None = None, level: float = 0.95) -> tuple[TestResult, Any, "Study"]:
+                    *, adjust: str = "tukey", df: str | None = None, level: float = 0.95,
+                    delta: float | None = None, side: str | None = None) -> tuple[TestResult, Any, "Study"]:
         """Comparisons conditional on a data property (Table 4.3; slopes for a numeric property).
 
         Parameters
@@ -964,6 +1025,8 @@ class Study:
             ``"satterthwaite-upper"`` is experimental).
         level : float, default 0.95
             Confidence level of the intervals.
+        delta, side : optional
+            Test the contrasts (or the slope contrasts) against a margin, as :meth:`pairwise`.
 
         Returns
         -------
@@ -995,6 +1058,7 @@ class Study:
 
         self._supported("conditional")
         _canonical_adjust(adjust)
+        _check_margin(delta, side)
         _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
         self._require_rows("Study.conditional")
@@ -1012,15 +1076,25 @@ class Study:
 
             null = cond._fit_formula(self._formula_with(f"{system} + {prop}"), reml=False)
             method, rule = _df_for(df, self.family, cond.fit)
-            pairs = note_df_rule(pairwise_trends(cond.fit, system, prop, adjust=adjust, df=method, level=level), rule)
-            return compare(cond.fit_ml, null), pairs, cond
+            pairs = pairwise_trends(cond.fit, system, prop, adjust=adjust, df=method, level=level)
+            if delta is not None or side is not None:
+                from .significance import margin_tests
+
+                pairs = margin_tests(pairs, delta=delta, side=side)
+            return compare(cond.fit_ml, null), note_df_rule(pairs, rule), cond
+        if self.family is not None and delta is not None:
+            raise InputError(f"delta={delta!r}: a margin of a {self.family} Study's comparisons within classes of "
+                             f"{prop!r} is on a scale you must name, which conditional() does not take; call it "
+                             "without delta=, then .pairwise(by=..., scale=..., delta=...) on the Study it returns "
+                             "(its third value).")
         data, cls = self.data, prop
         if cuts is not None:
             cls = f"{prop}_class"
             data = _drop_empty_classes(bin_property(self.data, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
         cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
                      metric_model=self.metric_model, **self._glmm_kwargs(data))
-        return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level), cond
+        return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level, delta=delta,
+                                          side=side), cond
 
     # ---------------------------------------------------------------- metric models and validity
     def metric_comparisons(self, *, control: str | None = None, methods: Sequence[str] | None = None,

@@ -53,6 +53,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
         "The GLRT, estimated marginal means, pairwise contrasts and trends with a choice of df (book Chapter 4).",
         ["significance.glrt", "significance.glrt_averaged", "significance.emmeans", "significance.pairwise",
          "significance.contrast", "significance.CONTRAST_METHODS", "significance.joint_tests",
+         "significance.margin_tests",
          "significance.PairwiseResult", "significance.emmeans_response", "significance.pairwise_ratios",
          "significance.pairwise_differences", "significance.emmeans_ordinal", "significance.pairwise_ordinal",
          "significance.ORDINAL_MODES", "significance.emtrends", "significance.pairwise_trends",

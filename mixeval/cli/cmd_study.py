@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 from typing import TYPE_CHECKING
 
@@ -68,6 +69,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "experimental, Satterthwaite with the variance components at their upper bounds "
                         "(balanced crossed designs only)")
     s.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals (default 0.95)")
+    margin = s.add_mutually_exclusive_group()
+    margin.add_argument("--equivalence", type=float, default=None, metavar="DELTA",
+                        help="test every contrast for equivalence within +-DELTA (two one-sided tests, emmeans' "
+                             "test(pairs, delta, side = 'equivalence')), on the contrasts' scale: the score's units, "
+                             "or with --family the --scale given (needed)")
+    margin.add_argument("--noninferiority", type=float, default=None, metavar="DELTA",
+                        help="test that the first system of each contrast (each system with --control) is not worse "
+                             "than the second by DELTA or more (emmeans' side '>'; '<' with --lower-is-better)")
+    s.add_argument("--lower-is-better", action="store_true",
+                   help="with --noninferiority: the score is an error, so 'worse' is larger (H0: difference >= DELTA)")
     s.add_argument("--by", help="a data property to condition on (Table 4.3); numeric without --cuts: slopes")
     s.add_argument("--cuts", help="cut points to bin a numeric --by property, e.g. 15,55")
     s.add_argument("--labels", help="class labels for the bins, e.g. short,typical,'very long'")
@@ -237,6 +248,36 @@ def _check_scale(args: argparse.Namespace, family) -> None:
                          f"{', '.join(allowed)}.")
 
 
+def _margin_arguments(args: argparse.Namespace) -> dict:
+    """``delta``/``side`` of ``--equivalence``/``--noninferiority`` (with ``--lower-is-better``), or ``{}``.
+
+    With ``--family`` the margin's scale must be named by ``--scale`` for all-pairs contrasts (0.02 is two accuracy
+    points with ``--scale difference`` and a log odds ratio otherwise); ``--control`` contrasts are on the link scale
+    only, and so is their margin."""
+    if args.lower_is_better and args.noninferiority is None:
+        raise InputError("--lower-is-better sets the direction of --noninferiority (an equivalence test is two-sided); "
+                         "add --noninferiority DELTA, or drop --lower-is-better.")
+    if args.equivalence is None and args.noninferiority is None:
+        return {}
+    flag = "--equivalence" if args.equivalence is not None else "--noninferiority"
+    delta = args.equivalence if args.equivalence is not None else args.noninferiority
+    if not (delta > 0 and math.isfinite(delta)):
+        raise InputError(f"{flag} {delta:g}: the margin must be a positive number on the contrasts' scale (e.g. "
+                         f"{flag} 0.02 for two points of accuracy with --scale difference).")
+    if args.family != "gaussian" and args.scale is None and args.control is None and not args.by:
+        _refuse_unscaled_margin(args, flag, delta)
+    side = "equivalence" if args.equivalence is not None else ("<" if args.lower_is_better else ">")
+    return {"delta": delta, "side": side}
+
+
+def _refuse_unscaled_margin(args: argparse.Namespace, flag: str, delta: float) -> None:
+    raise InputError(f"{flag} {delta:g} with --family {args.family}: name the scale of the margin with --scale ("
+                     + ("latent, or a probability mode: prob, cum.prob, exc.prob, mean.class"
+                        if args.family == "ordinal" else
+                        "difference: accuracy points or counts; ratio or link: a log odds or log rate ratio")
+                     + ").")
+
+
 def _check_by(study: Study, by: str) -> None:
     """``--by`` must be a property that varies and is not one of the model's factors."""
     from ..study import check_property
@@ -272,6 +313,7 @@ def _significance(args: argparse.Namespace) -> int:
         raise InputError(f"--adjust {args.adjust} is for --control contrasts; all pairwise contrasts take tukey, "
                          "holm, bonferroni, BH or none.")
     adjust = args.adjust or ("dunnettx" if args.control is not None else "tukey")
+    margin = _margin_arguments(args)
     data = read_table(args.data)
     extra = {"scale": args.scale} if family.engine != "lmer" else {}
     with warnings.catch_warnings(record=True) as caught:
@@ -279,24 +321,36 @@ def _significance(args: argparse.Namespace) -> int:
         study = Study(data, args.formula, system=args.system, **_family_kwargs(args))
         if args.by:
             _check_by(study, args.by)
-            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=adjust, df=args.df, level=args.level)
+            glrt, pairs, cond = study.conditional(args.by, cuts, labels, adjust=adjust, df=args.df, level=args.level,
+                                                  **(margin if not extra else {}))
             if pairs.trend is not None and args.scale is not None:
                 raise InputError(f"--scale compares means; with a numeric --by {args.by} (no --cuts) the slopes are "
                                  "compared on the link scale (log odds per unit): drop --scale, or give --cuts.")
             if extra and pairs.trend is None:  # classes: the family's scale; a numeric property: link-scale slopes
+                if margin and args.scale is None:
+                    _refuse_unscaled_margin(args, "--equivalence" if args.equivalence is not None
+                                            else "--noninferiority", margin["delta"])
                 pairs = cond.pairwise(study.system, by=args.by if cuts is None else f"{args.by}_class",
-                                      adjust=adjust, df=args.df, level=args.level, **extra)
+                                      adjust=adjust, df=args.df, level=args.level, **extra, **margin)
+            elif extra and margin:  # link-scale slope contrasts of a GLMM, tested against the margin
+                from ..significance import margin_tests
+
+                pairs = margin_tests(pairs, **margin)
         elif args.control is not None:
             glrt, pairs = study.glrt(), study.contrast("trt.vs.ctrl", ref=args.control, adjust=adjust,
-                                                       df=args.df, level=args.level)
+                                                       df=args.df, level=args.level, **margin)
         else:
-            glrt, pairs = study.glrt(), study.pairwise(adjust=adjust, df=args.df, level=args.level, **extra)
+            glrt, pairs = study.glrt(), study.pairwise(adjust=adjust, df=args.df, level=args.level, **extra,
+                                                       **margin)
     table = pairs.table
     messages = warning_texts(caught)
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": adjust,
                "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+        if margin:
+            out.update(null_hypothesis=pairs.null_hypothesis, side=pairs.side, delta=pairs.delta,
+                       adjust=pairs.adjust)
         if pairs.trend is not None:
             out["trend"] = pairs.trend
             out["slopes"] = pairs.emmeans.to_dict(orient="records")
@@ -314,6 +368,9 @@ def _significance(args: argparse.Namespace) -> int:
         what = f"Contrasts with {args.control}" if args.control is not None else "Pairwise contrasts"
         print(f"\n{what} ({adjust} adjustment, df: {pairs.df_method}, fit: {pairs.fit_criterion}):")
     print(text_table(table, width=terminal_width()))
+    if margin:
+        print(f"\nTests: {pairs.null_hypothesis}; p-values adjusted by {pairs.adjust}"
+              + (f" ({pairs.test_note})" if pairs.test_note else ""))
     if pairs.effect_size_note is not None:
         print(f"\n{pairs.effect_size_note}")
     return 0

@@ -10,7 +10,8 @@ import pandas as pd
 from scipy import stats
 
 from ._items import ItemTable
-from ._pairs import adjust_finite, tost
+from .._margin import margin_test
+from ._pairs import adjust_finite
 from ._ranks import CriticalValue, bonferroni_critical, max_t_critical, rank_sets
 from ._stats import clustered_means
 
@@ -132,8 +133,8 @@ def leaderboard(table: ItemTable, *, level: float = 0.95, higher_is_better: bool
     if equivalence is not None:
         best = int(np.argmin(rank))
         others = np.array([k for k in range(m) if k != best])
-        _, p = tost(cm.estimate[others] - cm.estimate[best], np.nan_to_num(se_pairs[others, best]),
-                    np.full(len(others), df), equivalence)
+        _, p = margin_test(cm.estimate[others] - cm.estimate[best], np.nan_to_num(se_pairs[others, best]),
+                           np.full(len(others), df), equivalence, "equivalence")
         pvalue = np.full(m, np.nan)
         adjusted = np.full(m, np.nan)
         pvalue[others] = p

@@ -10,13 +10,13 @@ import pandas as pd
 from scipy import stats
 
 from .._adjust import adjust_pvalues
+from .._margin import margin_test
 from ._items import ItemTable
 from ._mcnemar import cluster_mcnemar, mcnemar
 from ._mixed import random_intercept, satterthwaite_df
 from ._stats import clustered_means, items_needed, minimum_detectable
 
-__all__ = ["pair_table", "all_pairs", "mixed_model_name", "untestable_notes", "tost", "noninferiority",
-           "adjust_finite"]
+__all__ = ["pair_table", "all_pairs", "mixed_model_name", "untestable_notes", "adjust_finite"]
 
 _CHUNK = 256  # pairs per block of the vectorised computation (items x pairs floats each)
 
@@ -92,45 +92,6 @@ def _within(table: ItemTable, present: np.ndarray, a: np.ndarray, w: np.ndarray)
     with np.errstate(invalid="ignore", divide="ignore"):
         var = np.where(dfs > 0, ss / np.where(dfs > 0, dfs, 1.0), 0.0)
     return var, np.where(w, 1.0 / reps, 0.0).sum(axis=0) / w.sum(axis=0)
-
-
-def tost(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """Two one-sided tests of equivalence within ``+-delta`` (emmeans' ``test(..., delta, side = "equivalence")``).
-
-    Notes
-    -----
-    :math:`t = (|\\hat\\theta| - \\delta) / \\mathrm{SE}` and :math:`p = P(T_\\nu \\le t)`, the larger of the
-    two one-sided p-values of :math:`H_0: \\theta \\le -\\delta` and :math:`H_0: \\theta \\ge \\delta`; a small
-    p-value says the difference lies within :math:`\\pm\\delta` (Schuirmann 1987). NaN where the SE is 0.
-
-    Examples
-    --------
-    >>> t, p = tost(np.array([0.004]), np.array([0.01]), np.array([30.0]), 0.02)
-    >>> round(float(t[0]), 4), round(float(p[0]), 4)
-    (-1.6, 0.06)
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, (np.abs(estimate) - delta) / np.where(se > 0, se, 1.0), np.nan)
-    return t, stats.t.cdf(t, df)
-
-
-def noninferiority(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided test that ``estimate`` is not below ``-delta`` (emmeans' ``side = ">"``).
-
-    Notes
-    -----
-    :math:`H_0: \\theta \\le -\\delta` against :math:`\\theta > -\\delta`: :math:`t = (\\hat\\theta + \\delta) /
-    \\mathrm{SE}`, :math:`p = P(T_\\nu \\ge t)`.
-
-    Examples
-    --------
-    >>> t, p = noninferiority(np.array([-0.01]), np.array([0.01]), np.array([30.0]), 0.03)
-    >>> round(float(t[0]), 4), round(float(p[0]), 4)
-    (2.0, 0.0273)
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, (estimate + delta) / np.where(se > 0, se, 1.0), np.nan)
-    return t, stats.t.sf(t, df)
 
 
 def mixed_model_name(cluster: str | None) -> str:
@@ -238,11 +199,12 @@ def pair_table(table: ItemTable, *, level: float = 0.95, alpha: float = 0.05, po
             block["var_within"] = var_wa + var_wb
             block["var_between"] = np.maximum(cm.sd ** 2 - (var_wa * inv_a + var_wb * inv_b), 0.0)
         if equivalence is not None:
-            block["equivalence_statistic"], block["equivalence_pvalue"] = tost(cm.estimate, se, cm.df_cr2, equivalence)
+            block["equivalence_statistic"], block["equivalence_pvalue"] = margin_test(cm.estimate, se, cm.df_cr2,
+                                                                                        equivalence, "equivalence")
         if noninferiority_margin is not None:
             sign = 1.0 if higher_is_better else -1.0
             for side, direction in (("a", sign), ("b", -sign)):
-                t_ni, p_ni = noninferiority(direction * cm.estimate, se, cm.df_cr2, noninferiority_margin)
+                t_ni, p_ni = margin_test(direction * cm.estimate, se, cm.df_cr2, noninferiority_margin, ">")
                 block[f"noninferiority_statistic_{side}"], block[f"noninferiority_pvalue_{side}"] = t_ni, p_ni
         block["mdd"] = np.where(flat, np.nan, minimum_detectable(cm.se_cr2, cm.df_cr2, alpha=alpha, power=power))
         block["n_needed"] = items_needed(effect, se, cm.n, cm.df_cr2, alpha=alpha, power=power)

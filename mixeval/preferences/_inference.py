@@ -12,13 +12,13 @@ import pandas as pd
 from scipy import stats as sps
 
 from .._adjust import ADJUST_METHODS, adjust_pvalues
+from .._margin import canonical_side, margin_test
 from .._random import as_generator
 from .._validation import require_level
 from ..errors import InputError
 
 __all__ = ["pair_indices", "max_t_critical", "max_t_pvalues", "contrast_table", "rank_sets", "ELO_SCALE",
-           "to_elo", "attenuation", "votes_needed", "LOGISTIC_VARIANCE", "NULL_TOL", "ability_se", "margin_test",
-           "check_side", "SIDES"]
+           "to_elo", "attenuation", "votes_needed", "LOGISTIC_VARIANCE", "NULL_TOL", "ability_se"]
 
 #: arena leaderboards: 400 / ln(10) Elo points per unit of log-odds, centred at 1000
 ELO_SCALE = 400.0 / np.log(10.0)
@@ -108,47 +108,6 @@ def max_t_pvalues(cov: np.ndarray, t: np.ndarray, *, n_draws: int = 20000, rando
     return 1.0 - np.searchsorted(draws, np.abs(t), side="left") / draws.size
 
 
-#: hypotheses of the tests with a margin ``delta`` (emmeans' ``test(..., delta, side)``)
-SIDES = ("equivalence", ">", "<")
-_SIDE_ALIASES = {"equivalence": "equivalence", "=": "equivalence", "two-sided": "equivalence", ">": ">",
-                 "noninferiority": ">", "<": "<", "nonsuperiority": "<"}
-
-
-def check_side(side: str) -> str:
-    """The canonical name of a margin test's ``side`` (``"equivalence"``, ``">"`` or ``"<"``)."""
-    key = side.strip().lower() if isinstance(side, str) else side
-    if key not in _SIDE_ALIASES:
-        raise InputError(f"side={side!r}: choose 'equivalence' (TOST: H0 |difference| >= delta), '>' (non-inferiority: "
-                         "H0 difference <= -delta) or '<' (H0 difference >= delta).")
-    return _SIDE_ALIASES[key]
-
-
-def margin_test(estimate: np.ndarray, se: np.ndarray, delta: float, side: str) -> tuple[np.ndarray, np.ndarray]:
-    """Statistic and p-value of emmeans' ``test(..., delta, side)`` with normal reference (``df = Inf``).
-
-    Notes
-    -----
-    ``"equivalence"`` (Schuirmann's two one-sided tests): ``z = (|d| - delta) / se``, ``p = Phi(z)``, the larger of
-    the p-values of ``H0: d <= -delta`` and ``H0: d >= delta``. ``">"``: ``z = (d + delta) / se``, ``p = 1 - Phi(z)``
-    (``H0: d <= -delta``, non-inferiority when larger is better). ``"<"``: ``z = (d - delta) / se``, ``p = Phi(z)``.
-
-    Examples
-    --------
-    >>> z, p = margin_test(np.array([0.1]), np.array([0.1]), 0.3, "equivalence")
-    >>> round(float(z[0]), 6), round(float(p[0]), 6)
-    (-2.0, 0.02275)
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if side == "equivalence":
-            z = (np.abs(estimate) - delta) / se
-            return z, sps.norm.cdf(z)
-        if side == ">":
-            z = (estimate + delta) / se
-            return z, sps.norm.sf(z)
-        z = (estimate - delta) / se
-        return z, sps.norm.cdf(z)
-
-
 def _null_hypothesis(delta: float | None, side: str, unit: str) -> str:
     if delta is None:
         return "difference = 0"
@@ -167,7 +126,7 @@ def contrast_table(systems: tuple[str, ...], est: np.ndarray, cov: np.ndarray, *
     normal; exact for any covariance); the last two give simultaneous intervals and are for two-sided tests.
     ``pairs``: the ``(i, j)`` index arrays (default all ``i < j``). ``delta`` (in units of ``unit``, e.g. Elo
     points with ``unit = 400 / ln 10``) turns the test into emmeans' ``test(..., delta, side)``
-    (:func:`margin_test`). Differences the votes do not identify (``null``, separation) get an infinite se and
+    (:func:`mixeval._margin.margin_test`). Differences the votes do not identify (``null``, separation) get an infinite se and
     NaN z and p-values; the others are adjusted among themselves (as R's ``p.adjust`` treats missing values).
     Estimates, se and intervals are multiplied by ``unit``.
     """
@@ -182,13 +141,13 @@ def contrast_table(systems: tuple[str, ...], est: np.ndarray, cov: np.ndarray, *
             z = np.where(finite, d / se, np.nan)
         p = np.where(finite, 2 * sps.norm.sf(np.abs(z)), np.nan)
     else:
-        side = check_side(side)
+        side = canonical_side(side)
         if not (isinstance(delta, (int, float, np.floating)) and np.isfinite(delta) and delta > 0):
             raise InputError(f"delta={delta!r} must be a positive number (the margin, in {unit_name}).")
         if method in ("tukey", "max-t"):
             raise InputError(f"adjust={adjust!r} is for two-sided tests; with delta= use one of R's p.adjust methods "
                              f"({', '.join(ADJUST_METHODS)}), e.g. 'holm' (emmeans changes 'tukey' to 'sidak' there).")
-        z, p = margin_test(d, se, float(delta) / unit, side)
+        z, p = margin_test(d, se, np.inf, float(delta) / unit, side)
         z, p = np.where(finite, z, np.nan), np.where(finite, p, np.nan)
     p_adj = np.full(d.size, np.nan)
     if method == "tukey":

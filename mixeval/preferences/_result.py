@@ -260,7 +260,7 @@ class PreferenceResult(Result):
         Notes
         -----
         ``z = d / se``, or with a margin ``(|d| - delta) / se`` (equivalence), ``(d + delta) / se`` (``">"``),
-        ``(d - delta) / se`` (``"<"``): :func:`mixeval.preferences._inference.margin_test`.
+        ``(d - delta) / se`` (``"<"``): :func:`mixeval._margin.margin_test`.
 
         Examples
         --------

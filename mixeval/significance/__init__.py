@@ -10,6 +10,9 @@
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
 * :func:`contrast` -- emmeans' other contrast methods: treatment versus control (Dunnett), consecutive levels,
   effects, custom weights, with Dunnett/multivariate-t/Sidak/step-wise adjustments;
+* :func:`margin_tests` -- emmeans' ``test(..., null, delta, side)`` on means or contrasts: equivalence (two
+  one-sided tests), non-inferiority and non-superiority against a margin (also ``delta=``/``side=`` of
+  :func:`emmeans`, :func:`pairwise` and :func:`contrast`);
 * :func:`joint_tests` -- F tests of every fixed-effect term (emmeans' ``joint_tests``; with Satterthwaite df
   lmerTest's type III ``anova``);
 * :func:`glrt` / :func:`glrt_averaged` -- generalized likelihood-ratio tests of nested models
@@ -34,6 +37,7 @@ from ._response_scale import emmeans_response, pairwise_differences, pairwise_ra
 from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
 from ._contrast import CONTRAST_METHODS, contrast
 from ._joint import joint_tests
+from ._margins import margin_tests
 
 __all__ = [
     "emmeans",
@@ -64,4 +68,5 @@ __all__ = [
     "contrast",
     "CONTRAST_METHODS",
     "joint_tests",
+    "margin_tests",
 ]

@@ -8,18 +8,18 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 from scipy import stats as sps
 
 from .._adjust import adjust_pvalues
 from .._validation import require_level
 from ..errors import InputError
-from ._ddf import canonical_df, df_inference
+from ._ddf import df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
 from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, effect_size_scale, pairwise
-from ._labels import fit_criterion
-from ._tukey import ptukey
+from ._labels import chosen_df, fit_criterion, note_df_rule
+from ._margins import margin_spec, contrast_tests
+from ._simultaneous import dunnettx_critical_value, dunnettx_pvalue, mvt_adjusted
 
 __all__ = ["contrast", "CONTRAST_METHODS", "contrast_weights", "dunnettx_pvalue", "dunnettx_critical_value",
            "mvt_adjusted"]
@@ -85,76 +85,6 @@ def contrast_weights(labels: Sequence[str], method: str | Mapping[str, Sequence[
                      "weights as {name: [w_1, ..., w_k]}.")
 
 
-def dunnettx_pvalue(t: np.ndarray, m: int, df: np.ndarray) -> np.ndarray:
-    """emmeans' ``"dunnettx"`` adjusted p-values of ``m`` contrasts: ``1 - F(|t|)`` with ``F`` the blend
-    ``w P_tukey + (1 - w) P_sidak``, ``w = (m - 1) / m``, of the studentized range of ``(1 + sqrt(1 + 8m)) / 2``
-    means at ``sqrt(2) |t|`` and ``F_{1,df}(t^2)^m`` (an approximation of Dunnett's many-to-one distribution).
-
-    Examples
-    --------
-    >>> round(float(dunnettx_pvalue(np.array([2.7]), 2, np.array([20.0]))[0]), 5)
-    0.02624
-    """
-    t = np.abs(np.asarray(t, dtype=float))
-    df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
-    return np.array([1.0 - _pdunnx(a, m, d) for a, d in zip(t, df)])
-
-
-def _pdunnx(x: float, m: int, df: float) -> float:
-    if m <= 1:
-        return float(1.0 - 2 * sps.t.sf(x, df))
-    w = (m - 1) / m
-    tukey = float(ptukey(np.sqrt(2) * x, (1 + np.sqrt(1 + 8 * m)) / 2, df))
-    sidak = float(sps.f.cdf(x * x, 1, df) ** m) if np.isfinite(df) else float(sps.chi2.cdf(x * x, 1) ** m)
-    return w * tukey + (1 - w) * sidak
-
-
-def dunnettx_critical_value(level: float, m: int, df: float) -> float:
-    """The ``x`` with ``_pdunnx(x) = level`` (emmeans' ``.qdunnx``, solved to 1e-10 rather than its 5e-4; R: ``emmeans:::.qdunnx(0.95, 2, Inf)`` = 2.221812).
-
-    Examples
-    --------
-    >>> round(dunnettx_critical_value(0.95, 2, np.inf), 4)
-    2.2218
-    """
-    if m <= 1:
-        return float(sps.t.ppf(0.5 + level / 2, df))
-    lo = float(sps.t.ppf(0.5 + level / 2, df))
-    hi = lo * 3
-    return float(optimize.brentq(lambda x: _pdunnx(x, m, df) - level, lo, hi, xtol=1e-10))
-
-
-def mvt_adjusted(t: np.ndarray, R: np.ndarray, df: float, level: float, *, random_state: int = 0
-                 ) -> tuple[np.ndarray, float]:
-    """Single-step simultaneous p-values ``P(max_j |T_j| >= |t_i|)`` and the critical value ``P(max |T| < q) = level``
-    for ``T`` multivariate t (``df``; normal for ``inf``) with correlation ``R`` (emmeans' ``"mvt"``, mvtnorm's
-    ``pmvt``; Genz's quasi-Monte Carlo integration, seeded).
-
-    Examples
-    --------
-    >>> p, q = mvt_adjusted(np.array([2.0, 0.5]), np.eye(2), np.inf, 0.95)
-    >>> round(float(p[0]), 4), round(q, 4)  # independent: 1 - (1 - 0.0455)^2 and the Sidak critical value
-    (0.0889, 2.2365)
-    """
-    m = len(t)
-    if m == 1:
-        crit = float(sps.t.ppf(0.5 + level / 2, df))
-        return 2 * sps.t.sf(np.abs(t), df), crit
-    if np.isfinite(df):
-        dist = sps.multivariate_t(loc=np.zeros(m), shape=R, df=df, seed=random_state)
-    else:
-        dist = sps.multivariate_normal(mean=np.zeros(m), cov=R, seed=random_state)
-
-    def inside(x: float) -> float:
-        upper = np.full(m, x)
-        return float(dist.cdf(upper, lower_limit=-upper))
-
-    p = np.array([1.0 - inside(abs(v)) for v in np.asarray(t, dtype=float)])
-    lo = float(sps.t.ppf(0.5 + level / 2, df))
-    crit = float(optimize.brentq(lambda x: inside(x) - level, lo, lo * 3, xtol=1e-6))
-    return np.clip(p, 0.0, 1.0), crit
-
-
 def _canonical(adjust: object, method: str | Mapping) -> str:
     if adjust is None:
         return CONTRAST_METHODS[method] if isinstance(method, str) and method in CONTRAST_METHODS else "none"
@@ -205,8 +135,8 @@ def _family_inference(est, se, dof, C, V, adjust: str, level: float, m: int, ran
 
 def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
              *, ref: str | None = None, by: str | Sequence[str] | None = None, adjust: str | None = None,
-             level: float = 0.95, df: str = "asymptotic", data: pd.DataFrame | None = None,
-             random_state: int | None = None) -> PairwiseResult:
+             level: float = 0.95, df: str | None = "asymptotic", data: pd.DataFrame | None = None,
+             random_state: int | None = None, delta: float | None = None, side: str | None = None) -> PairwiseResult:
     """Contrasts of the marginal means of ``specs`` (emmeans' ``contrast(emmeans(fit, specs), method, ...)``).
 
     Parameters
@@ -230,12 +160,18 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
         the contrasts' multivariate t/normal), ``"sidak"``, ``"holm"``, ``"bonferroni"``, ``"BH"``, ``"hochberg"``,
         ``"BY"``, ``"none"``.
     level : float, default 0.95
-    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}
-        As :func:`emmeans`.
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"} or None, default "asymptotic"
+        As :func:`emmeans` (``None``: emmeans' rule, Kenward-Roger for lmer fits of up to 3,000 rows).
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.
     random_state : int, optional
         Seeds the quasi-Monte Carlo integration of ``adjust="mvt"`` (default 0; refused with other adjustments).
+    delta, side : optional
+        Test the contrasts against a margin (emmeans' ``test(contrast(...), delta =, side =)``): equivalence
+        (``side="equivalence"``, the default with ``delta``), ``">"`` (``H0: estimate <= -delta``: each treatment
+        is not worse than the control by more than ``delta``, when larger is better) or ``"<"``; see
+        :func:`mixeval.significance.pairwise`. ``dunnettx`` becomes ``sidak`` for these one-sided tests (as
+        emmeans); ``mvt`` integrates the one-sided joint distribution.
 
     Returns
     -------
@@ -265,13 +201,14 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     1  C - base    1.1277  0.0000
     """
     level = require_level(level)
-    canonical_df(df)
+    margin = margin_spec(delta, side)
     adjust_name = _canonical(adjust, method)
     if random_state is not None and adjust_name != "mvt":
         raise InputError(f"random_state seeds the integration of adjust='mvt'; adjust={adjust_name!r} is computed "
                          "exactly. Drop random_state.")
     if method == "pairwise" and ref is None and adjust_name == "tukey":
-        return pairwise(fit, specs, by=by, adjust="tukey", level=level, df=df, data=data)
+        return pairwise(fit, specs, by=by, adjust="tukey", level=level, df=df, data=data, delta=delta, side=side)
+    df_method, rule = chosen_df(fit, df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
     n_spec = int(np.prod([cells[s].nunique() for s in specs_list]))
     if n_spec < 2:
@@ -279,11 +216,12 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     labels = [level_label(row) for row in cells[specs_list].iloc[:n_spec].itertuples(index=False)]
     labels = [f"({lab})" if _PARENS.search(lab) else lab for lab in labels]
     names, W = contrast_weights(labels, method, ref=ref)
-    inference = df_inference(fit, df)
+    inference = df_inference(fit, df_method)
     if adjust_name == "tukey":  # revpairwise: the pairwise stage, signs reversed
         res = contrast_result(fit, cells, L, specs_list, by_list, "tukey", level, inference,
                               means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level))
-        return _revpairwise(res, names, len(names))
+        res = _revpairwise(res, names, len(names))
+        return note_df_rule(res if margin is None else contrast_tests(res, margin), rule)
     m = len(names)
     rows, C = [], []
     for base in range(0, len(cells) - len(cells) % n_spec, n_spec):
@@ -300,8 +238,10 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     est = C @ coef
     se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", C, V, C), 0.0))
     dof = np.asarray(inference.df(C), dtype=float)
-    stat, p_raw, p_adj, ci_method, crit = _family_inference(est, se, dof, C, V, adjust_name, level, m,
-                                                            0 if random_state is None else random_state)
+    seed = 0 if random_state is None else random_state
+    # with a margin the tests are margin_inference's: the two-sided stage runs unadjusted (no integration)
+    stat, p_raw, p_adj, ci_method, crit = _family_inference(est, se, dof, C, V, adjust_name if margin is None
+                                                            else "none", level, m, seed)
     table = pd.DataFrame(rows)
     table["estimate"], table["se"], table["df"] = est, se, dof
     table["z" if inference.method == "asymptotic" else "t"] = stat
@@ -312,11 +252,18 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
     sigma, scale = effect_size_scale(fit)
     if np.isfinite(sigma):
         table["effect_size"] = est / sigma
-    return PairwiseResult(table=table, emmeans=means_table(cells, L, coef, inference, level),
-                          specs=tuple(specs_list), by=tuple(by_list), adjust=adjust_name, ci_method=ci_method,
-                          level=level, family_size=n_spec, df_method=inference.method, sigma=sigma,
-                          fit_criterion=fit_criterion(fit), effect_size_scale=scale,
-                          method=method if isinstance(method, str) else "custom", n_per_family=m)
+    res = PairwiseResult(table=table, emmeans=means_table(cells, L, coef, inference, level),
+                         specs=tuple(specs_list), by=tuple(by_list), adjust=adjust_name, ci_method=ci_method,
+                         level=level, family_size=n_spec, df_method=inference.method, sigma=sigma,
+                         fit_criterion=fit_criterion(fit), effect_size_scale=scale,
+                         method=method if isinstance(method, str) else "custom", n_per_family=m)
+    if margin is not None:
+        correlations = None
+        if adjust_name == "mvt":
+            blocks = [C[g:g + m] @ V @ C[g:g + m].T for g in range(0, len(C), m)]
+            correlations = [b / np.outer(np.sqrt(np.diag(b)), np.sqrt(np.diag(b))) for b in blocks]
+        res = contrast_tests(res, margin, correlations=correlations, random_state=seed)
+    return note_df_rule(res, rule)
 
 
 def _revpairwise(res: PairwiseResult, names: list[str], m: int) -> PairwiseResult:

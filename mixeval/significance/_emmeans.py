@@ -11,9 +11,10 @@ from scipy import stats as sps
 from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
-from ._ddf import DfInference, canonical_df, df_inference
+from ._ddf import DfInference, df_inference
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
-from ._labels import label_table
+from ._labels import chosen_df, label_table, note_df_rule
+from ._margins import means_margin, means_tests
 
 __all__ = ["emmeans", "marginal_means", "means_table"]
 
@@ -39,7 +40,9 @@ def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[s
 
 
 def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-            level: float = 0.95, df: str = "asymptotic", data: pd.DataFrame | None = None) -> pd.DataFrame:
+            level: float = 0.95, df: str | None = "asymptotic", data: pd.DataFrame | None = None,
+            delta: float | None = None, side: str | None = None, null: float | None = None,
+            adjust: str | None = None) -> pd.DataFrame:
     """Estimated marginal means of the factor(s) ``specs``, optionally within levels of ``by``.
 
     Parameters
@@ -52,22 +55,34 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
         Factor(s) within whose levels the means are computed (``emmeans(fit, ~ specs | by)``).
     level : float, default 0.95
         Confidence level of the (unadjusted) intervals.
-    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"} or None, default "asymptotic"
         Degrees of freedom (emmeans' ``lmer.df``): z intervals (the book's), lmerTest's Satterthwaite,
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default up to 3,000 rows), or
-        Satterthwaite with each component's part of the variance at an upper bound (near-nominal where a
-        component from 3-5 levels dominates; :mod:`mixeval.significance._satterthwaite`).
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors), or Satterthwaite with each
+        component's part of the variance at an upper bound (near-nominal where a component from 3-5 levels
+        dominates; :mod:`mixeval.significance._satterthwaite`). ``None``: emmeans' rule, Kenward-Roger for lmer fits
+        of up to 3,000 rows, then Satterthwaite, then z (z for glmer fits; :class:`mixeval.Study`'s default);
+        ``attrs["df_rule"]`` says why.
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them (covariate means).
+    delta, side, null : optional
+        Test every mean (emmeans' ``test(emm, null =, delta =, side =)``): ``null`` alone, ``H0: mean = null``
+        (two-sided); with ``delta``, equivalence (``side="equivalence"``, the default: ``H0: |mean - null| >=
+        delta``, two one-sided tests), ``side=">"`` (``H0: mean <= null - delta``) or ``side="<"`` (``H0: mean >=
+        null + delta``); ``side=">"`` without ``delta``: ``H0: mean <= null`` (above chance, say). The table gains
+        ``statistic`` and ``pvalue`` (see :func:`mixeval.significance.pairwise` for the formulas).
+    adjust : str, optional
+        Adjustment of those tests within each ``by`` group (R's ``p.adjust`` methods, ``"sidak"``; default
+        ``"none"``, emmeans' for means); only with a test.
 
     Returns
     -------
     DataFrame
         One row per combination of ``specs`` within each ``by`` group (by groups outer, first
         factor varying fastest, as emmeans prints them) with columns ``*specs``, ``*by``,
-        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``lower``, ``upper``; ``attrs`` name the fit
-        criterion (``"fit_criterion"``: REML, ML, ...), the df method (``"df_method"``) and both in words
-        (``"note"``).
+        ``emmean``, ``se``, ``df`` (``inf``: asymptotic), ``lower``, ``upper`` (two-sided, unadjusted); with a test
+        ``statistic`` (z or t) and ``pvalue`` (and ``pvalue_unadjusted`` when adjusted); ``attrs`` name the fit
+        criterion (``"fit_criterion"``: REML, ML, ...), the df method (``"df_method"``), the tested hypothesis
+        (``"null"``) and all in words (``"note"``).
 
     Raises
     ------
@@ -97,10 +112,14 @@ def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] 
     2      C   0.824
     """
     level = require_level(level)
-    canonical_df(df)
-    cells, L, _, _ = marginal_means(fit, specs, by, data)
-    inference = df_inference(fit, df)
-    return means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
+    margin, adjust = means_margin(delta, side, null, adjust)
+    method, rule = chosen_df(fit, df)
+    cells, L, _, by_list = marginal_means(fit, specs, by, data)
+    inference = df_inference(fit, method)
+    table = means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level)
+    if margin is not None:
+        table = means_tests(table, margin, adjust, by_list)
+    return note_df_rule(table, rule)
 
 
 def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference: DfInference | np.ndarray,

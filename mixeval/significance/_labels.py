@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer", "note_df_rule"]
+__all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer", "note_df_rule", "chosen_df"]
 
 #: The df methods in words, as the printed notes name them.
 DF_LABELS: dict[str, str] = {
@@ -88,3 +88,14 @@ def note_df_rule(result, rule: str | None):
     from dataclasses import replace
 
     return replace(result, df_rule=rule)
+
+
+def chosen_df(fit: object, df: str | None) -> tuple[str, str | None]:
+    """The df method of a table of ``fit``: ``df`` (canonical) when given, else emmeans' default rule
+    (:func:`mixeval.significance._ddf.default_df`: Kenward-Roger for lmer fits of up to 3,000 rows, then
+    Satterthwaite, then z; z for glmer and clmm fits) with the reason, for :func:`note_df_rule`."""
+    from ._ddf import canonical_df, default_df
+
+    if df is None:
+        return default_df(fit)
+    return canonical_df(df), None

@@ -14,10 +14,11 @@ from .._adjust import adjust_pvalues
 from .._results import Result, pvalue_formatters
 from .._validation import require_level
 from ..errors import InputError
-from ._ddf import DfInference, canonical_df, df_inference
+from ._ddf import DfInference, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
-from ._labels import df_label, fit_criterion
+from ._labels import chosen_df, df_label, fit_criterion, note_df_rule
+from ._margins import margin_spec, contrast_tests
 from ._tukey import ptukey, qtukey
 
 __all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale", "ADJUSTMENTS", "tukey_pvalue",
@@ -116,6 +117,16 @@ class PairwiseResult(Result):
     df_rule : str
         Why ``df_method`` was used when the caller left ``df`` out (a :class:`mixeval.Study` follows emmeans'
         default rule); ``""`` when ``df`` was given. Printed with the notes.
+    null_hypothesis : str
+        With ``delta=``/``side=``: the tests' null hypothesis in words (emmeans' ``test(..., delta, side)``: e.g.
+        ``"H0: |estimate| >= 1"``, equivalence by two one-sided tests); ``""`` for the usual tests of 0.
+    side : str
+        ``"equivalence"``, ``">"`` (non-inferiority when larger is better), ``"<"`` or ``""`` (two-sided tests of 0).
+    delta : float
+        The margin of ``side`` (0 without one).
+    test_note : str
+        Why the p-value adjustment differs from the one asked for (emmeans changes ``tukey`` and ``dunnettx`` to
+        ``sidak`` for one-sided tests); ``""`` otherwise.
     structural_zeros : str
         The contrasts that are exactly 0 by the model's structure (their linear function is 0: e.g. slopes of a
         covariate that has no interaction with the compared factor), reported with estimate 0, no statistic and no
@@ -171,6 +182,10 @@ class PairwiseResult(Result):
     n_per_family: int | None = None
     df_rule: str = ""
     structural_zeros: str = ""
+    null_hypothesis: str = ""
+    side: str = ""
+    delta: float = 0.0
+    test_note: str = ""
 
     @property
     def n_contrasts(self) -> int:
@@ -195,6 +210,7 @@ class PairwiseResult(Result):
         return {"specs": list(self.specs), "by": list(self.by), "adjust": self.adjust, "ci_method": self.ci_method,
                 "level": self.level, "df_method": self.df_method, "fit_criterion": self.fit_criterion,
                 "scale": self.scale, "trend": self.trend, "sigma": self.sigma, "df_rule": self.df_rule,
+                "null_hypothesis": self.null_hypothesis, "side": self.side, "delta": self.delta,
                 "rows": self.table.to_dict(orient="records")}
 
     def _notes(self) -> list[str]:
@@ -221,6 +237,13 @@ class PairwiseResult(Result):
             notes.append(f"P value adjustment: tukey method for comparing a family of {k} estimates{where}")
         elif self.adjust != "none":
             notes.append(f"P value adjustment: {self.adjust} method for {m} tests{where}")
+        if self.test_note:
+            notes.append(f"Note: {self.test_note}")
+        if self.null_hypothesis:
+            notes.append(f"Tests: {self.null_hypothesis}")
+            if self.side in (">", "<"):
+                notes.append("Intervals are one-sided, matching the tests ("
+                             + ("upper = inf" if self.side == ">" else "lower = -inf") + ")")
         if self.effect_size_note is not None:
             notes.append(self.effect_size_note)
         if self.structural_zeros:
@@ -250,8 +273,9 @@ class PairwiseResult(Result):
 
 
 def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
-             adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic",
-             data: pd.DataFrame | None = None) -> PairwiseResult:
+             adjust: str = "tukey", level: float = 0.95, df: str | None = "asymptotic",
+             data: pd.DataFrame | None = None, delta: float | None = None,
+             side: str | None = None) -> PairwiseResult:
     """All pairwise differences of the marginal means of ``specs`` (within each ``by`` group).
 
     Parameters
@@ -267,16 +291,28 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
         Multiplicity adjustment of the p-values (also ``"hochberg"``, ``"BY"``).
     level : float, default 0.95
         Confidence level of the intervals.
-    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"}, default "asymptotic"
-        Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's), lmerTest's Satterthwaite,
-        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors; emmeans' default up to 3,000 rows), or
-        Satterthwaite with the components' parts at upper bounds (:func:`emmeans`).
+    df : {"asymptotic", "satterthwaite", "kenward-roger", "satterthwaite-upper"} or None, default "asymptotic"
+        Degrees of freedom (emmeans' ``lmer.df``): z tests (the book's Table 4.2), lmerTest's Satterthwaite,
+        pbkrtest's Kenward-Roger (adjusted covariance for the standard errors), or Satterthwaite with the
+        components' parts at upper bounds (:func:`emmeans`). ``None``: emmeans' rule (Kenward-Roger for lmer fits of
+        up to 3,000 rows, then Satterthwaite, then z; z for glmer fits), named in ``df_method`` and, with the
+        reason, in ``df_rule``.
     data : DataFrame, optional
         The fitted rows, only needed when the fit does not hold them.
+    delta : float, optional
+        A margin: the contrasts are tested against it instead of against 0 (emmeans' ``test(pairs, delta =,
+        side =)``), on the contrasts' scale. ``side="equivalence"`` (the default with ``delta``): two one-sided tests
+        of ``H0: |estimate| >= delta``; ``">"``: ``H0: estimate <= -delta`` (the first level is not worse than the
+        second by more than ``delta``, when larger is better); ``"<"``: ``H0: estimate >= delta`` (when smaller is
+        better). ``side`` ``">"``/``"<"`` without ``delta`` are one-sided tests of 0.
+    side : {"equivalence", ">", "<"}, optional
+        See ``delta`` (emmeans' other spellings, ``"noninferiority"``, ``"nonsuperiority"``, 1, -1, are accepted).
 
     Returns
     -------
     PairwiseResult
+        With ``delta``/``side`` the table's statistic column is ``statistic`` (z or t as ``df``) and ``pvalue``,
+        ``pvalue_unadjusted``, ``lower``, ``upper`` are those of the margin tests; ``null_hypothesis`` says which.
 
     Raises
     ------
@@ -298,6 +334,14 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
       (emmeans does the same: step-wise and FDR methods have no interval counterpart).
     * None: unadjusted p-values and intervals.
 
+    Margin tests (emmeans' ``test(..., delta, side)``): equivalence ``t = (|est| - delta) / se`` with
+    ``p = P(T_df <= t)``, the larger of the two one-sided p-values (Schuirmann's TOST); ``">"``
+    ``t = (est + delta) / se``, ``p = P(T_df >= t)``; ``"<"`` ``t = (est - delta) / se``, ``p = P(T_df <= t)``.
+    They are one-sided, so Tukey's adjustment becomes Sidak's ``1 - (1 - p)^m`` (as emmeans); Holm, BH and the
+    others adjust the one-sided p-values. Intervals: two-sided (Tukey's) for equivalence, one-sided Sidak bounds
+    for ``">"`` (``[lower, inf)``) and ``"<"``, as emmeans' ``summary(..., infer = TRUE)``. A TOST at level
+    ``alpha`` declares equivalence exactly when the ``1 - 2 alpha`` interval lies inside ``+-delta``.
+
     ``effect_size = estimate / sigma`` with ``sigma`` the residual standard deviation of the fit: the
     standardized difference the book's companion code reports (``InferentialAnalysis``), also
     emmeans' ``eff_size(..., sigma = sigma(fit), edf = Inf)`` point estimate. It is a difference in
@@ -317,11 +361,15 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     """
     method = _canonical_adjust(adjust)
     level = require_level(level)
-    canonical_df(df)
+    margin = margin_spec(delta, side)
+    df_method, rule = chosen_df(fit, df)
     cells, L, specs_list, by_list = marginal_means(fit, specs, by, data)
-    inference = df_inference(fit, df)
-    return contrast_result(fit, cells, L, specs_list, by_list, method, level, inference,
-                           means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level))
+    inference = df_inference(fit, df_method)
+    result = contrast_result(fit, cells, L, specs_list, by_list, method, level, inference,
+                             means_table(cells, L, np.asarray(fit.coef, dtype=float), inference, level))
+    if margin is not None:
+        result = contrast_tests(result, margin)
+    return note_df_rule(result, rule)
 
 
 

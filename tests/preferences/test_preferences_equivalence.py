@@ -69,8 +69,8 @@ def test_tost_holds_its_level_at_the_margin():
 
 
 def test_margin_arguments_are_checked(fit):
-    with pytest.raises(InputError, match="side='both'"):
-        fit.contrasts(delta=0.2, side="both")
+    with pytest.raises(InputError, match="side='sideways'"):
+        fit.contrasts(delta=0.2, side="sideways")
     with pytest.raises(InputError, match="positive number"):
         fit.contrasts(delta=-0.1)
     with pytest.raises(InputError, match="two-sided tests"):
