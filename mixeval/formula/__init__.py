@@ -31,10 +31,12 @@ import pandas as pd
 
 from ._formula import FormulaVariable, ParsedFormula, RandomTerm, parse_formula, response_values
 from ._model import ModelFrameSpec, model_frame_spec, prepare_plain_columns
+from ._rank import RANK_TOL, kept_columns, kept_columns_of_gram, rank_message, warn_dropped
 from ._syntax import quote_name
 
 __all__ = ["RandomTerm", "ParsedFormula", "FormulaVariable", "parse_formula", "model_matrix", "ModelFrameSpec",
-           "model_frame_spec", "response_values", "prepare_plain_columns", "quote_name"]
+           "model_frame_spec", "response_values", "prepare_plain_columns", "quote_name", "kept_columns",
+           "kept_columns_of_gram", "rank_message", "warn_dropped", "RANK_TOL"]
 
 
 def model_matrix(rhs: str, data: pd.DataFrame) -> pd.DataFrame:

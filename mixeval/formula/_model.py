@@ -11,6 +11,7 @@ columns are renamed as R names them (``(Intercept)``, ``systemB``, ``I(len^2)``,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,6 +184,12 @@ class ModelFrameSpec:
     column_names: tuple[str, ...]
     columns: tuple[str, ...] = field(repr=False, default=())
     offset_state: dict = field(repr=False, default_factory=dict)
+    #: the columns a rank-deficient fit keeps (:meth:`dropping`); None: every column
+    kept: tuple[int, ...] | None = field(repr=False, default=None)
+    #: every column R's ``model.matrix`` makes, the dropped ones included
+    all_column_names: tuple[str, ...] = field(repr=False, default=())
+    #: an orthonormal basis of the null space of the fitted rows' full matrix (emmeans' ``nonest.basis``)
+    null_basis: np.ndarray | None = field(repr=False, default=None)
 
     # -- formulaic's view, for code that walks the coded factors (reference grids, joint tests)
     @property
@@ -215,12 +222,71 @@ class ModelFrameSpec:
     def has_offset(self) -> bool:
         return bool(self.r_terms.offsets)
 
+    @property
+    def dropped_names(self) -> tuple[str, ...]:
+        """The columns a rank-deficient fit dropped (lme4's ``col.dropped``), in the matrix's order."""
+        if self.kept is None:
+            return ()
+        kept = set(self.kept)
+        return tuple(nm for j, nm in enumerate(self.all_column_names) if j not in kept)
+
+    def dropping(self, kept: Sequence[int], gram: np.ndarray) -> ModelFrameSpec:
+        """This spec with only the ``kept`` columns (lme4's ``chkRank.drop.cols``): :meth:`get_model_matrix` and
+        :attr:`column_names` then give the kept columns, :meth:`full_model_matrix` every column. ``gram`` is
+        ``X'X`` of the fitted rows' full matrix, whose null space (that of ``X``) tells which new linear functions
+        are estimable (:meth:`nonestimable`).
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"a": list("pqpq"), "b": list("uuvv")}).iloc[[0, 1, 2]]
+        >>> X, spec = model_frame_spec("a * b", df)
+        >>> reduced = spec.dropping([0, 1, 2], X.T @ X)
+        >>> reduced.column_names, reduced.dropped_names
+        (('(Intercept)', 'aq', 'bv'), ('aq:bv',))
+        >>> reduced.nonestimable(reduced.full_model_matrix(pd.DataFrame({"a": ["q", "p"], "b": ["v", "v"]}))).tolist()
+        [True, False]
+        """
+        if self.kept is not None:
+            raise ValueError("the spec already drops columns")
+        kept = tuple(int(j) for j in kept)
+        gram = np.asarray(gram, dtype=float)
+        p = gram.shape[0]
+        if kept == tuple(range(p)):
+            return self
+        dropped = [j for j in range(p) if j not in set(kept)]
+        # X[:, dropped] = X[:, kept] A (so X_k'X_k A = X_k'X_d), and the columns of [-A; I] span the null space of X
+        alias = np.linalg.solve(gram[np.ix_(kept, kept)], gram[np.ix_(kept, dropped)])
+        basis = np.zeros((p, len(dropped)))
+        basis[list(kept)] = -alias
+        basis[dropped] = np.eye(len(dropped))
+        null_basis = np.linalg.qr(basis)[0]
+        null_basis.setflags(write=False)
+        return dataclasses.replace(self, kept=kept, all_column_names=self.column_names,
+                                   column_names=tuple(self.column_names[j] for j in kept), null_basis=null_basis)
+
+    def nonestimable(self, L: np.ndarray, tol: float = 1e-8) -> np.ndarray:
+        """Which rows of ``L`` (linear functions of every column, :meth:`full_model_matrix`) the fitted rows cannot
+        estimate: ``||L N||^2 >= tol ||L||^2`` for the null basis ``N`` (emmeans' ``is.estble``, ``estble.tol``).
+        No row is when no column was dropped."""
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        if self.null_basis is None:
+            return np.zeros(L.shape[0], dtype=bool)
+        ssq = np.einsum("ij,ij->i", L, L)
+        proj = L @ self.null_basis
+        return np.einsum("ij,ij->i", proj, proj) >= tol * np.where(ssq < tol, 1.0, ssq)
+
     def context(self) -> dict[str, Any]:
         """The transform formulaic calls for each variable that is an expression."""
         return {_TRANSFORM: _transform(self.variables)}
 
     def get_model_matrix(self, data: pd.DataFrame, na_action: str = "raise") -> np.ndarray:
-        """The columns of new rows under the fitted coding, factor levels and transform parameters."""
+        """The columns of new rows under the fitted coding, factor levels and transform parameters (the kept ones
+        of a rank-deficient fit: :meth:`dropping`)."""
+        X = self.full_model_matrix(data, na_action=na_action)
+        return X if self.kept is None else X[:, list(self.kept)]
+
+    def full_model_matrix(self, data: pd.DataFrame, na_action: str = "raise") -> np.ndarray:
+        """Every column of new rows, those a rank-deficient fit dropped included."""
         data = prepare_plain_columns(data, [v.name for v in self.variables if v.plain and v.name in data.columns])
         self.check_new_types(data)
         try:
