@@ -20,11 +20,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ColumnError, FormulaError, InputError, MixevalError
+from ._collate import collated
 from ._evaluate import RFactor, RMatrix, column_names_of, contrast_matrix, evaluate, r_labels, stateful_levels
 from ._syntax import Name, Node, deparse, parse_r
 from ._terms import Terms, expand_terms
 
-__all__ = ["ModelFrameSpec", "model_frame_spec", "required_columns", "prepare_plain_columns"]
+__all__ = ["ModelFrameSpec", "model_frame_spec", "required_columns", "prepare_plain_columns", "is_text"]
 
 _TRANSFORM = "_mixeval_r"
 
@@ -118,29 +119,41 @@ def required_columns(terms: Terms, columns: Sequence[str] | None = None) -> list
 def prepare_plain_columns(data: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """Bare columns coded as R codes them, on a copy when anything changes.
 
-    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), pandas'
-    ``string`` extension dtype becomes plain strings (formulaic cannot code it), and unused categories of
-    categorical columns are dropped (lme4's ``drop.unused.levels``; common after filtering).
+    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), text columns
+    factors with their levels in R's order (``"apple" < "Banana"``, :func:`~._collate.collation_key`; formulaic
+    would sort them by code point), and unused categories of categorical columns are dropped (lme4's
+    ``drop.unused.levels``; common after filtering).
 
     Examples
     --------
-    >>> df = pd.DataFrame({"ok": [True, False], "s": pd.Categorical(["a", "a"], categories=["a", "b"])})
-    >>> out = prepare_plain_columns(df, ["ok", "s"])
-    >>> list(out["ok"].cat.categories), list(out["s"].cat.categories), df["ok"].dtype
-    ([False, True], ['a'], dtype('bool'))
+    >>> df = pd.DataFrame({"ok": [True, False], "s": pd.Categorical(["a", "a"], categories=["a", "b"]),
+    ...                    "t": ["Banana", "apple"]})
+    >>> out = prepare_plain_columns(df, ["ok", "s", "t"])
+    >>> list(out["ok"].cat.categories), list(out["s"].cat.categories), list(out["t"].cat.categories)
+    ([False, True], ['a'], ['apple', 'Banana'])
     """
     changes: dict[str, Any] = {}
     for col in columns:
         series = data[col]
         if pd.api.types.is_bool_dtype(series):
             changes[col] = pd.Categorical(series, categories=[False, True])
-        elif isinstance(series.dtype, pd.StringDtype):
-            changes[col] = series.astype(object)
+        elif is_text(series):
+            values = series.astype(object)
+            changes[col] = pd.Categorical(values, categories=collated(values))
         elif isinstance(series.dtype, pd.CategoricalDtype):
             used = series.cat.remove_unused_categories()
             if len(used.cat.categories) != len(series.cat.categories):
                 changes[col] = used
     return data.assign(**changes) if changes else data
+
+
+def is_text(series: pd.Series) -> bool:
+    """A column of text (R's character vector): pandas' string dtype, or objects that are all strings."""
+    if isinstance(series.dtype, pd.StringDtype):
+        return True
+    if series.dtype != object:
+        return False
+    return bool(len(series)) and all(isinstance(v, str) for v in series.to_numpy())
 
 
 def _is_plain(node: Node, data: pd.DataFrame) -> bool:
@@ -374,9 +387,10 @@ def _factor_values(value: Any, var: _Variable, state: dict, nrows: int) -> Any:
 
 
 def _text_factor(arr: np.ndarray) -> RFactor:
-    """A logical or character variable as the factor ``model.matrix`` makes of it (sorted levels)."""
+    """A logical or character variable as the factor ``model.matrix`` makes of it (levels in R's order:
+    ``FALSE, TRUE``, text collated as R collates it, :mod:`._collate`)."""
     labels = np.asarray(r_labels(arr) if arr.dtype == bool else [str(v) for v in arr], dtype=object)
-    levels = sorted(set(labels), key=(lambda v: v == "TRUE") if arr.dtype == bool else None)
+    levels = sorted(set(labels), key=lambda v: v == "TRUE") if arr.dtype == bool else collated(labels)
     codes = pd.Index(levels).get_indexer(pd.Index(labels))
     return RFactor(codes.astype(np.int64), tuple(levels))
 

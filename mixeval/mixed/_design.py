@@ -3,6 +3,8 @@
 The design holds the response, the fixed-effects model matrix (R's ``model.matrix`` of the fixed part,
 :mod:`mixeval.formula`), the offset, and for each random-effects term integer group codes with their labels and
 the model matrix of its coefficients. Terms are ordered by decreasing number of levels, as lme4 orders them.
+A rank-deficient fixed-effects matrix loses the columns lme4's ``chkRank.drop.cols`` drops (named by a warning);
+text levels are ordered as R orders them (:func:`mixeval.formula.collation_key`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,8 @@ import pandas as pd
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import (ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError,
                       caller_stacklevel)
-from ..formula import (ModelFrameSpec, ParsedFormula, RandomTerm, kept_columns, model_frame_spec, parse_formula,
-                       response_values, warn_dropped)
+from ..formula import (ModelFrameSpec, ParsedFormula, RandomTerm, collated, is_text, kept_columns, model_frame_spec,
+                       parse_formula, response_values, warn_dropped)
 from ..formula import prepare_plain_columns as prepare_fixed_columns
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "confounded_pairs", "check_group_levels",
@@ -202,13 +204,22 @@ def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | Non
     return X, names, spec
 
 
+def _factor_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and labels of a grouping column's levels in R's order: a categorical's categories, text collated as R
+    collates it (:func:`mixeval.formula.collated`), other values sorted."""
+    if is_text(series):
+        levels = collated(series.to_numpy())
+        return pd.Index(levels).get_indexer(series.to_numpy()), np.asarray(levels, dtype=object)
+    codes, uniques = pd.factorize(series, sort=True)
+    return codes, np.asarray(uniques.astype(str), dtype=object)
+
+
 def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
     """Codes of the groups of one random term (an interaction of one or more columns) and its model matrix."""
     codes = np.zeros(nobs, dtype=np.int64)
     labels: np.ndarray | None = None
     for col in term.factors:
-        c, uniques = pd.factorize(data[col], sort=True)
-        lab = np.asarray(uniques.astype(str), dtype=object)
+        c, lab = _factor_codes(data[col])
         if labels is None:
             codes, labels = c.astype(np.int64), lab
         else:
@@ -453,7 +464,9 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     ColumnError, InputError, FormulaError
         Missing columns (the message lists the available ones), a non-numeric or non-finite response,
         missing values, a grouping factor with one level or as many levels as rows, a fixed factor with one
-        level, an aliased fixed-effects matrix, a formula mixeval does not build (named, with the alternative).
+        level, an aliased random-term matrix, a formula mixeval does not build (named, with the alternative).
+        A rank-deficient fixed-effects matrix is not an error: its aliased columns are dropped as lme4 drops them
+        (:func:`drop_aliased_columns`).
 
     Examples
     --------
