@@ -72,11 +72,19 @@ def _contrasts_class():
         def get_drop_field(self, levels: Sequence[Hashable], reduced_rank: bool = True):
             return None if reduced_rank else levels[0]
 
+        def __reduce__(self):  # the class is made on first use: pickle rebuilds it through the module's function
+            return _r_contrasts, (self.coding,)
+
     _RContrasts = RContrasts
     return RContrasts
 
 
 _RContrasts: Any = None
+
+
+def _r_contrasts(coding: str) -> Any:
+    """R's contrasts of ``coding`` (for unpickling)."""
+    return _contrasts_class()(coding=coding)
 
 
 @dataclass(frozen=True)

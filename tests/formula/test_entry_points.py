@@ -76,3 +76,20 @@ def test_predict_newdata_keeps_the_fitted_transforms(log):
     by_hand = np.column_stack([by_hand, poly_basis(new.len.to_numpy(float), 2, poly_coefs(x, 2)),
                                (new.seed - seed.mean()) / seed.std(ddof=1)])
     np.testing.assert_allclose(fit.predict(new, re=False), by_hand @ fit.coef, rtol=1e-10)
+
+
+@pytest.mark.parametrize("formula", ["y ~ C(s, sum) + (1|g)", "y ~ factor(k) + (1|g)", "y ~ s * t + (1|g)"])
+def test_fits_with_r_contrasts_or_dropped_columns_pickle(formula):
+    """R's contrasts (``factor()``, ``C()``) and a rank-deficient fit's spec survive pickling; predictions agree."""
+    import pickle
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"y": rng.normal(size=32), "g": np.repeat(list("abcdefgh"), 4), "s": list("xy") * 16,
+                       "k": [1, 2, 3, 1] * 8, "t": list("uuuuvvvv") * 4})
+    df = df[~((df.s == "y") & (df.t == "v"))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixeval.lmer(formula, df)
+    again = pickle.loads(pickle.dumps(fit))
+    assert again == fit and again.dropped_columns == fit.dropped_columns
+    np.testing.assert_allclose(again.predict(df.head(3)), fit.predict(df.head(3)))
