@@ -116,7 +116,9 @@ FORMULA_IDIOMS = [
     ("log(x), log(x, base = 2), exp, sqrt, abs, pmin, pmax, ifelse, x > 3", "the same string",
      "A logical term is a factor, named as R names it (`I(x > 3)TRUE`)."),
     ("(a + b + c)^2, a:b, a*b, a/b, b %in% a, a*b - a:b", "the same string",
-     "R's term algebra and term order; `x^2` outside `I()` is `x` (R crosses it with itself): mixeval warns."),
+     "R's term algebra, term order and coding of each factor (`model.matrix`'s columns and names; `a:b` without "
+     "`a` and `b` is coded by indicators of both, rank deficient as in R, and fitted as lme4 fits it); `x^2` "
+     "outside `I()` is `x` (R crosses it with itself): mixeval warns."),
     ("0 + system, system - 1", "the same string", "No intercept: the first factor is coded by all its levels."),
     ("a * b with an empty cell; a covariate that a factor determines", "the same string",
      "lme4's default for a rank-deficient fixed part: the columns beyond the first rank pivots of R's "

@@ -82,6 +82,68 @@ def _contrasts_class():
 _RContrasts: Any = None
 
 
+def _r_materializer() -> Any:
+    """formulaic's pandas materializer with R's rule for coding a factor in a term (defined on first use)."""
+    global _RMaterializer
+    if _RMaterializer is not None:
+        return _RMaterializer
+    from formulaic.materializers import PandasMaterializer
+    from formulaic.materializers.types import ScopedFactor, ScopedTerm
+    from formulaic.parser.types import Factor
+
+    class RMaterializer(PandasMaterializer):
+        """R's ``model.matrix`` coding (``TermCode`` of R's ``model.c``): in each term, a factor is coded by
+        contrasts when the term without it (its margin) lies within an earlier term (the intercept being the empty
+        term), else by indicators of all its levels; without an intercept, the first factor of the first term with
+        one is coded by indicators. formulaic's own rule keeps every matrix of full rank, which codes ``a:b``
+        without its main effects differently from R (where lme4 then drops the aliased columns)."""
+
+        REGISTER_NAME = "mixeval_r"
+        REGISTER_INPUTS = ()
+
+        @PandasMaterializer.override
+        def _get_scoped_terms(self, terms, ensure_full_rank: bool = True):
+            order = self.params.get("order", {})
+            preceding: list[frozenset] = [frozenset()] if self.params.get("intercept", True) else []
+            first_pending = not self.params.get("intercept", True)
+            for term in terms:
+                evaled = [self.factor_cache[f.expr] for f in term.factors
+                          if self.factor_cache[f.expr].values.__wrapped__ is not None]
+                if not evaled:
+                    yield term, []
+                    continue
+                scale: Any = 1
+                others = []
+                for factor in evaled:
+                    if factor.metadata.kind is Factor.Kind.CONSTANT:
+                        scale = scale * factor.values
+                    else:
+                        others.append(factor)
+                names = frozenset(f.expr for f in others)
+                categorical = [f for f in others if f.metadata.spans_intercept]
+                full_first = None
+                if first_pending and categorical:
+                    full_first = min(categorical, key=lambda f: order.get(f.expr, 0)).expr
+                    first_pending = False
+                scoped = []
+                for factor in others:
+                    if not factor.metadata.spans_intercept:
+                        scoped.append(ScopedFactor(factor))
+                        continue
+                    margin = names - {factor.expr}
+                    by_contrasts = any(margin <= earlier for earlier in preceding) and factor.expr != full_first
+                    scoped.append(ScopedFactor(factor, reduced=by_contrasts))
+                if names:
+                    preceding.append(names)
+                yield term, [ScopedTerm(scoped, scale=scale)]
+
+    _RMaterializer = RMaterializer
+    return RMaterializer
+
+
+_RMaterializer: Any = None
+
+
 def _r_contrasts(coding: str) -> Any:
     """R's contrasts of ``coding`` (for unpickling)."""
     return _contrasts_class()(coding=coding)
@@ -310,6 +372,7 @@ class ModelFrameSpec:
         """Every column of new rows, those a rank-deficient fit dropped included."""
         data = prepare_plain_columns(data, [v.name for v in self.variables if v.plain and v.name in data.columns])
         self.check_new_types(data)
+        _r_materializer()  # formulaic finds the spec's materializer by name: an unpickled spec needs it registered
         try:
             mm = self.spec.get_model_matrix(data, context=self.context(), na_action=na_action)
         except Exception as exc:  # formulaic wraps the evaluation's errors; a mixeval error is the user's mistake
@@ -517,12 +580,13 @@ def model_frame_spec(rhs: str | Node | None, data: pd.DataFrame, *, na_action: s
     data = prepare_plain_columns(data, [v.name for v in variables if v.plain])
     texts = [v.text(i) for i, v in enumerate(variables)]
     formula = " + ".join([("1" if terms.intercept else "0"), *(":".join(texts[i] for i in t) for t in terms.terms)])
+    factor_index = {str(f): i for i, t in enumerate(texts) for term in Formula(t) for f in term.factors}
     try:
         mm = model_matrix(formula, data, context={_TRANSFORM: _transform(variables)}, na_action=na_action,
-                          output="numpy")
+                          output="numpy", materializer=_r_materializer(),
+                          materializer_params={"order": factor_index, "intercept": bool(terms.intercept)})
     except Exception as exc:  # formulaic raises several types; a mixeval error inside is the user's mistake
         raise _translate(exc, text) from exc
-    factor_index = {str(f): i for i, t in enumerate(texts) for term in Formula(t) for f in term.factors}
     _single_levels(mm.model_spec, variables, factor_index)
     spec = ModelFrameSpec(rhs=text, r_terms=terms, variables=variables, formula=formula, spec=mm.model_spec,
                           column_names=_r_column_names(mm.model_spec, variables, factor_index), columns=tuple(needed))
