@@ -90,9 +90,12 @@ FORMULA_IDIOMS = [
      "R's arithmetic inside `I()`: `^` (or `**`) is a power, never Python's exclusive or; `%%` and `%/%` are R's "
      "floored modulus and division; `/` divides as real numbers."),
     ("factor(x), as.factor(x), factor(x, levels = c(...)), relevel(factor(x), ref = \"b\")", "the same string",
-     "R's level order: numbers sorted as numbers and labelled as R prints them (`1e+05`), text sorted in the C "
-     "locale (R sorts by your locale, often case-insensitively: give `levels=` when that matters); treatment "
-     "contrasts; a factor with one level is refused, as lme4 refuses it."),
+     "R's level order: numbers sorted as numbers and labelled as R prints them (`1e+05`); text (a factor or a text "
+     "column) in R's default collation, ICU's root order (R's in every locale but `C`, `C.UTF-8` included): "
+     "letters case-insensitively first, `\"apple\" < \"Banana\"`, then lower case before upper, punctuation before "
+     "digits before letters. An R session with `LC_COLLATE=C` sorts by code point (`\"Banana\" < \"apple\"`): "
+     "there, or to choose the reference level, pin the order with `factor(x, levels = c(...))`, `relevel()` or an "
+     "ordered pandas Categorical. Treatment contrasts; a factor with one level is refused, as lme4 refuses it."),
     ("ordered(x); an ordered factor column", "the same string; an ordered pandas Categorical",
      "R's polynomial contrasts (`.L`, `.Q`, `.C`, `^4`)."),
     ("C(f, sum) (also helmert, poly, SAS)", "the same string", "`C()` also takes a text column, where R wants a factor."),
@@ -113,8 +116,16 @@ FORMULA_IDIOMS = [
     ("log(x), log(x, base = 2), exp, sqrt, abs, pmin, pmax, ifelse, x > 3", "the same string",
      "A logical term is a factor, named as R names it (`I(x > 3)TRUE`)."),
     ("(a + b + c)^2, a:b, a*b, a/b, b %in% a, a*b - a:b", "the same string",
-     "R's term algebra and term order; `x^2` outside `I()` is `x` (R crosses it with itself): mixeval warns."),
+     "R's term algebra, term order and coding of each factor (`model.matrix`'s columns and names; `a:b` without "
+     "`a` and `b` is coded by indicators of both, rank deficient as in R, and fitted as lme4 fits it); `x^2` "
+     "outside `I()` is `x` (R crosses it with itself): mixeval warns."),
     ("0 + system, system - 1", "the same string", "No intercept: the first factor is coded by all its levels."),
+    ("a * b with an empty cell; a covariate that a factor determines", "the same string",
+     "lme4's default for a rank-deficient fixed part: the columns beyond the first rank pivots of R's "
+     "`qr(X, tol = 1e-7)` are dropped (the same names as lme4's; also for glmer, the glmmTMB families, clmm and "
+     "the DuckDB path) and named by a `RankDeficientWarning` (lme4: a message). `fixef`, `vcov` and "
+     "`coefficients` omit them, as lme4's (glmmTMB shows NA); `fit.dropped_columns` lists them and `summary()` "
+     "names them. Marginal means emmeans calls `nonEst` are NaN, with a note."),
     ("log(latency) ~ ...", "the same string", "A response expression; a Study keeps it as its score column."),
     (". (every other column)", "refused by name", "List the columns."),
     ("s(x), lsp(x, 10), cut(x, 3), interaction(a, b), ar1(0 + t | id)", "refused by name",
@@ -496,7 +507,7 @@ def render_formulas(rows: list[Row] = ROWS) -> list[str]:
            "A formula is read as R reads it (`?formula`), by every entry point: `lmer`, `glmer`, `clmm`, `Study`, "
            "the command line, the report, power analysis and `predict(newdata)`. Paste the formula of your R "
            f"script; [the example](#{example.anchor}) fits every idiom below in R and in mixeval on the same data "
-           "(the log-likelihoods agree), and the test suite checks 59 documented lme4, glmmTMB and mlmRev models "
+           "(the log-likelihoods agree), and the test suite checks 65 documented lme4, glmmTMB and mlmRev models "
            "and evaluation formulas against lme4 (log-likelihood, fitted values, model matrix, predictions).", "",
            "| R | mixeval | what it means, what differs |", "| --- | --- | --- |"]
     for r_idiom, ours, note in FORMULA_IDIOMS:

@@ -39,6 +39,7 @@ __all__ = [
     "ConvergenceWarning",
     "BoundaryWarning",
     "BasisLimitWarning",
+    "RankDeficientWarning",
     "IdentifiabilityWarning",
     "DroppedRowsWarning",
     "SeparationWarning",
@@ -394,6 +395,26 @@ class IdentifiabilityWarning(MixevalWarning):
     ...     fit = lmer("y ~ 1 + (1|g) + (1|h)", df.assign(h=list("xxyyzz")))
     >>> sorted({w.category.__name__ for w in caught})
     ['IdentifiabilityWarning']
+    """
+
+
+class RankDeficientWarning(IdentifiabilityWarning):
+    """The fixed-effects model matrix is rank deficient, so the columns lme4 drops were dropped (named), and the
+    kept coefficients fitted (lme4's ``fixed-effect model matrix is rank deficient so dropping ...``).
+
+    Examples
+    --------
+    Every row with ``b = "v"`` has ``a = "p"``, so ``aq:bv`` is an empty cell:
+
+    >>> import warnings, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> df = pd.DataFrame({"y": [1.0, 2, 3, 4, 5, 7, 6, 2], "g": list("aabbccdd"), "a": list("pqpqpqpp"),
+    ...                    "b": list("uuuuuuvv")})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     fit = lmer("y ~ a * b + (1|g)", df)
+    >>> [w.category.__name__ for w in caught], fit.dropped_columns
+    (['RankDeficientWarning'], ('aq:bv',))
     """
 
 

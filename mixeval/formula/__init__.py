@@ -11,7 +11,8 @@ the command line, the report, power analysis and ``predict(newdata)``):
   ``%/%`` R's floored modulus and division), ``log(x, base)``, ``exp``, ``sqrt``, ``abs``, ``pmin``/``pmax``,
   ``ifelse`` and comparisons (a logical term becomes a factor, ``I(x > 3)TRUE``);
 * factors: ``factor(x)``, ``as.factor(x)``, ``factor(x, levels = c(...))``, ``relevel(x, ref = "b")`` with R's
-  level order (sorted values, numbers sorted as numbers) and treatment contrasts; ``ordered(x)`` and ordered
+  level order (numbers sorted as numbers, text as R collates it: ``"apple" < "Banana"``, :func:`collation_key`) and
+  treatment contrasts; ``ordered(x)`` and ordered
   categorical columns with R's polynomial contrasts (``.L``, ``.Q``); ``C(f, sum)`` (also ``helmert``, ``poly``,
   ``SAS``); a factor with a single level is an error, as in lme4;
 * stateful bases that keep the fitted data's parameters for new data (R's ``makepredictcall``): ``scale(x)``,
@@ -30,11 +31,15 @@ from __future__ import annotations
 import pandas as pd
 
 from ._formula import FormulaVariable, ParsedFormula, RandomTerm, parse_formula, response_values
-from ._model import ModelFrameSpec, model_frame_spec, prepare_plain_columns
+from ._collate import collated, collation_key
+from ._model import ModelFrameSpec, is_text, model_frame_spec, prepare_plain_columns
+from ._rank import RANK_TOL, kept_columns, kept_columns_of_gram, rank_message, warn_dropped
 from ._syntax import quote_name
 
 __all__ = ["RandomTerm", "ParsedFormula", "FormulaVariable", "parse_formula", "model_matrix", "ModelFrameSpec",
-           "model_frame_spec", "response_values", "prepare_plain_columns", "quote_name"]
+           "model_frame_spec", "response_values", "prepare_plain_columns", "quote_name", "kept_columns",
+           "kept_columns_of_gram", "rank_message", "warn_dropped", "RANK_TOL", "collated", "collation_key",
+           "is_text"]
 
 
 def model_matrix(rhs: str, data: pd.DataFrame) -> pd.DataFrame:

@@ -32,6 +32,7 @@ from ._bases import (
     poly_coefs,
     spline_knots,
 )
+from ._collate import collated
 from ._syntax import Binary, Call, Name, Node, Num, Paren, Str, Unary, deparse, format_number
 
 __all__ = ["RFactor", "RMatrix", "evaluate", "column_names_of", "r_labels", "contrast_matrix", "stateful_levels",
@@ -162,7 +163,7 @@ def _factor_from(value: Value, what: str, *, levels: list | None = None, labels:
             keys = np.asarray(r_labels(arr, integer=integer), dtype=object)
         else:
             keys = arr.astype(str).astype(object)
-            default = sorted(set(keys))
+            default = collated(keys)
         is_ordered = bool(ordered)
     if levels is None:
         levels = default

@@ -11,6 +11,7 @@ columns are renamed as R names them (``(Intercept)``, ``systemB``, ``I(len^2)``,
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,11 +20,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ColumnError, FormulaError, InputError, MixevalError
+from ._collate import collated
 from ._evaluate import RFactor, RMatrix, column_names_of, contrast_matrix, evaluate, r_labels, stateful_levels
 from ._syntax import Name, Node, deparse, parse_r
 from ._terms import Terms, expand_terms
 
-__all__ = ["ModelFrameSpec", "model_frame_spec", "required_columns", "prepare_plain_columns"]
+__all__ = ["ModelFrameSpec", "model_frame_spec", "required_columns", "prepare_plain_columns", "is_text"]
 
 _TRANSFORM = "_mixeval_r"
 
@@ -70,11 +72,81 @@ def _contrasts_class():
         def get_drop_field(self, levels: Sequence[Hashable], reduced_rank: bool = True):
             return None if reduced_rank else levels[0]
 
+        def __reduce__(self):  # the class is made on first use: pickle rebuilds it through the module's function
+            return _r_contrasts, (self.coding,)
+
     _RContrasts = RContrasts
     return RContrasts
 
 
 _RContrasts: Any = None
+
+
+def _r_materializer() -> Any:
+    """formulaic's pandas materializer with R's rule for coding a factor in a term (defined on first use)."""
+    global _RMaterializer
+    if _RMaterializer is not None:
+        return _RMaterializer
+    from formulaic.materializers import PandasMaterializer
+    from formulaic.materializers.types import ScopedFactor, ScopedTerm
+    from formulaic.parser.types import Factor
+
+    class RMaterializer(PandasMaterializer):
+        """R's ``model.matrix`` coding (``TermCode`` of R's ``model.c``): in each term, a factor is coded by
+        contrasts when the term without it (its margin) lies within an earlier term (the intercept being the empty
+        term), else by indicators of all its levels; without an intercept, the first factor of the first term with
+        one is coded by indicators. formulaic's own rule keeps every matrix of full rank, which codes ``a:b``
+        without its main effects differently from R (where lme4 then drops the aliased columns)."""
+
+        REGISTER_NAME = "mixeval_r"
+        REGISTER_INPUTS = ()
+
+        @PandasMaterializer.override
+        def _get_scoped_terms(self, terms, ensure_full_rank: bool = True):
+            order = self.params.get("order", {})
+            preceding: list[frozenset] = [frozenset()] if self.params.get("intercept", True) else []
+            first_pending = not self.params.get("intercept", True)
+            for term in terms:
+                evaled = [self.factor_cache[f.expr] for f in term.factors
+                          if self.factor_cache[f.expr].values.__wrapped__ is not None]
+                if not evaled:
+                    yield term, []
+                    continue
+                scale: Any = 1
+                others = []
+                for factor in evaled:
+                    if factor.metadata.kind is Factor.Kind.CONSTANT:
+                        scale = scale * factor.values
+                    else:
+                        others.append(factor)
+                names = frozenset(f.expr for f in others)
+                categorical = [f for f in others if f.metadata.spans_intercept]
+                full_first = None
+                if first_pending and categorical:
+                    full_first = min(categorical, key=lambda f: order.get(f.expr, 0)).expr
+                    first_pending = False
+                scoped = []
+                for factor in others:
+                    if not factor.metadata.spans_intercept:
+                        scoped.append(ScopedFactor(factor))
+                        continue
+                    margin = names - {factor.expr}
+                    by_contrasts = any(margin <= earlier for earlier in preceding) and factor.expr != full_first
+                    scoped.append(ScopedFactor(factor, reduced=by_contrasts))
+                if names:
+                    preceding.append(names)
+                yield term, [ScopedTerm(scoped, scale=scale)]
+
+    _RMaterializer = RMaterializer
+    return RMaterializer
+
+
+_RMaterializer: Any = None
+
+
+def _r_contrasts(coding: str) -> Any:
+    """R's contrasts of ``coding`` (for unpickling)."""
+    return _contrasts_class()(coding=coding)
 
 
 @dataclass(frozen=True)
@@ -117,29 +189,41 @@ def required_columns(terms: Terms, columns: Sequence[str] | None = None) -> list
 def prepare_plain_columns(data: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """Bare columns coded as R codes them, on a copy when anything changes.
 
-    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), pandas'
-    ``string`` extension dtype becomes plain strings (formulaic cannot code it), and unused categories of
-    categorical columns are dropped (lme4's ``drop.unused.levels``; common after filtering).
+    Logical columns become factors (R: ``systemTRUE``; formulaic would treat them as numbers), text columns
+    factors with their levels in R's order (``"apple" < "Banana"``, :func:`~._collate.collation_key`; formulaic
+    would sort them by code point), and unused categories of categorical columns are dropped (lme4's
+    ``drop.unused.levels``; common after filtering).
 
     Examples
     --------
-    >>> df = pd.DataFrame({"ok": [True, False], "s": pd.Categorical(["a", "a"], categories=["a", "b"])})
-    >>> out = prepare_plain_columns(df, ["ok", "s"])
-    >>> list(out["ok"].cat.categories), list(out["s"].cat.categories), df["ok"].dtype
-    ([False, True], ['a'], dtype('bool'))
+    >>> df = pd.DataFrame({"ok": [True, False], "s": pd.Categorical(["a", "a"], categories=["a", "b"]),
+    ...                    "t": ["Banana", "apple"]})
+    >>> out = prepare_plain_columns(df, ["ok", "s", "t"])
+    >>> list(out["ok"].cat.categories), list(out["s"].cat.categories), list(out["t"].cat.categories)
+    ([False, True], ['a'], ['apple', 'Banana'])
     """
     changes: dict[str, Any] = {}
     for col in columns:
         series = data[col]
         if pd.api.types.is_bool_dtype(series):
             changes[col] = pd.Categorical(series, categories=[False, True])
-        elif isinstance(series.dtype, pd.StringDtype):
-            changes[col] = series.astype(object)
+        elif is_text(series):
+            values = series.astype(object)
+            changes[col] = pd.Categorical(values, categories=collated(values))
         elif isinstance(series.dtype, pd.CategoricalDtype):
             used = series.cat.remove_unused_categories()
             if len(used.cat.categories) != len(series.cat.categories):
                 changes[col] = used
     return data.assign(**changes) if changes else data
+
+
+def is_text(series: pd.Series) -> bool:
+    """A column of text (R's character vector): pandas' string dtype, or objects that are all strings."""
+    if isinstance(series.dtype, pd.StringDtype):
+        return True
+    if series.dtype != object:
+        return False
+    return bool(len(series)) and all(isinstance(v, str) for v in series.to_numpy())
 
 
 def _is_plain(node: Node, data: pd.DataFrame) -> bool:
@@ -183,6 +267,12 @@ class ModelFrameSpec:
     column_names: tuple[str, ...]
     columns: tuple[str, ...] = field(repr=False, default=())
     offset_state: dict = field(repr=False, default_factory=dict)
+    #: the columns a rank-deficient fit keeps (:meth:`dropping`); None: every column
+    kept: tuple[int, ...] | None = field(repr=False, default=None)
+    #: every column R's ``model.matrix`` makes, the dropped ones included
+    all_column_names: tuple[str, ...] = field(repr=False, default=())
+    #: an orthonormal basis of the null space of the fitted rows' full matrix (emmeans' ``nonest.basis``)
+    null_basis: np.ndarray | None = field(repr=False, default=None)
 
     # -- formulaic's view, for code that walks the coded factors (reference grids, joint tests)
     @property
@@ -215,14 +305,74 @@ class ModelFrameSpec:
     def has_offset(self) -> bool:
         return bool(self.r_terms.offsets)
 
+    @property
+    def dropped_names(self) -> tuple[str, ...]:
+        """The columns a rank-deficient fit dropped (lme4's ``col.dropped``), in the matrix's order."""
+        if self.kept is None:
+            return ()
+        kept = set(self.kept)
+        return tuple(nm for j, nm in enumerate(self.all_column_names) if j not in kept)
+
+    def dropping(self, kept: Sequence[int], gram: np.ndarray) -> ModelFrameSpec:
+        """This spec with only the ``kept`` columns (lme4's ``chkRank.drop.cols``): :meth:`get_model_matrix` and
+        :attr:`column_names` then give the kept columns, :meth:`full_model_matrix` every column. ``gram`` is
+        ``X'X`` of the fitted rows' full matrix, whose null space (that of ``X``) tells which new linear functions
+        are estimable (:meth:`nonestimable`).
+
+        Examples
+        --------
+        >>> df = pd.DataFrame({"a": list("pqpq"), "b": list("uuvv")}).iloc[[0, 1, 2]]
+        >>> X, spec = model_frame_spec("a * b", df)
+        >>> reduced = spec.dropping([0, 1, 2], X.T @ X)
+        >>> reduced.column_names, reduced.dropped_names
+        (('(Intercept)', 'aq', 'bv'), ('aq:bv',))
+        >>> reduced.nonestimable(reduced.full_model_matrix(pd.DataFrame({"a": ["q", "p"], "b": ["v", "v"]}))).tolist()
+        [True, False]
+        """
+        if self.kept is not None:
+            raise ValueError("the spec already drops columns")
+        kept = tuple(int(j) for j in kept)
+        gram = np.asarray(gram, dtype=float)
+        p = gram.shape[0]
+        if kept == tuple(range(p)):
+            return self
+        dropped = [j for j in range(p) if j not in set(kept)]
+        # X[:, dropped] = X[:, kept] A (so X_k'X_k A = X_k'X_d), and the columns of [-A; I] span the null space of X
+        alias = np.linalg.solve(gram[np.ix_(kept, kept)], gram[np.ix_(kept, dropped)])
+        basis = np.zeros((p, len(dropped)))
+        basis[list(kept)] = -alias
+        basis[dropped] = np.eye(len(dropped))
+        null_basis = np.linalg.qr(basis)[0]
+        null_basis.setflags(write=False)
+        return dataclasses.replace(self, kept=kept, all_column_names=self.column_names,
+                                   column_names=tuple(self.column_names[j] for j in kept), null_basis=null_basis)
+
+    def nonestimable(self, L: np.ndarray, tol: float = 1e-8) -> np.ndarray:
+        """Which rows of ``L`` (linear functions of every column, :meth:`full_model_matrix`) the fitted rows cannot
+        estimate: ``||L N||^2 >= tol ||L||^2`` for the null basis ``N`` (emmeans' ``is.estble``, ``estble.tol``).
+        No row is when no column was dropped."""
+        L = np.atleast_2d(np.asarray(L, dtype=float))
+        if self.null_basis is None:
+            return np.zeros(L.shape[0], dtype=bool)
+        ssq = np.einsum("ij,ij->i", L, L)
+        proj = L @ self.null_basis
+        return np.einsum("ij,ij->i", proj, proj) >= tol * np.where(ssq < tol, 1.0, ssq)
+
     def context(self) -> dict[str, Any]:
         """The transform formulaic calls for each variable that is an expression."""
         return {_TRANSFORM: _transform(self.variables)}
 
     def get_model_matrix(self, data: pd.DataFrame, na_action: str = "raise") -> np.ndarray:
-        """The columns of new rows under the fitted coding, factor levels and transform parameters."""
+        """The columns of new rows under the fitted coding, factor levels and transform parameters (the kept ones
+        of a rank-deficient fit: :meth:`dropping`)."""
+        X = self.full_model_matrix(data, na_action=na_action)
+        return X if self.kept is None else X[:, list(self.kept)]
+
+    def full_model_matrix(self, data: pd.DataFrame, na_action: str = "raise") -> np.ndarray:
+        """Every column of new rows, those a rank-deficient fit dropped included."""
         data = prepare_plain_columns(data, [v.name for v in self.variables if v.plain and v.name in data.columns])
         self.check_new_types(data)
+        _r_materializer()  # formulaic finds the spec's materializer by name: an unpickled spec needs it registered
         try:
             mm = self.spec.get_model_matrix(data, context=self.context(), na_action=na_action)
         except Exception as exc:  # formulaic wraps the evaluation's errors; a mixeval error is the user's mistake
@@ -308,9 +458,10 @@ def _factor_values(value: Any, var: _Variable, state: dict, nrows: int) -> Any:
 
 
 def _text_factor(arr: np.ndarray) -> RFactor:
-    """A logical or character variable as the factor ``model.matrix`` makes of it (sorted levels)."""
+    """A logical or character variable as the factor ``model.matrix`` makes of it (levels in R's order:
+    ``FALSE, TRUE``, text collated as R collates it, :mod:`._collate`)."""
     labels = np.asarray(r_labels(arr) if arr.dtype == bool else [str(v) for v in arr], dtype=object)
-    levels = sorted(set(labels), key=(lambda v: v == "TRUE") if arr.dtype == bool else None)
+    levels = sorted(set(labels), key=lambda v: v == "TRUE") if arr.dtype == bool else collated(labels)
     codes = pd.Index(levels).get_indexer(pd.Index(labels))
     return RFactor(codes.astype(np.int64), tuple(levels))
 
@@ -429,12 +580,13 @@ def model_frame_spec(rhs: str | Node | None, data: pd.DataFrame, *, na_action: s
     data = prepare_plain_columns(data, [v.name for v in variables if v.plain])
     texts = [v.text(i) for i, v in enumerate(variables)]
     formula = " + ".join([("1" if terms.intercept else "0"), *(":".join(texts[i] for i in t) for t in terms.terms)])
+    factor_index = {str(f): i for i, t in enumerate(texts) for term in Formula(t) for f in term.factors}
     try:
         mm = model_matrix(formula, data, context={_TRANSFORM: _transform(variables)}, na_action=na_action,
-                          output="numpy")
+                          output="numpy", materializer=_r_materializer(),
+                          materializer_params={"order": factor_index, "intercept": bool(terms.intercept)})
     except Exception as exc:  # formulaic raises several types; a mixeval error inside is the user's mistake
         raise _translate(exc, text) from exc
-    factor_index = {str(f): i for i, t in enumerate(texts) for term in Formula(t) for f in term.factors}
     _single_levels(mm.model_spec, variables, factor_index)
     spec = ModelFrameSpec(rhs=text, r_terms=terms, variables=variables, formula=formula, spec=mm.model_spec,
                           column_names=_r_column_names(mm.model_spec, variables, factor_index), columns=tuple(needed))

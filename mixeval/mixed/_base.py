@@ -151,6 +151,22 @@ class MixedResult(Result):
         return pd.Series(self.coef, index=list(self.fixed_names), name="estimate")
 
     @property
+    def dropped_columns(self) -> tuple[str, ...]:
+        """Columns of a rank-deficient fixed-effects matrix that the fit dropped (lme4's ``col.dropped``), in the
+        matrix's order; empty when it has full rank. As in lme4, :attr:`fixef`, :attr:`vcov`, :attr:`coefficients`
+        and ``to_dict()["fixef"]`` omit them (``fixef(fit, add.dropped = TRUE)`` gives them as NA:
+        ``fit.fixef.reindex(fit.design.fixed_spec.all_column_names)``); ``summary()`` names them."""
+        return tuple(getattr(getattr(self.design, "fixed_spec", None), "dropped_names", ()))
+
+    def _rank_note(self) -> list[str]:
+        """The lines ``summary()`` shows for dropped columns (lme4's ``fit warnings``)."""
+        if not self.dropped_columns:
+            return []
+        from ..formula import rank_message
+
+        return ["", "fit warnings:", rank_message(self.dropped_columns)]
+
+    @property
     def vcov(self) -> pd.DataFrame:
         """Covariance matrix of the fixed effects."""
         names = list(self.fixed_names)
@@ -477,6 +493,7 @@ class MixedResult(Result):
             "singular": self.singular,
             "converged": self.converged,
             "dispersion": self.dispersion,
+            "dropped_columns": list(self.dropped_columns),
             **self._dict_extra(),
         })
 

@@ -417,6 +417,7 @@ class ClmmResult(MixedResult):
         out += ["", "Threshold coefficients:"]
         out.append(self.alpha_table.rename(columns={"estimate": "Estimate", "se": "Std. Error", "z": "z value"})
                    .to_string(float_format=lambda v: f"{v:.4g}"))
+        out += self._rank_note()
         if self.singular:
             out += ["", "boundary (singular) fit: a variance component is estimated as zero"]
         if not self.converged:

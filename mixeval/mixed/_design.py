@@ -3,6 +3,8 @@
 The design holds the response, the fixed-effects model matrix (R's ``model.matrix`` of the fixed part,
 :mod:`mixeval.formula`), the offset, and for each random-effects term integer group codes with their labels and
 the model matrix of its coefficients. Terms are ordered by decreasing number of levels, as lme4 orders them.
+A rank-deficient fixed-effects matrix loses the columns lme4's ``chkRank.drop.cols`` drops (named by a warning);
+text levels are ordered as R orders them (:func:`mixeval.formula.collation_key`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import pandas as pd
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import (ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError,
                       caller_stacklevel)
-from ..formula import ModelFrameSpec, ParsedFormula, RandomTerm, model_frame_spec, parse_formula, response_values
+from ..formula import (ModelFrameSpec, ParsedFormula, RandomTerm, collated, is_text, kept_columns, model_frame_spec,
+                       parse_formula, response_values, warn_dropped)
 from ..formula import prepare_plain_columns as prepare_fixed_columns
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "confounded_pairs", "check_group_levels",
@@ -120,61 +123,41 @@ class Design:
 
 
 def _fixed_matrix(parsed: ParsedFormula, data: pd.DataFrame) -> tuple[np.ndarray, tuple[str, ...], ModelFrameSpec]:
-    """The fixed-effects model matrix (R's ``model.matrix`` of the fixed part) with R's column names."""
+    """The fixed-effects model matrix (R's ``model.matrix`` of the fixed part) with R's column names, less the
+    columns lme4 drops from a rank-deficient matrix (:func:`drop_aliased_columns`)."""
     X, spec = model_frame_spec(parsed.fixed_node, data, what=f"the fixed part of {parsed.formula!r}")
     names = spec.column_names
     bad = [nm for nm, ok in zip(names, np.isfinite(X).all(axis=0)) if not ok]
     if bad:
         raise InputError(f"the fixed-effects column(s) {', '.join(bad)} of {parsed.fixed!r} have infinite values; "
                          "remove or recode those rows (e.g. data[np.isfinite(data['x'])]).")
-    if X.shape[1] > 0:
-        aliased = _aliased_columns(X, names)
-        if aliased:
-            raise InputError(
-                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient ({len(aliased)} of "
-                f"{X.shape[1]} columns are linear combinations of the others); aliased column(s): "
-                f"{', '.join(aliased)}. Remove the redundant terms (e.g. a factor that is constant within "
-                "another, or an empty factor combination)."
-            )
-    return X, names, spec
+    return drop_aliased_columns(X, spec)
 
 
-def _aliased_columns(X: np.ndarray, names: tuple[str, ...], tol: float = 1e-10) -> list[str]:
-    """Columns that are (numerically) linear combinations of earlier ones.
+def drop_aliased_columns(X: np.ndarray, spec: ModelFrameSpec) -> tuple[np.ndarray, tuple[str, ...], ModelFrameSpec]:
+    """lme4's default for a rank-deficient fixed-effects matrix (``check.rankX = "message+drop.cols"``): keep the
+    columns of the first ``rank`` pivots of R's ``qr(X, tol = 1e-7)`` (:func:`mixeval.formula.kept_columns`), fit
+    those, and say which were dropped (a :class:`~mixeval.errors.RankDeficientWarning` naming them; lme4 gives a
+    message). ordinal's ``clmm`` drops the same columns.
 
-    With an intercept column, the other columns are centred first (the rank is unchanged, and a covariate
-    such as a timestamp is not mistaken for a multiple of the intercept). Works on the Gram matrix of the
-    unit-norm columns (one pass over the rows, then ``p x p``): a
-    pivot-free Cholesky-like sweep marks column ``j`` aliased when its squared residual norm after
-    projecting on the kept earlier columns is below ``tol``.
+    Examples
+    --------
+    >>> df = pd.DataFrame({"a": list("pqpqp"), "b": list("uuvvv")}).iloc[[0, 1, 2, 4]]
+    >>> X, spec = model_frame_spec("a * b", df)
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     X2, names, spec2 = drop_aliased_columns(X, spec)
+    >>> names, spec2.dropped_names, X2.shape
+    (('(Intercept)', 'aq', 'bv'), ('aq:bv',), (4, 3))
+    >>> str(w[0].message).split(";")[0]
+    'fixed-effect model matrix is rank deficient so dropping 1 column / coefficient (aq:bv)'
     """
-    if X.shape[1] == 1:  # one column is aliased only when it is zero
-        return [] if np.any(X[:, 0]) else [names[0]]
-    ones = [j for j, nm in enumerate(names) if nm == "(Intercept)" and np.all(X[:, j] == 1.0)]
-    if ones:  # centring the other columns keeps the rank and removes a large offset's near-collinearity
-        keep = X[:, ones[0]].copy()
-        X = X - X.mean(axis=0)
-        X[:, ones[0]] = keep
-    norms = np.sqrt(np.einsum("ij,ij->j", X, X))
-    zero = norms == 0
-    scaled_gram = (X.T @ X) / np.outer(np.where(zero, 1, norms), np.where(zero, 1, norms))
-    kept: list[int] = []
-    aliased: list[str] = []
-    for j in range(X.shape[1]):
-        if zero[j]:
-            aliased.append(names[j])
-            continue
-        if kept:
-            g = scaled_gram[np.ix_(kept, kept)]
-            b = scaled_gram[kept, j]
-            resid = 1.0 - b @ np.linalg.solve(g, b)
-        else:
-            resid = 1.0
-        if resid < tol:
-            aliased.append(names[j])
-        else:
-            kept.append(j)
-    return aliased
+    kept = kept_columns(X)
+    if len(kept) == X.shape[1]:
+        return X, spec.column_names, spec
+    spec = spec.dropping(kept, X.T @ X)
+    warn_dropped(spec.dropped_names)
+    return X[:, list(kept)], spec.column_names, spec
 
 
 def require_unique_columns(data: pd.DataFrame, columns: list[str]) -> None:
@@ -213,11 +196,22 @@ def _term_matrix(term: RandomTerm, data: pd.DataFrame) -> tuple[np.ndarray | Non
     if not np.all(np.isfinite(X)):
         raise InputError(f"random term {term.label}: its model matrix has non-finite values (check the columns "
                          f"{', '.join(names)} for inf).")
-    aliased = _aliased_columns(X, names)
-    if aliased:
+    kept = kept_columns(X)
+    if len(kept) < X.shape[1]:
+        aliased = [nm for j, nm in enumerate(names) if j not in kept]
         raise InputError(f"random term {term.label}: its model matrix is rank deficient; aliased column(s): "
                          f"{', '.join(aliased)}. Remove the redundant coefficients.")
     return X, names, spec
+
+
+def _factor_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and labels of a grouping column's levels in R's order: a categorical's categories, text collated as R
+    collates it (:func:`mixeval.formula.collated`), other values sorted."""
+    if is_text(series):
+        levels = collated(series.to_numpy())
+        return pd.Index(levels).get_indexer(series.to_numpy()), np.asarray(levels, dtype=object)
+    codes, uniques = pd.factorize(series, sort=True)
+    return codes, np.asarray(uniques.astype(str), dtype=object)
 
 
 def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: bool = False) -> GroupingFactor:
@@ -225,8 +219,7 @@ def _grouping_factor(term: RandomTerm, data: pd.DataFrame, nobs: int, allow_n: b
     codes = np.zeros(nobs, dtype=np.int64)
     labels: np.ndarray | None = None
     for col in term.factors:
-        c, uniques = pd.factorize(data[col], sort=True)
-        lab = np.asarray(uniques.astype(str), dtype=object)
+        c, lab = _factor_codes(data[col])
         if labels is None:
             codes, labels = c.astype(np.int64), lab
         else:
@@ -471,7 +464,9 @@ def build_design(formula: str | ParsedFormula, data: pd.DataFrame, *, drop_missi
     ColumnError, InputError, FormulaError
         Missing columns (the message lists the available ones), a non-numeric or non-finite response,
         missing values, a grouping factor with one level or as many levels as rows, a fixed factor with one
-        level, an aliased fixed-effects matrix, a formula mixeval does not build (named, with the alternative).
+        level, an aliased random-term matrix, a formula mixeval does not build (named, with the alternative).
+        A rank-deficient fixed-effects matrix is not an error: its aliased columns are dropped as lme4 drops them
+        (:func:`drop_aliased_columns`).
 
     Examples
     --------

@@ -355,6 +355,7 @@ class GlmerResult(MixedResult):
                 out.append(f" {name:<16} {value:>12.6g}   ({what} {se[name]:.4g})")
         if self.separation:
             out += ["", f"warning: complete or quasi-complete separation ({', '.join(self.separation)})"]
+        out += self._rank_note()
         if self.singular:
             out += ["", "boundary (singular) fit: a variance component is estimated as zero"]
         if not self.converged:

@@ -72,6 +72,7 @@ def format_summary(fit: LmerResult) -> str:
                               width=terminal_width()))
     else:
         out.append(" (none)")
+    out += fit._rank_note()
     if fit.singular:
         out.append("")
         out.append("boundary (singular) fit: a variance component is estimated as zero")
@@ -88,6 +89,7 @@ def format_html(fit: LmerResult) -> str:
         f"{fit.nobs} observations; logLik {fit.loglik:.4f}"
         + ("; <b>singular fit</b>" if fit.singular else "")
         + ("; <b>not converged</b>" if not fit.converged else "")
+        + (f"; dropped (rank deficient): {html.escape(', '.join(fit.dropped_columns))}" if fit.dropped_columns else "")
         + "</p>"
     )
     vc = fit.varcorr.to_html(index=False, float_format=lambda v: f"{v:.6g}")

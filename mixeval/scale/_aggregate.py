@@ -27,7 +27,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, caller_stacklevel
-from ..formula import ParsedFormula, RandomTerm, model_frame_spec, parse_formula
+from ..formula import ParsedFormula, RandomTerm, kept_columns_of_gram, model_frame_spec, parse_formula, warn_dropped
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
 from ..mixed._design import check_group_levels
 from ._sources import Engine, as_engine, with_columns
@@ -263,24 +263,6 @@ def _formula_spec(parsed: ParsedFormula, plan: _Plan, engine: Engine, cells: pd.
     return original
 
 
-def _aliased(gram: np.ndarray, names: tuple[str, ...]) -> list[str]:
-    """Columns that are linear combinations of earlier ones, from ``X'X`` (greedy, left to right)."""
-    d = np.sqrt(np.clip(np.diag(gram), 0.0, None))
-    kept: list[int] = []
-    aliased: list[str] = []
-    for j in range(gram.shape[0]):
-        if d[j] == 0.0:
-            aliased.append(names[j])
-            continue
-        trial = kept + [j]
-        g = gram[np.ix_(trial, trial)] / np.outer(d[trial], d[trial])
-        if np.linalg.eigvalsh(g)[0] > 1e-11:
-            kept = trial
-        else:
-            aliased.append(names[j])
-    return aliased
-
-
 # --------------------------------------------------------------------------- the statistics
 def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[AggregateDesign, SufficientStats]:
     """Design and sufficient statistics of a random-intercept model, computed by the query engine.
@@ -378,14 +360,15 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
     B[:, :p, : nv] = T
     B[:, p, nv] = 1.0
     ww = np.einsum("cia,cab,cjb->ij", B, V, B)
-    if p:
-        aliased = _aliased(ww[:p, :p], names)
-        if aliased:
-            raise InputError(
-                f"the fixed-effects model matrix of {parsed.fixed!r} is rank deficient; aliased column(s): "
-                f"{', '.join(aliased)}. Remove the redundant terms (e.g. a factor that is constant within another, "
-                "or an empty factor combination)."
-            )
+    kept = kept_columns_of_gram(ww[:p, :p])
+    if len(kept) < p:  # lme4's default: drop the aliased columns (the rule of the in-memory path) and fit the rest
+        spec = spec.dropping(kept, ww[:p, :p])
+        warn_dropped(spec.dropped_names)
+        T, names, p = T[:, kept], spec.column_names, len(kept)
+        B = np.zeros((n_cells, p + 1, nv + 1))
+        B[:, :p, : nv] = T
+        B[:, p, nv] = 1.0
+        ww = np.einsum("cia,cab,cjb->ij", B, V, B)
     cell_levels = {c: pd.Index(pd.unique(cells[c])).sort_values() for c in cell_cols}
     cell_dims = tuple(len(cell_levels[c]) for c in cell_cols)
     cell_lookup = None
@@ -560,7 +543,8 @@ def lmer_aggregate(formula: str, source: Any, *, REML: bool = True) -> LmerResul
     ------
     ColumnError, InputError, FormulaError
         Missing columns (the available ones are listed), NULLs (counted, with the filter to apply), a
-        non-numeric response, an unsupported model, a rank-deficient fixed part.
+        non-numeric response, an unsupported model. A rank-deficient fixed part is fitted as lme4 and the in-memory
+        path fit it: the aliased columns are dropped, named by a :class:`~mixeval.errors.RankDeficientWarning`.
 
     Notes
     -----

@@ -15,7 +15,7 @@ from .._validation import require_level
 from ..errors import InputError
 from ._ddf import df_inference
 from ._emmeans import marginal_means, means_table
-from ._grid import level_label
+from ._grid import combine_rows, level_label
 from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, effect_size_scale, pairwise
 from ._labels import chosen_df, fit_criterion, note_df_rule
 from ._margins import margin_spec, contrast_tests
@@ -231,7 +231,7 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
             for b in by_list:
                 row[b] = cells[b].iloc[base]
             rows.append(row)
-            C.append(w @ block)
+            C.append(combine_rows(w, block)[0])
     C = np.asarray(C)
     coef = np.asarray(fit.coef, dtype=float)
     V = inference.vcov

@@ -12,7 +12,7 @@ from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
 from ._ddf import DfInference, df_inference
-from ._grid import cached_reference_grid, marginal_linfct, normalise_names
+from ._grid import cached_reference_grid, marginal_linfct, normalise_names, note_nonestimable
 from ._labels import chosen_df, label_table, note_df_rule
 from ._margins import means_margin, means_tests
 
@@ -140,4 +140,5 @@ def means_table(cells: pd.DataFrame, L: np.ndarray, coef: np.ndarray, inference:
     out["upper"] = est + crit * se
     out = out.reset_index(drop=True)
     out.attrs["level"] = float(level)
-    return out if inference.fit is None else label_table(out, inference.fit, inference.method)
+    out = out if inference.fit is None else label_table(out, inference.fit, inference.method)
+    return note_nonestimable(out, est)

@@ -20,7 +20,8 @@ from .._results import Result
 from ..errors import FormulaError, InputError
 from ..mixed import MixedResult
 
-__all__ = ["ReferenceGrid", "reference_grid", "cached_reference_grid", "marginal_linfct", "normalise_names", "level_label"]
+__all__ = ["ReferenceGrid", "reference_grid", "cached_reference_grid", "marginal_linfct", "normalise_names", "level_label",
+           "note_nonestimable", "combine_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +39,9 @@ class ReferenceGrid(Result):
         ``expand.grid``), covariates at their means.
     X : ndarray
         The fixed-effects model matrix of ``grid`` (columns as ``fit.fixed_names``).
+    X_full : ndarray or None
+        For a fit that dropped aliased columns (``fit.dropped_columns``), the model matrix of ``grid`` with every
+        column; :func:`marginal_linfct` gives NaN for the means it cannot estimate (emmeans' ``nonEst``).
 
     Examples
     --------
@@ -62,6 +66,8 @@ class ReferenceGrid(Result):
     covariates: dict[str, float]
     grid: pd.DataFrame = field(repr=False)
     X: np.ndarray = field(repr=False)
+    X_full: np.ndarray | None = field(default=None, repr=False)
+    spec: object = field(default=None, repr=False, compare=False)
 
     def summary(self) -> str:
         """The factors, the covariates' values and the grid."""
@@ -131,7 +137,8 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
     """
     rg = cached_reference_grid(fit, data)
     return ReferenceGrid(factors={k: list(v) for k, v in rg.factors.items()}, covariates=dict(rg.covariates),
-                         grid=rg.grid.copy(), X=rg.X.copy())
+                         grid=rg.grid.copy(), X=rg.X.copy(), X_full=None if rg.X_full is None else rg.X_full.copy(),
+                         spec=rg.spec)
 
 
 def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
@@ -184,7 +191,11 @@ def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> Refe
             f"the reference grid's model matrix has {X.shape[1]} columns but the fit has {len(fit.coef)} "
             "coefficients; the model spec does not match the fit."
         )
-    rg = ReferenceGrid(factors=factors, covariates=covariates, grid=grid, X=X)
+    X_full = None
+    if getattr(spec, "dropped_names", ()):  # a rank-deficient fit: estimability needs every column
+        X_full = np.array(spec.full_model_matrix(grid, na_action="ignore"), dtype=float)
+        X_full.setflags(write=False)
+    rg = ReferenceGrid(factors=factors, covariates=covariates, grid=grid, X=X, X_full=X_full, spec=spec)
     if len(_GRID_CACHE) >= _GRID_CACHE_SIZE:
         _GRID_CACHE.pop(next(iter(_GRID_CACHE)))
     _GRID_CACHE[key] = (spec, rg)
@@ -248,7 +259,9 @@ def marginal_linfct(rg: ReferenceGrid, specs: list[str], by: list[str]) -> tuple
     Each row of ``L`` is the equally weighted average of the reference-grid rows with that
     combination of ``specs`` and ``by`` levels, so ``L @ coef`` are the marginal means.
     Rows are ordered by the ``by`` groups (first ``by`` factor fastest), then the ``specs``
-    combinations (first factor fastest), as emmeans prints them.
+    combinations (first factor fastest), as emmeans prints them. A mean that a rank-deficient fit cannot
+    estimate (its linear function of every column leaves the row space of the fitted rows; emmeans' ``nonEst``)
+    has a row of NaN, so every number computed from it is NaN.
     """
     _check_factor_names(rg, specs, "specs")
     _check_factor_names(rg, by, "by")
@@ -273,4 +286,37 @@ def marginal_linfct(rg: ReferenceGrid, specs: list[str], by: list[str]) -> tuple
         mult *= len(levels)
     for i, code in enumerate(cell_codes):
         L[i] = rg.X[codes == code].mean(axis=0)
+    if rg.X_full is not None:
+        full = np.array([rg.X_full[codes == code].mean(axis=0) for code in cell_codes])
+        L[rg.spec.nonestimable(full)] = np.nan
     return cells, L
+
+
+#: the note of a table with means a rank-deficient fit cannot estimate (:func:`marginal_linfct`)
+NONESTIMABLE_NOTE = ("NaN rows: not estimable (emmeans' nonEst): the fit dropped aliased fixed-effect columns "
+                     "(fit.dropped_columns) and these means need them")
+
+
+def note_nonestimable(table: pd.DataFrame, estimate: np.ndarray) -> pd.DataFrame:
+    """``table`` with :data:`NONESTIMABLE_NOTE` added to its ``attrs["note"]`` when an ``estimate`` is NaN; in place."""
+    if np.isnan(np.asarray(estimate, dtype=float)).any():
+        note = table.attrs.get("note", "")
+        table.attrs["note"] = (note + "\n" if note else "") + NONESTIMABLE_NOTE
+    return table
+
+
+def combine_rows(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """``W @ L``, with NaN for the rows of ``W`` that give weight to a NaN row of ``L`` (a mean a rank-deficient fit
+    cannot estimate) and no NaN elsewhere (``0 * NaN`` would spread it to every row).
+
+    Examples
+    --------
+    >>> combine_rows(np.array([[-1.0, 1, 0], [0, -1, 1]]), np.array([[1.0, 0], [1, 1], [np.nan, np.nan]]))
+    array([[ 0.,  1.],
+           [nan, nan]])
+    """
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    bad = np.isnan(L).any(axis=1)
+    out = W @ np.where(bad[:, None], 0.0, L)
+    out[(W[:, bad] != 0).any(axis=1)] = np.nan
+    return out

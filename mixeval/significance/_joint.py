@@ -12,7 +12,8 @@ from scipy import stats as sps
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import _check_fit
-from ._grid import ReferenceGrid, _factor_variables, cached_reference_grid, marginal_linfct, normalise_names
+from ._grid import (ReferenceGrid, _factor_variables, cached_reference_grid, combine_rows, marginal_linfct,
+                    normalise_names)
 from ._labels import label_table
 
 __all__ = ["joint_tests", "term_hypotheses", "wald_f_test", "fstat_ddf"]
@@ -43,14 +44,17 @@ def _model_terms(fit: object, rg: ReferenceGrid) -> list[tuple[str, list[str], s
     return out
 
 
-def _slope_grid(fit: object, rg: ReferenceGrid, covariate: str) -> np.ndarray:
-    """``d X / d covariate`` on the reference grid (central differences; exact for terms linear in it)."""
+def _slope_grid(fit: object, rg: ReferenceGrid, covariate: str, full: bool = False) -> np.ndarray:
+    """``d X / d covariate`` on the reference grid (central differences; exact for terms linear in it); ``full``:
+    of every column, those a rank-deficient fit dropped included."""
     h = max(1e-4, 1e-4 * abs(rg.covariates[covariate]))
+    spec = fit.design.fixed_spec
+    build = spec.full_model_matrix if full else spec.get_model_matrix
     grids = []
     for sign in (1.0, -1.0):
         g = rg.grid.copy()
         g[covariate] = rg.covariates[covariate] + sign * h
-        grids.append(np.asarray(fit.design.fixed_spec.get_model_matrix(g, na_action="ignore"), dtype=float))
+        grids.append(np.asarray(build(g, na_action="ignore"), dtype=float))
     return (grids[0] - grids[1]) / (2 * h)
 
 
@@ -62,7 +66,8 @@ def term_hypotheses(fit: object, rg: ReferenceGrid, factors: list[str], covariat
     Returns ``[(by_values, L), ...]``; rows of ``L`` may be linearly dependent (:func:`wald_f_test` reduces them).
     """
     X = _slope_grid(fit, rg, covariate) if covariate is not None else rg.X
-    grid = ReferenceGrid(factors=rg.factors, covariates=rg.covariates, grid=rg.grid, X=X)
+    X_full = rg.X_full if rg.X_full is None or covariate is None else _slope_grid(fit, rg, covariate, full=True)
+    grid = ReferenceGrid(factors=rg.factors, covariates=rg.covariates, grid=rg.grid, X=X, X_full=X_full, spec=rg.spec)
     keys = factors if factors else []
     K = np.ones((1, 1))
     for f in reversed(factors):  # the first factor varies fastest in the cells
@@ -71,12 +76,15 @@ def term_hypotheses(fit: object, rg: ReferenceGrid, factors: list[str], covariat
         if by:
             cells, Lc = marginal_linfct(grid, [by[0]], by[1:]) if len(by) > 1 else marginal_linfct(grid, by, [])
             return [({b: cells[b].iloc[i] for b in by}, Lc[i:i + 1]) for i in range(len(cells))]
-        return [({}, X.mean(axis=0, keepdims=True))]
+        average = X.mean(axis=0, keepdims=True)
+        if X_full is not None and rg.spec.nonestimable(X_full.mean(axis=0)).any():
+            average = np.full_like(average, np.nan)
+        return [({}, average)]
     cells, Lc = marginal_linfct(grid, keys, by)
     n = int(np.prod([len(rg.factors[f]) for f in keys]))
     out = []
     for base in range(0, len(cells), n):
-        out.append(({b: cells[b].iloc[base] for b in by}, K @ Lc[base:base + n]))
+        out.append(({b: cells[b].iloc[base] for b in by}, combine_rows(K, Lc[base:base + n])))
     return out
 
 
@@ -104,6 +112,7 @@ def fstat_ddf(nu: np.ndarray, tol: float = 1e-8) -> float:
 def wald_f_test(L: np.ndarray, coef: np.ndarray, inference: DfInference) -> tuple[float, int, float]:
     """``F = (L b)' (L V L')^+ (L b) / q`` on the ``q`` estimable directions of ``L`` (eigenvalues of ``L V L'``
     above ``sqrt(eps)`` of the largest, as lmerTest) and its denominator df: ``(F, q, df2)``."""
+    L = L[~np.isnan(L).any(axis=1)]  # rows a rank-deficient fit cannot estimate (NaN) leave the test
     V = inference.vcov
     M = L @ V @ L.T
     d, P = np.linalg.eigh(0.5 * (M + M.T))

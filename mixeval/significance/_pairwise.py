@@ -417,10 +417,12 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
         ci_method = "tukey"
         crit = np.array([tukey_critical_value(level, n_spec, d) for d in dof])
     else:
-        p_adj = np.empty_like(p_raw)
+        p_adj = np.full_like(p_raw, np.nan)
         for g in range(len(p_raw) // m):
-            block = slice(g * m, (g + 1) * m)
-            p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
+            block = np.arange(g * m, (g + 1) * m)
+            block = block[np.isfinite(p_raw[block])]  # not NaN: contrasts a rank-deficient fit cannot estimate
+            if block.size:  # (R's p.adjust leaves NA aside too)
+                p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
         crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
     if m == 1:

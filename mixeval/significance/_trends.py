@@ -58,7 +58,8 @@ def _trend_grid(fit: object, var: str, data: pd.DataFrame | None) -> ReferenceGr
         X = np.array(spec.get_model_matrix(shifted, na_action="ignore"), dtype=float)
     except Exception as exc:  # formulaic raises several types
         raise FormulaError(f"cannot evaluate the fixed-effects formula on the shifted reference grid: {exc}") from exc
-    out = dataclasses.replace(rg, X=(X[n:] - X[:n]) / h)
+    full = None if rg.X_full is None else np.array(spec.full_model_matrix(shifted, na_action="ignore"), dtype=float)
+    out = dataclasses.replace(rg, X=(X[n:] - X[:n]) / h, X_full=None if full is None else (full[n:] - full[:n]) / h)
     if len(_TREND_CACHE) >= 16:
         _TREND_CACHE.pop(next(iter(_TREND_CACHE)))
     _TREND_CACHE[key] = (spec, out)

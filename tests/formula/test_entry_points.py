@@ -76,3 +76,42 @@ def test_predict_newdata_keeps_the_fitted_transforms(log):
     by_hand = np.column_stack([by_hand, poly_basis(new.len.to_numpy(float), 2, poly_coefs(x, 2)),
                                (new.seed - seed.mean()) / seed.std(ddof=1)])
     np.testing.assert_allclose(fit.predict(new, re=False), by_hand @ fit.coef, rtol=1e-10)
+
+
+@pytest.mark.parametrize("formula", ["y ~ C(s, sum) + (1|g)", "y ~ factor(k) + (1|g)", "y ~ s * t + (1|g)"])
+def test_fits_with_r_contrasts_or_dropped_columns_pickle(formula):
+    """R's contrasts (``factor()``, ``C()``) and a rank-deficient fit's spec survive pickling; predictions agree."""
+    import pickle
+
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"y": rng.normal(size=32), "g": np.repeat(list("abcdefgh"), 4), "s": list("xy") * 16,
+                       "k": [1, 2, 3, 1] * 8, "t": list("uuuuvvvv") * 4})
+    df = df[~((df.s == "y") & (df.t == "v"))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixeval.lmer(formula, df)
+    again = pickle.loads(pickle.dumps(fit))
+    assert again == fit and again.dropped_columns == fit.dropped_columns
+    np.testing.assert_allclose(again.predict(df.head(3)), fit.predict(df.head(3)))
+
+
+def test_an_unpickled_fit_predicts_in_a_fresh_process(tmp_path):
+    """R's coding of ``a:b`` (indicators of both factors, a column dropped) is built by mixeval's own formulaic
+    materializer, which a new Python process must find by name before any formula has been parsed there."""
+    import pickle
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"y": rng.normal(size=48), "g": np.repeat(list("abcdefgh"), 6), "a": list("xyz") * 16,
+                       "b": list("pq") * 24})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = mixeval.lmer("y ~ a:b + (1|g)", df)
+    (tmp_path / "fit.pkl").write_bytes(pickle.dumps(fit))
+    df.head(5).to_csv(tmp_path / "new.csv", index=False)
+    script = ("import pickle, sys, pandas as pd; fit = pickle.load(open(sys.argv[1], 'rb')); "
+              "print(repr(fit.predict(pd.read_csv(sys.argv[2]), re=False).tolist()))")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path / "fit.pkl"), str(tmp_path / "new.csv")],
+                         capture_output=True, text=True, check=True).stdout
+    np.testing.assert_allclose(eval(out), fit.predict(df.head(5), re=False), rtol=1e-12)

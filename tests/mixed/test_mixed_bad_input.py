@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mixeval.errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, ModelComparisonError
+from mixeval.errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, ModelComparisonError, RankDeficientWarning
 from mixeval.mixed import compare, lmer
 
 
@@ -69,9 +69,10 @@ def test_unsupported_formulas(df):
         lmer("y ~ 1 + (1|g)", df.to_dict())  # type: ignore[arg-type]
 
 
-def test_rank_deficient_fixed_effects(df):
-    with pytest.raises(InputError, match="rank deficient.*aliased.*s2"):
-        lmer("y ~ s + s2 + (1|g)", df.assign(s2=df.s))
+def test_rank_deficient_fixed_effects_drop_the_aliased_column_as_lme4(df):
+    with pytest.warns(RankDeficientWarning, match=r"dropping 2 columns / coefficients \(s2B, s2C\)"):
+        fit = lmer("y ~ s + s2 + (1|g)", df.assign(s2=df.s))
+    assert fit.dropped_columns == ("s2B", "s2C") and fit.fixed_names == ("(Intercept)", "sB", "sC")
 
 
 def test_compare_refuses_non_nested_and_different_rows(df):

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mixeval.errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError
+from mixeval.errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, RankDeficientWarning
 from mixeval.mixed import build_design, compare, compute_stats, deviance_parts, lmer, make_result
 from mixeval.mixed._optimize import OptimResult
 from mixeval.scale import aggregate_stats, lmer_aggregate
@@ -244,8 +244,12 @@ def test_scale_bad_levels_and_rank() -> None:
     df["cond2"] = df["cond"]
     with pytest.raises(InputError, match="only 1 level"):
         lmer_aggregate("y ~ 1 + (1|one)", df)
-    with pytest.raises(InputError, match="rank deficient.*cond2b"):
-        lmer_aggregate("y ~ cond + cond2 + (1|item)", df)
+    with pytest.warns(RankDeficientWarning, match=r"dropping 2 columns / coefficients \(cond2b, cond2c\)"):
+        fit = lmer_aggregate("y ~ cond + cond2 + (1|item)", df)
+    with pytest.warns(RankDeficientWarning):
+        ref = lmer("y ~ cond + cond2 + (1|item)", df)
+    assert fit.fixed_names == ref.fixed_names and fit.dropped_columns == ref.dropped_columns == ("cond2b", "cond2c")
+    assert abs(fit.loglik - ref.loglik) < 1e-8 * abs(ref.loglik)
     with pytest.raises(TypeError, match="Parquet path"):
         lmer_aggregate("y ~ 1 + (1|item)", [1, 2, 3])
     with pytest.raises(InputError, match="no Parquet file"):
