@@ -1082,8 +1082,8 @@ class Study:
 
                 pairs = margin_tests(pairs, delta=delta, side=side)
             return compare(cond.fit_ml, null), note_df_rule(pairs, rule), cond
-        if self.family is not None and delta is not None:
-            raise InputError(f"delta={delta!r}: a margin of a {self.family} Study's comparisons within classes of "
+        if self.family.engine != "lmer" and delta is not None:
+            raise InputError(f"delta={delta!r}: a margin of a {self.family.name} Study's comparisons within classes of "
                              f"{prop!r} is on a scale you must name, which conditional() does not take; call it "
                              "without delta=, then .pairwise(by=..., scale=..., delta=...) on the Study it returns "
                              "(its third value).")
