@@ -21,7 +21,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm
 
-from ._glmm import GlmmFit
+from ..errors import InputError
+from ._glmm import GlmmFit, _hessian
 from ._optimize import (
     SINGULAR_TOL,
     finite_difference_gradient,
@@ -34,6 +35,7 @@ from ._pirls import (
     laplace_deviance,
     pirls,
     supports_beta_gradient,
+    supports_gradient,
 )
 from ._reterms import ReTerm, _tril_template, theta_to_factors
 from ._blas import single_threaded_blas
@@ -236,6 +238,24 @@ class GlmmFitModel(FitModelBase):
         self._engine = GlmmFit(self.problem, self.n_agq, free_parameters=True)
         self._engine.u = fit.u.copy()
         self._engine.beta = fit.coef.copy()
+        self._truth = (np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float),
+                       np.asarray(fit.family_par, dtype=float))
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        """The engine's ``(theta, beta, psi)`` of ``params`` (:meth:`~._protocol.FitModelBase.at`); simulations draw
+        from them and refits start there (with the fit's Hessian as the search's first curvature)."""
+        kinds = np.asarray(self.varpar_kinds)
+        varpar = params[: self.n_var]
+        x = self._to_engine(params)
+        if x is None or np.any(varpar[kinds == "sd"] < 0) or np.any(np.abs(varpar[kinds == "cor"]) > 1):
+            raise InputError(f"at(): {dict(zip(self.varpar_names, varpar.tolist()))} are not valid variance and "
+                             "family parameters (sd >= 0, correlations forming a correlation matrix, a dispersion > 0, "
+                             "cutpoints in order).")
+        k, p = self.n_theta, self.problem.p
+        self._truth = (x[:k], x[k:k + p], x[k + p:])
+        if self.n_psi:
+            self.problem = replace(self.problem, family_par=x[k + p:])
+        self.__dict__.pop("_zl", None)
 
     # ------------------------------------------------------------------ parameters
     def _to_engine(self, par: np.ndarray) -> np.ndarray | None:
@@ -436,40 +456,43 @@ class GlmmFitModel(FitModelBase):
     # ------------------------------------------------------------------ simulation and refits
     @cached_property
     def _zl(self) -> sp.csr_matrix:
-        """``Z Lambda`` at the fitted theta (``n x q``)."""
+        """``Z Lambda`` at the model's theta (``n x q``)."""
         re = self.problem.re
-        return sp.csr_matrix((re.lambdat(self.fit.theta) @ re.Zt).T)
+        return sp.csr_matrix((re.lambdat(self._truth[0]) @ re.Zt).T)
 
     def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray:
-        """``n_sim`` responses from the fit with new random effects (lme4's ``simulate(use.u = FALSE)``).
+        """``n_sim`` responses from the model with new random effects (lme4's ``simulate(use.u = FALSE)``), at the
+        fitted parameters or those set by :meth:`at`.
 
-        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``, responses from the family at the fitted parameters
+        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``, responses from the family at its parameters
         (:meth:`~.families.Family.simulate`; binomial: successes ``~ Bin(w_i, mu_i)`` divided by the trials ``w_i``,
         0/1 for ``w_i = 1``; Poisson: ``~ Pois(mu_i)``).
         """
         pr = self.problem
-        eta = (pr.offset + pr.X @ self.fit.coef)[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
-        return pr.family.simulate(eta, pr.weights[:, None], rng, pr.family_par)
+        eta = (pr.offset + pr.X @ self._truth[1])[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
+        return pr.family.simulate(eta, pr.weights[:, None], rng, self._truth[2])
 
-    def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
-        """The fit's criterion minimised on the response ``y``, started at the fit's estimates and Hessian (as
-        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``, the
+    def _refit_one(self, y: np.ndarray, hessian: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
+        """The fit's criterion minimised on the response ``y``, started at the model's parameters (the fit's
+        estimates, or those of :meth:`at`) and the fit's Hessian (as lme4's ``refit``, which skips the first stage):
+        ``theta``, ``beta``, deviance, ``vcov`` (RX-based, or from the Hessian of the deviance with ``hessian``), the
         family's parameters."""
         problem = replace(self.problem, y=np.asarray(y, dtype=float))
         n_agq = int(self.fit.nAGQ)
         engine = GlmmFit(problem, n_agq, free_parameters=True)
-        engine.beta = self.fit.coef.copy()
+        theta_t, beta_t, psi0 = self._truth
+        engine.beta = beta_t.copy()
         re = problem.re
         k, m = self.n_theta, self.n_psi
-        theta0 = np.where(re.lower == 0, np.maximum(self.fit.theta, 0.1), self.fit.theta)
-        psi0 = self.fit.family_par
+        theta0 = np.where(re.lower == 0, np.maximum(theta_t, 0.1), theta_t)
         if n_agq == 0:  # lme4's nAGQ = 0 criterion: theta (and psi) alone, beta from PIRLS
             opt = minimize_deviance(finite_difference_gradient(engine.stage1), np.concatenate([theta0, psi0]),
                                     np.concatenate([re.lower, np.full(m, -np.inf)]))
             engine.stage1(opt.theta)
             theta, beta, psi = opt.theta[:k], engine.beta.copy(), opt.theta[k:]
         else:
-            x0 = np.concatenate([theta0, self.fit.coef, psi0])
+            x0 = np.concatenate([theta0, beta_t, psi0])
             lower = np.concatenate([re.lower, np.full(problem.p + m, -np.inf)])
             analytic = n_agq == 1 and problem.p and supports_beta_gradient(problem)
             fg = engine.stage2_and_gradient if analytic else finite_difference_gradient(engine.stage2)
@@ -486,6 +509,8 @@ class GlmmFitModel(FitModelBase):
             cov = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
         except np.linalg.LinAlgError:
             cov = np.full((problem.p, problem.p), np.nan)
+        if hessian and n_agq >= 1 and problem.p:
+            cov = _hessian_covariance(engine, np.concatenate([theta, beta, psi]), k, problem.p, n_agq, cov)
         return np.asarray(theta, dtype=float), np.asarray(beta, dtype=float), float(dev), cov, psi
 
     @cached_property
@@ -499,12 +524,13 @@ class GlmmFitModel(FitModelBase):
             out.append((g if alone and nm == "(Intercept)" else f"{g}.{nm}", k))
         return out
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
+    def refit(self, Y: np.ndarray, reml: bool | None = None, *, hessian: bool = False) -> list[RefitSummary]:
         """The model re-estimated on each column of ``Y`` (the engine's fit; ``reml`` does not apply to a GLMM).
 
-        ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)`` (the Hessian-based one costs
-        ``O(k^2)`` deviance evaluations per refit); ``variances`` hold the random-effect variances on the link
-        scale (no ``"Residual"``).
+        ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)``, or with ``hessian`` lme4's default
+        ``vcov`` (the inverse Hessian of the deviance in ``(theta, beta)``, as the fit's own: ``2 (k + p)`` more
+        gradient evaluations per refit); ``variances`` hold the random-effect variances on the link scale (no
+        ``"Residual"``).
         """
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
@@ -513,7 +539,7 @@ class GlmmFitModel(FitModelBase):
         out = []
         with single_threaded_blas():
             for b in range(Y.shape[1]):
-                theta, beta, dev, cov, psi = self._refit_one(Y[:, b])
+                theta, beta, dev, cov, psi = self._refit_one(Y[:, b], hessian)
                 varpar = varpar_from_theta(self.terms, theta)
                 variances = {key: float(varpar[k] ** 2) for key, k in self._variance_keys}
                 values = list(self.family.parameter_values(psi).values())
@@ -556,3 +582,16 @@ class GlmmFitModel(FitModelBase):
             out[name] = (float(np.exp(lo)), float(np.exp(hi))) if kind == "dispersion" else (float(lo), float(hi))
         out.update(fixed_effect_wald(self.fit, z))
         return out
+
+
+def _hessian_covariance(engine: GlmmFit, x: np.ndarray, k: int, p: int, n_agq: int, fallback: np.ndarray) -> np.ndarray:
+    """The fixed effects' block of ``2 H^-1``, ``H`` the Hessian of the deviance at ``x = (theta, beta, psi)`` (the fit's
+    ``vcov``: :func:`~._glmm_result.fit_glmm`), or ``fallback`` where it is not positive definite."""
+    try:
+        analytic = n_agq == 1 and supports_gradient(engine.problem)
+        h = engine.stage2_hessian(x) if analytic else _hessian(engine.stage2, x)
+        full = 2.0 * np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return fallback
+    cand = 0.5 * (full + full.T)[k:k + p, k:k + p]
+    return cand if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0 else fallback

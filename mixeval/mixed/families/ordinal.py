@@ -50,8 +50,8 @@ class Ordinal(Family):
     latent_note: ClassVar[str] = ("Latent scale of a cumulative link model of ratings: 'Residual' is the variance "
                                   "of the latent residual (pi^2/3 logit, 1 probit).")
     support: ClassVar[Support] = Support(
-        study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged", "contrast", "joint_tests"},
-        intervals=frozenset({"wald", "profile", "boot"}), power=False, aggregate_sources=False, reml=False,
+        study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged", "contrast", "joint_tests"},
+        intervals=frozenset({"wald", "profile", "boot"}), power=True, aggregate_sources=False, reml=False,
         quadrature=True, weights="none")
 
     def __reduce__(self):
