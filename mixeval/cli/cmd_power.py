@@ -102,7 +102,7 @@ def _run(args: argparse.Namespace) -> int:
                              n_resamples=args.nsim, random_state=seed, progress=None if not args.json else False)
     table = result.table.rename(columns=alias)
     best = result.smallest(args.target)
-    out = {"rows": table.to_dict(orient="records"), "test": result.test, "alpha": result.alpha,
+    out = {"rows": table.to_dict(orient="records"), "test": result.tests[0], "alpha": result.alpha,
            "nsim": result.n_resamples, "seed": seed, "effect": result.effect, "item": study.item,
            "smallest": None if best is None else {alias.get(k, k): v for k, v in best.to_dict().items()},
            "target": args.target, "warnings": warning_texts(caught)}

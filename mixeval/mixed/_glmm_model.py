@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from scipy.stats import norm
 
 from ..errors import InputError
+from ._batch_laplace import BatchLaplace, supports_batch
 from ._glmm import GlmmFit, _hessian
 from ._optimize import (
     SINGULAR_TOL,
@@ -530,7 +531,8 @@ class GlmmFitModel(FitModelBase):
         ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)``, or with ``hessian`` lme4's default
         ``vcov`` (the inverse Hessian of the deviance in ``(theta, beta)``, as the fit's own: ``2 (k + p)`` more
         gradient evaluations per refit); ``variances`` hold the random-effect variances on the link scale (no
-        ``"Residual"``).
+        ``"Residual"``). Binomial (logit) and Poisson (log) models with random intercepts refit a block of responses
+        together (:class:`~._batch_laplace.BatchLaplace`: the same optima, in a fraction of the time).
         """
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
@@ -538,6 +540,8 @@ class GlmmFitModel(FitModelBase):
         lower = self.problem.re.lower
         out = []
         with single_threaded_blas():
+            if supports_batch(self.problem, int(self.fit.nAGQ)):
+                return self._batch_refit(Y, hessian)
             for b in range(Y.shape[1]):
                 theta, beta, dev, cov, psi = self._refit_one(Y[:, b], hessian)
                 varpar = varpar_from_theta(self.terms, theta)
@@ -545,6 +549,18 @@ class GlmmFitModel(FitModelBase):
                 values = list(self.family.parameter_values(psi).values())
                 out.append(RefitSummary(params=np.concatenate([varpar, values, beta]), variances=variances, cov_coef=cov,
                                         criterion=dev, singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
+        return out
+
+    def _batch_refit(self, Y: np.ndarray, hessian: bool) -> list[RefitSummary]:
+        """:meth:`refit` of a block of responses at once (:class:`~._batch_laplace.BatchLaplace`)."""
+        theta_t, beta_t, _ = self._truth
+        res = BatchLaplace(self.problem).refit(Y, np.concatenate([theta_t, beta_t]))
+        out = []
+        for b in range(Y.shape[1]):
+            cov = res.cov_hessian[b] if hessian and np.all(np.isfinite(res.cov_hessian[b])) else res.cov_rx[b]
+            variances = {key: float(res.theta[b, k] ** 2) for key, k in self._variance_keys}
+            out.append(RefitSummary(params=np.concatenate([res.theta[b], res.beta[b]]), variances=variances,
+                                    cov_coef=cov, criterion=float(res.deviance[b]), singular=bool(res.singular[b])))
         return out
 
     def refit_result(self, y: np.ndarray, reml: bool | None = None):
