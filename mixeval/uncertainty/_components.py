@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
+from .._validation import require_positive_int
 from ..errors import InputError
 from ..mixed import Family, get_family
 from ._power import PowerResult, run_power
@@ -303,8 +304,7 @@ def power_from_components(variances: Mapping[str, float], *, n: Mapping[str, Seq
 
 
 def _trials(trials: Any, family: Family) -> int:
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise InputError(f"trials must be an integer >= 1; got {trials!r}.")
+    trials = require_positive_int(trials, "trials")
     if trials != 1 and family.support.weights != "trials":
         raise InputError(f"trials={trials} applies to binomial and beta-binomial responses (successes out of trials), "
                          f"not family={family.name!r}; drop it.")
@@ -312,9 +312,7 @@ def _trials(trials: Any, family: Family) -> int:
 
 
 def _replicates(replicates: Any) -> int:
-    if isinstance(replicates, bool) or not isinstance(replicates, (int, np.integer)) or replicates < 1:
-        raise InputError(f"replicates must be an integer >= 1 (rows per cell); got {replicates!r}.")
-    return int(replicates)
+    return require_positive_int(replicates, "replicates")
 
 
 def _intercept(family: Family, intercept: Any, baseline: Any, variance: float, params: np.ndarray) -> float:
