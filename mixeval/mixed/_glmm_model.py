@@ -97,6 +97,33 @@ def varpar_from_theta(terms: tuple[ReTerm, ...], theta: np.ndarray) -> np.ndarra
     return np.asarray(out, dtype=float)
 
 
+def _semidefinite_cholesky(c: np.ndarray, tol: float = 1e-10) -> np.ndarray | None:
+    """The lower-triangular ``L`` with ``L L' = c`` of a positive semi-definite ``c`` (a zero column where a pivot
+    is 0, as at a correlation of +-1, a boundary fit's estimate); None if ``c`` is not positive semi-definite.
+
+    Examples
+    --------
+    >>> _semidefinite_cholesky(np.array([[1.0, -1.0], [-1.0, 1.0]])).tolist()
+    [[1.0, 0.0], [-1.0, 0.0]]
+    >>> _semidefinite_cholesky(np.array([[1.0, 1.5], [1.5, 1.0]])) is None
+    True
+    """
+    n = c.shape[0]
+    L = np.zeros_like(c, dtype=float)
+    for j in range(n):
+        d = c[j, j] - L[j, :j] @ L[j, :j]
+        if d < -tol:
+            return None
+        L[j, j] = np.sqrt(max(d, 0.0))
+        for i in range(j + 1, n):
+            r = c[i, j] - L[i, :j] @ L[j, :j]
+            if L[j, j] > tol:
+                L[i, j] = r / L[j, j]
+            elif abs(r) > np.sqrt(tol):
+                return None
+    return L
+
+
 def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarray:
     """``theta`` of standard deviations and correlations (lme4's ``Sv_to_Cv``); NaN if a correlation matrix is not positive definite.
 
@@ -126,9 +153,8 @@ def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarr
         off = rows != cols
         c[rows[off], cols[off]] = vals[off]
         c[cols[off], rows[off]] = vals[off]
-        try:
-            lc = np.linalg.cholesky(c)
-        except np.linalg.LinAlgError:
+        lc = _semidefinite_cholesky(c)
+        if lc is None:
             out.append(np.full(t.n_theta, np.nan))
             continue
         lam = sd[:, None] * lc
