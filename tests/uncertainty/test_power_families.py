@@ -119,6 +119,13 @@ def test_binomial_power_equals_glmer_refits():
            intercept=0.5, delta=0.5, n={"item": 40, "seed": 6})
 
 
+@pytest.mark.slow
+def test_ordinal_power_equals_clmm_refits():
+    """ordinal::clmm GLRT and Wald z test in R vs mixeval: within 3 combined MC SE."""
+    _agree("power_clmm_fixture.json", {"item": 1.0, "rater": 0.3}, 100, 5, family="ordinal",
+           thresholds=[-1.5, -0.5, 0.5, 1.5], delta=0.5, n={"item": 30, "rater": 4})
+
+
 def test_binomial_study_with_a_random_slope_at_a_correlation_of_minus_one():
     """A binary Study with (1 + system | item) whose fitted correlation is -1 (a boundary estimate) is simulated
     from that estimate (it was refused: the correlation matrix has no strict Cholesky factor)."""
