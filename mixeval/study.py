@@ -733,20 +733,19 @@ class Study:
         return dstudy_intervals(self.fit, self.item, grid, level=level, **kwargs)
 
     def power(self, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
-              effect: Mapping[str, float] | None = None, pair: tuple[str, str] | None = None, alpha: float = 0.05,
-              test: str = "glrt", n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
+              effect: float | None = None, fixed: Mapping[str, float] | None = None,
+              pair: tuple[str, str] | None = None, alpha: float = 0.05, test: str | Sequence[str] = "glrt",
+              margin: float | None = None, lower_is_better: bool = False, df: str | None = None,
+              n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
               progress: bool | None = None):
-        """Power of the system comparison by simulation from this study's fit with a changed design
-        (see :func:`mixeval.uncertainty.study_power`)."""
+        """Power of the system comparison by simulation from this study's fit with a changed design, for every
+        family and random-effects structure: the GLRT, the pairwise Wald test with the Study's df rule, equivalence
+        and non-inferiority (see :func:`mixeval.uncertainty.study_power`)."""
         from .uncertainty import study_power
 
-        if not self.family.support.allows("power"):
-            refusal = self.family.support.refusal(self.family.name, "power")
-            raise InputError(f"{refusal.args[0]} Plan on the latent scale with "
-                             "mixeval.uncertainty.power_from_components as an approximation.")
-        return study_power(self, n=n, delta=delta, effect=effect, pair=pair, alpha=alpha, test=test,
-                           n_resamples=n_resamples, random_state=random_state, replicates=replicates,
-                           progress=progress)
+        return study_power(self, n=n, delta=delta, effect=effect, fixed=fixed, pair=pair, alpha=alpha, test=test,
+                           margin=margin, lower_is_better=lower_is_better, df=df, n_resamples=n_resamples,
+                           random_state=random_state, replicates=replicates, progress=progress)
 
     # ---------------------------------------------------------------- significance
     def _require_system(self, effect: str | None) -> str:

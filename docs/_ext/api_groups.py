@@ -184,6 +184,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "formula.response_values", "formula.prepare_plain_columns", "formula.quote_name",
          "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.expected_variance_covariance",
+         "significance.df_inference", "significance.default_df",
          "mixed.clmm_covariance_at", "mixed.profile_interval", "significance.tukey_pvalue",
          "significance.tukey_critical_value",
          "uncertainty.FitModel", "uncertainty.LmmFitModel", "uncertainty.GlmmFitModel",

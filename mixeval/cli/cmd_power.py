@@ -48,6 +48,7 @@ def _pair(text: str | None, test: str, delta: float | None) -> tuple[str, str] |
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from ._args import add_family_arguments
     from ._seed import SEED_HELP
 
     p = sub.add_parser("power", help="power of a system comparison for more items, raters or seeds (simulation)",
@@ -65,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "those whose difference --delta sets (default: first two levels)")
     p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt",
                    help="the test whose power is simulated: the GLRT of the system effect (default) or the --pair contrast")
+    add_family_arguments(p, any_family=True)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
     p.add_argument("--item", help="the test items' factor (default: the random factor with most levels)")
     p.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")
@@ -82,8 +84,9 @@ def _run(args: argparse.Namespace) -> int:
     from . import print_json
     from ._io import read_table
 
-    from ._args import check_count, check_finite, check_level
+    from ._args import check_count, check_family_flags, check_finite, check_level
 
+    check_family_flags(args)
     check_level(args.alpha, "--alpha")
     check_level(args.target, "--target")
     check_count(args.nsim, "--nsim")
@@ -93,7 +96,9 @@ def _run(args: argparse.Namespace) -> int:
     pair = _pair(args.pair, args.test, args.delta)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        study = Study(read_table(args.data), args.formula, item=args.item, system=args.system)
+        family = None if args.family == "gaussian" else args.family
+        study = Study(read_table(args.data), args.formula, item=args.item, system=args.system, family=family,
+                      weights=args.weights, **({"link": args.link} if family else {}))
         alias = {}
         if "item" in sizes and study.item != "item":
             alias[study.item] = "item"
@@ -102,8 +107,8 @@ def _run(args: argparse.Namespace) -> int:
                              n_resamples=args.nsim, random_state=seed, progress=None if not args.json else False)
     table = result.table.rename(columns=alias)
     best = result.smallest(args.target)
-    out = {"rows": table.to_dict(orient="records"), "test": result.test, "alpha": result.alpha,
-           "nsim": result.n_resamples, "seed": seed, "effect": result.effect, "item": study.item,
+    out = {"rows": table.to_dict(orient="records"), "test": result.tests[0], "alpha": result.alpha,
+           "nsim": result.n_resamples, "seed": seed, "effect": result.effect, "family": result.family, "item": study.item,
            "smallest": None if best is None else {alias.get(k, k): v for k, v in best.to_dict().items()},
            "target": args.target, "warnings": warning_texts(caught)}
     if args.json:

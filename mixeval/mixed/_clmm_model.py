@@ -17,6 +17,7 @@ ratings, started at the fit's estimates).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 
 import numpy as np
@@ -119,6 +120,22 @@ class ClmmFitModel(FitModelBase):
         self._dev.u = np.array(fit.u, dtype=float)
         if self._scalar and self._dev.analytic:  # the protocol's optional gradient: None where there is none
             self.ml_deviance_and_gradient = self._ml_deviance_and_gradient
+        self._truth = (self._x_hat, fit)
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        """The engine's ``(theta, alpha, beta)`` of ``params`` (:meth:`~._protocol.FitModelBase.at`): simulations
+        draw ratings from them, refits start there."""
+        kinds = np.asarray(self.varpar_kinds)
+        varpar = params[: self.n_var]
+        x = self._to_x(params)
+        m = int(self.fit.threshold_matrix.shape[1])
+        thresholds = self.fit.threshold_matrix @ params[self.n_var:self.n_var + m]
+        if x is None or np.any(varpar[kinds == "sd"] < 0) or np.any(np.diff(thresholds) <= 0):
+            raise InputError(f"at(): {dict(zip(self.param_names, params.tolist()))} are not valid parameters "
+                             "(sd >= 0, correlations forming a correlation matrix, thresholds increasing).")
+        k, a = self.n_theta, self.fit.alpha.size
+        sim = replace(self.fit, theta=x[:k], alpha=x[k:k + a], coef=x[k + a:])
+        self._truth = (x, sim)
 
     # ------------------------------------------------------------------ parameters
     @property
@@ -275,8 +292,8 @@ class ClmmFitModel(FitModelBase):
     # ------------------------------------------------------------------ simulation and refits
     def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray:
         """``n_sim`` rating vectors as category indices into ``fit.levels`` (``(nobs, n_sim)``), new random
-        effects for each (lme4's ``simulate(use.u = FALSE)``)."""
-        return self.fit._simulate_codes(int(n_sim), rng)
+        effects for each (lme4's ``simulate(use.u = FALSE)``), at the fitted parameters or those of :meth:`at`."""
+        return self._truth[1]._simulate_codes(int(n_sim), rng)
 
     @cached_property
     def _variance_keys(self) -> list[tuple[str, int]]:
@@ -284,28 +301,31 @@ class ClmmFitModel(FitModelBase):
         sd_pos = [k for k, kind in enumerate(self.varpar_kinds) if kind == "sd"]
         return list(zip(self.fit.variances, sd_pos))
 
-    def _refit_one(self, codes: np.ndarray) -> tuple[np.ndarray, float]:
-        """The model on new category indices (the fit's refitter without standard errors), started at the fit's
-        estimates when the same categories are used: ``(theta, alpha, beta)`` in the fit's threshold parameters,
-        and the deviance."""
+    def _refit_one(self, codes: np.ndarray, hessian: bool = False) -> tuple[np.ndarray, float, np.ndarray]:
+        """The model on new category indices (the fit's refitter, with standard errors only with ``hessian``),
+        started at the model's parameters (the fit's estimates, or those of :meth:`at`) when the same categories
+        are used: ``(theta, alpha, beta)`` in the fit's threshold parameters, the deviance and the covariance of the
+        location effects (NaN without ``hessian``)."""
         fit = self.fit
         codes = np.asarray(codes, dtype=np.int64)
         flexible = fit.family.threshold == "flexible"
         same = not flexible or np.array_equal(np.unique(codes), np.asarray(fit.kept))
-        new = fit.refitter(new_y=codes, x0=self._x_hat if same else None, hessian=False)
+        new = fit.refitter(new_y=codes, x0=self._truth[0] if same else None, hessian=hessian)
+        cov = np.asarray(new.cov_coef, dtype=float)
         if same:
-            return np.concatenate([new.theta, new.alpha, new.coef]), float(new.criterion)
+            return np.concatenate([new.theta, new.alpha, new.coef]), float(new.criterion), cov
         # fewer categories used: the scale's thresholds of the new fit (coinciding around an empty category,
         # -inf/+inf beyond an empty end one), the fit's threshold "a|b" being the scale's threshold above a
         mapped = new.threshold_values[np.asarray(fit.kept)[:-1]]
-        return np.concatenate([new.theta, mapped, new.coef]), float(new.criterion)
+        return np.concatenate([new.theta, mapped, new.coef]), float(new.criterion), cov
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
+    def refit(self, Y: np.ndarray, reml: bool | None = None, *, hessian: bool = False) -> list[RefitSummary]:
         """The model re-estimated on each column of ``Y`` (category indices, as :meth:`simulate` draws them).
 
         ``reml`` must be None or False (clmm has no restricted likelihood). A refit's ``cov_coef`` is NaN (its
-        Hessian is not formed: the bootstrap uses the refits' estimates); ``variances`` hold the random-effect
-        variances on the latent scale (no ``"Residual"``: the family's, :attr:`ClmmResult.distribution_variance`).
+        Hessian is not formed: the bootstrap uses the refits' estimates) unless ``hessian`` (clmm's ``vcov``, the
+        inverse Hessian over every parameter); ``variances`` hold the random-effect variances on the latent scale (no
+        ``"Residual"``: the family's, :attr:`ClmmResult.distribution_variance`).
         """
         _refuse_reml(reml)
         Y = np.asarray(Y)
@@ -316,12 +336,12 @@ class ClmmFitModel(FitModelBase):
         out = []
         with single_threaded_blas():
             for b in range(Y.shape[1]):
-                x, dev = self._refit_one(Y[:, b])
+                x, dev, cov = self._refit_one(Y[:, b], hessian)
                 theta = x[: self.n_theta]
                 varpar = varpar_from_theta(self.terms, theta)
                 variances = {key: float(varpar[k] ** 2) for key, k in self._variance_keys}
                 out.append(RefitSummary(params=np.concatenate([varpar, x[self.n_theta:]]), variances=variances,
-                                        cov_coef=np.full((p, p), np.nan), criterion=dev,
+                                        cov_coef=cov if hessian else np.full((p, p), np.nan), criterion=dev,
                                         singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
         return out
 

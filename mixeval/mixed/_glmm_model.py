@@ -21,7 +21,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.stats import norm
 
-from ._glmm import GlmmFit
+from ..errors import InputError
+from ._batch_laplace import BatchLaplace, supports_batch
+from ._glmm import GlmmFit, _hessian
 from ._optimize import (
     SINGULAR_TOL,
     finite_difference_gradient,
@@ -34,6 +36,7 @@ from ._pirls import (
     laplace_deviance,
     pirls,
     supports_beta_gradient,
+    supports_gradient,
 )
 from ._reterms import ReTerm, _tril_template, theta_to_factors
 from ._blas import single_threaded_blas
@@ -94,6 +97,33 @@ def varpar_from_theta(terms: tuple[ReTerm, ...], theta: np.ndarray) -> np.ndarra
     return np.asarray(out, dtype=float)
 
 
+def _semidefinite_cholesky(c: np.ndarray, tol: float = 1e-10) -> np.ndarray | None:
+    """The lower-triangular ``L`` with ``L L' = c`` of a positive semi-definite ``c`` (a zero column where a pivot
+    is 0, as at a correlation of +-1, a boundary fit's estimate); None if ``c`` is not positive semi-definite.
+
+    Examples
+    --------
+    >>> _semidefinite_cholesky(np.array([[1.0, -1.0], [-1.0, 1.0]])).tolist()
+    [[1.0, 0.0], [-1.0, 0.0]]
+    >>> _semidefinite_cholesky(np.array([[1.0, 1.5], [1.5, 1.0]])) is None
+    True
+    """
+    n = c.shape[0]
+    L = np.zeros_like(c, dtype=float)
+    for j in range(n):
+        d = c[j, j] - L[j, :j] @ L[j, :j]
+        if d < -tol:
+            return None
+        L[j, j] = np.sqrt(max(d, 0.0))
+        for i in range(j + 1, n):
+            r = c[i, j] - L[i, :j] @ L[j, :j]
+            if L[j, j] > tol:
+                L[i, j] = r / L[j, j]
+            elif abs(r) > np.sqrt(tol):
+                return None
+    return L
+
+
 def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarray:
     """``theta`` of standard deviations and correlations (lme4's ``Sv_to_Cv``); NaN if a correlation matrix is not positive definite.
 
@@ -123,9 +153,8 @@ def theta_from_varpar(terms: tuple[ReTerm, ...], varpar: np.ndarray) -> np.ndarr
         off = rows != cols
         c[rows[off], cols[off]] = vals[off]
         c[cols[off], rows[off]] = vals[off]
-        try:
-            lc = np.linalg.cholesky(c)
-        except np.linalg.LinAlgError:
+        lc = _semidefinite_cholesky(c)
+        if lc is None:
             out.append(np.full(t.n_theta, np.nan))
             continue
         lam = sd[:, None] * lc
@@ -233,6 +262,24 @@ class GlmmFitModel(FitModelBase):
         self._engine = GlmmFit(self.problem, self.n_agq, free_parameters=True)
         self._engine.u = fit.u.copy()
         self._engine.beta = fit.coef.copy()
+        self._truth = (np.asarray(fit.theta, dtype=float), np.asarray(fit.coef, dtype=float),
+                       np.asarray(fit.family_par, dtype=float))
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        """The engine's ``(theta, beta, psi)`` of ``params`` (:meth:`~._protocol.FitModelBase.at`); simulations draw
+        from them and refits start there (with the fit's Hessian as the search's first curvature)."""
+        kinds = np.asarray(self.varpar_kinds)
+        varpar = params[: self.n_var]
+        x = self._to_engine(params)
+        if x is None or np.any(varpar[kinds == "sd"] < 0) or np.any(np.abs(varpar[kinds == "cor"]) > 1):
+            raise InputError(f"at(): {dict(zip(self.varpar_names, varpar.tolist()))} are not valid variance and "
+                             "family parameters (sd >= 0, correlations forming a correlation matrix, a dispersion > 0, "
+                             "cutpoints in order).")
+        k, p = self.n_theta, self.problem.p
+        self._truth = (x[:k], x[k:k + p], x[k + p:])
+        if self.n_psi:
+            self.problem = replace(self.problem, family_par=x[k + p:])
+        self.__dict__.pop("_zl", None)
 
     # ------------------------------------------------------------------ parameters
     def _to_engine(self, par: np.ndarray) -> np.ndarray | None:
@@ -433,40 +480,43 @@ class GlmmFitModel(FitModelBase):
     # ------------------------------------------------------------------ simulation and refits
     @cached_property
     def _zl(self) -> sp.csr_matrix:
-        """``Z Lambda`` at the fitted theta (``n x q``)."""
+        """``Z Lambda`` at the model's theta (``n x q``)."""
         re = self.problem.re
-        return sp.csr_matrix((re.lambdat(self.fit.theta) @ re.Zt).T)
+        return sp.csr_matrix((re.lambdat(self._truth[0]) @ re.Zt).T)
 
     def simulate(self, n_sim: int, rng: np.random.Generator) -> np.ndarray:
-        """``n_sim`` responses from the fit with new random effects (lme4's ``simulate(use.u = FALSE)``).
+        """``n_sim`` responses from the model with new random effects (lme4's ``simulate(use.u = FALSE)``), at the
+        fitted parameters or those set by :meth:`at`.
 
-        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``, responses from the family at the fitted parameters
+        ``u ~ N(0, I)``, ``eta = offset + X beta + Z Lambda u``, responses from the family at its parameters
         (:meth:`~.families.Family.simulate`; binomial: successes ``~ Bin(w_i, mu_i)`` divided by the trials ``w_i``,
         0/1 for ``w_i = 1``; Poisson: ``~ Pois(mu_i)``).
         """
         pr = self.problem
-        eta = (pr.offset + pr.X @ self.fit.coef)[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
-        return pr.family.simulate(eta, pr.weights[:, None], rng, pr.family_par)
+        eta = (pr.offset + pr.X @ self._truth[1])[:, None] + self._zl @ rng.standard_normal((pr.re.q, n_sim))
+        return pr.family.simulate(eta, pr.weights[:, None], rng, self._truth[2])
 
-    def _refit_one(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
-        """The fit's criterion minimised on the response ``y``, started at the fit's estimates and Hessian (as
-        lme4's ``refit``, which skips the first stage): ``theta``, ``beta``, deviance, RX-based ``vcov``, the
+    def _refit_one(self, y: np.ndarray, hessian: bool = False
+                   ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
+        """The fit's criterion minimised on the response ``y``, started at the model's parameters (the fit's
+        estimates, or those of :meth:`at`) and the fit's Hessian (as lme4's ``refit``, which skips the first stage):
+        ``theta``, ``beta``, deviance, ``vcov`` (RX-based, or from the Hessian of the deviance with ``hessian``), the
         family's parameters."""
         problem = replace(self.problem, y=np.asarray(y, dtype=float))
         n_agq = int(self.fit.nAGQ)
         engine = GlmmFit(problem, n_agq, free_parameters=True)
-        engine.beta = self.fit.coef.copy()
+        theta_t, beta_t, psi0 = self._truth
+        engine.beta = beta_t.copy()
         re = problem.re
         k, m = self.n_theta, self.n_psi
-        theta0 = np.where(re.lower == 0, np.maximum(self.fit.theta, 0.1), self.fit.theta)
-        psi0 = self.fit.family_par
+        theta0 = np.where(re.lower == 0, np.maximum(theta_t, 0.1), theta_t)
         if n_agq == 0:  # lme4's nAGQ = 0 criterion: theta (and psi) alone, beta from PIRLS
             opt = minimize_deviance(finite_difference_gradient(engine.stage1), np.concatenate([theta0, psi0]),
                                     np.concatenate([re.lower, np.full(m, -np.inf)]))
             engine.stage1(opt.theta)
             theta, beta, psi = opt.theta[:k], engine.beta.copy(), opt.theta[k:]
         else:
-            x0 = np.concatenate([theta0, self.fit.coef, psi0])
+            x0 = np.concatenate([theta0, beta_t, psi0])
             lower = np.concatenate([re.lower, np.full(problem.p + m, -np.inf)])
             analytic = n_agq == 1 and problem.p and supports_beta_gradient(problem)
             fg = engine.stage2_and_gradient if analytic else finite_difference_gradient(engine.stage2)
@@ -483,6 +533,8 @@ class GlmmFitModel(FitModelBase):
             cov = joint_system(problem, theta, state).beta_covariance_unscaled() if problem.p else np.zeros((0, 0))
         except np.linalg.LinAlgError:
             cov = np.full((problem.p, problem.p), np.nan)
+        if hessian and n_agq >= 1 and problem.p:
+            cov = _hessian_covariance(engine, np.concatenate([theta, beta, psi]), k, problem.p, n_agq, cov)
         return np.asarray(theta, dtype=float), np.asarray(beta, dtype=float), float(dev), cov, psi
 
     @cached_property
@@ -496,12 +548,14 @@ class GlmmFitModel(FitModelBase):
             out.append((g if alone and nm == "(Intercept)" else f"{g}.{nm}", k))
         return out
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
+    def refit(self, Y: np.ndarray, reml: bool | None = None, *, hessian: bool = False) -> list[RefitSummary]:
         """The model re-estimated on each column of ``Y`` (the engine's fit; ``reml`` does not apply to a GLMM).
 
-        ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)`` (the Hessian-based one costs
-        ``O(k^2)`` deviance evaluations per refit); ``variances`` hold the random-effect variances on the link
-        scale (no ``"Residual"``).
+        ``cov_coef`` of a refit is lme4's RX-based ``vcov(use.hessian = FALSE)``, or with ``hessian`` lme4's default
+        ``vcov`` (the inverse Hessian of the deviance in ``(theta, beta)``, as the fit's own: ``2 (k + p)`` more
+        gradient evaluations per refit); ``variances`` hold the random-effect variances on the link scale (no
+        ``"Residual"``). Binomial (logit) and Poisson (log) models with random intercepts refit a block of responses
+        together (:class:`~._batch_laplace.BatchLaplace`: the same optima, in a fraction of the time).
         """
         Y = np.asarray(Y, dtype=float)
         if Y.ndim == 1:
@@ -509,13 +563,27 @@ class GlmmFitModel(FitModelBase):
         lower = self.problem.re.lower
         out = []
         with single_threaded_blas():
+            if supports_batch(self.problem, int(self.fit.nAGQ)):
+                return self._batch_refit(Y, hessian)
             for b in range(Y.shape[1]):
-                theta, beta, dev, cov, psi = self._refit_one(Y[:, b])
+                theta, beta, dev, cov, psi = self._refit_one(Y[:, b], hessian)
                 varpar = varpar_from_theta(self.terms, theta)
                 variances = {key: float(varpar[k] ** 2) for key, k in self._variance_keys}
                 values = list(self.family.parameter_values(psi).values())
                 out.append(RefitSummary(params=np.concatenate([varpar, values, beta]), variances=variances, cov_coef=cov,
                                         criterion=dev, singular=bool(np.any((lower == 0) & (theta < SINGULAR_TOL)))))
+        return out
+
+    def _batch_refit(self, Y: np.ndarray, hessian: bool) -> list[RefitSummary]:
+        """:meth:`refit` of a block of responses at once (:class:`~._batch_laplace.BatchLaplace`)."""
+        theta_t, beta_t, _ = self._truth
+        res = BatchLaplace(self.problem).refit(Y, np.concatenate([theta_t, beta_t]))
+        out = []
+        for b in range(Y.shape[1]):
+            cov = res.cov_hessian[b] if hessian and np.all(np.isfinite(res.cov_hessian[b])) else res.cov_rx[b]
+            variances = {key: float(res.theta[b, k] ** 2) for key, k in self._variance_keys}
+            out.append(RefitSummary(params=np.concatenate([res.theta[b], res.beta[b]]), variances=variances,
+                                    cov_coef=cov, criterion=float(res.deviance[b]), singular=bool(res.singular[b])))
         return out
 
     def refit_result(self, y: np.ndarray, reml: bool | None = None):
@@ -553,3 +621,16 @@ class GlmmFitModel(FitModelBase):
             out[name] = (float(np.exp(lo)), float(np.exp(hi))) if kind == "dispersion" else (float(lo), float(hi))
         out.update(fixed_effect_wald(self.fit, z))
         return out
+
+
+def _hessian_covariance(engine: GlmmFit, x: np.ndarray, k: int, p: int, n_agq: int, fallback: np.ndarray) -> np.ndarray:
+    """The fixed effects' block of ``2 H^-1``, ``H`` the Hessian of the deviance at ``x = (theta, beta, psi)`` (the fit's
+    ``vcov``: :func:`~._glmm_result.fit_glmm`), or ``fallback`` where it is not positive definite."""
+    try:
+        analytic = n_agq == 1 and supports_gradient(engine.problem)
+        h = engine.stage2_hessian(x) if analytic else _hessian(engine.stage2, x)
+        full = 2.0 * np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return fallback
+    cand = 0.5 * (full + full.T)[k:k + p, k:k + p]
+    return cand if np.all(np.isfinite(cand)) and np.min(np.linalg.eigvalsh(cand)) > 0 else fallback

@@ -80,6 +80,15 @@ class LmmFitModel(FitModelBase):
         self.varpar_names = tuple(f"sd_(Intercept)|{g}" for g in self.group_names) + ("sigma",)
         self.varpar_kinds = ("sd",) * len(self.group_names) + ("sigma",)
         self.param_names = self.varpar_names + self.fixed_names
+        self._truth = (np.asarray(fit.theta, dtype=float), float(fit.sigma), np.asarray(fit.coef, dtype=float))
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        """``theta = sd / sigma``, ``sigma`` and ``beta`` of ``params`` (:meth:`~._protocol.FitModelBase.at`)."""
+        k = len(self.group_names)
+        sigma = float(params[k])
+        if not sigma > 0 or np.any(params[:k] < 0):
+            raise InputError(f"at(): standard deviations must be >= 0 and sigma > 0; got {params[:k + 1].tolist()}.")
+        self._truth = (params[:k] / sigma, sigma, params[k + 1:].copy())
 
     # ------------------------------------------------------------------ estimates
     def estimates(self) -> np.ndarray:
@@ -163,10 +172,11 @@ class LmmFitModel(FitModelBase):
 
     def simulate(self, n_sim: int, rng: np.random.Generator, *, theta: np.ndarray | None = None,
                  sigma: float | None = None, beta: np.ndarray | None = None) -> np.ndarray:
-        """``n_sim`` responses from the fitted model (or from given parameters): ``X beta + sum_k Z_k b_k + e``."""
-        theta = self.fit.theta if theta is None else np.asarray(theta, dtype=float)
-        sigma = self.fit.sigma if sigma is None else float(sigma)
-        beta = self.fit.coef if beta is None else np.asarray(beta, dtype=float)
+        """``n_sim`` responses from the model's parameters (the fit's, or those set by :meth:`at`; or from given ones):
+        ``X beta + sum_k Z_k b_k + e``."""
+        theta = self._truth[0] if theta is None else np.asarray(theta, dtype=float)
+        sigma = self._truth[1] if sigma is None else float(sigma)
+        beta = self._truth[2] if beta is None else np.asarray(beta, dtype=float)
         mean = self.design.X @ beta if beta.size else np.zeros(self.nobs)
         Y = sigma * rng.standard_normal((self.nobs, n_sim))
         for g, th in zip(self.design.groups, theta):
@@ -206,10 +216,11 @@ class LmmFitModel(FitModelBase):
             return None
         return DenseDesign(self._zt, self.design.X)
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
-        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise).
+    def refit(self, Y: np.ndarray, reml: bool | None = None, *, hessian: bool = False) -> list[RefitSummary]:
+        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise; the
+        covariance of the fixed effects is exact, ``hessian`` changes nothing).
 
-        Every refit starts at the fit's theta (the simulated responses come from the fit, so their optima
+        Every refit starts at the model's theta (the fit's, or that of :meth:`at`) (the simulated responses come from the fit, so their optima
         are near it). Designs with at most :data:`~mixeval.uncertainty._dense.DENSE_MAX_LEVELS` random-effect
         levels take Newton steps with the exact Hessian (:class:`~mixeval.uncertainty._dense.DenseDesign`);
         larger ones the engine's evaluator, which eliminates the largest factor's block.
@@ -221,14 +232,14 @@ class LmmFitModel(FitModelBase):
             return [self._summary(*self._engine_refit(stats, reml)) for stats in self.stats_for(Y)]
 
     def _dense_refit(self, sums: ResponseSums, reml: bool):
-        opt = self._dense.optimize(sums, reml, self.fit.theta)
+        opt = self._dense.optimize(sums, reml, self._truth[0])
         value, beta, mxx, r2, _, _ = self._dense.solve(opt.theta, sums, reml)
         return opt.theta, value, beta, mxx, r2, reml
 
     def _engine_refit(self, stats: SufficientStats, reml: bool):
         from ._optimize import optimize_theta
 
-        start = np.where(self.fit.theta > 0, self.fit.theta, 0.1)
+        start = np.where(self._truth[0] > 0, self._truth[0], 0.1)
         opt = optimize_theta(stats, reml, theta0=start)
         parts = deviance_parts(stats, opt.theta, reml)
         return opt.theta, parts.deviance, parts.beta, parts.mxx, parts.r2, reml

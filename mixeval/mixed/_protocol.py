@@ -13,6 +13,7 @@ Parameter names and order are lme4's ``confint(..., oldNames = FALSE)``: the sta
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -89,8 +90,15 @@ class FitModel(Protocol):
     simulate(n_sim, rng) -> ndarray (nobs, n_sim)
         Responses drawn from the fitted model (new random effects and residuals; lme4's
         ``simulate(use.u = FALSE)``).
-    refit(Y, reml) -> list of RefitSummary
-        The model re-estimated on each column of ``Y`` (same design, new response).
+    refit(Y, reml, *, hessian=False) -> list of RefitSummary
+        The model re-estimated on each column of ``Y`` (same design, new response), each search started at the
+        model's parameters. ``hessian=True``: every refit's ``cov_coef`` from the Hessian of its deviance (the fit's
+        own ``vcov``: lme4's default for GLMMs, clmm's), not the cheaper RX-based covariance of a GLMM refit (or
+        none, NaN, for a clmm refit); a linear mixed model's covariance is exact either way.
+    at(params) -> FitModel
+        The same model and design with its parameters set to ``params`` (:attr:`param_names` order):
+        ``simulate`` draws from them and ``refit`` starts from them (simr's ``fixef<-``, ``VarCorr<-`` and
+        ``sigma<-``: the assumed model of a power simulation).
     refit_result(y, reml) -> LmerResult
         A full fit on one new response (for user statistics).
     ml_deviance_and_gradient(varpar) -> (float, ndarray), or None
@@ -148,6 +156,8 @@ class FitModel(Protocol):
 
     def refit(self, Y: np.ndarray, reml: bool) -> list[RefitSummary]: ...
 
+    def at(self, params: np.ndarray) -> "FitModel": ...
+
     def wald_intervals(self, level: float = 0.95) -> dict[str, tuple[float, float]]: ...
 
 
@@ -173,6 +183,33 @@ class FitModelBase:
 
     def profiler(self):
         return None
+
+    def at(self, params: np.ndarray):
+        """This model with its parameters set to ``params`` (:attr:`param_names` order): :meth:`simulate` draws from
+        them and :meth:`refit` starts from them; the design and the fit are shared (nothing is refitted).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from mixeval import lmer
+        >>> rng = np.random.default_rng(0)
+        >>> g = np.repeat(np.arange(15), 4)
+        >>> df = pd.DataFrame({"g": g, "y": rng.normal(size=15)[g] + rng.normal(size=60)})
+        >>> model = lmer("y ~ 1 + (1|g)", df).model.at([1.0, 0.5, 10.0])   # sd of g, sigma, intercept
+        >>> round(float(model.simulate(2000, np.random.default_rng(1)).mean()), 1)
+        10.0
+        """
+        params = np.asarray(params, dtype=float)
+        names = tuple(getattr(self, "param_names", ()))
+        if params.shape != (len(names),) or not np.all(np.isfinite(params)):
+            raise InputError(f"at() takes {len(names)} finite parameters in the order {list(names)}; got "
+                             f"{np.asarray(params).tolist()!r}.")
+        new = copy.copy(self)
+        new._set_parameters(params)
+        return new
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        raise InputError(f"{type(self).__name__} cannot be set to other parameters (at()).")
 
 
 @runtime_checkable

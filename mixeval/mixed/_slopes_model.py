@@ -227,6 +227,22 @@ class SlopeFitModel(FitModelBase):
             dup = sorted({n for n in self.param_names if self.param_names.count(n) > 1})
             raise InputError(f"the model has repeated parameter names {dup} (the same coefficient in two terms of one "
                              "group); intervals need distinct names: merge the terms, e.g. (1 + x | g).")
+        self._truth = (np.asarray(fit.theta, dtype=float), float(fit.sigma), np.asarray(fit.coef, dtype=float))
+
+    def _set_parameters(self, params: np.ndarray) -> None:
+        """lme4's theta, ``sigma`` and ``beta`` of ``params`` (:meth:`~._protocol.FitModelBase.at`)."""
+        n_var = len(self.varpar_names)
+        varpar = params[:n_var]
+        kinds = np.asarray(self.varpar_kinds)
+        if not varpar[-1] > 0 or np.any(varpar[kinds == "sd"] < 0) or np.any(np.abs(varpar[kinds == "cor"]) > 1):
+            raise InputError("at(): standard deviations must be >= 0, correlations in [-1, 1] and sigma > 0; got "
+                             f"{varpar.tolist()}.")
+        try:
+            theta = self.varpar_to_theta(varpar)
+        except (LinAlgError, np.linalg.LinAlgError):
+            raise InputError(f"at(): the correlations {varpar[kinds == 'cor'].tolist()} do not form a correlation "
+                             "matrix.") from None
+        self._truth = (theta, float(varpar[-1]), params[n_var:].copy())
 
     # ------------------------------------------------------------------ the two parametrisations
     def varpar_to_theta(self, varpar: np.ndarray) -> np.ndarray:
@@ -467,10 +483,11 @@ class SlopeFitModel(FitModelBase):
     def simulate(self, n_sim: int, rng: np.random.Generator, *, theta: np.ndarray | None = None,
                  sigma: float | None = None, beta: np.ndarray | None = None) -> np.ndarray:
         """``n_sim`` responses ``X beta + Z Lambda u sigma + sigma e`` (``u``, ``e`` standard normal; lme4's
-        ``simulate(use.u = FALSE)``), from the fit or from given theta, sigma and beta."""
-        theta = self.fit.theta if theta is None else np.asarray(theta, dtype=float)
-        sigma = self.fit.sigma if sigma is None else float(sigma)
-        beta = self.fit.coef if beta is None else np.asarray(beta, dtype=float)
+        ``simulate(use.u = FALSE)``), from the model's parameters (the fit's, or those of :meth:`at`) or from given
+        theta, sigma and beta."""
+        theta = self._truth[0] if theta is None else np.asarray(theta, dtype=float)
+        sigma = self._truth[1] if sigma is None else float(sigma)
+        beta = self._truth[2] if beta is None else np.asarray(beta, dtype=float)
         mean = self.design.X @ beta if beta.size else np.zeros(self.nobs)
         Y = sigma * rng.standard_normal((self.nobs, n_sim))
         u = rng.standard_normal((self._zt.shape[0], n_sim))
@@ -522,15 +539,17 @@ class SlopeFitModel(FitModelBase):
         frame = self.fit.varcorr_frame()
         return tuple(str(k) for k in frame[frame.var2.isna()].name)
 
-    def refit(self, Y: np.ndarray, reml: bool | None = None) -> list[RefitSummary]:
-        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise).
+    def refit(self, Y: np.ndarray, reml: bool | None = None, *, hessian: bool = False) -> list[RefitSummary]:
+        """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise; the
+        covariance of the fixed effects is exact, ``hessian`` changes nothing).
 
-        The optimiser starts at the fit's theta (as ``bootMer``'s refits), a diagonal element at 0 moved to 0.1.
+        The optimiser starts at the model's theta (the fit's, as ``bootMer``'s refits, or that of :meth:`at`), a
+        diagonal element at 0 moved to 0.1.
         """
         reml = self.reml if reml is None else bool(reml)
         sc = self.scaling
         n, p = self.nobs, len(self.fixed_names)
-        start = self._start(self.fit.scaled_theta(self.fit.theta))
+        start = self._start(self.fit.scaled_theta(self._truth[0]))
         dims = tuple(_Dim(d) for d in self.dims)
         out = []
         with single_threaded_blas():

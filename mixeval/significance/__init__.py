@@ -4,7 +4,9 @@
   book's), Satterthwaite or Kenward-Roger degrees of freedom (``df=``);
 * :func:`emtrends` / :func:`pairwise_trends` -- slopes of a numeric covariate per factor level and
   their pairwise contrasts (conditional comparisons by a numeric data property);
-* :func:`kenward_roger_vcov` -- pbkrtest's adjusted covariance of the fixed effects;
+* :func:`kenward_roger_vcov` -- pbkrtest's adjusted covariance of the fixed effects; :func:`df_inference` -- the
+  covariance and degrees of freedom of linear functions of a fit's fixed effects by any df method, and
+  :func:`default_df` the method emmeans chooses for a fit;
   :func:`expected_variance_covariance` -- its ``W``, the covariance of the variance components (REML);
 * :func:`pairwise` -- all pairwise contrasts with Tukey, Holm, Bonferroni, BH or no adjustment,
   optionally conditional on the levels of other factors (``by=``, Table 4.3);
@@ -26,7 +28,7 @@
 """
 
 from .._binning import bin_property
-from ._ddf import DF_METHODS, expected_variance_covariance, kenward_roger_vcov
+from ._ddf import DF_METHODS, default_df, df_inference, expected_variance_covariance, kenward_roger_vcov
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
@@ -47,6 +49,8 @@ __all__ = [
     "kenward_roger_vcov",
     "expected_variance_covariance",
     "DF_METHODS",
+    "default_df",
+    "df_inference",
     "PairwiseResult",
     "glrt",
     "glrt_averaged",

@@ -345,6 +345,17 @@ def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
 
     ``"satterthwaite-upper"`` (experimental) is refused outside its calibrated range
     (:func:`mixeval.significance._upper_range.upper_range_problems`).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from mixeval.mixed import lmer
+    >>> rng = np.random.default_rng(0)
+    >>> df = pd.DataFrame({"item": np.repeat(np.arange(12), 2), "system": np.tile(["A", "B"], 12)})
+    >>> df["score"] = rng.normal(size=12)[df.item] + rng.normal(size=24)
+    >>> inf = df_inference(lmer("score ~ system + (1|item)", df), "kenward-roger")
+    >>> inf.method, inf.df([0.0, 1.0]).round(6).tolist()   # the paired design: n - 1
+    ('kenward-roger', [11.0])
     """
     method = canonical_df(df)
     if method == "satterthwaite-upper":

@@ -1,6 +1,7 @@
 """Uncertainty of estimates and designs: confidence intervals of mixed-model fits (profile likelihood,
 parametric bootstrap as lme4's ``bootMer``, Wald), intervals for reliability coefficients and D-studies,
-and power by simulation.
+and power by simulation (R's simr) for every family and random-effects structure: :meth:`mixeval.Study.power` from a
+fitted study, :func:`power_from_components` for planning without data.
 
 Everything here works through the protocol :class:`FitModel` that every fit offers as ``fit.model`` (its ML
 deviance as a function of the variance parameters, simulate-from-fit, refit-with-new-response), chosen by
@@ -17,7 +18,9 @@ from ..mixed._glmm_model import GlmmFitModel
 from ..mixed._lmm_model import LmmFitModel
 from ..mixed._profile import profile_interval, profile_intervals, profile_zeta
 from ..mixed._protocol import FitModel, RefitSummary, as_fit_model
-from ._power import PowerResult, closed_form_paired_power, crossed_design, power_from_components
+from ._components import power_from_components
+from ._power import PowerResult, closed_form_paired_power
+from ._power_design import crossed_design
 from ._reliability import coefficient_interval, component_draws, dstudy_intervals, phi_draws, phi_interval
 from ._study import study_power, variance_table_ci
 

@@ -11,9 +11,12 @@ import pandas as pd
 from ..errors import InputError
 from ..formula import quote_name
 from ..mixed._confint import confint
+from ._components import delta_for
 from ._power import PowerResult, run_power
+from ._power_design import PowerSpec
+from ._power_tests import check_tests
 
-__all__ = ["variance_table_ci", "study_power"]
+__all__ = ["variance_table_ci", "study_power", "set_difference"]
 
 
 def variance_table_ci(fit, *, method: str = "profile", level: float = 0.95, **kwargs: Any) -> pd.DataFrame:
@@ -50,10 +53,9 @@ def variance_table_ci(fit, *, method: str = "profile", level: float = 0.95, **kw
     return table
 
 
-def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict[str, float], tuple[str, str]]:
+def _fixed_effects(study, fit, truth: dict[str, float], pair, delta, fixed) -> tuple[list[str], tuple[str, str]]:
+    """The systems and the compared pair; ``truth``'s fixed effects changed by ``fixed`` (by name) and ``delta``."""
     system = study.system
-    if system is None:
-        raise InputError("power needs a system factor: pass system= to Study.")
     data = study._require_rows("Study.power")
     systems = sorted(pd.unique(data[system].astype(str)))
     names = list(fit.fixed_names)
@@ -62,7 +64,6 @@ def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict
     if other:
         raise InputError(f"power simulates the design 'score ~ {system} + random effects'; the fixed effects "
                          f"{other} of {study.formula!r} cannot be laid out on a new design. Fit the study without them.")
-    fixed = {k: float(v) for k, v in zip(names, fit.coef)}
     if pair is None:
         pair = (systems[0], systems[1])
     if isinstance(pair, str) or len(pair) != 2:
@@ -74,61 +75,117 @@ def _systems_and_fixed(study, fit, pair, delta, effect) -> tuple[list[str], dict
     if a == b:
         raise InputError(f"pair=({a!r}, {b!r}) compares a system with itself; name two different levels of "
                          f"{system!r} ({systems}).")
-    if effect is not None:
-        unknown = set(effect) - set(names)
+    if fixed is not None:
+        unknown = set(fixed) - set(names)
         if unknown:
-            raise InputError(f"effect names {sorted(unknown)}, which are not fixed effects; fixed effects: {names}.")
-        fixed.update({k: float(v) for k, v in effect.items()})
+            raise InputError(f"fixed names {sorted(unknown)}, which are not fixed effects; fixed effects: {names}.")
+        truth.update({k: float(v) for k, v in fixed.items()})
     if delta is not None:
-        mean_a = fixed.get(f"{system}{a}", 0.0)
-        key_b = f"{system}{b}"
-        if key_b not in fixed:  # b is the reference level: move a instead
-            fixed[f"{system}{a}"] = -float(delta)
-        else:
-            fixed[key_b] = mean_a + float(delta)
-    return systems, fixed, (a, b)
+        set_difference(truth, system, (a, b), float(delta))
+    return systems, (a, b)
 
 
-def _require_intercepts_only(study) -> None:
-    """Power simulates random intercepts; a term with slopes would be simulated without them (and overstate power)."""
-    terms = [t for t in study.parsed.random if t.lhs.replace(" ", "") != "1"]
-    if terms:
-        system, g = study.system or "system", terms[0].name
-        raise InputError(
-            f"power simulates random intercepts only; {study.formula!r} has random slopes "
-            f"{', '.join(f'({t.lhs}|{t.name})' for t in terms)}, whose variance the simulation would leave out "
-            f"(overstating the power). For a slope of the system, fit the study with (1|{g}) + (1|{g}:{system}) "
-            f"instead (the {system}-by-{g} variance as an intercept term, which power simulates); at the data's own design, "
-            "mixeval.uncertainty.bootstrap_fit(study.fit, statistic=...) simulates the slope model and refits "
-            "(a statistic returning each refit's p-value gives the power).")
+def _random_layout(study, fit) -> dict[str, int]:
+    """The main random factors (facets) with their numbers of levels in the data; refuses random terms that a
+    crossed design cannot hold (a slope of anything but the system, a factor only inside an interaction)."""
+    system = study.system
+    data = study.data
+    slopes = [c for c in study.parsed.slope_columns if c != system]
+    if slopes:
+        raise InputError(f"power lays the study out on new designs of facets and systems; the random slopes of "
+                         f"{slopes} in {study.formula!r} have no values there. Slopes of the system, e.g. "
+                         f"(1 + {system} | item), are simulated.")
+    facets: dict[str, int] = {}
+    for term in study.parsed.random:
+        if len(term.factors) == 1 and term.factors[0] != system:
+            facets[term.factors[0]] = int(data[term.factors[0]].nunique())
+    for term in study.parsed.random:
+        lost = [f for f in term.factors if f != system and f not in facets]
+        if lost:
+            raise InputError(f"the random effect {term.label} involves {lost}, which is not a random factor of its "
+                             f"own (e.g. raters nested in items); power lays out crossed designs of facets that each "
+                             f"have a term such as (1|{lost[0]}).")
+    return facets
+
+
+def set_difference(truth: dict[str, float], system: str, pair: tuple[str, str], d: float) -> None:
+    """``truth``'s fixed effects changed so that ``pair[1]``'s linear predictor is ``pair[0]``'s plus ``d``, ``pair[0]``'s
+    unchanged (where ``pair[1]`` is the reference level, the intercept moves and ``pair[0]``'s coefficient becomes
+    ``-d``; without an intercept, as for ordinal ratings, ``pair[0]``'s coefficient alone).
+
+    Examples
+    --------
+    >>> t = {"(Intercept)": 1.0, "systemB": 0.2}
+    >>> set_difference(t, "system", ("B", "A"), 0.5); t
+    {'(Intercept)': 1.7, 'systemB': -0.5}
+    """
+    a, b = pair
+    key_a, key_b = f"{system}{a}", f"{system}{b}"
+    eta_a = truth.get("(Intercept)", 0.0) + truth.get(key_a, 0.0)
+    if key_b in truth:
+        truth[key_b] = truth.get(key_a, 0.0) + d
+        return
+    if "(Intercept)" in truth:
+        truth["(Intercept)"] = eta_a + d
+    truth[key_a] = -d
+
+
+def _marginal_delta(fit, fam, truth: dict[str, float], system: str, pair: tuple[str, str], effect: float,
+                    study) -> float:
+    """The link-scale difference of the pair whose population-averaged means differ by ``effect``, at the fitted
+    variances and ``pair[0]``'s linear predictor."""
+    if study.parsed.has_slopes:
+        raise InputError("effect= (a difference of population-averaged means) is computed for random intercepts; "
+                         "with random slopes give delta= on the link scale.")
+    variance = float(sum(v for k, v in fit.variances.items() if k != "Residual"))
+    eta_a = truth.get("(Intercept)", 0.0) + truth.get(f"{system}{pair[0]}", 0.0)
+    if fam.engine == "clmm":
+        params = np.asarray(fit.threshold_values, dtype=float)
+    else:
+        params = fam.internal_parameters(np.array([truth[p] for p in fam.parameter_names]))
+    return delta_for(fam, eta_a, effect, variance, params)
 
 
 def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | None = None,
-                effect: Mapping[str, float] | None = None, pair: tuple[str, str] | None = None, alpha: float = 0.05,
-                test: str = "glrt", n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
+                effect: float | None = None, fixed: Mapping[str, float] | None = None,
+                pair: tuple[str, str] | None = None, alpha: float = 0.05, test: str | Sequence[str] = "glrt",
+                margin: float | None = None, lower_is_better: bool = False, df: str | None = None,
+                n_resamples: int = 500, random_state: Any = None, replicates: int | None = None,
                 progress: bool | None = None) -> PowerResult:
-    """Power of a study's system comparison for changed designs, by simulation from its fit.
+    """Power of a study's system comparison for changed designs, by simulation from its fit (simr's method).
 
     Parameters
     ----------
     study : Study
-        Fitted on ``score ~ system + (1|item) + ...`` (random intercepts; the fixed part is the system factor).
-        A formula with random slopes is refused: the simulation lays out intercepts only.
+        Of any family (Gaussian, binomial, Poisson, glmmTMB's families, ordinal ratings), fitted on
+        ``score ~ system + random effects``: random intercepts of facets and their interactions with each other and
+        with the system (``(1|system:seed)``), and random slopes of the system (``(1 + system | item)``).
     n : mapping
         Sizes to try per facet (main random factors), e.g. ``{"sentence_id": [200, 400, 800]}``; facets not
         named keep their size in the data; ``"replicates"`` gives rows per (facets x system) cell.
     delta : float, optional
-        The difference of the means of ``pair[1]`` and ``pair[0]`` to detect (default: as fitted).
-    effect : mapping, optional
-        Fixed effects (R names, e.g. ``{"systemPostEdit": -0.003}``) replacing the fitted ones.
+        The difference of ``pair[1]`` and ``pair[0]`` on the link scale (default: as fitted).
+    effect : float, optional
+        The same difference on the response scale, for population-averaged means (accuracy points, mean counts,
+        mean category), converted to ``delta`` at the fitted variances and intercept (random intercepts).
+    fixed : mapping, optional
+        Fixed effects by R name (e.g. ``{"systemPostEdit": -0.003}``) replacing the fitted ones.
     pair : (str, str), optional
-        Two different systems: those compared by ``test="pairwise"``, and those whose difference ``delta``
-        sets (default: the first two levels). With ``test="glrt"`` a pair needs ``delta`` (else it is refused,
-        as it would not be used).
+        Two different systems: those the Wald-type tests compare (``pair[1] - pair[0]``) and whose difference
+        ``delta``/``effect`` set (default: the first two levels). With ``test="glrt"`` alone a pair needs ``delta``
+        or ``effect`` (else it is refused, as it would not be used).
     alpha : float, default 0.05
-    test : {"glrt", "pairwise"}
-        Likelihood-ratio test of the system factor (ML fits, chi-square reference) or the Wald z test of
-        ``pair`` (REML fit, asymptotic as the book's Table 4.2; unadjusted for other pairs).
+    test : str or list of str, default "glrt"
+        ``"glrt"``: the likelihood-ratio test of the system factor (ML fits, chi-square reference);
+        ``"pairwise"``: the Wald test of ``pair`` (unadjusted for other pairs) with the Study's df rule;
+        ``"equivalence"``: TOST within ``+-margin``; ``"noninferiority"``: ``pair[1]`` not worse than ``pair[0]`` by
+        more than ``margin`` (``lower_is_better`` when smaller scores are better).
+    margin : float, optional
+        The equivalence or non-inferiority margin on the link scale (emmeans' ``delta``).
+    df : str, optional
+        The Wald-type tests' df (``"asymptotic"``, ``"kenward-roger"``, ``"satterthwaite"``); default emmeans'
+        rule for each simulated design, as the Study's comparisons (Kenward-Roger for Gaussian designs of up to
+        3,000 rows, z for other families).
     n_resamples : int, default 500
         Simulated data sets per design.
     random_state : None, int or Generator
@@ -138,14 +195,18 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     Returns
     -------
     PowerResult
-        ``table`` with power and its Monte-Carlo standard error per design, ``smallest(target)``, ``plot()``.
+        ``table`` with power and its Monte Carlo standard error per design and test, ``smallest(target)``,
+        ``plot()``.
 
     Notes
     -----
-    The simulated design is balanced and fully crossed: every level of every main random factor with every
-    system, ``replicates`` rows per cell; interaction factors (``a:b``) follow from the crossing. Responses
-    are drawn from the fitted variance components and fixed effects (changed by ``delta``/``effect``), and
-    each simulated data set is refitted and tested (as R's simr ``extend`` + ``powerSim``).
+    The simulated design is balanced and fully crossed: every level of every facet with every system,
+    ``replicates`` rows per cell; interaction factors (``a:b``) follow from the crossing. Responses are drawn from
+    the fitted model (variance components, correlations, the family's dispersion or thresholds, fixed effects
+    changed by ``delta``/``effect``/``fixed``), and each simulated data set is refitted and tested (as R's simr
+    ``extend`` + ``powerSim``). A Gaussian Study's Wald-type tests refit by REML (as its comparisons), the GLRT by
+    ML; other families by maximum likelihood (the Laplace approximation; a restricted-Laplace Study's tests are
+    simulated on ML fits, as lme4's glmer).
 
     Examples
     --------
@@ -160,30 +221,52 @@ def study_power(study, *, n: Mapping[str, Sequence[int] | int], delta: float | N
     >>> list(r.table["nobs"])
     [20]
     """
-    _require_intercepts_only(study)
-    if delta is not None and not np.isfinite(float(delta)):
-        raise InputError(f"delta must be a finite difference of means; got {delta!r}.")
-    if effect is not None:
-        bad = {k: v for k, v in effect.items() if not np.isfinite(float(v))}
+    system = study.system
+    if system is None:
+        raise InputError("power needs a system factor: pass system= to Study.")
+    plan = check_tests(test, alpha, margin, lower_is_better)
+    for name, value in (("delta", delta), ("effect", effect)):
+        if value is not None and not np.isfinite(float(value)):
+            raise InputError(f"{name} must be a finite difference; got {value!r}.")
+    if delta is not None and effect is not None:
+        raise InputError("give delta= (link scale) or effect= (response scale), not both.")
+    if fixed is not None:
+        bad = {k: v for k, v in fixed.items() if not np.isfinite(float(v))}
         if bad:
-            raise InputError(f"effect must give finite fixed effects; got {bad}.")
+            raise InputError(f"fixed must give finite fixed effects; got {bad}.")
+    if not study.parsed.response_is_column:
+        raise InputError(f"power simulates one response column; {study.formula!r} has the response "
+                         f"{study.parsed.response!r} (e.g. cbind(successes, failures)): give the proportion with "
+                         "weights= (the trials) instead.")
     fit = study.fit
+    fam = fit.family
+    if not fam.support.power:
+        raise fam.support.refusal(fam.name, "power")
+    facets = _random_layout(study, fit)
+    model = fit.model
+    truth = dict(zip(model.param_names, np.asarray(model.estimates(), dtype=float)))
     given = pair
-    systems, fixed, pair = _systems_and_fixed(study, fit, pair, delta, effect)
-    if given is not None and test == "glrt" and delta is None:
-        raise InputError(f"pair={pair!r} with test='glrt' and no delta is not used: the GLRT tests all systems at "
-                         "once at their fitted means. Pass test='pairwise' (the power of this pair's contrast) or "
+    systems, pair = _fixed_effects(study, fit, truth, pair, delta, fixed)
+    if given is not None and plan.tests == ("glrt",) and delta is None and effect is None:
+        raise InputError(f"pair={tuple(given)!r} with test='glrt' and no delta is not used: the GLRT tests all systems "
+                         "at once at their fitted means. Pass test='pairwise' (the power of this pair's contrast) or "
                          "delta= (the GLRT's power when this pair differs by delta), or drop pair=.")
-    main = {g: k for g, k in zip(fit.group_names, fit.n_levels) if ":" not in g}
-    interactions = [g for g in fit.group_names if ":" in g]
-    for g in interactions:
-        parts = g.split(":")
-        if any(p not in main and p != study.system for p in parts):
-            raise InputError(f"the random effect {g!r} involves a factor that is not a random factor of its own; "
-                             "power cannot lay it out on a new design.")
-    cells = int(np.prod(list(main.values()))) * len(systems)
+    if effect is not None:
+        set_difference(truth, system, pair, _marginal_delta(fit, fam, truth, system, pair, float(effect), study))
+    trials = 1
+    if getattr(study, "weights", None) is not None:
+        w = np.asarray(getattr(fit, "weights", np.ones(1)), dtype=float)
+        if fam.support.weights != "trials" or not np.allclose(w, w[0]) or w[0] != round(w[0]):
+            raise InputError("power simulates unweighted designs, or the same whole number of trials per row of a "
+                             "binomial proportion; this Study's weights= vary: fit it without them (or plan with "
+                             "mixeval.uncertainty.power_from_components(..., trials=)).")
+        trials = int(round(w[0]))
+    cells = int(np.prod(list(facets.values()))) * len(systems)
     reps = replicates if replicates is not None else max(1, int(round(fit.nobs / cells)))
-    formula = f"{quote_name(study.parsed.response)} ~ {study.system}" + "".join(f" + (1|{g})" for g in fit.group_names)
-    return run_power(formula, fit.variances, fixed, system=study.system, systems=systems, base_sizes=main, n=n,
-                     replicates=reps, pair=pair, alpha=alpha, test=test, n_resamples=n_resamples,
-                     random_state=random_state, progress=progress)
+    response = quote_name(study.parsed.response)
+    random = " + ".join(t.label for t in study.parsed.random)
+    spec = PowerSpec(formula=f"{response} ~ {system} + {random}", null_formula=f"{response} ~ 1 + {random}",
+                     family=fam, system=system, systems=tuple(systems), pair=pair, truth=truth, facets=facets,
+                     replicates=reps, levels=tuple(fit.levels) if fam.engine == "clmm" else None, trials=trials,
+                     reml=bool(getattr(study, "reml", True)))
+    return run_power(spec, plan, n=n, df=df, n_resamples=n_resamples, random_state=random_state, progress=progress)

@@ -94,8 +94,8 @@ def test_significance_methods(study):
 
 
 def test_refusals_name_the_reason(study):
-    with pytest.raises(InputError, match="ordinal Study"):
-        study.power(n={"item": [20]}, n_resamples=5)
+    with pytest.raises(InputError, match="pair names 'Z'"):
+        study.power(n={"item": [20]}, pair=("A", "Z"), test="pairwise", n_resamples=5)
     with pytest.raises(InputError, match="not available for ordinal fits; pass cuts="):
         study.conditional("length")
     with pytest.raises(InputError, match="reml=True"):

@@ -77,6 +77,18 @@ def test_power_json(csv, capsys):
     assert out["item"] == "sentence"
 
 
+def test_power_json_of_a_binary_study(csv, capsys, tmp_path):
+    """``--family binomial``: the power of a binary benchmark's comparison from the command line (refused before)."""
+    _, df = csv
+    binary = df.assign(correct=(df["score"] > df["score"].median()).astype(int))
+    path = tmp_path / "binary.csv"
+    binary.to_csv(path, index=False)
+    out = _json(capsys, ["power", str(path), "correct ~ system + (1|sentence)", "--family", "binomial", "--delta",
+                         "0.5", "--n", "item=10,20", "--nsim", "10", "--seed", "1", "--json"])
+    assert out["family"] == "binomial" and [r["item"] for r in out["rows"]] == [10, 20]
+    assert all(r["failed"] == 0 and r["se"] >= 0 for r in out["rows"])
+
+
 def test_reliability_ci_json(csv, capsys):
     path, _ = csv
     out = _json(capsys, ["reliability", str(path), "score ~ (1|sentence) + (1|rater)", "--ci", "--nsim", "40",

@@ -104,13 +104,17 @@ def _slope_log(seed: int = 4) -> pd.DataFrame:
     return df
 
 
-def test_power_refuses_a_model_with_random_slopes():
-    """Simulating intercepts only would leave out the slope variance and overstate the power: refused."""
+def test_power_simulates_a_model_with_random_slopes():
+    """A slope of the system, (1 + f | g), is laid out on the new design (it was refused before): the slope variance
+    is simulated, so the power at the fitted effect is below that of intercepts alone."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         study = Study(_slope_log(), "y ~ f + (1 + f | g)", system="f")
-        with pytest.raises(InputError, match=r"random slopes \(1 \+ f\|g\).*\(1\|g\) \+ \(1\|g:f\)"):
-            study.power(n={"g": [12]}, n_resamples=10, progress=False)
+        res = study.power(n={"g": [12]}, delta=0.3, test="pairwise", df="asymptotic", n_resamples=40,
+                          random_state=3, progress=False)
+    assert "cor_(Intercept).fB|g" in res.parameters or any(k.startswith("cor_") for k in res.parameters)
+    row = res.table.iloc[0]
+    assert row["g"] == 12 and row["failed"] == 0 and 0.0 <= row["power"] <= 1.0
 
 
 @pytest.mark.parametrize("delta", [float("nan"), float("inf"), -float("inf")])
@@ -122,5 +126,7 @@ def test_power_refuses_a_non_finite_delta(delta):
     study = Study(df, "score ~ system + (1|item)")
     with pytest.raises(InputError, match="delta must be a finite"):
         study.power(n={"item": [10]}, delta=delta, n_resamples=10, progress=False)
-    with pytest.raises(InputError, match="effect must give finite"):
-        study.power(n={"item": [10]}, effect={"systemB": delta}, n_resamples=10, progress=False)
+    with pytest.raises(InputError, match="fixed must give finite"):
+        study.power(n={"item": [10]}, fixed={"systemB": delta}, n_resamples=10, progress=False)
+    with pytest.raises(InputError, match="effect must be a finite"):
+        study.power(n={"item": [10]}, effect=delta, n_resamples=10, progress=False)

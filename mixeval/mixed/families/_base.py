@@ -173,7 +173,7 @@ class Family:
     >>> from mixeval.mixed.families import get_family
     >>> fam = get_family("negative_binomial")
     >>> fam.engine, fam.parameter_names, fam.dispersion(np.log([2.5])), fam.support.allows("power")
-    ('glmer', ('dispersion',), 2.5, False)
+    ('glmer', ('dispersion',), 2.5, True)
     """
 
     link: str | None = None

@@ -88,8 +88,8 @@ class Beta(Family):
         "Latent scale of a beta GLMM: 'Residual' is the distribution-specific variance of the link (pi^2/3 logit, "
         "1 probit), as for a binomial model; the shares are those of the latent mean proportion, not of the observed "
         "scores.")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged"},
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=False, weights="prior",
                                          scales=frozenset({"observed", "latent"}),
                                          reasons=(AVERAGED_REFUSAL,))

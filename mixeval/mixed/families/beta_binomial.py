@@ -54,8 +54,8 @@ class BetaBinomial(Family):
         "Latent scale of a beta-binomial GLMM: 'Residual' is the distribution-specific variance of the link (pi^2/3 "
         "logit, 1 probit), as for a binomial model; the extra-binomial variation within a row (correlation "
         "1 / (phi + 1) between its trials) is not part of it.")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged"},
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=False, weights="trials",
                                          scales=frozenset({"observed", "latent"}),
                                          reasons=(AVERAGED_REFUSAL,))

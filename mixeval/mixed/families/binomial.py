@@ -54,8 +54,8 @@ class Binomial(ExponentialFamily):
     description: ClassVar[str] = "0/1 scores, or proportions with --weights trials"
     latent_note: ClassVar[str] = ("Latent scale of a binomial GLMM: 'Residual' is the distribution-specific variance "
                                   "of the link (pi^2/3 logit, 1 probit; Nakagawa & Schielzeth 2010).")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS),
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=True, quadrature=True, weights="trials",
                                          scales=frozenset({"observed", "latent"}))
     response_label: ClassVar[str] = "prob"

@@ -52,8 +52,8 @@ class NegativeBinomial(Family):
         "Latent (log) scale of a negative binomial GLMM: 'Residual' is the lognormal approximation "
         "log(1 + 1/lambda + 1/theta) of the distribution-specific variance, lambda the mean count with the random "
         "effects integrated out, theta the dispersion (Nakagawa, Johnson & Schielzeth 2017).")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged"},
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=False, weights="prior",
                                          scales=frozenset({"observed", "latent"}),
                                          reasons=(AVERAGED_REFUSAL,))

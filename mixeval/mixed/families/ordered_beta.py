@@ -57,8 +57,8 @@ class OrderedBeta(Family):
         "Latent (logit) scale of an ordered beta GLMM: 'Residual' is pi^2/3, the variance of the logistic latent "
         "scale on which the mean and the two cutpoints lie; the shares are those of the latent proportion, not of "
         "the observed scores.")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged"},
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=False, weights="prior",
                                          scales=frozenset({"observed", "latent"}),
                                          reasons=(AVERAGED_REFUSAL,))

@@ -50,18 +50,15 @@ class Ordinal(Family):
     latent_note: ClassVar[str] = ("Latent scale of a cumulative link model of ratings: 'Residual' is the variance "
                                   "of the latent residual (pi^2/3 logit, 1 probit).")
     support: ClassVar[Support] = Support(
-        study_methods=frozenset(STUDY_METHODS) - {"power", "glrt_averaged", "contrast", "joint_tests"},
-        intervals=frozenset({"wald", "profile", "boot"}), power=False, aggregate_sources=False, reml=False,
+        study_methods=frozenset(STUDY_METHODS) - {"glrt_averaged", "contrast", "joint_tests"},
+        intervals=frozenset({"wald", "profile", "boot"}), power=True, aggregate_sources=False, reml=False,
         quadrature=True, weights="none", scales=frozenset({"observed", "latent"}),
         reasons=(("contrast", "an ordinal Study's contrasts are Study.pairwise(scale=...) on its ordinal modes"),
                  ("joint_tests", "test a term with Study.glrt(effect=...), the likelihood-ratio test of the "
                                  "cumulative link mixed models"),
                  ("glrt_averaged", "averaged ratings are not ratings on the ordinal scale; use Study.glrt() (the "
                                    "likelihood-ratio test of the cumulative link mixed models), or a Study without "
-                                   "family='ordinal' for the book's test on averaged scores"),
-                 ("power", "an ordinal Study would need ratings drawn on the new design and refitted by clmm; on "
-                           "the study's own design draw ratings with fit.simulate() and refit them with "
-                           "fit.refit_response()")))
+                                   "family='ordinal' for the book's test on averaged scores")))
     mean_is_inverse_link: ClassVar[bool] = False
 
     def __reduce__(self):

@@ -44,8 +44,8 @@ class Poisson(ExponentialFamily):
         "Latent (log) scale of a Poisson GLMM: 'Residual' is the lognormal approximation log(1 + 1/lambda) of the "
         "distribution-specific variance, lambda the mean count with the random effects integrated out "
         "(Nakagawa, Johnson & Schielzeth 2017).")
-    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS) - {"power"},
-                                         intervals=frozenset({"wald", "profile", "boot"}), power=False,
+    support: ClassVar[Support] = Support(study_methods=frozenset(STUDY_METHODS),
+                                         intervals=frozenset({"wald", "profile", "boot"}), power=True,
                                          aggregate_sources=False, quadrature=True, weights="prior",
                                          scales=frozenset({"observed", "latent"}))
     response_label: ClassVar[str] = "rate"
