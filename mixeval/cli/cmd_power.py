@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "those whose difference --delta sets (default: first two levels)")
     p.add_argument("--test", choices=["glrt", "pairwise"], default="glrt",
                    help="the test whose power is simulated: the GLRT of the system effect (default) or the --pair contrast")
-    add_family_arguments(p, any_family=True)
+    add_family_arguments(p)
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
     p.add_argument("--item", help="the test items' factor (default: the random factor with most levels)")
     p.add_argument("--system", help="the compared factor (default: first categorical fixed effect)")

@@ -110,7 +110,7 @@ def intercept_for(family: Family, baseline: float, variance: float, params: np.n
     >>> from mixeval.mixed import get_family
     >>> b = intercept_for(get_family("binomial"), 0.7, 1.0)
     >>> round(b, 4), round(marginal_mean(get_family("binomial"), b, 1.0), 6)
-    (1.0322, 0.7)
+    (1.0184, 0.7)
     """
     return _solve(lambda e: marginal_mean(family, e, variance, params), float(baseline), f"baseline={baseline!r}")
 
@@ -122,8 +122,8 @@ def delta_for(family: Family, intercept: float, effect: float, variance: float, 
     --------
     >>> from mixeval.mixed import get_family
     >>> fam = get_family("binomial")
-    >>> d = delta_for(fam, 1.0322, 0.05, 1.0)                 # 70% -> 75% accuracy, item variance 1 (logit scale)
-    >>> round(marginal_mean(fam, 1.0322 + d, 1.0) - marginal_mean(fam, 1.0322, 1.0), 6)
+    >>> d = delta_for(fam, 1.0184, 0.05, 1.0)                 # 70% -> 75% accuracy, item variance 1 (logit scale)
+    >>> round(marginal_mean(fam, 1.0184 + d, 1.0) - marginal_mean(fam, 1.0184, 1.0), 6)
     0.05
     """
     base = marginal_mean(family, intercept, variance, params)
