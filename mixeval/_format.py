@@ -220,7 +220,7 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = No
 
     With more than ``max_rows`` rows, the first ``max_rows`` are shown and a line says how many were left out
     (nothing is dropped silently). A table wider than ``width`` is printed in blocks of columns, each starting
-    with the first (label) column, as R prints a wide data frame.
+    with the leading label columns, as R prints a wide data frame with its row names.
 
     Examples
     --------
@@ -265,11 +265,19 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = No
 
 
 def column_blocks(widths: Sequence[int], numeric: Sequence[bool], width: int | None) -> list[list[int]]:
-    """Columns in blocks that fit ``width`` (all in one without a width); a leading label column starts each."""
+    """Columns in blocks that fit ``width`` (all in one without a width); the leading label (non-numeric) columns
+    start each, so that every block's rows say what they are (``contrast`` and ``length_class``, not ``contrast``
+    alone).
+
+    Examples
+    --------
+    >>> column_blocks([8, 6, 5, 5, 5], [False, False, True, True, True], 30)
+    [[0, 1, 2, 3], [0, 1, 4]]
+    """
     columns = list(range(len(widths)))
     if width is None or sum(widths) + 2 * (len(widths) - 1) <= width or len(widths) < 2:
         return [columns]
-    lead = [0] if not numeric[0] else []
+    lead = list(range(next((j for j, is_number in enumerate(numeric) if is_number), 1))) if not numeric[0] else []
     rest = columns[len(lead):]
     blocks: list[list[int]] = []
     current = list(lead)

@@ -3,7 +3,6 @@ blocks as the text summary, each wide table split into tables of a few columns (
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 import pandas as pd
@@ -56,10 +55,8 @@ def comparison_report(result: Any, *, title: str | None = None) -> Report:
     notes = [Note(n, "note") for n in result.notes[:20]] + [Note(w, "warning") for w in result.warnings[:20]]
     if notes:
         sections.append(Section("Notes and warnings", tuple(notes)))
-    from .. import __version__
-
     meta = {"models": str(len(result.models)), "metric": result.metric,
             "items": f"{int(result.pairs['n_items'].max())} shared by a pair at most, {result.n_common_items} by all",
             "clusters": result.cluster or "none (each item its own)", "level": f"{result.level:g}",
-            "adjustment": result.adjust, "made by": f"mixeval {__version__}, {date.today().isoformat()}"}
+            "adjustment": result.adjust}
     return Report(title or f"Comparison of {len(result.models)} models on {result.metric}", tuple(sections), meta)

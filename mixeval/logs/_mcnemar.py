@@ -20,9 +20,9 @@ MCNEMAR_TESTS = {
     False: ("McNemar: mcnemar_statistic and mcnemar_pvalue_asymptotic as R's mcnemar.test (continuity-corrected "
             "chi-square, 1 df), mcnemar_pvalue the exact binomial test on the discordant items, mcnemar_midp its "
             "mid-p (Fagerland et al. 2013)"),
-    True: ("McNemar for clustered items: mcnemar_statistic Durkalski et al.'s (2003) (sum of the clusters' "
-           "differences b_k - c_k)^2 / sum of their squares, mcnemar_pvalue_asymptotic its chi-square (1 df) "
-           "p-value; mcnemar_pvalue the exact randomisation test that flips the sign of whole clusters' "
+    True: ("McNemar for clustered items: mcnemar_statistic Durkalski et al.'s (2003) statistic, (sum of the "
+           "clusters' differences b_k - c_k)^2 / (sum of their squares), mcnemar_pvalue_asymptotic its chi-square "
+           "(1 df) p-value; mcnemar_pvalue the exact randomisation test that flips the sign of whole clusters' "
            "differences (the exact McNemar test when each cluster is one item), mcnemar_midp its mid-p"),
 }
 

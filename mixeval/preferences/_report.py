@@ -74,6 +74,18 @@ def _adjacent_votes(result: Any, ranks: pd.DataFrame, power: float, alpha: float
     return pd.DataFrame(rows)
 
 
+def _other_scales(result: Any) -> list[str]:
+    """What each column group of the other-scales table holds (population-averaged, arena's)."""
+    scales = []
+    if result.mixed:
+        scales.append("population-averaged (averaged over new judges and prompts: what a fixed-effects fit of votes "
+                      "from ever new judges estimates, narrower than the conditional scale of the leaderboard)")
+    if result.ties != "drop":
+        scales.append("arena's (the Bradley-Terry fit without position term that arena leaderboards run, a tie "
+                      "counted as half a win for each system, converging to these values when this model holds)")
+    return scales
+
+
 def _scales_table(result: Any, level: float) -> pd.DataFrame | None:
     """Elo on the model's scale beside the population-averaged (mixed models) and arena (tie models) ones."""
     columns = {"model": result.intervals(level)}
@@ -195,12 +207,7 @@ def _sections(result: Any, level: float, n_resamples: int, seed: Any, adjust: st
     if scales is not None:
         sections.append(Section("Other scales", (
             Paragraph("The same abilities on other scales, as Elo points with their Wald intervals: "
-                      + ("population-averaged (averaged over new judges and prompts: what a fixed-effects fit of "
-                         "votes from ever new judges estimates; narrower than the conditional scale of the "
-                         "leaderboard); " if result.mixed else "")
-                      + ("arena's (the Bradley-Terry fit without position term that arena leaderboards run, a tie "
-                         "counted as half a win for each system, converging to these values when this model holds)."
-                         if result.ties != "drop" else "")),
+                      + "; ".join(_other_scales(result)) + "."),
             Table(scales, "Table 3b: abilities on other scales (Elo)"))))
     effects: list[Any] = []
     if result.position_bias is not None:

@@ -75,7 +75,7 @@ def table_html(table: Table) -> str:
     """A ``<table>`` with a ``<caption>``; numbers right-aligned in one format per column.
 
     A table too wide for the page is shown as several tables of consecutive columns, each starting with the label
-    column (as the text summary prints it), the caption saying which columns each holds.
+    columns (as the text summary prints it), the caption saying which columns each holds.
     """
     frame = display_frame(table.data, table.index)
     numeric = [_is_numeric(frame[c]) for c in frame.columns]
@@ -86,8 +86,9 @@ def table_html(table: Table) -> str:
     for number, block in enumerate(blocks, start=1):
         caption = table.caption
         if len(blocks) > 1:
-            shown = [str(frame.columns[j]) for j in block[1 if not numeric[0] else 0:]]
-            caption = f"{caption} ({number}/{len(blocks)}: {shown[0]} .. {shown[-1]})".strip()
+            shown = [str(frame.columns[j]) for j in block if any(j not in other for other in blocks)]
+            span = shown[0] if len(shown) == 1 else f"{shown[0]} .. {shown[-1]}"
+            caption = f"{caption} ({number}/{len(blocks)}: {span})".strip()
         head = "".join(f"<th>{html.escape(str(frame.columns[j]))}</th>" for j in block)
         rows = []
         for i in range(len(frame)):

@@ -67,6 +67,7 @@ def test_clustered_mcnemar_equals_durkalski_and_the_enumerated_sign_flip_test(da
     once = data[data["repeat"] == 0]
     res = compare_logs(once, metric="correct", cluster="passage", mixed=False)
     assert "Durkalski" in res.mcnemar_test and "McNemar's test" in res.summary()
+    assert "mcnemar_statistic Durkalski et al.'s (2003) statistic, (sum" in res.mcnemar_test  # a sentence
     for row, ref in _rows(res.pairs, REF["cluster_mcnemar"]):
         for col in ("statistic", "pvalue_asymptotic", "pvalue", "midp"):
             assert row[f"mcnemar_{col}"] == pytest.approx(ref[col], rel=TOL, abs=TOL), col
@@ -354,6 +355,7 @@ def test_result_is_frozen_json_safe_and_renders(data):
     html = res.to_report().to_html()
     assert "Leaderboard" in html and "Pairs within each subject" in html and "Wilson" in html
     assert "alpha" in res.summary() and "Mixed model" not in html
+    assert "made by" not in res.to_report().meta and {"mixeval", "date"} <= set(res.to_report().meta)  # once
     mixed = compare_logs(data, metric="correct", cluster="passage")
     assert "Mixed model of the differences" in mixed.to_report().to_html()
     with pytest.raises(AttributeError):

@@ -44,6 +44,15 @@ def test_tables_are_the_results_numbers(fit):
     assert "conditional: for a typical judge" in rep.to_html()
 
 
+def test_other_scales_paragraph_is_a_finished_sentence(fit):
+    """With ties dropped the paragraph names the population-averaged scale alone and ends with a full stop."""
+    rep = fit.to_report(n_resamples=0, random_state=1)
+    text = next(block.text for section in rep.sections if section.title == "Other scales"
+                for block in section.blocks if hasattr(block, "text"))
+    assert text.endswith("leaderboard).") and ";" not in text.rpartition("leaderboard")[2]
+    assert "arena's" not in text
+
+
 def test_options_are_used(fit):
     rep = fit.to_report(n_resamples=30, random_state=2, adjust="bonferroni", power=0.9, title="Arena")
     assert rep.title == "Arena"

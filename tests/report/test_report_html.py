@@ -250,6 +250,29 @@ def test_extended_returns_a_new_report(report):
         report.extended("not a section")  # type: ignore[arg-type]
 
 
+def test_every_block_of_a_split_table_repeats_all_its_label_columns():
+    """A split table's later blocks keep every leading label column (contrast and class), so each row says which
+    class it is (the demo report's per-class contrasts lost length_class in their second block)."""
+    from mixeval.report._html import table_html
+
+    wide = pd.DataFrame({"contrast": ["a - b", "a - b"], "length_class": ["short", "long"],
+                         **{f"statistic_{j}": [1.23456, -0.000123] for j in range(20)}})
+    for k in range(3, 22):  # a width whose last block holds one column: the caption names it once
+        tables = re.findall(r"<table.*?</table>", table_html(Table(wide.iloc[:, :k], "T")))
+        if len(tables) > 1 and tables[-1].count("<th>") == 3:
+            assert re.search(r"<caption>T \(\d/\d: statistic_\d+\)</caption>", tables[-1])
+            break
+    else:
+        raise AssertionError("no width leaves one column in the last block")
+    tables = re.findall(r"<table.*?</table>", table_html(Table(wide, "Table 9: wide")))
+    heads = [re.findall(r"<th>(.*?)</th>", t) for t in tables]
+    assert len(heads) > 1 and all(h[:2] == ["contrast", "length_class"] for h in heads)
+    assert sum(len(h) - 2 for h in heads) == 20
+    assert all("<td>short</td>" in t and "<td>long</td>" in t for t in tables)
+    captions = re.findall(r"<caption>(.*?)</caption>", "".join(tables))
+    assert captions[1].startswith("Table 9: wide (2/") and "length_class" not in captions[1]
+
+
 def test_a_table_too_wide_for_the_page_is_split_into_blocks_of_columns():
     """Issue 41 item 8: a 20-column table is not cut off; each block starts with the label column."""
     from mixeval.report._html import PAGE_CHARACTERS, page_html, table_html
