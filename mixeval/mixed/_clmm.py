@@ -148,7 +148,7 @@ def nominal_design(data: pd.DataFrame, nominal: str) -> tuple[np.ndarray, tuple[
     return X[:, keep], tuple(frame.column_names[i] for i in keep)
 
 
-def _threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
+def threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
                       nominal: tuple[np.ndarray, tuple[str, ...]] | None) -> tuple[sp.csr_matrix, sp.csr_matrix, tuple]:
     """``U`` and ``L`` (rows: observations; columns: ``alpha`` then nominal effects threshold by threshold)."""
     n = codes.size
@@ -192,7 +192,7 @@ def clmm_problem(design: Design, response: OrderedResponse, family: Ordinal,
         anames = tnames
     if nominal is not None and family.threshold != "flexible":
         raise InputError("nominal effects (group-specific thresholds) need threshold='flexible', as in ordinal::clm.")
-    U, Lm, names = _threshold_design(codes, jac, anames, tnames, nominal)
+    U, Lm, names = threshold_design(codes, jac, anames, tnames, nominal)
     names_x = list(design.fixed_names)
     X = np.asarray(design.X, dtype=float)
     if "(Intercept)" not in names_x:
@@ -586,7 +586,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
     """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
 
     Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
-    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from the
+    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`start_theta`, from the
     quadratic-expansion start :func:`quadratic_start`; on a subsample of a large log), then everything jointly
     to within :data:`_JOINT_TOL`.
     """
@@ -601,7 +601,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
                                  hess=fixed.fixed_curvature)
         if not k:
             return opt0
-        x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
+        x0 = np.concatenate([start_theta(dev, opt0.theta), opt0.theta])
     even = np.concatenate([_even(re), np.zeros(problem.n_alpha + problem.p, dtype=bool)])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance, even=even,
                              hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH, coarse=_JOINT_TOL,
@@ -613,7 +613,7 @@ def _even(re: ReStructure) -> np.ndarray:
     return even_coordinates(re.lower, tuple(t.n_coef for t in re.terms))
 
 
-def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
+def start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
     """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
     (a few cheap iterations over ``theta`` alone from :func:`quadratic_start`, ended within :data:`_START_TOL`: joint
     steps from a poor start can overshoot a variance whose mean is confounded with the thresholds, e.g. that of a

@@ -21,14 +21,13 @@ from scipy.stats import chi2, norm
 
 from .._format import terminal_width, text_table
 from .._progress import progress as _bar
+from .._validation import require_level, require_positive_int
 from ..errors import InputError
 from ..mixed import build_design, compute_stats
-from ..mixed._deviance import deviance_parts
-from ..mixed._blas import single_threaded_blas
-from ..mixed._optimize import optimize_theta
+from ..mixed import deviance_parts, optimize_theta
+from ..mixed.engine import single_threaded_blas
 from ..resampling import as_generator
-from ..mixed._bootstrap import _check_count, _check_level
-from ..mixed._lmm_model import LmmFitModel
+from ..mixed.engine import LmmFitModel
 
 __all__ = ["PowerResult", "crossed_design", "simulate_power", "power_from_components", "closed_form_paired_power"]
 
@@ -277,8 +276,8 @@ def run_power(formula: str, variances: Mapping[str, float], fixed: Mapping[str, 
     """Power over the grid of designs ``n`` (other facets keep ``base_sizes``)."""
     if test not in TESTS:
         raise InputError(f"test must be one of {', '.join(TESTS)}; got {test!r}.")
-    _check_level(1.0 - alpha)
-    n_sim = _check_count(n_resamples)
+    require_level(alpha, "alpha")
+    n_sim = require_positive_int(n_resamples, "n_resamples")
     unknown = set(n) - set(base_sizes) - {"replicates"}
     if unknown:
         raise InputError(f"n names {sorted(unknown)}, which are not facets of the model; facets: {sorted(base_sizes)} "
