@@ -32,7 +32,7 @@ ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "
 _PARENS = re.compile(r"-|\+|/|\*")
 
 
-def _canonical_adjust(adjust: object) -> str:
+def canonical_adjust(adjust: object) -> str:
     if not isinstance(adjust, str):
         raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
     try:
@@ -359,7 +359,7 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     1    A - C   -1.1277  0.0000
     2    B - C   -0.6630  0.0173
     """
-    method = _canonical_adjust(adjust)
+    method = canonical_adjust(adjust)
     level = require_level(level)
     margin = margin_spec(delta, side)
     df_method, rule = chosen_df(fit, df)
