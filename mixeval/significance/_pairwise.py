@@ -33,6 +33,18 @@ _PARENS = re.compile(r"-|\+|/|\*")
 
 
 def canonical_adjust(adjust: object) -> str:
+    """The name of the multiplicity adjustment ``adjust`` in emmeans' spelling (:data:`ADJUSTMENTS`, any case);
+    an :class:`~mixeval.errors.InputError` listing the choices for any other value.
+
+    Examples
+    --------
+    >>> canonical_adjust("Tukey"), canonical_adjust("fdr")
+    ('tukey', 'BH')
+    >>> canonical_adjust("scheffe")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: unknown adjustment adjust='scheffe'; choose one of 'tukey', 'holm', ...
+    """
     if not isinstance(adjust, str):
         raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
     try:
