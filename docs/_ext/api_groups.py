@@ -171,7 +171,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "errors.SingularFitWarning", "errors.BoundaryWarning", "errors.ConvergenceWarning",
          "errors.IdentifiabilityWarning", "errors.SeparationWarning", "errors.FamilyWarning",
          "errors.BasisLimitWarning", "errors.DroppedRowsWarning", "errors.FewLevelsWarning",
-         "errors.EmptyCategoryWarning", "errors.recorded_warnings"],
+         "errors.EmptyCategoryWarning", "errors.RankDeficientWarning", "errors.recorded_warnings"],
     ),
     "internals": (
         "Building blocks",
@@ -182,6 +182,8 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "mixed.fit_design", "mixed.fit_from_stats", "mixed.make_result", "formula.ParsedFormula",
          "formula.RandomTerm", "formula.FormulaVariable", "formula.model_frame_spec", "formula.ModelFrameSpec",
          "formula.response_values", "formula.prepare_plain_columns", "formula.quote_name",
+         "formula.collated", "formula.collation_key", "formula.is_text", "formula.kept_columns",
+         "formula.kept_columns_of_gram", "formula.rank_message", "formula.warn_dropped", "formula.RANK_TOL",
          "significance.reference_grid", "significance.ReferenceGrid",
          "significance.kenward_roger_vcov", "significance.expected_variance_covariance",
          "mixed.clmm_covariance_at", "mixed.profile_interval", "significance.tukey_pvalue",

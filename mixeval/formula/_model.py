@@ -218,7 +218,13 @@ def prepare_plain_columns(data: pd.DataFrame, columns: Sequence[str]) -> pd.Data
 
 
 def is_text(series: pd.Series) -> bool:
-    """A column of text (R's character vector): pandas' string dtype, or objects that are all strings."""
+    """A column of text (R's character vector): pandas' string dtype, or objects that are all strings.
+
+    Examples
+    --------
+    >>> is_text(pd.Series(["a", "b"])), is_text(pd.Series(["a", 1])), is_text(pd.Series([1.0, 2.0]))
+    (True, False, False)
+    """
     if isinstance(series.dtype, pd.StringDtype):
         return True
     if series.dtype != object:

@@ -139,7 +139,16 @@ def rank_message(dropped: Sequence[str], what: str = "fixed-effect model matrix"
 
 
 def warn_dropped(dropped: Sequence[str]) -> None:
-    """Warn (:class:`~mixeval.errors.RankDeficientWarning`) that a fit dropped the aliased fixed-effect ``dropped``."""
+    """Warn (:class:`~mixeval.errors.RankDeficientWarning`) that a fit dropped the aliased fixed-effect ``dropped``.
+
+    Examples
+    --------
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_dropped(["systemC"])
+    >>> caught[0].category.__name__
+    'RankDeficientWarning'
+    """
     warnings.warn(
         f"{rank_message(dropped)}; the kept coefficients are fitted (lme4's default). The dropped column(s) are "
         "linear combinations of the columns before them (e.g. an empty combination of factor levels, or a covariate "
