@@ -43,7 +43,8 @@ def canonical_adjust(adjust: object) -> str:
     >>> canonical_adjust("scheffe")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: unknown adjustment adjust='scheffe'; choose one of 'tukey', 'holm', ...
+    mixeval.errors.InputError: unknown adjustment adjust='scheffe'; choose one of 'tukey', 'holm', 'bonferroni',
+    'BH', 'none' (also 'hochberg', 'BY').
     """
     if not isinstance(adjust, str):
         raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
