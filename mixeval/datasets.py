@@ -72,9 +72,9 @@ _ENV_URL = "MIXEVAL_DATA_URL"
 def __getattr__(name: str):
     # the readers of evaluation-harness logs live in mixeval.logs; imported on first use
     if name in _LOG_READERS:
-        from .logs import _readers
+        from . import logs
 
-        return getattr(_readers, name)
+        return getattr(logs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -656,7 +656,7 @@ def cheapest_design(
 
 def _bound_method(source: object, scale: str, bound: str | None) -> str:
     """``bound`` of :func:`cheapest_design`, checked; None: studentized where the draws' covariances exist."""
-    from .significance._ddf import random_intercept_problem
+    from .significance.engine import random_intercept_problem
 
     available = scale == "latent" and isinstance(source, MixedResult) and random_intercept_problem(source) is None
     if bound is None:

@@ -27,7 +27,7 @@ from ._margin import check_margin
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
 from .mixed import Family, LmerResult, build_design, compare, fit_design, get_family
-from .mixed._design import complete_rows
+from .mixed.engine import complete_rows
 
 __all__ = ["Study", "bin_property", "check_property", "check_system"]
 
@@ -88,7 +88,7 @@ def _numeric_cuts(cuts: Any) -> list[float]:
 def _resolve_df(df: str | None, family: Family) -> str | None:
     """``df`` of a Study checked against its family's engine: the canonical method, or None (the default, chosen per
     fit by :func:`mixeval.significance._ddf.default_df`: emmeans' rule)."""
-    from .significance._ddf import canonical_df
+    from .significance.engine import canonical_df
 
     if df is None:
         return None
@@ -110,7 +110,7 @@ def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
     Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
     Satterthwaite up to 3,000 (lmerTest.limit), else z; GLMMs and ordinal Studies z
     (:func:`mixeval.significance._ddf.default_df`)."""
-    from .significance._ddf import default_df
+    from .significance.engine import default_df
 
     method = _resolve_df(df, family)
     if method is not None:
@@ -454,7 +454,7 @@ class Study:
                 checked, self.levels = _rating_codes(self.data, self.parsed.response, self.levels)
             self._design = build_design(self.parsed, checked)  # validates the data once
             if self.family.engine == "lmer":
-                from .mixed._family import warn_discrete_response
+                from .mixed.engine import warn_discrete_response
 
                 warn_discrete_response(self._design.y, self.parsed.response)
             groups = [(g.name, g.n_levels) for g in self._design.groups]
@@ -538,7 +538,7 @@ class Study:
         chose: REML for Gaussian Studies, the Laplace maximum likelihood (lme4's glmer) with ``family=``, or
         the restricted Laplace criterion with ``family=..., reml=True``."""
         if self.family.engine == "lmer" and self._design is not None:  # the design validated at construction, fitted once
-            from .mixed._design import weights_array
+            from .mixed.engine import weights_array
 
             weights = None if self.weights is None else weights_array(self.weights, self._design.data,
                                                                         self._design.nobs, positive=True)
@@ -830,7 +830,7 @@ class Study:
             naive = compare(full, null, refit=False)
         from dataclasses import replace
 
-        from .mixed._lrt import boundary_mixture_pvalue
+        from .mixed.engine import boundary_mixture_pvalue
 
         details, n_terms = dict(naive.details, pvalue_naive=naive.pvalue), names.count(component)
         if naive.df == n_terms:  # one variance per dropped term: the Self-Liang mixture
@@ -841,7 +841,7 @@ class Study:
             details["reference"] = f"naive chi2({naive.df:g}), conservative: no simple boundary mixture for slopes"
         pvalue = details.get("pvalue_boundary", naive.pvalue)
         if n_resamples is not None:
-            from .significance._bootstrap_lrt import bootstrap_lrt
+            from .significance.engine import bootstrap_lrt
 
             boot = bootstrap_lrt(null, full, naive.statistic, reml=self.family.engine == "lmer", n_resamples=n_resamples,
                                  random_state=random_state)
@@ -883,8 +883,8 @@ class Study:
         points (:func:`mixeval.significance.margin_tests`).
         """
         from .significance import emmeans, emmeans_response, margin_tests
-        from .significance._dominance import warn_few_levels
-        from .significance._labels import note_df_rule
+        from .significance.engine import warn_few_levels
+        from .significance.engine import note_df_rule
 
         self._supported("emmeans")
         _check_margin(delta, side)
@@ -935,8 +935,8 @@ class Study:
         (:func:`mixeval.significance.pairwise`).
         """
         from .significance import margin_tests, pairwise, pairwise_differences, pairwise_ratios
-        from .significance._dominance import warn_few_levels
-        from .significance._labels import note_df_rule
+        from .significance.engine import warn_few_levels
+        from .significance.engine import note_df_rule
 
         self._supported("pairwise")
         _check_margin(delta, side)
@@ -983,7 +983,7 @@ class Study:
         test them against a margin (e.g. ``ref="teacher", delta=0.02, side=">"``: is every student not worse than
         the teacher by more than 0.02?)."""
         from .significance import contrast
-        from .significance._labels import note_df_rule
+        from .significance.engine import note_df_rule
 
         self._supported("contrast")
         specs = specs or self._require_system(None)
@@ -996,7 +996,7 @@ class Study:
         ``df="satterthwaite"``: lmerTest's type III ``anova``). By default the df of :meth:`emmeans`'s rule, with
         Satterthwaite in place of Kenward-Roger (whose scaled F is not implemented)."""
         from .significance import joint_tests
-        from .significance._labels import note_df_rule
+        from .significance.engine import note_df_rule
 
         self._supported("joint_tests")
         method, rule = _df_for(df, self.family, self.fit)
@@ -1053,10 +1053,10 @@ class Study:
         MixevalWarning
             Cuts leaving some classes empty (named in the message); those classes are left out.
         """
-        from .significance._pairwise import _canonical_adjust
+        from .significance.engine import canonical_adjust
 
         self._supported("conditional")
-        _canonical_adjust(adjust)
+        canonical_adjust(adjust)
         _check_margin(delta, side)
         _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
@@ -1071,7 +1071,7 @@ class Study:
 
             cond = Study(self.data, self._formula_with(f"{system} * {prop}"), item=self.item, system=system,
                          metric_model=self.metric_model, **self._glmm_kwargs(self.data))
-            from .significance._labels import note_df_rule
+            from .significance.engine import note_df_rule
 
             null = cond._fit_formula(self._formula_with(f"{system} + {prop}"), reml=False)
             method, rule = _df_for(df, self.family, cond.fit)

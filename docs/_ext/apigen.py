@@ -7,7 +7,9 @@ docstring.
 The group of building blocks gets its own page (``api/internals.rst``). Every public module (no underscore in
 its dotted name, with an ``__all__``) gets a short page: its docstring and links to its names. A name that a
 module only re-exports (``mixeval.Study`` is ``mixeval.study.Study``), or a function that only wraps another
-(``mixeval.lmer`` dispatches to ``mixeval.mixed.lmer`` and carries its docstring), is documented once.
+(``mixeval.lmer`` dispatches to ``mixeval.mixed.lmer`` and carries its docstring), is documented once; a
+package's ``engine`` module (its building blocks for the other packages) is the home only of the names that no other
+public module lists, and those go to the building blocks' page.
 A new public name needs one entry in ``api_groups.GROUPS``: the build fails until it has one.
 """
 
@@ -47,10 +49,18 @@ def public_names(module_name: str) -> list[str]:
             if not n.startswith("__") and not isinstance(getattr(module, n), types.ModuleType)]
 
 
+def is_engine_module(module_name: str) -> bool:
+    """Whether ``module_name`` is a package's ``engine`` module: the door through which other packages of mixeval
+    reach its building blocks (``mixeval.mixed.engine``)."""
+    return module_name.rpartition(".")[2] == "engine"
+
+
 def home_of(modules: list[str]) -> dict[int, str]:
-    """Object id -> the module that documents it: the deepest module whose ``__all__`` lists it."""
+    """Object id -> the module that documents it: the deepest module whose ``__all__`` lists it; an ``engine``
+    module only for names no other public module lists (``mixeval.uncertainty.confint``, not
+    ``mixeval.mixed.engine.confint``: a name is documented where its users meet it)."""
     home: dict[int, str] = {}
-    for module_name in sorted(modules, key=lambda m: (-m.count("."), m)):
+    for module_name in sorted(modules, key=lambda m: (is_engine_module(m), -m.count("."), m)):
         module = importlib.import_module(module_name)
         for name in public_names(module_name):
             obj = getattr(module, name)

@@ -19,8 +19,8 @@ from .._validation import (
     require_positive_int,
 )
 from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
-from ..resampling._engine import as_generator, bootstrap_counts, chunk_sizes
-from ..resampling._common import percentile_interval
+from ..resampling import as_generator, percentile_interval
+from ..resampling.engine import bootstrap_counts, chunk_sizes
 
 __all__ = ["AgreementResult", "krippendorff_alpha", "cohens_kappa", "scotts_pi", "agreement", "LEVELS"]
 

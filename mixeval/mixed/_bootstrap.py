@@ -30,11 +30,6 @@ __all__ = ["BootstrapResult", "bootstrap_fit", "parametric_refits", "simulate_bl
 BLOCK = 32
 
 
-def _check_count(n_resamples: int) -> int:
-    """``n_resamples`` checked by :func:`~mixeval._validation.require_positive_int` (for callers outside this module)."""
-    return require_positive_int(n_resamples, "n_resamples")
-
-
 def simulate_blocks(model: FitModel, n_resamples: int, rng: np.random.Generator, *,
                     block: int | None = None) -> Iterator[np.ndarray]:
     """Responses simulated from the fit, ``(nobs, <= block)`` at a time, from one generator."""
@@ -186,11 +181,6 @@ class BootstrapResult:
         return {"n_resamples": self.n_resamples, "n_singular": self.n_singular,
                 "estimate": self.estimate.to_dict(), "se": self.se.to_dict(),
                 "intervals": {k: [float(iv.loc[k, "lower"]), float(iv.loc[k, "upper"])] for k in iv.index}}
-
-
-def _check_level(level: float) -> float:
-    """``level`` checked by :func:`~mixeval._validation.require_level` (for callers outside this module)."""
-    return require_level(level)
 
 
 def bootstrap_fit(fit, statistic: Callable | None = None, *, n_resamples: int = 1000, random_state: Any = None,

@@ -66,6 +66,17 @@ class ClmmProblem:
     alpha_names : tuple of str
     offset : ndarray, shape (n,), or None
         The known part of each row's location (the formula's ``offset()`` terms), added to ``X beta``.
+
+    Examples
+    --------
+    The problem behind a fit (ratings 1-5: four thresholds; one fixed effect beside them):
+
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import clmm
+    >>> fit = clmm("rating ~ system + (1|rater)", toy_scores(10, ("A", "B"), n_raters=10, response="rating"))
+    >>> problem = fit.problem
+    >>> problem.nobs, problem.n_categories, problem.alpha_names, problem.p
+    (200, 5, ('1|2', '2|3', '3|4', '4|5'), 1)
     """
 
     y: np.ndarray = field(repr=False)
@@ -148,9 +159,19 @@ def nominal_design(data: pd.DataFrame, nominal: str) -> tuple[np.ndarray, tuple[
     return X[:, keep], tuple(frame.column_names[i] for i in keep)
 
 
-def _threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
+def threshold_design(codes: np.ndarray, jac: np.ndarray, names: tuple[str, ...], threshold_names: tuple[str, ...],
                       nominal: tuple[np.ndarray, tuple[str, ...]] | None) -> tuple[sp.csr_matrix, sp.csr_matrix, tuple]:
-    """``U`` and ``L`` (rows: observations; columns: ``alpha`` then nominal effects threshold by threshold)."""
+    """``U`` and ``L`` (rows: observations; columns: ``alpha`` then nominal effects threshold by threshold).
+
+    Examples
+    --------
+    Three rows in categories 1, 2 and 3 of three (flexible thresholds: ``J`` is the identity); the top category
+    has no upper threshold and the bottom one no lower:
+
+    >>> U, L, names = threshold_design(np.array([0, 1, 2]), np.eye(2), ("1|2", "2|3"), ("1|2", "2|3"), None)
+    >>> U.toarray().tolist(), L.toarray().tolist(), names
+    ([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], ('1|2', '2|3'))
+    """
     n = codes.size
     m, k = jac.shape
     K = m + 1
@@ -192,7 +213,7 @@ def clmm_problem(design: Design, response: OrderedResponse, family: Ordinal,
         anames = tnames
     if nominal is not None and family.threshold != "flexible":
         raise InputError("nominal effects (group-specific thresholds) need threshold='flexible', as in ordinal::clm.")
-    U, Lm, names = _threshold_design(codes, jac, anames, tnames, nominal)
+    U, Lm, names = threshold_design(codes, jac, anames, tnames, nominal)
     names_x = list(design.fixed_names)
     X = np.asarray(design.X, dtype=float)
     if "(Intercept)" not in names_x:
@@ -225,6 +246,18 @@ class ClmmDeviance:
     The conditional modes ``u`` are carried from one evaluation to the next (warm starts); evaluations with the
     gradient are remembered by their exact argument (the most recent 64), as the optimiser and the Hessian revisit
     points.
+
+    Examples
+    --------
+    At a fit's estimates ``x = (theta, alpha, beta)`` the deviance is the fit's:
+
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import clmm
+    >>> fit = clmm("rating ~ system + (1|rater)", toy_scores(10, ("A", "B"), n_raters=10, response="rating"))
+    >>> dev = ClmmDeviance(fit.problem)
+    >>> x = optimize_clmm(dev).theta
+    >>> round(dev.deviance(x), 4), round(-2 * fit.loglik, 4)
+    (633.8756, 633.8756)
     """
 
     def __init__(self, problem: ClmmProblem, n_agq: int = 1):
@@ -586,9 +619,18 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
     """Minimise the deviance over ``(theta, alpha, beta)`` (:func:`~._optimize.minimize_deviance`).
 
     Without a start: ``alpha`` from the cumulative proportions, then ``(alpha, beta)`` of the model without
-    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`_start_theta`, from the
+    random effects (``ordinal::clm``), then ``theta`` alone with those held (:func:`start_theta`, from the
     quadratic-expansion start :func:`quadratic_start`; on a subsample of a large log), then everything jointly
     to within :data:`_JOINT_TOL`.
+
+    Examples
+    --------
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import clmm
+    >>> fit = clmm("rating ~ system + (1|rater)", toy_scores(10, ("A", "B"), n_raters=10, response="rating"))
+    >>> opt = optimize_clmm(ClmmDeviance(fit.problem))
+    >>> opt.converged, round(opt.deviance, 4), opt.theta.size  # theta, four thresholds, one effect
+    (True, 633.8756, 6)
     """
     problem = dev.problem
     k = dev.k
@@ -601,7 +643,7 @@ def optimize_clmm(dev: ClmmDeviance, x0: np.ndarray | None = None) -> OptimResul
                                  hess=fixed.fixed_curvature)
         if not k:
             return opt0
-        x0 = np.concatenate([_start_theta(dev, opt0.theta), opt0.theta])
+        x0 = np.concatenate([start_theta(dev, opt0.theta), opt0.theta])
     even = np.concatenate([_even(re), np.zeros(problem.n_alpha + problem.p, dtype=bool)])
     return minimize_deviance(dev.fun_and_grad(), np.asarray(x0, dtype=float), lower, fun=dev.deviance, even=even,
                              hess=dev.fixed_curvature if dev.analytic else None, refresh=_REFRESH, coarse=_JOINT_TOL,
@@ -613,13 +655,26 @@ def _even(re: ReStructure) -> np.ndarray:
     return even_coordinates(re.lower, tuple(t.n_coef for t in re.terms))
 
 
-def _start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
+def start_theta(dev: ClmmDeviance, fixed: np.ndarray) -> np.ndarray:
     """``theta`` minimising the deviance with the thresholds and effects held at the fit without random effects
     (a few cheap iterations over ``theta`` alone from :func:`quadratic_start`, ended within :data:`_START_TOL`: joint
     steps from a poor start can overshoot a variance whose mean is confounded with the thresholds, e.g. that of a
     few raters, or one the quadratic expansion understates, and then cost many evaluations). On a large
     log this start is taken from the rows of a subsample of the largest factor's levels (:func:`_start_rows`):
-    it only places the joint optimisation, which then uses every row."""
+    it only places the joint optimisation, which then uses every row.
+
+    Examples
+    --------
+    With the thresholds and the effect held at the optimum, ``theta`` alone comes close to the joint optimum's:
+
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import clmm
+    >>> fit = clmm("rating ~ system + (1|rater)", toy_scores(10, ("A", "B"), n_raters=10, response="rating"))
+    >>> dev = ClmmDeviance(fit.problem)
+    >>> x = optimize_clmm(dev).theta
+    >>> round(float(x[0]), 2), round(float(start_theta(dev, x[1:])[0]), 2)
+    (0.41, 0.42)
+    """
     sub = _start_rows(dev.problem)
     start = dev if sub is None else ClmmDeviance(sub, dev.n_agq)
     re = start.problem.re

@@ -169,7 +169,16 @@ def require_unique_columns(data: pd.DataFrame, columns: list[str]) -> None:
 
 
 def check_group_levels(name: str, n_levels: int, nobs: int, allow_n: bool = False) -> None:
-    """A random effect needs at least 2 levels and fewer levels than observations (GLMMs, ``allow_n``: at most as many)."""
+    """A random effect needs at least 2 levels and fewer levels than observations (GLMMs, ``allow_n``: at most as many).
+
+    Examples
+    --------
+    >>> check_group_levels("rater", 5, 40)
+    >>> check_group_levels("rater", 1, 40)
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: grouping factor 'rater' has only 1 level; a random effect needs at least 2 levels. ...
+    """
     if n_levels < 2:
         raise InputError(
             f"grouping factor {name!r} has only {n_levels} level; a random effect needs at least 2 "
@@ -413,7 +422,15 @@ def _needed_columns(parsed: ParsedFormula, data: pd.DataFrame) -> list[str]:
 
 
 def complete_rows(formula: str | ParsedFormula, data: pd.DataFrame) -> pd.DataFrame:
-    """The rows of ``data`` a fit of ``formula`` can use (see :func:`drop_incomplete_rows`)."""
+    """The rows of ``data`` a fit of ``formula`` can use (see :func:`drop_incomplete_rows`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"score": [1.0, None, 3.0], "system": ["A", "B", "A"], "item": [1, 2, 3]})
+    >>> complete_rows("score ~ system + (1|item)", df).index.tolist()
+    [0, 2]
+    """
     parsed = formula if isinstance(formula, ParsedFormula) else parse_formula(formula)
     data = require_dataframe(data)
     needed = _needed_columns(parsed, data)

@@ -38,7 +38,17 @@ def discrete_response_kind(y: np.ndarray) -> str | None:
 
 
 def warn_discrete_response(y: np.ndarray, name: str) -> None:
-    """Warn (:class:`~mixeval.errors.FamilyWarning`) when a Gaussian model is fitted to 0/1 scores or small counts."""
+    """Warn (:class:`~mixeval.errors.FamilyWarning`) when a Gaussian model is fitted to 0/1 scores or small counts.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_discrete_response(np.array([0.0, 1.0, 1.0, 0.0]), "correct")
+    >>> caught[0].category.__name__
+    'FamilyWarning'
+    """
     import warnings
 
     from ..errors import FamilyWarning

@@ -422,6 +422,18 @@ def fit_glmm(design: Design, family: Family, weights: np.ndarray, *, n_agq: int 
     ``(theta, beta)`` at the optimum, ``2 (k + p)`` PIRLS runs) or ``"rx"`` (lme4's ``calc.derivs = FALSE``:
     ``(R_X' R_X)^{-1}`` from the penalised system at the optimum, one factorisation; it ignores the
     uncertainty of ``theta`` and the curvature of ``log|L|^2``, a difference of order ``1 / n``).
+
+    Examples
+    --------
+    The stages of :func:`~mixeval.mixed.glmer`, called one by one:
+
+    >>> import numpy as np
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import build_design, get_family, glmer
+    >>> df = toy_scores(response="correct")
+    >>> fit = fit_glmm(build_design("correct ~ system + (1|item)", df), get_family("binomial"), np.ones(len(df)))
+    >>> round(fit.loglik, 6) == round(glmer("correct ~ system + (1|item)", df, family="binomial").loglik, 6)
+    True
     """
     if covariance not in ("hessian", "rx"):
         raise InputError(f"covariance={covariance!r}: choose 'hessian' or 'rx'.")

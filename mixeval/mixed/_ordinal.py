@@ -29,7 +29,13 @@ _INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
 
 
 def get_ordinal(link: str = "logit", threshold: str = "flexible") -> Ordinal:
-    """The :class:`Ordinal` family with validated ``link`` and ``threshold``."""
+    """The :class:`Ordinal` family with validated ``link`` and ``threshold``.
+
+    Examples
+    --------
+    >>> get_ordinal("probit", "equidistant")
+    Ordinal(link='probit', threshold='equidistant')
+    """
     link = str(link).lower()
     if link not in _LINKS:
         raise InputError(f"link={link!r} is not available for ordinal ratings; use one of {list(_LINKS)}.")

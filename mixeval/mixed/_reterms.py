@@ -132,7 +132,18 @@ def theta_to_factors(terms: tuple[ReTerm, ...], theta: np.ndarray) -> list[np.nd
 
 @dataclass(frozen=True)
 class ReStructure:
-    """The random-effects terms of a model with ``Z'``, the theta layout and ``Lambda'(theta)``."""
+    """The random-effects terms of a model with ``Z'``, the theta layout and ``Lambda'(theta)``.
+
+    Examples
+    --------
+    One random intercept of three raters over five rows:
+
+    >>> import numpy as np
+    >>> term = ReTerm("rater", ("(Intercept)",), np.array([0, 0, 1, 1, 2]), ("r1", "r2", "r3"), np.ones((5, 1)))
+    >>> re = ReStructure(terms=(term,), nobs=5)
+    >>> re.n_theta, re.q, re.theta0.tolist()
+    (1, 3, [1.0])
+    """
 
     terms: tuple[ReTerm, ...]
     nobs: int

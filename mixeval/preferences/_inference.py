@@ -151,13 +151,13 @@ def contrast_table(systems: tuple[str, ...], est: np.ndarray, cov: np.ndarray, *
         z, p = np.where(finite, z, np.nan), np.where(finite, p, np.nan)
     p_adj = np.full(d.size, np.nan)
     if method == "tukey":
-        from ..significance._tukey import ptukey, qtukey
+        from ..significance import tukey_critical_value, tukey_pvalue
 
         if pairs is not None:
             raise InputError("adjust='tukey' is for all pairwise comparisons; against one system use 'max-t' "
                              "(Dunnett's single-step method) or a p.adjust method.")
-        p_adj[finite] = np.asarray(ptukey(np.abs(z[finite]) * np.sqrt(2), k, np.inf, upper=True), dtype=float)
-        crit = qtukey(level, k, np.inf) / np.sqrt(2)
+        p_adj[finite] = tukey_pvalue(z[finite], k)
+        crit = tukey_critical_value(level, k)
     elif method == "max-t":
         p_adj[finite] = max_t_pvalues(cov, z[finite], random_state=random_state, null=null, pairs=(i, j))
         crit = max_t_critical(cov, level, random_state=random_state, null=null, pairs=(i, j))

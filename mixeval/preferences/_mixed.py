@@ -17,11 +17,8 @@ import numpy as np
 
 from ..errors import InputError
 from ..formula import parse_formula
-from ..mixed._design import Design
-from ..mixed._family import get_family
-from ..mixed._glmm_result import fit_glmm
-from ..mixed._glmm_result import GlmerResult
-from ..mixed._reterms import ReStructure, ReTerm
+from ..mixed import Design, GlmerResult, get_family
+from ..mixed.engine import ReStructure, ReTerm, fit_glmm
 from ._design import DifferenceDesign
 from ._log import VoteLog
 

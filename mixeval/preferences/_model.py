@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from scipy.linalg import null_space
 
 from ..errors import InputError
-from ..mixed._glmm_result import GlmerResult
+from ..mixed import GlmerResult
 from ._design import DifferenceDesign, difference_design
 from ._fixed import FixedFit, fit_fixed, loglik, outcome_model, warn_not_converged
 from ._log import VoteLog

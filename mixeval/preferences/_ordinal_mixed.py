@@ -18,10 +18,8 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import LinAlgError
 
-from ..mixed._blas import single_threaded_blas
-from ..mixed._clmm import ClmmDeviance, ClmmProblem, _start_theta, _threshold_design, optimize_clmm
-from ..mixed._ordinal import get_ordinal
-from ..mixed._reterms import ReStructure
+from ..mixed.engine import (ClmmDeviance, ClmmProblem, ReStructure, get_ordinal, optimize_clmm, single_threaded_blas,
+                            start_theta, threshold_design)
 from ._design import POSITION, DifferenceDesign
 from ._fixed import fit_fixed, outcome_model
 from ._log import VoteLog
@@ -70,7 +68,7 @@ def _problem(votes: VoteLog, X: np.ndarray, re: ReStructure, position: bool) -> 
     y = votes.outcome.astype(np.int64)
     jac = threshold_jacobian_ties(position)
     names = ("tau", POSITION) if position else ("tau",)
-    U, L, _ = _threshold_design(y, jac, names, ("b|tie", "tie|a"), None)
+    U, L, _ = threshold_design(y, jac, names, ("b|tie", "tie|a"), None)
     return ClmmProblem(y=y, U=U, L=L, X=X, re=re, family=get_ordinal("logit", "flexible"), alpha_names=names,
                        n_categories=3)
 
@@ -80,7 +78,7 @@ def fit_ordinal_mixed(votes: VoteLog, design: DifferenceDesign, re: ReStructure)
 
     ``design`` is the dense difference design of ``votes`` (position column included when modelled). Starts
     from the fixed-effects tie model (Fisher scoring), then ``theta`` alone, then everything jointly
-    (:func:`~mixeval.mixed._clmm.optimize_clmm`); the covariance is twice the inverse of the Hessian
+    (:func:`~mixeval.mixed.engine.optimize_clmm`); the covariance is twice the inverse of the Hessian
     (central differences of the gradient), as ``ordinal::clmm`` reports it.
     """
     names = list(design.names)
@@ -95,7 +93,7 @@ def fit_ordinal_mixed(votes: VoteLog, design: DifferenceDesign, re: ReStructure)
     dev = ClmmDeviance(_problem(votes, X, re, position))
     k, m = re.n_theta, 1 + int(position)
     with single_threaded_blas():
-        x0 = np.concatenate([_start_theta(dev, start), start])
+        x0 = np.concatenate([start_theta(dev, start), start])
         opt = optimize_clmm(dev, x0)
         x = opt.theta
         deviance = dev.deviance(x)

@@ -17,7 +17,7 @@ from .._format import format_number, terminal_width, text_table
 from .._results import Result, TestResult, to_plain
 from .._validation import require_level, require_positive_int
 from ..errors import InputError
-from ..mixed._glmm_result import GlmerResult
+from ..mixed import GlmerResult
 from ._bootstrap import abilities_of, iid_bootstrap, parametric_bootstrap
 from ._inference import (
     ELO_SCALE,

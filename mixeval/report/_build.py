@@ -76,7 +76,7 @@ ADJUSTMENTS = {
 def _method_note(result: Any) -> Note | None:
     """What the comparisons' columns are and how they were made: fit criterion, df, the p-value adjustment by name,
     the interval, ``effect_size`` (None when the result names neither criterion nor df method)."""
-    from ..significance._labels import footer
+    from ..significance.engine import footer
 
     criterion, method = getattr(result, "fit_criterion", ""), getattr(result, "df_method", "")
     if not (criterion and method):

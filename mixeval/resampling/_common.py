@@ -15,14 +15,31 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def check_alternative(alternative: object) -> str:
-    """``alternative`` if it is ``"two-sided"``, ``"greater"`` or ``"less"``; else an error naming it."""
+    """``alternative`` if it is ``"two-sided"``, ``"greater"`` or ``"less"``; else an error naming it.
+
+    Examples
+    --------
+    >>> check_alternative("less")
+    'less'
+    >>> check_alternative("both")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: `alternative` must be one of 'two-sided', 'greater', 'less'; got 'both'.
+    """
     if alternative not in ALTERNATIVES:
         raise InputError(f"`alternative` must be one of {', '.join(map(repr, ALTERNATIVES))}; got {alternative!r}.")
     return str(alternative)
 
 
 def count_extreme(null: np.ndarray, observed: float, alternative: str) -> int:
-    """Count null values at least as extreme as ``observed`` (ties within rounding count)."""
+    """Count null values at least as extreme as ``observed`` (ties within rounding count).
+
+    Examples
+    --------
+    >>> null = np.array([-2.0, -0.5, 0.5, 1.0, 3.0])
+    >>> count_extreme(null, 1.0, "two-sided"), count_extreme(null, 1.0, "greater"), count_extreme(null, 1.0, "less")
+    (3, 2, 4)
+    """
     spread = float(np.max(np.abs(null))) if null.size else 0.0
     tol = 1e-9 * max(abs(observed), spread, np.finfo(float).tiny)
     if alternative == "two-sided":

@@ -98,7 +98,13 @@ def backend() -> str:
 
 
 def chunk_sizes(n_resamples: int, n_items: int, elements: int = CHUNK_ELEMENTS) -> list[int]:
-    """Split ``n_resamples`` into chunks of at most ``elements // n_items`` resamples."""
+    """Split ``n_resamples`` into chunks of at most ``elements // n_items`` resamples.
+
+    Examples
+    --------
+    >>> chunk_sizes(10, 4, elements=12)  # 3 resamples of 4 items per chunk of 12 elements
+    [3, 3, 3, 1]
+    """
     per = max(1, elements // max(1, n_items))
     full, rest = divmod(n_resamples, per)
     return [per] * full + ([rest] if rest else [])
@@ -370,7 +376,14 @@ def _bootstrap_tasks(sizes: list[int], group: int) -> list[tuple[int, int]]:
 
 
 def bootstrap_counts(n: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """A ``(size, n)`` float matrix of multinomial bootstrap counts (rows sum to ``n``)."""
+    """A ``(size, n)`` float matrix of multinomial bootstrap counts (rows sum to ``n``).
+
+    Examples
+    --------
+    >>> counts = bootstrap_counts(5, 3, np.random.default_rng(0))
+    >>> counts.shape, counts.sum(axis=1).tolist()
+    ((3, 5), [5.0, 5.0, 5.0])
+    """
     idx = rng.integers(0, n, size=(size, n))
     idx += (np.arange(size, dtype=idx.dtype) * n)[:, None]
     return np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(np.float64)

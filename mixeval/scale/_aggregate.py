@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, caller_stacklevel
 from ..formula import ParsedFormula, RandomTerm, kept_columns_of_gram, model_frame_spec, parse_formula, warn_dropped
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
-from ..mixed._design import check_group_levels
+from ..mixed.engine import check_group_levels
 from ._sources import Engine, as_engine, with_columns
 from ._cache import fetch, moment_name, sum_name
 from ._sql import overview_sql

@@ -20,7 +20,8 @@ from .._random import as_generator
 from .._results import TestResult
 from .._validation import require_level, require_positive_int
 from ..errors import ColumnError, InputError
-from ..resampling._common import check_alternative, count_extreme, percentile_interval
+from ..resampling import percentile_interval
+from ..resampling.engine import check_alternative, count_extreme
 from ._sources import Engine, as_engine
 
 __all__ = ["poisson_bootstrap_paired", "poisson_weights", "hash_uniform_int", "POISSON_THRESHOLDS", "MODULUS"]

@@ -131,8 +131,7 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
     >>> fit.nobs, len(fit.y)
     (800, 80)
     """
-    from ..mixed._family import get_family
-    from ..mixed._glmer import glmer
+    from ..mixed import get_family, glmer
 
     fam = get_family(family, link)
     if fam.name != "binomial":

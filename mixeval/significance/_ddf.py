@@ -284,7 +284,17 @@ def kenward_roger_problem(fit: object) -> str | None:
 def random_intercept_problem(fit: object) -> str | None:
     """Why ``fit`` is not a REML random-intercept lmer fit made from the rows (a phrase completing "the fit ..."),
     or None when it is: the fits whose variance components are one variance per grouping factor (lmerTest's
-    Satterthwaite from the pieces, :func:`expected_variance_covariance`)."""
+    Satterthwaite from the pieces, :func:`expected_variance_covariance`).
+
+    Examples
+    --------
+    >>> from mixeval.datasets import toy_scores
+    >>> from mixeval.mixed import lmer
+    >>> random_intercept_problem(lmer("score ~ system + (1|item)", toy_scores())) is None
+    True
+    >>> random_intercept_problem(lmer("score ~ system + (1|item)", toy_scores(), REML=False))
+    'was fitted by maximum likelihood (REML=False)'
+    """
     problem = kenward_roger_problem(fit)
     if problem is None and fit.design.has_slopes:
         return "has random slopes"

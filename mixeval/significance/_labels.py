@@ -59,7 +59,13 @@ def fit_criterion(fit: object) -> str:
 
 
 def footer(criterion: str, method: str) -> str:
-    """The one-line note naming the fit criterion and the df method."""
+    """The one-line note naming the fit criterion and the df method.
+
+    Examples
+    --------
+    >>> footer("REML", "kenward-roger")
+    'Fit: REML; degrees of freedom: Kenward-Roger'
+    """
     return f"Fit: {criterion}; degrees of freedom: {df_label(method)}"
 
 
@@ -76,7 +82,16 @@ def note_df_rule(result, rule: str | None):
     """``result`` (a table of means or a :class:`~._pairwise.PairwiseResult`) with the reason its df method was
     chosen (``rule``, e.g. "default: Kenward-Roger, emmeans' for lmer fits of up to 3,000 observations") in
     ``attrs["df_rule"]`` and the note, or in the result's ``df_rule`` (printed with its notes); unchanged for
-    ``rule=None`` (a df the user chose)."""
+    ``rule=None`` (a df the user chose).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"emmean": [0.1]})
+    >>> table.attrs.update(df_method="asymptotic", note="Fit: Laplace; degrees of freedom: asymptotic (z)")
+    >>> print(note_df_rule(table, "default: z, emmeans' for glmer fits").attrs["note"])
+    Fit: Laplace; degrees of freedom: asymptotic (z)
+    Degrees of freedom: asymptotic (z), default: z, emmeans' for glmer fits
+    """
     if not rule:
         return result
     if isinstance(result, pd.DataFrame):

@@ -317,11 +317,11 @@ def contrast_tests(result, margin: Margin, *, correlations: list[np.ndarray] | N
 
 def _canonical_test_adjust(adjust: object) -> str:
     """An ``adjust`` for tests: :data:`~._pairwise.ADJUSTMENTS` or ``"sidak"``."""
-    from ._pairwise import _canonical_adjust
+    from ._pairwise import canonical_adjust
 
     if isinstance(adjust, str) and adjust.strip().lower() == "sidak":
         return "sidak"
-    return _canonical_adjust(adjust)
+    return canonical_adjust(adjust)
 
 
 def means_margin(delta: object, side: object, null: object, adjust: object) -> tuple[Margin | None, str]:

@@ -34,11 +34,11 @@ from scipy import stats as sps
 from .._validation import require_level
 from ..errors import InputError
 from ..mixed import MixedResult
-from ..mixed._clmm_result import category_probabilities
+from ..mixed.engine import category_probabilities
 from ._ddf import canonical_df
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._labels import label_table
-from ._pairwise import PairwiseResult, _canonical_adjust, adjusted_inference, contrast_layout
+from ._pairwise import PairwiseResult, canonical_adjust, adjusted_inference, contrast_layout
 
 __all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal", "latent_linfct", "ordinal_scale"]
 
@@ -148,7 +148,7 @@ def _degrees_of_freedom(fit: object, G: np.ndarray, method: str) -> np.ndarray:
     """The df of each row of ``G`` (linear functions, or delta-method gradients, over ``(alpha, beta)``)."""
     if method == "asymptotic" or G.shape[0] == 0:
         return np.full(G.shape[0], np.inf)
-    from ..mixed._clmm_ddf import clmm_satterthwaite_df
+    from ..mixed.engine import clmm_satterthwaite_df
 
     return clmm_satterthwaite_df(fit, G).to_numpy(dtype=float)
 
@@ -336,7 +336,7 @@ def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Seque
     ['A - B', 'A - C', 'B - C']
     """
     _check(fit, mode)
-    method = _canonical_adjust(adjust)
+    method = canonical_adjust(adjust)
     level = require_level(level)
     df_method = _df_method(df)
     marginal = _check_marginal(fit, mode, marginal, df_method)

@@ -32,7 +32,20 @@ ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "
 _PARENS = re.compile(r"-|\+|/|\*")
 
 
-def _canonical_adjust(adjust: object) -> str:
+def canonical_adjust(adjust: object) -> str:
+    """The name of the multiplicity adjustment ``adjust`` in emmeans' spelling (:data:`ADJUSTMENTS`, any case);
+    an :class:`~mixeval.errors.InputError` listing the choices for any other value.
+
+    Examples
+    --------
+    >>> canonical_adjust("Tukey"), canonical_adjust("fdr")
+    ('tukey', 'BH')
+    >>> canonical_adjust("scheffe")
+    Traceback (most recent call last):
+    ...
+    mixeval.errors.InputError: unknown adjustment adjust='scheffe'; choose one of 'tukey', 'holm', 'bonferroni',
+    'BH', 'none' (also 'hochberg', 'BY').
+    """
     if not isinstance(adjust, str):
         raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
     try:
@@ -359,7 +372,7 @@ def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str]
     1    A - C   -1.1277  0.0000
     2    B - C   -0.6630  0.0173
     """
-    method = _canonical_adjust(adjust)
+    method = canonical_adjust(adjust)
     level = require_level(level)
     margin = margin_spec(delta, side)
     df_method, rule = chosen_df(fit, df)

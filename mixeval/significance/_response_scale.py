@@ -33,7 +33,7 @@ from ._labels import fit_criterion, label_table
 from ._marginal import response_moments
 from ._pairwise import (
     PairwiseResult,
-    _canonical_adjust,
+    canonical_adjust,
     adjusted_inference,
     contrast_layout,
     pairwise,
@@ -256,7 +256,7 @@ def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | S
     0    A - B   -0.1575  0.0806  0.0507
     """
     fam = _family(fit)
-    method = _canonical_adjust(adjust)
+    method = canonical_adjust(adjust)
     level = require_level(level)
     canonical_df(df)
     if marginal:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ..mixed._satterthwaite import satterthwaite_df
+from ..mixed.engine import satterthwaite_df
 
 __all__ = ["SHARE_QUANTILE", "satterthwaite_df", "share_multipliers", "satterthwaite_upper_df"]
 

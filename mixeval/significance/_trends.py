@@ -23,7 +23,7 @@ from ._grid import (
     marginal_linfct,
     normalise_names,
 )
-from ._pairwise import PairwiseResult, _canonical_adjust, contrast_result
+from ._pairwise import PairwiseResult, canonical_adjust, contrast_result
 
 __all__ = ["emtrends", "pairwise_trends", "trend_linfct", "trend_lines", "trend_step"]
 
@@ -178,7 +178,7 @@ def pairwise_trends(fit: object, specs: str | Sequence[str], var: str, *, by: st
       contrast  estimate
     0    A - B     -0.02
     """
-    method = _canonical_adjust(adjust)
+    method = canonical_adjust(adjust)
     level = require_level(level)
     canonical_df(df)
     cells, L, specs_list, by_list = trend_linfct(fit, specs, var, by, data)

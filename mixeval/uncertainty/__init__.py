@@ -11,13 +11,10 @@ fits, :class:`ClmmFitModel` for :func:`mixeval.clmm` fits (ordinal ratings). The
 ``fit.bootstrap()``) and are the ones exported here.
 """
 
-from ..mixed._bootstrap import BootstrapResult, bootstrap_fit, parametric_refits
-from ..mixed._clmm_model import ClmmFitModel
-from ..mixed._confint import ConfintResult, confint, wald_intervals
-from ..mixed._glmm_model import GlmmFitModel
-from ..mixed._lmm_model import LmmFitModel
-from ..mixed._profile import profile_interval, profile_intervals, profile_zeta
-from ..mixed._protocol import FitModel, RefitSummary, as_fit_model
+from ..mixed import profile_interval
+from ..mixed.engine import (BootstrapResult, ClmmFitModel, ConfintResult, FitModel, GlmmFitModel, LmmFitModel,
+                            RefitSummary, as_fit_model, bootstrap_fit, confint, parametric_refits, profile_intervals,
+                            profile_zeta, wald_intervals)
 from ._components import power_from_components
 from ._power import PowerResult, closed_form_paired_power
 from ._power_design import crossed_design

@@ -28,7 +28,7 @@ from .._results import ConfidenceInterval
 from .._validation import require_level
 from ..mixed import MixedResult
 from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
-from ..mixed._bootstrap import parametric_refits
+from ..mixed.engine import parametric_refits
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability", "warn_boundary_draws"]

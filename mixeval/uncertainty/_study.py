@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..formula import quote_name
-from ..mixed._confint import confint
+from ..mixed.engine import confint
 from ._components import delta_for
 from ._power import PowerResult, run_power
 from ._power_design import PowerSpec

@@ -23,7 +23,7 @@ from ._gam_basis import Term, build_term, penalty_scale
 from ._gam_family import binomial_deviance, expit
 from ._gam_result import GAMResult
 from ._gam_smoothing import PenalizedFit, select_smoothing
-from ..mixed._blas import single_threaded_blas
+from ..mixed.engine import single_threaded_blas
 
 __all__ = ["GAMDesign", "SubsetFit", "make_design", "prepare_response", "validate_inputs", "warn_binary_target",
            "FAMILIES", "RIDGE"]

@@ -63,6 +63,17 @@ def test_internals_are_outside_the_index_by_task(pages):
     assert "mixeval.significance.emmeans" in index and "mixeval.study.Study" in index
 
 
+def test_engine_modules_document_only_what_no_other_module_lists(pages):
+    entries = apigen.reference_entries()
+    assert entries["mixeval.mixed.engine.confint"] == "mixeval.uncertainty.confint"  # where users meet it
+    assert entries["mixeval.mixed.engine.ReStructure"] == "mixeval.mixed.engine.ReStructure"
+    assert entries["mixeval.significance.engine.footer"] == "mixeval.significance.engine.footer"
+    assert "mixeval.mixed.engine.ReStructure" in _autosummary_names(pages["internals"])
+    assert "mixeval.uncertainty.confint" in _autosummary_names(pages["index"])
+    for module in ("mixeval.mixed.engine", "mixeval.resampling.engine", "mixeval.significance.engine"):
+        assert module in pages and f"   {module}\n" in pages["modules"]
+
+
 def test_a_public_name_missing_from_the_grouping_fails_the_build(monkeypatch, tmp_path):
     groups = dict(apigen.api_groups.GROUPS)
     title, sentence, names = groups["significance"]
