@@ -110,7 +110,7 @@ def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
     Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
     Satterthwaite up to 3,000 (lmerTest.limit), else z; GLMMs and ordinal Studies z
     (:func:`mixeval.significance._ddf.default_df`)."""
-    from .significance.engine import default_df
+    from .significance import default_df
 
     method = _resolve_df(df, family)
     if method is not None:
@@ -364,7 +364,7 @@ class Study:
         they are an error (nothing is dropped silently).
     family : str or Family, optional
         The response distribution, a name of the registry (:func:`mixeval.mixed.families.family_names`) or a
-        :class:`~mixeval.mixed.Family`; Gaussian (:func:`mixeval.lmer`) by default. A binary score (correct or not)
+        :class:`~mixeval.mixed.Family`; ``"gaussian"`` (:func:`mixeval.lmer`) by default. A binary score (correct or not)
         with ``family="binomial"``, counts with ``"poisson"`` or ``"negative_binomial"``, proportions strictly
         inside (0, 1) (per-item ROUGE, chrF) with ``"beta"``, proportions with exact 0s and 1s (F1) with
         ``"ordered_beta"``, k successes of n samples (pass@k) with ``"beta_binomial"`` (``weights=`` the trials or

@@ -209,7 +209,7 @@ GROUPS: dict[str, tuple[str, str, list[str]]] = {
          "mixed.engine.weights_array", "mixed.engine.warn_discrete_response", "mixed.engine.single_threaded_blas",
          "resampling.engine.bootstrap_counts", "resampling.engine.chunk_sizes",
          "resampling.engine.check_alternative", "resampling.engine.count_extreme",
-         "significance.engine.canonical_df", "significance.engine.default_df",
+         "significance.engine.canonical_df",
          "significance.engine.random_intercept_problem", "significance.engine.canonical_adjust",
          "significance.engine.note_df_rule", "significance.engine.footer", "significance.engine.warn_few_levels",
          "significance.engine.bootstrap_lrt"],

@@ -27,7 +27,8 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, caller_stacklevel
-from ..formula import ParsedFormula, RandomTerm, kept_columns_of_gram, model_frame_spec, parse_formula, warn_dropped
+from ..formula import (ParsedFormula, RandomTerm, collated, is_text, kept_columns_of_gram, model_frame_spec, parse_formula,
+                       warn_dropped)
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
 from ..mixed.engine import check_group_levels
 from ._sources import Engine, as_engine, with_columns
@@ -215,6 +216,15 @@ def _column_codes(values: pd.Series, levels: pd.Index, column: str) -> np.ndarra
     return codes.astype(np.int64)
 
 
+def _level_order(values: pd.Series) -> pd.Index:
+    """A grouping column's levels in R's order, as the in-memory design orders them: text collated as R collates it
+    (:func:`mixeval.formula.collated`), other values sorted."""
+    if is_text(values):
+        return pd.Index(collated(values.to_numpy()))
+    _, uniques = pd.factorize(values, sort=True)
+    return pd.Index(uniques)
+
+
 def _combined(df: pd.DataFrame, cols: tuple[str, ...], levels: dict[str, pd.Index], dims: tuple[int, ...]) -> np.ndarray:
     codes = [_column_codes(df[c], levels[c], c) for c in cols]
     return np.ravel_multi_index(codes, dims).astype(np.int64) if len(cols) > 1 else codes[0]
@@ -385,8 +395,7 @@ def aggregate_stats(formula: str | ParsedFormula, source: object) -> tuple[Aggre
         res = fetch(engine, keys, values, centres=centres)
         for c in term.factors:
             if c not in col_levels:
-                _, uniques = pd.factorize(res[c], sort=True)
-                col_levels[c] = pd.Index(uniques)
+                col_levels[c] = _level_order(res[c])
         t.dims = tuple(len(col_levels[c]) for c in term.factors)
         combined = _combined(res, term.factors, col_levels, t.dims)
         t.combos = np.unique(combined)

@@ -25,6 +25,7 @@ from scipy import stats as sps
 from .._adjust import adjust_pvalues
 from .._margin import check_margin, hypothesis, margin_pvalue, margin_statistic, side_name
 from ..errors import InputError
+from ._adjustments import canonical_adjust
 from ._simultaneous import dunnettx_critical_value, dunnettx_pvalue, mvt_adjusted
 from ._tukey import ptukey, qtukey
 
@@ -316,9 +317,7 @@ def contrast_tests(result, margin: Margin, *, correlations: list[np.ndarray] | N
 
 
 def _canonical_test_adjust(adjust: object) -> str:
-    """An ``adjust`` for tests: :data:`~._pairwise.ADJUSTMENTS` or ``"sidak"``."""
-    from ._pairwise import canonical_adjust
-
+    """An ``adjust`` for tests: :data:`~._adjustments.ADJUSTMENTS` or ``"sidak"``."""
     if isinstance(adjust, str) and adjust.strip().lower() == "sidak":
         return "sidak"
     return canonical_adjust(adjust)

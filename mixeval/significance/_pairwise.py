@@ -14,6 +14,7 @@ from .._adjust import adjust_pvalues
 from .._results import Result, pvalue_formatters
 from .._validation import require_level
 from ..errors import InputError
+from ._adjustments import ADJUSTMENTS, canonical_adjust
 from ._ddf import DfInference, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
@@ -25,36 +26,8 @@ __all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale",
            "tukey_critical_value"]
 
 #: Accepted ``adjust`` values (case-insensitive) and the name reported for each (emmeans' spelling).
-ADJUSTMENTS: dict[str, str] = {"tukey": "tukey", "holm": "holm", "bonferroni": "bonferroni", "bh": "BH",
-                               "fdr": "BH", "hochberg": "hochberg", "by": "BY", "none": "none"}
-
 # emmeans' option "parens": levels matching this get parenthesised in contrast labels
 _PARENS = re.compile(r"-|\+|/|\*")
-
-
-def canonical_adjust(adjust: object) -> str:
-    """The name of the multiplicity adjustment ``adjust`` in emmeans' spelling (:data:`ADJUSTMENTS`, any case);
-    an :class:`~mixeval.errors.InputError` listing the choices for any other value.
-
-    Examples
-    --------
-    >>> canonical_adjust("Tukey"), canonical_adjust("fdr")
-    ('tukey', 'BH')
-    >>> canonical_adjust("scheffe")
-    Traceback (most recent call last):
-    ...
-    mixeval.errors.InputError: unknown adjustment adjust='scheffe'; choose one of 'tukey', 'holm', 'bonferroni',
-    'BH', 'none' (also 'hochberg', 'BY').
-    """
-    if not isinstance(adjust, str):
-        raise InputError(f"`adjust` must be a string such as 'tukey'; got {adjust!r}.")
-    try:
-        return ADJUSTMENTS[adjust.strip().lower()]
-    except KeyError:
-        raise InputError(
-            f"unknown adjustment adjust={adjust!r}; choose one of 'tukey', 'holm', 'bonferroni', 'BH', 'none' "
-            "(also 'hochberg', 'BY')."
-        ) from None
 
 
 def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -> np.ndarray:

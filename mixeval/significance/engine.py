@@ -14,10 +14,10 @@ Examples
 """
 
 from ._bootstrap_lrt import bootstrap_lrt
-from ._ddf import canonical_df, default_df, random_intercept_problem
+from ._ddf import canonical_df, random_intercept_problem
 from ._dominance import warn_few_levels
 from ._labels import footer, note_df_rule
 from ._pairwise import canonical_adjust
 
-__all__ = ["canonical_df", "default_df", "random_intercept_problem", "canonical_adjust", "note_df_rule", "footer",
+__all__ = ["canonical_df", "random_intercept_problem", "canonical_adjust", "note_df_rule", "footer",
            "warn_few_levels", "bootstrap_lrt"]
