@@ -70,7 +70,8 @@ def resolve_scale(source: object, scale: str | None) -> str:
     >>> resolve_scale({"s": 1.0, "Residual": 1.0}, "observed")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: scale='observed' needs a fitted model (the link, the fixed effects and the thresholds define the observed score); a mapping of components gives the latent coefficient (scale='latent').
+    mixeval.errors.InputError: scale='observed' needs a fitted model (the link, the fixed effects and the thresholds
+    define the observed score); a mapping of components gives the latent coefficient (scale='latent').
     """
     if scale is not None and scale not in SCALES:
         raise InputError(f"scale must be one of {list(SCALES)} (or None for the default); got {scale!r}.")

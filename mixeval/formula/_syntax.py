@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from ..errors import FormulaError
 
@@ -82,7 +81,7 @@ class Paren:
     inner: "Node"
 
 
-Node = Union[Num, Str, Name, Call, Unary, Binary, Paren]
+Node = Num | Str | Name | Call | Unary | Binary | Paren
 
 # binary operators by precedence, lowest first, with their associativity (R's ?Syntax)
 _BINARY: dict[str, tuple[int, str]] = {

@@ -145,7 +145,8 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
     if fit.nAGQ > 1:
         p = k / m
         with np.errstate(divide="ignore", invalid="ignore"):
-            sat = np.where(k > 0, k * np.log(np.where(k > 0, p, 1)), 0.0) + np.where(m > k, (m - k) * np.log(np.where(m > k, 1 - p, 1)), 0.0)
+            sat = (np.where(k > 0, k * np.log(np.where(k > 0, p, 1)), 0.0)
+                   + np.where(m > k, (m - k) * np.log(np.where(m > k, 1 - p, 1)), 0.0))
         deviance = fit.criterion - 2 * float(np.sum(sat))
     else:
         deviance = fit.criterion + 2 * log_choose

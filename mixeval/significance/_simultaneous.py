@@ -37,7 +37,8 @@ def _pdunnx(x: float, m: int, df: float) -> float:
 
 
 def dunnettx_critical_value(level: float, m: int, df: float) -> float:
-    """The ``x`` with ``_pdunnx(x) = level`` (emmeans' ``.qdunnx``, solved to 1e-10 rather than its 5e-4; R: ``emmeans:::.qdunnx(0.95, 2, Inf)`` = 2.221812).
+    """The ``x`` with ``_pdunnx(x) = level`` (emmeans' ``.qdunnx``, solved to 1e-10 rather than its 5e-4; R:
+    ``emmeans:::.qdunnx(0.95, 2, Inf)`` = 2.221812).
 
     Examples
     --------

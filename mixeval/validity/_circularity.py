@@ -387,8 +387,8 @@ def check_basis_bounds(k: int, k_max: int | None, k_check: bool) -> int:
         return max(40, k)
     k_max = require_positive_int(k_max, "k_max", minimum=3)
     if not k_check:
-        raise InputError(f"`k_max` bounds the k-check's larger bases; with `k_check`=False it is not used: drop "
-                         f"`k_max` or keep the k-check.")
+        raise InputError("`k_max` bounds the k-check's larger bases; with `k_check`=False it is not used: drop "
+                         "`k_max` or keep the k-check.")
     if k_max < k:
         raise InputError(f"`k_max` ({k_max}) is below the initial basis dimension `k` ({k}); give `k_max` >= {k}.")
     return k_max
@@ -408,8 +408,8 @@ def adapt_basis(
 ) -> tuple[dict[str, int], pd.DataFrame, Any]:
     """Raise the basis dimension of the smooths that need it (mgcv's ``k.check``), bounded by ``k_max``.
 
-    The GAM on ``candidates`` (the circularity test passes the selected set) is fitted and checked; a smooth whose residuals still follow its
-    covariate (k-index below 1 with permutation p-value below ``alpha``) while its edf uses at least
+    The GAM on ``candidates`` (the circularity test passes the selected set) is fitted and checked; a smooth whose
+    residuals still follow its covariate (k-index below 1 with permutation p-value below ``alpha``) while its edf uses at least
     ``edf_share`` of ``k - 1`` gets ``k`` doubled (at most ``k_max``, at most the number of distinct
     values), and the check is repeated until no smooth needs more.
 
@@ -622,10 +622,12 @@ def require_rows_for_basis(design: Any, *, k: int) -> None:
     --------
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame(rng.normal(size=(12, 4)), columns=["a", "b", "c", "y"])
-    >>> require_rows_for_basis(make_design(df, "y", ["a", "b", "c"], "gaussian", 10, None), k=10)
+    >>> require_rows_for_basis(make_design(df, "y", ["a", "b", "c"], "gaussian", 10, None), k=10)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: the GAM of the 3 candidate features (a, b, c) has 28 coefficients (k = 10 per smooth) but the data have only 12 rows: it would interpolate any labels, noise included (mgcv's gam refuses it: 'Model has more coefficients than data'). Use k=4 (or fewer candidates, top=1), or more rows.
+    mixeval.errors.InputError: the GAM of the 3 candidate features (a, b, c) has 28 coefficients (k = 10 per smooth) but
+    the data have only 12 rows: it would interpolate any labels, noise included (mgcv's gam refuses it: 'Model has more
+    coefficients than data'). Use k=4 (or fewer candidates, top=1), or more rows.
     """
     p, n = n_coefficients(design), len(design.y)
     if p <= n:
