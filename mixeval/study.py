@@ -26,7 +26,7 @@ from ._format import terminal_width, text_table
 from ._margin import check_margin
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
-from .mixed import Family, LmerResult, build_design, compare, fit_design, get_family
+from .mixed import Family, MixedResult, build_design, compare, fit_design, get_family
 from .mixed._design import complete_rows
 
 __all__ = ["Study", "bin_property", "check_property", "check_system"]
@@ -104,7 +104,7 @@ def _resolve_df(df: str | None, family: Family) -> str | None:
     return method
 
 
-def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
+def _df_for(df: str | None, family: Family, fit: MixedResult) -> tuple[str, str | None]:
     """The df method of a table of ``fit`` and, when ``df`` was left out, why emmeans' rule chose it.
 
     Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
@@ -276,7 +276,9 @@ def check_system(parsed: ParsedFormula, system: str, data: pd.DataFrame | None =
     >>> check_system(parse_formula("score ~ system + (1|item) + (1|rater)"), "rater")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~ system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed factor of the formula ('system').
+    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~
+    system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed
+    factor of the formula ('system').
     """
     from formulaic import Formula
 
@@ -303,7 +305,9 @@ def numeric_system_message(column: pd.Series) -> str:
     Examples
     --------
     >>> print(numeric_system_message(pd.Series([1, 2, 1, 2], name="system")))
-    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system. Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1, sys2, ...).
+    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system.
+    Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1,
+    sys2, ...).
     """
     values = sorted(pd.unique(column.dropna()))
     shown = ", ".join(f"{float(v):g}" for v in values[:5]) + (", ..." if len(values) > 5 else "")
@@ -323,7 +327,8 @@ def check_property(study: "Study", prop: str, name: str) -> None:
     >>> check_property(Study(df, "score ~ system + (1|item)"), "system", "prop='system'")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a length or a domain).
+    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a
+    length or a domain).
     """
     require_columns(study.data, [prop])
     if prop == study.system:
@@ -533,7 +538,7 @@ class Study:
 
     # ---------------------------------------------------------------- fits
     @cached_property
-    def fit(self) -> LmerResult:
+    def fit(self) -> MixedResult:
         """The fit of the study's formula (variance components, marginal means) by the criterion ``reml=``
         chose: REML for Gaussian Studies, the Laplace maximum likelihood (lme4's glmer) with ``family=``, or
         the restricted Laplace criterion with ``family=..., reml=True``."""
@@ -546,7 +551,7 @@ class Study:
         return self._fit_formula(self.formula, reml=self.reml)
 
     @cached_property
-    def fit_ml(self) -> LmerResult:
+    def fit_ml(self) -> MixedResult:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects); :attr:`fit` when that is ML."""
         if not self.reml:
             return self.fit

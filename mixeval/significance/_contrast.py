@@ -3,6 +3,8 @@ versus control (Dunnett), consecutive levels, effects against the mean of the le
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -20,6 +22,9 @@ from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, ef
 from ._labels import chosen_df, fit_criterion, note_df_rule
 from ._margins import margin_spec, contrast_tests
 from ._simultaneous import dunnettx_critical_value, dunnettx_pvalue, mvt_adjusted
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["contrast", "CONTRAST_METHODS", "contrast_weights", "dunnettx_pvalue", "dunnettx_critical_value",
            "mvt_adjusted"]
@@ -133,7 +138,7 @@ def _family_inference(est, se, dof, C, V, adjust: str, level: float, m: int, ran
     return stat, p_raw, np.clip(p_adj, 0.0, 1.0), ci_method, crit
 
 
-def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
+def contrast(fit: MixedResult, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
              *, ref: str | None = None, by: str | Sequence[str] | None = None, adjust: str | None = None,
              level: float = 0.95, df: str | None = "asymptotic", data: pd.DataFrame | None = None,
              random_state: int | None = None, delta: float | None = None, side: str | None = None) -> PairwiseResult:

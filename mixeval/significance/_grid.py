@@ -92,7 +92,7 @@ def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:
     return frame.assign(**{n: pd.Categorical(frame[n], categories=list(levels[n])) for n in names})
 
 
-def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
+def _data_of(fit: MixedResult, data: pd.DataFrame | None) -> pd.DataFrame:
     if data is not None:
         if not isinstance(data, pd.DataFrame):
             raise InputError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
@@ -104,7 +104,7 @@ def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
     return stored
 
 
-def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+def reference_grid(fit: MixedResult, data: pd.DataFrame | None = None) -> ReferenceGrid:
     """emmeans' reference grid of ``fit`` (a :class:`mixeval.mixed.LmerResult`).
 
     Parameters
@@ -141,7 +141,7 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
                          spec=rg.spec)
 
 
-def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+def cached_reference_grid(fit: MixedResult, data: pd.DataFrame | None = None) -> ReferenceGrid:
     """:func:`reference_grid`, shared between calls on the same model spec (do not modify the result)."""
     if not isinstance(fit, MixedResult):
         raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")

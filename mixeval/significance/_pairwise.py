@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +22,9 @@ from ._grid import level_label
 from ._labels import chosen_df, df_label, fit_criterion, note_df_rule
 from ._margins import margin_spec, contrast_tests
 from ._tukey import ptukey, qtukey
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale", "ADJUSTMENTS", "tukey_pvalue",
            "tukey_critical_value"]
@@ -272,7 +277,7 @@ class PairwiseResult(Result):
                 + f"<p><small>{notes[4:]}</small></p>")
 
 
-def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def pairwise(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
              adjust: str = "tukey", level: float = 0.95, df: str | None = "asymptotic",
              data: pd.DataFrame | None = None, delta: float | None = None,
              side: str | None = None) -> PairwiseResult:
@@ -430,7 +435,7 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
     return p_raw, p_adj, ci_method, crit
 
 
-def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
+def contrast_result(fit: MixedResult, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
                     method: str, level: float, inference: DfInference, means: pd.DataFrame,
                     trend: str | None = None) -> PairwiseResult:
     """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
@@ -471,7 +476,7 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
                           effect_size_scale=scale, structural_zeros=structural)
 
 
-def effect_size_scale(fit: object) -> tuple[float, str]:
+def effect_size_scale(fit: MixedResult) -> tuple[float, str]:
     """The SD dividing contrasts in ``effect_size`` and what it is.
 
     A linear mixed model: the residual SD. A GLMM: the latent residual SD, the square root of the
