@@ -51,8 +51,8 @@ def contrast_weights(labels: Sequence[str], method: str | Mapping[str, Sequence[
     k = len(labels)
     if isinstance(method, Mapping):
         names, rows = [], []
-        for name, w in method.items():
-            w = np.asarray(w, dtype=float).ravel()
+        for name, weights in method.items():
+            w = np.asarray(weights, dtype=float).ravel()
             if w.shape != (k,) or not np.all(np.isfinite(w)):
                 raise InputError(f"custom contrast {name!r} needs {k} finite weights, one per level in the order "
                                  f"{list(labels)}; got {list(np.asarray(w).ravel())}.")
@@ -228,7 +228,7 @@ def contrast(fit: MixedResult, specs: str | Sequence[str], method: str | Mapping
         res = _revpairwise(res, names, len(names))
         return note_df_rule(res if margin is None else contrast_tests(res, margin), rule)
     m = len(names)
-    rows, C = [], []
+    rows, C_rows = [], []
     for base in range(0, len(cells) - len(cells) % n_spec, n_spec):
         block = L[base:base + n_spec]
         for name, w in zip(names, W):
@@ -236,8 +236,8 @@ def contrast(fit: MixedResult, specs: str | Sequence[str], method: str | Mapping
             for b in by_list:
                 row[b] = cells[b].iloc[base]
             rows.append(row)
-            C.append(combine_rows(w, block)[0])
-    C = np.asarray(C)
+            C_rows.append(combine_rows(w, block)[0])
+    C = np.asarray(C_rows)
     coef = np.asarray(fit.coef, dtype=float)
     V = inference.vcov
     est = C @ coef

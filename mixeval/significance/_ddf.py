@@ -218,23 +218,26 @@ class DfInference:
 
     method: str
     vcov: np.ndarray = field(repr=False)
-    fit: MixedResult = field(repr=False, compare=False)
+    fit: MixedResult | None = field(repr=False, compare=False)
 
     def df(self, L: np.ndarray) -> np.ndarray:
         """Degrees of freedom of each row of ``L`` (``inf`` for the asymptotic method)."""
         L = np.atleast_2d(np.asarray(L, dtype=float))
         if self.method == "asymptotic":
             return np.full(len(L), np.inf)
+        fit = self.fit
+        if fit is None:
+            raise ValueError(f"df method {self.method!r} needs the fit; an asymptotic DfInference has none")
         if self.method == "kenward-roger":
-            return ddf_pieces(self.fit).df_kenward_roger(L)
+            return ddf_pieces(fit).df_kenward_roger(L)
         if self.method == "satterthwaite-upper":
-            pieces = glmm_ddf_pieces(self.fit) if is_glmm(self.fit) else ddf_pieces(self.fit)
+            pieces = glmm_ddf_pieces(fit) if is_glmm(fit) else ddf_pieces(fit)
             return pieces.df_satterthwaite_upper(L)
-        if is_glmm(self.fit):
-            return glmm_ddf_pieces(self.fit).df_satterthwaite(L)
-        if _has_pieces(self.fit):
-            return ddf_pieces(self.fit).df_satterthwaite(L)
-        return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
+        if is_glmm(fit):
+            return glmm_ddf_pieces(fit).df_satterthwaite(L)
+        if _has_pieces(fit):
+            return ddf_pieces(fit).df_satterthwaite(L)
+        return np.array([_satterthwaite(fit, row) for row in L])  # the engine's, by numerical derivatives
 
 
 def _require_upper_range(fit: MixedResult) -> None:

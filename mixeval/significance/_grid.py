@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,7 @@ class ReferenceGrid(Result):
     grid: pd.DataFrame = field(repr=False)
     X: np.ndarray = field(repr=False)
     X_full: np.ndarray | None = field(default=None, repr=False)
-    spec: object = field(default=None, repr=False, compare=False)
+    spec: Any = field(default=None, repr=False, compare=False)
 
     def summary(self) -> str:
         """The factors, the covariates' values and the grid."""
@@ -164,12 +165,11 @@ def cached_reference_grid(fit: MixedResult, data: pd.DataFrame | None = None) ->
             numeric.extend(v for v in used if v not in numeric)
     covariates: dict[str, float] = {}
     numeric = [v for v in numeric if v not in factors]
-    if numeric:
-        data = _data_of(fit, data)
+    rows = _data_of(fit, data) if numeric else pd.DataFrame()
     for var in numeric:
-        if var not in data.columns:
+        if var not in rows.columns:
             raise InputError(f"covariate {var!r} of the model is not a column of the data.")
-        values = pd.to_numeric(data[var], errors="coerce").to_numpy(dtype=float)
+        values = pd.to_numeric(rows[var], errors="coerce").to_numpy(dtype=float)
         if values.size == 0 or not np.isfinite(values).all():
             raise InputError(f"covariate {var!r} has missing or non-numeric values; its mean defines the reference grid.")
         covariates[var] = float(np.mean(values))

@@ -125,7 +125,7 @@ def _parameters(fit: ClmmResult, marginal: bool = False) -> tuple[np.ndarray, np
     if marginal:
         return np.concatenate([fit.theta, fit.alpha, fit.coef]), np.asarray(fit.cov_params, dtype=float)
     phi = np.concatenate([fit.alpha, fit.coef])
-    return phi, fit.cov_params[k:, k:]
+    return phi, np.asarray(fit.cov_params, dtype=float)[k:, k:]
 
 
 def latent_linfct(fit: ClmmResult, specs: str | Sequence[str], by: str | Sequence[str] | None = None):
@@ -187,7 +187,7 @@ def _estimates(fit: ClmmResult, phi: np.ndarray, cell_rows: list[np.ndarray], mo
     alpha, beta = phi[:n_alpha], phi[n_alpha:]
     theta = _thresholds_at(fit, alpha)
     J = len(fit.levels)
-    out = []
+    out: list[np.ndarray | list[float]] = []
     for X in cell_rows:
         eta = X @ beta if beta.size else np.zeros(X.shape[0])
         if mode == "latent":

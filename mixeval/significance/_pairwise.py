@@ -64,7 +64,7 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
     z = np.abs(np.asarray(z, dtype=float))
     dfs = np.broadcast_to(np.asarray(df, dtype=float), z.shape)
     if n_means <= 2:
-        return 2 * sps.t.sf(z, dfs)
+        return np.asarray(2 * sps.t.sf(z, dfs), dtype=float)
     p = ptukey(np.sqrt(2) * z, n_means, dfs, upper=True)
     return np.where(np.isfinite(z), np.clip(p, 0.0, 1.0), np.nan)
 
@@ -415,7 +415,7 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
     unadjusted intervals for ``"none"``. A family of one contrast has no adjustment (emmeans reports none).
     Returns ``(p_raw, p_adj, ci_method, crit)``.
     """
-    p_raw = 2 * sps.t.sf(np.abs(stat), dof)
+    p_raw = np.asarray(2 * sps.t.sf(np.abs(stat), dof), dtype=float)
     alpha = 1 - level
     if method == "tukey":
         p_adj = tukey_pvalue(stat, n_spec, dof)
@@ -429,7 +429,7 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
             if block.size:  # (R's p.adjust leaves NA aside too)
                 p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
-        crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
+        crit = np.asarray(sps.t.ppf(1 - alpha / 2 if method == "none" else 1 - alpha / (2 * m), dof), dtype=float)
     if m == 1:
         ci_method = "none"
     return p_raw, p_adj, ci_method, crit

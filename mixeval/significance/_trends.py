@@ -213,9 +213,10 @@ def trend_lines(fit: MixedResult, specs: str, var: str, values: Sequence[float] 
         if not isinstance(source, pd.DataFrame) or var not in source.columns:
             raise InputError(f"pass values= (the fit does not hold the data of {var!r}).")
         x = pd.to_numeric(source[var], errors="coerce").to_numpy(dtype=float)
-        values = np.linspace(np.nanmin(x), np.nanmax(x), int(n_points))
-    values = np.asarray(values, dtype=float)
-    big = pd.concat([rg.grid.assign(**{var: v}) for v in values], ignore_index=True)
+        points = np.linspace(np.nanmin(x), np.nanmax(x), int(n_points))
+    else:
+        points = np.asarray(values, dtype=float)
+    big = pd.concat([rg.grid.assign(**{var: v}) for v in points], ignore_index=True)
     try:
         X = np.array(fit.design.fixed_spec.get_model_matrix(big, na_action="ignore"), dtype=float)
     except Exception as exc:  # formulaic raises several types
@@ -224,7 +225,7 @@ def trend_lines(fit: MixedResult, specs: str, var: str, values: Sequence[float] 
     V = np.asarray(fit.cov_coef, dtype=float)
     n = len(rg.grid)
     frames = []
-    for i, v in enumerate(values):
+    for i, v in enumerate(points):
         cells, L = marginal_linfct(dataclasses.replace(rg, X=X[i * n:(i + 1) * n]), specs_list, [])
         frames.append(means_table(cells, L, coef, V, level, estimate="estimate").assign(**{var: v}))
     out = pd.concat(frames, ignore_index=True)

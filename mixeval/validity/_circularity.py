@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,8 +197,8 @@ class CircularityResult(Result):
             "k": dict(self.k),
             "basis": self.basis.to_dict(orient="records"),
             "models": [
-                {"features": list(r.features), "d2": r.d2, "edf": r.edf}
-                for r in self.models.itertuples(index=False)
+                {"features": list(r["features"]), "d2": r["d2"], "edf": r["edf"]}
+                for r in self.models.to_dict("records")
             ],
             "gain": dict(self.gain),
             "gain_ratio": dict(self.gain_ratio),
@@ -432,11 +433,12 @@ def adapt_basis(
             full = design.fit(range(len(candidates)))
         check = full.basis_check(n_resamples=n_resamples, random_state=rng)
         raised = False
-        for r in check.itertuples(index=False):
-            term = design.terms[candidates.index(r.feature)]
-            needs = r.p_value < alpha and r.k_index < 1 and r.edf >= edf_share * r.k_prime
-            if needs and not term.saturated and kmap[r.feature] < k_max:
-                kmap[r.feature] = min(2 * kmap[r.feature], k_max)
+        for r in check.to_dict("records"):
+            feature = r["feature"]
+            term = design.terms[candidates.index(feature)]
+            needs = r["p_value"] < alpha and r["k_index"] < 1 and r["edf"] >= edf_share * r["k_prime"]
+            if needs and not term.saturated and kmap[feature] < k_max:
+                kmap[feature] = min(2 * kmap[feature], k_max)
                 raised = True
         if not raised:
             break
@@ -445,7 +447,7 @@ def adapt_basis(
 
 
 def search_models(design: Any, candidates: list[str], *, max_exhaustive: int, d2_tolerance: float,
-                  show_progress: bool | None) -> tuple[dict[tuple[str, ...], GAMResult], str, Any]:
+                  show_progress: bool | None) -> tuple[dict[tuple[str, ...], GAMResult], str, Callable[[Sequence[str]], GAMResult]]:
     """Fit the GAMs of the search: every subset (powerset) or a greedy forward path, plus the full model.
 
     Returns the fits keyed by feature tuple (in candidate order), the search name and a function
@@ -514,8 +516,8 @@ class Nullification:
     all_nullified: bool = False
 
 
-def measure_nullification(fit: Any, candidates: list[str], best: tuple[str, ...], *, gain_threshold: float,
-                          negligible_gain: float) -> Nullification:
+def measure_nullification(fit: Callable[[Sequence[str]], GAMResult], candidates: list[str], best: tuple[str, ...], *,
+                          gain_threshold: float, negligible_gain: float) -> Nullification:
     """Deviance view (gains in D^2 with the selected set) and shape view (sd ratios) of nullification.
 
     Notes
