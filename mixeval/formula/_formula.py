@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..errors import FormulaError, InputTypeError
 from ._model import required_columns
 from ._syntax import Binary, Call, Name, Node, Num, Paren, Unary, deparse, parse_r
 from ._terms import expand_terms
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = ["RandomTerm", "ParsedFormula", "FormulaVariable", "parse_formula"]
 
