@@ -272,7 +272,7 @@ def id_like_columns(data: pd.DataFrame, columns: Sequence[str] | None = None) ->
             continue
         if _ID_NAME.fullmatch(str(column).strip()):
             named.append(str(column))
-        elif len(series) >= _ID_MIN_ROWS and (text or values.max() - values.min() == len(values) - 1):
+        elif len(series) >= _ID_MIN_ROWS and (values is None or values.max() - values.min() == len(values) - 1):
             counting.append(str(column))
     return named + (counting if len(counting) == 1 else [])
 

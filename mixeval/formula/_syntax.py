@@ -117,7 +117,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise FormulaError(f"cannot read {text[pos:pos + 12]!r} at position {pos} of the formula {text!r}.")
-        kind = m.lastgroup
+        kind = str(m.lastgroup)  # every alternative of _TOKEN is a named group
         if kind != "space":
             out.append((kind, m.group(), pos))
         pos = m.end()
