@@ -33,7 +33,8 @@ def test_ruff_and_mypy_are_configured():
     for ignored in re.findall(r'^\s*"(\w+)",\s*(#.*)?$', lint.split("ignore = [", 1)[1].split("]", 1)[0], re.M):
         assert ignored[1].strip("# "), f"{ignored[0]} is ignored without a reason"
     mypy = _section("tool.mypy")
-    assert 'packages = ["mixeval"]' in mypy and "warn_unused_ignores = true" in mypy
+    for option in ('packages = ["mixeval"]', "warn_unused_ignores = true", "check_untyped_defs = true"):
+        assert option in mypy, option
 
 
 def test_ci_runs_both_gates_before_the_tests_and_pre_commit_runs_them_too():
