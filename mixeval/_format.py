@@ -74,7 +74,7 @@ def _scientific(x: float, digits: int, mantissa: int | None = None) -> str:
     return f"{_strip_zeros(head)}e{exponent}"
 
 
-def format_column(values: Sequence[float], digits: int = 4) -> list[str]:
+def format_column(values: Sequence[float] | np.ndarray, digits: int = 4) -> list[str]:
     """Numbers of one column as R prints a numeric column: every value to at least ``digits`` significant digits,
     all with the same number of decimals (or all in scientific notation, where that is narrower).
 
@@ -172,7 +172,7 @@ def format_cell(value: object, digits: int = 4, *, pvalue: bool = False) -> str:
     if isinstance(value, numbers.Real):
         return format_pvalue(float(value)) if pvalue else format_number(float(value), digits)
     try:
-        if pd.isna(value):  # type: ignore[arg-type]
+        if pd.isna(value):  # type: ignore[call-overload]  # stubs: isna of an arbitrary object
             return "NA"
     except (TypeError, ValueError):
         pass
@@ -254,11 +254,11 @@ def text_table(data: pd.DataFrame, *, digits: int = 4, max_rows: int | None = No
 
     blocks = column_blocks(widths, numeric, width)
     lines = [caption] if caption else []
-    for b, columns in enumerate(blocks):
+    for b, block in enumerate(blocks):
         if b:
             lines.append("")
-        lines.append(line(header, columns))
-        lines.extend(line(r, columns) for r in body)
+        lines.append(line(header, block))
+        lines.extend(line(r, block) for r in body)
     if len(shown) < n_rows:
         lines.append(f"... {n_rows - len(shown)} more row(s) not shown ({n_rows} in total)")
     return "\n".join(lines)

@@ -103,7 +103,7 @@ def margin_pvalue(statistic: np.ndarray, df: np.ndarray | float, side: str) -> n
     """One-sided p-values of :func:`margin_statistic` on ``t_df`` (normal for ``df = inf``): left-tailed for
     equivalence and ``"<"``, right-tailed for ``">"`` (emmeans' ``pt(t, df, lower.tail = tail < 0)``)."""
     df = np.where(np.isnan(np.asarray(df, dtype=float)), np.inf, df)  # emmeans: DF[is.na(DF)] = Inf
-    return stats.t.sf(statistic, df) if side == ">" else stats.t.cdf(statistic, df)
+    return np.asarray(stats.t.sf(statistic, df) if side == ">" else stats.t.cdf(statistic, df), dtype=float)
 
 
 def margin_test(estimate: np.ndarray, se: np.ndarray, df: np.ndarray | float, delta: float, side: str,

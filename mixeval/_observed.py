@@ -5,7 +5,8 @@ The model: item ``i``'s score in cell ``c`` (one level of every facet: rater, se
 ``eta = eta0 + a_i + sum_k b_k(c)``, ``a_i ~ N(0, s2_item)``, each further component ``k`` a normal effect shared by
 the cells that agree on its facets ``F_k`` (its factors other than the item), and the score has mean ``g(eta)``
 (the family's mean, the inverse link for most; for ordinal ratings the expected score ``sum_j s_j P(Y = j | eta)``)
-and second moment ``q(eta) = E[y^2 | eta] = g(eta)^2 + Var(y | eta)`` (the family's variance with its dispersion). A D-study observes ``N = prod_f n_f`` cells per item, the facets' levels drawn anew.
+and second moment ``q(eta) = E[y^2 | eta] = g(eta)^2 + Var(y | eta)`` (the family's variance with its dispersion). A
+D-study observes ``N = prod_f n_f`` cells per item, the facets' levels drawn anew.
 With ``T_i = E[y | a_i]`` (the item's expected score over the facets' populations) and ``Ybar_i`` the mean of
 its ``N`` observed scores,
 

@@ -70,7 +70,8 @@ def not_numeric_message(series: pd.Series, what: str) -> str:
     Examples
     --------
     >>> print(not_numeric_message(pd.Series(["0.5", "0.7", "error", "0.1"]), "the score column 'bleu'"))
-    the score column 'bleu' must be numeric; 1 of its 4 values is not a number: 'error' (row 3). Fix or remove those rows, or convert with pandas.to_numeric(..., errors='coerce') and drop the missing values it makes.
+    the score column 'bleu' must be numeric; 1 of its 4 values is not a number: 'error' (row 3). Fix or remove those
+    rows, or convert with pandas.to_numeric(..., errors='coerce') and drop the missing values it makes.
     """
     present = series.dropna()
     numbers = pd.to_numeric(present, errors="coerce")
@@ -271,7 +272,7 @@ def id_like_columns(data: pd.DataFrame, columns: Sequence[str] | None = None) ->
             continue
         if _ID_NAME.fullmatch(str(column).strip()):
             named.append(str(column))
-        elif len(series) >= _ID_MIN_ROWS and (text or values.max() - values.min() == len(values) - 1):
+        elif len(series) >= _ID_MIN_ROWS and (values is None or values.max() - values.min() == len(values) - 1):
             counting.append(str(column))
     return named + (counting if len(counting) == 1 else [])
 

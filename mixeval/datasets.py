@@ -344,7 +344,7 @@ def load(
     if not isinstance(download, bool):
         raise InputTypeError(f"`download` must be True or False; got {download!r}.")
     searched = _candidate_dirs(data_dir)
-    for label, directory in searched:
+    for _label, directory in searched:
         if directory.is_dir():
             found = _file_in(directory, spec.name)
             if found is not None:

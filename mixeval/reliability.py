@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,9 @@ from ._results import Result
 from ._validation import require_level
 from .errors import InputError, InputTypeError
 from .mixed import MixedResult
+
+if TYPE_CHECKING:
+    from ._observed import ObservedMoments
 
 __all__ = [
     "SCALES",
@@ -50,7 +54,7 @@ RESIDUAL = "Residual"
 SCALES = ("observed", "latent")
 
 
-def _has_latent_scale(source: object) -> bool:
+def _has_latent_scale(source: object) -> TypeGuard[MixedResult]:
     """A fit whose family does not estimate the residual scale (not Gaussian): its observed and latent coefficients
     differ."""
     return isinstance(source, MixedResult) and not source.family.estimates_scale
@@ -70,7 +74,8 @@ def resolve_scale(source: object, scale: str | None) -> str:
     >>> resolve_scale({"s": 1.0, "Residual": 1.0}, "observed")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: scale='observed' needs a fitted model (the link, the fixed effects and the thresholds define the observed score); a mapping of components gives the latent coefficient (scale='latent').
+    mixeval.errors.InputError: scale='observed' needs a fitted model (the link, the fixed effects and the thresholds
+    define the observed score); a mapping of components gives the latent coefficient (scale='latent').
     """
     if scale is not None and scale not in SCALES:
         raise InputError(f"scale must be one of {list(SCALES)} (or None for the default); got {scale!r}.")
@@ -333,7 +338,7 @@ def phi(
     >>> phi(comps, "s", {"r": 2})
     0.6153846153846154
     """
-    if resolve_scale(source, scale) == "observed":
+    if resolve_scale(source, scale) == "observed" and isinstance(source, MixedResult):  # a fit, as resolve_scale checked
         from ._observed import observed_coefficient
 
         _check_n(n or {}, set(_observed_moments(source, item).facets))
@@ -431,7 +436,7 @@ def dstudy(
     if not grid:
         raise InputError("grid must name at least one facet, e.g. {'rater': range(1, 13)}.")
     names = list(grid)
-    if chosen == "observed":
+    if chosen == "observed" and isinstance(source, MixedResult):  # a fit, as resolve_scale checked
         from ._observed import observed_coefficient
 
         moments = _observed_moments(source, item)
@@ -621,9 +626,10 @@ def cheapest_design(
         if not isinstance(draws, pd.DataFrame) or RESIDUAL not in draws.columns:
             raise InputError("confidence= needs draws=: bootstrap draws of the components, e.g. "
                              "mixeval.uncertainty.component_draws(fit) (Study.cheapest_design makes them itself).")
-        moments = draw_moments(source, item, draws) if chosen == "observed" else None
+        fit = source if isinstance(source, MixedResult) else None  # observed and studentized need a fit (checked)
+        moments = draw_moments(fit, item, draws) if fit is not None and chosen == "observed" else None
         bound = _bound_method(source, chosen, bound)
-        student = _student_inputs(source, draws) if bound == "studentized" else None
+        student = _student_inputs(fit, draws) if fit is not None and bound == "studentized" else None
         table["phi_lower"], table["p_reach"] = _lower_bounds(draws, item, table, facets, kind, confidence, target,
                                                              moments, student)
         crit = "phi_lower"
@@ -710,7 +716,7 @@ def draw_moments(fit: MixedResult, item: str, draws: pd.DataFrame) -> list:
                          "mixeval.uncertainty.component_draws(fit) (they keep them), or use scale='latent'.")
     alpha, psi = draws.attrs.get("alpha"), draws.attrs.get("family_par")
     cols = list(draws.columns)
-    out = []
+    out: list[ObservedMoments | None] = []
     for i, row in enumerate(draws.to_numpy(dtype=float)):
         comps = dict(zip(cols, row))
         if not np.all(np.isfinite(row)):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -26,8 +26,11 @@ from ._format import terminal_width, text_table
 from ._margin import check_margin
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
-from .mixed import Family, LmerResult, build_design, compare, fit_design, get_family
+from .mixed import Family, MixedResult, build_design, compare, fit_design, get_family
 from .mixed.engine import complete_rows
+
+if TYPE_CHECKING:
+    from .mixed import ClmmResult
 
 __all__ = ["Study", "bin_property", "check_property", "check_system"]
 
@@ -70,7 +73,7 @@ def _is_numeric_property(values: pd.Series) -> bool:
 
 def _numeric_cuts(cuts: Any) -> list[float]:
     """``cuts`` as a list of finite numbers, or an InputError naming ``cuts``."""
-    values = [cuts] if isinstance(cuts, (str, bytes)) or np.isscalar(cuts) else list(cuts)
+    values: list[Any] = [cuts] if isinstance(cuts, (str, bytes)) or np.isscalar(cuts) else list(cuts)
     out = []
     for value in values:
         try:
@@ -104,7 +107,7 @@ def _resolve_df(df: str | None, family: Family) -> str | None:
     return method
 
 
-def _df_for(df: str | None, family: Family, fit: Any) -> tuple[str, str | None]:
+def _df_for(df: str | None, family: Family, fit: MixedResult) -> tuple[str, str | None]:
     """The df method of a table of ``fit`` and, when ``df`` was left out, why emmeans' rule chose it.
 
     Gaussian Studies follow emmeans' ``lmer.df`` rule: Kenward-Roger up to 3,000 observations, then
@@ -276,7 +279,9 @@ def check_system(parsed: ParsedFormula, system: str, data: pd.DataFrame | None =
     >>> check_system(parse_formula("score ~ system + (1|item) + (1|rater)"), "rater")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~ system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed factor of the formula ('system').
+    mixeval.errors.InputError: the compared factor 'rater' (system= / --system) is a random grouping factor of 'score ~
+    system + (1|item) + (1|rater)': the system must be a fixed effect, whose levels' difference is tested; name a fixed
+    factor of the formula ('system').
     """
     from formulaic import Formula
 
@@ -303,7 +308,9 @@ def numeric_system_message(column: pd.Series) -> str:
     Examples
     --------
     >>> print(numeric_system_message(pd.Series([1, 2, 1, 2], name="system")))
-    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system. Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1, sys2, ...).
+    the compared factor 'system' holds numbers (1, 2), which the formula fits as a slope, not as one mean per system.
+    Recode the systems as labels, e.g. data['system'] = 'system' + data['system'].astype(str) (in the CSV: write sys1,
+    sys2, ...).
     """
     values = sorted(pd.unique(column.dropna()))
     shown = ", ".join(f"{float(v):g}" for v in values[:5]) + (", ..." if len(values) > 5 else "")
@@ -323,9 +330,11 @@ def check_property(study: "Study", prop: str, name: str) -> None:
     >>> check_property(Study(df, "score ~ system + (1|item)"), "system", "prop='system'")
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a length or a domain).
+    mixeval.errors.InputError: prop='system' is the compared factor itself; condition on a property of the items (e.g. a
+    length or a domain).
     """
-    require_columns(study.data, [prop])
+    data = study._require_rows(name)
+    require_columns(data, [prop])
     if prop == study.system:
         raise InputError(f"{name} is the compared factor itself; condition on a property of the items (e.g. a length "
                          "or a domain).")
@@ -333,7 +342,7 @@ def check_property(study: "Study", prop: str, name: str) -> None:
     if prop in groups:
         raise InputError(f"{name} is a grouping factor of the random part of {study.formula!r} (its levels are random "
                          "effects, not a property); condition on a property of the items (e.g. a length or a domain).")
-    values = study.data[prop].dropna().unique()
+    values = data[prop].dropna().unique()
     if len(values) < 2:
         shown = repr(values[0].item() if hasattr(values[0], "item") else values[0]) if len(values) else "all missing"
         raise InputError(f"{name} has a single value ({shown}); conditioning needs a property that varies.")
@@ -491,13 +500,14 @@ class Study:
 
     # ---------------------------------------------------------------- construction helpers
     def _infer_system(self) -> str | None:
+        # the data as the model codes them (logicals are factors, as in R); None for an aggregate source
+        coded = self.data if self._design is None else self._design.data
         for term in _fixed_terms(self.parsed.fixed):
             for factor in term:
-                if self.data is None:
+                if coded is None:
                     if factor != "1" and any(n.startswith(factor) and n != factor for n in self.fit.fixed_names):
                         return factor  # a factor: its coefficients are named factor + level
                 else:
-                    coded = self._design.data  # as the model codes it (logicals are factors, as in R)
                     if factor in coded.columns and not pd.api.types.is_numeric_dtype(coded[factor]):
                         return factor
         return None
@@ -512,13 +522,13 @@ class Study:
         **equals
             Column = value filters, e.g. ``mode="Marking"``.
         """
-        self._require_rows("Study.where")
-        mask = pd.Series(True, index=self.data.index)
+        rows = self._require_rows("Study.where")
+        mask = pd.Series(True, index=rows.index)
         if equals:
-            require_columns(self.data, list(equals))
+            require_columns(rows, list(equals))
             for col, value in equals.items():
-                mask &= self.data[col] == value
-        subset = self.data[mask]
+                mask &= rows[col] == value
+        subset = rows[mask]
         if query is not None:
             subset = subset.query(query)
         if subset.empty:
@@ -533,7 +543,7 @@ class Study:
 
     # ---------------------------------------------------------------- fits
     @cached_property
-    def fit(self) -> LmerResult:
+    def fit(self) -> MixedResult:
         """The fit of the study's formula (variance components, marginal means) by the criterion ``reml=``
         chose: REML for Gaussian Studies, the Laplace maximum likelihood (lme4's glmer) with ``family=``, or
         the restricted Laplace criterion with ``family=..., reml=True``."""
@@ -546,7 +556,7 @@ class Study:
         return self._fit_formula(self.formula, reml=self.reml)
 
     @cached_property
-    def fit_ml(self) -> LmerResult:
+    def fit_ml(self) -> MixedResult:
         """The maximum-likelihood fit (for likelihood-ratio tests of fixed effects); :attr:`fit` when that is ML."""
         if not self.reml:
             return self.fit
@@ -573,7 +583,7 @@ class Study:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FamilyWarning)  # said once, when the Study was made
-            extra = {"levels": self.levels} if self.levels is not None else {}
+            extra: dict[str, Any] = {"levels": self.levels} if self.levels is not None else {}
             return fit_model(formula, self.source, family=self.family, REML=reml, weights=self.weights, **extra)
 
     def _formula_with(self, fixed: str, random: Sequence[str] | None = None) -> str:
@@ -683,7 +693,7 @@ class Study:
                  else self.dstudy(grid, scale=scale))
         facets = list(grid)
         column = "phi" if kind == "absolute" else "phi_relative"
-        extra = {"lower": f"{column}_lower", "upper": f"{column}_upper"} if bands else {}
+        extra: dict[str, Any] = {"lower": f"{column}_lower", "upper": f"{column}_upper"} if bands else {}
         return plot_dstudy(table, x=facets[0], trace=facets[1] if len(facets) > 1 else None, y=column, threshold=target,
                            **extra)
 
@@ -753,9 +763,10 @@ class Study:
         if effect is None:
             from formulaic import Formula
 
+            data = self.data if self.data is not None else pd.DataFrame()
             numeric = [v for v in sorted(map(str, Formula(self.parsed.fixed).required_variables))
-                       if self.data is not None and v in self.data.columns and _numeric_codes(self.data[v])]
-            hint = (f" If {numeric[0]!r} codes the systems: {numeric_system_message(self.data[numeric[0]])}"
+                       if v in data.columns and _numeric_codes(data[v])]
+            hint = (f" If {numeric[0]!r} codes the systems: {numeric_system_message(data[numeric[0]])}"
                     if numeric else "")
             raise InputError(f"this study has no system factor: the fixed part of {self.formula!r} has no categorical "
                              "variable to compare; add the systems' column to it (and name it with system= or "
@@ -780,8 +791,8 @@ class Study:
         from .significance import glrt_averaged
 
         self._supported("glrt_averaged")
-        self._require_rows("Study.glrt_averaged")
-        return glrt_averaged(self.data, score=self.parsed.response, system=self._require_system(effect),
+        rows = self._require_rows("Study.glrt_averaged")
+        return glrt_averaged(rows, score=self.parsed.response, system=self._require_system(effect),
                              item=self.item, over=over)
 
     def variance_lrt(self, component: str, *, n_resamples: int | None = None,
@@ -895,7 +906,7 @@ class Study:
             from .significance import ORDINAL_MODES, emmeans_ordinal
 
             mode = _scale(type, ORDINAL_MODES, "type")
-            table = emmeans_ordinal(self.fit, specs, by=by, mode=mode, df=method, **_ordinal_marginal(marginal, mode))
+            table = emmeans_ordinal(cast("ClmmResult", self.fit), specs, by=by, mode=mode, df=method, **_ordinal_marginal(marginal, mode))
         else:
             if type is not None and self.family.engine == "lmer":
                 raise InputError(f"type={type!r} applies to Studies with family= (a GLMM's response or link scale); a "
@@ -947,7 +958,7 @@ class Study:
             from .significance import ORDINAL_MODES, pairwise_ordinal
 
             mode = _scale(scale, ORDINAL_MODES, "scale")
-            result = pairwise_ordinal(self.fit, specs, by=by, mode=mode, adjust=adjust, level=level, df=method,
+            result = pairwise_ordinal(cast("ClmmResult", self.fit), specs, by=by, mode=mode, adjust=adjust, level=level, df=method,
                                       **_ordinal_marginal(marginal, mode))
         else:
             chosen = None
@@ -1000,7 +1011,7 @@ class Study:
 
         self._supported("joint_tests")
         method, rule = _df_for(df, self.family, self.fit)
-        if df is None and method == "kenward-roger":
+        if df is None and method == "kenward-roger" and rule is not None:
             method, rule = "satterthwaite", rule.replace("the default: emmeans'", "the default: Satterthwaite in place of "
                                                          "Kenward-Roger (whose scaled F is not implemented), emmeans'")
         return note_df_rule(joint_tests(self.fit, by=by, df=method), rule)
@@ -1060,9 +1071,9 @@ class Study:
         _check_margin(delta, side)
         _resolve_df(df, self.family)  # checked before any fit; None: each table's own default (emmeans' rule)
         system = self._require_system(None)
-        self._require_rows("Study.conditional")
+        rows = self._require_rows("Study.conditional")
         check_property(self, prop, f"prop={prop!r}")
-        if cuts is None and _is_numeric_property(self.data[prop]):
+        if cuts is None and _is_numeric_property(rows[prop]):
             if self.family.engine == "clmm":
                 raise InputError(f"Study.conditional({prop!r}) with a numeric property compares the systems' slopes "
                                  "(emtrends), which is not available for ordinal fits; pass cuts= to compare the "
@@ -1086,10 +1097,10 @@ class Study:
                              f"{prop!r} is on a scale you must name, which conditional() does not take; call it "
                              "without delta=, then .pairwise(by=..., scale=..., delta=...) on the Study it returns "
                              "(its third value).")
-        data, cls = self.data, prop
+        data, cls = rows, prop
         if cuts is not None:
             cls = f"{prop}_class"
-            data = _drop_empty_classes(bin_property(self.data, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
+            data = _drop_empty_classes(bin_property(rows, prop, _numeric_cuts(cuts), labels, name=cls), prop, cls)
         cond = Study(data, self._formula_with(f"{system} * {cls}"), item=self.item, system=system,
                      metric_model=self.metric_model, **self._glmm_kwargs(data))
         return cond.glrt(), cond.pairwise(system, by=cls, adjust=adjust, df=df, level=level, delta=delta,
@@ -1108,11 +1119,11 @@ class Study:
         from .metric_model import metric_comparisons
 
         self._supported("metric_comparisons")
-        self._require_rows("Study.metric_comparisons")
+        rows = self._require_rows("Study.metric_comparisons")
         if self.metric_model is None:
             raise InputError("this study has no metric model: pass metric_model=MetricModel.from_rates(...) "
                              "or .from_confusion(...) to Study.")
-        return metric_comparisons(self.data, metric=self.metric_model, system=self._require_system(None),
+        return metric_comparisons(rows, metric=self.metric_model, system=self._require_system(None),
                                score=self.parsed.response, item=self.item, control=control, methods=methods,
                                level=level, gold=gold, truth=truth, n_resamples=n_resamples,
                                random_state=random_state)

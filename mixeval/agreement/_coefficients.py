@@ -365,7 +365,8 @@ def krippendorff_alpha(
     coincidences are :math:`o_{ck} = \\sum_u (n_{uc} n_{uk} - [c = k] n_{uc}) / (m_u - 1)`,
     :math:`n_c = \\sum_k o_{ck}`, :math:`n = \\sum_c n_c`, and
 
-    .. math:: \\alpha = 1 - \\frac{D_o}{D_e} = 1 - (n - 1)\\frac{\\sum_{c,k} o_{ck}\\, \\delta^2_{ck}}{\\sum_{c,k} n_c n_k\\, \\delta^2_{ck}}
+    .. math:: \\alpha = 1 - \\frac{D_o}{D_e}
+              = 1 - (n - 1)\\frac{\\sum_{c,k} o_{ck}\\, \\delta^2_{ck}}{\\sum_{c,k} n_c n_k\\, \\delta^2_{ck}}
 
     with :math:`\\delta^2_{ck}` = :math:`[c \\ne k]` (nominal),
     :math:`(\\sum_{g=c}^{k} n_g - (n_c + n_k)/2)^2` (ordinal, over ranks),

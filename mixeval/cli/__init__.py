@@ -41,7 +41,7 @@ def command_listing() -> str:
     fitting:
     """
     width = max(len(name) for name in COMMANDS) + 2
-    lines = []
+    lines: list[str] = []
     for group in GROUPS:
         lines += [""] if lines else []
         lines.append(f"{group}:")
@@ -62,7 +62,8 @@ class _HelpFormatter(argparse.HelpFormatter):
     """Wraps paragraphs as argparse does, but keeps indented lines (examples, listings) as they are."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        out, paragraph = [], []
+        out: list[str] = []
+        paragraph: list[str] = []
         for line in text.splitlines():
             if not line.strip() or line.startswith("  ") or (line.endswith(":") and len(line) < width):
                 if paragraph:

@@ -77,9 +77,8 @@ def wide_table(data: pd.DataFrame, args: argparse.Namespace) -> pd.DataFrame:
 
 
 def run_paired_command(args: argparse.Namespace, test: str) -> int:
-    import pandas as pd
 
-    from ..resampling import compare_systems, paired_bootstrap_test, permutation_test, wide_scores
+    from ..resampling import compare_systems, paired_bootstrap_test, permutation_test
     from ._args import check_count, check_level
 
     check_paired_flags(args)

@@ -16,7 +16,7 @@ def resolve_seed(seed: int | None) -> int:
     if seed is None:
         import numpy as np
 
-        return int(np.random.SeedSequence().entropy)
+        return int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]  # stubs: a fresh entropy is an int
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer; got {seed}.")
     return seed

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import sys
-import warnings
 from collections.abc import Iterable
 
 from ..errors import cli_words, plain_message

@@ -59,7 +59,6 @@ def register(subparsers) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pandas as pd
 
     from ..agreement import agreement
     from ..cli import print_json

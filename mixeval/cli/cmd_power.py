@@ -78,7 +78,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..errors import InputError
     from ._seed import resolve_seed
     from ..study import Study
     from . import print_json

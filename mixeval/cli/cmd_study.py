@@ -347,7 +347,8 @@ def _significance(args: argparse.Namespace) -> int:
     if args.json:
         out = {"glrt": {"statistic": glrt.statistic, "df": glrt.df, "pvalue": glrt.pvalue},
                "rows": table.rename(columns=str.lower).to_dict(orient="records"), "adjust": adjust,
-               "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level, "sigma": pairs.sigma, "warnings": messages}
+               "df_method": pairs.df_method, "fit_criterion": pairs.fit_criterion, "level": pairs.level,
+               "sigma": pairs.sigma, "warnings": messages}
         if margin:
             out.update(null_hypothesis=pairs.null_hypothesis, side=pairs.side, delta=pairs.delta,
                        adjust=pairs.adjust)

@@ -566,7 +566,7 @@ def _as_logical(call: Call, args: dict[str, Node], ctx: _Context) -> Value:
 
 def _c(call: Call, args: dict[str, Node], ctx: _Context) -> Value:
     out = _Vector()
-    for key, node in args.items():
+    for _key, node in args.items():
         value = _eval(node, ctx)
         if np.ndim(value) != 0 or isinstance(value, (RFactor, RMatrix)):
             raise FormulaError(f"{deparse(call)}: c() takes constants here (levels, knots), not columns.")

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..errors import FormulaError, InputTypeError
 from ._model import required_columns
 from ._syntax import Binary, Call, Name, Node, Num, Paren, Unary, deparse, parse_r

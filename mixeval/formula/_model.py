@@ -496,13 +496,13 @@ def _r_column_names(spec: Any, variables: tuple[_Variable, ...], factor_index: d
             continue
         for column in entry.columns:
             parts = []
-            for expr, field in _column_parts(column, exprs):
+            for expr, part in _column_parts(column, exprs):
                 var = variables[factor_index[expr]]
-                if field.startswith("T.") and var.plain:
-                    field = field[2:]
-                if expr in logical and field in ("True", "False"):
-                    field = field.upper()
-                parts.append(var.name + field)
+                if part.startswith("T.") and var.plain:
+                    part = part[2:]
+                if expr in logical and part in ("True", "False"):
+                    part = part.upper()
+                parts.append(var.name + part)
             names.append(":".join(parts))
     return tuple(names)
 

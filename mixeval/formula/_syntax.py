@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from ..errors import FormulaError
 
@@ -82,7 +81,7 @@ class Paren:
     inner: "Node"
 
 
-Node = Union[Num, Str, Name, Call, Unary, Binary, Paren]
+Node = Num | Str | Name | Call | Unary | Binary | Paren
 
 # binary operators by precedence, lowest first, with their associativity (R's ?Syntax)
 _BINARY: dict[str, tuple[int, str]] = {
@@ -118,7 +117,7 @@ def _tokens(text: str) -> list[tuple[str, str, int]]:
         m = _TOKEN.match(text, pos)
         if m is None:
             raise FormulaError(f"cannot read {text[pos:pos + 12]!r} at position {pos} of the formula {text!r}.")
-        kind = m.lastgroup
+        kind = str(m.lastgroup)  # every alternative of _TOKEN is a named group
         if kind != "space":
             out.append((kind, m.group(), pos))
         pos = m.end()

@@ -3,13 +3,16 @@ blocks as the text summary, each wide table split into tables of a few columns (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 from ._plots import plot_leaderboard, plot_pair_intervals
 from ._blocks import result_blocks
+
+if TYPE_CHECKING:
+    from ._result import LogComparison
 
 __all__ = ["comparison_report"]
 
@@ -35,7 +38,7 @@ def _tables(frame: pd.DataFrame, keys: list[str], columns: list[str], caption: s
             for k, g in enumerate(groups)]
 
 
-def comparison_report(result: Any, *, title: str | None = None) -> Report:
+def comparison_report(result: LogComparison, *, title: str | None = None) -> Report:
     """One section per block of :func:`~mixeval.logs._result.result_blocks` (paired differences, the SEs side
     by side, mixed model, McNemar, GLMM, equivalence, design, leaderboard, conditional pairs), with the figures,
     then the notes and warnings."""

@@ -70,7 +70,7 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _item_level(codes: np.ndarray, item_codes: np.ndarray, n_items: int, column: str, labels: Sequence[Any],
+def _item_level(codes: np.ndarray, item_codes: np.ndarray, n_items: int, column: str, labels: Sequence[Any] | pd.Index,
                 item_keys: pd.DataFrame) -> np.ndarray:
     """The one value of ``codes`` per item; an error naming an item where it varies."""
     lo = np.full(n_items, np.iinfo(np.int64).max)

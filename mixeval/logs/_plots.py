@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ._result import LogComparison
 
 __all__ = ["plot_pair_intervals", "plot_leaderboard"]
 
@@ -12,7 +15,7 @@ _WAYS = (("naive", "lower_naive", "upper_naive", "tab:gray"), ("cluster CR2", "l
          ("mixed model", "lower_mixed", "upper_mixed", "tab:orange"))
 
 
-def plot_pair_intervals(result: Any, *, max_pairs: int = 30):
+def plot_pair_intervals(result: LogComparison, *, max_pairs: int = 30):
     """Each pair's difference with its naive, CR2 and (when fitted) mixed-model interval, side by side.
 
     Examples
@@ -46,7 +49,7 @@ def plot_pair_intervals(result: Any, *, max_pairs: int = 30):
     return fig
 
 
-def plot_leaderboard(result: Any):
+def plot_leaderboard(result: LogComparison):
     """Model means with CR2 intervals, labelled with their simultaneous rank sets.
 
     Examples

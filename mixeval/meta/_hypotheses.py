@@ -96,7 +96,7 @@ def accuracy_equality_test(result: LocalAccuracyResult, metric: Hashable | None 
     proj = eigvec[:, keep].T @ d
     resid = d - eigvec[:, keep] @ proj
     accuracies = {str(q): float(v) for q, v in zip(res.subsets, a)}
-    if np.linalg.norm(resid) > 1e-12 * max(1.0, np.linalg.norm(d)):
+    if np.linalg.norm(resid) > 1e-12 * max(1.0, float(np.linalg.norm(d))):
         W, F, df1, df2, p, p_chi2 = math.inf, math.inf, max(r, 1), G - max(r, 1), 0.0, 0.0
     elif r == 0:
         W, F, df1, df2, p, p_chi2 = 0.0, 0.0, 0, G, 1.0, 1.0

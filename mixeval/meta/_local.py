@@ -191,9 +191,9 @@ def local_accuracy(
     standard error is ``se = sd_x / sqrt(|X|)``.
 
     Local accuracies are often close to 1, where symmetric intervals under-cover (the t
-    interval's coverage falls well below nominal there; tests/meta/test_meta_local.py). The default therefore is a Wilson score interval computed with the effective sample size
-    ``n_eff = Acc (1 - Acc) / se^2`` (at most the number of pairs; the number of contexts
-    when ``se = 0`` or ``Acc`` is 0 or 1), in the spirit of Korn & Graubard (1998) for
+    interval's coverage falls well below nominal there; tests/meta/test_meta_local.py). The default therefore is a
+    Wilson score interval computed with the effective sample size ``n_eff = Acc (1 - Acc) / se^2`` (at most the
+    number of pairs; the number of contexts when ``se = 0`` or ``Acc`` is 0 or 1), in the spirit of Korn & Graubard (1998) for
     proportions from clustered samples: ``(Acc + z^2 / (2 n_eff) +- z sqrt(Acc (1 - Acc) /
     n_eff + z^2 / (4 n_eff^2))) / (1 + z^2 / n_eff)``; it measured 0.95-0.97 in the same
     settings. With a single context the interval is NaN.
@@ -259,7 +259,8 @@ def local_accuracy(
     )
     contexts, means, counts = context_means(frame[frame["q"].isin(subset_names)], metric_names, subset_names)
 
-    missing = [(metric_names[j], subset_names[k]) for j in range(counts.shape[1]) for k in range(counts.shape[2]) if counts[:, j, k].sum() == 0]
+    missing = [(metric_names[j], subset_names[k]) for j in range(counts.shape[1]) for k in range(counts.shape[2])
+               if counts[:, j, k].sum() == 0]
     if missing:
         raise InputError(
             f"empty subset(s): no pairs for (metric, subset) {missing}; local accuracy is undefined "

@@ -101,7 +101,7 @@ def parse_weights(weights: object, count: int, argument: str = "weights") -> tup
             ) from None
     else:
         try:
-            values = [float(w) for w in weights]  # type: ignore[union-attr]
+            values = [float(w) for w in weights]  # type: ignore[attr-defined]  # any iterable; TypeError below
         except TypeError:
             raise InputTypeError(f"`{argument}` must be a sequence of {count} numbers; got {weights!r}.") from None
     if len(values) != count:

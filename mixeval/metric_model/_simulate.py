@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ __all__ = ["coverage_study"]
 
 def _probs(p: float | Sequence[float], k: int | None, name: str) -> np.ndarray:
     if np.ndim(p) == 0:
-        x = require_probability(p, name)
+        x = require_probability(cast(float, p), name)  # a scalar (ndim 0)
         return np.array([1.0 - x, x])
     arr = np.asarray(p, dtype=float)
     if arr.ndim != 1 or (k is not None and arr.size != k) or np.any(arr < 0) or abs(arr.sum() - 1) > 1e-9:

@@ -18,7 +18,7 @@ A subclass is a frozen dataclass with at least the fields ``formula``, ``family`
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,11 @@ from .._validation import require_positive_int
 from ..errors import InputError
 from ._general import _Dim
 from ._reterms import theta_to_factors
+
+if TYPE_CHECKING:
+    from ._design import Design
+    from ._family import Family
+    from ._protocol import FitModel
 
 __all__ = ["MixedResult"]
 
@@ -68,6 +73,53 @@ class MixedResult(Result):
     >>> [(str(f.family), isinstance(f, MixedResult), pickle.loads(pickle.dumps(f)) == f) for f in fits]
     [('gaussian', True, True), ('binomial', True, True)]
     """
+
+    if TYPE_CHECKING:
+        # The members every subclass defines (fields or properties; see the module docstring), declared for the
+        # type checker only: a dataclass subclass must not inherit them as fields.
+        @property
+        def formula(self) -> str: ...
+        @property
+        def family(self) -> Family: ...
+        @property
+        def reml(self) -> bool: ...
+        @property
+        def nobs(self) -> int: ...
+        @property
+        def fixed_names(self) -> tuple[str, ...]: ...
+        @property
+        def coef(self) -> np.ndarray: ...
+        @property
+        def cov_coef(self) -> np.ndarray: ...
+        @property
+        def group_names(self) -> tuple[str, ...]: ...
+        @property
+        def n_levels(self) -> tuple[int, ...]: ...
+        @property
+        def theta(self) -> np.ndarray: ...
+        @property
+        def loglik(self) -> float: ...
+        @property
+        def criterion(self) -> float: ...
+        @property
+        def singular(self) -> bool: ...
+        @property
+        def converged(self) -> bool: ...
+        @property
+        def random_effects(self) -> tuple[np.ndarray, ...]: ...
+        @property
+        def design(self) -> Design: ...
+        @property
+        def data(self) -> Any: ...
+        @property
+        def term_coef_names(self) -> tuple[tuple[str, ...], ...]: ...
+        @property
+        def term_levels(self) -> tuple[tuple[str, ...], ...]: ...
+        @property
+        def model_terms(self) -> Any: ...
+        @property
+        def model(self) -> FitModel: ...
+        def refit(self, *, REML: bool) -> MixedResult: ...
 
     # ----------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
@@ -437,7 +489,7 @@ class MixedResult(Result):
 
         out = np.zeros(len(newdata))
         groups = getattr(self.design, "groups", ())
-        for g, (t, b) in zip(groups, self._location_effects()):
+        for g, (_t, b) in zip(groups, self._location_effects()):
             codes = new_level_codes(g, newdata, allow_new_levels=allow_new_levels)
             known = codes >= 0
             B = np.asarray(b, dtype=float)[np.where(known, codes, 0)]

@@ -63,7 +63,7 @@ class GroupingFactor:
     coef_names: tuple[str, ...] = ("(Intercept)",)
     X: np.ndarray | None = field(default=None, repr=False, compare=False)
     term: RandomTerm | None = field(default=None, repr=False, compare=False)
-    spec: object = field(default=None, repr=False, compare=False)
+    spec: Any = field(default=None, repr=False, compare=False)
 
     @property
     def n_levels(self) -> int:
@@ -103,7 +103,7 @@ class Design:
     fixed_names: tuple[str, ...]
     groups: tuple[GroupingFactor, ...]
     row_key: int = field(repr=False)
-    fixed_spec: object = field(default=None, repr=False, compare=False)
+    fixed_spec: Any = field(default=None, repr=False, compare=False)
     data: pd.DataFrame | None = field(default=None, repr=False, compare=False)
     #: the known part of each row's linear predictor (the summed ``offset()`` terms), None without one
     offset: np.ndarray | None = field(default=None, repr=False, compare=False)

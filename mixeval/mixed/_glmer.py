@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,9 @@ from ._design import build_design, weights_array
 from ._fit import lmer
 from ._family import Family, get_family
 from ._glmm_result import GlmerResult, fit_glmm
+
+if TYPE_CHECKING:
+    from ._result import LmerResult
 
 __all__ = ["glmer"]
 
@@ -41,7 +44,7 @@ def _prepare_response(data: pd.DataFrame, response: str, family: Family) -> pd.D
 
 
 def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial", link: str | None = None,
-          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False, REML: bool = False) -> GlmerResult:
+          nAGQ: int = 1, weights: Any = None, drop_missing: bool = False, REML: bool = False) -> GlmerResult | LmerResult:
     """Fit a generalised linear mixed model (lme4's ``glmer``).
 
     Parameters
@@ -80,8 +83,9 @@ def glmer(formula: str, data: pd.DataFrame, *, family: str | Family = "binomial"
 
     Returns
     -------
-    GlmerResult
-        With ``dispersion`` (glmmTMB's ``sigma()``: 1 for binomial and Poisson) and ``family_parameters``.
+    GlmerResult or LmerResult
+        An :class:`~mixeval.mixed.LmerResult` for ``family="gaussian"`` (as lme4's ``glmer``), else with
+        ``dispersion`` (glmmTMB's ``sigma()``: 1 for binomial and Poisson) and ``family_parameters``.
 
     Warns
     -----

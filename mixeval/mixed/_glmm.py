@@ -15,7 +15,6 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError
 from scipy.optimize import linprog
 
-from ..errors import InputError
 from ._design import Design
 from ._family import Family
 from ._optimize import (

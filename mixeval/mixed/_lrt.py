@@ -22,7 +22,7 @@ def _spans(X_big: np.ndarray, X_small: np.ndarray) -> bool:
         return False
     coef, *_ = np.linalg.lstsq(X_big, X_small, rcond=None)
     resid = X_small - X_big @ coef
-    return bool(np.linalg.norm(resid) <= 1e-8 * max(1.0, np.linalg.norm(X_small)))
+    return bool(np.linalg.norm(resid) <= 1e-8 * max(1.0, float(np.linalg.norm(X_small))))
 
 
 def _fixed_nested(big: MixedResult, small: MixedResult) -> bool:

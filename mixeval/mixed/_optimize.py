@@ -376,8 +376,8 @@ def _newton_iterations(fg, hessian, x, value, grad, hess, lower, bounded, max_it
     (the deviance is stationary at theta_k = 0, so a coordinate put there by a long first step would
     stay although its optimum is elsewhere; one whose optimum is 0 gets there geometrically and is
     snapped). After a step that needed backtracking or gained less than a quarter of the predicted
-    decrease (or was predicted to gain more than ``refresh``) the Hessian is formed afresh; otherwise it is taken from ``cheap_hessian(x)`` when that
-    returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
+    decrease (or was predicted to gain more than ``refresh``) the Hessian is formed afresh; otherwise it is taken from
+    ``cheap_hessian(x)`` when that returns one (a given Hessian that needs no evaluations there), except near the optimum (a step
     predicted to gain less than ``_SECANT_TOL``) where, as without ``cheap_hessian``, it is BFGS-updated.
     A standard deviation in which the deviance is even (``even``) and that the steps cut geometrically towards 0
     is tried at 0 once (:func:`_zero_candidates`).

@@ -218,7 +218,7 @@ class RowTerms:
     curvature ``w = -(laa + 2 lab + lbb)`` in ``a`` and ``b`` (``wa, wb``).
     """
 
-    l: np.ndarray
+    l: np.ndarray  # noqa: E741 (l, la, lb: the log-probability and its derivatives)
     la: np.ndarray
     lb: np.ndarray
     laa: np.ndarray
@@ -299,7 +299,7 @@ def row_derivatives(link: str, a: np.ndarray, b: np.ndarray, *, third: bool = Fa
     P = np.where(b > 0, Qb - Qa, Fa - Fb)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / P
-        l = np.log(P)
+        l = np.log(P)  # noqa: E741 (the field RowTerms.l)
     la = fa * inv
     lb = -fb * inv
     laa = la * (ga - la)

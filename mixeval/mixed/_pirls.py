@@ -28,8 +28,9 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve, solve_triangular
 from ._family import Family
 from ._reterms import ReStructure, theta_to_factors
 
-__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient", "laplace_deviance", "laplace_gradient", "pirls", "row_patterns",
-           "supports_beta_gradient", "supports_gradient", "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows", "distinct_rows"]
+__all__ = ["GlmmProblem", "PirlsState", "agq_deviance", "gauss_hermite_rule", "joint_system", "laplace_beta_gradient",
+           "laplace_deviance", "laplace_gradient", "pirls", "row_patterns", "supports_beta_gradient", "supports_gradient",
+           "weights_and_derivatives", "weighted_crossproduct", "level_by_x", "padded_rows", "distinct_rows"]
 
 
 @dataclass(frozen=True)
@@ -628,11 +629,11 @@ class _ScalarOps:
     def zlt(self, r: np.ndarray) -> np.ndarray:
         return self.sums(r) * np.repeat(self.theta, self.levels)
 
-    def _raw_cross(self, k: int, l: int, w: np.ndarray) -> np.ndarray:
-        """``sum w x_k x_l`` per pair of levels of terms ``k`` and ``l`` (``L_k x L_l``, without the thetas)."""
-        Lk, Ll = self.levels[k], self.levels[l]
-        wkl = self._weighted(k, w) if self.x[l] is None else self._weighted(k, w) * self.x[l]
-        return np.bincount(self.layout.pairs[(k, l)], weights=wkl, minlength=Lk * Ll).reshape(Lk, Ll)
+    def _raw_cross(self, k: int, m: int, w: np.ndarray) -> np.ndarray:
+        """``sum w x_k x_l`` per pair of levels of terms ``k`` and ``m`` (``L_k x L_l``, without the thetas)."""
+        Lk, Lm = self.levels[k], self.levels[m]
+        wkl = self._weighted(k, w) if self.x[m] is None else self._weighted(k, w) * self.x[m]
+        return np.bincount(self.layout.pairs[(k, m)], weights=wkl, minlength=Lk * Lm).reshape(Lk, Lm)
 
     def _table(self, k: int, w: np.ndarray) -> np.ndarray:
         """The level x pattern table of ``w x_k`` (``L_k x P``)."""
@@ -817,7 +818,7 @@ def pirls(problem: GlmmProblem, theta: np.ndarray, beta: np.ndarray, u0: np.ndar
     converged = False
     it = 0
     system = None
-    for it in range(1, maxit + 1):
+    for it in range(1, maxit + 1):  # noqa: B007 (the count is reported after the loop)
         w, r, _, wo = weights_and_derivatives(fam, y, wt_w, eta, mu, derivatives=False, psi=psi)
         # Newton steps: the observed information (equal to the working weights for canonical links; for probit
         # Fisher scoring would converge only linearly). A family with its own log-likelihood: the exact Hessian while

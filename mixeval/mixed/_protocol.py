@@ -140,6 +140,7 @@ class FitModel(Protocol):
     varpar_names: tuple[str, ...]
     varpar_kinds: tuple[str, ...]
     fixed_names: tuple[str, ...]
+    param_names: tuple[str, ...]
     nobs: int
 
     def ml_estimates(self) -> tuple[np.ndarray, np.ndarray, float]: ...

@@ -608,7 +608,7 @@ def _central_hessian(crit, x: np.ndarray, idx: np.ndarray, steps: np.ndarray) ->
     h = np.empty((idx.size, idx.size))
     for a, i in enumerate(idx):
         for b, j in enumerate(idx[: a + 1]):
-            def f(di: float, dj: float) -> float:
+            def f(di: float, dj: float, i: int = i, j: int = j) -> float:
                 v = x.copy()
                 v[i] += di
                 v[j] += dj

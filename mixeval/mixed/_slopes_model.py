@@ -621,7 +621,7 @@ def wald_varpar_slopes(fit, z: float) -> dict[str, tuple[float, float]]:
         v = np.array([cov.index.get_loc(k) for k in var_keys])
         variances = frame.vcov.to_numpy()[row - d * (d + 1) // 2:row - d * (d + 1) // 2 + d]
         c = cov.to_numpy()
-        for i, key in enumerate(var_keys):
+        for i in range(len(var_keys)):
             name = f"sd_{coefs[i]}|{g}"
             var, cvv = float(variances[i]), float(c[v[i], v[i]])
             if var > 0 and np.isfinite(cvv) and cvv >= 0:

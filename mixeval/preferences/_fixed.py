@@ -178,7 +178,7 @@ def fit_fixed(model: OutcomeModel, X: np.ndarray, outcome: np.ndarray, count: np
     ll = loglik(model, X, y, beta, phi, offset)
     converged = False
     it = 0
-    for it in range(1, maxit + 1):
+    for it in range(1, maxit + 1):  # noqa: B007 (the count is reported after the loop)
         score, info = _score_and_information(model, X, y, beta, phi, offset)
         try:
             step = np.linalg.solve(info, score)

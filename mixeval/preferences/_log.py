@@ -83,7 +83,9 @@ class VoteLog:
 
     def subset(self, keep: np.ndarray) -> "VoteLog":
         """The rows flagged in ``keep`` (system, judge and prompt labels unchanged)."""
-        pick = (lambda v: None if v is None else v[keep])
+        def pick(v: np.ndarray | None) -> np.ndarray | None:
+            return None if v is None else v[keep]
+
         return VoteLog(self.systems, self.a[keep], self.b[keep], self.outcome[keep], self.count[keep],
                        pick(self.judge), pick(self.prompt), self.judges, self.prompts, self.covariates[keep],
                        self.covariate_names, self.judge_name, self.prompt_name)
@@ -122,7 +124,9 @@ class VoteLog:
     def expand(self) -> "VoteLog":
         """One row per vote (counts of 1), for models that simulate vote by vote."""
         idx = np.repeat(np.arange(self.n_rows), np.round(self.count).astype(np.int64))
-        take = (lambda v: None if v is None else v[idx])
+        def take(v: np.ndarray | None) -> np.ndarray | None:
+            return None if v is None else v[idx]
+
         return VoteLog(self.systems, self.a[idx], self.b[idx], self.outcome[idx], np.ones(idx.size), take(self.judge),
                        take(self.prompt), self.judges, self.prompts, self.covariates[idx], self.covariate_names,
                        self.judge_name, self.prompt_name)

@@ -5,7 +5,7 @@ effects and their share of a vote's variance, votes needed, and the naive iid bo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,10 +15,15 @@ from .._validation import require_level, require_positive_int
 from ..errors import recorded_warnings
 from ..report import Figure, Note, Paragraph, Report, Section, Table
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ._result import PreferenceResult
+
 __all__ = ["preference_report", "plot_abilities", "fit_call"]
 
 
-def plot_abilities(result: Any, intervals: pd.DataFrame, ranks: pd.DataFrame):
+def plot_abilities(result: PreferenceResult, intervals: pd.DataFrame, ranks: pd.DataFrame):
     """Abilities (log-odds, Elo on the top axis) with their intervals, labelled with the simultaneous rank sets.
 
     Examples
@@ -41,21 +46,27 @@ def plot_abilities(result: Any, intervals: pd.DataFrame, ranks: pd.DataFrame):
     ax.set_yticklabels([f"{s}  (ranks {lo}-{hi})" if lo != hi else f"{s}  (rank {lo})"
                         for s, lo, hi in zip(order, ranks["rank_lower"], ranks["rank_upper"])])
     ax.set_xlabel("ability (log-odds)")
-    top = ax.secondary_xaxis("top", functions=(lambda s: 400 / np.log(10) * s + 1000,
-                                               lambda e: (e - 1000) * np.log(10) / 400))
+
+    def to_elo(s: ArrayLike) -> np.ndarray:
+        return 400 / np.log(10) * np.asarray(s, dtype=float) + 1000
+
+    def from_elo(e: ArrayLike) -> np.ndarray:
+        return (np.asarray(e, dtype=float) - 1000) * np.log(10) / 400
+
+    top = ax.secondary_xaxis("top", functions=(to_elo, from_elo))
     top.set_xlabel("Elo")
     fig.tight_layout()
     return fig
 
 
-def _systems_test(result: Any) -> tuple[pd.DataFrame, str]:
+def _systems_test(result: PreferenceResult) -> tuple[pd.DataFrame, str]:
     test = result.test_systems()
     table = pd.DataFrame([{"test": "all systems equally able", "statistic": test.statistic, "df": test.df,
                            "pvalue": test.pvalue}])
     return table, f"do systems differ: chi2 = {test.statistic:.4g} on {test.df:g} df, p = {test.pvalue:.3g}"
 
 
-def _random_tests(result: Any) -> pd.DataFrame:
+def _random_tests(result: PreferenceResult) -> pd.DataFrame:
     terms = (["judge"] if result.position == "random" else []) + list(result.random)
     rows = []
     for term in terms:
@@ -64,7 +75,7 @@ def _random_tests(result: Any) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _adjacent_votes(result: Any, ranks: pd.DataFrame, power: float, alpha: float) -> pd.DataFrame:
+def _adjacent_votes(result: PreferenceResult, ranks: pd.DataFrame, power: float, alpha: float) -> pd.DataFrame:
     order = list(ranks.index)
     rows = []
     for a, b in zip(order[:-1], order[1:]):
@@ -74,7 +85,7 @@ def _adjacent_votes(result: Any, ranks: pd.DataFrame, power: float, alpha: float
     return pd.DataFrame(rows)
 
 
-def _other_scales(result: Any) -> list[str]:
+def _other_scales(result: PreferenceResult) -> list[str]:
     """What each column group of the other-scales table holds (population-averaged, arena's)."""
     scales = []
     if result.mixed:
@@ -86,7 +97,7 @@ def _other_scales(result: Any) -> list[str]:
     return scales
 
 
-def _scales_table(result: Any, level: float) -> pd.DataFrame | None:
+def _scales_table(result: PreferenceResult, level: float) -> pd.DataFrame | None:
     """Elo on the model's scale beside the population-averaged (mixed models) and arena (tie models) ones."""
     columns = {"model": result.intervals(level)}
     if result.mixed:
@@ -103,7 +114,7 @@ def _scales_table(result: Any, level: float) -> pd.DataFrame | None:
     return out.sort_values("model elo", ascending=False).reset_index()
 
 
-def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 200, random_state: Any = None,
+def preference_report(result: PreferenceResult, *, level: float = 0.95, n_resamples: int = 200, random_state: Any = None,
                       adjust: str = "holm", power: float = 0.8, title: str | None = None,
                       meta: Mapping[str, str] | None = None) -> Report:
     """The report of a Bradley-Terry fit (see :meth:`PreferenceResult.to_report`).
@@ -156,7 +167,7 @@ def preference_report(result: Any, *, level: float = 0.95, n_resamples: int = 20
                   facts).with_warnings(warned)
 
 
-def fit_call(result: Any) -> str:
+def fit_call(result: PreferenceResult) -> str:
     """The call of :func:`~mixeval.preferences.bradley_terry` that made ``result`` (its options; ``log`` stands for
     the data), for a report's provenance.
 
@@ -171,7 +182,7 @@ def fit_call(result: Any) -> str:
     return "bradley_terry(log" + "".join(f", {k}={v!r}" for k, v in options.items() if v is not None) + ")"
 
 
-def _sections(result: Any, level: float, n_resamples: int, seed: Any, adjust: str, power: float) -> list[Section]:
+def _sections(result: PreferenceResult, level: float, n_resamples: int, seed: Any, adjust: str, power: float) -> list[Section]:
     """The report's sections (see :func:`preference_report`)."""
     ranks = result.ranks(level, random_state=seed)
     intervals = result.intervals(level)

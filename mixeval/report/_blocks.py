@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 import pandas as pd
 from ..errors import InputError, InputTypeError
@@ -134,7 +134,7 @@ class Note:
             raise InputError(f"Note `kind` must be 'note' or 'warning'; got {self.kind!r}.")
 
 
-Block = Union[Table, Figure, Paragraph, Note]
+Block = Table | Figure | Paragraph | Note
 
 
 @dataclass(frozen=True, eq=False)

@@ -253,12 +253,13 @@ def reliability_coefficients(study: Any) -> dict[str, float]:
 def recovery_statement(components: pd.DataFrame, truth: Mapping[str, float]) -> str:
     """How far each estimated variance lies from a known true value, in asymptotic standard errors."""
     parts, worst = [], 0.0
-    for row in components.itertuples(index=False):
-        if row.component not in truth:
+    for row in components.to_dict("records"):
+        name, variance, se = row["component"], row["variance"], row["se"]
+        if name not in truth:
             continue
-        z = (row.variance - truth[row.component]) / row.se if row.se and row.se > 0 else float("nan")
+        z = (variance - truth[name]) / se if se and se > 0 else float("nan")
         worst = max(worst, abs(z)) if z == z else worst
-        parts.append(f"{row.component}: estimate {row.variance:.4g} vs true {truth[row.component]:.4g} ({z:+.2f} SE)")
+        parts.append(f"{name}: estimate {variance:.4g} vs true {truth[name]:.4g} ({z:+.2f} SE)")
     verdict = ("every true variance lies within 2 standard errors of its estimate" if worst <= 2
                else f"the largest deviation is {worst:.1f} standard errors")
     return "Recovery of the simulated variance components: " + "; ".join(parts) + f". In short, {verdict}."
@@ -390,7 +391,7 @@ def build_report(
                 figure=plot_trends(cond.fit, study.system, str(conditional_on)),
                 title=f"Comparisons conditional on {conditional_on}",
             ), _method_note(pairwise))
-        cls = conditional_on if cuts is None else f"{conditional_on}_class"
+        cls = str(conditional_on) if cuts is None else f"{conditional_on}_class"
         means = _as_frame(cond.emmeans(study.system, by=cls), "estimated marginal means")
         y = _pick(means, (*_MEAN_COLUMNS, study.family.response_label))  # a GLMM's: the family's label
         if y is None:

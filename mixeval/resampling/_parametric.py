@@ -151,7 +151,7 @@ def paired_t_test(
     s = float(d.std(ddof=1))
     if s == 0:
         raise InputError("all paired differences are identical (standard deviation 0): t is undefined.")
-    res = stats.ttest_1samp(d, 0.0, alternative=alternative)  # = scipy.stats.ttest_rel(a, b)
+    res = stats.ttest_1samp(d, 0.0, alternative=alternative)  # type: ignore[arg-type]  # checked; stubs: a Literal
     # the two-sided interval whatever the alternative (as every interval of the resampling tests)
     ci = stats.ttest_1samp(d, 0.0).confidence_interval(confidence_level=level)
     mean = float(d.mean())

@@ -34,7 +34,8 @@ _C1, _C2, _C3 = 1_013_904_223, 1_664_525, 362_436_069
 
 def _poisson_thresholds() -> tuple[int, ...]:
     """Integer CDF thresholds ``floor(F(k) P)`` of Poisson(1) for k = 0, 1, ... while below ``P``."""
-    out, cdf, k = [], 0.0, 0
+    out: list[int] = []
+    cdf, k = 0.0, 0
     while True:
         cdf += math.exp(-1.0) / math.factorial(k)
         t = int(math.floor(cdf * MODULUS))

@@ -12,7 +12,7 @@ rows (a 100M-row LLM-judge log becomes a few thousand cells).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,9 @@ from scipy.special import gammaln
 from ..errors import ColumnError, InputError
 from ..formula import parse_formula
 from ._sources import as_engine
+
+if TYPE_CHECKING:
+    from ..mixed import GlmerResult
 
 __all__ = ["binary_cells", "glmer_aggregate"]
 
@@ -138,13 +141,15 @@ def glmer_aggregate(formula: str, source: Any, *, family: str = "binomial", link
         raise InputError("the aggregate GLMM path fits binomial models of 0/1 responses; for counts load the rows and "
                          "use mixeval.glmer(..., family='poisson').")
     cells, n_rows = binary_cells(formula, source)
-    fit = glmer(formula, cells, family=fam, nAGQ=nAGQ, weights=cells["trials"].to_numpy(), REML=REML)
+    fit = cast("GlmerResult", glmer(formula, cells, family=fam, nAGQ=nAGQ, weights=cells["trials"].to_numpy(),
+                                    REML=REML))  # binomial: glmer's own fit, never the Gaussian (lmer) one
     m, k = cells["trials"].to_numpy(), cells["successes"].to_numpy()
     log_choose = float(np.sum(gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1)))
     if fit.nAGQ > 1:
         p = k / m
         with np.errstate(divide="ignore", invalid="ignore"):
-            sat = np.where(k > 0, k * np.log(np.where(k > 0, p, 1)), 0.0) + np.where(m > k, (m - k) * np.log(np.where(m > k, 1 - p, 1)), 0.0)
+            sat = (np.where(k > 0, k * np.log(np.where(k > 0, p, 1)), 0.0)
+                   + np.where(m > k, (m - k) * np.log(np.where(m > k, 1 - p, 1)), 0.0))
         deviance = fit.criterion - 2 * float(np.sum(sat))
     else:
         deviance = fit.criterion + 2 * log_choose

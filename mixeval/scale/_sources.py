@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import glob as _glob
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import pandas as pd
 
@@ -115,7 +115,7 @@ def as_engine(source: object) -> Engine:
     from ._duckdb import DuckDBEngine
 
     if hasattr(source, "query") and hasattr(source, "dialect") and hasattr(source, "range_table"):
-        return source  # already an engine (re-used across fits: its aggregate tables are kept)
+        return cast(Engine, source)  # already an engine (re-used across fits: its aggregate tables are kept)
     if isinstance(source, pd.DataFrame):
         return DuckDBEngine.from_pandas(source)
     if isinstance(source, (str, Path)):

@@ -3,6 +3,8 @@ versus control (Dunnett), consecutive levels, effects against the mean of the le
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
@@ -20,6 +22,9 @@ from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, ef
 from ._labels import chosen_df, fit_criterion, note_df_rule
 from ._margins import margin_spec, contrast_tests
 from ._simultaneous import dunnettx_critical_value, dunnettx_pvalue, mvt_adjusted
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["contrast", "CONTRAST_METHODS", "contrast_weights", "dunnettx_pvalue", "dunnettx_critical_value",
            "mvt_adjusted"]
@@ -46,8 +51,8 @@ def contrast_weights(labels: Sequence[str], method: str | Mapping[str, Sequence[
     k = len(labels)
     if isinstance(method, Mapping):
         names, rows = [], []
-        for name, w in method.items():
-            w = np.asarray(w, dtype=float).ravel()
+        for name, weights in method.items():
+            w = np.asarray(weights, dtype=float).ravel()
             if w.shape != (k,) or not np.all(np.isfinite(w)):
                 raise InputError(f"custom contrast {name!r} needs {k} finite weights, one per level in the order "
                                  f"{list(labels)}; got {list(np.asarray(w).ravel())}.")
@@ -133,7 +138,7 @@ def _family_inference(est, se, dof, C, V, adjust: str, level: float, m: int, ran
     return stat, p_raw, np.clip(p_adj, 0.0, 1.0), ci_method, crit
 
 
-def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
+def contrast(fit: MixedResult, specs: str | Sequence[str], method: str | Mapping[str, Sequence[float]] = "trt.vs.ctrl",
              *, ref: str | None = None, by: str | Sequence[str] | None = None, adjust: str | None = None,
              level: float = 0.95, df: str | None = "asymptotic", data: pd.DataFrame | None = None,
              random_state: int | None = None, delta: float | None = None, side: str | None = None) -> PairwiseResult:
@@ -223,7 +228,7 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
         res = _revpairwise(res, names, len(names))
         return note_df_rule(res if margin is None else contrast_tests(res, margin), rule)
     m = len(names)
-    rows, C = [], []
+    rows, C_rows = [], []
     for base in range(0, len(cells) - len(cells) % n_spec, n_spec):
         block = L[base:base + n_spec]
         for name, w in zip(names, W):
@@ -231,8 +236,8 @@ def contrast(fit: object, specs: str | Sequence[str], method: str | Mapping[str,
             for b in by_list:
                 row[b] = cells[b].iloc[base]
             rows.append(row)
-            C.append(combine_rows(w, block)[0])
-    C = np.asarray(C)
+            C_rows.append(combine_rows(w, block)[0])
+    C = np.asarray(C_rows)
     coef = np.asarray(fit.coef, dtype=float)
     V = inference.vcov
     est = C @ coef

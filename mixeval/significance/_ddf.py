@@ -20,6 +20,8 @@ structure (intercepts, correlated and uncorrelated slopes, factor slopes, severa
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import contextlib
 from dataclasses import dataclass, field
 
@@ -29,6 +31,9 @@ from threadpoolctl import ThreadpoolController
 from ..errors import InputError
 from ._glmm_ddf import glmm_ddf_pieces, is_glmm
 from ._kenward_roger import KR_MAX_EFFECTS, DdfPieces, kr_pieces, re_layout
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["DF_METHODS", "canonical_df", "DfInference", "df_inference", "kenward_roger_vcov", "DdfPieces",
            "ddf_pieces", "PBKRTEST_LIMIT", "LMERTEST_LIMIT", "default_df", "kenward_roger_problem",
@@ -68,7 +73,7 @@ def canonical_df(df: object) -> str:
                      "bound).")
 
 
-def _root_weights(fit: object) -> np.ndarray | None:
+def _root_weights(fit: MixedResult) -> np.ndarray | None:
     """``sqrt(w)`` of a weighted fit (residual variance ``sigma^2 / w_i``), None for an unweighted one.
 
     A weighted model is the unweighted model of the rows scaled by ``sqrt(w_i)``: ``V* = W^1/2 V W^1/2`` has
@@ -80,7 +85,7 @@ def _root_weights(fit: object) -> np.ndarray | None:
     return None if weights is None else np.sqrt(np.asarray(weights, dtype=float))
 
 
-def ddf_pieces(fit: object) -> DdfPieces:
+def ddf_pieces(fit: MixedResult) -> DdfPieces:
     """Kenward-Roger and Satterthwaite pieces of a REML lmer fit, cached per fit.
 
     Notes
@@ -131,7 +136,7 @@ def _controller() -> ThreadpoolController:
     return _CONTROLLER[0]
 
 
-def expected_variance_covariance(fit: object, variances: dict[str, float] | None = None) -> np.ndarray:
+def expected_variance_covariance(fit: MixedResult, variances: dict[str, float] | None = None) -> np.ndarray:
     """``2 I_E^-1``: the asymptotic covariance of the REML estimates of ``(sigma_1^2, ..., sigma_K^2, sigma^2)`` (the
     groups in ``fit.group_names`` order, then the residual) from the expected information, at the fit's variances
     or at ``variances`` (``{group: variance}`` with ``"Residual"``): pbkrtest's ``W``, which depends on the design
@@ -160,7 +165,7 @@ def expected_variance_covariance(fit: object, variances: dict[str, float] | None
                      root_w=_root_weights(fit)).W_expected.copy()
 
 
-def kenward_roger_vcov(fit: object) -> np.ndarray:
+def kenward_roger_vcov(fit: MixedResult) -> np.ndarray:
     """The Kenward-Roger adjusted covariance of the fixed effects of a REML fit (pbkrtest's ``vcovAdj``).
 
     Parameters
@@ -213,26 +218,29 @@ class DfInference:
 
     method: str
     vcov: np.ndarray = field(repr=False)
-    fit: object = field(repr=False, compare=False)
+    fit: MixedResult | None = field(repr=False, compare=False)
 
     def df(self, L: np.ndarray) -> np.ndarray:
         """Degrees of freedom of each row of ``L`` (``inf`` for the asymptotic method)."""
         L = np.atleast_2d(np.asarray(L, dtype=float))
         if self.method == "asymptotic":
             return np.full(len(L), np.inf)
+        fit = self.fit
+        if fit is None:
+            raise ValueError(f"df method {self.method!r} needs the fit; an asymptotic DfInference has none")
         if self.method == "kenward-roger":
-            return ddf_pieces(self.fit).df_kenward_roger(L)
+            return ddf_pieces(fit).df_kenward_roger(L)
         if self.method == "satterthwaite-upper":
-            pieces = glmm_ddf_pieces(self.fit) if is_glmm(self.fit) else ddf_pieces(self.fit)
+            pieces = glmm_ddf_pieces(fit) if is_glmm(fit) else ddf_pieces(fit)
             return pieces.df_satterthwaite_upper(L)
-        if is_glmm(self.fit):
-            return glmm_ddf_pieces(self.fit).df_satterthwaite(L)
-        if _has_pieces(self.fit):
-            return ddf_pieces(self.fit).df_satterthwaite(L)
-        return np.array([_satterthwaite(self.fit, row) for row in L])  # the engine's, by numerical derivatives
+        if is_glmm(fit):
+            return glmm_ddf_pieces(fit).df_satterthwaite(L)
+        if _has_pieces(fit):
+            return ddf_pieces(fit).df_satterthwaite(L)
+        return np.array([_satterthwaite(fit, row) for row in L])  # the engine's, by numerical derivatives
 
 
-def _require_upper_range(fit: object) -> None:
+def _require_upper_range(fit: MixedResult) -> None:
     from ._upper_range import upper_range_problems
 
     problems = upper_range_problems(fit)
@@ -242,14 +250,14 @@ def _require_upper_range(fit: object) -> None:
                          + "; ".join(problems) + f". Use {_alternatives(fit)}.")
 
 
-def _alternatives(fit: object) -> str:
+def _alternatives(fit: MixedResult) -> str:
     """The df methods that work for an lmer fit where ``"satterthwaite-upper"`` does not."""
     if kenward_roger_problem(fit) is None:
         return "df='kenward-roger', df='satterthwaite' or df='asymptotic'"
     return "df='satterthwaite' or df='asymptotic'"
 
 
-def _has_pieces(fit: object) -> bool:
+def _has_pieces(fit: MixedResult) -> bool:
     """lmerTest's Satterthwaite df come from the pieces (analytic) for REML random-intercept fits; fits with random
     slopes use the engine's, in lmerTest's ``(theta, sigma)``."""
     return random_intercept_problem(fit) is None
@@ -261,7 +269,7 @@ _KR_FIXES = {
 }
 
 
-def kenward_roger_problem(fit: object) -> str | None:
+def kenward_roger_problem(fit: MixedResult) -> str | None:
     """Why Kenward-Roger is not available for ``fit`` (a phrase completing "the fit ..."), or None when it is.
 
     Kenward-Roger needs a REML lmer fit made from the rows (any random-effects structure, weighted fits included),
@@ -281,7 +289,7 @@ def kenward_roger_problem(fit: object) -> str | None:
     return None
 
 
-def random_intercept_problem(fit: object) -> str | None:
+def random_intercept_problem(fit: MixedResult) -> str | None:
     """Why ``fit`` is not a REML random-intercept lmer fit made from the rows (a phrase completing "the fit ..."),
     or None when it is: the fits whose variance components are one variance per grouping factor (lmerTest's
     Satterthwaite from the pieces, :func:`expected_variance_covariance`).
@@ -301,11 +309,11 @@ def random_intercept_problem(fit: object) -> str | None:
     return problem
 
 
-def _is_ordinal(fit: object) -> bool:
+def _is_ordinal(fit: MixedResult) -> bool:
     return getattr(getattr(fit, "family", None), "name", None) == "ordinal"
 
 
-def default_df(fit: object) -> tuple[str, str]:
+def default_df(fit: MixedResult) -> tuple[str, str]:
     """The df method emmeans chooses for ``fit`` by default, and why (a sentence for the tables' notes).
 
     Returns
@@ -344,13 +352,13 @@ def default_df(fit: object) -> tuple[str, str]:
                           "here; df='kenward-roger' or df='satterthwaite' give t intervals)")
 
 
-def _satterthwaite(fit: object, row: np.ndarray) -> float:
+def _satterthwaite(fit: MixedResult, row: np.ndarray) -> float:
     if not np.any(row):
         return float("nan")
     return float(fit.satterthwaite_df(row))
 
 
-def df_inference(fit: object, df: str = "asymptotic") -> DfInference:
+def df_inference(fit: MixedResult, df: str = "asymptotic") -> DfInference:
     """Standard-error covariance and degrees-of-freedom function of ``fit`` for the method ``df``.
 
     ``"satterthwaite-upper"`` (experimental) is refused outside its calibrated range

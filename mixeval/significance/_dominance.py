@@ -32,6 +32,8 @@ remainder add up to ``V``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import warnings
 from collections.abc import Callable
 from functools import lru_cache
@@ -42,6 +44,9 @@ from scipy import optimize, stats
 from ..errors import FewLevelsWarning, caller_stacklevel
 from ._glmm_ddf import is_glmm
 from ._labels import df_label
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["COVERAGE_FLOOR", "UPPER_LEVEL", "component_shares", "share_upper_bounds", "idealised_coverage",
            "worst_coverage", "idealised_z_coverage", "few_levels_warning", "warn_few_levels"]
@@ -129,21 +134,21 @@ def idealised_z_coverage(levels: int, share: float) -> float:
     return idealised_coverage(levels, share, "asymptotic")
 
 
-def _term_slices(fit: object) -> list[slice]:
+def _term_slices(fit: MixedResult) -> list[slice]:
     sizes = [t.n_theta for t in fit.model_terms] if is_glmm(fit) else _lmer_sizes(fit)
     ends = np.cumsum(sizes)
     return [slice(int(e - s), int(e)) for s, e in zip(sizes, ends)]
 
 
-def _lmer_sizes(fit: object) -> list[int]:
+def _lmer_sizes(fit: MixedResult) -> list[int]:
     return [len(names) * (len(names) + 1) // 2 for names in fit.term_coef_names]
 
 
-def _is_ordinal(fit: object) -> bool:
+def _is_ordinal(fit: MixedResult) -> bool:
     return getattr(getattr(fit, "family", None), "name", None) == "ordinal"
 
 
-def _covariance_function(fit: object) -> Callable[[np.ndarray], np.ndarray]:
+def _covariance_function(fit: MixedResult) -> Callable[[np.ndarray], np.ndarray]:
     """``theta -> Phi(theta)``: the covariance of the parameters ``L`` refers to at random-effects parameters
     ``theta`` (the fit's own parametrisation), the other parameters at their estimates."""
     if _is_ordinal(fit):
@@ -163,13 +168,13 @@ def _quadratic(phi: np.ndarray, L: np.ndarray) -> np.ndarray:
     return np.einsum("ij,jk,ik->i", L, phi, L)
 
 
-def _shares_computable(fit: object) -> bool:
+def _shares_computable(fit: MixedResult) -> bool:
     if _is_ordinal(fit):
         return all(t.n_coef == 1 for t in fit.problem.re.terms) and int(fit.nAGQ) <= 1 and fit.cov_params is not None
     return is_glmm(fit) or not getattr(fit, "has_slopes", False)
 
 
-def component_shares(fit: object, L: np.ndarray) -> np.ndarray | None:
+def component_shares(fit: MixedResult, L: np.ndarray) -> np.ndarray | None:
     """Share of each random term in the variance of each row of ``L``, shape (rows, terms); None when it is
     not computed (random slopes).
 
@@ -221,7 +226,7 @@ def _profile_root(zeta: Callable[[float], float], start: float, target: float) -
     return float(optimize.brentq(lambda t: zeta(t) - target, start, hi, xtol=1e-6 * max(hi, 1e-3)))
 
 
-def _lmer_theta_upper(fit: object, j: int, level: float) -> float:
+def _lmer_theta_upper(fit: MixedResult, j: int, level: float) -> float:
     """One-sided ``level`` upper profile bound of ``theta_j`` (relative SD) of an lmer fit with random intercepts
     and no evaluator of its own (a weighted fit): the profiled criterion (lme4's ``devfun``, ``fit.criterion_at``)
     minimised over the other ``theta`` at every trial value."""
@@ -251,7 +256,7 @@ def _lmer_theta_upper(fit: object, j: int, level: float) -> float:
     return _profile_root(zeta, float(theta[j]), target)
 
 
-def _theta_upper(fit: object, j: int, level: float) -> float:
+def _theta_upper(fit: MixedResult, j: int, level: float) -> float:
     """One-sided ``level`` upper profile-likelihood bound of random term ``j``'s parameter in the fit's own
     ``theta`` scale (an lmer fit's relative standard deviation, a GLMM's or clmm's standard deviation; cached per
     fit)."""
@@ -281,7 +286,7 @@ def _theta_upper(fit: object, j: int, level: float) -> float:
 _PHI_CACHE: dict[int, tuple[object, dict[bytes, np.ndarray]]] = {}
 
 
-def _cached_covariance(fit: object) -> Callable[[np.ndarray], np.ndarray]:
+def _cached_covariance(fit: MixedResult) -> Callable[[np.ndarray], np.ndarray]:
     """:func:`_covariance_function` with its values kept per fit and ``theta`` (the means and the contrasts of
     one Study ask for the same ``theta``)."""
     entry = _PHI_CACHE.get(id(fit))
@@ -302,7 +307,7 @@ def _cached_covariance(fit: object) -> Callable[[np.ndarray], np.ndarray]:
     return at
 
 
-def share_upper_bounds(fit: object, L: np.ndarray, *, components: list[int] | None = None,
+def share_upper_bounds(fit: MixedResult, L: np.ndarray, *, components: list[int] | None = None,
                        level: float = UPPER_LEVEL) -> tuple[np.ndarray, np.ndarray] | None:
     """Each random term's share of the variance of each row of ``L`` at the estimates and at an upper bound.
 
@@ -356,7 +361,7 @@ def share_upper_bounds(fit: object, L: np.ndarray, *, components: list[int] | No
     return estimate, upper
 
 
-def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: str = "mean",
+def few_levels_warning(fit: MixedResult, L: np.ndarray, labels: list[str], *, what: str = "mean",
                        method: str = "asymptotic") -> None:
     """Warn (:class:`~mixeval.errors.FewLevelsWarning`) when a component from few levels may make a row's 95%
     interval (of ``method``) undercover: its lowest coverage in the idealised model over the shares up to the upper
@@ -409,7 +414,7 @@ def few_levels_warning(fit: object, L: np.ndarray, labels: list[str], *, what: s
         FewLevelsWarning, stacklevel=caller_stacklevel())
 
 
-def _linear_functions(fit: object, specs: str, by: str | None):
+def _linear_functions(fit: MixedResult, specs: str, by: str | None):
     """Cells and the link-scale (for ordinal fits: latent) linear functions of the marginal means of ``specs``."""
     if _is_ordinal(fit):
         from ._ordinal import latent_linfct
@@ -420,7 +425,7 @@ def _linear_functions(fit: object, specs: str, by: str | None):
     return marginal_means(fit, specs, by)
 
 
-def warn_few_levels(fit: object, specs: str, by: str | None, *, contrasts: bool, method: str = "asymptotic") -> None:
+def warn_few_levels(fit: MixedResult, specs: str, by: str | None, *, contrasts: bool, method: str = "asymptotic") -> None:
     """:func:`few_levels_warning` for the link-scale (ordinal: latent) marginal means of ``specs`` (within ``by``),
     or for their pairwise contrasts within each ``by`` group, with intervals of ``method``.
 

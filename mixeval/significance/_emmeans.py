@@ -28,7 +28,7 @@ def _check_fit(fit: object) -> None:
                          "and contrasts.")
 
 
-def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None,
+def marginal_means(fit: MixedResult, specs: str | Sequence[str], by: str | Sequence[str] | None = None,
                    data: pd.DataFrame | None = None) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
     """Cells, linear functions ``L`` and normalised ``specs``/``by`` of the marginal means."""
     _check_fit(fit)
@@ -39,7 +39,7 @@ def marginal_means(fit: object, specs: str | Sequence[str], by: str | Sequence[s
     return cells, L, specs_list, by_list
 
 
-def emmeans(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def emmeans(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
             level: float = 0.95, df: str | None = "asymptotic", data: pd.DataFrame | None = None,
             delta: float | None = None, side: str | None = None, null: float | None = None,
             adjust: str | None = None) -> pd.DataFrame:

@@ -103,7 +103,7 @@ class GlmmDdfPieces:
         return satterthwaite_upper_df(self.variance(L), self.gradient(L), self.theta_cov, self.component_df)
 
 
-def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
+def glmm_ddf_pieces(fit: MixedResult) -> GlmmDdfPieces:
     """Satterthwaite pieces of a GLMM fit (cached per fit): ``Phi``'s Jacobian in ``theta`` and ``A``.
 
     Parameters
@@ -162,12 +162,12 @@ def glmm_ddf_pieces(fit: object) -> GlmmDdfPieces:
 _CACHE: dict[int, tuple[object, GlmmDdfPieces]] = {}
 
 
-def levels_minus_one(fit: object) -> np.ndarray:
+def levels_minus_one(fit: MixedResult) -> np.ndarray:
     """For each element of ``fit.theta``: the number of levels of its term's grouping factor minus one."""
     return np.concatenate([np.full(t.n_theta, max(t.n_levels - 1, 1), dtype=float) for t in fit.model_terms])
 
 
-def free_theta(fit: object) -> np.ndarray:
+def free_theta(fit: MixedResult) -> np.ndarray:
     """Indices of the covariance parameters not on the boundary (``theta >= 1e-4`` where bounded below by 0)."""
     theta = np.asarray(fit.theta, dtype=float)
     return np.flatnonzero(~((fit.theta_lower == 0) & (np.abs(theta) < BOUNDARY_THETA)))
@@ -177,7 +177,7 @@ def free_theta(fit: object) -> np.ndarray:
 FD_VARIANCE = 1e-3
 
 
-def boundary_variances(fit: object) -> np.ndarray:
+def boundary_variances(fit: MixedResult) -> np.ndarray:
     """Indices in ``fit.theta`` of the scalar terms whose standard deviation is on the boundary (``< 1e-4``)."""
     theta = np.asarray(fit.theta, dtype=float)
     out, pos = [], 0
@@ -194,7 +194,7 @@ def _theta_of(theta: np.ndarray, bnd: np.ndarray, v: np.ndarray) -> np.ndarray:
     return t
 
 
-def variance_jacobian(fit: object, bnd: np.ndarray) -> np.ndarray:
+def variance_jacobian(fit: MixedResult, bnd: np.ndarray) -> np.ndarray:
     """``d Phi / d v_j`` at ``v_j = 0`` for the boundary components (forward differences in ``v = theta^2``)."""
     theta = np.asarray(fit.theta, dtype=float)
     base = fit.beta_covariance_at(_theta_of(theta, bnd, np.zeros(bnd.size)))
@@ -206,7 +206,7 @@ def variance_jacobian(fit: object, bnd: np.ndarray) -> np.ndarray:
     return out
 
 
-def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mixed_covariance(fit: MixedResult, free: np.ndarray, bnd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Asymptotic covariance of ``(theta_free, v_boundary)``: ``2 H^-1`` of the criterion in that parametrisation.
 
     The criterion is even in a standard deviation at 0, so its information there vanishes in ``theta`` but not
@@ -230,7 +230,7 @@ def mixed_covariance(fit: object, free: np.ndarray, bnd: np.ndarray) -> tuple[np
     return 0.5 * (A + A.T), bnd
 
 
-def phi_jacobian(fit: object, free: np.ndarray) -> np.ndarray:
+def phi_jacobian(fit: MixedResult, free: np.ndarray) -> np.ndarray:
     """``d Phi / d theta_j`` for the free ``theta_j``, by central differences of
     :meth:`~mixeval.mixed.GlmerResult.beta_covariance_at`."""
     theta = np.asarray(fit.theta, dtype=float)
@@ -245,7 +245,7 @@ def phi_jacobian(fit: object, free: np.ndarray) -> np.ndarray:
     return out
 
 
-def theta_covariance(fit: object, free: np.ndarray) -> np.ndarray:
+def theta_covariance(fit: MixedResult, free: np.ndarray) -> np.ndarray:
     """Asymptotic covariance of the free ``theta``: the ``theta`` block of ``2 H_ff^-1`` (the fixed effects and
     the family's parameters estimated with them)."""
     k = np.asarray(fit.theta).size
@@ -258,7 +258,7 @@ def theta_covariance(fit: object, free: np.ndarray) -> np.ndarray:
     return 0.5 * (A + A.T)
 
 
-def deviance_hessian(fit: object) -> np.ndarray:
+def deviance_hessian(fit: MixedResult) -> np.ndarray:
     """Hessian of the criterion over the fit's parameters ``theta`` first (then ``beta`` and the family's
     parameters): ``2 cov_params^-1``, or the fit's :meth:`~mixeval.mixed.GlmerResult.criterion_hessian`."""
     cov = getattr(fit, "cov_params", None)

@@ -107,7 +107,7 @@ def glrt_averaged(data: pd.DataFrame, *, score: str, system: str, item: str, ove
     require_numeric_column(data, score, role="score")
     if len({score, system, item, over}) < 4:
         raise InputError("`score`, `system`, `item` and `over` must be four different columns.")
-    cells = data.groupby([item, system], as_index=False, observed=True, sort=True)[score].mean()
+    cells = data.groupby([item, system], as_index=False, observed=True, sort=True)[[score]].mean()
     if cells[system].nunique() < 2:
         raise InputError(f"column {system!r} has a single level; a GLRT of systems needs at least two.")
     full = lmer(f"{quote_name(score)} ~ {quote_name(system)}", cells, REML=False)  # names such as cbind(k, f)
@@ -115,7 +115,10 @@ def glrt_averaged(data: pd.DataFrame, *, score: str, system: str, item: str, ove
     result = compare(full, null)
     n = len(cells)
     p = len(full.coef)
-    rss = float((full.residuals ** 2).sum())
+    residuals = full.residuals
+    if residuals is None:  # an lmer fit of a plain data frame keeps its residuals
+        raise RuntimeError("the fit of the cell means has no residuals")
+    rss = float((residuals ** 2).sum())
     details = {**result.details, "n_cells": n, "n_replications_max": int(data.groupby([item, system])[over].nunique().max()),
                "residual_sd": full.sigma,
                "residual_sd_ols": (rss / (n - p)) ** 0.5}

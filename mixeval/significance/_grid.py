@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,7 +68,7 @@ class ReferenceGrid(Result):
     grid: pd.DataFrame = field(repr=False)
     X: np.ndarray = field(repr=False)
     X_full: np.ndarray | None = field(default=None, repr=False)
-    spec: object = field(default=None, repr=False, compare=False)
+    spec: Any = field(default=None, repr=False, compare=False)
 
     def summary(self) -> str:
         """The factors, the covariates' values and the grid."""
@@ -92,7 +93,7 @@ def _expand_grid(levels: dict[str, list]) -> pd.DataFrame:
     return frame.assign(**{n: pd.Categorical(frame[n], categories=list(levels[n])) for n in names})
 
 
-def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
+def _data_of(fit: MixedResult, data: pd.DataFrame | None) -> pd.DataFrame:
     if data is not None:
         if not isinstance(data, pd.DataFrame):
             raise InputError(f"`data` must be a pandas DataFrame; got {type(data).__name__}.")
@@ -104,7 +105,7 @@ def _data_of(fit: object, data: pd.DataFrame | None) -> pd.DataFrame:
     return stored
 
 
-def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+def reference_grid(fit: MixedResult, data: pd.DataFrame | None = None) -> ReferenceGrid:
     """emmeans' reference grid of ``fit`` (a :class:`mixeval.mixed.LmerResult`).
 
     Parameters
@@ -141,7 +142,7 @@ def reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGr
                          spec=rg.spec)
 
 
-def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> ReferenceGrid:
+def cached_reference_grid(fit: MixedResult, data: pd.DataFrame | None = None) -> ReferenceGrid:
     """:func:`reference_grid`, shared between calls on the same model spec (do not modify the result)."""
     if not isinstance(fit, MixedResult):
         raise InputError(f"`fit` must be a fitted mixed model (mixeval.lmer, mixeval.glmer); got {type(fit).__name__}.")
@@ -164,12 +165,11 @@ def cached_reference_grid(fit: object, data: pd.DataFrame | None = None) -> Refe
             numeric.extend(v for v in used if v not in numeric)
     covariates: dict[str, float] = {}
     numeric = [v for v in numeric if v not in factors]
-    if numeric:
-        data = _data_of(fit, data)
+    rows = _data_of(fit, data) if numeric else pd.DataFrame()
     for var in numeric:
-        if var not in data.columns:
+        if var not in rows.columns:
             raise InputError(f"covariate {var!r} of the model is not a column of the data.")
-        values = pd.to_numeric(data[var], errors="coerce").to_numpy(dtype=float)
+        values = pd.to_numeric(rows[var], errors="coerce").to_numpy(dtype=float)
         if values.size == 0 or not np.isfinite(values).all():
             raise InputError(f"covariate {var!r} has missing or non-numeric values; its mean defines the reference grid.")
         covariates[var] = float(np.mean(values))

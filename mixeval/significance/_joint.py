@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +18,9 @@ from ._grid import (ReferenceGrid, _factor_variables, cached_reference_grid, com
                     normalise_names)
 from ._labels import label_table
 
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
+
 __all__ = ["joint_tests", "term_hypotheses", "wald_f_test", "fstat_ddf"]
 
 
@@ -24,7 +29,7 @@ def _consec(k: int) -> np.ndarray:
     return np.eye(k)[1:] - np.eye(k)[:-1]
 
 
-def _model_terms(fit: object, rg: ReferenceGrid) -> list[tuple[str, list[str], str | None]]:
+def _model_terms(fit: MixedResult, rg: ReferenceGrid) -> list[tuple[str, list[str], str | None]]:
     """``(label, factors, covariate)`` of every fixed term but the intercept, in the formula's order."""
     spec = fit.design.fixed_spec
     data_vars = set(spec.variables_by_source.get("data", set()))
@@ -44,7 +49,7 @@ def _model_terms(fit: object, rg: ReferenceGrid) -> list[tuple[str, list[str], s
     return out
 
 
-def _slope_grid(fit: object, rg: ReferenceGrid, covariate: str, full: bool = False) -> np.ndarray:
+def _slope_grid(fit: MixedResult, rg: ReferenceGrid, covariate: str, full: bool = False) -> np.ndarray:
     """``d X / d covariate`` on the reference grid (central differences; exact for terms linear in it); ``full``:
     of every column, those a rank-deficient fit dropped included."""
     h = max(1e-4, 1e-4 * abs(rg.covariates[covariate]))
@@ -58,7 +63,7 @@ def _slope_grid(fit: object, rg: ReferenceGrid, covariate: str, full: bool = Fal
     return (grids[0] - grids[1]) / (2 * h)
 
 
-def term_hypotheses(fit: object, rg: ReferenceGrid, factors: list[str], covariate: str | None,
+def term_hypotheses(fit: MixedResult, rg: ReferenceGrid, factors: list[str], covariate: str | None,
                     by: list[str]) -> list[tuple[dict, np.ndarray]]:
     """The hypothesis matrix ``L`` of one term within each ``by`` group: the interaction contrasts of the term's
     factors on their equally weighted marginal means (or, with a covariate, on the slopes of that covariate).
@@ -130,7 +135,7 @@ def wald_f_test(L: np.ndarray, coef: np.ndarray, inference: DfInference) -> tupl
     return F, q, fstat_ddf(nu)
 
 
-def joint_tests(fit: object, *, by: str | Sequence[str] | None = None, df: str = "asymptotic",
+def joint_tests(fit: MixedResult, *, by: str | Sequence[str] | None = None, df: str = "asymptotic",
                 data: pd.DataFrame | None = None) -> pd.DataFrame:
     """F tests of every fixed-effect term (emmeans' ``joint_tests``), optionally within levels of ``by``.
 

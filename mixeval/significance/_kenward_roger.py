@@ -274,7 +274,7 @@ def _qspace_one_factor(Xa: np.ndarray, lay: ReLayout, s2: float) -> _QSpace:
     for i in range(b):
         for j in range(i, b):
             ZtZ[:, i, j] = ZtZ[:, j, i] = np.bincount(codes, weights=z[:, i] * z[:, j], minlength=L)
-    ZtX = np.empty((L, b, p1))
+    ZtX: np.ndarray = np.empty((L, b, p1))
     for i in range(b):
         ZtX[:, i, :] = sp.csr_matrix((z[:, i], (codes, np.arange(n))), shape=(L, n)) @ Xa
     ZtX = ZtX.reshape(L * b, p1)

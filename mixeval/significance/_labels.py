@@ -9,7 +9,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["DF_LABELS", "df_label", "fit_criterion", "label_table", "footer", "note_df_rule", "chosen_df"]
 
@@ -33,7 +38,7 @@ def df_label(method: str) -> str:
     return DF_LABELS.get(method, method)
 
 
-def fit_criterion(fit: object) -> str:
+def fit_criterion(fit: MixedResult) -> str:
     """The criterion the fit maximised, by the name R's summaries use.
 
     Examples
@@ -69,7 +74,7 @@ def footer(criterion: str, method: str) -> str:
     return f"Fit: {criterion}; degrees of freedom: {df_label(method)}"
 
 
-def label_table(table: pd.DataFrame, fit: object, method: str, **extra: str) -> pd.DataFrame:
+def label_table(table: pd.DataFrame, fit: MixedResult, method: str, **extra: str) -> pd.DataFrame:
     """``table`` with ``attrs`` naming the fit criterion and the df method (and ``extra`` entries); in place."""
     criterion = fit_criterion(fit)
     table.attrs.update(fit_criterion=criterion, df_method=method, **extra)
@@ -105,7 +110,7 @@ def note_df_rule(result, rule: str | None):
     return replace(result, df_rule=rule)
 
 
-def chosen_df(fit: object, df: str | None) -> tuple[str, str | None]:
+def chosen_df(fit: MixedResult, df: str | None) -> tuple[str, str | None]:
     """The df method of a table of ``fit``: ``df`` (canonical) when given, else emmeans' default rule
     (:func:`mixeval.significance._ddf.default_df`: Kenward-Roger for lmer fits of up to 3,000 rows, then
     Satterthwaite, then z; z for glmer and clmm fits) with the reason, for :func:`note_df_rule`."""

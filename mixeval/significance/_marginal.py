@@ -36,10 +36,15 @@ emmeans' ``bias.adjust = TRUE, sigma = sqrt(s2)`` approximates the same quantity
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from scipy import stats
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["marginal_mean", "marginal_moments", "intercept_variance", "parameter_covariance", "response_moments"]
 
@@ -95,7 +100,7 @@ def marginal_mean(family: object, eta: np.ndarray, s2: float, params: np.ndarray
     return mu @ w, d1 @ w, 0.5 * (d2 @ w), np.einsum("...km,k->...m", dp, w)
 
 
-def intercept_variance(fit: object) -> tuple[float, np.ndarray]:
+def intercept_variance(fit: MixedResult) -> tuple[float, np.ndarray]:
     """``s2``, the sum of the random-intercept variances of a GLMM, and its gradient in ``fit.theta``.
 
     Raises
@@ -112,7 +117,7 @@ def intercept_variance(fit: object) -> tuple[float, np.ndarray]:
     return float(theta @ theta), 2.0 * theta
 
 
-def parameter_covariance(fit: object) -> np.ndarray:
+def parameter_covariance(fit: MixedResult) -> np.ndarray:
     """Asymptotic covariance of the fit's parameters ``(theta, beta, psi)`` (``psi`` the family's, empty for binomial
     and Poisson): ``fit.cov_params``, else ``2 H^-1`` of the fit's criterion (:meth:`GlmerResult.criterion_hessian
     <mixeval.mixed.GlmerResult.criterion_hessian>`)."""
@@ -123,11 +128,11 @@ def parameter_covariance(fit: object) -> np.ndarray:
     return 0.5 * (cov + cov.T)
 
 
-def _family_par(fit: object) -> np.ndarray:
+def _family_par(fit: MixedResult) -> np.ndarray:
     return np.asarray(getattr(fit, "family_par", np.zeros(0)), dtype=float)
 
 
-def marginal_moments(fit: object, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def marginal_moments(fit: MixedResult, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Marginal means of the rows of ``L`` and their covariance by the delta method in ``(theta, beta, psi)``.
 
     Examples
@@ -151,7 +156,7 @@ def marginal_moments(fit: object, L: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return mu, J @ parameter_covariance(fit) @ J.T
 
 
-def response_moments(fit: object, L: np.ndarray, vcov: np.ndarray, *, marginal: bool = False
+def response_moments(fit: MixedResult, L: np.ndarray, vcov: np.ndarray, *, marginal: bool = False
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Response-scale means of the rows of ``L``, their covariance and their Jacobian in ``beta``.
 

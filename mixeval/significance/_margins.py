@@ -137,11 +137,11 @@ def _interval_method(adjust: str, tail: int, pairs: bool, m: int) -> str:
 def _critical(method: str, tail: int, level: float, m: int, n_spec: int, df: np.ndarray) -> np.ndarray:
     adiv = 1 if tail else 2
     if method == "none":
-        return sps.t.ppf(1 - (1 - level) / adiv, df)
+        return np.asarray(sps.t.ppf(1 - (1 - level) / adiv, df), dtype=float)
     if method == "sidak":
-        return sps.t.ppf(1 - (1 - level ** (1 / m)) / adiv, df)
+        return np.asarray(sps.t.ppf(1 - (1 - level ** (1 / m)) / adiv, df), dtype=float)
     if method == "bonferroni":
-        return sps.t.ppf(1 - (1 - level) / m / adiv, df)
+        return np.asarray(sps.t.ppf(1 - (1 - level) / m / adiv, df), dtype=float)
     if method == "tukey":
         return np.array([qtukey(level, n_spec, d) / np.sqrt(2) for d in df])
     return np.array([dunnettx_critical_value(level, m, d) for d in df])  # dunnettx (two-sided only)
@@ -198,7 +198,7 @@ def margin_inference(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, margi
         ok = np.isfinite(se) & (se > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
             stat = np.where(ok, (estimate - margin.null) / np.where(ok, se, 1.0), np.nan)
-        p_raw = 2 * sps.t.sf(np.abs(stat), df)
+        p_raw = np.asarray(2 * sps.t.sf(np.abs(stat), df), dtype=float)
     else:
         stat = margin_statistic(estimate, se, margin.delta, margin.side, margin.null)
         p_raw = margin_pvalue(stat, df, margin.side)
@@ -220,14 +220,16 @@ def margin_inference(estimate: np.ndarray, se: np.ndarray, df: np.ndarray, margi
             if len(set(np.round(df[rows], 8))) > 1:
                 raise InputError("adjust='mvt' needs one df for the whole family; these estimates have different "
                                  "Satterthwaite/Kenward-Roger df. Use df='asymptotic' or adjust='sidak'.")
-            p_mvt, c_mvt = mvt_adjusted(stat[rows], correlations[f], float(df[rows][0]), level,
+            corr_f = correlations[f]
+            p_mvt, c_mvt = mvt_adjusted(stat[rows], corr_f, float(df[rows][0]), level,
                                         tail=margin.tail, random_state=random_state)
         if method == "mvt":
             p_adj[rows] = p_mvt
         else:
             p_adj[rows] = _p_adjusted(method, stat[rows], p_raw[rows], df[rows], m, n_spec)
+        crit: float | np.ndarray
         if ci_method == "mvt":
-            crit = (mvt_adjusted(np.zeros(m), correlations[f], float(df[rows][0]), level,
+            crit = (mvt_adjusted(np.zeros(m), corr_f, float(df[rows][0]), level,
                                  tail=margin.interval_tail, random_state=random_state)[1]
                     if margin.interval_tail != margin.tail else c_mvt)
         else:

@@ -26,6 +26,8 @@ through the adjustment stage of :mod:`._pairwise` (Tukey, Holm, BH, ...).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 import numpy as np
 import pandas as pd
@@ -40,6 +42,9 @@ from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._labels import label_table
 from ._pairwise import PairwiseResult, canonical_adjust, adjusted_inference, contrast_layout
 
+if TYPE_CHECKING:
+    from ..mixed import ClmmResult
+
 __all__ = ["ORDINAL_MODES", "emmeans_ordinal", "pairwise_ordinal", "latent_linfct", "ordinal_scale"]
 
 #: The ``type=`` values of the ordinal means (emmeans' ``mode``): the latent mean, the probability of each
@@ -50,7 +55,7 @@ ORDINAL_MODES = ("latent", "prob", "cum.prob", "exc.prob", "mean.class")
 GH_NODES = 64
 
 
-def ordinal_scale(fit: object, mode: str, marginal: bool) -> str:
+def ordinal_scale(fit: ClmmResult, mode: str, marginal: bool) -> str:
     """What an ordinal table's estimates are: the mode and whether conditional or population-averaged.
 
     Examples
@@ -68,7 +73,7 @@ def ordinal_scale(fit: object, mode: str, marginal: bool) -> str:
     return f"ordinal {mode}, conditional: a typical {groups} (random effects at 0)"
 
 
-def _marginal_s2(fit: object) -> float:
+def _marginal_s2(fit: ClmmResult) -> float:
     """The summed variance of the random intercepts, over which ``marginal=True`` averages; refusals by name."""
     terms = fit.problem.re.terms
     if getattr(fit, "spread", None) is not None or any(t.n_coef != 1 for t in terms):
@@ -78,7 +83,7 @@ def _marginal_s2(fit: object) -> float:
     return float(np.sum(np.asarray(fit.theta, dtype=float) ** 2))
 
 
-def _check(fit: object, mode: str) -> None:
+def _check(fit: ClmmResult, mode: str) -> None:
     if not (hasattr(fit, "threshold_values") and hasattr(fit, "alpha")):
         raise InputError(f"emmeans_ordinal() takes a fit of mixeval.clmm(); got {type(fit).__name__}. For lmer or "
                          "glmer fits use mixeval.emmeans().")
@@ -92,13 +97,13 @@ class _FixedPart(MixedResult):
     """The reference grid's view of an ordinal fit: its design and data, with a coefficient for every column of the
     fixed-effects matrix (the intercept's place is taken by the thresholds, which the grid does not use)."""
 
-    def __init__(self, fit: object):
+    def __init__(self, fit: ClmmResult):
         object.__setattr__(self, "design", fit.design)
         object.__setattr__(self, "data", fit.data)
         object.__setattr__(self, "coef", np.zeros(len(fit.design.fixed_names)))
 
 
-def _cell_rows(fit: object, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, list[np.ndarray]]:
+def _cell_rows(fit: ClmmResult, specs: list[str], by: list[str]) -> tuple[pd.DataFrame, list[np.ndarray]]:
     """The cells of ``specs`` within ``by`` and the reference-grid model-matrix rows (no intercept) of each."""
     rg = cached_reference_grid(_FixedPart(fit))
     cells, _ = marginal_linfct(rg, specs, by)
@@ -113,17 +118,17 @@ def _cell_rows(fit: object, specs: list[str], by: list[str]) -> tuple[pd.DataFra
     return cells, rows
 
 
-def _parameters(fit: object, marginal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def _parameters(fit: ClmmResult, marginal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``phi = (alpha, beta)`` and its covariance (the fit's block, without the covariance parameters); with
     ``marginal``, ``phi = (theta, alpha, beta)`` and the whole ``cov_params``."""
     k = fit.theta.size
     if marginal:
         return np.concatenate([fit.theta, fit.alpha, fit.coef]), np.asarray(fit.cov_params, dtype=float)
     phi = np.concatenate([fit.alpha, fit.coef])
-    return phi, fit.cov_params[k:, k:]
+    return phi, np.asarray(fit.cov_params, dtype=float)[k:, k:]
 
 
-def latent_linfct(fit: object, specs: str | Sequence[str], by: str | Sequence[str] | None = None):
+def latent_linfct(fit: ClmmResult, specs: str | Sequence[str], by: str | Sequence[str] | None = None):
     """Cells and the linear functions over ``(alpha, beta)`` of the latent-mode means (``x' beta`` minus the
     mean threshold), with the normalised ``specs`` and ``by`` (as :func:`mixeval.significance._emmeans.marginal_means`)."""
     specs_list, by_list = normalise_names(specs, "specs"), normalise_names(by, "by")
@@ -144,7 +149,7 @@ def _df_method(df: object) -> str:
     return method
 
 
-def _degrees_of_freedom(fit: object, G: np.ndarray, method: str) -> np.ndarray:
+def _degrees_of_freedom(fit: ClmmResult, G: np.ndarray, method: str) -> np.ndarray:
     """The df of each row of ``G`` (linear functions, or delta-method gradients, over ``(alpha, beta)``)."""
     if method == "asymptotic" or G.shape[0] == 0:
         return np.full(G.shape[0], np.inf)
@@ -153,7 +158,7 @@ def _degrees_of_freedom(fit: object, G: np.ndarray, method: str) -> np.ndarray:
     return clmm_satterthwaite_df(fit, G).to_numpy(dtype=float)
 
 
-def _thresholds_at(fit: object, alpha: np.ndarray) -> np.ndarray:
+def _thresholds_at(fit: ClmmResult, alpha: np.ndarray) -> np.ndarray:
     """The whole scale's thresholds at threshold parameters ``alpha`` (as :attr:`ClmmResult.threshold_values`)."""
     m = fit.threshold_matrix.shape[1]
     est = fit.threshold_matrix @ alpha[:m]
@@ -161,7 +166,7 @@ def _thresholds_at(fit: object, alpha: np.ndarray) -> np.ndarray:
     return np.where(idx == -1, -np.inf, np.where(idx == -2, np.inf, est[np.maximum(idx, 0)]))
 
 
-def _marginal_probabilities(fit: object, thresholds: np.ndarray, eta: np.ndarray, s2: float) -> np.ndarray:
+def _marginal_probabilities(fit: ClmmResult, thresholds: np.ndarray, eta: np.ndarray, s2: float) -> np.ndarray:
     """``E_b[P(Y = j | eta + b)]``, ``b ~ N(0, s2)``, per row of ``eta``: Gauss-Hermite over the standardised ``b``."""
     nodes, weights = np.polynomial.hermite_e.hermegauss(GH_NODES)
     weights = weights / weights.sum()
@@ -170,7 +175,7 @@ def _marginal_probabilities(fit: object, thresholds: np.ndarray, eta: np.ndarray
     return np.einsum("inj,n->ij", probs, weights)
 
 
-def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
+def _estimates(fit: ClmmResult, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
                marginal: bool = False) -> np.ndarray:
     """Every estimate (cells x categories flattened category-outer for the probability modes) at ``phi``
     (``(alpha, beta)``, or ``(theta, alpha, beta)`` with ``marginal``)."""
@@ -182,7 +187,7 @@ def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: 
     alpha, beta = phi[:n_alpha], phi[n_alpha:]
     theta = _thresholds_at(fit, alpha)
     J = len(fit.levels)
-    out = []
+    out: list[np.ndarray | list[float]] = []
     for X in cell_rows:
         eta = X @ beta if beta.size else np.zeros(X.shape[0])
         if mode == "latent":
@@ -202,7 +207,7 @@ def _estimates(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: 
     return values.T.ravel()  # category outer, cells inner
 
 
-def _gradient(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
+def _gradient(fit: ClmmResult, phi: np.ndarray, cell_rows: list[np.ndarray], mode: str,
               marginal: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Estimates and their Jacobian in ``phi`` (central differences, step ``1e-6 max(|phi|, 1)``)."""
     est = _estimates(fit, phi, cell_rows, mode, marginal)
@@ -216,7 +221,7 @@ def _gradient(fit: object, phi: np.ndarray, cell_rows: list[np.ndarray], mode: s
     return est, G
 
 
-def _extended_cells(fit: object, cells: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, str | None]:
+def _extended_cells(fit: ClmmResult, cells: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, str | None]:
     """The cells repeated per category (prob) or cut point (cum.prob, exc.prob), category outermost."""
     if mode in ("latent", "mean.class"):
         return cells.reset_index(drop=True), None
@@ -235,7 +240,7 @@ def _estimate_name(mode: str) -> str:
             "mean.class": "mean.class"}[mode]
 
 
-def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def emmeans_ordinal(fit: ClmmResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                     mode: str = "latent", level: float = 0.95, df: str = "asymptotic",
                     marginal: bool = False) -> pd.DataFrame:
     """Estimated marginal means of a :func:`mixeval.clmm` fit in one of emmeans' ordinal modes.
@@ -294,7 +299,7 @@ def emmeans_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequen
     return label_table(out, fit, method, scale=ordinal_scale(fit, mode, marginal))
 
 
-def _check_marginal(fit: object, mode: str, marginal: object, method: str) -> bool:
+def _check_marginal(fit: ClmmResult, mode: str, marginal: object, method: str) -> bool:
     """``marginal`` as a bool, refused (by name) for the latent mode, with Satterthwaite df, or without intercepts."""
     if not isinstance(marginal, (bool, np.bool_)):
         raise InputError(f"marginal= must be True or False; got {marginal!r}.")
@@ -311,7 +316,7 @@ def _check_marginal(fit: object, mode: str, marginal: object, method: str) -> bo
     return True
 
 
-def pairwise_ordinal(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def pairwise_ordinal(fit: ClmmResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                      mode: str = "latent", adjust: str = "tukey", level: float = 0.95,
                      df: str = "asymptotic", marginal: bool = False) -> PairwiseResult:
     """Pairwise differences of :func:`emmeans_ordinal` estimates (within each ``by`` group and category).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +23,9 @@ from ._grid import level_label
 from ._labels import chosen_df, df_label, fit_criterion, note_df_rule
 from ._margins import margin_spec, contrast_tests
 from ._tukey import ptukey, qtukey
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["PairwiseResult", "pairwise", "contrast_result", "effect_size_scale", "ADJUSTMENTS", "tukey_pvalue",
            "tukey_critical_value"]
@@ -45,7 +50,7 @@ def tukey_pvalue(z: np.ndarray, n_means: int, df: float | np.ndarray = np.inf) -
     z = np.abs(np.asarray(z, dtype=float))
     dfs = np.broadcast_to(np.asarray(df, dtype=float), z.shape)
     if n_means <= 2:
-        return 2 * sps.t.sf(z, dfs)
+        return np.asarray(2 * sps.t.sf(z, dfs), dtype=float)
     p = ptukey(np.sqrt(2) * z, n_means, dfs, upper=True)
     return np.where(np.isfinite(z), np.clip(p, 0.0, 1.0), np.nan)
 
@@ -258,7 +263,7 @@ class PairwiseResult(Result):
                 + f"<p><small>{notes[4:]}</small></p>")
 
 
-def pairwise(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def pairwise(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
              adjust: str = "tukey", level: float = 0.95, df: str | None = "asymptotic",
              data: pd.DataFrame | None = None, delta: float | None = None,
              side: str | None = None) -> PairwiseResult:
@@ -396,7 +401,7 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
     unadjusted intervals for ``"none"``. A family of one contrast has no adjustment (emmeans reports none).
     Returns ``(p_raw, p_adj, ci_method, crit)``.
     """
-    p_raw = 2 * sps.t.sf(np.abs(stat), dof)
+    p_raw = np.asarray(2 * sps.t.sf(np.abs(stat), dof), dtype=float)
     alpha = 1 - level
     if method == "tukey":
         p_adj = tukey_pvalue(stat, n_spec, dof)
@@ -410,13 +415,13 @@ def adjusted_inference(stat: np.ndarray, dof: np.ndarray, method: str, level: fl
             if block.size:  # (R's p.adjust leaves NA aside too)
                 p_adj[block] = adjust_pvalues(p_raw[block], method.lower() if method != "BH" else "bh")
         ci_method = "none" if method == "none" else "bonferroni"
-        crit = sps.t.ppf(1 - alpha / 2, dof) if method == "none" else sps.t.ppf(1 - alpha / (2 * m), dof)
+        crit = np.asarray(sps.t.ppf(1 - alpha / 2 if method == "none" else 1 - alpha / (2 * m), dof), dtype=float)
     if m == 1:
         ci_method = "none"
     return p_raw, p_adj, ci_method, crit
 
 
-def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
+def contrast_result(fit: MixedResult, cells: pd.DataFrame, L: np.ndarray, specs_list: list[str], by_list: list[str],
                     method: str, level: float, inference: DfInference, means: pd.DataFrame,
                     trend: str | None = None) -> PairwiseResult:
     """The pairwise contrasts of the rows ``L`` of ``cells`` (stage shared by means and trends)."""
@@ -457,7 +462,7 @@ def contrast_result(fit: object, cells: pd.DataFrame, L: np.ndarray, specs_list:
                           effect_size_scale=scale, structural_zeros=structural)
 
 
-def effect_size_scale(fit: object) -> tuple[float, str]:
+def effect_size_scale(fit: MixedResult) -> tuple[float, str]:
     """The SD dividing contrasts in ``effect_size`` and what it is.
 
     A linear mixed model: the residual SD. A GLMM: the latent residual SD, the square root of the

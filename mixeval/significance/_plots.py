@@ -15,10 +15,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from ..mixed import MixedResult
+    from ._pairwise import PairwiseResult
+
 __all__ = ["plot_emmeans", "plot_contrasts", "plot_trends"]
 
 
-def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", level: float = 0.95,
+def plot_emmeans(fit: MixedResult, specs: str, by: str, *, interval: str = "ci", level: float = 0.95,
                  ax: "Axes | None" = None) -> "Figure":
     """Marginal means of ``specs`` (one line each) across the levels of ``by`` (horizontal axis).
 
@@ -79,7 +82,7 @@ def plot_emmeans(fit: object, specs: str, by: str, *, interval: str = "ci", leve
 
 
 
-def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
+def plot_contrasts(result: PairwiseResult, *, ax: "Axes | None" = None) -> "Figure":
     """Forest plot of pairwise contrasts: estimates with their (adjusted) confidence intervals.
 
     Parameters
@@ -128,7 +131,7 @@ def plot_contrasts(result: object, *, ax: "Axes | None" = None) -> "Figure":
     return fig
 
 
-def plot_trends(fit: object, specs: str, var: str, *, level: float = 0.95, n_points: int = 50,
+def plot_trends(fit: MixedResult, specs: str, var: str, *, level: float = 0.95, n_points: int = 50,
                 data: pd.DataFrame | None = None, show_data: bool = False, ax: "Axes | None" = None) -> "Figure":
     """The fitted line of each level of ``specs`` along the numeric covariate ``var``, with confidence bands.
 
@@ -183,7 +186,7 @@ def plot_trends(fit: object, specs: str, var: str, *, level: float = 0.95, n_poi
         source = data if data is not None else getattr(fit, "data", None)
         response = getattr(getattr(getattr(fit, "design", None), "parsed", None), "response", None)
         if isinstance(source, pd.DataFrame) and response in source.columns:
-            for level_name, rows in source.groupby(specs, observed=True, sort=False):
+            for _, rows in source.groupby(specs, observed=True, sort=False):
                 ax.scatter(rows[var], rows[response], s=4, alpha=0.15)
             ax.set_prop_cycle(None)
     for level_name, rows in lines.groupby(specs, observed=True, sort=False):

@@ -57,19 +57,19 @@ def _require_marginal_df(df: str) -> None:
                          "df='asymptotic', or marginal=False for the conditional means with other df.")
 
 
-def _family(fit: object):
+def _family(fit: MixedResult):
     if not isinstance(fit, MixedResult) or fit.family.estimates_scale:
         raise InputError("response-scale means need a generalised linear mixed model fitted by mixeval.glmer().")
     return fit.family
 
 
-def response_name(fit: object) -> str:
+def response_name(fit: MixedResult) -> str:
     """The column name of a response-scale mean: the family's :attr:`~mixeval.mixed.families.Family.response_label`
     (emmeans' ``prob`` for a binomial model, ``rate`` for a count model; ``proportion`` for a beta model)."""
     return _family(fit).response_label
 
 
-def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def emmeans_response(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                      level: float = 0.95, df: str = "asymptotic", marginal: bool = False) -> pd.DataFrame:
     """Estimated marginal means on the response scale (accuracy per system for a binary score).
 
@@ -141,7 +141,7 @@ def emmeans_response(fit: object, specs: str | Sequence[str], *, by: str | Seque
     return label_table(out, fit, inference.method, scale=CONDITIONAL)
 
 
-def _marginal_table(fit: object, cells: pd.DataFrame, L: np.ndarray, level: float) -> pd.DataFrame:
+def _marginal_table(fit: MixedResult, cells: pd.DataFrame, L: np.ndarray, level: float) -> pd.DataFrame:
     """The marginal means with z intervals on the link scale of the marginal mean, back-transformed."""
     mu, cov, _ = response_moments(fit, L, fit.cov_coef, marginal=True)
     out = cells.reset_index(drop=True).copy()
@@ -149,7 +149,7 @@ def _marginal_table(fit: object, cells: pd.DataFrame, L: np.ndarray, level: floa
                         MARGINAL)
 
 
-def _delta_table(fit: object, out: pd.DataFrame, name: str, mu: np.ndarray, cov: np.ndarray, dof: np.ndarray,
+def _delta_table(fit: MixedResult, out: pd.DataFrame, name: str, mu: np.ndarray, cov: np.ndarray, dof: np.ndarray,
                  method: str, level: float, scale: str) -> pd.DataFrame:
     """Means ``mu`` with delta-method standard errors from ``cov`` and the interval on the link scale of each mean
     (``g(mu) -/+ t se / g^-1'(g(mu))``) back-transformed, so that it stays inside the response's range."""
@@ -170,7 +170,7 @@ def _delta_table(fit: object, out: pd.DataFrame, name: str, mu: np.ndarray, cov:
     return label_table(out, fit, method, scale=scale)
 
 
-def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def pairwise_ratios(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                     adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic") -> PairwiseResult:
     """Pairwise contrasts as odds ratios (logit) or rate ratios (log link), emmeans' ``type = "response"``.
 
@@ -221,7 +221,7 @@ def pairwise_ratios(fit: object, specs: str | Sequence[str], *, by: str | Sequen
                           sigma=res.sigma, effect_size_scale=res.effect_size_scale)
 
 
-def pairwise_differences(fit: object, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
+def pairwise_differences(fit: MixedResult, specs: str | Sequence[str], *, by: str | Sequence[str] | None = None,
                          adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic",
                          marginal: bool = False) -> PairwiseResult:
     """Pairwise differences of the response-scale means (differences in accuracy), delta method.

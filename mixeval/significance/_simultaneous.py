@@ -3,6 +3,8 @@ many-to-one distribution and the exact single-step multivariate t (``"mvt"``), t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import optimize
 from scipy import stats as sps
@@ -37,7 +39,8 @@ def _pdunnx(x: float, m: int, df: float) -> float:
 
 
 def dunnettx_critical_value(level: float, m: int, df: float) -> float:
-    """The ``x`` with ``_pdunnx(x) = level`` (emmeans' ``.qdunnx``, solved to 1e-10 rather than its 5e-4; R: ``emmeans:::.qdunnx(0.95, 2, Inf)`` = 2.221812).
+    """The ``x`` with ``_pdunnx(x) = level`` (emmeans' ``.qdunnx``, solved to 1e-10 rather than its 5e-4; R:
+    ``emmeans:::.qdunnx(0.95, 2, Inf)`` = 2.221812).
 
     Examples
     --------
@@ -76,8 +79,9 @@ def mvt_adjusted(t: np.ndarray, R: np.ndarray, df: float, level: float, *, tail:
         if tail == 0:
             return 2 * sps.t.sf(np.abs(t), df), float(sps.t.ppf(0.5 + level / 2, df))
         return (sps.t.sf(t, df) if tail > 0 else sps.t.cdf(t, df)), float(sps.t.ppf(level, df))
+    dist: Any  # a frozen multivariate t or normal
     if np.isfinite(df):
-        dist = sps.multivariate_t(loc=np.zeros(m), shape=R, df=df, seed=random_state)
+        dist = sps.multivariate_t(loc=np.zeros(m), shape=R, df=df, seed=random_state)  # type: ignore[arg-type]  # stubs: int df
     else:
         dist = sps.multivariate_normal(mean=np.zeros(m), cov=R, seed=random_state)
 

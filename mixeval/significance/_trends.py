@@ -7,6 +7,8 @@ readability), the model ``score ~ system * prop + (1|item)`` gives each system i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 from collections.abc import Sequence
 
@@ -25,6 +27,9 @@ from ._grid import (
 )
 from ._pairwise import PairwiseResult, canonical_adjust, contrast_result
 
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
+
 __all__ = ["emtrends", "pairwise_trends", "trend_linfct", "trend_lines", "trend_step"]
 
 
@@ -35,7 +40,7 @@ def trend_step(values: np.ndarray) -> float:
     return 1e-3 * span if span > 0 else 1e-3
 
 
-def _trend_grid(fit: object, var: str, data: pd.DataFrame | None) -> ReferenceGrid:
+def _trend_grid(fit: MixedResult, var: str, data: pd.DataFrame | None) -> ReferenceGrid:
     """The reference grid whose model matrix is the derivative of the model matrix in ``var``."""
     rg = cached_reference_grid(fit, data)
     if var not in rg.covariates:
@@ -70,7 +75,7 @@ def _trend_grid(fit: object, var: str, data: pd.DataFrame | None) -> ReferenceGr
 _TREND_CACHE: dict[tuple, tuple[object, ReferenceGrid]] = {}
 
 
-def trend_linfct(fit: object, specs: str | Sequence[str], var: str, by: str | Sequence[str] | None = None,
+def trend_linfct(fit: MixedResult, specs: str | Sequence[str], var: str, by: str | Sequence[str] | None = None,
                  data: pd.DataFrame | None = None) -> tuple[pd.DataFrame, np.ndarray, list[str], list[str]]:
     """Cells, linear functions ``L`` (``L @ coef`` are the slopes) and normalised ``specs``/``by``."""
     _check_fit(fit)
@@ -82,7 +87,7 @@ def trend_linfct(fit: object, specs: str | Sequence[str], var: str, by: str | Se
     return cells, L, specs_list, by_list
 
 
-def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Sequence[str] | None = None,
+def emtrends(fit: MixedResult, specs: str | Sequence[str], var: str, *, by: str | Sequence[str] | None = None,
              level: float = 0.95, df: str = "asymptotic", data: pd.DataFrame | None = None) -> pd.DataFrame:
     """Slope of the numeric covariate ``var`` for each level of ``specs`` (emmeans' ``emtrends``).
 
@@ -144,7 +149,7 @@ def emtrends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Seq
     return means_table(cells, L, np.asarray(fit.coef, dtype=float), df_inference(fit, df), level, estimate="trend")
 
 
-def pairwise_trends(fit: object, specs: str | Sequence[str], var: str, *, by: str | Sequence[str] | None = None,
+def pairwise_trends(fit: MixedResult, specs: str | Sequence[str], var: str, *, by: str | Sequence[str] | None = None,
                     adjust: str = "tukey", level: float = 0.95, df: str = "asymptotic",
                     data: pd.DataFrame | None = None) -> PairwiseResult:
     """All pairwise differences of the slopes of ``var`` between levels of ``specs`` (``emtrends(pairwise ~ specs)``).
@@ -187,7 +192,7 @@ def pairwise_trends(fit: object, specs: str | Sequence[str], var: str, *, by: st
     return contrast_result(fit, cells, L, specs_list, by_list, method, level, inference, slopes, trend=var)
 
 
-def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | None = None, *, level: float = 0.95,
+def trend_lines(fit: MixedResult, specs: str, var: str, values: Sequence[float] | None = None, *, level: float = 0.95,
                 n_points: int = 50, data: pd.DataFrame | None = None) -> pd.DataFrame:
     """Marginal predictions of each level of ``specs`` along ``var`` with pointwise intervals (the trend lines).
 
@@ -208,9 +213,10 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
         if not isinstance(source, pd.DataFrame) or var not in source.columns:
             raise InputError(f"pass values= (the fit does not hold the data of {var!r}).")
         x = pd.to_numeric(source[var], errors="coerce").to_numpy(dtype=float)
-        values = np.linspace(np.nanmin(x), np.nanmax(x), int(n_points))
-    values = np.asarray(values, dtype=float)
-    big = pd.concat([rg.grid.assign(**{var: v}) for v in values], ignore_index=True)
+        points = np.linspace(np.nanmin(x), np.nanmax(x), int(n_points))
+    else:
+        points = np.asarray(values, dtype=float)
+    big = pd.concat([rg.grid.assign(**{var: v}) for v in points], ignore_index=True)
     try:
         X = np.array(fit.design.fixed_spec.get_model_matrix(big, na_action="ignore"), dtype=float)
     except Exception as exc:  # formulaic raises several types
@@ -219,7 +225,7 @@ def trend_lines(fit: object, specs: str, var: str, values: Sequence[float] | Non
     V = np.asarray(fit.cov_coef, dtype=float)
     n = len(rg.grid)
     frames = []
-    for i, v in enumerate(values):
+    for i, v in enumerate(points):
         cells, L = marginal_linfct(dataclasses.replace(rg, X=X[i * n:(i + 1) * n]), specs_list, [])
         frames.append(means_table(cells, L, coef, V, level, estimate="estimate").assign(**{var: v}))
     out = pd.concat(frames, ignore_index=True)

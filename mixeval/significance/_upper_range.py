@@ -15,7 +15,12 @@ take each component's estimate as a scaled chi-square with ``levels - 1`` df, wh
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..mixed import MixedResult
 
 __all__ = ["upper_range_problems"]
 
@@ -37,7 +42,7 @@ def _layout_problem(name: str, codes: np.ndarray, cells: np.ndarray) -> str | No
     return f"{name!r} is unbalanced across the fixed-effect cells (its levels are not seen equally often in each)"
 
 
-def upper_range_problems(fit: object) -> list[str]:
+def upper_range_problems(fit: MixedResult) -> list[str]:
     """Why ``fit`` lies outside the calibrated range of ``df="satterthwaite-upper"`` (empty: inside).
 
     Examples

@@ -261,7 +261,8 @@ def dstudy_intervals(source: MixedResult, item: str, grid: Mapping[str, Sequence
     moments = draw_moments(source, item, d) if chosen == "observed" else None
     table = dstudy(source, item, grid, scale=chosen)
     names = list(grid)
-    rows = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper", "p_reach", "p_reach_relative")}
+    rows: dict[str, list[float]] = {c: [] for c in ("phi_lower", "phi_upper", "phi_relative_lower", "phi_relative_upper",
+                                                    "p_reach", "p_reach_relative")}
     for row, (_, cell) in enumerate(table.iterrows()):
         n = {f: float(cell[f]) for f in names}
         for kind, prefix in (("absolute", "phi"), ("relative", "phi_relative")):

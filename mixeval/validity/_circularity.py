@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,8 +197,8 @@ class CircularityResult(Result):
             "k": dict(self.k),
             "basis": self.basis.to_dict(orient="records"),
             "models": [
-                {"features": list(r.features), "d2": r.d2, "edf": r.edf}
-                for r in self.models.itertuples(index=False)
+                {"features": list(r["features"]), "d2": r["d2"], "edf": r["edf"]}
+                for r in self.models.to_dict("records")
             ],
             "gain": dict(self.gain),
             "gain_ratio": dict(self.gain_ratio),
@@ -387,8 +388,8 @@ def check_basis_bounds(k: int, k_max: int | None, k_check: bool) -> int:
         return max(40, k)
     k_max = require_positive_int(k_max, "k_max", minimum=3)
     if not k_check:
-        raise InputError(f"`k_max` bounds the k-check's larger bases; with `k_check`=False it is not used: drop "
-                         f"`k_max` or keep the k-check.")
+        raise InputError("`k_max` bounds the k-check's larger bases; with `k_check`=False it is not used: drop "
+                         "`k_max` or keep the k-check.")
     if k_max < k:
         raise InputError(f"`k_max` ({k_max}) is below the initial basis dimension `k` ({k}); give `k_max` >= {k}.")
     return k_max
@@ -408,8 +409,8 @@ def adapt_basis(
 ) -> tuple[dict[str, int], pd.DataFrame, Any]:
     """Raise the basis dimension of the smooths that need it (mgcv's ``k.check``), bounded by ``k_max``.
 
-    The GAM on ``candidates`` (the circularity test passes the selected set) is fitted and checked; a smooth whose residuals still follow its
-    covariate (k-index below 1 with permutation p-value below ``alpha``) while its edf uses at least
+    The GAM on ``candidates`` (the circularity test passes the selected set) is fitted and checked; a smooth whose
+    residuals still follow its covariate (k-index below 1 with permutation p-value below ``alpha``) while its edf uses at least
     ``edf_share`` of ``k - 1`` gets ``k`` doubled (at most ``k_max``, at most the number of distinct
     values), and the check is repeated until no smooth needs more.
 
@@ -432,11 +433,12 @@ def adapt_basis(
             full = design.fit(range(len(candidates)))
         check = full.basis_check(n_resamples=n_resamples, random_state=rng)
         raised = False
-        for r in check.itertuples(index=False):
-            term = design.terms[candidates.index(r.feature)]
-            needs = r.p_value < alpha and r.k_index < 1 and r.edf >= edf_share * r.k_prime
-            if needs and not term.saturated and kmap[r.feature] < k_max:
-                kmap[r.feature] = min(2 * kmap[r.feature], k_max)
+        for r in check.to_dict("records"):
+            feature = r["feature"]
+            term = design.terms[candidates.index(feature)]
+            needs = r["p_value"] < alpha and r["k_index"] < 1 and r["edf"] >= edf_share * r["k_prime"]
+            if needs and not term.saturated and kmap[feature] < k_max:
+                kmap[feature] = min(2 * kmap[feature], k_max)
                 raised = True
         if not raised:
             break
@@ -445,7 +447,7 @@ def adapt_basis(
 
 
 def search_models(design: Any, candidates: list[str], *, max_exhaustive: int, d2_tolerance: float,
-                  show_progress: bool | None) -> tuple[dict[tuple[str, ...], GAMResult], str, Any]:
+                  show_progress: bool | None) -> tuple[dict[tuple[str, ...], GAMResult], str, Callable[[Sequence[str]], GAMResult]]:
     """Fit the GAMs of the search: every subset (powerset) or a greedy forward path, plus the full model.
 
     Returns the fits keyed by feature tuple (in candidate order), the search name and a function
@@ -514,8 +516,8 @@ class Nullification:
     all_nullified: bool = False
 
 
-def measure_nullification(fit: Any, candidates: list[str], best: tuple[str, ...], *, gain_threshold: float,
-                          negligible_gain: float) -> Nullification:
+def measure_nullification(fit: Callable[[Sequence[str]], GAMResult], candidates: list[str], best: tuple[str, ...], *,
+                          gain_threshold: float, negligible_gain: float) -> Nullification:
     """Deviance view (gains in D^2 with the selected set) and shape view (sd ratios) of nullification.
 
     Notes
@@ -622,10 +624,12 @@ def require_rows_for_basis(design: Any, *, k: int) -> None:
     --------
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame(rng.normal(size=(12, 4)), columns=["a", "b", "c", "y"])
-    >>> require_rows_for_basis(make_design(df, "y", ["a", "b", "c"], "gaussian", 10, None), k=10)
+    >>> require_rows_for_basis(make_design(df, "y", ["a", "b", "c"], "gaussian", 10, None), k=10)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: the GAM of the 3 candidate features (a, b, c) has 28 coefficients (k = 10 per smooth) but the data have only 12 rows: it would interpolate any labels, noise included (mgcv's gam refuses it: 'Model has more coefficients than data'). Use k=4 (or fewer candidates, top=1), or more rows.
+    mixeval.errors.InputError: the GAM of the 3 candidate features (a, b, c) has 28 coefficients (k = 10 per smooth) but
+    the data have only 12 rows: it would interpolate any labels, noise included (mgcv's gam refuses it: 'Model has more
+    coefficients than data'). Use k=4 (or fewer candidates, top=1), or more rows.
     """
     p, n = n_coefficients(design), len(design.y)
     if p <= n:

@@ -185,7 +185,7 @@ class GAMDesign:
         rho = None
         binary = bool(np.all((y == 0) | (y == 1)))
         converged, separated, iterations = False, False, 0
-        for iterations in range(1, max_iter + 1):
+        for iterations in range(1, max_iter + 1):  # noqa: B007 (reported after the loop)
             w = np.clip(mu * (1 - mu), 1e-10, None)
             z = eta + (y - mu) / w
             G = self.gram(w, idx)
@@ -277,8 +277,9 @@ def warn_binary_target(y: np.ndarray, target: str, family: str) -> None:
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
     ...     warn_binary_target(np.array([0.0, 1, 1, 0]), "label", "gaussian")
-    >>> print(caught[0].message)
-    the target 'label' only takes the values 0 and 1; family='gaussian' fits it as a numeric score (identity link, constant variance), so D^2 and the selected features are on the wrong scale. Pass family='binomial'.
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    the target 'label' only takes the values 0 and 1; family='gaussian' fits it as a numeric score (identity link,
+    constant variance), so D^2 and the selected features are on the wrong scale. Pass family='binomial'.
     """
     if family == "gaussian" and np.isin(y, (0.0, 1.0)).all():
         gaussian, binomial = as_flag("family='gaussian'", "--family gaussian"), as_flag("family='binomial'",

@@ -29,8 +29,8 @@ class PenalizedFit:
 def penalized_solve(G: np.ndarray, b: np.ndarray, yy: float, S_list: list[tuple[slice, np.ndarray]], lam: np.ndarray) -> tuple:
     """Penalized solve: ``(A, A^{-1}, beta, RSS, log|A|, RSS + beta' S beta)`` with ``A = G + sum lam_k S_k``."""
     A = G.copy()
-    for (sl, S), l in zip(S_list, lam):
-        A[sl, sl] += l * S
+    for (sl, S), lam_k in zip(S_list, lam):
+        A[sl, sl] += lam_k * S
     try:
         c, _ = sla.cho_factor(A, lower=False, check_finite=False)
         inv, info = sla.lapack.dpotri(c, lower=0)
@@ -97,10 +97,10 @@ def select_smoothing(
         cross = np.array([[np.sum(C[k][j] * C[j][k].T) for j in range(m)] for k in range(m)])
         d_tau = -lam * (trC - cross @ lam)
         Sb = np.zeros_like(beta)
-        for (sl, S), l in zip(S_list, lam):
-            Sb[sl] += l * (S @ beta[sl])
+        for (sl, S), lam_k in zip(S_list, lam):
+            Sb[sl] += lam_k * (S @ beta[sl])
         AinvSb = Ainv @ Sb
-        d_rss = np.array([2.0 * l * AinvSb[sl] @ (S @ beta[sl]) for (sl, S), l in zip(S_list, lam)])
+        d_rss = np.array([2.0 * lam_k * AinvSb[sl] @ (S @ beta[sl]) for (sl, S), lam_k in zip(S_list, lam)])
         if criterion == "GCV":
             denom = max(n - tau, 1e-8)
             rss_s = max(rss, 1e-300)

@@ -305,5 +305,6 @@ def transformation_invariance_test(
         invariant = bool((table["metric_change"].abs() <= metric_tolerance).all())
     return InvarianceResult(
         invariant=invariant, feature=feature, scale=scale, metric_original=metric0, table=table,
-        tolerance=float(tolerance), metric_tolerance=None if metric_tolerance is None else float(metric_tolerance), metric_name=str(metric_name),
+        tolerance=float(tolerance), metric_tolerance=None if metric_tolerance is None else float(metric_tolerance),
+        metric_name=str(metric_name),
     )

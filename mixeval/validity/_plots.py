@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import InputError
 from ._circularity import CircularityResult
 from ._gam import GAMResult
+
+if TYPE_CHECKING:
+    from ._bias import DatasetBiasResult
 
 __all__ = ["plot_correlations", "plot_shape", "plot_shapes", "step_function"]
 
@@ -202,7 +205,7 @@ def plot_shapes(
     return fig
 
 
-def plot_correlations(result: Any, *, ax: Any = None, labels: tuple[str, str] = ("in-domain", "out-of-domain")) -> Any:
+def plot_correlations(result: DatasetBiasResult, *, ax: Any = None, labels: tuple[str, str] = ("in-domain", "out-of-domain")) -> Any:
     """Feature-label correlations in both domains with Fisher-z intervals (book Figures 2.2-2.5).
 
     Parameters

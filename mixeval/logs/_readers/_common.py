@@ -190,7 +190,8 @@ def check_items(data: pd.DataFrame, *, on_mismatch: str = "error") -> pd.DataFra
     >>> check_items(d)
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: 1 items have the same id but a different question (input/target hash) across models: task 't' item '1': a vs b. ...
+    mixeval.errors.InputError: 1 items have the same id but a different question (input/target hash) across models: task
+    't' item '1': a vs b. ...
     """
     if on_mismatch not in ("error", "drop"):
         raise InputError(f"on_mismatch must be 'error' or 'drop'; got {on_mismatch!r}.")

@@ -31,7 +31,7 @@ def _helm_instances(run_dir: Path) -> list[dict[str, Any]]:
             return list(json.loads((run_dir / "instances.json").read_text()))
         if (run_dir / "scenario_state.json").exists():
             state = json.loads((run_dir / "scenario_state.json").read_text())
-            found = {}
+            found: dict[str, Any] = {}
             for request in state.get("request_states") or []:
                 inst = request.get("instance") or {}
                 found.setdefault(str(inst.get("id")), inst)
@@ -58,7 +58,8 @@ def _helm_run(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
     for inst in _helm_instances(run_dir):
         texts[str(inst.get("id"))] = [inst.get("input"), inst.get("references")]
         fields[str(inst.get("id"))] = {k: inst[k] for k in ("split", "sub_split") if inst.get(k) is not None}
-    rows, metrics, perturbed = [], {}, 0
+    rows, perturbed = [], 0
+    metrics: dict[str, Any] = {}
     for inst in instances_stats:
         if inst.get("perturbation"):
             perturbed += 1
