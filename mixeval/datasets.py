@@ -35,9 +35,9 @@ import os
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np

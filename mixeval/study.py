@@ -20,10 +20,10 @@ import pandas as pd
 
 from . import reliability as _rel
 from ._binning import bin_property
-from ._results import TestResult
-from ._validation import require_columns, require_dataframe
 from ._format import terminal_width, text_table
 from ._margin import check_margin
+from ._results import TestResult
+from ._validation import require_columns, require_dataframe
 from .errors import InputError, MixevalWarning, caller_stacklevel
 from .formula import ParsedFormula, parse_formula
 from .mixed import Family, MixedResult, build_design, compare, fit_design, get_family
@@ -319,7 +319,7 @@ def numeric_system_message(column: pd.Series) -> str:
             f"data[{column.name!r}].astype(str) (in the CSV: write sys1, sys2, ...).")
 
 
-def check_property(study: "Study", prop: str, name: str) -> None:
+def check_property(study: Study, prop: str, name: str) -> None:
     """A property to condition on must be a column that varies and is not one of the model's factors (the
     compared factor, a random grouping factor); ``name`` is how the caller names it in the message.
 
@@ -512,7 +512,7 @@ class Study:
                         return factor
         return None
 
-    def where(self, query: str | None = None, **equals: Any) -> "Study":
+    def where(self, query: str | None = None, **equals: Any) -> Study:
         """A Study on a subset of the rows, re-validated, with the same formula and roles.
 
         Parameters
@@ -894,8 +894,7 @@ class Study:
         points (:func:`mixeval.significance.margin_tests`).
         """
         from .significance import emmeans, emmeans_response, margin_tests
-        from .significance.engine import warn_few_levels
-        from .significance.engine import note_df_rule
+        from .significance.engine import note_df_rule, warn_few_levels
 
         self._supported("emmeans")
         _check_margin(delta, side)
@@ -946,8 +945,7 @@ class Study:
         (:func:`mixeval.significance.pairwise`).
         """
         from .significance import margin_tests, pairwise, pairwise_differences, pairwise_ratios
-        from .significance.engine import warn_few_levels
-        from .significance.engine import note_df_rule
+        from .significance.engine import note_df_rule, warn_few_levels
 
         self._supported("pairwise")
         _check_margin(delta, side)
@@ -1018,7 +1016,7 @@ class Study:
 
     def conditional(self, prop: str, cuts: Sequence[float] | None = None, labels: Sequence[str] | None = None,
                     *, adjust: str = "tukey", df: str | None = None, level: float = 0.95,
-                    delta: float | None = None, side: str | None = None) -> tuple[TestResult, Any, "Study"]:
+                    delta: float | None = None, side: str | None = None) -> tuple[TestResult, Any, Study]:
         """Comparisons conditional on a data property (Table 4.3; slopes for a numeric property).
 
         Parameters

@@ -64,9 +64,8 @@ def _run(args: argparse.Namespace) -> int:
     from ..cli import print_json
     from ..cli._io import read_table
     from ..errors import ColumnError
-    from ._paired import resolve_seed
-
     from ._args import check_count, check_level
+    from ._paired import resolve_seed
 
     check_level(args.level, "--level", zero_means="no interval")
     long = _check_flags(args)

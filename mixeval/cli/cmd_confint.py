@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import warnings
+
 from ._warnings import print_warnings, warning_texts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from ._seed import SEED_HELP
     from ._args import add_family_arguments
+    from ._seed import SEED_HELP
 
     p = sub.add_parser("confint", help="confidence intervals of a mixed model's sd's, sigma and fixed effects "
                                        "(thresholds of an ordinal model)",
@@ -34,13 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ._seed import resolve_seed
-    from .cmd_fit import fit_model
+    from ..errors import InputError
     from ..uncertainty import confint
     from . import print_json
-    from ..errors import InputError
     from ._args import check_count, check_family_flags, check_jobs, check_level
     from ._io import read_table
+    from ._seed import resolve_seed
+    from .cmd_fit import fit_model
 
     check_family_flags(args)
     check_level(args.level, "--level")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import InputError
 from . import print_json
 from ._io import read_table
-from ..errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from . import print_json
 from ..errors import InputError
+from . import print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +66,6 @@ def _metric(args: argparse.Namespace):
 
 def _run(args: argparse.Namespace) -> int:
     from ..metric_model import metric_ci
-
     from ._args import check_level
 
     check_level(args.level, "--level")

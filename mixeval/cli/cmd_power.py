@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import warnings
+
 from ._warnings import print_warnings, warning_texts
 
 
@@ -78,12 +79,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ._seed import resolve_seed
     from ..study import Study
     from . import print_json
-    from ._io import read_table
-
     from ._args import check_count, check_family_flags, check_finite, check_level
+    from ._io import read_table
+    from ._seed import resolve_seed
 
     check_family_flags(args)
     check_level(args.alpha, "--alpha")

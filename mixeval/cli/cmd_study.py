@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from . import print_json
-from ._args import (add_family_arguments, check_count, check_family_flags, check_level, facet_ranges, facet_sizes,
-                    number_list)
+from ._args import (
+    add_family_arguments,
+    check_count,
+    check_family_flags,
+    check_level,
+    facet_ranges,
+    facet_sizes,
+    number_list,
+)
 from ._io import read_table
 from ._warnings import print_warnings, warning_texts
 
@@ -139,8 +146,8 @@ def _design_text(n: dict) -> str:
 def _reliability(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from ..reliability import resolve_scale as reliability_scale
     from .._format import terminal_width, text_table
+    from ..reliability import resolve_scale as reliability_scale
     from ..study import Study
 
     family = check_family_flags(args)
@@ -185,8 +192,8 @@ def _reliability(args: argparse.Namespace) -> int:
         out["scale"] = table.attrs["note"]
     draws = None
     if args.ci or args.confidence is not None:
-        from ._seed import resolve_seed
         from ..uncertainty import component_draws, phi_interval
+        from ._seed import resolve_seed
 
         out["seed"] = resolve_seed(args.seed)
         draws = component_draws(study.fit, n_resamples=nsim, random_state=out["seed"], progress=not args.json)

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ._formula import FormulaVariable, ParsedFormula, RandomTerm, parse_formula, response_values
 from ._collate import collated, collation_key
+from ._formula import FormulaVariable, ParsedFormula, RandomTerm, parse_formula, response_values
 from ._model import ModelFrameSpec, is_text, model_frame_spec, prepare_plain_columns
 from ._rank import RANK_TOL, kept_columns, kept_columns_of_gram, rank_message, warn_dropped
 from ._syntax import quote_name

@@ -439,7 +439,7 @@ def parse_formula(formula: str) -> ParsedFormula:
                          response_node=node.left, fixed_node=fixed_node)
 
 
-def response_values(parsed: ParsedFormula, data) -> tuple["np.ndarray", "np.ndarray | None"]:
+def response_values(parsed: ParsedFormula, data) -> tuple[np.ndarray, np.ndarray | None]:
     """The response of an expression or ``cbind()`` response (R's ``model.response``), with the binomial trials
     of ``cbind(successes, failures)`` (``successes / trials`` and ``successes + failures``; a row with no trials has
     response 0, as R's binomial family sets it).

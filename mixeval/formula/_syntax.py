@@ -44,7 +44,7 @@ class Name:
 class Arg:
     """One argument of a call; ``name`` for ``name = value``."""
 
-    value: "Node"
+    value: Node
     name: str | None = None
 
 
@@ -64,21 +64,21 @@ class Call:
 @dataclass(frozen=True)
 class Unary:
     op: str
-    operand: "Node"
+    operand: Node
 
 
 @dataclass(frozen=True)
 class Binary:
     op: str
-    left: "Node"
-    right: "Node"
+    left: Node
+    right: Node
 
 
 @dataclass(frozen=True)
 class Paren:
     """``( inner )``: kept, so that deparsing gives back the user's grouping as R does."""
 
-    inner: "Node"
+    inner: Node
 
 
 Node = Num | Str | Name | Call | Unary | Binary | Paren

@@ -11,8 +11,16 @@ from __future__ import annotations
 from ._compare import compare_logs
 from ._mcnemar import cluster_mcnemar, mcnemar
 from ._plots import plot_leaderboard, plot_pair_intervals
-from ._readers import (KEY_COLUMNS, check_items, inspect_value_to_float, read_helm, read_inspect, read_jsonl,
-                       read_lm_eval, read_logs)
+from ._readers import (
+                       KEY_COLUMNS,
+                       check_items,
+                       inspect_value_to_float,
+                       read_helm,
+                       read_inspect,
+                       read_jsonl,
+                       read_lm_eval,
+                       read_logs,
+)
 from ._result import LogComparison
 from ._stats import clustered_means
 

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from ..report import Figure, Note, Paragraph, Report, Section, Table
-from ._plots import plot_leaderboard, plot_pair_intervals
 from ._blocks import result_blocks
+from ._plots import plot_leaderboard, plot_pair_intervals
 
 if TYPE_CHECKING:
     from ._result import LogComparison

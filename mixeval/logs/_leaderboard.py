@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._items import ItemTable
 from .._margin import margin_test
+from ._items import ItemTable
 from ._pairs import adjust_finite
 from ._ranks import CriticalValue, bonferroni_critical, max_t_critical, rank_sets
 from ._stats import clustered_means

@@ -12,7 +12,7 @@ interval by simulation.
 
 from ._comparisons import METHODS, metric_comparisons
 from ._model import MetricModel
-from ._summary import MetricCI, metric_ci
 from ._simulate import coverage_study
+from ._summary import MetricCI, metric_ci
 
 __all__ = ["MetricModel", "MetricCI", "metric_ci", "metric_comparisons", "coverage_study", "METHODS"]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import warnings
 
 import numpy as np
 

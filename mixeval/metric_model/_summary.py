@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from .._format import format_number
 from .._results import ConfidenceInterval, TestResult
 from .._validation import as_1d_float, require_level, require_positive_int, require_probability
-from .._format import format_number
 from ..errors import InputError, InputTypeError, MixevalWarning, caller_stacklevel
 from . import _core
 from ._model import MetricModel

@@ -20,14 +20,14 @@ random-effects structure
 optimisation stages (:mod:`._glmm`), the frozen :class:`GlmerResult`.
 """
 
-from ._design import Design, GroupingFactor, build_design
-from ._deviance import deviance_parts, profiled_deviance
+from ._base import MixedResult
 from ._clmm_ddf import clmm_covariance_at
 from ._clmm_fit import clmm, nominal_test, threshold_spread_test
 from ._clmm_result import ClmmResult
-from ._fit import fit_design, fit_from_stats, lmer
-from ._base import MixedResult
+from ._design import Design, GroupingFactor, build_design
+from ._deviance import deviance_parts, profiled_deviance
 from ._family import Family, get_family
+from ._fit import fit_design, fit_from_stats, lmer
 from ._glmer import glmer
 from ._glmm_result import GlmerResult
 from ._lrt import compare

@@ -141,8 +141,8 @@ class BatchLaplace:
         self.m = sum(self.levels[k] for k in self.rest)
         L0 = self.levels[self.b0]
         self.cross0 = {k: self.codes[self.b0] * self.levels[k] + self.codes[k] for k in self.rest}
-        self.cross = {(k, l): self.codes[k] * self.levels[l] + self.codes[l]
-                      for i, k in enumerate(self.rest) for l in self.rest[i + 1:]}
+        self.cross = {(k, m): self.codes[k] * self.levels[m] + self.codes[m]
+                      for i, k in enumerate(self.rest) for m in self.rest[i + 1:]}
         offs = np.cumsum([0] + [self.levels[k] for k in self.rest])
         self.where = {k: slice(int(offs[i]), int(offs[i + 1])) for i, k in enumerate(self.rest)}
         self.X = np.asarray(problem.X, dtype=float)
@@ -198,11 +198,11 @@ class BatchLaplace:
         if s0 is None:
             s0 = self._sums(self.codes[b0], self.L0, w)
         d0 = 1.0 + theta[:, b0:b0 + 1] ** 2 * s0
-        for (k, l), index in self.cross.items():
-            block = (theta[:, k] * theta[:, l])[:, None, None] * self._sums(
-                index, self.levels[k] * self.levels[l], w).reshape(P, self.levels[k], self.levels[l])
-            S[:, self.where[k], self.where[l]] = block
-            S[:, self.where[l], self.where[k]] = np.swapaxes(block, 1, 2)
+        for (k, m), index in self.cross.items():
+            block = (theta[:, k] * theta[:, m])[:, None, None] * self._sums(
+                index, self.levels[k] * self.levels[m], w).reshape(P, self.levels[k], self.levels[m])
+            S[:, self.where[k], self.where[m]] = block
+            S[:, self.where[m], self.where[k]] = np.swapaxes(block, 1, 2)
         if self.m:
             S = S - np.matmul(np.swapaxes(C, 1, 2), C / d0[:, :, None])
         return _Systems(d0, C, S)
@@ -291,12 +291,12 @@ class BatchLaplace:
         w = self.wt * (mu * (1.0 - mu) if self.logit else mu)
         rhs = [np.zeros((B, L, d)) for L in self.levels]
         for j in range(self.p):
-            for l, z in enumerate(self._term_sums(w * self.X[:, j])):
-                rhs[l][:, :, self.k + j] = -theta[:, l:l + 1] * z
+            for t, z in enumerate(self._term_sums(w * self.X[:, j])):
+                rhs[t][:, :, self.k + j] = -theta[:, t:t + 1] * z
         zr = self._term_sums(self.wt * (Y - mu))
         for c in range(self.k):
-            for l, z in enumerate(self._term_sums(w * u[c][:, self.codes[c]])):
-                rhs[l][:, :, c] = -theta[:, l:l + 1] * z
+            for t, z in enumerate(self._term_sums(w * u[c][:, self.codes[c]])):
+                rhs[t][:, :, c] = -theta[:, t:t + 1] * z
             rhs[c][:, :, c] += zr[c]
         x0, xr = system.solve(*self._split(rhs))
         return self._join(x0, xr)

@@ -21,8 +21,7 @@ from .._progress import progress
 from .._random import as_generator
 from .._validation import require_level, require_positive_int
 from ..errors import InputError
-from ._protocol import FitModel, RefitSummary
-from ._protocol import as_fit_model
+from ._protocol import FitModel, RefitSummary, as_fit_model
 
 __all__ = ["BootstrapResult", "bootstrap_fit", "parametric_refits", "simulate_blocks"]
 

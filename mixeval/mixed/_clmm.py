@@ -12,9 +12,9 @@ then everything jointly), :func:`fit_clmm` (with the Hessian for Wald intervals 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,8 +27,8 @@ from ._design import Design
 from ._optimize import OptimResult, even_coordinates, finite_difference_gradient, minimize_deviance
 from ._ordinal import (
     OPEN_END,
-    Ordinal,
     OrderedResponse,
+    Ordinal,
     row_derivatives,
     row_log_probability,
     threshold_jacobian,
@@ -131,12 +131,12 @@ class ClmmProblem:
         """``a = theta_upper - offset`` and ``b = theta_lower - offset`` (``+-inf`` at the open ends)."""
         return self.U @ alpha + self.open_ends[0] - offset, self.L @ alpha + self.open_ends[1] - offset
 
-    def without_random_effects(self) -> "ClmmProblem":
+    def without_random_effects(self) -> ClmmProblem:
         """The same rows without random effects (``ordinal::clm``'s model)."""
         return ClmmProblem(self.y, self.U, self.L, self.X, ReStructure(terms=(), nobs=self.nobs), self.family,
                            self.alpha_names, self.n_categories, self.offset)
 
-    def evaluator(self, n_agq: int = 1) -> "ClmmDeviance":
+    def evaluator(self, n_agq: int = 1) -> ClmmDeviance:
         """The deviance of this problem (:class:`ClmmDeviance`), for the evaluator of a fit (``fit.model``)."""
         return ClmmDeviance(self, n_agq)
 

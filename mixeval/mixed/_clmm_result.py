@@ -15,7 +15,7 @@ from ._base import MixedResult
 from ._design import Design
 from ._glmm_result import GlmerResult
 from ._optimize import SINGULAR_TOL, OptimResult
-from ._ordinal import Ordinal, OrderedResponse
+from ._ordinal import OrderedResponse, Ordinal
 from ._reterms import theta_to_factors
 
 __all__ = ["ClmmResult", "make_clmm_result", "category_probabilities"]
@@ -333,7 +333,7 @@ class ClmmResult(MixedResult):
             return np.arange(1, len(self.levels) + 1, dtype=float)
 
     # ------------------------------------------------------------------ refits and simulation
-    def refit(self, *, REML: bool | None = False) -> "ClmmResult":
+    def refit(self, *, REML: bool | None = False) -> ClmmResult:
         """This fit: ordinal fits are maximum-likelihood fits (``REML=False`` or None); ``REML=True`` is refused,
         as clmm has no restricted likelihood, and a value other than a bool or None is an error."""
         from .._validation import require_bool
@@ -376,7 +376,7 @@ class ClmmResult(MixedResult):
         :meth:`simulate`."""
         return np.asarray(self.levels)[self._simulate_codes(nsim, rng)]
 
-    def refit_response(self, ratings: Any) -> "ClmmResult":
+    def refit_response(self, ratings: Any) -> ClmmResult:
         """The same model fitted to new ratings (one per row, in the scale's categories): the parametric bootstrap's refit."""
         lookup = {v: i for i, v in enumerate(self.levels)}
         try:

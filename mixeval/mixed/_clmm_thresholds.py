@@ -140,7 +140,7 @@ class RandomThresholdProblem:
     def alpha_names(self) -> tuple[str, ...]:
         return self.base.alpha_names
 
-    def evaluator(self, n_agq: int = 1) -> "RandomThresholdDeviance":
+    def evaluator(self, n_agq: int = 1) -> RandomThresholdDeviance:
         """The Laplace deviance of the model (there is no quadrature rule for the rater's pair)."""
         if int(n_agq) != 1:
             raise InputError(f"nAGQ={n_agq}: random threshold spreads are fitted by the Laplace approximation "
@@ -490,7 +490,6 @@ def check_spread_fit(result: ClmmResult, factor: str) -> None:
     thresholds), the shift's, or a correlation of +-1 (the spread a multiple of the shift), instead of "a variance
     of the factor is zero" when its shift variance is not."""
     import warnings
-
     from dataclasses import replace
 
     from ..errors import SingularFitWarning

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from .._format import terminal_width, text_table
-from ..errors import InputError
 from .._validation import require_level
+from ..errors import InputError
 from ._bootstrap import bootstrap_fit
-from ._protocol import as_fit_model
 from ._profile import profile_intervals
+from ._protocol import as_fit_model
 
 __all__ = ["ConfintResult", "confint", "wald_intervals"]
 

@@ -9,20 +9,35 @@ text levels are ordered as R orders them (:func:`mixeval.formula.collation_key`)
 
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
-from ..errors import (ColumnError, DroppedRowsWarning, FormulaError, IdentifiabilityWarning, InputError,
-                      caller_stacklevel)
-from ..formula import (ModelFrameSpec, ParsedFormula, RandomTerm, collated, is_text, kept_columns, model_frame_spec,
-                       parse_formula, response_values, warn_dropped)
+from ..errors import (
+    ColumnError,
+    DroppedRowsWarning,
+    FormulaError,
+    IdentifiabilityWarning,
+    InputError,
+    caller_stacklevel,
+)
+from ..formula import (
+    ModelFrameSpec,
+    ParsedFormula,
+    RandomTerm,
+    collated,
+    is_text,
+    kept_columns,
+    model_frame_spec,
+    parse_formula,
+    response_values,
+    warn_dropped,
+)
 from ..formula import prepare_plain_columns as prepare_fixed_columns
 
 __all__ = ["GroupingFactor", "Design", "build_design", "complete_rows", "confounded_pairs", "check_group_levels",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from .._validation import require_bool
-from typing import Any
-
 from ..errors import InputError, InputTypeError
 from ._design import build_design, complete_rows, weights_array
 from ._family import warn_discrete_response

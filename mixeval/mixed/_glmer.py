@@ -11,8 +11,8 @@ import pandas as pd
 
 from ..errors import InputError, InputTypeError
 from ._design import build_design, weights_array
-from ._fit import lmer
 from ._family import Family, get_family
+from ._fit import lmer
 from ._glmm_result import GlmerResult, fit_glmm
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from scipy.stats import norm
 
 from ..errors import InputError
 from ._batch_laplace import BatchLaplace, supports_batch
+from ._blas import single_threaded_blas
 from ._glmm import GlmmFit, _hessian
 from ._optimize import (
     SINGULAR_TOL,
@@ -38,10 +39,9 @@ from ._pirls import (
     supports_beta_gradient,
     supports_gradient,
 )
-from ._reterms import ReTerm, _tril_template, theta_to_factors
-from ._blas import single_threaded_blas
-from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._profile import JointProfiler, joint_profile_deviance
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
+from ._reterms import ReTerm, _tril_template, theta_to_factors
 
 __all__ = ["GlmmFitModel", "theta_from_varpar", "varpar_from_theta", "varpar_layout", "profile_start_hessian"]
 
@@ -465,7 +465,9 @@ class GlmmFitModel(FitModelBase):
         psi = self.family.internal_parameters(varpar[self.n_sd:])
         if self.n_psi and not self.family.valid_parameters(psi):
             return float("inf")
-        f = lambda b: self._engine.stage2(np.concatenate([theta, b, psi]))
+        def f(b: np.ndarray) -> float:
+            return self._engine.stage2(np.concatenate([theta, b, psi]))
+
         res = minimize_deviance(finite_difference_gradient(f), self.ml_estimates()[1], np.full(p, -np.inf))
         return float(res.deviance)
 

@@ -12,15 +12,14 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ConvergenceWarning, InputError, SeparationWarning, SingularFitWarning, caller_stacklevel
-from ._design import Design
 from ._base import MixedResult
-from ._family import Family
 from ._blas import single_threaded_blas
+from ._design import Design
+from ._family import Family
 from ._glmm import DIVERGED_LOGIT, GlmmFit, _hessian, check_separation, glmm_problem, optimize_glmm, reml_fit
 from ._optimize import SINGULAR_TOL, OptimResult
 from ._pirls import GlmmProblem, PirlsState, agq_deviance, joint_system, laplace_deviance, pirls, supports_gradient
-from ._reterms import ReStructure
-from ._reterms import theta_to_factors
+from ._reterms import ReStructure, theta_to_factors
 
 __all__ = ["GlmerResult", "SeparationWarning", "check_glmer_fit", "fit_glmm", "make_glmer_result"]
 
@@ -298,7 +297,7 @@ class GlmerResult(MixedResult):
         """Response residuals ``y - mu``."""
         return self.y - self.fitted
 
-    def refit(self, *, REML: bool) -> "GlmerResult":
+    def refit(self, *, REML: bool) -> GlmerResult:
         """The same model fitted by maximum likelihood (``REML=False``, lme4's glmer) or by the restricted
         Laplace criterion (``REML=True``)."""
         from .._validation import require_bool
@@ -309,7 +308,7 @@ class GlmerResult(MixedResult):
         return fit_glmm(self.design, self.family, self.weights, n_agq=1 if REML else max(self.nAGQ, 1),
                         re=self.problem.re, data=self.data, warn=False, reml=bool(REML))
 
-    def refit_response(self, y: np.ndarray, *, reml: bool | None = None) -> "GlmerResult":
+    def refit_response(self, y: np.ndarray, *, reml: bool | None = None) -> GlmerResult:
         """The same model fitted to a new response ``y`` (same design and weights): bootstrap refits."""
         from dataclasses import replace
 

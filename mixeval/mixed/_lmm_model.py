@@ -12,8 +12,8 @@ from scipy.stats import norm
 
 from ..errors import InputError
 from ._blas import single_threaded_blas
-from ._deviance import deviance_parts
 from ._dense import DENSE_MAX_LEVELS, DenseDesign, ResponseSums
+from ._deviance import deviance_parts
 from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._stats import SufficientStats
 
@@ -220,8 +220,8 @@ class LmmFitModel(FitModelBase):
         """Re-estimate the model on each column of ``Y`` (REML like the fit unless ``reml`` says otherwise; the
         covariance of the fixed effects is exact, ``hessian`` changes nothing).
 
-        Every refit starts at the model's theta (the fit's, or that of :meth:`at`) (the simulated responses come from the fit, so their optima
-        are near it). Designs with at most :data:`~mixeval.uncertainty._dense.DENSE_MAX_LEVELS` random-effect
+        Every refit starts at the model's theta (the fit's, or that of :meth:`at`; the simulated responses come from
+        the fit, so their optima are near it). Designs with at most :data:`~mixeval.uncertainty._dense.DENSE_MAX_LEVELS` random-effect
         levels take Newton steps with the exact Hessian (:class:`~mixeval.uncertainty._dense.DenseDesign`);
         larger ones the engine's evaluator, which eliminates the largest factor's block.
         """

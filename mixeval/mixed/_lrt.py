@@ -7,8 +7,8 @@ from math import comb
 import numpy as np
 from scipy import stats as sps
 
-from ..errors import InputTypeError, ModelComparisonError
 from .._results import TestResult
+from ..errors import InputTypeError, ModelComparisonError
 from ._base import MixedResult
 
 __all__ = ["compare", "boundary_mixture_pvalue"]

@@ -707,7 +707,7 @@ class _ScalarOps:
             c[:, q_rest:] = self._by_level(b, w, tables.get(b))
         return _System(p, self.joint, blocks, c, d)
 
-    def _nested_system(self, w: np.ndarray) -> "_NestedSystem":
+    def _nested_system(self, w: np.ndarray) -> _NestedSystem:
         """The penalised system of a block term nested in the only other term (``layout.parent``): the
         coupling has one entry per block level, ``c_i = theta_b theta_k sum w x_b x_k`` over the rows of level
         ``i``, and the diagonal sums of the outer term are those of the block levels summed by parent where both

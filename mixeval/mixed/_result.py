@@ -13,16 +13,23 @@ import pandas as pd
 from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 from ..errors import ConvergenceWarning, InputError, SingularFitWarning, caller_stacklevel
+from ._base import MixedResult
 from ._blas import single_threaded_blas
 from ._design import Design, net_of_offset
-from ._base import MixedResult
-from ._family import GAUSSIAN, Family
 from ._deviance import DevianceParts, deviance_and_gradient, deviance_parts, solve_random_effects
-from ._general import (BlockStats, _Dim, GeneralParts, compute_block_stats, general_deviance_parts, general_random_effects,
-                       gradient_polish, optimize_general)
+from ._family import GAUSSIAN, Family
+from ._general import (
+    BlockStats,
+    GeneralParts,
+    _Dim,
+    compute_block_stats,
+    general_deviance_parts,
+    general_random_effects,
+    gradient_polish,
+    optimize_general,
+)
 from ._optimize import SINGULAR_TOL, OptimResult, optimize_theta
-from ._reterms import _tril_template, theta_to_factors
-from ._reterms import ReStructure, build_restructure
+from ._reterms import ReStructure, _tril_template, build_restructure, theta_to_factors
 from ._satterthwaite import satterthwaite_df
 from ._scaling import Scaling, identity_scaling, map_factor, standardize
 from ._stats import SufficientStats, compute_stats
@@ -157,7 +164,7 @@ class LmerResult(MixedResult):
                              "effects and fit.varcorr_se those of the variances.")
         return SlopeFitModel(self) if isinstance(self.stats, BlockStats) else LmmFitModel(self)
 
-    def fit_statistics(self, design: Design, stats: SufficientStats | BlockStats, *, reml: bool) -> "LmerResult":
+    def fit_statistics(self, design: Design, stats: SufficientStats | BlockStats, *, reml: bool) -> LmerResult:
         """The same model fitted to the statistics ``stats`` of ``design`` (a new response: bootstrap refits),
         with this fit's scaling."""
         return fit_from_stats(design, stats, reml=reml, data=None, warn=False,
@@ -423,7 +430,7 @@ class LmerResult(MixedResult):
         Y = super()._draw(nsim, rng)
         return Y if self.design.offset is None else Y + self.design.offset[:, None]
 
-    def refit(self, *, REML: bool) -> "LmerResult":
+    def refit(self, *, REML: bool) -> LmerResult:
         """The same model re-estimated by REML or ML (re-uses the sufficient statistics)."""
         from .._validation import require_bool
 

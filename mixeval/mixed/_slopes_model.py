@@ -19,14 +19,19 @@ import scipy.sparse as sp
 from scipy.linalg import LinAlgError, solve_triangular
 
 from ..errors import InputError
-from ._general import (BlockStats, compute_block_stats, general_deviance_and_gradient,
-                              general_deviance_parts, optimize_general)
+from ._blas import single_threaded_blas
+from ._general import (
+    BlockStats,
+    _Dim,
+    compute_block_stats,
+    general_deviance_and_gradient,
+    general_deviance_parts,
+    optimize_general,
+)
 from ._optimize import SINGULAR_TOL, minimize_deviance
-from ._general import _Dim
+from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 from ._reterms import _tril_template, build_restructure, theta_to_factors
 from ._scaling import Scaling, identity_scaling, map_factor
-from ._blas import single_threaded_blas
-from ._protocol import FitModelBase, RefitSummary, fixed_effect_wald, require_fitted
 
 __all__ = ["SlopeFitModel", "term_layout", "sdcor_to_factor", "factor_to_sdcor", "wald_varpar_slopes"]
 

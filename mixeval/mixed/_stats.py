@@ -80,7 +80,7 @@ class SufficientStats:
     def __post_init__(self) -> None:
         object.__setattr__(self, "cross0r", _cross_representation(self.cross0r))
 
-    def uncentred(self) -> "SufficientStats":
+    def uncentred(self) -> SufficientStats:
         """The statistics of the response itself, ``y = y_c + X delta`` (for comparisons; fits use the centred)."""
         if self.coef_shift is None:
             return self
@@ -109,7 +109,7 @@ class SufficientStats:
         return np.repeat(np.arange(1, self.n_terms), self.n_levels[1:]).astype(np.int64)
 
     @cached_property
-    def classes(self) -> "LevelClasses":
+    def classes(self) -> LevelClasses:
         """The largest factor's levels grouped by count, with their cross-products (formed on first use)."""
         return level_classes(self)
 
@@ -154,7 +154,7 @@ class LevelClasses:
     sizes: np.ndarray
     of_level: np.ndarray = field(repr=False)
     rowwise: bool
-    _stats: "SufficientStats" = field(repr=False)
+    _stats: SufficientStats = field(repr=False)
     _kk_dense: np.ndarray | None = field(default=None, repr=False)
     _kk_table: sp.csc_matrix | None = field(default=None, repr=False)
     _ka: np.ndarray | None = field(default=None, repr=False)
@@ -292,7 +292,7 @@ def _class_products(k, a: np.ndarray, members: list[np.ndarray]):
     return None, table, ka, aa
 
 
-def level_classes(stats: "SufficientStats") -> LevelClasses:
+def level_classes(stats: SufficientStats) -> LevelClasses:
     """Group the largest factor's levels by count and form the per-class cross-products once.
 
     Examples

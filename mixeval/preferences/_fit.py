@@ -11,8 +11,8 @@ from ._fixed import TIES
 from ._log import VoteLog, check_connected, read_log
 from ._mixed import check_random
 from ._model import Spec, fit_model, prepare_votes
-from ._separation import ability_groups, separated_systems, warn_separation
 from ._result import PreferenceResult, make_result
+from ._separation import ability_groups, separated_systems, warn_separation
 from ._source import COUNT_COLUMN, count_votes, is_source
 
 __all__ = ["bradley_terry"]

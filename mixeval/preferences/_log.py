@@ -81,7 +81,7 @@ class VoteLog:
     def n_ties(self) -> int:
         return int(round(float(self.count[self.outcome == 1].sum())))
 
-    def subset(self, keep: np.ndarray) -> "VoteLog":
+    def subset(self, keep: np.ndarray) -> VoteLog:
         """The rows flagged in ``keep`` (system, judge and prompt labels unchanged)."""
         def pick(v: np.ndarray | None) -> np.ndarray | None:
             return None if v is None else v[keep]
@@ -90,7 +90,7 @@ class VoteLog:
                        pick(self.judge), pick(self.prompt), self.judges, self.prompts, self.covariates[keep],
                        self.covariate_names, self.judge_name, self.prompt_name)
 
-    def collapse(self, *, judge: bool, prompt: bool) -> "VoteLog":
+    def collapse(self, *, judge: bool, prompt: bool) -> VoteLog:
         """Counts of identical votes over the columns a model uses (judge and prompt only when asked)."""
         drop_j, drop_p = self.judge is not None and not judge, self.prompt is not None and not prompt
         if not (drop_j or drop_p):
@@ -109,19 +109,19 @@ class VoteLog:
                        self.judges if judge else (), self.prompts if prompt else (), uniq[:, col:].astype(float),
                        self.covariate_names, self.judge_name if judge else None, self.prompt_name if prompt else None)
 
-    def with_counts(self, count: np.ndarray) -> "VoteLog":
+    def with_counts(self, count: np.ndarray) -> VoteLog:
         """The same rows with other multiplicities (bootstrap resamples)."""
         return VoteLog(self.systems, self.a, self.b, self.outcome, np.asarray(count, dtype=float), self.judge,
                        self.prompt, self.judges, self.prompts, self.covariates, self.covariate_names,
                        self.judge_name, self.prompt_name)
 
-    def with_outcomes(self, outcome: np.ndarray) -> "VoteLog":
+    def with_outcomes(self, outcome: np.ndarray) -> VoteLog:
         """One vote per row with the given outcomes (simulated responses)."""
         return VoteLog(self.systems, self.a, self.b, np.asarray(outcome, dtype=np.int64), self.count, self.judge,
                        self.prompt, self.judges, self.prompts, self.covariates, self.covariate_names,
                        self.judge_name, self.prompt_name)
 
-    def expand(self) -> "VoteLog":
+    def expand(self) -> VoteLog:
         """One row per vote (counts of 1), for models that simulate vote by vote."""
         idx = np.repeat(np.arange(self.n_rows), np.round(self.count).astype(np.int64))
         def take(v: np.ndarray | None) -> np.ndarray | None:

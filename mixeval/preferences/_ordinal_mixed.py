@@ -18,8 +18,16 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import LinAlgError
 
-from ..mixed.engine import (ClmmDeviance, ClmmProblem, ReStructure, get_ordinal, optimize_clmm, single_threaded_blas,
-                            start_theta, threshold_design)
+from ..mixed.engine import (
+    ClmmDeviance,
+    ClmmProblem,
+    ReStructure,
+    get_ordinal,
+    optimize_clmm,
+    single_threaded_blas,
+    start_theta,
+    threshold_design,
+)
 from ._design import POSITION, DifferenceDesign
 from ._fixed import fit_fixed, outcome_model
 from ._log import VoteLog

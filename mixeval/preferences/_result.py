@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from .._random import as_generator
 from .._format import format_number, terminal_width, text_table
+from .._random import as_generator
 from .._results import Result, TestResult, to_plain
 from .._validation import require_level, require_positive_int
 from ..errors import InputError

@@ -19,13 +19,19 @@ True
 
 from __future__ import annotations
 
-from ._build import build_report, default_dstudy_grid, interaction_test
-from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
-from ._checks import check_evaluation_log, long_format_hint
 from .._format import format_number, text_table
+from ._blocks import Figure, Note, Paragraph, Section, Table, figure_to_png
+from ._build import build_report, default_dstudy_grid, interaction_test
+from ._checks import check_evaluation_log, long_format_hint
 from ._report import Report
-from ._sections import (comparison_section, conditional_section, data_section, result_table, trend_section,
-                        variance_section)
+from ._sections import (
+                        comparison_section,
+                        conditional_section,
+                        data_section,
+                        result_table,
+                        trend_section,
+                        variance_section,
+)
 
 __all__ = [
     "build_report",

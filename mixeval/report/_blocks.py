@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pandas as pd
+
 from ..errors import InputError, InputTypeError
 
 __all__ = ["Table", "Figure", "Paragraph", "Note", "Section", "Block", "figure_to_png"]
@@ -93,7 +94,7 @@ class Figure:
 
     @classmethod
     def from_matplotlib(cls, fig: object, caption: str, *, alt: str = "", dpi: int = 110,
-                        close: bool = True) -> "Figure":
+                        close: bool = True) -> Figure:
         """Render ``fig`` to PNG; ``close=True`` closes it afterwards (frees memory in loops)."""
         png = figure_to_png(fig, dpi=dpi)
         if close:

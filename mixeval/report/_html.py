@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 from .._format import column_blocks, display_frame, formatted_columns
+from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 
 __all__ = [
     "CSS",

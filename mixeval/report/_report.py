@@ -9,10 +9,10 @@ from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
 
+from ..errors import InputError, InputTypeError
 from ._blocks import Note, Section
 from ._html import fragment_html, page_html
 from ._text import report_text
-from ..errors import InputError, InputTypeError
 
 __all__ = ["Report", "provenance"]
 
@@ -85,11 +85,11 @@ class Report:
         meta.update({k: v for k, v in provenance().items() if k not in meta})
         object.__setattr__(self, "meta", MappingProxyType(meta))
 
-    def extended(self, *sections: Section) -> "Report":
+    def extended(self, *sections: Section) -> Report:
         """A new Report with ``sections`` appended (the report itself is frozen)."""
         return Report(self.title, self.sections + tuple(sections), dict(self.meta))
 
-    def with_facts(self, facts: Mapping[str, str]) -> "Report":
+    def with_facts(self, facts: Mapping[str, str]) -> Report:
         """A new Report whose metadata also states ``facts`` (a given key replaces the report's own), e.g. the
         command and the data file a command line adds to a report made by a library function.
 
@@ -102,7 +102,7 @@ class Report:
         meta.update({str(k): str(v) for k, v in facts.items()})
         return Report(self.title, self.sections, meta)
 
-    def with_warnings(self, texts: Iterable[str]) -> "Report":
+    def with_warnings(self, texts: Iterable[str]) -> Report:
         """A new Report that opens with a "Warnings" section holding each of ``texts`` that no note of the report
         states yet (the warnings raised while its data were fitted, e.g. collected by
         :func:`mixeval.errors.recorded_warnings`); the report itself when there is none.

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 
 from .. import plots
+from .._format import format_number, format_pvalue
 from .._results import TestResult
 from .._validation import require_columns, require_dataframe
 from ..errors import InputError, InputTypeError
 from ._blocks import Block, Figure, Note, Paragraph, Section, Table
 from ._checks import check_evaluation_log
-from .._format import format_number, format_pvalue
 
 __all__ = ["data_section", "variance_section", "comparison_section", "conditional_section", "trend_section",
            "result_table"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping, Sequence
 
-from ._blocks import Figure, Note, Paragraph, Section, Table
 from .._format import text_table
+from ._blocks import Figure, Note, Paragraph, Section, Table
 
 __all__ = ["wrap", "section_text", "report_text", "TEST_COLUMNS"]
 

@@ -8,8 +8,8 @@ every resampling function takes keyword-only ``n_resamples=`` and
 """
 
 from ._budget import BudgetResult, budget_ci, expected_max, plot_budget
+from ._common import percentile_interval
 from ._engine import as_generator, backend
-from ._multi import compare_systems, multi_bootstrap_test, wide_scores
 from ._metrics import (
     accuracy_from_counts,
     bleu_from_counts,
@@ -17,7 +17,7 @@ from ._metrics import (
     precision_from_counts,
     recall_from_counts,
 )
-from ._common import percentile_interval
+from ._multi import compare_systems, multi_bootstrap_test, wide_scores
 from ._paired import bca_interval, bootstrap_ci, paired_bootstrap_test, permutation_test
 from ._parametric import paired_t_test, z_test
 

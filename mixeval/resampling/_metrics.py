@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+
 from ..errors import InputError, InputTypeError
 
 __all__ = ["f1_from_counts", "precision_from_counts", "recall_from_counts", "accuracy_from_counts",

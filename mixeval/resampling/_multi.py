@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._adjust import _canonical_method, adjust_pvalues
+from .._progress import progress
 from .._results import TestResult
 from .._validation import (
     describe_id_column,
@@ -22,11 +23,10 @@ from .._validation import (
     require_positive_int,
 )
 from ..errors import InputError, InputTypeError
-from ._engine import as_generator, bootstrap_counts, chunk_sizes
 from ._common import check_alternative, count_extreme, percentile_interval
+from ._engine import as_generator, bootstrap_counts, chunk_sizes
 from ._paired import paired_bootstrap_test, permutation_test
 from ._parametric import paired_t_test, z_test
-from .._progress import progress
 
 __all__ = ["compare_systems", "multi_bootstrap_test", "wide_scores"]
 

@@ -27,12 +27,20 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..errors import ColumnError, FormulaError, IdentifiabilityWarning, InputError, caller_stacklevel
-from ..formula import (ParsedFormula, RandomTerm, collated, is_text, kept_columns_of_gram, model_frame_spec, parse_formula,
-                       warn_dropped)
+from ..formula import (
+    ParsedFormula,
+    RandomTerm,
+    collated,
+    is_text,
+    kept_columns_of_gram,
+    model_frame_spec,
+    parse_formula,
+    warn_dropped,
+)
 from ..mixed import GroupingFactor, LmerResult, SufficientStats, fit_from_stats
 from ..mixed.engine import check_group_levels
-from ._sources import Engine, as_engine, with_columns
 from ._cache import fetch, moment_name, sum_name
+from ._sources import Engine, as_engine, with_columns
 from ._sql import overview_sql
 
 __all__ = ["AggregateDesign", "lmer_aggregate", "aggregate_stats", "SUPPORTED_MODELS"]

@@ -44,21 +44,21 @@ class DuckDBEngine:
 
     # ---------------------------------------------------------------- constructors
     @classmethod
-    def from_relation(cls, relation) -> "DuckDBEngine":
+    def from_relation(cls, relation) -> DuckDBEngine:
         return cls(relation, "DuckDB relation")
 
     @classmethod
-    def from_parquet(cls, pattern: str) -> "DuckDBEngine":
+    def from_parquet(cls, pattern: str) -> DuckDBEngine:
         con = _duckdb().connect()
         return cls(con.read_parquet(pattern), f"Parquet {pattern!r} (DuckDB)", keepalive=con)
 
     @classmethod
-    def from_arrow(cls, table) -> "DuckDBEngine":
+    def from_arrow(cls, table) -> DuckDBEngine:
         con = _duckdb().connect()
         return cls(con.from_arrow(table), "Arrow table (DuckDB)", keepalive=(con, table))
 
     @classmethod
-    def from_pandas(cls, df: pd.DataFrame) -> "DuckDBEngine":
+    def from_pandas(cls, df: pd.DataFrame) -> DuckDBEngine:
         con = _duckdb().connect()
         return cls(con.from_df(df), "pandas DataFrame (DuckDB)", keepalive=(con, df))
 

@@ -28,18 +28,18 @@
 """
 
 from .._binning import bin_property
+from ._contrast import CONTRAST_METHODS, contrast
 from ._ddf import DF_METHODS, default_df, df_inference, expected_variance_covariance, kenward_roger_vcov
 from ._emmeans import emmeans
 from ._glrt import glrt, glrt_averaged
 from ._grid import ReferenceGrid, reference_grid
-from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
-from ._plots import plot_contrasts, plot_emmeans, plot_trends
-from ._trends import emtrends, pairwise_trends
-from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
-from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
-from ._contrast import CONTRAST_METHODS, contrast
 from ._joint import joint_tests
 from ._margins import margin_tests
+from ._ordinal import ORDINAL_MODES, emmeans_ordinal, pairwise_ordinal
+from ._pairwise import ADJUSTMENTS, PairwiseResult, pairwise, tukey_critical_value, tukey_pvalue
+from ._plots import plot_contrasts, plot_emmeans, plot_trends
+from ._response_scale import emmeans_response, pairwise_differences, pairwise_ratios
+from ._trends import emtrends, pairwise_trends
 
 __all__ = [
     "emmeans",

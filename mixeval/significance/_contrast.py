@@ -3,10 +3,9 @@ versus control (Dunnett), consecutive levels, effects against the mean of the le
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -18,9 +17,9 @@ from ..errors import InputError
 from ._ddf import df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import combine_rows, level_label
-from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, effect_size_scale, pairwise
 from ._labels import chosen_df, fit_criterion, note_df_rule
-from ._margins import margin_spec, contrast_tests
+from ._margins import contrast_tests, margin_spec
+from ._pairwise import _PARENS, ADJUSTMENTS, PairwiseResult, contrast_result, effect_size_scale, pairwise
 from ._simultaneous import dunnettx_critical_value, dunnettx_pvalue, mvt_adjusted
 
 if TYPE_CHECKING:

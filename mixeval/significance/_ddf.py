@@ -20,10 +20,9 @@ structure (intercepts, correlated and uncorrelated slopes, factor slopes, severa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import contextlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from threadpoolctl import ThreadpoolController

@@ -32,11 +32,10 @@ remainder add up to ``V``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import warnings
 from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import optimize, stats

@@ -9,8 +9,8 @@ import pandas as pd
 from .._results import TestResult
 from .._validation import require_columns, require_dataframe, require_no_missing, require_numeric_column
 from ..errors import InputError
-from ..mixed import compare, lmer
 from ..formula import quote_name
+from ..mixed import compare, lmer
 
 __all__ = ["glrt", "glrt_averaged"]
 

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -14,8 +13,14 @@ from scipy import stats as sps
 from ..errors import InputError
 from ._ddf import DfInference, canonical_df, df_inference
 from ._emmeans import _check_fit
-from ._grid import (ReferenceGrid, _factor_variables, cached_reference_grid, combine_rows, marginal_linfct,
-                    normalise_names)
+from ._grid import (
+    ReferenceGrid,
+    _factor_variables,
+    cached_reference_grid,
+    combine_rows,
+    marginal_linfct,
+    normalise_names,
+)
 from ._labels import label_table
 
 if TYPE_CHECKING:

@@ -26,9 +26,9 @@ through the adjustment stage of :mod:`._pairwise` (Tukey, Holm, BH, ...).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats as sps
@@ -40,7 +40,7 @@ from ..mixed.engine import category_probabilities
 from ._ddf import canonical_df
 from ._grid import cached_reference_grid, marginal_linfct, normalise_names
 from ._labels import label_table
-from ._pairwise import PairwiseResult, canonical_adjust, adjusted_inference, contrast_layout
+from ._pairwise import PairwiseResult, adjusted_inference, canonical_adjust, contrast_layout
 
 if TYPE_CHECKING:
     from ..mixed import ClmmResult

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from ._ddf import DfInference, df_inference
 from ._emmeans import marginal_means, means_table
 from ._grid import level_label
 from ._labels import chosen_df, df_label, fit_criterion, note_df_rule
-from ._margins import margin_spec, contrast_tests
+from ._margins import contrast_tests, margin_spec
 from ._tukey import ptukey, qtukey
 
 if TYPE_CHECKING:

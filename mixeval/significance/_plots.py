@@ -22,7 +22,7 @@ __all__ = ["plot_emmeans", "plot_contrasts", "plot_trends"]
 
 
 def plot_emmeans(fit: MixedResult, specs: str, by: str, *, interval: str = "ci", level: float = 0.95,
-                 ax: "Axes | None" = None) -> "Figure":
+                 ax: Axes | None = None) -> Figure:
     """Marginal means of ``specs`` (one line each) across the levels of ``by`` (horizontal axis).
 
     Parameters
@@ -82,7 +82,7 @@ def plot_emmeans(fit: MixedResult, specs: str, by: str, *, interval: str = "ci",
 
 
 
-def plot_contrasts(result: PairwiseResult, *, ax: "Axes | None" = None) -> "Figure":
+def plot_contrasts(result: PairwiseResult, *, ax: Axes | None = None) -> Figure:
     """Forest plot of pairwise contrasts: estimates with their (adjusted) confidence intervals.
 
     Parameters
@@ -132,7 +132,7 @@ def plot_contrasts(result: PairwiseResult, *, ax: "Axes | None" = None) -> "Figu
 
 
 def plot_trends(fit: MixedResult, specs: str, var: str, *, level: float = 0.95, n_points: int = 50,
-                data: pd.DataFrame | None = None, show_data: bool = False, ax: "Axes | None" = None) -> "Figure":
+                data: pd.DataFrame | None = None, show_data: bool = False, ax: Axes | None = None) -> Figure:
     """The fitted line of each level of ``specs`` along the numeric covariate ``var``, with confidence bands.
 
     Parameters

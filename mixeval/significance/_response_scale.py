@@ -33,8 +33,8 @@ from ._labels import fit_criterion, label_table
 from ._marginal import response_moments
 from ._pairwise import (
     PairwiseResult,
-    canonical_adjust,
     adjusted_inference,
+    canonical_adjust,
     contrast_layout,
     pairwise,
 )

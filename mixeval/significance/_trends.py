@@ -7,10 +7,9 @@ readability), the model ``score ~ system * prop + (1|item)`` gives each system i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import dataclasses
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd

@@ -7,14 +7,27 @@ Everything here works through the protocol :class:`FitModel` that every fit offe
 deviance as a function of the variance parameters, simulate-from-fit, refit-with-new-response), chosen by
 the engine when the model is fitted (:mod:`mixeval.mixed`): :class:`LmmFitModel` for random-intercept
 :func:`mixeval.lmer` fits, the slope model for random slopes, :class:`GlmmFitModel` for :func:`mixeval.glmer`
-fits, :class:`ClmmFitModel` for :func:`mixeval.clmm` fits (ordinal ratings). The profile, bootstrap and Wald intervals live with the engine (``fit.confint()``,
-``fit.bootstrap()``) and are the ones exported here.
+fits, :class:`ClmmFitModel` for :func:`mixeval.clmm` fits (ordinal ratings). The profile, bootstrap and Wald
+intervals live with the engine (``fit.confint()``, ``fit.bootstrap()``) and are the ones exported here.
 """
 
 from ..mixed import profile_interval
-from ..mixed.engine import (BootstrapResult, ClmmFitModel, ConfintResult, FitModel, GlmmFitModel, LmmFitModel,
-                            RefitSummary, as_fit_model, bootstrap_fit, confint, parametric_refits, profile_intervals,
-                            profile_zeta, wald_intervals)
+from ..mixed.engine import (
+                            BootstrapResult,
+                            ClmmFitModel,
+                            ConfintResult,
+                            FitModel,
+                            GlmmFitModel,
+                            LmmFitModel,
+                            RefitSummary,
+                            as_fit_model,
+                            bootstrap_fit,
+                            confint,
+                            parametric_refits,
+                            profile_intervals,
+                            profile_zeta,
+                            wald_intervals,
+)
 from ._components import power_from_components
 from ._power import PowerResult, closed_form_paired_power
 from ._power_design import crossed_design

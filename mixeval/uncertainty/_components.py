@@ -76,7 +76,12 @@ def _link_draws(eta: float, variance: float) -> tuple[np.ndarray, np.ndarray]:
     return eta + np.sqrt(2.0 * variance) * _NODES, _WEIGHTS / np.sqrt(np.pi)
 
 
-def marginal_mean(family: Family, eta: float, variance: float, params: np.ndarray = np.zeros(0)) -> float:
+#: The parameters of a family without any beyond the mean (read only).
+_NO_PARAMETERS = np.zeros(0)
+_NO_PARAMETERS.flags.writeable = False
+
+
+def marginal_mean(family: Family, eta: float, variance: float, params: np.ndarray = _NO_PARAMETERS) -> float:
     """``E[mu(eta + U)]``, ``U ~ N(0, variance)``: the population-averaged mean on the response scale (the family's
     :meth:`~mixeval.mixed.Family.mean` at its parameters ``params`` on the optimiser's scale; ordinal: the expected
     category index).
@@ -102,7 +107,7 @@ def _solve(fun, target: float, what: str, lo: float = -40.0, hi: float = 40.0) -
     return float(brentq(lambda x: fun(x) - target, lo, hi, xtol=1e-12))
 
 
-def intercept_for(family: Family, baseline: float, variance: float, params: np.ndarray = np.zeros(0)) -> float:
+def intercept_for(family: Family, baseline: float, variance: float, params: np.ndarray = _NO_PARAMETERS) -> float:
     """The link-scale intercept whose population-averaged mean is ``baseline`` (:func:`marginal_mean`).
 
     Examples
@@ -115,7 +120,7 @@ def intercept_for(family: Family, baseline: float, variance: float, params: np.n
     return _solve(lambda e: marginal_mean(family, e, variance, params), float(baseline), f"baseline={baseline!r}")
 
 
-def delta_for(family: Family, intercept: float, effect: float, variance: float, params: np.ndarray = np.zeros(0)) -> float:
+def delta_for(family: Family, intercept: float, effect: float, variance: float, params: np.ndarray = _NO_PARAMETERS) -> float:
     """The link-scale difference whose population-averaged means differ by ``effect`` on the response scale.
 
     Examples

@@ -75,10 +75,11 @@ def check_tests(test: str | Sequence[str], alpha: float, margin: float | None, l
     --------
     >>> check_tests(["glrt", "equivalence"], 0.05, 0.5, False).tests
     ('glrt', 'equivalence')
-    >>> check_tests("pairwise", 0.05, 0.5, False)
+    >>> check_tests("pairwise", 0.05, 0.5, False)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    mixeval.errors.InputError: margin=0.5 is the margin of test='equivalence' or test='noninferiority'; test='pairwise' does not use it: drop margin= or add one of those tests.
+    mixeval.errors.InputError: margin=0.5 is the margin of test='equivalence' or test='noninferiority';
+    test='pairwise' does not use it: drop margin= or add one of those tests.
     """
     names = (test,) if isinstance(test, str) else tuple(test)
     if not names:

@@ -23,12 +23,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import BoundaryWarning, InputError, caller_stacklevel
 from .._results import ConfidenceInterval
 from .._validation import require_level
+from ..errors import BoundaryWarning, InputError, caller_stacklevel
 from ..mixed import MixedResult
-from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
 from ..mixed.engine import parametric_refits
+from ..reliability import components_of, draw_moments, draws_interval, reach_probability, resolve_scale
 
 __all__ = ["component_draws", "coefficient_interval", "phi_interval", "phi_draws", "dstudy_intervals",
            "reach_probability", "warn_boundary_draws"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from dataclasses import dataclass, field
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np

@@ -19,11 +19,11 @@ import scipy.sparse as sp
 
 from .._validation import require_columns, require_dataframe, require_no_missing, require_positive_int
 from ..errors import ConvergenceWarning, FamilyWarning, InputError, as_flag, caller_stacklevel
+from ..mixed.engine import single_threaded_blas
 from ._gam_basis import Term, build_term, penalty_scale
 from ._gam_family import binomial_deviance, expit
 from ._gam_result import GAMResult
 from ._gam_smoothing import PenalizedFit, select_smoothing
-from ..mixed.engine import single_threaded_blas
 
 __all__ = ["GAMDesign", "SubsetFit", "make_design", "prepare_response", "validate_inputs", "warn_binary_target",
            "FAMILIES", "RIDGE"]

@@ -55,8 +55,7 @@ def test_py_typed_is_shipped():
 
 @pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is in the lint extra")
 def test_ruff_passes_with_the_projects_configuration():
-    # I001 and UP037 are fixed by one `ruff check --fix --select I,UP037 mixeval` after the merges; then drop the ignore
-    out = subprocess.run([sys.executable, "-m", "ruff", "check", "--ignore", "I001,UP037", "mixeval"], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "ruff", "check", "mixeval"], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-3000:]
 

@@ -9,7 +9,7 @@ import numpy as np
 from scipy import special
 
 from ...errors import InputError
-from ._base import ExponentialFamily, Support, STUDY_METHODS
+from ._base import STUDY_METHODS, ExponentialFamily, Support
 
 __all__ = ["Poisson"]
 
