@@ -63,3 +63,5 @@ __all__ = [
     "fit_design",
     "make_result",
 ]
+
+from . import engine as engine  # noqa: E402  the building blocks for the other packages (``mixeval.mixed.engine``)

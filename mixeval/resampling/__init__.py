@@ -44,3 +44,5 @@ __all__ = [
     "BudgetResult",
     "plot_budget",
 ]
+
+from . import engine as engine  # noqa: E402  the building blocks for the other packages (``mixeval.resampling.engine``)

@@ -74,3 +74,5 @@ __all__ = [
     "joint_tests",
     "margin_tests",
 ]
+
+from . import engine as engine  # noqa: E402  the building blocks for the other packages (``mixeval.significance.engine``)

@@ -158,7 +158,18 @@ def test_response_units_change_nothing(scale):
         assert scaled.coef == pytest.approx(base.coef * scale, rel=1e-6)
 
 
-@pytest.mark.parametrize("offset", [1e3, 1e6, 1e9])
+def test_covariate_offset_beyond_the_rank_tolerance_is_dropped_as_lme4_drops_it():
+    """At an offset of 1e9 the centred covariate is 1e-9 of its column's norm, below lme4's rank tolerance (1e-7):
+    lme4 drops the column with its rank-deficiency message (checked in R 4.x, lme4 1.1), and so does mixeval."""
+    from mixeval.errors import RankDeficientWarning
+
+    df = _data("unbalanced")
+    with pytest.warns(RankDeficientWarning, match=r"dropping 1 column / coefficient \(w\)"):
+        moved = _fit("y ~ w + (1|g) + (1|h)", df.assign(w=_dyadic(df.x) + 1e9))
+    assert list(moved.fixed_names) == ["(Intercept)"]
+
+
+@pytest.mark.parametrize("offset", [1e3, 1e6])
 def test_covariate_offset(offset):
     df = _data("unbalanced")
     df["z"] = _dyadic(df.x)
