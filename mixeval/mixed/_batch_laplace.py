@@ -26,8 +26,9 @@ from ._pirls import GlmmProblem
 
 __all__ = ["BatchLaplace", "BatchRefits", "supports_batch"]
 
-#: the stencil's memory bound: points x rows of the arrays of one evaluation
-MAX_CELLS = 2_000_000
+#: the stencil's chunk: points x rows of the arrays of one evaluation (a few hundred kilobytes each, so that the
+#: elementwise passes of PIRLS stay in cache)
+MAX_CELLS = 250_000
 
 #: the outer Newton iterations stop when the step predicts a decrease below this (deviance units)
 STOP_DECREASE = 1e-9
@@ -48,6 +49,11 @@ def supports_batch(problem: GlmmProblem, n_agq: int) -> bool:
     terms = problem.re.terms
     return bool(n_agq == 1 and canonical and terms and not sp.issparse(problem.X) and problem.family_par.size == 0
                 and all(t.is_intercept and not t.is_multiple_membership for t in terms))
+
+
+def _onehot(index: np.ndarray, size: int) -> sp.csr_matrix:
+    """The ``(size, n)`` indicator matrix of ``index`` (row ``j``: the rows ``i`` with ``index[i] = j``)."""
+    return sp.csr_matrix((np.ones(index.size), (index, np.arange(index.size))), shape=(size, index.size))
 
 
 @dataclass(frozen=True)
@@ -140,31 +146,43 @@ class BatchLaplace:
         self.rest = [k for k in range(self.k) if k != self.b0]
         self.m = sum(self.levels[k] for k in self.rest)
         L0 = self.levels[self.b0]
-        self.cross0 = {k: self.codes[self.b0] * self.levels[k] + self.codes[k] for k in self.rest}
-        self.cross = {(k, m): self.codes[k] * self.levels[m] + self.codes[m]
+        self.onehot = [_onehot(c, L) for c, L in zip(self.codes, self.levels)]
+        self.cross0 = {k: _onehot(self.codes[self.b0] * self.levels[k] + self.codes[k], L0 * self.levels[k])
+                       for k in self.rest}
+        self.cross = {(k, m): _onehot(self.codes[k] * self.levels[m] + self.codes[m], self.levels[k] * self.levels[m])
                       for i, k in enumerate(self.rest) for m in self.rest[i + 1:]}
         offs = np.cumsum([0] + [self.levels[k] for k in self.rest])
         self.where = {k: slice(int(offs[i]), int(offs[i + 1])) for i, k in enumerate(self.rest)}
         self.X = np.asarray(problem.X, dtype=float)
         self.offset = np.asarray(problem.offset, dtype=float)
         self.wt = np.asarray(problem.weights, dtype=float)
+        self.unit_wt = bool(np.all(self.wt == 1.0))
+        self.has_offset = bool(np.any(self.offset != 0.0))
         self.logit = problem.family.name == "binomial"
         self.n = problem.nobs
         self.L0 = L0
 
     # ------------------------------------------------------------------ pieces
     @staticmethod
-    def _sums(index: np.ndarray, size: int, values: np.ndarray) -> np.ndarray:
-        """``sum values[p, i]`` over rows ``i`` with ``index[i] = j``, for every point ``p``: ``(P, size)``."""
-        P = values.shape[0]
-        idx = (np.arange(P, dtype=np.intp)[:, None] * size + index[None, :]).ravel()
-        return np.bincount(idx, weights=values.ravel(), minlength=P * size).reshape(P, size)
+    def _sums(onehot: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+        """``sum values[p, i]`` over rows ``i`` of level ``j`` (``onehot``: :func:`_onehot`), for every point ``p``:
+        ``(P, size)``."""
+        return np.ascontiguousarray((onehot @ values.T).T)
 
     def _eta(self, theta: np.ndarray, beta: np.ndarray, u: list[np.ndarray]) -> np.ndarray:
-        eta = beta @ self.X.T + self.offset if self.p else np.broadcast_to(self.offset, (theta.shape[0], self.n)).copy()
+        eta = beta @ self.X.T if self.p else np.zeros((theta.shape[0], self.n))
+        if self.has_offset:
+            eta += self.offset
         for k in range(self.k):
-            eta += theta[:, k:k + 1] * u[k][:, self.codes[k]]
+            eta += (theta[:, k:k + 1] * u[k])[:, self.codes[k]]
         return eta
+
+    def _weights(self, mu: np.ndarray) -> np.ndarray:
+        """The working weights ``w mu (1 - mu)`` (logit), ``w mu`` (log)."""
+        w = mu * (1.0 - mu) if self.logit else mu.copy()
+        if not self.unit_wt:
+            w *= self.wt
+        return w
 
     def _mean(self, eta: np.ndarray) -> np.ndarray:
         return expit(eta) if self.logit else np.exp(eta)
@@ -174,12 +192,12 @@ class BatchLaplace:
         factor, whose margins they are)."""
         P, out = r.shape[0], [None] * self.k
         for k in self.rest:
-            table = self._sums(self.cross0[k], self.L0 * self.levels[k], r).reshape(P, self.L0, self.levels[k])
+            table = self._sums(self.cross0[k], r).reshape(P, self.L0, self.levels[k])
             out[k] = table.sum(axis=1)
             if out[self.b0] is None:
                 out[self.b0] = table.sum(axis=2)
         if out[self.b0] is None:
-            out[self.b0] = self._sums(self.codes[self.b0], self.L0, r)
+            out[self.b0] = self._sums(self.onehot[self.b0], r)
         return out
 
     def _system(self, theta: np.ndarray, w: np.ndarray) -> _Systems:
@@ -190,17 +208,17 @@ class BatchLaplace:
         for k in self.rest:
             sk = self.where[k]
             Lk = self.levels[k]
-            table = self._sums(self.cross0[k], self.L0 * Lk, w).reshape(P, self.L0, Lk)
+            table = self._sums(self.cross0[k], w).reshape(P, self.L0, Lk)
             s0 = table.sum(axis=2) if s0 is None else s0
             dk = 1.0 + theta[:, k:k + 1] ** 2 * table.sum(axis=1)
             S[:, sk, sk] = dk[:, :, None] * np.eye(Lk)[None]
             C[:, :, sk] = (theta[:, b0] * theta[:, k])[:, None, None] * table
         if s0 is None:
-            s0 = self._sums(self.codes[b0], self.L0, w)
+            s0 = self._sums(self.onehot[b0], w)
         d0 = 1.0 + theta[:, b0:b0 + 1] ** 2 * s0
         for (k, m), index in self.cross.items():
             block = (theta[:, k] * theta[:, m])[:, None, None] * self._sums(
-                index, self.levels[k] * self.levels[m], w).reshape(P, self.levels[k], self.levels[m])
+                index, w).reshape(P, self.levels[k], self.levels[m])
             S[:, self.where[k], self.where[m]] = block
             S[:, self.where[m], self.where[k]] = np.swapaxes(block, 1, 2)
         if self.m:
@@ -222,27 +240,35 @@ class BatchLaplace:
 
     def _kernel(self, Y: np.ndarray, eta: np.ndarray, mu: np.ndarray) -> np.ndarray:
         """``-2 log p(y | eta)`` of every point up to a function of ``y`` alone: ``2 sum w (log(1 + e^eta) - y eta)``
-        (logit), ``2 sum w (mu - y eta)`` (log)."""
+        (logit, with ``log(1 + e^eta) = max(eta, 0) - log(max(mu, 1 - mu))`` from the means, exact to rounding
+        on both sides of zero), ``2 sum w (mu - y eta)`` (log)."""
         if self.logit:
-            return 2.0 * ((np.logaddexp(0.0, eta) - Y * eta) @ self.wt)
+            t = np.log(np.maximum(mu, 1.0 - mu))
+            np.subtract(np.maximum(eta, 0.0), t, out=t)
+            t -= Y * eta
+            return 2.0 * (t @ self.wt)
         return 2.0 * ((mu - Y * eta) @ self.wt)
 
     # ------------------------------------------------------------------ PIRLS and the deviance
     def _pirls(self, theta: np.ndarray, beta: np.ndarray, Y: np.ndarray, u: list[np.ndarray], maxit: int = 60):
-        """The conditional modes at every point (Newton steps with step halving, as lme4's ``pwrssUpdate``)."""
+        """The conditional modes at every point (Newton steps with step halving, as lme4's ``pwrssUpdate``); the
+        penalised deviance at the start is evaluated only where a step's acceptance needs it (a point whose first
+        step is below :data:`PIRLS_STEP` takes it without a test)."""
         P = theta.shape[0]
         u = [v.copy() for v in u]
         eta = self._eta(theta, beta, u)
         mu = self._mean(eta)
-        pw = self._kernel(Y, eta, mu) + sum(np.sum(v * v, axis=1) for v in u)
+        pw = np.full(P, np.nan)
         active = np.ones(P, dtype=bool)
-        for _ in range(maxit):
+        for it in range(maxit):
             idx = np.flatnonzero(active)
             if idx.size == 0:
                 break
             th, mu_a = theta[idx], mu[idx]
-            w = self.wt * (mu_a * (1.0 - mu_a) if self.logit else mu_a)
-            r = self.wt * (Y[idx] - mu_a)
+            w = self._weights(mu_a)
+            r = Y[idx] - mu_a
+            if not self.unit_wt:
+                r *= self.wt
             system = self._system(th, w)
             g = [th[:, k:k + 1] * z - u[k][idx] for k, z in enumerate(self._term_sums(r))]
             d0, dr = system.solve(*self._split(g))
@@ -250,7 +276,11 @@ class BatchLaplace:
             decrement = sum(np.sum(a * b, axis=1) for a, b in zip(du, g))
             size = np.max(np.abs(np.concatenate(du, axis=1)), axis=1)
             step = np.ones(idx.size)
-            done = (decrement < 1e-13 * (1.0 + np.abs(pw[idx]))) | (size < PIRLS_STEP)
+            small = size < PIRLS_STEP
+            if it == 0:
+                need = idx[~small]
+                pw[need] = self._kernel(Y[need], eta[need], mu[need]) + sum(np.sum(v[need] ** 2, axis=1) for v in u)
+            done = small | (decrement < 1e-13 * (1.0 + np.abs(pw[idx])))
             for _ in range(30):
                 trial = [u[k][idx] + step[:, None] * du[k] for k in range(self.k)]
                 eta_t = self._eta(th, beta[idx], trial)
@@ -273,7 +303,7 @@ class BatchLaplace:
         ``u``; with the modes, the means and the factorised systems there."""
         theta, beta = np.abs(x[:, :self.k]), x[:, self.k:]
         u, mu, pw = self._pirls(theta, beta, Y, u)
-        w = self.wt * (mu * (1.0 - mu) if self.logit else mu)
+        w = self._weights(mu)
         try:
             system = self._system(theta, w)
             logdet = system.logdet
@@ -288,7 +318,7 @@ class BatchLaplace:
         ``- Lambda'Z'W Z_k u_k`` in ``theta_k``; they predict the modes at nearby points (PIRLS' start there)."""
         theta = np.abs(x[:, :self.k])
         B, d = x.shape
-        w = self.wt * (mu * (1.0 - mu) if self.logit else mu)
+        w = self._weights(mu)
         rhs = [np.zeros((B, L, d)) for L in self.levels]
         for j in range(self.p):
             for t, z in enumerate(self._term_sums(w * self.X[:, j])):
@@ -458,10 +488,10 @@ class BatchLaplace:
         if not p:
             return np.zeros((B, 0, 0))
         u, mu, _ = self._pirls(theta, beta, Y, u)
-        w = self.wt * (mu * (1.0 - mu) if self.logit else mu)
+        w = self._weights(mu)
         system = self._system(theta, w)
         wx = w[:, :, None] * self.X[None]  # (B, n, p)
-        cols = [theta[:, k, None, None] * np.stack([self._sums(self.codes[k], self.levels[k], wx[:, :, j])
+        cols = [theta[:, k, None, None] * np.stack([self._sums(self.onehot[k], wx[:, :, j])
                                                     for j in range(p)], axis=2) for k in range(self.k)]
         z0, zr = self._split(cols)
         s0, sr = system.solve(z0, zr)
