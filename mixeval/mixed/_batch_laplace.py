@@ -271,9 +271,10 @@ class BatchLaplace:
             idx = np.flatnonzero(active)
             if idx.size == 0:
                 break
-            th, mu_a = theta[idx], mu[idx]
+            every = idx.size == P  # the whole block: views, no copies
+            th, mu_a, Y_a, beta_a = (theta, mu, Y, beta) if every else (theta[idx], mu[idx], Y[idx], beta[idx])
             w = self._weights(mu_a)
-            r = Y[idx] - mu_a
+            r = Y_a - mu_a
             if not self.unit_wt:
                 r *= self.wt
             system = self._system(th, w)
@@ -290,17 +291,20 @@ class BatchLaplace:
             done = small | (decrement < 1e-13 * (1.0 + np.abs(pw[idx])))
             for _ in range(30):
                 trial = [u[k][idx] + step[:, None] * du[k] for k in range(self.k)]
-                eta_t = self._eta(th, beta[idx], trial)
+                eta_t = self._eta(th, beta_a, trial)
                 mu_t = self._mean(eta_t)
-                pw_t = self._kernel(Y[idx], eta_t, mu_t) + sum(np.sum(v * v, axis=1) for v in trial)
+                pw_t = self._kernel(Y_a, eta_t, mu_t) + sum(np.sum(v * v, axis=1) for v in trial)
                 ok = (pw_t <= pw[idx] + 1e-14 * (1.0 + np.abs(pw[idx]))) | done
                 if ok.all():
                     break
                 step = np.where(ok, step, 0.5 * step)
             keep = idx[ok]  # no decrease along a direction: at the modes within rounding
-            for k in range(self.k):
-                u[k][keep] = trial[k][ok]
-            mu[keep], pw[keep] = mu_t[ok], pw_t[ok]
+            if every and ok.all():
+                u, mu, pw = trial, mu_t, pw_t
+            else:
+                for k in range(self.k):
+                    u[k][keep] = trial[k][ok]
+                mu[keep], pw[keep] = mu_t[ok], pw_t[ok]
             active[idx[done | ~ok]] = False
         return u, mu, pw
 
