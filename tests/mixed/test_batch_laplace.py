@@ -48,3 +48,21 @@ def test_batch_is_refused_for_slopes_and_quadrature():
         fit = glmer("y ~ system + (1|item)", df, family="binomial")
     assert not supports_batch(fit.model.problem, 5)
     assert isinstance(BatchLaplace(fit.model.problem), BatchLaplace)
+
+
+def test_logit_means_and_kernel_are_exact_to_rounding_at_extreme_predictors():
+    from scipy.special import expit
+
+    df = _data("binomial")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = glmer("y ~ system + (1|item)", df, family="binomial")
+    batch = BatchLaplace(fit.model.problem)
+    n = fit.model.problem.nobs
+    eta = np.linspace(-800.0, 800.0, 2 * n).reshape(2, n)
+    eta[1, :7] = [-40.0, -1e-3, 0.0, 1e-3, 40.0, 36.5, -745.5]
+    Y = (np.arange(2 * n).reshape(2, n) % 3 == 0).astype(float)
+    mu = batch._mean(eta)
+    np.testing.assert_allclose(mu, expit(eta), rtol=1e-14, atol=0.0)
+    direct = 2.0 * np.sum(np.logaddexp(0.0, eta) - Y * eta, axis=1)
+    np.testing.assert_allclose(batch._kernel(Y, eta, mu), direct, rtol=1e-14, atol=1e-12)
