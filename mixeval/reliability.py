@@ -934,7 +934,8 @@ def studentized_bound(draws: pd.DataFrame, item: str, n: Mapping[str, float] | N
     at draw ``b`` (``g' W_b g``, ``g`` the gradient of ``logit phi = log s2_item - log s2_error``); the bound is
     ``expit(logit phi_hat - q_c se_hat)`` with ``q_c`` the ``confidence`` quantile of the ``t_b`` (Efron & Tibshirani
     1993, ch. 12; a draw with phi at 0 has ``t = -inf``). It corrects the basic bound's tail where the spread of
-    ``logit phi``'s estimate varies with phi itself (few items: 3.7-5.7% misses where 2.5% is nominal).
+    ``logit phi``'s estimate varies with phi itself (with few items; its coverage study is in the estimands page,
+    "Lower bound of cheapest_design(confidence=)").
     ``confidence`` of phi reaching ``target``: the share of ``t_b`` at or below
     ``(logit phi_hat - logit target) / se_hat``.
 

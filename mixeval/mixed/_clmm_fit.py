@@ -242,7 +242,7 @@ def threshold_spread_test(formula: str, data: pd.DataFrame, factor: str, *, n_re
     Under ``H0`` the spread's variance is on the boundary of its space and its covariance with the shift vanishes
     with it, so ``2 (l_1 - l_0)`` follows the 50:50 mixture of ``chi2(1)`` and ``chi2(2)`` (Self & Liang 1987;
     Stram & Lee 1994): ``p = (P(chi2_1 > W) + P(chi2_2 > W)) / 2``. With few raters the fits often end at a
-    correlation of +-1 and the mixture is conservative (1.75% rejections at 5% in one simulation); the parametric
+    correlation of +-1 and the mixture is conservative (the method notes give the simulation); the parametric
     bootstrap (``n_resamples``: ``p = (1 + #{W* >= W}) / (1 + B)`` over the finite refits, Davison & Hinkley 1997)
     refers the statistic to its own null distribution at the fitted null model. The naive ``chi2(2)`` p-value is in
     ``details["pvalue_naive"]``.
